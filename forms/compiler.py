@@ -1,0 +1,617 @@
+"""``compile_form``: check a definition once and turn it into an immutable, cached index.
+
+The compiled form is what the engine and the tools use: fields and steps in definition order,
+each field's type facts (optionality, type string, validator), the alias index that lets an
+agent say ``Full name`` or ``full_name`` for ``full_name``, the hook ids, and the migrations.
+
+Each rule is one ``_check_*`` function raising ``InvalidFormDefinition`` with a message naming
+what is wrong. References from predicates and executors (``v.some_field``,
+``s.step_complete("some_step")``, ``Jump("some_step")``, ``Patch({"some_field": ...})``) are
+read from the source and checked here, so a typo fails at import time, not as a silent false.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import re
+import sys
+import weakref
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Literal
+
+from forms.definition import Checkpoint, Executor, FieldSpec, FormDef, Migration, Predicate, Step
+from forms.errors import InvalidFormDefinition
+from forms.refs import Ref, references
+from forms.schema import FieldType, field_type
+
+HookKind = Literal["field", "step", "checkpoint", "form"]
+
+_FORM_ID = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
+_STEP_ID = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
+_RESERVED = frozenset({"id", "title", "preview", "guidance", "when", "on_complete"})
+
+
+def normalise(name: str) -> str:
+    """The alias key of an id or label: camelCase split, lowercased, punctuation removed."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name.strip())
+    return re.sub(r"[^0-9a-z]+", "", spaced.lower())
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledField:
+    id: str
+    label: str
+    step: str
+    index: int
+    type: FieldType
+    ask: str | None
+    when: Predicate | None
+    when_arity: int
+    on_fill: Executor | None
+
+    @property
+    def optional(self) -> bool:
+        return self.type.optional
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledStep:
+    id: str
+    title: str
+    preview: str
+    guidance: str | None
+    index: int
+    fields: tuple[str, ...]
+    first_field: int
+    when: Predicate | None
+    when_arity: int
+    on_complete: Executor | None
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledCheckpoint:
+    id: str
+    title: str
+    when: Predicate
+    when_arity: int
+    run: Executor | None
+
+
+@dataclass(frozen=True, slots=True)
+class Hook:
+    """A point executors hang on. ``id`` is the middle segment of the idempotency key."""
+
+    id: str
+    kind: HookKind
+    target: str
+    executor: Executor | None
+
+
+@dataclass(frozen=True)
+class CompiledForm:
+    """The checked, indexed form. Immutable; built once per definition and cached."""
+
+    definition: FormDef
+    id: str
+    version: int
+    title: str
+    description: str
+    fields: Mapping[str, CompiledField]
+    steps: Mapping[str, CompiledStep]
+    checkpoints: Mapping[str, CompiledCheckpoint]
+    hooks: tuple[Hook, ...]
+    field_index: Mapping[str, int]
+    step_index: Mapping[str, int]
+    aliases: Mapping[str, str]
+    step_aliases: Mapping[str, str]
+    migrations: Mapping[int, Migration]
+    closes_on_complete: bool
+    on_complete: Executor | None
+
+    def resolve_field(self, name: str) -> str | None:
+        """The field id ``name`` denotes (exact id, or an alias of an id or label)."""
+        if name in self.fields:
+            return name
+        return self.aliases.get(normalise(name))
+
+    def resolve_step(self, name: str) -> str | None:
+        if name in self.steps:
+            return name
+        return self.step_aliases.get(normalise(name))
+
+    def suggest_fields(self, name: str, limit: int = 3) -> list[str]:
+        return _suggest(name, self.aliases, limit)
+
+    def suggest_steps(self, name: str, limit: int = 3) -> list[str]:
+        return _suggest(name, self.step_aliases, limit)
+
+    def hook(self, hook_id: str) -> Hook | None:
+        for hook in self.hooks:
+            if hook.id == hook_id:
+                return hook
+        return None
+
+
+def _suggest(name: str, index: Mapping[str, str], limit: int) -> list[str]:
+    key = normalise(name)
+    found: list[str] = []
+    for match in difflib.get_close_matches(key, list(index), n=limit * 3, cutoff=0.6):
+        target = index[match]
+        if target not in found:
+            found.append(target)
+    if not found and key:
+        found = [t for k, t in index.items() if key in k or (len(k) >= 3 and k in key)]
+        found = list(dict.fromkeys(found))
+    return found[:limit]
+
+
+_CACHE: weakref.WeakKeyDictionary[FormDef, CompiledForm] = weakref.WeakKeyDictionary()
+
+
+def compile_form(definition: FormDef) -> CompiledForm:
+    """Check ``definition`` and return its compiled index (cached per definition object)."""
+    cached = _CACHE.get(definition)
+    if cached is None:
+        cached = _compile(definition)
+        _CACHE[definition] = cached
+    return cached
+
+
+def _compile(definition: FormDef) -> CompiledForm:
+    _check_form_header(definition)
+    _check_steps(definition)
+    steps, fields = _build_index(definition)
+    checkpoints = _build_checkpoints(definition)
+    _check_unique_fields(definition)
+    aliases = _check_aliases(definition, fields)
+    step_aliases = _check_step_aliases(steps)
+    field_index = {f: i for i, f in enumerate(fields)}
+    step_index = {s: i for i, s in enumerate(steps)}
+    _check_references(definition, fields, steps, checkpoints, field_index, step_index)
+    migrations = _check_migrations(definition, fields)
+    hooks = _hooks(definition, fields, steps, checkpoints)
+    return CompiledForm(
+        definition=definition,
+        id=definition.id,
+        version=definition.version,
+        title=definition.title,
+        description=definition.description,
+        fields=MappingProxyType(fields),
+        steps=MappingProxyType(steps),
+        checkpoints=MappingProxyType(checkpoints),
+        hooks=hooks,
+        field_index=MappingProxyType(field_index),
+        step_index=MappingProxyType(step_index),
+        aliases=MappingProxyType(aliases),
+        step_aliases=MappingProxyType(step_aliases),
+        migrations=MappingProxyType(migrations),
+        closes_on_complete=definition.closes_on_complete,
+        on_complete=definition.on_complete,
+    )
+
+
+def _fail(definition: FormDef, message: str) -> InvalidFormDefinition:
+    return InvalidFormDefinition(f"form {definition.id!r}: {message}")
+
+
+def _check_form_header(definition: FormDef) -> None:
+    if not isinstance(definition.id, str) or not _FORM_ID.match(definition.id):
+        raise InvalidFormDefinition(
+            f"form id {definition.id!r} must be lowercase letters, digits and hyphens, "
+            "starting with a letter, at most 63 characters"
+        )
+    if not isinstance(definition.version, int) or definition.version < 1:
+        raise _fail(definition, f"version must be a positive integer, got {definition.version!r}")
+    if not definition.title.strip():
+        raise _fail(definition, "title is empty")
+    if definition.on_complete is not None and not callable(definition.on_complete):
+        raise _fail(definition, "on_complete is not callable")
+
+
+def _check_steps(definition: FormDef) -> None:
+    if not definition.steps:
+        raise _fail(definition, "has no steps")
+    seen: set[str] = set()
+    for step in definition.steps:
+        if not (isinstance(step, type) and issubclass(step, Step)):
+            raise _fail(definition, f"{step!r} is not a Step subclass")
+        step_id = step.step_id()
+        if not _STEP_ID.match(step_id):
+            raise _fail(definition, f"step id {step_id!r} must be snake_case")
+        if step_id in seen:
+            raise _fail(definition, f"step id {step_id!r} is used twice")
+        seen.add(step_id)
+        if not step.title.strip():
+            raise _fail(definition, f"step {step_id!r} has no title")
+        if not step.field_specs():
+            raise _fail(definition, f"step {step_id!r} declares no fields")
+        for name in ("when", "on_complete"):
+            value = getattr(step, name)
+            if value is not None and not callable(value):
+                raise _fail(definition, f"step {step_id!r}: {name} is not callable")
+        _check_annotations_are_fields(definition, step)
+
+
+def _check_annotations_are_fields(definition: FormDef, step: type[Step]) -> None:
+    specs = step.field_specs()
+    for name in inspect.get_annotations(step):
+        if name in _RESERVED:
+            raise _fail(definition, f"step {step.step_id()!r}: {name!r} is reserved")
+        if name not in specs and not str(inspect.get_annotations(step)[name]).startswith(
+            ("ClassVar", "typing.ClassVar")
+        ):
+            raise _fail(
+                definition,
+                f"step {step.step_id()!r}: {name!r} is annotated but not declared with field(...)",
+            )
+
+
+def _resolve_hints(definition: FormDef, step: type[Step]) -> dict[str, Any]:
+    """The step's own field annotations, evaluated in its module (string annotations too)."""
+    module = sys.modules.get(step.__module__)
+    namespace = dict(vars(module)) if module is not None else {}
+    hints: dict[str, Any] = {}
+    for name, annotation in inspect.get_annotations(step).items():
+        if not isinstance(annotation, str):
+            hints[name] = annotation
+            continue
+        try:
+            hints[name] = eval(annotation, namespace, dict(vars(step)))
+        except Exception as exc:
+            raise _fail(
+                definition,
+                f"step {step.step_id()!r}: cannot resolve the type of {name!r} "
+                f"({annotation}): {exc}",
+            ) from exc
+    return hints
+
+
+def _arity(definition: FormDef, fn: Callable[..., Any], where: str, allowed: Iterable[int]) -> int:
+    try:
+        params = [
+            p
+            for p in inspect.signature(fn).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        return max(allowed)
+    count = len(params)
+    if count not in allowed:
+        wanted = " or ".join(str(n) for n in allowed)
+        raise _fail(definition, f"{where} takes {count} positional parameters; expected {wanted}")
+    return count
+
+
+def _build_index(
+    definition: FormDef,
+) -> tuple[dict[str, CompiledStep], dict[str, CompiledField]]:
+    steps: dict[str, CompiledStep] = {}
+    fields: dict[str, CompiledField] = {}
+    for step_number, step in enumerate(definition.steps):
+        step_id = step.step_id()
+        hints = _resolve_hints(definition, step)
+        first = len(fields)
+        names: list[str] = []
+        for name, spec in step.field_specs().items():
+            fields[name] = _build_field(
+                definition, step_id, name, spec, hints.get(name), len(fields)
+            )
+            names.append(name)
+        when = step.predicate()
+        steps[step_id] = CompiledStep(
+            id=step_id,
+            title=step.title.strip(),
+            preview=step.preview.strip(),
+            guidance=step.guidance,
+            index=step_number,
+            fields=tuple(names),
+            first_field=first,
+            when=when,
+            when_arity=_arity(definition, when, f"step {step_id!r} when", (1, 2)) if when else 0,
+            on_complete=step.completion_executor(),
+        )
+    return steps, fields
+
+
+def _build_field(
+    definition: FormDef,
+    step_id: str,
+    name: str,
+    spec: FieldSpec,
+    annotation: Any,
+    index: int,
+) -> CompiledField:
+    where = f"field {name!r} (step {step_id!r})"
+    if annotation is None:
+        raise _fail(definition, f"{where} has no type annotation")
+    if not spec.label.strip():
+        raise _fail(definition, f"{where} has an empty label")
+    try:
+        ftype = field_type(annotation)
+    except TypeError as exc:
+        raise _fail(definition, f"{where}: {exc}") from exc
+    for label, fn in (("when", spec.when), ("on_fill", spec.on_fill)):
+        if fn is not None and not callable(fn):
+            raise _fail(definition, f"{where}: {label} is not callable")
+    when_arity = _arity(definition, spec.when, f"{where} when", (1, 2)) if spec.when else 0
+    return CompiledField(
+        id=name,
+        label=spec.label.strip(),
+        step=step_id,
+        index=index,
+        type=ftype,
+        ask=spec.ask,
+        when=spec.when,
+        when_arity=when_arity,
+        on_fill=spec.on_fill,
+    )
+
+
+def _build_checkpoints(definition: FormDef) -> dict[str, CompiledCheckpoint]:
+    found: dict[str, CompiledCheckpoint] = {}
+    for checkpoint in definition.checkpoints:
+        if not isinstance(checkpoint, Checkpoint):
+            raise _fail(definition, f"{checkpoint!r} is not a Checkpoint")
+        if not _STEP_ID.match(checkpoint.id):
+            raise _fail(definition, f"checkpoint id {checkpoint.id!r} must be snake_case")
+        if checkpoint.id in found:
+            raise _fail(definition, f"checkpoint id {checkpoint.id!r} is used twice")
+        if not callable(checkpoint.when) or (
+            checkpoint.run is not None and not callable(checkpoint.run)
+        ):
+            raise _fail(definition, f"checkpoint {checkpoint.id!r}: when/run must be callable")
+        found[checkpoint.id] = CompiledCheckpoint(
+            id=checkpoint.id,
+            title=checkpoint.title or checkpoint.id.replace("_", " "),
+            when=checkpoint.when,
+            when_arity=_arity(definition, checkpoint.when, f"checkpoint {checkpoint.id!r}", (1, 2)),
+            run=checkpoint.run,
+        )
+    return found
+
+
+def _check_unique_fields(definition: FormDef) -> None:
+    owner: dict[str, str] = {}
+    for step in definition.steps:
+        for name in step.field_specs():
+            if name in owner:
+                raise _fail(
+                    definition,
+                    f"field {name!r} is declared in step {owner[name]!r} and {step.step_id()!r}",
+                )
+            owner[name] = step.step_id()
+
+
+def _check_aliases(definition: FormDef, fields: Mapping[str, CompiledField]) -> dict[str, str]:
+    aliases: dict[str, str] = {}
+    for field_id, compiled in fields.items():
+        spec = next(
+            s.field_specs()[field_id] for s in definition.steps if field_id in s.field_specs()
+        )
+        for spelling in (field_id, compiled.label, *spec.aliases):
+            key = normalise(spelling)
+            if not key:
+                raise _fail(definition, f"field {field_id!r}: {spelling!r} has no letters/digits")
+            other = aliases.setdefault(key, field_id)
+            if other != field_id:
+                raise _fail(
+                    definition,
+                    f"fields {other!r} and {field_id!r} collide once case and punctuation are "
+                    f"stripped ({spelling!r} -> {key!r}); rename or relabel one of them",
+                )
+    return aliases
+
+
+def _check_step_aliases(steps: Mapping[str, CompiledStep]) -> dict[str, str]:
+    aliases: dict[str, str] = {}
+    for step_id, step in steps.items():
+        for spelling in (step_id, step.title):
+            key = normalise(spelling)
+            if key and aliases.setdefault(key, step_id) != step_id:
+                raise InvalidFormDefinition(
+                    f"steps {aliases[key]!r} and {step_id!r} collide once normalised ({key!r})"
+                )
+    return aliases
+
+
+def _check_references(
+    definition: FormDef,
+    fields: Mapping[str, CompiledField],
+    steps: Mapping[str, CompiledStep],
+    checkpoints: Mapping[str, CompiledCheckpoint],
+    field_index: Mapping[str, int],
+    step_index: Mapping[str, int],
+) -> None:
+    """Every name a predicate or executor mentions must exist, and predicates must look back."""
+    for step in steps.values():
+        if step.when:
+            _check_refs(
+                definition,
+                step.when,
+                "predicate",
+                f"step {step.id!r} when",
+                fields,
+                steps,
+                checkpoints,
+                step.first_field,
+                step.index,
+            )
+        if step.on_complete:
+            _check_refs(
+                definition,
+                step.on_complete,
+                "executor",
+                f"step {step.id!r} on_complete",
+                fields,
+                steps,
+                checkpoints,
+                None,
+                None,
+            )
+    for f in fields.values():
+        if f.when:
+            _check_refs(
+                definition,
+                f.when,
+                "predicate",
+                f"field {f.id!r} when",
+                fields,
+                steps,
+                checkpoints,
+                f.index,
+                step_index[f.step],
+            )
+        if f.on_fill:
+            _check_refs(
+                definition,
+                f.on_fill,
+                "executor",
+                f"field {f.id!r} on_fill",
+                fields,
+                steps,
+                checkpoints,
+                None,
+                None,
+            )
+    for cp in checkpoints.values():
+        _check_refs(
+            definition,
+            cp.when,
+            "predicate",
+            f"checkpoint {cp.id!r} when",
+            fields,
+            steps,
+            checkpoints,
+            None,
+            None,
+        )
+        if cp.run:
+            _check_refs(
+                definition,
+                cp.run,
+                "executor",
+                f"checkpoint {cp.id!r} run",
+                fields,
+                steps,
+                checkpoints,
+                None,
+                None,
+            )
+    if definition.on_complete:
+        _check_refs(
+            definition,
+            definition.on_complete,
+            "executor",
+            "form on_complete",
+            fields,
+            steps,
+            checkpoints,
+            None,
+            None,
+        )
+    del field_index
+
+
+def _check_refs(
+    definition: FormDef,
+    fn: Callable[..., Any],
+    style: Literal["predicate", "executor"],
+    owner: str,
+    fields: Mapping[str, CompiledField],
+    steps: Mapping[str, CompiledStep],
+    checkpoints: Mapping[str, CompiledCheckpoint],
+    field_horizon: int | None,
+    step_horizon: int | None,
+) -> None:
+    refs = references(fn, style=style)
+    for ref in refs or ():
+        _check_ref(definition, ref, owner, fields, steps, checkpoints, field_horizon, step_horizon)
+
+
+def _check_ref(
+    definition: FormDef,
+    ref: Ref,
+    owner: str,
+    fields: Mapping[str, CompiledField],
+    steps: Mapping[str, CompiledStep],
+    checkpoints: Mapping[str, CompiledCheckpoint],
+    field_horizon: int | None,
+    step_horizon: int | None,
+) -> None:
+    at = f"{owner} ({ref.where}): {ref.context}"
+    if ref.kind == "field":
+        if ref.name not in fields:
+            raise _fail(
+                definition, f"{at}: {ref.name!r} is not a field{_did_you_mean(ref.name, fields)}"
+            )
+        if field_horizon is not None and fields[ref.name].index >= field_horizon:
+            raise _fail(
+                definition,
+                f"{at}: {ref.name!r} is declared after what this predicate gates; predicates may "
+                "only read fields declared before it",
+            )
+    elif ref.kind == "step":
+        if ref.name not in steps:
+            raise _fail(
+                definition, f"{at}: {ref.name!r} is not a step{_did_you_mean(ref.name, steps)}"
+            )
+        if step_horizon is not None and steps[ref.name].index >= step_horizon:
+            raise _fail(
+                definition,
+                f"{at}: step {ref.name!r} is not decided yet at that point; predicates may only "
+                "ask about earlier steps",
+            )
+    else:
+        if ref.name not in checkpoints:
+            raise _fail(
+                definition,
+                f"{at}: {ref.name!r} is not a checkpoint{_did_you_mean(ref.name, checkpoints)}",
+            )
+        if field_horizon is not None or step_horizon is not None:
+            raise _fail(definition, f"{at}: only checkpoints and executors may ask fired(...)")
+
+
+def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _check_migrations(
+    definition: FormDef, fields: Mapping[str, CompiledField]
+) -> dict[int, Migration]:
+    found: dict[int, Migration] = {}
+    for migration in definition.migrations:
+        if not 1 <= migration.from_version < definition.version:
+            raise _fail(
+                definition,
+                f"migration from version {migration.from_version} must be below "
+                f"{definition.version}",
+            )
+        if migration.from_version in found:
+            raise _fail(definition, f"two migrations from version {migration.from_version}")
+        for old, new in migration.renames.items():
+            if new not in fields:
+                raise _fail(definition, f"migration renames {old!r} to unknown field {new!r}")
+        for name in migration.convert:
+            if name not in fields:
+                raise _fail(definition, f"migration converts unknown field {name!r}")
+        found[migration.from_version] = migration
+    return found
+
+
+def _hooks(
+    definition: FormDef,
+    fields: Mapping[str, CompiledField],
+    steps: Mapping[str, CompiledStep],
+    checkpoints: Mapping[str, CompiledCheckpoint],
+) -> tuple[Hook, ...]:
+    """Every hook in dispatch order: field on-fill, step on-complete, checkpoint, form."""
+    return (
+        *(Hook(f"field.{f.id}.filled", "field", f.id, f.on_fill) for f in fields.values()),
+        *(Hook(f"step.{s.id}.complete", "step", s.id, s.on_complete) for s in steps.values()),
+        *(Hook(f"checkpoint.{c.id}", "checkpoint", c.id, c.run) for c in checkpoints.values()),
+        Hook("form.complete", "form", definition.id, definition.on_complete),
+    )

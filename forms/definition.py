@@ -1,0 +1,176 @@
+"""Form definitions: Python code, never serialised.
+
+A form is a ``FormDef`` holding an ordered list of ``Step`` classes. A step class declares its
+fields as annotated attributes, pydantic-style; the annotation *is* the field's type, and the
+field is optional exactly when that type accepts ``None``::
+
+    class Trip(Step):
+        title = "Trip"
+        preview = "destination and dates"
+
+        destination: str = field("Destination")
+        departure: date = field("Departure date")
+        purpose: str | None = field("Purpose of the trip")   # optional: accepts None
+
+Predicates (``when=``) take the values seen so far (``v``) and, optionally, the form state
+(``s``)::
+
+        flight_no: str = field("Flight number", when=lambda v: v.mode == "air")
+
+Executors (``on_fill=``, ``Step.on_complete``, ``Checkpoint(run=...)``, ``FormDef.on_complete``)
+take a ``HookContext`` and return effects (see ``forms.effects``).
+
+Nothing here is checked until ``compile_form`` (in ``forms.compiler``) runs; a typo in a field
+or step reference fails there, naming it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from forms.state import HookContext
+
+Predicate = Callable[..., bool]
+"""``(values) -> bool`` or ``(values, state) -> bool``."""
+
+Executor = Callable[["HookContext"], Any]
+"""``(ctx: HookContext) -> Effect | list[Effect] | None``."""
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSpec:
+    """What ``field(...)`` returns: everything about a field except its type."""
+
+    label: str
+    ask: str | None = None
+    when: Predicate | None = None
+    on_fill: Executor | None = None
+    aliases: tuple[str, ...] = ()
+
+
+def field(
+    label: str,
+    *,
+    ask: str | None = None,
+    when: Predicate | None = None,
+    on_fill: Executor | None = None,
+    aliases: Sequence[str] = (),
+) -> Any:
+    """Declare a field on a ``Step`` subclass.
+
+    ``label`` is what the agent and the status line show; ``ask`` is optional guidance on how
+    to ask for it; ``when`` gates applicability (an answer that stops applying is held, never
+    dropped); ``on_fill`` runs on the rising edge of the field having a live answer; ``aliases``
+    are extra spellings the agent may use for the id.
+
+    Typed ``Any`` (like ``pydantic.Field``) so ``x: int = field("X")`` type-checks.
+    """
+    return FieldSpec(label=label, ask=ask, when=when, on_fill=on_fill, aliases=tuple(aliases))
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+class Step:
+    """Base class of a form step. Subclass it and declare fields as annotated attributes.
+
+    Class attributes: ``title`` (required), ``preview`` (one line: what the step collects, shown
+    for later steps in the status line), ``guidance`` (how the agent should run the step),
+    ``when`` (step applicability predicate), ``on_complete`` (executor on the rising edge of the
+    step being complete), ``id`` (defaults to the class name in snake_case).
+    """
+
+    id: ClassVar[str | None] = None
+    title: ClassVar[str] = ""
+    preview: ClassVar[str] = ""
+    guidance: ClassVar[str | None] = None
+    when: ClassVar[Predicate | None] = None
+    on_complete: ClassVar[Executor | None] = None
+
+    @classmethod
+    def step_id(cls) -> str:
+        explicit = cls.__dict__.get("id")
+        if isinstance(explicit, str):
+            return explicit
+        return _CAMEL.sub("_", cls.__name__).lower()
+
+    @classmethod
+    def predicate(cls) -> Predicate | None:
+        found: Predicate | None = _own_callable(cls, "when")
+        return found
+
+    @classmethod
+    def completion_executor(cls) -> Executor | None:
+        found: Executor | None = _own_callable(cls, "on_complete")
+        return found
+
+    @classmethod
+    def field_specs(cls) -> dict[str, FieldSpec]:
+        """Field id -> spec, in declaration order (annotations carry the order)."""
+        specs: dict[str, FieldSpec] = {}
+        for name in inspect.get_annotations(cls):
+            value = cls.__dict__.get(name)
+            if isinstance(value, FieldSpec):
+                specs[name] = value
+        return specs
+
+
+def _own_callable(cls: type, name: str) -> Any:
+    value: Any = cls.__dict__.get(name)
+    if isinstance(value, staticmethod):
+        value = value.__func__
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A trigger: ``when(values, state)`` over every live value, firing ``run`` on its rising edge.
+
+    Checkpoint predicates may read any field and ``state.fired(...)``; executors may return any
+    effect, including a jump (routing) or a fail (a policy rejection).
+    """
+
+    id: str
+    when: Predicate
+    run: Executor | None = None
+    title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """How an instance started on ``from_version`` becomes one of the next version.
+
+    ``renames`` moves whole field logs to a new id (nothing is copied or dropped). ``convert``
+    maps a field id (new name) to a function over its in-force JSON value; a changed result is
+    appended as a ``migration`` revision, so the old value stays in the log.
+    """
+
+    from_version: int
+    renames: Mapping[str, str] = dc_field(default_factory=dict)
+    convert: Mapping[str, Callable[[Any], Any]] = dc_field(default_factory=dict)
+
+
+@dataclass(frozen=True, eq=False)
+class FormDef:
+    """A whole form: id, version, ordered steps, checkpoints and the form-level executor.
+
+    ``closes_on_complete`` (default True) closes the instance when it completes, so a submitted
+    form takes no more writes; with False, completion is a state that a correction can undo and
+    a later re-completion fires ``on_complete`` again under a new occurrence.
+    """
+
+    id: str
+    version: int
+    title: str
+    steps: Sequence[type[Step]]
+    checkpoints: Sequence[Checkpoint] = ()
+    on_complete: Executor | None = None
+    migrations: Sequence[Migration] = ()
+    description: str = ""
+    closes_on_complete: bool = True

@@ -1,0 +1,377 @@
+"""The processing model: what one commit does, in order.
+
+The engine is pure. It takes a compiled form, an instance and the changes a call wants to make,
+and returns a ``Commit`` plus what happened; storage and dispatch belong to the caller.
+
+One commit, in order:
+
+1. **Field changes.** Revisions are appended to field logs and cursors move (set, retract,
+   decline, undo, redo are all cursor arithmetic over an append-only log). Values were
+   validated one by one before this point; a rejected value changes nothing.
+2. **Overrides.** A revisit (backward jump) is released by a write into the revisited step.
+3. **Evaluation, from scratch** (``evaluate``). Walking steps and fields in definition order:
+   a step applies when its predicate holds; a field applies when its step applies and its own
+   predicate holds; an answer in force on a field that applies is *live*, one on a field that
+   does not is *held* (kept, not shown to predicates, not part of the result). Predicates
+   only read what is declared before them, so one pass in that order is the fixed point. A step
+   is complete when it applies and every applicable required field in it has a live answer.
+   Then checkpoint predicates see every live value; a rejection is active while the hook that
+   recorded it holds; the form is *ready* when every applicable required field is answered
+   and no rejection is active.
+4. **Edges.** For each hook, in the fixed order field on-fill, step on-complete, checkpoint,
+   form on-complete (definition order within each), its condition is compared with the one
+   stored by the previous commit. A *rising edge* is the first commit on which the condition
+   holds having not held before. Every rising edge bumps that hook's counter, whether or not an
+   executor is attached; a hook with an executor gets an outbox entry keyed
+   ``{instance_id}:{hook_id}:{occurrence}`` in this same commit.
+5. **Closing.** A rising form-complete edge closes the instance as completed (unless the
+   definition keeps completed forms open); a forward jump's focus is released once its step is
+   complete.
+
+Executors run after the commit is stored (commit, then run), at least once per outbox entry.
+Their effects come back through ``apply_effects`` as a new commit that also marks the entry
+done, so a retried executor cannot apply its effects twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from forms.compiler import CompiledField, CompiledForm, Hook
+from forms.errors import FormworkError, InvalidFormDefinition
+from forms.instance import (
+    Commit,
+    FieldChange,
+    FormInstance,
+    HookState,
+    InstanceState,
+    OutboxEntry,
+    Rejection,
+    Revision,
+    StepOverride,
+    apply_commit,
+)
+from forms.state import FormState, Values
+
+FieldStatus = Literal[
+    "answered", "pending", "optional", "held", "not_applicable", "declined", "ask_again"
+]
+
+
+class PredicateError(FormworkError):
+    """A predicate raised while evaluating; nothing is committed. A definition bug."""
+
+
+@dataclass(frozen=True, slots=True)
+class FieldEval:
+    id: str
+    applies: bool
+    status: FieldStatus
+    revision: Revision | None
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    """Everything the engine derives from an instance, recomputed on every call."""
+
+    fields: Mapping[str, FieldEval]
+    live: Mapping[str, Any]
+    step_applies: Mapping[str, bool]
+    step_complete: Mapping[str, bool]
+    open_step: str | None
+    revisit: str | None
+    active_rejections: tuple[Rejection, ...]
+    ready: bool
+    hooks: Mapping[str, HookState]
+    rising: tuple[Hook, ...]
+
+    def state_for(self, form: CompiledForm) -> FormState:
+        """The form state executors see (everything decided, ``fired`` allowed)."""
+        return FormState(
+            form.step_index,
+            self.step_applies,
+            self.step_complete,
+            {c: self.hooks[f"checkpoint.{c}"].count for c in form.checkpoints},
+            self.ready,
+            self.open_step,
+        )
+
+    def values_for(self, form: CompiledForm) -> Values:
+        return Values(self.live, form.field_index)
+
+
+def typed_value(field: CompiledField, revision: Revision) -> Any:
+    """The typed value of a stored answer (stored values were validated when written)."""
+    result = field.type.validate(revision.value)
+    if hasattr(result, "typed"):
+        return result.typed
+    return revision.value
+
+
+def _call(predicate: Any, arity: int, values: Values, state: FormState, reader: str) -> bool:
+    state._reader = reader
+    try:
+        outcome = predicate(values) if arity == 1 else predicate(values, state)
+    except InvalidFormDefinition:
+        raise
+    except Exception as exc:
+        raise PredicateError(f"{reader} raised {type(exc).__name__}: {exc}") from exc
+    return bool(outcome)
+
+
+def evaluate(
+    form: CompiledForm,
+    instance: FormInstance,
+    previous: Mapping[str, HookState] | None = None,
+) -> Evaluation:
+    """Recompute applicability, statuses, readiness and hook conditions from scratch.
+
+    ``previous`` is the hook state of the commit before (defaults to what ``instance`` stores,
+    for which nothing is rising); edges are detected against it.
+    """
+    previous = instance.state.hooks if previous is None else previous
+    live: dict[str, Any] = {}
+    values = Values(live, form.field_index)
+    applies: dict[str, bool] = {}
+    complete: dict[str, bool] = {}
+    state = FormState(form.step_index, applies, complete, None, False, None)
+    field_applies: dict[str, bool] = {}
+    for step in form.steps.values():
+        if step.when is not None:
+            values._limit(step.first_field, f"step {step.id!r} when")
+            step_ok = _call(step.when, step.when_arity, values, state, f"step {step.id!r} when")
+        else:
+            step_ok = True
+        applies[step.id] = step_ok
+        done = step_ok
+        for field_id in step.fields:
+            field = form.fields[field_id]
+            ok = step_ok
+            if ok and field.when is not None:
+                reader = f"field {field_id!r} when"
+                values._limit(field.index, reader)
+                ok = _call(field.when, field.when_arity, values, state, reader)
+            field_applies[field_id] = ok
+            revision = instance.field(field_id).in_force()
+            answered = revision is not None and revision.kind == "value"
+            if ok and answered:
+                assert revision is not None
+                live[field_id] = typed_value(field, revision)
+            elif ok and not field.optional:
+                done = False
+        complete[step.id] = done
+    values._limit(len(form.field_index), "")
+    override = instance.state.override
+    revisit = (
+        override.step
+        if override is not None and override.kind == "revisit" and applies.get(override.step)
+        else None
+    )
+    open_step = _open_step(form, override, applies, complete, revisit)
+    fields = {
+        fid: _field_eval(form.fields[fid], field_applies[fid], instance, revisit)
+        for fid in form.fields
+    }
+    hooks, edges = _edges(form, instance, previous, values, applies, complete, open_step, live)
+    active = tuple(r for r in instance.state.rejections if hooks.get(r.hook_id, HookState()).holds)
+    all_answered = all(complete[s] or not applies[s] for s in form.steps)
+    ready = all_answered and not active and instance.state.status in ("open", "completed")
+    hooks, rising = _form_edge(form, previous, hooks, edges, ready)
+    return Evaluation(
+        fields=fields,
+        live=live,
+        step_applies=applies,
+        step_complete=complete,
+        open_step=open_step,
+        revisit=revisit,
+        active_rejections=active,
+        ready=ready,
+        hooks=hooks,
+        rising=rising,
+    )
+
+
+def _open_step(
+    form: CompiledForm,
+    override: StepOverride | None,
+    applies: Mapping[str, bool],
+    complete: Mapping[str, bool],
+    revisit: str | None,
+) -> str | None:
+    if revisit is not None:
+        return revisit
+    if (
+        override is not None
+        and override.kind == "focus"
+        and applies.get(override.step)
+        and not complete.get(override.step)
+    ):
+        return override.step
+    for step_id in form.steps:
+        if applies[step_id] and not complete[step_id]:
+            return step_id
+    return None
+
+
+def _field_eval(
+    field: CompiledField, applies: bool, instance: FormInstance, revisit: str | None
+) -> FieldEval:
+    revision = instance.field(field.id).in_force()
+    kind = revision.kind if revision is not None else None
+    status: FieldStatus
+    if not applies:
+        status = "held" if kind in ("value", "decline") else "not_applicable"
+    elif kind == "value":
+        status = "ask_again" if field.step == revisit else "answered"
+    elif kind == "decline":
+        status = "declined"
+    else:
+        status = "optional" if field.optional else "pending"
+    return FieldEval(field.id, applies, status, revision)
+
+
+def _edges(
+    form: CompiledForm,
+    instance: FormInstance,
+    previous: Mapping[str, HookState],
+    values: Values,
+    applies: Mapping[str, bool],
+    complete: Mapping[str, bool],
+    open_step: str | None,
+    live: Mapping[str, Any],
+) -> tuple[dict[str, HookState], list[Hook]]:
+    """Conditions and counters for every hook but the form's (which needs readiness)."""
+    hooks: dict[str, HookState] = {}
+    rising: list[Hook] = []
+    fired: dict[str, int] = {}
+    state = FormState(form.step_index, applies, complete, fired, False, open_step)
+    for hook in form.hooks:
+        if hook.kind == "field":
+            holds = hook.target in live
+        elif hook.kind == "step":
+            holds = complete[hook.target]
+        elif hook.kind == "checkpoint":
+            checkpoint = form.checkpoints[hook.target]
+            for cp in form.checkpoints:
+                fired.setdefault(cp, previous.get(f"checkpoint.{cp}", HookState()).count)
+            holds = _call(
+                checkpoint.when,
+                checkpoint.when_arity,
+                values,
+                state,
+                f"checkpoint {checkpoint.id!r} when",
+            )
+        else:
+            continue
+        before = previous.get(hook.id, HookState())
+        count = before.count + 1 if holds and not before.holds else before.count
+        if count != before.count:
+            rising.append(hook)
+            if hook.kind == "checkpoint":
+                fired[hook.target] = count
+        hooks[hook.id] = HookState(holds=holds, count=count)
+    return hooks, rising
+
+
+def _form_edge(
+    form: CompiledForm,
+    previous: Mapping[str, HookState],
+    hooks: dict[str, HookState],
+    rising: list[Hook],
+    ready: bool,
+) -> tuple[dict[str, HookState], tuple[Hook, ...]]:
+    hook = form.hooks[-1]
+    before = previous.get(hook.id, HookState())
+    count = before.count + 1 if ready and not before.holds else before.count
+    if count != before.count:
+        rising.append(hook)
+    hooks[hook.id] = HookState(holds=ready, count=count)
+    return hooks, tuple(rising)
+
+
+def idempotency_key(instance_id: str, hook_id: str, occurrence: int) -> str:
+    return f"{instance_id}:{hook_id}:{occurrence}"
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """A commit ready to store, the instance it produces, and its evaluation."""
+
+    commit: Commit
+    after: FormInstance
+    evaluation: Evaluation
+    dispatch: tuple[OutboxEntry, ...]
+
+
+def transition(
+    form: CompiledForm,
+    base: FormInstance,
+    changes: Mapping[str, FieldChange],
+    now: datetime,
+    *,
+    state: InstanceState | None = None,
+    touched_steps: Iterable[str] = (),
+) -> Transition:
+    """Build the commit for ``changes`` (plus bookkeeping in ``state``) over ``base``.
+
+    Runs steps 2-5 of the processing model and returns the commit with the outbox entries it
+    adds. ``state`` defaults to ``base.state``; callers pass a modified one for effects (jumps,
+    rejections, closing) and recorded tool calls.
+    """
+    state = base.state if state is None else state
+    override = state.override
+    if override is not None and override.kind == "revisit" and override.step in touched_steps:
+        override = None
+    provisional = apply_commit(
+        base,
+        Commit(
+            instance_id=base.id,
+            expected_version=base.version,
+            fields=dict(changes),
+            state=state.model_copy(update={"override": override}),
+        ),
+    )
+    evaluation = evaluate(form, provisional, previous=base.state.hooks)
+    if (
+        override is not None
+        and override.kind == "focus"
+        and evaluation.step_complete.get(override.step)
+    ):
+        override = None
+    outbox = dict(state.outbox)
+    added: list[OutboxEntry] = []
+    for hook in evaluation.rising:
+        if hook.executor is None:
+            continue
+        occurrence = evaluation.hooks[hook.id].count
+        key = idempotency_key(base.id, hook.id, occurrence)
+        entry = OutboxEntry(key=key, hook_id=hook.id, occurrence=occurrence, created_at=now)
+        outbox[key] = entry
+        added.append(entry)
+    status, reason = state.status, state.closed_reason
+    completed_now = any(h.kind == "form" for h in evaluation.rising)
+    if status == "open" and completed_now and form.closes_on_complete:
+        status, reason = "completed", "complete"
+    new_state = state.model_copy(
+        update={
+            "hooks": dict(evaluation.hooks),
+            "override": override,
+            "outbox": outbox,
+            "status": status,
+            "closed_reason": reason,
+            "updated_at": now,
+        }
+    )
+    commit = Commit(
+        instance_id=base.id,
+        expected_version=base.version,
+        fields=dict(changes),
+        state=new_state,
+    )
+    after = apply_commit(base, commit)
+    if override != provisional.state.override:
+        evaluation = evaluate(form, after, previous=base.state.hooks)
+    return Transition(commit=commit, after=after, evaluation=evaluation, dispatch=tuple(added))

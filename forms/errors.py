@@ -1,0 +1,128 @@
+"""Every error the engine raises, in one hierarchy.
+
+Two families:
+
+* ``InvalidFormDefinition`` is a programming error in a form definition. It is raised when a
+  definition is compiled (import time at the latest) and never reaches a model.
+* ``ToolError`` and its subclasses are things a caller (usually a model) did wrong or asked for
+  that cannot happen. The tool layer turns them into data: a code, a message, and a hint saying
+  what to send instead. They never escape as exceptions from a tool call.
+
+``StoreError`` covers the storage port: a compare-and-set conflict carries the instance as it is
+now, so the engine can retry without another read.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from forms.instance import FormInstance
+
+
+class FormworkError(Exception):
+    """Base of every error raised by the engine."""
+
+
+class InvalidFormDefinition(FormworkError):
+    """A form definition breaks a rule; the message names the rule and the offending part."""
+
+
+class ToolError(FormworkError):
+    """A tool call that cannot be carried out. Returned to the model as data."""
+
+    code = "tool_error"
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class BadRequest(ToolError):
+    """The input is malformed: wrong shape, oversized, a malformed id."""
+
+    code = "bad_request"
+
+
+class UnknownForm(ToolError):
+    """No form with that id is registered, or this conversation has no instance of it."""
+
+    code = "unknown_form"
+
+
+class UnknownInstance(ToolError):
+    """No instance with that id exists for this conversation."""
+
+    code = "unknown_instance"
+
+
+class AmbiguousInstance(ToolError):
+    """The conversation holds several open instances of a form; the call must name one."""
+
+    code = "ambiguous_instance"
+
+
+class FormClosed(ToolError):
+    """The instance is completed, terminated or abandoned: it takes no more writes."""
+
+    code = "form_closed"
+
+
+class UnknownField(ToolError):
+    """A field id that no alias resolves."""
+
+    code = "unknown_field"
+
+
+class UnknownStep(ToolError):
+    """A step id that no alias resolves."""
+
+    code = "unknown_step"
+
+
+class CannotRevise(ToolError):
+    """A revision move that cannot apply (undo with nothing to undo, decline a required field)."""
+
+    code = "cannot_revise"
+
+
+class ToolCallConflict(ToolError):
+    """A tool-call id was reused with different input."""
+
+    code = "tool_call_conflict"
+
+
+class VersionMismatch(ToolError):
+    """The instance was started on a definition version that is gone and has no migration."""
+
+    code = "version_mismatch"
+
+
+class StoreError(FormworkError):
+    """Base of the storage port's errors."""
+
+
+class NotFound(StoreError):
+    """The store holds no instance with that id."""
+
+
+class AlreadyExists(StoreError):
+    """An instance with that id is already stored."""
+
+
+class ConflictError(StoreError):
+    """A commit's expected version did not match; ``current`` is the instance as stored now."""
+
+    def __init__(self, instance_id: str, expected: int, current: FormInstance | None) -> None:
+        actual = current.version if current is not None else None
+        super().__init__(f"instance {instance_id}: expected version {expected}, found {actual}")
+        self.instance_id = instance_id
+        self.expected = expected
+        self.current = current
+
+
+class TooManyConflicts(ToolError):
+    """Concurrent writers kept winning; the call was not applied and can be retried."""
+
+    code = "busy"

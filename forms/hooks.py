@@ -1,0 +1,158 @@
+"""Running executors: commit, then run, at least once per outbox entry, effects once per key.
+
+``run_hook`` is what every dispatcher ends up calling, wherever it runs (in this process, or in
+a Temporal activity): it loads the instance, runs the executor of one pending outbox entry with
+the typed values, the form state and the idempotency key, and commits the executor's effects in
+a commit that also marks the entry done. The commit is compare-and-set and checks the entry is
+still pending, so a retried or duplicated run applies its effects at most once; the executor
+itself may run more than once (at-least-once), which is why it gets the key.
+
+``InProcessDispatcher`` runs entries right after the commit that produced them, in order,
+including the entries that their effects produce, up to a bound.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from forms.effects import Effect
+from forms.engine import PredicateError, evaluate, transition
+from forms.errors import ConflictError, InvalidFormDefinition, NotFound
+from forms.instance import FormInstance, OutboxEntry
+from forms.operations import EffectError, as_effects, plan_effects
+from forms.state import HookContext
+
+if TYPE_CHECKING:
+    from forms.service import FormService, HookRunner
+
+MAX_ATTEMPTS = 3
+"""Attempts before an executor's failure is recorded as final (an operator can retry it)."""
+
+
+def run_hook(service: FormService, instance_id: str, key: str) -> Sequence[OutboxEntry]:
+    """Run the executor of outbox entry ``key``; return the outbox entries its effects added."""
+    try:
+        instance = service.store.get(instance_id)
+    except NotFound:
+        return ()
+    entry = instance.state.outbox.get(key)
+    if entry is None or entry.status != "pending":
+        return ()
+    form, instance = service._current(instance)
+    hook = form.hook(entry.hook_id)
+    if hook is None or hook.executor is None:
+        return _record(service, instance, key, None, "hook no longer exists in the definition")
+    ev = evaluate(form, instance)
+    context = HookContext(
+        values=ev.values_for(form),
+        state=ev.state_for(form),
+        answers=dict(ev.live),
+        key=entry.key,
+        hook_id=entry.hook_id,
+        occurrence=entry.occurrence,
+        instance_id=instance.id,
+        form_id=instance.form_id,
+        conversation_id=instance.conversation_id,
+        principal=instance.principal,
+    )
+    try:
+        outcome = hook.executor(context)
+        if inspect.isawaitable(outcome):
+            close = getattr(outcome, "close", None)
+            if callable(close):
+                close()
+            raise EffectError("executor returned an awaitable; executors are synchronous")
+        effects = as_effects(outcome)
+    except (EffectError, InvalidFormDefinition) as exc:
+        return _record(service, instance, key, None, str(exc), final=True)
+    except Exception as exc:
+        return _record(service, instance, key, None, f"{type(exc).__name__}: {exc}")
+    return _record(service, instance, key, effects, None)
+
+
+def _record(
+    service: FormService,
+    instance: FormInstance,
+    key: str,
+    effects: tuple[Effect, ...] | None,
+    error: str | None,
+    final: bool = False,
+) -> Sequence[OutboxEntry]:
+    """Commit the effects (or the failure) of one run, exactly once per key."""
+    for _ in range(service.max_conflict_retries + 1):
+        entry = instance.state.outbox.get(key)
+        if entry is None or entry.status != "pending":
+            return ()
+        form, instance = service._current(instance)
+        now = service.clock()
+        try:
+            if error is not None:
+                raise EffectError(error)
+            ev = evaluate(form, instance)
+            plan = plan_effects(
+                form, instance, entry, tuple(effects or ()), ev.open_step, ev.step_complete, now
+            )
+            step = transition(form, instance, plan.changes, now, state=plan.state)
+        except (EffectError, PredicateError, InvalidFormDefinition) as exc:
+            attempts = entry.attempts + 1
+            failed = final or error is None or attempts >= MAX_ATTEMPTS
+            updated = entry.model_copy(
+                update={
+                    "attempts": attempts,
+                    "error": str(exc),
+                    "status": "failed" if failed else "pending",
+                    "finished_at": now if failed else None,
+                }
+            )
+            state = instance.state.model_copy(
+                update={"outbox": {**instance.state.outbox, key: updated}, "updated_at": now}
+            )
+            step = transition(form, instance, {}, now, state=state)
+        try:
+            service.store.commit(step.commit)
+        except ConflictError as conflict:
+            instance = conflict.current or service.store.get(instance.id)
+            continue
+        return step.dispatch
+    return ()
+
+
+class InProcessDispatcher:
+    """Runs hooks synchronously after each commit; retries a failing executor a few times.
+
+    Suitable for tests, the demo and single-process deployments. ``max_runs`` bounds one
+    dispatch (hooks whose effects fire further hooks), so a definition that loops cannot hang a
+    tool call; what is left stays pending in the outbox for a later dispatch.
+    """
+
+    def __init__(self, max_runs: int = 64) -> None:
+        self.max_runs = max_runs
+
+    def dispatch(self, runner: HookRunner, entries: Sequence[OutboxEntry]) -> None:
+        queue = [(_instance_of(e.key), e.key) for e in entries]
+        runs = 0
+        while queue and runs < self.max_runs:
+            instance_id, key = queue.pop(0)
+            for _ in range(MAX_ATTEMPTS):
+                runs += 1
+                added = runner.run_hook(instance_id, key)
+                queue.extend((_instance_of(e.key), e.key) for e in added)
+                if not _still_pending(runner, instance_id, key):
+                    break
+
+
+def _instance_of(key: str) -> str:
+    return key.split(":", 1)[0]
+
+
+def _still_pending(runner: HookRunner, instance_id: str, key: str) -> bool:
+    store = getattr(runner, "store", None)
+    if store is None:
+        return False
+    try:
+        entry = store.get(instance_id).state.outbox.get(key)
+    except NotFound:
+        return False
+    return entry is not None and entry.status == "pending"

@@ -1,0 +1,233 @@
+"""The form instance: the only shape storage ever sees.
+
+A ``FormInstance`` is plain, JSON-serialisable data. It holds, per field, an append-only log of
+``Revision`` entries and a cursor naming the revision in force (-1: none), plus the instance's
+bookkeeping (``InstanceState``): status, per-hook edge state and counters, the step override left
+by a jump, recorded rejections, the dispatch outbox and the tool-call ids already applied.
+
+Everything the engine *means* (liveness, applicability, statuses, completion) is recomputed from
+this record on every call; nothing here is a cache of it except ``HookState.holds``, which is the
+previous commit's condition and is what makes a rising edge detectable.
+
+A ``Commit`` is how an instance changes: per field, revisions to append and a new cursor, plus the
+new bookkeeping. ``apply_commit`` is the one implementation of applying it; adapters call it (or
+do the same thing in their own storage) rather than writing their own.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from forms.errors import ConflictError
+
+RevisionKind = Literal["value", "retraction", "decline"]
+Source = Literal["agent", "executor", "approver", "webhook", "memory", "migration", "operator"]
+Status = Literal["open", "completed", "terminated", "abandoned"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Revision(_Frozen):
+    """One entry of a field's log. Never edited, never removed.
+
+    ``kind`` is ``value`` (``value`` holds the canonical JSON of a validated answer),
+    ``retraction`` ("the user took that back") or ``decline`` ("the user prefers not to say").
+    ``prev`` is the cursor that was in force when this entry was appended: undo goes back to it.
+    """
+
+    kind: RevisionKind
+    value: JsonValue = None
+    by: Source
+    actor: str | None = None
+    tool_call_id: str | None = None
+    at: datetime
+    prev: int = -1
+
+
+class FieldHistory(_Frozen):
+    """A field's append-only revision log and the cursor naming the revision in force.
+
+    Immutable, so two snapshots of an instance can share a log without copying it.
+    """
+
+    revisions: tuple[Revision, ...] = ()
+    cursor: int = -1
+
+    def in_force(self) -> Revision | None:
+        return self.revisions[self.cursor] if self.cursor >= 0 else None
+
+    def undo_target(self) -> int | None:
+        """The cursor undo would move to, or None when there is nothing to undo."""
+        if self.cursor < 0:
+            return None
+        return self.revisions[self.cursor].prev
+
+    def redo_target(self) -> int | None:
+        """The cursor redo would move to: the newest entry appended on top of the current one.
+
+        The entry in force is always the newest child of its own ``prev``, so undo followed by
+        redo returns to exactly where it started, and redo followed by undo likewise.
+        """
+        for index in range(len(self.revisions) - 1, self.cursor, -1):
+            if self.revisions[index].prev == self.cursor:
+                return index
+        return None
+
+
+class HookState(_Frozen):
+    """Per hook: whether its condition held after the last commit, and how many edges it has had."""
+
+    holds: bool = False
+    count: int = 0
+
+
+class OutboxEntry(_Frozen):
+    """One hook occurrence to dispatch. Written in the same commit as the answer that caused it."""
+
+    key: str
+    hook_id: str
+    occurrence: int
+    status: Literal["pending", "done", "failed"] = "pending"
+    attempts: int = 0
+    error: str | None = None
+    created_at: datetime
+    finished_at: datetime | None = None
+
+
+class StepOverride(_Frozen):
+    """Where a jump left the conversation.
+
+    ``focus`` (a forward jump) holds until that step is complete; ``revisit`` (a backward jump)
+    reopens a completed step and holds until the next write into it.
+    """
+
+    step: str
+    kind: Literal["focus", "revisit"]
+    by: str
+
+
+class Rejection(_Frozen):
+    """A ``Fail`` effect: a message the agent must relay, active while its hook holds."""
+
+    key: str
+    hook_id: str
+    message: str
+    at: datetime
+
+
+class CallRecord(_Frozen):
+    """A tool call already applied to this instance, so a replay returns the same result."""
+
+    tool: str
+    fingerprint: str
+    result: dict[str, JsonValue]
+    at: datetime
+
+
+class InstanceState(BaseModel):
+    """Everything about an instance except the field logs. A commit replaces it whole."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: Status = "open"
+    closed_reason: str | None = None
+    hooks: dict[str, HookState] = Field(default_factory=dict)
+    override: StepOverride | None = None
+    rejections: list[Rejection] = Field(default_factory=list)
+    outbox: dict[str, OutboxEntry] = Field(default_factory=dict)
+    calls: dict[str, CallRecord] = Field(default_factory=dict)
+    updated_at: datetime
+
+
+class FormInstance(BaseModel):
+    """One conversation's run of one form definition version."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    form_id: str
+    form_version: int
+    principal: str
+    conversation_id: str
+    created_at: datetime
+    version: int = 0
+    history: dict[str, FieldHistory] = Field(default_factory=dict)
+    state: InstanceState
+
+    def field(self, field_id: str) -> FieldHistory:
+        """The log of ``field_id`` (an empty one when nothing was ever written)."""
+        return self.history.get(field_id) or _EMPTY_HISTORY
+
+    def snapshot(self) -> FormInstance:
+        """A copy that shares no mutable container with this one (logs are immutable, so shared)."""
+        state = self.state
+        return self.model_copy(
+            update={
+                "history": dict(self.history),
+                "state": state.model_copy(
+                    update={
+                        "hooks": dict(state.hooks),
+                        "rejections": list(state.rejections),
+                        "outbox": dict(state.outbox),
+                        "calls": dict(state.calls),
+                    }
+                ),
+            }
+        )
+
+    def revision_count(self) -> int:
+        return sum(len(h.revisions) for h in self.history.values())
+
+
+class FieldChange(_Frozen):
+    """Per field: entries to append (oldest first) and the cursor to leave in force."""
+
+    append: tuple[Revision, ...] = ()
+    cursor: int
+
+
+class Commit(_Frozen):
+    """An all-or-nothing change to one instance, applied only if ``expected_version`` matches."""
+
+    instance_id: str
+    expected_version: int
+    fields: dict[str, FieldChange] = Field(default_factory=dict)
+    state: InstanceState
+    form_version: int | None = None
+    """Set only by a migration: the definition version the instance moves to."""
+
+
+def apply_commit(instance: FormInstance, commit: Commit) -> FormInstance:
+    """Apply ``commit`` to ``instance`` and return the new instance; the input is not modified.
+
+    Raises ``ConflictError`` (carrying ``instance``) when the versions do not match, and
+    ``ValueError`` when the commit would rewrite history (a cursor past the end of the log).
+    """
+    if commit.instance_id != instance.id:
+        raise ValueError(f"commit for {commit.instance_id} applied to {instance.id}")
+    if commit.expected_version != instance.version:
+        raise ConflictError(instance.id, commit.expected_version, instance.snapshot())
+    history = dict(instance.history)
+    for field_id, change in commit.fields.items():
+        old = instance.history.get(field_id, _EMPTY_HISTORY)
+        revisions = old.revisions + change.append
+        if not -1 <= change.cursor < len(revisions):
+            raise ValueError(f"field {field_id}: cursor {change.cursor} outside its log")
+        history[field_id] = FieldHistory.model_construct(revisions=revisions, cursor=change.cursor)
+    applied = instance.model_copy(
+        update={
+            "history": history,
+            "state": commit.state,
+            "version": instance.version + 1,
+            "form_version": commit.form_version or instance.form_version,
+        }
+    )
+    return applied.snapshot()
+
+
+_EMPTY_HISTORY = FieldHistory()

@@ -1,0 +1,344 @@
+"""The write-side moves, as pure functions over a compiled form and an instance.
+
+Each returns field changes (revisions to append, cursors to move) and a per-field account of
+what happened; ``forms.engine.transition`` then turns them into a commit. Nothing here touches
+storage, the clock or ids: the caller passes ``now`` and the author of the write.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from forms.compiler import CompiledForm
+from forms.effects import Complete, Effect, Fail, Jump, Patch, Terminate
+from forms.errors import BadRequest, CannotRevise, UnknownField
+from forms.instance import (
+    FieldChange,
+    FormInstance,
+    InstanceState,
+    OutboxEntry,
+    Revision,
+    RevisionKind,
+    Source,
+    StepOverride,
+)
+from forms.instance import Rejection as InstanceRejection
+from forms.schema import Accepted, json_depth
+
+MAX_VALUE_BYTES = 16_384
+"""A single answer, as compact JSON. Forms collect answers, not documents."""
+MAX_VALUE_DEPTH = 6
+"""Nesting of lists/objects inside one answer."""
+MAX_PATCH_FIELDS = 100
+"""Fields in one fill."""
+
+RETRACT_HINT = 'to clear an answer, call form_revise with action "retract"; never write "" or null'
+
+
+@dataclass(frozen=True, slots=True)
+class Author:
+    """Who is writing: the provenance stamped on every revision of this call."""
+
+    source: Source
+    actor: str | None = None
+    tool_call_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ValueRejection:
+    field: str
+    message: str
+    hint: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    sent: str
+    did_you_mean: tuple[str, ...]
+
+
+@dataclass
+class FillPlan:
+    """What a fill will do, field by field, before it is committed."""
+
+    changes: dict[str, FieldChange] = field(default_factory=dict)
+    captured: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    rejected: list[ValueRejection] = field(default_factory=list)
+    unknown: list[Unknown] = field(default_factory=list)
+    resolved: dict[str, str] = field(default_factory=dict)
+
+
+def _revision(kind: RevisionKind, value: Any, author: Author, now: datetime, prev: int) -> Revision:
+    return Revision(
+        kind=kind,
+        value=value,
+        by=author.source,
+        actor=author.actor,
+        tool_call_id=author.tool_call_id,
+        at=now,
+        prev=prev,
+    )
+
+
+def check_value_size(value: object) -> str | None:
+    """Why ``value`` is too large or deep to store as one answer, or None when it fits."""
+    try:
+        encoded = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError):
+        return "the value is not plain JSON"
+    if len(encoded.encode()) > MAX_VALUE_BYTES:
+        return f"the value is over {MAX_VALUE_BYTES} bytes of JSON"
+    if json_depth(value) > MAX_VALUE_DEPTH:
+        return f"the value nests deeper than {MAX_VALUE_DEPTH} levels"
+    return None
+
+
+def is_blank(value: object) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def plan_fill(
+    form: CompiledForm,
+    instance: FormInstance,
+    patch: Mapping[str, Any],
+    author: Author,
+    now: datetime,
+) -> FillPlan:
+    """Validate each value on its own; one bad value never rejects the good ones beside it."""
+    if len(patch) > MAX_PATCH_FIELDS:
+        raise BadRequest(
+            f"a fill may carry at most {MAX_PATCH_FIELDS} fields; {len(patch)} were sent",
+            "split the answers over several calls",
+        )
+    plan = FillPlan()
+    seen: dict[str, str] = {}
+    for sent, raw in patch.items():
+        field_id = form.resolve_field(sent)
+        if field_id is None:
+            plan.unknown.append(Unknown(sent, tuple(form.suggest_fields(sent))))
+            continue
+        if field_id != sent:
+            plan.resolved[sent] = field_id
+        if field_id in seen:
+            plan.rejected.append(
+                ValueRejection(
+                    field_id,
+                    f"sent twice in one fill (as {seen[field_id]!r} and {sent!r})",
+                    "send each field once",
+                )
+            )
+            continue
+        seen[field_id] = sent
+        outcome = _validate(form, field_id, raw)
+        if isinstance(outcome, ValueRejection):
+            plan.rejected.append(outcome)
+            continue
+        _stage_value(plan, instance, field_id, outcome.json_value, author, now)
+    return plan
+
+
+def _validate(form: CompiledForm, field_id: str, raw: object) -> Accepted | ValueRejection:
+    if is_blank(raw):
+        return ValueRejection(field_id, "a blank value is not an answer", RETRACT_HINT)
+    too_big = check_value_size(raw)
+    if too_big is not None:
+        return ValueRejection(field_id, too_big, "send a shorter answer")
+    result = form.fields[field_id].type.validate(raw)
+    if isinstance(result, Accepted):
+        return result
+    return ValueRejection(field_id, result.message, result.hint)
+
+
+def _stage_value(
+    plan: FillPlan,
+    instance: FormInstance,
+    field_id: str,
+    json_value: Any,
+    author: Author,
+    now: datetime,
+) -> None:
+    history = instance.field(field_id)
+    current = history.in_force()
+    if current is not None and current.kind == "value" and current.value == json_value:
+        plan.unchanged.append(field_id)
+        return
+    revision = _revision("value", json_value, author, now, history.cursor)
+    plan.changes[field_id] = FieldChange(append=(revision,), cursor=len(history.revisions))
+    plan.captured.append(field_id)
+
+
+def resolve_field(form: CompiledForm, sent: str) -> str:
+    """The field id ``sent`` names, or ``UnknownField`` with suggestions."""
+    field_id = form.resolve_field(sent)
+    if field_id is None:
+        suggestions = form.suggest_fields(sent)
+        hint = (
+            "did you mean " + ", ".join(repr(s) for s in suggestions) + "?"
+            if suggestions
+            else "read the form outline to see its field ids"
+        )
+        raise UnknownField(f"{sent!r} is not a field of form {form.id!r}", hint)
+    return field_id
+
+
+Action = Literal["set", "retract", "undo", "redo", "decline"]
+
+
+def plan_revise(
+    form: CompiledForm,
+    instance: FormInstance,
+    field_id: str,
+    action: Action,
+    value: Any,
+    author: Author,
+    now: datetime,
+) -> FillPlan:
+    """One revision move on one field. Raises ``CannotRevise`` when the move cannot apply."""
+    if action == "set":
+        plan = plan_fill(form, instance, {field_id: value}, author, now)
+        if plan.rejected:
+            rejection = plan.rejected[0]
+            raise CannotRevise(f"{field_id}: {rejection.message}", rejection.hint)
+        return plan
+    if value is not None:
+        raise BadRequest(
+            f'"value" goes only with action "set", not {action!r}',
+            f'call form_revise again without "value" for {action!r}',
+        )
+    history = instance.field(field_id)
+    current = history.in_force()
+    plan = FillPlan()
+    if action in ("retract", "decline"):
+        label = form.fields[field_id].label
+        if action == "decline" and not form.fields[field_id].optional:
+            raise CannotRevise(
+                f"{label} is required, so it cannot be declined",
+                "tell the user the form cannot be completed without it, or abandon the form",
+            )
+        if action == "retract" and (current is None or current.kind == "retraction"):
+            raise CannotRevise(f"{label} has no answer to retract", None)
+        if action == "decline" and current is not None and current.kind == "decline":
+            plan.unchanged.append(field_id)
+            return plan
+        kind: RevisionKind = "retraction" if action == "retract" else "decline"
+        revision = _revision(kind, None, author, now, history.cursor)
+        plan.changes[field_id] = FieldChange(append=(revision,), cursor=len(history.revisions))
+        plan.captured.append(field_id)
+        return plan
+    target = history.undo_target() if action == "undo" else history.redo_target()
+    if target is None:
+        raise CannotRevise(
+            f"nothing to {action} on {form.fields[field_id].label}",
+            "read the field's history to see its revisions",
+        )
+    plan.changes[field_id] = FieldChange(cursor=target)
+    plan.captured.append(field_id)
+    return plan
+
+
+def touched_steps(form: CompiledForm, changes: Mapping[str, FieldChange]) -> set[str]:
+    return {form.fields[f].step for f in changes if f in form.fields}
+
+
+@dataclass(frozen=True, slots=True)
+class EffectPlan:
+    """The field changes and bookkeeping an executor's effects amount to."""
+
+    changes: dict[str, FieldChange]
+    state: InstanceState
+    ignored: tuple[str, ...]
+
+
+class EffectError(ValueError):
+    """An executor returned something the engine cannot apply (a bug in the executor)."""
+
+
+def as_effects(result: object) -> tuple[Effect, ...]:
+    """Normalise an executor's return value: None, one effect, or a sequence of effects."""
+    if result is None:
+        return ()
+    items = result if isinstance(result, (list, tuple)) else (result,)
+    for item in items:
+        if not isinstance(item, (Patch, Jump, Fail, Complete, Terminate)):
+            raise EffectError(f"executor returned {type(item).__name__}, which is not an effect")
+    return tuple(items)
+
+
+def plan_effects(
+    form: CompiledForm,
+    instance: FormInstance,
+    entry: OutboxEntry,
+    effects: tuple[Effect, ...],
+    open_step: str | None,
+    step_complete: Mapping[str, bool],
+    now: datetime,
+) -> EffectPlan:
+    """Turn one occurrence's effects into a commit plan that also marks its entry done.
+
+    All or nothing: an effect that cannot apply (an unknown field, an invalid patch value, a jump
+    to an unknown step) raises ``EffectError`` and the caller records the entry as failed.
+    A terminate anywhere in the list beats a complete. On a closed instance only patches on a
+    completed form apply (stamping, say, a reference number); the rest are listed as ignored.
+    """
+    state = instance.state
+    author = Author(source="executor", actor=entry.key)
+    changes: dict[str, FieldChange] = {}
+    ignored: list[str] = []
+    override, status, reason = state.override, state.status, state.closed_reason
+    rejections = list(state.rejections)
+    closed = status != "open"
+    for effect in effects:
+        if isinstance(effect, Patch):
+            if status in ("terminated", "abandoned"):
+                ignored.append("patch")
+                continue
+            plan = plan_fill(form, instance, dict(effect.values), author, now)
+            if plan.unknown or plan.rejected:
+                problems = [f"{u.sent!r} is not a field" for u in plan.unknown] + [
+                    f"{r.field}: {r.message}" for r in plan.rejected
+                ]
+                raise EffectError("patch rejected: " + "; ".join(problems))
+            changes.update(plan.changes)
+        elif closed:
+            ignored.append(type(effect).__name__.lower())
+        elif isinstance(effect, Jump):
+            target = effect.step_id
+            if target not in form.steps:
+                raise EffectError(f"jump to {target!r}, which is not a step")
+            kind: Literal["focus", "revisit"] = "revisit" if step_complete.get(target) else "focus"
+            override = StepOverride(step=target, kind=kind, by=entry.key)
+        elif isinstance(effect, Fail):
+            rejections.append(
+                InstanceRejection(
+                    key=entry.key, hook_id=entry.hook_id, message=effect.message, at=now
+                )
+            )
+        elif isinstance(effect, Terminate):
+            status, reason = "terminated", effect.reason
+        elif isinstance(effect, Complete) and status != "terminated":
+            status, reason = "completed", f"completed by {entry.hook_id}"
+    del open_step
+    done = entry.model_copy(
+        update={
+            "status": "done",
+            "attempts": entry.attempts + 1,
+            "finished_at": now,
+            "error": ("ignored on a closed form: " + ", ".join(ignored)) if ignored else None,
+        }
+    )
+    new_state = state.model_copy(
+        update={
+            "override": override,
+            "status": status,
+            "closed_reason": reason,
+            "rejections": rejections,
+            "outbox": {**state.outbox, entry.key: done},
+            "updated_at": now,
+        }
+    )
+    return EffectPlan(changes=changes, state=new_state, ignored=tuple(ignored))

@@ -1,0 +1,129 @@
+"""The forms a deployment serves, by id and version, and how old instances reach the current one.
+
+An instance pins the definition version it started on. While that version is registered the
+instance keeps running on it. When it is gone, the current definition's migrations (a chain
+``from_version`` -> next) move the instance forward; without a chain the instance is reported
+as a version mismatch, never read against a definition it was not written for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from forms.compiler import CompiledForm, compile_form, normalise
+from forms.definition import FormDef, Migration
+from forms.errors import InvalidFormDefinition, UnknownForm, VersionMismatch
+from forms.instance import Commit, FieldChange, FormInstance, Revision
+
+
+class FormRegistry:
+    """Compiled forms by id and version. Registration compiles (and so checks) a definition."""
+
+    def __init__(self, definitions: Iterable[FormDef] = ()) -> None:
+        self._forms: dict[str, dict[int, CompiledForm]] = {}
+        self._aliases: dict[str, str] = {}
+        for definition in definitions:
+            self.register(definition)
+
+    def register(self, definition: FormDef) -> CompiledForm:
+        compiled = compile_form(definition)
+        versions = self._forms.setdefault(compiled.id, {})
+        if compiled.version in versions and versions[compiled.version] is not compiled:
+            raise InvalidFormDefinition(
+                f"form {compiled.id!r} version {compiled.version} is registered twice"
+            )
+        key = normalise(compiled.id)
+        if self._aliases.setdefault(key, compiled.id) != compiled.id:
+            raise InvalidFormDefinition(
+                f"form ids {self._aliases[key]!r} and {compiled.id!r} collide once normalised"
+            )
+        versions[compiled.version] = compiled
+        return compiled
+
+    def forms(self) -> list[CompiledForm]:
+        """The latest version of every form, in registration order."""
+        return [versions[max(versions)] for versions in self._forms.values()]
+
+    def latest(self, name: str) -> CompiledForm:
+        """The current version of the form ``name`` denotes (its id or a spelling of it)."""
+        form_id = name if name in self._forms else self._aliases.get(normalise(name))
+        if form_id is None:
+            known = ", ".join(self._forms) or "none"
+            raise UnknownForm(f"no form {name!r}", f"forms you can start: {known}")
+        versions = self._forms[form_id]
+        return versions[max(versions)]
+
+    def for_instance(self, instance: FormInstance) -> tuple[CompiledForm, list[Migration]]:
+        """The definition to run ``instance`` on, and the migrations to apply first (if any)."""
+        versions = self._forms.get(instance.form_id)
+        if not versions:
+            raise UnknownForm(
+                f"form {instance.form_id!r} is no longer served", "abandon this instance"
+            )
+        if instance.form_version in versions:
+            return versions[instance.form_version], []
+        current = versions[max(versions)]
+        chain: list[Migration] = []
+        version = instance.form_version
+        while version < current.version:
+            step = current.migrations.get(version)
+            if step is None:
+                raise VersionMismatch(
+                    f"this {instance.form_id!r} was started on version {instance.form_version}; "
+                    f"version {current.version} has no migration from version {version}",
+                    "abandon this instance and start the form again",
+                )
+            chain.append(step)
+            version = _next_version(current, version)
+        if version != current.version:
+            raise VersionMismatch(
+                f"this {instance.form_id!r} is on version {instance.form_version}, newer than "
+                f"the {current.version} served here",
+                "retry later: a newer deployment is rolling out",
+            )
+        return current, chain
+
+
+def _next_version(form: CompiledForm, version: int) -> int:
+    later = [v for v in form.migrations if v > version]
+    return min(later) if later else form.version
+
+
+def migration_commit(
+    form: CompiledForm, instance: FormInstance, chain: list[Migration], now: datetime
+) -> Commit:
+    """The commit that moves ``instance`` onto ``form``: nothing is removed or rewritten.
+
+    A rename appends the old field's in-force entry to the new field's log (the old log stays
+    under its old id); a conversion appends the converted value as a ``migration`` revision.
+    """
+    in_force: dict[str, Revision | None] = {
+        field_id: history.in_force() for field_id, history in instance.history.items()
+    }
+    for migration in chain:
+        for old, new in migration.renames.items():
+            in_force[new] = in_force.pop(old, None)
+        for field_id, convert in migration.convert.items():
+            current = in_force.get(field_id)
+            if current is not None and current.kind == "value":
+                converted = convert(current.value)
+                if converted != current.value:
+                    in_force[field_id] = current.model_copy(
+                        update={"value": converted, "by": "migration", "actor": None}
+                    )
+    changes: dict[str, FieldChange] = {}
+    for field_id in form.fields:
+        target = in_force.get(field_id)
+        history = instance.field(field_id)
+        if target is None or target is history.in_force():
+            continue
+        entry = target.model_copy(update={"prev": history.cursor, "at": now})
+        changes[field_id] = FieldChange(append=(entry,), cursor=len(history.revisions))
+    return Commit(
+        instance_id=instance.id,
+        expected_version=instance.version,
+        fields=changes,
+        state=instance.state.model_copy(update={"updated_at": now}),
+        form_version=form.version,
+    )

@@ -1,0 +1,147 @@
+"""What predicates and executors see: typed values and the form state.
+
+``Values`` exposes the live answers as attributes: a field that is unanswered, declined, or does
+not currently apply reads as ``None``; a name that is not a field raises
+``InvalidFormDefinition`` (a definition bug must never read as a silent ``None``/false).
+
+While the engine evaluates applicability, a predicate may only read what is declared before the
+field or step it gates (the compiler checks this from the source; ``Values`` enforces it at run
+time too, for predicates whose source is not available). That ordering is what makes one pass
+in definition order a fixed point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from forms.errors import InvalidFormDefinition
+
+if TYPE_CHECKING:
+    from forms.definition import Step
+
+
+class Values:
+    """Read-only attribute view over live, validated, typed answers."""
+
+    __slots__ = ("_horizon", "_index", "_reader", "_values")
+
+    def __init__(self, values: Mapping[str, Any], index: Mapping[str, int]) -> None:
+        object.__setattr__(self, "_values", values)
+        object.__setattr__(self, "_index", index)
+        object.__setattr__(self, "_horizon", len(index))
+        object.__setattr__(self, "_reader", "")
+
+    def _limit(self, horizon: int, reader: str) -> None:
+        object.__setattr__(self, "_horizon", horizon)
+        object.__setattr__(self, "_reader", reader)
+
+    def __getattr__(self, name: str) -> Any:
+        position = self._index.get(name)
+        if position is None:
+            raise InvalidFormDefinition(f"{name!r} is not a field of this form")
+        if position >= self._horizon:
+            raise InvalidFormDefinition(
+                f"{self._reader} reads {name!r}, which is declared after it; a predicate may "
+                "only read fields declared before the field or step it gates"
+            )
+        return self._values.get(name)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("values are read-only; return a Patch effect to change them")
+
+    def __repr__(self) -> str:
+        live = {k: self._values[k] for k in self._index if k in self._values}
+        return f"Values({live!r})"
+
+
+def _step_id(step: str | type[Step]) -> str:
+    return step if isinstance(step, str) else step.step_id()
+
+
+class FormState:
+    """Where the conversation is: step applicability and completion, fired checkpoints, done.
+
+    Field and step predicates may ask about steps declared before them; checkpoint predicates
+    and executors may ask about anything, including ``fired``.
+    """
+
+    __slots__ = ("_applies", "_complete", "_done", "_fired", "_open_step", "_order", "_reader")
+
+    def __init__(
+        self,
+        order: Mapping[str, int],
+        applies: Mapping[str, bool],
+        complete: Mapping[str, bool],
+        fired: Mapping[str, int] | None,
+        done: bool,
+        open_step: str | None,
+    ) -> None:
+        self._order = order
+        self._applies = applies
+        self._complete = complete
+        self._fired = fired
+        self._done = done
+        self._open_step = open_step
+        self._reader = ""
+
+    def _known(self, step: str | type[Step]) -> str:
+        step_id = _step_id(step)
+        if step_id not in self._order:
+            raise InvalidFormDefinition(f"{step_id!r} is not a step of this form")
+        if step_id not in self._complete:
+            raise InvalidFormDefinition(
+                f"{self._reader} asks about step {step_id!r}, which is not decided yet at that "
+                "point; a predicate may only ask about steps declared before it"
+            )
+        return step_id
+
+    def step_complete(self, step: str | type[Step]) -> bool:
+        """True when the step applies and every applicable required field in it is answered."""
+        return self._complete[self._known(step)]
+
+    def step_applies(self, step: str | type[Step]) -> bool:
+        return self._applies[self._known(step)]
+
+    def fired(self, checkpoint: str) -> bool:
+        """True when the checkpoint has fired at least once (checkpoints and executors only)."""
+        if self._fired is None:
+            raise InvalidFormDefinition(
+                f"{self._reader} calls fired({checkpoint!r}); only checkpoints and executors may"
+            )
+        if checkpoint not in self._fired:
+            raise InvalidFormDefinition(f"{checkpoint!r} is not a checkpoint of this form")
+        return self._fired[checkpoint] > 0
+
+    @property
+    def done(self) -> bool:
+        """True when every applicable required field has an answer and nothing is blocking."""
+        return self._done
+
+    @property
+    def open_step(self) -> str | None:
+        """The step the conversation is on (None when nothing is left to ask)."""
+        return self._open_step
+
+
+@dataclass(frozen=True, slots=True)
+class HookContext:
+    """What an executor receives.
+
+    ``key`` is the idempotency key ``{instance_id}:{hook_id}:{occurrence}``: the same on every
+    retry of this occurrence, new on a genuine second crossing. Pass it to anything the
+    executor calls that accepts one.
+    """
+
+    values: Values
+    state: FormState
+    answers: Mapping[str, Any]
+    """Every live answer by field id, in definition order (held answers are not included)."""
+    key: str
+    hook_id: str
+    occurrence: int
+    instance_id: str
+    form_id: str
+    conversation_id: str
+    principal: str

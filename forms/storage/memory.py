@@ -1,0 +1,62 @@
+"""An in-process ``FormStore``: a dict behind one lock.
+
+Production code, not a test fake: it backs the unit tests and single-process deployments.
+Instances go in and come out as ``FormInstance.snapshot()`` copies. Field logs are immutable
+tuples shared between snapshots, so a read or a commit costs O(fields), never O(revisions).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from forms.errors import AlreadyExists, ConflictError, NotFound
+from forms.instance import Commit, FormInstance, apply_commit
+from forms.storage.port import FormStore
+
+_ConversationKey = tuple[str, str]
+
+
+class InMemoryFormStore(FormStore):
+    """A thread-safe ``FormStore`` held in memory; every method runs under one lock."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._instances: dict[str, FormInstance] = {}
+        self._by_conversation: dict[_ConversationKey, list[str]] = {}
+
+    def create(self, instance: FormInstance) -> None:
+        stored = instance.snapshot()
+        with self._lock:
+            if stored.id in self._instances:
+                raise AlreadyExists(f"instance {stored.id} already exists")
+            self._instances[stored.id] = stored
+            key = (stored.principal, stored.conversation_id)
+            self._by_conversation.setdefault(key, []).append(stored.id)
+
+    def get(self, instance_id: str) -> FormInstance:
+        with self._lock:
+            return self._load(instance_id).snapshot()
+
+    def list_conversation(self, principal: str, conversation_id: str) -> list[FormInstance]:
+        with self._lock:
+            ids = self._by_conversation.get((principal, conversation_id), [])
+            found = [self._instances[i].snapshot() for i in ids]
+        return sorted(found, key=lambda inst: (inst.created_at, inst.id))
+
+    def commit(self, commit: Commit) -> FormInstance:
+        with self._lock:
+            stored = self._load(commit.instance_id)
+            try:
+                applied = apply_commit(stored, commit)
+            except ConflictError:
+                # Hand out a copy: the error must not be a way into the stored instance.
+                raise ConflictError(stored.id, commit.expected_version, stored.snapshot()) from None
+            self._instances[applied.id] = applied
+            return applied.snapshot()
+
+    def _load(self, instance_id: str) -> FormInstance:
+        """The stored instance itself (never handed out); the caller holds the lock."""
+        try:
+            return self._instances[instance_id]
+        except KeyError:
+            raise NotFound(f"instance {instance_id} not found") from None

@@ -1,0 +1,64 @@
+"""The storage port: the only thing the engine knows about persistence."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from forms.instance import Commit, FormInstance
+
+
+class FormStore(ABC):
+    """Where form instances live between tool calls.
+
+    The engine relies on four promises, and on nothing else:
+
+    1. **History only grows.** A commit appends revisions to field logs and moves cursors; it
+       never replaces, reorders or removes an entry already stored. ``forms.instance.apply_commit``
+       is the single definition of what applying a commit means; an adapter calls it, or does
+       exactly the same thing in its own storage.
+    2. **``version`` is compare-and-set.** A commit is applied only when its ``expected_version``
+       equals the stored ``version``, which then goes up by one. Otherwise it fails with
+       ``ConflictError`` whose ``current`` is the instance as stored now, so the engine can
+       recompute and retry without another read. The engine retries a few times: what it needs
+       is that a stale writer reliably *loses*, not that any particular writer wins.
+    3. **A commit is all-or-nothing.** Either every field change and the new state are stored,
+       or nothing is (a rejected commit, for a conflict or a bad cursor, leaves no trace).
+    4. **Reads are snapshots.** Nothing a caller does to a returned instance (or to one it handed
+       in) changes what is stored, and nothing the store does later changes an instance it has
+       already returned.
+
+    Deliberately left to each adapter: the storage engine and its schema, indexing, retention
+    and archiving, how atomicity and compare-and-set are achieved (locks, conditional writes,
+    transactions), encryption, and any multi-tenancy beyond the ``principal`` field that
+    ``list_conversation`` filters on.
+    """
+
+    @abstractmethod
+    def create(self, instance: FormInstance) -> None:
+        """Store a new instance as given (a snapshot of it).
+
+        The instance may already carry revisions and any version: starting a form with seed
+        values is one atomic create. Raises ``AlreadyExists`` when the id is taken, leaving the
+        stored instance untouched.
+        """
+
+    @abstractmethod
+    def get(self, instance_id: str) -> FormInstance:
+        """A snapshot of the stored instance. Raises ``NotFound`` when there is none."""
+
+    @abstractmethod
+    def list_conversation(self, principal: str, conversation_id: str) -> list[FormInstance]:
+        """Snapshots of every instance of this principal in this conversation, oldest first.
+
+        Ordered by ``created_at``, then ``id``. Instances of another principal that happen to
+        use the same conversation id are never returned. An unknown pair gives an empty list.
+        """
+
+    @abstractmethod
+    def commit(self, commit: Commit) -> FormInstance:
+        """Apply ``commit`` atomically and return a snapshot of the stored result.
+
+        Raises ``NotFound`` for an unknown instance, ``ConflictError`` (carrying the current
+        stored instance) when ``expected_version`` is stale, and ``ValueError`` when the commit
+        would rewrite history (a cursor outside its log). Nothing is stored in any of those cases.
+        """

@@ -1,0 +1,168 @@
+"""The agent tool surface: one pydantic argument model per tool, and the words the model reads.
+
+Tool schemas are re-sent on every model call and dominate the surface's context cost, so the
+surface is six tools, and the four revision moves (plus decline) share ``form_revise`` behind
+one ``action`` enum. Descriptions say what not to do as plainly as what to do; they are the API.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+FormId = Annotated[
+    str,
+    Field(min_length=1, max_length=64, description="Form id, as the status line shows it"),
+]
+InstanceId = Annotated[
+    str | None,
+    Field(
+        default=None,
+        max_length=64,
+        description="Instance id; only needed when the form has several open instances",
+    ),
+]
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FormListArgs(_Args):
+    pass
+
+
+class FormStartArgs(_Args):
+    form: FormId
+    values: dict[str, JsonValue] | None = Field(
+        default=None, description="Answers already given in the conversation, by field id"
+    )
+
+
+class FormReadArgs(_Args):
+    form: FormId
+    instance: InstanceId
+    part: str | None = Field(
+        default=None,
+        max_length=128,
+        description='Omit for the open step; "outline", a step id, or a field id',
+    )
+
+
+class FormFillArgs(_Args):
+    form: FormId
+    instance: InstanceId
+    values: dict[str, JsonValue] = Field(
+        min_length=1, description="Field id -> answer, any fields of any step"
+    )
+
+
+class FormReviseArgs(_Args):
+    form: FormId
+    instance: InstanceId
+    field: str = Field(min_length=1, max_length=128)
+    action: Literal["set", "retract", "decline", "undo", "redo"]
+    value: JsonValue = Field(default=None, description='Only with "set"')
+
+
+class FormAbandonArgs(_Args):
+    form: FormId
+    instance: InstanceId
+    reason: str = Field(min_length=1, max_length=300)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    description: str
+    args: type[_Args]
+    writes: bool
+
+    def input_schema(self) -> dict[str, Any]:
+        """The argument model's JSON schema, without titles or null branches (fewer tokens)."""
+        return compact_schema(self.args.model_json_schema())
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "form_list",
+        "List the forms you can start and this conversation's forms with their status.",
+        FormListArgs,
+        writes=False,
+    ),
+    ToolSpec(
+        "form_start",
+        "Start a form. Pass in values anything the user already told you, by field id.",
+        FormStartArgs,
+        writes=True,
+    ),
+    ToolSpec(
+        "form_read",
+        'Read a form: the open step by default (ids, types, status, values); part="outline" '
+        "for all steps, including ones that may not apply; a step id; or a field id for its "
+        "revision history.",
+        FormReadArgs,
+        writes=False,
+    ),
+    ToolSpec(
+        "form_fill",
+        "Save answers, any fields of any step, everything the user said in one call. Each "
+        "value is checked alone: good ones are kept if others fail. Send JSON types exactly as "
+        "the field type says (numbers, true/false unquoted). Answers that don't apply yet are "
+        'kept. Never send "", null or 0 to clear: use form_revise retract.',
+        FormFillArgs,
+        writes=True,
+    ),
+    ToolSpec(
+        "form_revise",
+        "Change one field: set (replace the answer), retract (user took it back), decline "
+        "(user won't say; optional fields only), undo or redo (step through its revisions). "
+        "Nothing is deleted; every move can be undone.",
+        FormReviseArgs,
+        writes=True,
+    ),
+    ToolSpec(
+        "form_abandon",
+        "Close a form for good (the user quits or it no longer fits), with a short reason. "
+        "Not for pausing: open forms wait.",
+        FormAbandonArgs,
+        writes=True,
+    ),
+)
+
+TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}
+
+
+def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Strip what a model does not need from a pydantic JSON schema.
+
+    Drops titles and ``default: null``, collapses ``X | None`` to ``X`` (optional already means
+    "may be omitted"), and inlines the ``JsonValue`` definition as an unconstrained value.
+    """
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            target = defs.get(node["$ref"].rsplit("/", 1)[-1], {})
+            return walk({**target, **{k: v for k, v in node.items() if k != "$ref"}})
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in ("title", "$defs") or (key == "default" and value is None):
+                continue
+            out[key] = walk(value)
+        branches = out.get("anyOf")
+        if isinstance(branches, list):
+            rest = [b for b in branches if b != {"type": "null"}]
+            if len(rest) == 1 and len(rest) != len(branches):
+                del out["anyOf"]
+                out = {**rest[0], **out}
+        return out
+
+    result: dict[str, Any] = walk(schema)
+    return result

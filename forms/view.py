@@ -1,0 +1,211 @@
+"""What the model reads, rebuilt on every call from the compiled form and the instance.
+
+The model never sees a definition. It sees:
+
+* the **status line** (tier 0): one or two lines per open instance, meant for the system prompt
+  on every turn. Pending labels rather than a count (so the agent knows what to ask without a
+  tool call), and a one-line preview of each later step (so it can capture an answer it hears
+  early). A closed instance drops out.
+* **reads** (tier 1), pulled on demand: the open step, any step, a field with its revision
+  log, or the whole outline, with fields gated off marked so the agent never promises a
+  question a branch may skip.
+
+What undo and redo would do is one line each at view level, not a flag on every row.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from forms.compiler import CompiledField, CompiledForm, CompiledStep
+from forms.engine import Evaluation, FieldEval
+from forms.instance import FieldHistory, FormInstance, Revision
+
+_MAX_SHOWN = 60
+
+
+def show(value: Any) -> str:
+    """A short, unambiguous rendering of a stored JSON value."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 1] + "…"
+
+
+def _applicable_steps(form: CompiledForm, ev: Evaluation) -> list[CompiledStep]:
+    return [s for s in form.steps.values() if ev.step_applies[s.id]]
+
+
+def form_tag(instance: FormInstance, qualify: bool) -> str:
+    return f"{instance.form_id}#{instance.id}" if qualify else instance.form_id
+
+
+def status_line(
+    form: CompiledForm, instance: FormInstance, ev: Evaluation, qualify: bool = False
+) -> str | None:
+    """The tier-0 line(s) for one instance, or None when it is closed."""
+    if instance.state.status != "open":
+        return None
+    tag = f"[form: {form_tag(instance, qualify)}]"
+    lines: list[str]
+    steps = _applicable_steps(form, ev)
+    if ev.open_step is None:
+        lines = [f"{tag} all answered" + ("" if ev.ready else ", not complete")]
+    else:
+        step = form.steps[ev.open_step]
+        position = f"{steps.index(step) + 1}/{len(steps)}"
+        fields = [ev.fields[f] for f in step.fields]
+        if ev.revisit == step.id:
+            recheck = [form.fields[f.id].label for f in fields if f.status == "ask_again"]
+            head = f'{tag} back at step {position} "{step.title}": go through it again'
+            lines = [head + (" · check: " + ", ".join(recheck) if recheck else "")]
+        else:
+            pending = [form.fields[f.id].label for f in fields if f.status == "pending"]
+            head = f'{tag} step {position} "{step.title}"'
+            lines = [head + (" · pending: " + ", ".join(pending) if pending else "")]
+        later = [
+            f"{s.title} ({s.preview})" if s.preview else s.title
+            for s in steps
+            if s.index > step.index and not ev.step_complete[s.id]
+        ]
+        if later:
+            lines.append("later: " + " · ".join(later))
+    lines.extend(f"! {r.message}" for r in ev.active_rejections)
+    return "\n".join(lines)
+
+
+def field_row(field: CompiledField, fe: FieldEval, detail: bool = True) -> dict[str, Any]:
+    """One field as the agent sees it: id, label, type, status, and the value if any."""
+    row: dict[str, Any] = {"id": field.id, "label": field.label}
+    if detail:
+        row["type"] = field.type.type_string + (" (optional)" if field.optional else "")
+    row["status"] = fe.status
+    if fe.revision is not None and fe.revision.kind == "value":
+        row["value"] = fe.revision.value
+    if detail and field.ask and fe.status in ("pending", "optional", "ask_again"):
+        row["ask"] = field.ask
+    return row
+
+
+def step_view(
+    form: CompiledForm, instance: FormInstance, ev: Evaluation, step_id: str
+) -> dict[str, Any]:
+    step = form.steps[step_id]
+    steps = _applicable_steps(form, ev)
+    view: dict[str, Any] = {"step": step.id, "title": step.title}
+    if step in steps:
+        view["position"] = f"{steps.index(step) + 1}/{len(steps)}"
+        view["state"] = (
+            "revisit"
+            if ev.revisit == step.id
+            else "complete"
+            if ev.step_complete[step.id]
+            else "open"
+        )
+    else:
+        view["state"] = "does not apply with the current answers"
+    if step.guidance:
+        view["guidance"] = step.guidance
+    view["fields"] = [field_row(form.fields[f], ev.fields[f]) for f in step.fields]
+    view.update(undo_redo(form, instance))
+    return view
+
+
+def outline_view(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> dict[str, Any]:
+    """The whole form: every step and field with its status, gated parts marked as such."""
+    steps: list[dict[str, Any]] = []
+    for step in form.steps.values():
+        entry: dict[str, Any] = {"step": step.id, "title": step.title}
+        if not ev.step_applies[step.id]:
+            entry["state"] = "does not apply with the current answers"
+        else:
+            entry["state"] = "complete" if ev.step_complete[step.id] else "open"
+        entry["fields"] = [
+            field_row(form.fields[f], ev.fields[f], detail=False) for f in step.fields
+        ]
+        steps.append(entry)
+    return {
+        "form": form.id,
+        "title": form.title,
+        "note": "fields marked not_applicable may never be asked; don't promise them",
+        "steps": steps,
+        **undo_redo(form, instance),
+    }
+
+
+def field_view(
+    form: CompiledForm, instance: FormInstance, ev: Evaluation, field_id: str
+) -> dict[str, Any]:
+    """One field with its whole revision log, oldest first."""
+    field = form.fields[field_id]
+    history = instance.field(field_id)
+    row = field_row(field, ev.fields[field_id])
+    row["step"] = field.step
+    row["revisions"] = [
+        _revision_row(i, r, i == history.cursor) for i, r in enumerate(history.revisions)
+    ]
+    row.update(_moves(field, history))
+    return row
+
+
+def _revision_row(index: int, revision: Revision, in_force: bool) -> dict[str, Any]:
+    row: dict[str, Any] = {"n": index, "kind": revision.kind}
+    if revision.kind == "value":
+        row["value"] = revision.value
+    row["by"] = revision.by
+    row["at"] = revision.at.isoformat()
+    if in_force:
+        row["in_force"] = True
+    return row
+
+
+def _describe_target(history: FieldHistory, target: int) -> str:
+    if target < 0:
+        return "no answer"
+    revision = history.revisions[target]
+    if revision.kind == "value":
+        return show(revision.value)
+    return "retracted" if revision.kind == "retraction" else "declined"
+
+
+def _moves(field: CompiledField, history: FieldHistory) -> dict[str, str]:
+    moves: dict[str, str] = {}
+    undo, redo = history.undo_target(), history.redo_target()
+    if undo is not None:
+        moves["undo"] = f"{field.id} back to {_describe_target(history, undo)}"
+    if redo is not None:
+        moves["redo"] = f"{field.id} forward to {_describe_target(history, redo)}"
+    return moves
+
+
+def undo_redo(form: CompiledForm, instance: FormInstance) -> dict[str, str]:
+    """One line each: what undo would do to the field changed last, and what redo could bring back.
+
+    Undo names the field whose answer in force is the newest; redo names the field with a
+    redo available whose undone entry is the newest.
+    """
+    newest: tuple[Any, int, str] | None = None
+    redo_pick: tuple[Any, int, str] | None = None
+    for field_id, field in form.fields.items():
+        history = instance.history.get(field_id)
+        if history is None:
+            continue
+        current = history.in_force()
+        if current is not None and (newest is None or (current.at, field.index) > newest[:2]):
+            newest = (current.at, field.index, field_id)
+        target = history.redo_target()
+        if target is not None:
+            at = history.revisions[target].at
+            if redo_pick is None or (at, field.index) > redo_pick[:2]:
+                redo_pick = (at, field.index, field_id)
+    lines: dict[str, str] = {}
+    if newest is not None:
+        history = instance.history[newest[2]]
+        undo = history.undo_target()
+        if undo is not None:
+            lines["undo"] = f"{newest[2]} back to {_describe_target(history, undo)}"
+    if redo_pick is not None:
+        history = instance.history[redo_pick[2]]
+        target = history.redo_target()
+        assert target is not None
+        lines["redo"] = f"{redo_pick[2]} forward to {_describe_target(history, target)}"
+    return lines
