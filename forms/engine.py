@@ -304,6 +304,31 @@ class Transition:
     after: FormInstance
     evaluation: Evaluation
     dispatch: tuple[OutboxEntry, ...]
+    before: Mapping[str, HookState]
+    """The hook state the commit was computed against (the previous commit's)."""
+
+    def orphaned(self) -> list[str]:
+        """Fields whose answer stopped applying on this commit (now held)."""
+        return [
+            f
+            for f, fe in self.evaluation.fields.items()
+            if fe.status == "held" and self._was_live(f)
+        ]
+
+    def restored(self) -> list[str]:
+        """Fields whose held answer applies again on this commit, without being rewritten."""
+        return [
+            f
+            for f, fe in self.evaluation.fields.items()
+            if f not in self.commit.fields
+            and fe.status == "answered"
+            and not self._was_live(f)
+            and fe.revision is not None
+        ]
+
+    def _was_live(self, field_id: str) -> bool:
+        before = self.before.get(f"field.{field_id}.filled")
+        return before is not None and before.holds
 
 
 def transition(
@@ -374,4 +399,10 @@ def transition(
     after = apply_commit(base, commit)
     if override != provisional.state.override:
         evaluation = evaluate(form, after, previous=base.state.hooks)
-    return Transition(commit=commit, after=after, evaluation=evaluation, dispatch=tuple(added))
+    return Transition(
+        commit=commit,
+        after=after,
+        evaluation=evaluation,
+        dispatch=tuple(added),
+        before=base.state.hooks,
+    )

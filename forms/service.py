@@ -14,6 +14,7 @@ first result and applies nothing twice.
 from __future__ import annotations
 
 import hashlib
+import logging
 import json
 import re
 import uuid
@@ -62,6 +63,7 @@ from forms.tools import (
 from forms.view import field_view, form_tag, outline_view, status_line, step_view
 
 Result = dict[str, Any]
+_log = logging.getLogger("formwork")
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
 MAX_CALLS_KEPT = 200
@@ -160,11 +162,20 @@ class FormService:
         except ToolError as exc:
             return error_result(exc)
         except (PredicateError, InvalidFormDefinition) as exc:
+            _log.error("form definition failed in %s: %s", tool, exc)
             return {
                 "ok": False,
                 "error": "definition_error",
                 "message": f"the form definition failed: {exc}; nothing was saved",
                 "hint": "tell the user something went wrong on our side",
+            }
+        except Exception:
+            _log.exception("tool call %s failed", tool)
+            return {
+                "ok": False,
+                "error": "internal_error",
+                "message": "the call failed on our side; nothing more than what it reports was saved",
+                "hint": "send the same call again; if it fails again, tell the user",
             }
 
     def status(self, caller: Caller) -> list[str]:
@@ -382,7 +393,11 @@ class FormService:
         commit = step.commit.model_copy(update={"state": state})
         after = step.after.model_copy(update={"state": state})
         return Transition(
-            commit=commit, after=after, evaluation=step.evaluation, dispatch=step.dispatch
+            commit=commit,
+            after=after,
+            evaluation=step.evaluation,
+            dispatch=step.dispatch,
+            before=step.before,
         )
 
     def _replay(self, record: CallRecord, tool: str, args: Any) -> Result:
@@ -473,7 +488,11 @@ class FormService:
         ev = step.evaluation
         held = [f for f in plan.captured if ev.fields[f].status == "held"]
         kept = [f for f in plan.captured if f not in held]
-        parts = [f"{verb} {len(kept)}" + (f" ({', '.join(kept)})" if kept else "")]
+        saved = f"saved {len(kept)}" + (f" ({', '.join(kept)})" if kept else "")
+        if verb == "Started":
+            parts = [f"Started {form.title}" + (f"; {saved}" if kept else "")]
+        else:
+            parts = [saved.capitalize()]
         if held:
             parts.append(f"held {len(held)} that don't apply yet")
         if plan.unchanged:
@@ -481,7 +500,7 @@ class FormService:
         if plan.rejected:
             parts.append(f"rejected {len(plan.rejected)}")
         if plan.unknown:
-            parts.append(f"{len(plan.unknown)} unknown ids")
+            parts.append(f"{len(plan.unknown)} unknown id" + ("s" if len(plan.unknown) > 1 else ""))
         result: Result = {"ok": not (plan.rejected or plan.unknown) or bool(plan.captured)}
         result["summary"] = "; ".join(parts) + "."
         if held:
@@ -523,6 +542,14 @@ class FormService:
 
     def _finish(self, form: CompiledForm, step: Transition, result: Result) -> Result:
         instance, ev = step.after, step.evaluation
+        orphaned, restored = step.orphaned(), step.restored()
+        if orphaned:
+            result["now_held"] = {
+                f: "no longer applies after this change; kept, and back if it applies again"
+                for f in orphaned
+            }
+        if restored:
+            result["restored"] = {f: "applies again; its earlier answer is back" for f in restored}
         if step.dispatch:
             result["fired"] = [e.key for e in step.dispatch]
         if instance.state.status != "open":

