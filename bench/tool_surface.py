@@ -60,9 +60,8 @@ def main() -> None:
         n, d = tokens(compact(spec)), tokens(tool.description)
         total, described = total + n, described + d
         print(f"{tool.name:<14}{n:>7}{d:>13}")
-    print(
-        f"{'all':<14}{total:>7}{described:>13}   anchor: {ANCHOR_TOOLS} ({total / ANCHOR_TOOLS:.0%})"
-    )
+    share = f"{total / ANCHOR_TOOLS:.0%}"
+    print(f"{'all':<14}{total:>7}{described:>13}   anchor: {ANCHOR_TOOLS} ({share})")
     line = status_at_step_two()
     print()
     print("Status line at step 2/4 of travel-claim:")

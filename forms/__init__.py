@@ -5,7 +5,8 @@ The engine is pure (standard library and pydantic): no clocks, ids, network or s
 it. ``FormService`` is the composition root that wires it to a store and a dispatcher.
 """
 
-from forms.compiler import CompiledForm, compile_form
+from forms.compiled import CompiledForm
+from forms.compiler import compile_form
 from forms.definition import Checkpoint, FormDef, Migration, Step, field
 from forms.effects import Complete, Effect, Fail, Jump, Patch, Terminate
 from forms.engine import Evaluation, evaluate, transition

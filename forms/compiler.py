@@ -18,134 +18,35 @@ import re
 import sys
 import weakref
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal
 
-from forms.definition import Checkpoint, Executor, FieldSpec, FormDef, Migration, Predicate, Step
+from forms.compiled import (
+    CompiledCheckpoint,
+    CompiledField,
+    CompiledForm,
+    CompiledStep,
+    Hook,
+    normalise,
+)
+from forms.definition import Checkpoint, FieldSpec, FormDef, Migration, Step
 from forms.errors import InvalidFormDefinition
 from forms.refs import Ref, references
-from forms.schema import FieldType, field_type
+from forms.schema import field_type
 
-HookKind = Literal["field", "step", "checkpoint", "form"]
+__all__ = [
+    "CompiledCheckpoint",
+    "CompiledField",
+    "CompiledForm",
+    "CompiledStep",
+    "Hook",
+    "compile_form",
+    "normalise",
+]
 
 _FORM_ID = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
 _STEP_ID = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _RESERVED = frozenset({"id", "title", "preview", "guidance", "when", "on_complete"})
-
-
-def normalise(name: str) -> str:
-    """The alias key of an id or label: camelCase split, lowercased, punctuation removed."""
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name.strip())
-    return re.sub(r"[^0-9a-z]+", "", spaced.lower())
-
-
-@dataclass(frozen=True, slots=True)
-class CompiledField:
-    id: str
-    label: str
-    step: str
-    index: int
-    type: FieldType
-    ask: str | None
-    when: Predicate | None
-    when_arity: int
-    on_fill: Executor | None
-
-    @property
-    def optional(self) -> bool:
-        return self.type.optional
-
-
-@dataclass(frozen=True, slots=True)
-class CompiledStep:
-    id: str
-    title: str
-    preview: str
-    guidance: str | None
-    index: int
-    fields: tuple[str, ...]
-    first_field: int
-    when: Predicate | None
-    when_arity: int
-    on_complete: Executor | None
-
-
-@dataclass(frozen=True, slots=True)
-class CompiledCheckpoint:
-    id: str
-    title: str
-    when: Predicate
-    when_arity: int
-    run: Executor | None
-
-
-@dataclass(frozen=True, slots=True)
-class Hook:
-    """A point executors hang on. ``id`` is the middle segment of the idempotency key."""
-
-    id: str
-    kind: HookKind
-    target: str
-    executor: Executor | None
-
-
-@dataclass(frozen=True)
-class CompiledForm:
-    """The checked, indexed form. Immutable; built once per definition and cached."""
-
-    definition: FormDef
-    id: str
-    version: int
-    title: str
-    description: str
-    fields: Mapping[str, CompiledField]
-    steps: Mapping[str, CompiledStep]
-    checkpoints: Mapping[str, CompiledCheckpoint]
-    hooks: tuple[Hook, ...]
-    field_index: Mapping[str, int]
-    step_index: Mapping[str, int]
-    aliases: Mapping[str, str]
-    step_aliases: Mapping[str, str]
-    migrations: Mapping[int, Migration]
-    closes_on_complete: bool
-    on_complete: Executor | None
-
-    def resolve_field(self, name: str) -> str | None:
-        """The field id ``name`` denotes (exact id, or an alias of an id or label)."""
-        if name in self.fields:
-            return name
-        return self.aliases.get(normalise(name))
-
-    def resolve_step(self, name: str) -> str | None:
-        if name in self.steps:
-            return name
-        return self.step_aliases.get(normalise(name))
-
-    def suggest_fields(self, name: str, limit: int = 3) -> list[str]:
-        return _suggest(name, self.aliases, limit)
-
-    def suggest_steps(self, name: str, limit: int = 3) -> list[str]:
-        return _suggest(name, self.step_aliases, limit)
-
-    def hook(self, hook_id: str) -> Hook | None:
-        for hook in self.hooks:
-            if hook.id == hook_id:
-                return hook
-        return None
-
-
-def _suggest(name: str, index: Mapping[str, str], limit: int) -> list[str]:
-    key = normalise(name)
-    found: list[str] = []
-    for match in difflib.get_close_matches(key, list(index), n=limit * 3, cutoff=0.6):
-        target = index[match]
-        if target not in found:
-            found.append(target)
-    if not found and key:
-        found = [t for k, t in index.items() if key in k or (len(k) >= 3 and k in key)]
-        found = list(dict.fromkeys(found))
-    return found[:limit]
 
 
 _CACHE: weakref.WeakKeyDictionary[FormDef, CompiledForm] = weakref.WeakKeyDictionary()
@@ -203,7 +104,7 @@ def _check_form_header(definition: FormDef) -> None:
             f"form id {definition.id!r} must be lowercase letters, digits and hyphens, "
             "starting with a letter, at most 63 characters"
         )
-    if not isinstance(definition.version, int) or definition.version < 1:
+    if type(definition.version) is not int or definition.version < 1:
         raise _fail(definition, f"version must be a positive integer, got {definition.version!r}")
     if not definition.title.strip():
         raise _fail(definition, "title is empty")
@@ -224,7 +125,8 @@ def _check_steps(definition: FormDef) -> None:
         if step_id in seen:
             raise _fail(definition, f"step id {step_id!r} is used twice")
         seen.add(step_id)
-        if not step.title.strip():
+        _check_annotations_are_fields(definition, step)
+        if not isinstance(step.title, str) or not step.title.strip():
             raise _fail(definition, f"step {step_id!r} has no title")
         if not step.field_specs():
             raise _fail(definition, f"step {step_id!r} declares no fields")
@@ -232,11 +134,19 @@ def _check_steps(definition: FormDef) -> None:
             value = getattr(step, name)
             if value is not None and not callable(value):
                 raise _fail(definition, f"step {step_id!r}: {name} is not callable")
-        _check_annotations_are_fields(definition, step)
 
 
 def _check_annotations_are_fields(definition: FormDef, step: type[Step]) -> None:
+    """Every annotation is a field(...) and every field(...) has an annotation (its type)."""
     specs = step.field_specs()
+    annotated = inspect.get_annotations(step)
+    for name, value in vars(step).items():
+        if isinstance(value, FieldSpec) and name not in annotated:
+            raise _fail(
+                definition,
+                f"step {step.step_id()!r}: {name!r} is declared with field(...) but has no type "
+                f"annotation; write `{name}: <type> = field(...)`",
+            )
     for name in inspect.get_annotations(step):
         if name in _RESERVED:
             raise _fail(definition, f"step {step.step_id()!r}: {name!r} is reserved")
@@ -593,7 +503,12 @@ def _check_migrations(
         if migration.from_version in found:
             raise _fail(definition, f"two migrations from version {migration.from_version}")
         for old, new in migration.renames.items():
-            if new not in fields:
+            renamed_later = any(
+                new in later.renames
+                for later in definition.migrations
+                if later.from_version > migration.from_version
+            )
+            if new not in fields and not renamed_later:
                 raise _fail(definition, f"migration renames {old!r} to unknown field {new!r}")
         for name in migration.convert:
             if name not in fields:

@@ -146,9 +146,11 @@ class Checkpoint:
 class Migration:
     """How an instance started on ``from_version`` becomes one of the next version.
 
-    ``renames`` moves whole field logs to a new id (nothing is copied or dropped). ``convert``
-    maps a field id (new name) to a function over its in-force JSON value; a changed result is
-    appended as a ``migration`` revision, so the old value stays in the log.
+    ``renames`` maps an old field id to its new id: the answer in force under the old id is
+    appended to the new id's log as a ``migration`` revision (the old log stays, untouched,
+    under the old id). ``convert`` maps a field id (its new name) to a function over its
+    in-force JSON value; a changed result is appended the same way. Renames chain across
+    versions: a target only has to exist in the current version or be renamed again later.
     """
 
     from_version: int

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from forms.compiler import CompiledField, CompiledForm, Hook
+from forms.compiled import CompiledField, CompiledForm, Hook
 from forms.errors import FormworkError, InvalidFormDefinition
 from forms.instance import (
     Commit,
@@ -54,6 +54,7 @@ from forms.instance import (
     StepOverride,
     apply_commit,
 )
+from forms.schema import Accepted
 from forms.state import FormState, Values
 
 FieldStatus = Literal[
@@ -84,6 +85,9 @@ class Evaluation:
     open_step: str | None
     revisit: str | None
     active_rejections: tuple[Rejection, ...]
+    waiting: tuple[str, ...]
+    """Hooks whose executors have not finished (or, for checkpoints, failed): they may still
+    reject or reroute, so the form cannot complete until they are done."""
     ready: bool
     hooks: Mapping[str, HookState]
     rising: tuple[Hook, ...]
@@ -103,12 +107,26 @@ class Evaluation:
         return Values(self.live, form.field_index)
 
 
+_TYPED: dict[tuple[int, int], tuple[Revision, Any]] = {}
+_TYPED_LIMIT = 100_000
+
+
 def typed_value(field: CompiledField, revision: Revision) -> Any:
-    """The typed value of a stored answer (stored values were validated when written)."""
+    """The typed value of a stored answer (stored values were validated when written).
+
+    Memoised per (field type, revision object): revisions are immutable, so the typed value of
+    one never changes. The entry keeps the revision alive, so its id cannot be reused.
+    """
+    key = (id(field.type), id(revision))
+    hit = _TYPED.get(key)
+    if hit is not None and hit[0] is revision:
+        return hit[1]
     result = field.type.validate(revision.value)
-    if hasattr(result, "typed"):
-        return result.typed
-    return revision.value
+    typed = result.typed if isinstance(result, Accepted) else revision.value
+    if len(_TYPED) >= _TYPED_LIMIT:
+        _TYPED.clear()
+    _TYPED[key] = (revision, typed)
+    return typed
 
 
 def _call(predicate: Any, arity: int, values: Values, state: FormState, reader: str) -> bool:
@@ -176,9 +194,16 @@ def evaluate(
         for fid in form.fields
     }
     hooks, edges = _edges(form, instance, previous, values, applies, complete, open_step, live)
-    active = tuple(r for r in instance.state.rejections if hooks.get(r.hook_id, HookState()).holds)
+    active = tuple(r for r in instance.state.rejections if _active(r, hooks))
     all_answered = all(complete[s] or not applies[s] for s in form.steps)
-    ready = all_answered and not active and instance.state.status in ("open", "completed")
+    waiting = _waiting(form, instance, edges, hooks)
+    ready = (
+        all_answered
+        and revisit is None
+        and not active
+        and not waiting
+        and instance.state.status in ("open", "completed")
+    )
     hooks, rising = _form_edge(form, previous, hooks, edges, ready)
     return Evaluation(
         fields=fields,
@@ -188,6 +213,7 @@ def evaluate(
         open_step=open_step,
         revisit=revisit,
         active_rejections=active,
+        waiting=waiting,
         ready=ready,
         hooks=hooks,
         rising=rising,
@@ -274,6 +300,40 @@ def _edges(
                 fired[hook.target] = count
         hooks[hook.id] = HookState(holds=holds, count=count)
     return hooks, rising
+
+
+def _active(rejection: Rejection, hooks: Mapping[str, HookState]) -> bool:
+    """A rejection holds for the crossing that produced it: while its hook still holds and has
+    not risen again since. A later crossing is judged afresh by its own run."""
+    hook = hooks.get(rejection.hook_id, HookState())
+    return hook.holds and hook.count == rejection.occurrence
+
+
+def _waiting(
+    form: CompiledForm,
+    instance: FormInstance,
+    rising: Iterable[Hook],
+    hooks: Mapping[str, HookState],
+) -> tuple[str, ...]:
+    """Hook ids the form must wait for before it can complete, in hook order.
+
+    Every executor still to run (it may yet reject or reroute), and a checkpoint whose run
+    failed for good while its crossing lasts: a gate that could not be evaluated is not passed.
+    A correction that ends the crossing releases it; so does an operator's retry.
+    """
+    waiting: set[str] = {h.id for h in rising if h.executor is not None and h.kind != "form"}
+    for entry in instance.state.outbox.values():
+        if entry.status == "done":
+            continue
+        hook = form.hook(entry.hook_id)
+        if hook is None or hook.kind == "form":
+            continue
+        state = hooks.get(entry.hook_id, HookState())
+        if entry.status == "pending" or (
+            hook.kind == "checkpoint" and state.holds and state.count == entry.occurrence
+        ):
+            waiting.add(entry.hook_id)
+    return tuple(h.id for h in form.hooks if h.id in waiting)
 
 
 def _form_edge(

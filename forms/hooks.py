@@ -119,6 +119,34 @@ def _record(
     return ()
 
 
+def reopen(service: FormService, instance_id: str, key: str) -> OutboxEntry | None:
+    """Set a failed entry back to pending (attempts reset), compare-and-set; None if not failed."""
+    try:
+        instance = service.store.get(instance_id)
+    except NotFound:
+        return None
+    for _ in range(service.max_conflict_retries + 1):
+        entry = instance.state.outbox.get(key)
+        if entry is None or entry.status != "failed":
+            return None
+        form, instance = service._current(instance)
+        now = service.clock()
+        reopened = entry.model_copy(
+            update={"status": "pending", "attempts": 0, "finished_at": None}
+        )
+        state = instance.state.model_copy(
+            update={"outbox": {**instance.state.outbox, key: reopened}, "updated_at": now}
+        )
+        step = transition(form, instance, {}, now, state=state)
+        try:
+            service.store.commit(step.commit)
+        except ConflictError as conflict:
+            instance = conflict.current or service.store.get(instance_id)
+            continue
+        return reopened
+    return None
+
+
 class InProcessDispatcher:
     """Runs hooks synchronously after each commit; retries a failing executor a few times.
 

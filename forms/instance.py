@@ -119,6 +119,11 @@ class Rejection(_Frozen):
     message: str
     at: datetime
 
+    @property
+    def occurrence(self) -> int:
+        """The crossing that produced it: the last segment of its idempotency key."""
+        return int(self.key.rsplit(":", 1)[1])
+
 
 class CallRecord(_Frozen):
     """A tool call already applied to this instance, so a replay returns the same result."""

@@ -8,12 +8,12 @@ storage, the clock or ids: the caller passes ``now`` and the author of the write
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from forms.compiler import CompiledForm
+from forms.compiled import CompiledForm
 from forms.effects import Complete, Effect, Fail, Jump, Patch, Terminate
 from forms.errors import BadRequest, CannotRevise, UnknownField
 from forms.instance import (
@@ -120,15 +120,17 @@ def plan_fill(
     for sent, raw in patch.items():
         field_id = form.resolve_field(sent)
         if field_id is None:
-            plan.unknown.append(Unknown(sent, tuple(form.suggest_fields(sent))))
+            shown = sent if len(sent) <= 64 else sent[:63] + "…"
+            plan.unknown.append(Unknown(shown, tuple(form.suggest_fields(sent[:128]))))
             continue
         if field_id != sent:
             plan.resolved[sent] = field_id
         if field_id in seen:
             plan.rejected.append(
                 ValueRejection(
-                    field_id,
-                    f"sent twice in one fill (as {seen[field_id]!r} and {sent!r})",
+                    sent,
+                    f"names {field_id} again (already sent as {seen[field_id]!r}); this copy "
+                    "was ignored",
                     "send each field once",
                 )
             )
@@ -203,7 +205,10 @@ def plan_revise(
         plan = plan_fill(form, instance, {field_id: value}, author, now)
         if plan.rejected:
             rejection = plan.rejected[0]
-            raise CannotRevise(f"{field_id}: {rejection.message}", rejection.hint)
+            expected = form.fields[field_id].type.type_string
+            raise CannotRevise(
+                f"{field_id}: {rejection.message}", rejection.hint or f"send {expected}"
+            )
         return plan
     if value is not None:
         raise BadRequest(
@@ -221,7 +226,10 @@ def plan_revise(
                 "tell the user the form cannot be completed without it, or abandon the form",
             )
         if action == "retract" and (current is None or current.kind == "retraction"):
-            raise CannotRevise(f"{label} has no answer to retract", None)
+            raise CannotRevise(
+                f"{label} has no answer to retract",
+                "nothing to take back; read the field to see its revisions",
+            )
         if action == "decline" and current is not None and current.kind == "decline":
             plan.unchanged.append(field_id)
             return plan
@@ -241,8 +249,16 @@ def plan_revise(
     return plan
 
 
-def touched_steps(form: CompiledForm, changes: Mapping[str, FieldChange]) -> set[str]:
-    return {form.fields[f].step for f in changes if f in form.fields}
+def touched_steps(
+    form: CompiledForm, changes: Mapping[str, FieldChange], unchanged: Iterable[str] = ()
+) -> set[str]:
+    """Steps an agent's write went into, counting values resent unchanged.
+
+    A revisit is released by the next write into the reopened step; confirming an answer by
+    sending it again is such a write, even though it appends nothing.
+    """
+    written = [*changes, *unchanged]
+    return {form.fields[f].step for f in written if f in form.fields}
 
 
 @dataclass(frozen=True, slots=True)

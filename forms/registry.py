@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from forms.compiler import CompiledForm, compile_form, normalise
+from forms.compiled import CompiledForm, normalise
+from forms.compiler import compile_form
 from forms.definition import FormDef, Migration
 from forms.errors import InvalidFormDefinition, UnknownForm, VersionMismatch
 from forms.instance import Commit, FieldChange, FormInstance, Revision
@@ -96,29 +97,42 @@ def migration_commit(
     """The commit that moves ``instance`` onto ``form``: nothing is removed or rewritten.
 
     A rename appends the old field's in-force entry to the new field's log (the old log stays
-    under its old id); a conversion appends the converted value as a ``migration`` revision.
+    under its old id); a conversion appends the converted value. Either way the new entry is a
+    ``migration`` revision, so the log says where the value came from.
     """
     in_force: dict[str, Revision | None] = {
         field_id: history.in_force() for field_id, history in instance.history.items()
     }
+    moved: set[str] = set()
     for migration in chain:
         for old, new in migration.renames.items():
-            in_force[new] = in_force.pop(old, None)
+            if old in in_force:
+                in_force[new] = in_force.pop(old)
+                moved.add(new)
         for field_id, convert in migration.convert.items():
             current = in_force.get(field_id)
             if current is not None and current.kind == "value":
                 converted = convert(current.value)
                 if converted != current.value:
-                    in_force[field_id] = current.model_copy(
-                        update={"value": converted, "by": "migration", "actor": None}
-                    )
+                    in_force[field_id] = current.model_copy(update={"value": converted})
+                    moved.add(field_id)
     changes: dict[str, FieldChange] = {}
     for field_id in form.fields:
         target = in_force.get(field_id)
         history = instance.field(field_id)
         if target is None or target is history.in_force():
             continue
-        entry = target.model_copy(update={"prev": history.cursor, "at": now})
+        if field_id not in moved:
+            continue
+        entry = target.model_copy(
+            update={
+                "prev": history.cursor,
+                "at": now,
+                "by": "migration",
+                "actor": f"v{instance.form_version}->v{form.version}",
+                "tool_call_id": None,
+            }
+        )
         changes[field_id] = FieldChange(append=(entry,), cursor=len(history.revisions))
     return Commit(
         instance_id=instance.id,

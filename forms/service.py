@@ -14,8 +14,8 @@ first result and applies nothing twice.
 from __future__ import annotations
 
 import hashlib
-import logging
 import json
+import logging
 import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from pydantic import JsonValue, ValidationError
 
-from forms.compiler import CompiledForm
+from forms.compiled import CompiledForm
 from forms.engine import PredicateError, Transition, evaluate, transition
 from forms.errors import (
     AmbiguousInstance,
@@ -174,8 +174,9 @@ class FormService:
             return {
                 "ok": False,
                 "error": "internal_error",
-                "message": "the call failed on our side; nothing more than what it reports was saved",
-                "hint": "send the same call again; if it fails again, tell the user",
+                "message": "the call failed on our side",
+                "hint": "read the form to see what was saved, then retry once; if it fails "
+                "again, tell the user",
             }
 
     def status(self, caller: Caller) -> list[str]:
@@ -188,9 +189,17 @@ class FormService:
         ]
         lines: list[str] = []
         for stored in instances:
-            form, instance = self._current(stored)
-            same = sum(1 for i in instances if i.form_id == instance.form_id)
-            line = status_line(form, instance, evaluate(form, instance), qualify=same > 1)
+            try:
+                form, instance = self._current(stored)
+                same = sum(1 for i in instances if i.form_id == instance.form_id)
+                line = status_line(form, instance, evaluate(form, instance), qualify=same > 1)
+            except ToolError as exc:
+                lines.append(f"[form: {stored.form_id}#{stored.id}] unavailable: {exc.message}")
+                continue
+            except (PredicateError, InvalidFormDefinition) as exc:
+                _log.error("status line of %s failed: %s", stored.id, exc)
+                lines.append(f"[form: {stored.form_id}#{stored.id}] unavailable: internal error")
+                continue
             if line:
                 lines.append(line)
         return lines
@@ -202,8 +211,8 @@ class FormService:
         mine = self.store.list_conversation(caller.principal, caller.conversation_id)
         return {
             "ok": True,
-            "summary": f"{len(self.registry.forms())} forms available; {len(mine)} in this "
-            "conversation.",
+            "summary": f"{_count(len(self.registry.forms()), 'form')} available; "
+            f"{len(mine)} in this conversation.",
             "forms": [
                 {
                     "id": f.id,
@@ -229,7 +238,7 @@ class FormService:
         for existing in mine:
             record = existing.state.calls.get(call_id)
             if record is not None:
-                return self._replay(record, "form_start", args)
+                return self._replay(record, "form_start", args, existing, False)
         now = self.clock()
         base = FormInstance(
             id=self.new_id(),
@@ -251,14 +260,15 @@ class FormService:
                 f"this conversation already had {len(started)} open {form.id}; pass instance "
                 "ids from now on"
             )
+        result = self._with_status(result, form, step, qualify=bool(started))
         created = self._with_call(step, "form_start", call_id, args, result).after
         self.store.create(created)
         self._dispatch(step.dispatch)
-        return self._after_dispatch(result, created.id, step)
+        return self._after_dispatch(result, created.id, step, bool(started))
 
     def _form_read(self, caller: Caller, call_id: str, args: FormReadArgs) -> Result:
         del call_id
-        instance = self._locate(caller, args.form, args.instance)
+        instance, qualify = self._locate(caller, args.form, args.instance)
         form, instance = self._current(instance)
         ev = evaluate(form, instance)
         header: Result = {"ok": True, "form": form.id, "instance": instance.id}
@@ -290,8 +300,8 @@ class FormService:
                 ("did you mean " + ", ".join(repr(c) for c in close) + "? " if close else "")
                 + 'omit part for the open step, or send "outline"',
             )
-        line = status_line(form, instance, ev)
-        return {**header, **view, **({"status": line} if line else {})}
+        line = status_line(form, instance, ev, qualify=qualify)
+        return {**header, **view, **({"status_line": line} if line else {})}
 
     def _form_fill(self, caller: Caller, call_id: str, args: FormFillArgs) -> Result:
         def build(form: CompiledForm, instance: FormInstance) -> tuple[Transition, Result]:
@@ -299,7 +309,11 @@ class FormService:
             author = Author(source=_source(caller), actor=caller.principal, tool_call_id=call_id)
             plan = plan_fill(form, instance, args.values, author, now)
             step = transition(
-                form, instance, plan.changes, now, touched_steps=touched_steps(form, plan.changes)
+                form,
+                instance,
+                plan.changes,
+                now,
+                touched_steps=touched_steps(form, plan.changes, plan.unchanged),
             )
             return step, self._fill_result(form, step, plan, verb="Saved")
 
@@ -314,7 +328,11 @@ class FormService:
             if field_id != args.field:
                 plan.resolved[args.field] = field_id
             step = transition(
-                form, instance, plan.changes, now, touched_steps=touched_steps(form, plan.changes)
+                form,
+                instance,
+                plan.changes,
+                now,
+                touched_steps=touched_steps(form, plan.changes, plan.unchanged),
             )
             return step, self._revise_result(form, step, plan, args.action, field_id)
 
@@ -344,20 +362,23 @@ class FormService:
         args: FormFillArgs | FormReviseArgs | FormAbandonArgs,
         build: Callable[[CompiledForm, FormInstance], tuple[Transition, Result]],
     ) -> Result:
-        instance = self._locate(caller, args.form, args.instance)
+        instance, qualify = self._locate(caller, args.form, args.instance)
         for _ in range(self.max_conflict_retries + 1):
             record = instance.state.calls.get(call_id)
             if record is not None:
-                return self._replay(record, tool, args)
+                return self._replay(record, tool, args, instance, qualify)
             if instance.state.status != "open":
                 raise FormClosed(
                     f"this {instance.form_id} is {instance.state.status}"
                     + (f" ({instance.state.closed_reason})" if instance.state.closed_reason else "")
-                    + "; it takes no more answers",
-                    "start the form again if the user wants to change something",
+                    + "; it takes no more changes",
+                    "nothing to do: it is already closed"
+                    if tool == "form_abandon"
+                    else "start the form again if the user wants to change something",
                 )
             form, instance = self._current(instance)
             step, result = build(form, instance)
+            result = self._with_status(result, form, step, qualify)
             if not step.commit.fields and step.commit.state == instance.state.model_copy(
                 update={"updated_at": step.commit.state.updated_at}
             ):
@@ -369,7 +390,7 @@ class FormService:
                 instance = conflict.current or self.store.get(instance.id)
                 continue
             self._dispatch(step.dispatch)
-            return self._after_dispatch(result, stored.id, step)
+            return self._after_dispatch(result, stored.id, step, qualify)
         raise TooManyConflicts(
             "the form was busy with other writes; nothing was saved", "send the same call again"
         )
@@ -400,7 +421,10 @@ class FormService:
             before=step.before,
         )
 
-    def _replay(self, record: CallRecord, tool: str, args: Any) -> Result:
+    def _replay(
+        self, record: CallRecord, tool: str, args: Any, instance: FormInstance, qualify: bool
+    ) -> Result:
+        """The first result of a call, with the status as it stands now; nothing is applied."""
         if record.tool != tool or record.fingerprint != fingerprint(
             tool, args.model_dump(mode="json")
         ):
@@ -408,16 +432,31 @@ class FormService:
                 "this tool_call_id was already used for a different call",
                 "use a new tool_call_id for a new call",
             )
-        return {**record.result, "replayed": True}
+        result: Result = {**record.result, "replayed": True}
+        form, instance = self._current(instance)
+        line = status_line(form, instance, evaluate(form, instance), qualify=qualify)
+        result.pop("status_line", None)
+        if line:
+            result["status_line"] = line
+        if instance.state.status != "open":
+            result["closed"] = instance.state.status
+        return result
 
-    def _locate(self, caller: Caller, form_name: str, instance_id: str | None) -> FormInstance:
-        """The caller's instance of a form: by id, or the only open one (else the latest)."""
+    def _locate(
+        self, caller: Caller, form_name: str, instance_id: str | None
+    ) -> tuple[FormInstance, bool]:
+        """The caller's instance of a form: by id, or the only open one (else the latest).
+
+        Also says whether the conversation has several open instances of that form, in which
+        case the status line names the instance.
+        """
         mine = self.store.list_conversation(caller.principal, caller.conversation_id)
         if instance_id is not None:
             check_id(instance_id, "instance id")
             for instance in mine:
                 if instance.id == instance_id:
-                    return instance
+                    open_ = [i for i in mine if i.state.status == "open"]
+                    return instance, sum(i.form_id == instance.form_id for i in open_) > 1
             raise UnknownInstance(
                 f"no instance {instance_id!r} in this conversation",
                 "call form_list to see this conversation's forms",
@@ -434,7 +473,7 @@ class FormService:
                 f"this conversation has {len(open_)} open {form.id}",
                 "pass instance, one of: " + ", ".join(i.id for i in open_),
             )
-        return open_[0] if open_ else ofthis[-1]
+        return (open_[0] if open_ else ofthis[-1]), False
 
     def _current(self, instance: FormInstance) -> tuple[CompiledForm, FormInstance]:
         """The definition for ``instance``, migrating it first when its version is gone."""
@@ -456,7 +495,9 @@ class FormService:
         if entries and self.dispatcher is not None:
             self.dispatcher.dispatch(self, entries)
 
-    def _after_dispatch(self, result: Result, instance_id: str, step: Transition) -> Result:
+    def _after_dispatch(
+        self, result: Result, instance_id: str, step: Transition, qualify: bool
+    ) -> Result:
         """The result with the status as it stands after in-process hooks ran."""
         if not step.dispatch or self.dispatcher is None:
             return result
@@ -467,10 +508,10 @@ class FormService:
         form, instance = self._current(instance)
         ev = evaluate(form, instance)
         updated = dict(result)
-        line = status_line(form, instance, ev)
-        updated.pop("status", None)
+        line = status_line(form, instance, ev, qualify=qualify)
+        updated.pop("status_line", None)
         if line:
-            updated["status"] = line
+            updated["status_line"] = line
         if instance.state.status != "open":
             updated["closed"] = instance.state.status
             if instance.state.closed_reason:
@@ -529,11 +570,17 @@ class FormService:
     ) -> Result:
         fe = step.evaluation.fields[field_id]
         label = form.fields[field_id].label
+        now = fe.revision.value if fe.revision and fe.revision.kind == "value" else None
+        shown = json.dumps(now, ensure_ascii=False) if now is not None else "no answer"
         if plan.unchanged:
-            summary = f"{label} was already {'declined' if action == 'decline' else 'that'}."
+            summary = f"{label} was already {'declined' if action == 'decline' else shown}."
+        elif action == "set":
+            summary = f"Set {label} to {shown}."
+        elif action == "retract":
+            summary = f"Retracted {label}; it has no answer now ({fe.status})."
+        elif action == "decline":
+            summary = f"Recorded that the user prefers not to give {label}."
         else:
-            now = fe.revision.value if fe.revision and fe.revision.kind == "value" else None
-            shown = json.dumps(now, ensure_ascii=False) if now is not None else "no answer"
             summary = f"{action.capitalize()} on {label}: now {shown} ({fe.status})."
         result: Result = {"ok": True, "summary": summary}
         if plan.resolved:
@@ -541,7 +588,7 @@ class FormService:
         return self._finish(form, step, result)
 
     def _finish(self, form: CompiledForm, step: Transition, result: Result) -> Result:
-        instance, ev = step.after, step.evaluation
+        instance = step.after
         orphaned, restored = step.orphaned(), step.restored()
         if orphaned:
             result["now_held"] = {
@@ -554,18 +601,41 @@ class FormService:
             result["fired"] = [e.key for e in step.dispatch]
         if instance.state.status != "open":
             result["closed"] = instance.state.status
-        line = status_line(form, instance, ev)
+        return result
+
+    def _with_status(
+        self, result: Result, form: CompiledForm, step: Transition, qualify: bool
+    ) -> Result:
+        line = status_line(form, step.after, step.evaluation, qualify=qualify)
         if line:
-            result["status"] = line
+            result["status_line"] = line
         return result
 
     # ------------------------------------------------------------------ hooks
+
+    def retry_hook(self, instance_id: str, key: str) -> bool:
+        """Operator action: put a failed outbox entry back to pending and dispatch it again.
+
+        The occurrence and its key stay the same, so the executor sees the key it saw before.
+        Returns False when there is no such failed entry.
+        """
+        from forms.hooks import reopen
+
+        entry = reopen(self, instance_id, key)
+        if entry is None:
+            return False
+        self._dispatch([entry])
+        return True
 
     def run_hook(self, instance_id: str, key: str) -> Sequence[OutboxEntry]:
         """Run one outbox entry's executor and commit its effects; see ``forms.hooks``."""
         from forms.hooks import run_hook
 
         return run_hook(self, instance_id, key)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _hook_report(instance: FormInstance, entries: Sequence[OutboxEntry]) -> list[Result]:
@@ -591,8 +661,9 @@ def _json_result(result: Result) -> dict[str, JsonValue]:
 def _describe_validation(exc: ValidationError) -> str:
     problems = []
     for error in exc.errors(include_url=False)[:3]:
-        where = ".".join(str(p) for p in error["loc"]) or "input"
-        problems.append(f"{where}: {error['msg']}")
+        loc = [str(p) for p in error["loc"]]
+        where = ".".join(loc[:4]) + (".…" if len(loc) > 4 else "") or "input"
+        problems.append(f"{where}: {error['msg'][:200]}")
     return "bad input: " + "; ".join(problems)
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from forms.compiler import CompiledField, CompiledForm, CompiledStep
+from forms.compiled import CompiledField, CompiledForm, CompiledStep
 from forms.engine import Evaluation, FieldEval
 from forms.instance import FieldHistory, FormInstance, Revision
 

@@ -1,1 +1,18 @@
-"""Example forms."""
+"""Example form definitions: realistic forms that together use every engine feature.
+
+* ``travel_claim``: a four-step expense claim with a mode-gated branch and a policy-cap
+  checkpoint that rejects (``Fail``) until the total is within policy.
+* ``pi_intake``: a personal-injury intake whose triage checkpoint stamps a derived value and
+  jumps forward in one firing, and routes back to a completed step (a revisit).
+* ``grant_application``: an application whose eligibility checkpoint terminates it as
+  ineligible, with a field executor and a form executor returning a reference.
+"""
+
+from forms.definition import FormDef
+from forms.examples.grant_application import grant_application
+from forms.examples.pi_intake import pi_intake
+from forms.examples.travel_claim import travel_claim
+
+EXAMPLES: tuple[FormDef, ...] = (travel_claim, pi_intake, grant_application)
+
+__all__ = ["EXAMPLES", "grant_application", "pi_intake", "travel_claim"]

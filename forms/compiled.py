@@ -1,0 +1,135 @@
+"""The compiled form: an immutable index the engine and the tools read.
+
+``compile_form`` (in ``forms.compiler``) builds it once per definition: fields and steps in
+definition order, each field's type facts, the alias index over normalised ids and labels, the
+hooks in dispatch order, and the migrations.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Literal
+
+from forms.definition import Executor, FormDef, Migration, Predicate
+from forms.schema import FieldType
+
+HookKind = Literal["field", "step", "checkpoint", "form"]
+
+
+def normalise(name: str) -> str:
+    """The alias key of an id or label: camelCase split, lowercased, punctuation removed."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name.strip())
+    return re.sub(r"[^0-9a-z]+", "", spaced.lower())
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledField:
+    id: str
+    label: str
+    step: str
+    index: int
+    type: FieldType
+    ask: str | None
+    when: Predicate | None
+    when_arity: int
+    on_fill: Executor | None
+
+    @property
+    def optional(self) -> bool:
+        return self.type.optional
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledStep:
+    id: str
+    title: str
+    preview: str
+    guidance: str | None
+    index: int
+    fields: tuple[str, ...]
+    first_field: int
+    when: Predicate | None
+    when_arity: int
+    on_complete: Executor | None
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledCheckpoint:
+    id: str
+    title: str
+    when: Predicate
+    when_arity: int
+    run: Executor | None
+
+
+@dataclass(frozen=True, slots=True)
+class Hook:
+    """A point executors hang on. ``id`` is the middle segment of the idempotency key."""
+
+    id: str
+    kind: HookKind
+    target: str
+    executor: Executor | None
+
+
+@dataclass(frozen=True)
+class CompiledForm:
+    """The checked, indexed form. Immutable; built once per definition and cached."""
+
+    definition: FormDef
+    id: str
+    version: int
+    title: str
+    description: str
+    fields: Mapping[str, CompiledField]
+    steps: Mapping[str, CompiledStep]
+    checkpoints: Mapping[str, CompiledCheckpoint]
+    hooks: tuple[Hook, ...]
+    field_index: Mapping[str, int]
+    step_index: Mapping[str, int]
+    aliases: Mapping[str, str]
+    step_aliases: Mapping[str, str]
+    migrations: Mapping[int, Migration]
+    closes_on_complete: bool
+    on_complete: Executor | None
+
+    def resolve_field(self, name: str) -> str | None:
+        """The field id ``name`` denotes (exact id, or an alias of an id or label)."""
+        if name in self.fields:
+            return name
+        return self.aliases.get(normalise(name))
+
+    def resolve_step(self, name: str) -> str | None:
+        if name in self.steps:
+            return name
+        return self.step_aliases.get(normalise(name))
+
+    def suggest_fields(self, name: str, limit: int = 3) -> list[str]:
+        return _suggest(name, self.aliases, limit)
+
+    def suggest_steps(self, name: str, limit: int = 3) -> list[str]:
+        return _suggest(name, self.step_aliases, limit)
+
+    def hook(self, hook_id: str) -> Hook | None:
+        return self._hooks_by_id.get(hook_id)
+
+    @cached_property
+    def _hooks_by_id(self) -> dict[str, Hook]:
+        return {hook.id: hook for hook in self.hooks}
+
+
+def _suggest(name: str, index: Mapping[str, str], limit: int) -> list[str]:
+    key = normalise(name)
+    found: list[str] = []
+    for match in difflib.get_close_matches(key, list(index), n=limit * 3, cutoff=0.6):
+        target = index[match]
+        if target not in found:
+            found.append(target)
+    if not found and key:
+        found = [t for k, t in index.items() if key in k or (len(k) >= 3 and k in key)]
+        found = list(dict.fromkeys(found))
+    return found[:limit]

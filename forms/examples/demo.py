@@ -1,0 +1,323 @@
+"""A scripted conversation over the example forms: ``python -m forms.examples.demo``.
+
+Everything runs in this process (in-memory store, in-process dispatcher) with a fixed clock and
+sequential ids, so the output is the same on every run. Each turn prints what the user said,
+the tool call the agent makes, the tool result, and the status line the agent would see in its
+system prompt next turn. The script checks each key outcome as it goes and stops with a message
+if one does not happen, so it doubles as a smoke test.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from forms.examples import EXAMPLES
+from forms.hooks import InProcessDispatcher
+from forms.registry import FormRegistry
+from forms.service import Caller, FormService
+from forms.storage import InMemoryFormStore
+
+WIDTH = 96
+_SHOWN: tuple[str, ...] = ("resolved", "held", "now_held", "restored", "rejected", "unknown")
+_SHOWN += ("fired", "hooks", "closed", "reason")
+
+
+class Clock:
+    """A fixed start that ticks one second per reading."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2025, 3, 10, 9, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(seconds=1)
+        return self.now
+
+
+def compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+def say(prefix: str, text: str, indent: int = 4) -> None:
+    print(
+        textwrap.fill(
+            text,
+            WIDTH,
+            initial_indent=" " * indent + prefix,
+            subsequent_indent=" " * (indent + len(prefix)),
+            break_on_hyphens=False,
+        )
+    )
+
+
+def expect(condition: object, what: str) -> None:
+    if not condition:
+        raise SystemExit(f"demo: expected {what}, but it did not happen")
+
+
+class Demo:
+    def __init__(self) -> None:
+        ids = iter(range(1, 1000))
+        self.service = FormService(
+            FormRegistry(EXAMPLES),
+            InMemoryFormStore(),
+            InProcessDispatcher(),
+            clock=Clock(),
+            new_id=lambda: f"fi_{next(ids):04d}",
+        )
+        self.calls = 0
+        self.caller = Caller("user-1", "conv-1")
+
+    def section(self, title: str, conversation: str) -> None:
+        self.caller = Caller("user-1", conversation)
+        print(f"\n{'=' * WIDTH}\n{title}  [conversation {conversation}]\n{'=' * WIDTH}")
+
+    def turn(
+        self, user: str | None, tool: str, payload: dict[str, Any], note: str = ""
+    ) -> dict[str, Any]:
+        print()
+        if user is None:
+            say("", f"(agent: {note})", indent=2)
+        else:
+            say("user:  ", f"“{user}”", indent=2)
+        self.calls += 1
+        say("call:  ", f"{tool} {compact(payload)}")
+        result = self.service.call(self.caller, tool, f"call_{self.calls:03d}", payload)
+        if not result["ok"]:
+            say("error: ", f"{result['error']}: {result['message']}")
+            if "hint" in result:
+                say("hint:  ", result["hint"])
+        else:
+            say("result: ", result.get("summary", ""))
+            for key in _SHOWN:
+                if key in result:
+                    say(f"{key}: ", compact(result[key]), indent=12)
+            if "revisions" in result:
+                say("", f"{result['label']} = {compact(result.get('value'))}", indent=12)
+            for rev in result.get("revisions", []):
+                say("", f"revision {rev['n']}: {compact(rev.get('value'))} by {rev['by']}", 14)
+            for row in result.get("fields", []):
+                value = f"  = {compact(row['value'])}" if "value" in row else ""
+                say("", f"{row['label']}: {row['status']}{value}", indent=12)
+        lines = "\n".join(self.service.status(self.caller)).splitlines()
+        for n, line in enumerate(lines or ["(no open forms)"]):
+            say("status: " if n == 0 else "        ", line)
+        return result
+
+    def value(self, instance: str, field_id: str) -> Any:
+        revision = self.service.store.get(instance).field(field_id).in_force()
+        return revision.value if revision is not None else None
+
+    def status(self) -> str:
+        return "\n".join(self.service.status(self.caller))
+
+
+def travel_claim(demo: Demo) -> None:
+    demo.section("1. Travel claim: front-loading, aliases, a rejected value, held + undo", "conv-t")
+    r = demo.turn(
+        "I need to claim for my Lisbon trip: I flew out on 3 March on TP1234 and came back on "
+        "the 7th. It was for the client kickoff.",
+        "form_start",
+        {
+            "form": "travel-claim",
+            "values": {
+                "destination": "Lisbon",
+                "departure_date": "2025-03-03",
+                "return_date": "2025-03-07",
+                "purpose": "client kickoff",
+                "mode": "air",
+                "flight_number": "TP1234",
+            },
+        },
+    )
+    claim = r["instance"]
+    expect("Trip (" not in demo.status(), "one call to capture answers from two later steps")
+    expect('step 1/4 "Claimant"' in demo.status(), "the claim to still start at Claimant")
+    r = demo.turn(
+        "I'm Ana Ferreira, staff number AB1234.",
+        "form_fill",
+        {"form": "travel-claim", "values": {"Full name": "Ana Ferreira", "staffId": "AB1234"}},
+    )
+    expect(
+        r.get("resolved") == {"Full name": "full_name", "staffId": "staff_id"}, "aliases resolved"
+    )
+    r = demo.turn(
+        "Cost centre is CC-104, and yes, the receipts are attached.",
+        "form_fill",
+        {"form": "travel-claim", "values": {"cost_centre": "CC-104", "receipts_attached": "yes"}},
+    )
+    expect(r["ok"] and r["rejected"][0]["field"] == "receipts_attached", "only 'yes' rejected")
+    expect("true" in r["rejected"][0].get("hint", ""), "a hint naming the JSON to send")
+    demo.turn(
+        None,
+        "form_fill",
+        {"form": "travel-claim", "values": {"receipts_attached": True}},
+        note="resends it as the JSON boolean, as the hint says",
+    )
+    expect(demo.value(claim, "receipts_attached") is True, "the resent boolean accepted")
+
+    demo.turn(
+        "Actually I took the train, not a plane.",
+        "form_revise",
+        {"form": "travel-claim", "field": "mode", "action": "set", "value": "rail"},
+    )
+    r = demo.turn(
+        None,
+        "form_read",
+        {"form": "travel-claim", "part": "travel"},
+        note="reads the step to see what the correction did",
+    )
+    held = {f["id"]: f["status"] for f in r["fields"]}
+    expect(held["flight_number"] == "held", "the flight number held, not dropped")
+    r = demo.turn(
+        "Sorry, I mixed that up with another trip: it was the flight after all.",
+        "form_revise",
+        {"form": "travel-claim", "field": "mode", "action": "undo"},
+    )
+    expect("flight_number" in r.get("restored", {}), "undo to bring the flight number back live")
+    expect(demo.value(claim, "flight_number") == "TP1234", "the same flight number as before")
+
+    demo.section("2. Travel claim: a policy checkpoint rejects, then a correction", "conv-t")
+    r = demo.turn(
+        "The total came to 2,450 euros.",
+        "form_fill",
+        {"form": "travel-claim", "values": {"total": 2450}},
+    )
+    key = f"{claim}:checkpoint.policy_cap:1"
+    expect(r.get("fired") == [key], f"the policy cap to fire with key {key}")
+    expect("over the 2000 EUR policy cap" in demo.status(), "the rejection on the status line")
+    demo.turn(
+        "Fine, leave out the taxi: make it 1,950.",
+        "form_fill",
+        {"form": "travel-claim", "values": {"total": 1950}},
+    )
+    expect("policy cap" not in demo.status(), "the correction to clear the rejection")
+    r = demo.turn(
+        "My manager is joao.silva@example.com.",
+        "form_fill",
+        {"form": "travel-claim", "values": {"manager_email": "joao.silva@example.com"}},
+    )
+    expect(r.get("closed") == "completed", "the claim to complete")
+
+
+def pi_intake(demo: Demo) -> None:
+    demo.section("3. PI intake: triage stamps a track and jumps forward", "conv-pi-1")
+    r = demo.turn(
+        "Someone rear-ended me at a junction. I'm Sam Okafor, born 2 May 1988, phone 07700 900123.",
+        "form_start",
+        {
+            "form": "pi-intake",
+            "values": {
+                "full_name": "Sam Okafor",
+                "date_of_birth": "1988-05-02",
+                "phone": "07700 900123",
+                "incident_type": "vehicle",
+            },
+        },
+    )
+    intake = r["instance"]
+    r = demo.turn(
+        "It was on 14 February, two cars, police ref 4471/25. Minor really, just a bump.",
+        "form_fill",
+        {
+            "form": "pi-intake",
+            "values": {
+                "incident_date": "2025-02-14",
+                "description": "Rear-ended while stopped at a junction",
+                "vehicle_count": 2,
+                "police_report_number": "4471/25",
+                "severity": "minor",
+            },
+        },
+    )
+    expect(r.get("fired") == [f"{intake}:checkpoint.triage:1"], "triage to fire")
+    r = demo.turn(
+        None,
+        "form_read",
+        {"form": "pi-intake", "part": "track"},
+        note="reads the field triage stamped",
+    )
+    expect(r.get("value") == "fast", "triage to stamp the fast track")
+    expect('step 4/4 "Review"' in demo.status(), "the jump forward to Review")
+    demo.turn(
+        "No lawyer. And yes, that summary is right.",
+        "form_fill",
+        {"form": "pi-intake", "values": {"has_lawyer": False, "confirmed": True}},
+    )
+    expect('step 3/4 "Injuries"' in demo.status(), "Injuries to be asked after the review")
+
+    demo.section("4. PI intake: a prior claim sends the agent back (a revisit)", "conv-pi-2")
+    demo.turn(
+        "I'm Maria Lopez, born 9 November 1975, on 0113 496 0000. I claimed with you before: "
+        "PC-20417.",
+        "form_start",
+        {
+            "form": "pi-intake",
+            "values": {
+                "full_name": "Maria Lopez",
+                "date_of_birth": "1975-11-09",
+                "phone": "0113 496 0000",
+                "prior_claim_id": "PC-20417",
+            },
+        },
+    )
+    demo.turn(
+        "I slipped on a wet floor at the supermarket on 20 January; I was off work a week.",
+        "form_fill",
+        {
+            "form": "pi-intake",
+            "values": {
+                "incident_type": "premises",
+                "incident_date": "2025-01-20",
+                "description": "Slipped on an unmarked wet floor in a supermarket aisle",
+                "severity": "moderate",
+            },
+        },
+    )
+    expect('back at step 1/4 "Identity"' in demo.status(), "the revisit of Identity")
+    demo.turn(
+        "Yes, that's all me, but my number changed: it's 07700 900456 now.",
+        "form_fill",
+        {"form": "pi-intake", "values": {"phone": "07700 900456"}},
+    )
+    expect('step 3/4 "Injuries"' in demo.status(), "a write into Identity to end the revisit")
+
+
+def grant(demo: Demo) -> None:
+    demo.section("5. Grant application: ineligible, so it terminates", "conv-g")
+    r = demo.turn(
+        "We're a bakery in Leeds: 12 staff, about 180k a year, trading for 8 months.",
+        "form_start",
+        {
+            "form": "grant-application",
+            "values": {
+                "country": "England",
+                "annual_revenue": 180000,
+                "employee_count": 12,
+                "years_trading": 0.7,
+            },
+        },
+    )
+    expect(r.get("closed") == "terminated", "the eligibility checkpoint to terminate")
+    expect(str(r.get("reason", "")).startswith("ineligible:"), "an ineligibility reason")
+    r = demo.turn(
+        "Can I add our company number anyway? It's 09876543.",
+        "form_fill",
+        {"form": "grant-application", "values": {"registration_number": "09876543"}},
+    )
+    expect(r.get("error") == "form_closed", "a write to a terminated form refused")
+
+
+def main() -> int:
+    demo = Demo()
+    travel_claim(demo)
+    pi_intake(demo)
+    grant(demo)
+    print(f"\nDemo finished: {demo.calls} tool calls, every expected outcome seen.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
