@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help venv demo test lint format typecheck check bench clean
+.PHONY: help venv demo test lint format typecheck check bench validate sam-build clean
 
 help:
 	@echo "make demo       run the scripted conversation (in-process)"
@@ -12,6 +12,8 @@ help:
 	@echo "make lint       ruff (lint + format check) and mypy strict"
 	@echo "make check      lint, then test"
 	@echo "make bench      print the surface's context cost"
+	@echo "make validate   sam validate --lint on template.yaml"
+	@echo "make sam-build  sam build (Lambda artifacts under .aws-sam/)"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +45,30 @@ check: lint test
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.tool_surface
+
+# The SAM CLI lives in its own virtualenv: it pins versions (pydantic among them) that must not
+# leak into the project's.
+SAM_VENV := .venv-sam
+SAM := $(SAM_VENV)/bin/sam
+$(SAM):
+	$(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(SAM_VENV)/bin/python -m pip install --quiet "aws-sam-cli>=1.120"
+
+validate: $(SAM)
+	SAM_CLI_TELEMETRY=0 $(SAM) validate --lint --template-file template.yaml
+
+sam-build: $(SAM)
+	SAM_CLI_TELEMETRY=0 $(SAM) build --config-file infra/samconfig.toml --template-file template.yaml
+
+# Called by `sam build` (BuildMethod: makefile) with ARTIFACTS_DIR set: the function's code and
+# its run-time requirements, built for the function's platform (Python 3.11 on arm64).
+LAMBDA_PLATFORM := --platform manylinux2014_aarch64 --implementation cp --python-version 3.11 --only-binary=:all:
+build-ToolsFunction:
+	python3 -m pip install --quiet --target "$(ARTIFACTS_DIR)" $(LAMBDA_PLATFORM) \
+		-r infra/lambda-requirements.txt
+	cp -r forms functions "$(ARTIFACTS_DIR)/"
+	find "$(ARTIFACTS_DIR)" -name __pycache__ -type d -prune -exec rm -rf {} +
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -282,7 +282,7 @@ def _edges(
         elif hook.kind == "checkpoint":
             checkpoint = form.checkpoints[hook.target]
             for cp in form.checkpoints:
-                fired.setdefault(cp, previous.get(f"checkpoint.{cp}", HookState()).count)
+                fired.setdefault(cp, previous.get(f"checkpoint.{cp}", _NEVER).count)
             holds = _call(
                 checkpoint.when,
                 checkpoint.when_arity,
@@ -292,20 +292,30 @@ def _edges(
             )
         else:
             continue
-        before = previous.get(hook.id, HookState())
+        before = previous.get(hook.id, _NEVER)
         count = before.count + 1 if holds and not before.holds else before.count
         if count != before.count:
             rising.append(hook)
             if hook.kind == "checkpoint":
                 fired[hook.target] = count
-        hooks[hook.id] = HookState(holds=holds, count=count)
+        hooks[hook.id] = _hook_state(before, holds, count)
     return hooks, rising
+
+
+_NEVER = HookState()
+
+
+def _hook_state(before: HookState, holds: bool, count: int) -> HookState:
+    """The new state of a hook, reusing the old object when nothing changed (the common case)."""
+    if before.holds == holds and before.count == count:
+        return before
+    return HookState.model_construct(holds=holds, count=count)
 
 
 def _active(rejection: Rejection, hooks: Mapping[str, HookState]) -> bool:
     """A rejection holds for the crossing that produced it: while its hook still holds and has
     not risen again since. A later crossing is judged afresh by its own run."""
-    hook = hooks.get(rejection.hook_id, HookState())
+    hook = hooks.get(rejection.hook_id, _NEVER)
     return hook.holds and hook.count == rejection.occurrence
 
 
@@ -328,7 +338,7 @@ def _waiting(
         hook = form.hook(entry.hook_id)
         if hook is None or hook.kind == "form":
             continue
-        state = hooks.get(entry.hook_id, HookState())
+        state = hooks.get(entry.hook_id, _NEVER)
         if entry.status == "pending" or (
             hook.kind == "checkpoint" and state.holds and state.count == entry.occurrence
         ):
@@ -344,11 +354,11 @@ def _form_edge(
     ready: bool,
 ) -> tuple[dict[str, HookState], tuple[Hook, ...]]:
     hook = form.hooks[-1]
-    before = previous.get(hook.id, HookState())
+    before = previous.get(hook.id, _NEVER)
     count = before.count + 1 if ready and not before.holds else before.count
     if count != before.count:
         rising.append(hook)
-    hooks[hook.id] = HookState(holds=ready, count=count)
+    hooks[hook.id] = _hook_state(before, ready, count)
     return hooks, tuple(rising)
 
 

@@ -1,0 +1,457 @@
+"""A ``FormStore`` on one DynamoDB table, through an injected low-level boto3 client.
+
+No boto3 import here: the caller builds the client (``boto3.client("dynamodb")``) and hands it
+in, and errors are caught through ``client.exceptions``. Values are stored as JSON text in
+string attributes, so numbers never go through DynamoDB's Number type.
+
+Items of one instance share its partition, ``pk = "I#<instance_id>"`` (sort keys below); a
+fourth kind of item, in the principal's partition, indexes conversations::
+
+    STATE                     header, version (N), per-field cursor and count, state sans calls
+    R#<version:010d>#<part>   revisions appended by the commit that produced <version>; immutable
+    C#<tool_call_id>          one CallRecord of ``state.calls``
+    P#<principal>#C#<conv> / I#<created_at>#<id>   the conversation index item
+
+``docs/dynamodb.md`` has the access patterns and their cost in requests.
+
+Query is only read-committed against transactions: one page may show a transaction's STATE item
+and not yet its revision items, or the reverse. Every item written by a commit therefore carries
+the version it belongs to, the STATE item says exactly which items make up that version (counts
+per field, the version of each call record), and a read that does not add up is taken again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter
+
+from forms.errors import AlreadyExists, ConflictError, NotFound, StoreError
+from forms.instance import (
+    CallRecord,
+    Commit,
+    FieldHistory,
+    FormInstance,
+    InstanceState,
+    Revision,
+    apply_commit,
+)
+from forms.storage.port import FormStore
+
+MAX_TRANSACTION_ACTIONS = 100
+"""DynamoDB's limit on the actions of one TransactWriteItems."""
+MAX_TRANSACTION_BYTES = 4_000_000
+"""DynamoDB's limit on the total size of one TransactWriteItems (4 MB), with some headroom."""
+DYNAMODB_ITEM_LIMIT = 400_000
+"""DynamoDB's item size limit (400 KB)."""
+
+STATE_SK = "STATE"
+_REVISIONS = "R#"
+_CALL = "C#"
+_ITEM_OVERHEAD = 200
+"""Bytes reserved in a revision item for its keys and other attributes besides the payload."""
+
+_Parts = TypeAdapter(dict[str, list[Revision]])
+_Fields = TypeAdapter(dict[str, tuple[int, int]])
+_CallVersions = TypeAdapter(dict[str, int])
+
+
+class _Header(BaseModel):
+    """The instance's identity, as stored on its STATE item."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    form_id: str
+    form_version: int
+    principal: str
+    conversation_id: str
+    created_at: datetime
+
+
+class DynamoDBFormStore(FormStore):
+    """Form instances in one DynamoDB table (``pk``/``sk`` strings), strongly consistent.
+
+    ``client`` is a boto3 DynamoDB *client*; ``max_item_bytes`` bounds the payload of one
+    revision item (below DynamoDB's 400 KB). ``read_attempts`` bounds how often a read that
+    caught a transaction half-visible is repeated; ``pause(attempt)``, if given, runs between
+    attempts (the composition root may pass a short sleep; the engine keeps no clock).
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        table_name: str,
+        *,
+        max_item_bytes: int = 350_000,
+        read_attempts: int = 5,
+        pause: Callable[[int], None] | None = None,
+    ) -> None:
+        if not 1_000 <= max_item_bytes <= DYNAMODB_ITEM_LIMIT - _ITEM_OVERHEAD:
+            raise ValueError(f"max_item_bytes must be 1000..{DYNAMODB_ITEM_LIMIT - _ITEM_OVERHEAD}")
+        if read_attempts < 1:
+            raise ValueError("read_attempts must be at least 1")
+        self._client = client
+        self._table = table_name
+        self._max_item_bytes = max_item_bytes
+        self._read_attempts = read_attempts
+        self._pause = pause
+
+    # ------------------------------------------------------------------ the port
+
+    def create(self, instance: FormInstance) -> None:
+        stored = instance.snapshot()
+        pk = instance_key(stored.id)
+        call_versions = {call_id: stored.version for call_id in stored.state.calls}
+        actions = [
+            self._put(self._state_item(stored, call_versions), "attribute_not_exists(pk)"),
+            self._put(
+                {
+                    "pk": _s(conversation_key(stored.principal, stored.conversation_id)),
+                    "sk": _s(f"I#{sortable(stored.created_at)}#{stored.id}"),
+                    "instance_id": _s(stored.id),
+                },
+                "attribute_not_exists(pk)",
+            ),
+        ]
+        appended = {f: log.revisions for f, log in stored.history.items() if log.revisions}
+        actions += [
+            self._put(item, "attribute_not_exists(pk)")
+            for item in self._revision_items(pk, stored.version, appended)
+        ]
+        actions += [
+            self._put(
+                self._call_item(pk, call_id, record, stored.version), "attribute_not_exists(pk)"
+            )
+            for call_id, record in stored.state.calls.items()
+        ]
+        try:
+            self._transact(actions)
+        except self._client.exceptions.TransactionCanceledException as exc:
+            if "ConditionalCheckFailed" in _reason_codes(exc):
+                raise AlreadyExists(f"instance {stored.id} already exists") from None
+            raise
+
+    def get(self, instance_id: str) -> FormInstance:
+        loaded = self._load(instance_id)
+        if loaded is None:
+            raise NotFound(f"instance {instance_id} not found")
+        return loaded[0]
+
+    def list_conversation(self, principal: str, conversation_id: str) -> list[FormInstance]:
+        index = self._query(conversation_key(principal, conversation_id))
+        found: list[FormInstance] = []
+        for item in index:
+            loaded = self._load(item["instance_id"]["S"])
+            if loaded is not None:  # an index item whose create is not visible yet
+                found.append(loaded[0])
+        return sorted(found, key=lambda inst: (inst.created_at, inst.id))
+
+    def commit(self, commit: Commit) -> FormInstance:
+        loaded = self._load(commit.instance_id)
+        if loaded is None:
+            raise NotFound(f"instance {commit.instance_id} not found")
+        current, stored_calls = loaded
+        applied = apply_commit(current, commit)  # ConflictError / ValueError: nothing written
+        pk = instance_key(applied.id)
+        version = applied.version
+
+        call_versions: dict[str, int] = {}
+        call_actions: list[dict[str, Any]] = []
+        for call_id, record in applied.state.calls.items():
+            old = current.state.calls.get(call_id)
+            if old == record:
+                call_versions[call_id] = stored_calls[call_id]
+                continue
+            call_versions[call_id] = version
+            item = self._call_item(pk, call_id, record, version)
+            call_actions.append(
+                self._put(item, "attribute_not_exists(pk)" if old is None else None)
+            )
+        call_actions += [
+            {"Delete": {"TableName": self._table, "Key": _key(pk, _CALL + call_id)}}
+            for call_id in current.state.calls
+            if call_id not in applied.state.calls
+        ]
+        appended = {f: change.append for f, change in commit.fields.items() if change.append}
+        revision_actions = [
+            self._put(item, "attribute_not_exists(pk)")
+            for item in self._revision_items(pk, version, appended)
+        ]
+        state_put = self._put(
+            self._state_item(applied, call_versions),
+            "#v = :expected",
+            names={"#v": "version"},
+            values={":expected": {"N": str(commit.expected_version)}},
+        )
+        actions = [state_put, *revision_actions, *call_actions]
+        try:
+            if len(actions) == 1:
+                self._client.put_item(**state_put["Put"])
+            else:
+                self._transact(actions)
+        except (
+            self._client.exceptions.ConditionalCheckFailedException,
+            self._client.exceptions.TransactionCanceledException,
+        ) as exc:
+            codes = _reason_codes(exc)
+            lost = codes[:1] == ["ConditionalCheckFailed"] or "TransactionConflict" in codes
+            if not lost:
+                raise StoreError(f"commit to {applied.id} cancelled: {codes}") from exc
+            fresh = self._load(applied.id)
+            if fresh is None:
+                raise NotFound(f"instance {applied.id} not found") from None
+            raise ConflictError(applied.id, commit.expected_version, fresh[0]) from None
+        return applied
+
+    # ------------------------------------------------------------------ reading
+
+    def _load(self, instance_id: str) -> tuple[FormInstance, dict[str, int]] | None:
+        """The instance and the version of each call record, or None when there is none."""
+        for attempt in range(self._read_attempts):
+            if attempt and self._pause is not None:
+                self._pause(attempt)
+            items = self._query(instance_key(instance_id))
+            state = next((i for i in reversed(items) if i["sk"]["S"] == STATE_SK), None)
+            if state is None:
+                return None
+            built = _assemble(state, items)
+            if built is not None:
+                return built
+        raise StoreError(
+            f"instance {instance_id}: {self._read_attempts} reads did not add up to one version"
+        )
+
+    def _query(self, pk: str) -> list[dict[str, Any]]:
+        """Every item of a partition, in sort-key order: one strongly consistent Query, paged."""
+        items: list[dict[str, Any]] = []
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": _s(pk)},
+            "ConsistentRead": True,
+        }
+        while True:
+            page = self._client.query(**request)
+            items.extend(page.get("Items", []))
+            last = page.get("LastEvaluatedKey")
+            if not last:
+                return items
+            request["ExclusiveStartKey"] = last
+
+    # ------------------------------------------------------------------ writing
+
+    def _transact(self, actions: list[dict[str, Any]]) -> None:
+        if len(actions) > MAX_TRANSACTION_ACTIONS:
+            raise ValueError(
+                f"this write needs {len(actions)} items, over DynamoDB's "
+                f"{MAX_TRANSACTION_ACTIONS} per transaction; nothing was stored"
+            )
+        size = sum(_item_bytes(a.get("Put", {}).get("Item", {})) for a in actions)
+        if size > MAX_TRANSACTION_BYTES:
+            raise ValueError(
+                f"this write is {size} bytes, over DynamoDB's 4 MB per transaction; "
+                "nothing was stored"
+            )
+        self._client.transact_write_items(TransactItems=actions)
+
+    def _put(
+        self,
+        item: dict[str, Any],
+        condition: str | None,
+        *,
+        names: dict[str, str] | None = None,
+        values: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        put: dict[str, Any] = {"TableName": self._table, "Item": item}
+        if condition is not None:
+            put["ConditionExpression"] = condition
+        if names:
+            put["ExpressionAttributeNames"] = names
+        if values:
+            put["ExpressionAttributeValues"] = values
+        return {"Put": put}
+
+    def _state_item(self, instance: FormInstance, call_versions: dict[str, int]) -> dict[str, Any]:
+        header = _Header(
+            id=instance.id,
+            form_id=instance.form_id,
+            form_version=instance.form_version,
+            principal=instance.principal,
+            conversation_id=instance.conversation_id,
+            created_at=instance.created_at,
+        )
+        fields = {f: (log.cursor, len(log.revisions)) for f, log in instance.history.items()}
+        return {
+            "pk": _s(instance_key(instance.id)),
+            "sk": _s(STATE_SK),
+            "version": {"N": str(instance.version)},
+            "header": _s(header.model_dump_json()),
+            "fields": _s(_Fields.dump_json(fields).decode()),
+            "calls": _s(_CallVersions.dump_json(call_versions).decode()),
+            "state": _s(instance.state.model_dump_json(exclude={"calls"})),
+        }
+
+    def _call_item(self, pk: str, call_id: str, record: CallRecord, version: int) -> dict[str, Any]:
+        return {
+            "pk": _s(pk),
+            "sk": _s(_CALL + call_id),
+            "v": {"N": str(version)},
+            "record": _s(record.model_dump_json()),
+        }
+
+    def _revision_items(
+        self, pk: str, version: int, appended: Mapping[str, tuple[Revision, ...]]
+    ) -> list[dict[str, Any]]:
+        """The items holding ``appended``, split so no payload passes ``max_item_bytes``."""
+        limit = self._max_item_bytes - len(pk.encode()) - _ITEM_OVERHEAD
+        items = []
+        for part, payload in enumerate(_pack(appended, limit)):
+            items.append(
+                {
+                    "pk": _s(pk),
+                    "sk": _s(f"{_REVISIONS}{version:010d}#{part:03d}"),
+                    "v": {"N": str(version)},
+                    "revs": _s(payload),
+                }
+            )
+        if len(items) > 999:
+            raise ValueError(f"{len(items)} revision items in one write; nothing was stored")
+        return items
+
+
+# ---------------------------------------------------------------------- keys
+
+
+def instance_key(instance_id: str) -> str:
+    return f"I#{instance_id}"
+
+
+def conversation_key(principal: str, conversation_id: str) -> str:
+    """The index partition of one principal's conversation; '#' and '%' escaped, so unambiguous."""
+    return f"P#{_escape(principal)}#C#{_escape(conversation_id)}"
+
+
+def sortable(moment: datetime) -> str:
+    """A fixed-width UTC timestamp: sorts as text exactly as the instants sort (naive = UTC)."""
+    utc = moment.astimezone(UTC) if moment.tzinfo is not None else moment
+    return (
+        f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:"
+        f"{utc.second:02d}.{utc.microsecond:06d}Z"
+    )
+
+
+def _escape(part: str) -> str:
+    return part.replace("%", "%25").replace("#", "%23")
+
+
+def _s(text: str) -> dict[str, str]:
+    return {"S": text}
+
+
+def _key(pk: str, sk: str) -> dict[str, Any]:
+    return {"pk": _s(pk), "sk": _s(sk)}
+
+
+# ---------------------------------------------------------------------- packing and assembling
+
+
+def _pack(appended: Mapping[str, tuple[Revision, ...]], limit: int) -> Iterator[str]:
+    """JSON objects ``{field_id: [revision, ...]}`` of at most ``limit`` bytes each, in order.
+
+    Concatenating each field's lists across the parts, in order, gives back ``appended``. A
+    single revision larger than ``limit`` gets a part of its own.
+    """
+    part: dict[str, list[str]] = {}
+    size = 2  # "{}"
+    for field_id, revisions in appended.items():
+        name = len(json.dumps(field_id, ensure_ascii=False).encode()) + 3  # "id":[] and a comma
+        for revision in revisions:
+            text = revision.model_dump_json()
+            cost = len(text.encode()) + 1 + (0 if field_id in part else name)
+            if part and size + cost > limit:
+                yield _dump_part(part)
+                part, size = {}, 2
+                cost = len(text.encode()) + 1 + name
+            part.setdefault(field_id, []).append(text)
+            size += cost
+    if part:
+        yield _dump_part(part)
+
+
+def _dump_part(part: dict[str, list[str]]) -> str:
+    body = ",".join(
+        json.dumps(field_id, ensure_ascii=False) + ":[" + ",".join(revisions) + "]"
+        for field_id, revisions in part.items()
+    )
+    return "{" + body + "}"
+
+
+def _assemble(
+    state: Mapping[str, Any], items: list[dict[str, Any]]
+) -> tuple[FormInstance, dict[str, int]] | None:
+    """The instance as of ``state``'s version, or None when ``items`` miss some of it."""
+    version = int(state["version"]["N"])
+    fields = _Fields.validate_json(state["fields"]["S"])
+    call_versions = _CallVersions.validate_json(state["calls"]["S"])
+    logs: dict[str, list[Revision]] = {}
+    records: dict[str, Mapping[str, Any]] = {}
+    for item in items:
+        sk: str = item["sk"]["S"]
+        if sk.startswith(_REVISIONS):
+            if int(item["v"]["N"]) <= version:  # later ones belong to a commit not seen yet
+                for field_id, revisions in _Parts.validate_json(item["revs"]["S"]).items():
+                    logs.setdefault(field_id, []).extend(revisions)
+        elif sk.startswith(_CALL):
+            records[sk[len(_CALL) :]] = item
+    history: dict[str, FieldHistory] = {}
+    for field_id, (cursor, count) in fields.items():
+        revisions = logs.pop(field_id, [])
+        if len(revisions) < count:
+            return None  # a revision item of this version is not visible yet
+        if len(revisions) > count:
+            raise StoreError(f"field {field_id}: {len(revisions)} revisions stored, {count} known")
+        history[field_id] = FieldHistory.model_construct(revisions=tuple(revisions), cursor=cursor)
+    if logs:
+        raise StoreError(f"revisions stored for unknown fields {sorted(logs)}")
+    calls: dict[str, CallRecord] = {}
+    for call_id, call_version in call_versions.items():
+        found = records.get(call_id)
+        if found is None or int(found["v"]["N"]) != call_version:
+            return None  # a call record of this version is not visible yet (or one that was)
+        calls[call_id] = CallRecord.model_validate_json(found["record"]["S"])
+    header = _Header.model_validate_json(state["header"]["S"])
+    instance_state = InstanceState.model_validate_json(state["state"]["S"])
+    instance = FormInstance(
+        **header.model_dump(),
+        version=version,
+        history=history,
+        state=instance_state.model_copy(update={"calls": calls}),
+    )
+    return instance, call_versions
+
+
+def _reason_codes(exc: Any) -> list[str]:
+    """The per-action cancellation codes of a TransactionCanceledException, in action order.
+
+    For a plain conditional write that failed (ConditionalCheckFailedException) the one code.
+    """
+    response = getattr(exc, "response", {}) or {}
+    reasons = response.get("CancellationReasons")
+    if reasons is None:
+        code = response.get("Error", {}).get("Code", "")
+        return ["ConditionalCheckFailed"] if code == "ConditionalCheckFailedException" else []
+    return [str(r.get("Code", "")) for r in reasons]
+
+
+def _item_bytes(item: Mapping[str, Any]) -> int:
+    """An upper estimate of an item's size: names plus string and number values."""
+    total = 0
+    for name, value in item.items():
+        total += len(name.encode())
+        for text in value.values():
+            total += len(str(text).encode())
+    return total

@@ -1,0 +1,1 @@
+"""The local stack: everything the backend needs, on this machine, without Docker."""

@@ -1,0 +1,187 @@
+"""A local DynamoDB endpoint: moto's server, served single-threaded, and the table from SAM.
+
+moto's stock threaded server does not make conditional writes atomic under concurrency (a
+read-then-conditional-update race can lose an update that real DynamoDB would refuse). Served
+by a single-threaded WSGI server, requests are handled one at a time, so compare-and-set holds.
+That is a limit of the emulator, not of DynamoDB.
+
+The table's key schema, attributes and stream settings are read from ``template.yaml`` (the
+``FormsTable`` resource), never repeated here.
+
+Run standalone: ``python -m infra.local.dynamodb --port 8000``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = ROOT / "template.yaml"
+TABLE_RESOURCE = "FormsTable"
+
+
+class _CfnLoader(yaml.SafeLoader):
+    """YAML loader that keeps CloudFormation short-form tags (!Ref, !GetAtt, !Sub) as data."""
+
+
+def _cfn_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+    name = suffix if suffix in ("Ref", "Condition") else f"Fn::{suffix}"
+    return {name: value}
+
+
+_CfnLoader.add_multi_constructor("!", _cfn_tag)
+
+
+def load_template(path: Path = TEMPLATE) -> dict[str, Any]:
+    with path.open() as handle:
+        loaded: dict[str, Any] = yaml.load(handle, Loader=_CfnLoader)
+    return loaded
+
+
+def table_definition(path: Path = TEMPLATE) -> dict[str, Any]:
+    """``create_table`` keyword arguments for the template's table (name not included)."""
+    props = load_template(path)["Resources"][TABLE_RESOURCE]["Properties"]
+    definition: dict[str, Any] = {
+        "AttributeDefinitions": props["AttributeDefinitions"],
+        "KeySchema": props["KeySchema"],
+        "BillingMode": props.get("BillingMode", "PAY_PER_REQUEST"),
+    }
+    stream = props.get("StreamSpecification")
+    if stream:
+        definition["StreamSpecification"] = {
+            "StreamEnabled": True,
+            "StreamViewType": stream["StreamViewType"],
+        }
+    return definition
+
+
+def create_table(client: Any, table_name: str, path: Path = TEMPLATE) -> None:
+    """Create the table as the template declares it (no-op if it exists) and wait for it."""
+    existing = client.list_tables().get("TableNames", [])
+    if table_name not in existing:
+        client.create_table(TableName=table_name, **table_definition(path))
+    client.get_waiter("table_exists").wait(
+        TableName=table_name, WaiterConfig={"Delay": 0.1, "MaxAttempts": 100}
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_for_port(
+    port: int, timeout: float = 30.0, process: subprocess.Popen[bytes] | None = None
+) -> None:
+    """Block until something accepts connections on 127.0.0.1:port, or raise."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"the server on port {port} exited with {process.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(f"nothing listening on 127.0.0.1:{port} after {timeout}s")
+
+
+class LocalDynamoDB:
+    """moto's DynamoDB in a child process, single-threaded, on a loopback port."""
+
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> LocalDynamoDB:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "infra.local.dynamodb", "--port", str(self.port)],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_for_port(self.port, process=self.process)
+        return self
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    def __enter__(self) -> LocalDynamoDB:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def client(endpoint: str) -> Any:
+    """A boto3 DynamoDB client for a local endpoint (dummy credentials, any region)."""
+    import boto3
+
+    return boto3.client(
+        "dynamodb",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="local",
+        aws_secret_access_key="local",
+    )
+
+
+def serve(port: int) -> None:
+    """Serve moto's DynamoDB single-threaded on 127.0.0.1:port until interrupted."""
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
+    from werkzeug.serving import run_simple
+
+    app = DomainDispatcherApplication(create_backend_app)
+    run_simple(
+        "127.0.0.1",
+        port,
+        app,
+        threaded=False,
+        processes=1,
+        request_handler=MotoRequestHandler,
+        use_reloader=False,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--port", type=int, default=8000)
+    serve(parser.parse_args().port)
+
+
+if __name__ == "__main__":
+    main()
