@@ -52,7 +52,8 @@ from forms.instance import (
     Rejection,
     Revision,
     StepOverride,
-    apply_commit,
+    applied_unshared,
+    replace_instance,
 )
 from forms.schema import Accepted
 from forms.state import FormState, Values
@@ -420,7 +421,7 @@ def transition(
     override = state.override
     if override is not None and override.kind == "revisit" and override.step in touched_steps:
         override = None
-    provisional = apply_commit(
+    provisional = applied_unshared(
         base,
         Commit(
             instance_id=base.id,
@@ -466,7 +467,7 @@ def transition(
         fields=dict(changes),
         state=new_state,
     )
-    after = apply_commit(base, commit)
+    after = replace_instance(provisional, state=new_state)
     if override != provisional.state.override:
         evaluation = evaluate(form, after, previous=base.state.hooks)
     return Transition(

@@ -17,7 +17,7 @@ do the same thing in their own storage) rather than writing their own.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -171,18 +171,15 @@ class FormInstance(BaseModel):
     def snapshot(self) -> FormInstance:
         """A copy that shares no mutable container with this one (logs are immutable, so shared)."""
         state = self.state
-        return self.model_copy(
-            update={
-                "history": dict(self.history),
-                "state": state.model_copy(
-                    update={
-                        "hooks": dict(state.hooks),
-                        "rejections": list(state.rejections),
-                        "outbox": dict(state.outbox),
-                        "calls": dict(state.calls),
-                    }
-                ),
-            }
+        values = {name: getattr(state, name) for name in InstanceState.model_fields}
+        values.update(
+            hooks=dict(state.hooks),
+            rejections=list(state.rejections),
+            outbox=dict(state.outbox),
+            calls=dict(state.calls),
+        )
+        return replace_instance(
+            self, history=dict(self.history), state=InstanceState.model_construct(**values)
         )
 
     def revision_count(self) -> int:
@@ -212,6 +209,15 @@ def apply_commit(instance: FormInstance, commit: Commit) -> FormInstance:
 
     Raises ``ConflictError`` (carrying ``instance``) when the versions do not match, and
     ``ValueError`` when the commit would rewrite history (a cursor past the end of the log).
+    The result shares no mutable container with the input or the commit.
+    """
+    return applied_unshared(instance, commit).snapshot()
+
+
+def applied_unshared(instance: FormInstance, commit: Commit) -> FormInstance:
+    """``apply_commit`` without the final snapshot: the result shares the commit's state.
+
+    For the engine's own intermediate instances, which nobody else holds.
     """
     if commit.instance_id != instance.id:
         raise ValueError(f"commit for {commit.instance_id} applied to {instance.id}")
@@ -224,15 +230,24 @@ def apply_commit(instance: FormInstance, commit: Commit) -> FormInstance:
         if not -1 <= change.cursor < len(revisions):
             raise ValueError(f"field {field_id}: cursor {change.cursor} outside its log")
         history[field_id] = FieldHistory.model_construct(revisions=revisions, cursor=change.cursor)
-    applied = instance.model_copy(
-        update={
-            "history": history,
-            "state": commit.state,
-            "version": instance.version + 1,
-            "form_version": commit.form_version or instance.form_version,
-        }
+    return replace_instance(
+        instance,
+        history=history,
+        state=commit.state,
+        version=instance.version + 1,
+        form_version=commit.form_version or instance.form_version,
     )
-    return applied.snapshot()
+
+
+def replace_instance(instance: FormInstance, **changes: Any) -> FormInstance:
+    """A copy of ``instance`` with some attributes replaced, without revalidation.
+
+    The engine builds every replacement from validated parts, so checking them again would
+    only cost time (this sits on the path of every commit).
+    """
+    values = {name: getattr(instance, name) for name in FormInstance.model_fields}
+    values.update(changes)
+    return FormInstance.model_construct(**values)
 
 
 _EMPTY_HISTORY = FieldHistory()
