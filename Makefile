@@ -4,14 +4,15 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help venv demo test lint format typecheck check bench validate sam-build clean
+.PHONY: help venv dev demo test lint format typecheck check bench validate sam-build clean
 
 help:
-	@echo "make demo       run the scripted conversation (in-process)"
+	@echo "make dev        the local stack: API on 127.0.0.1:3000, DynamoDB on :8000 (Ctrl-C stops)"
+	@echo "make demo       the scripted conversation over HTTP (starts a local stack if none runs)"
 	@echo "make test       run the test suite"
 	@echo "make lint       ruff (lint + format check) and mypy strict"
 	@echo "make check      lint, then test"
-	@echo "make bench      print the surface's context cost"
+	@echo "make bench      context cost, forms-bench report, engine timings"
 	@echo "make validate   sam validate --lint on template.yaml"
 	@echo "make sam-build  sam build (Lambda artifacts under .aws-sam/)"
 
@@ -22,6 +23,9 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 venv: $(STAMP)
+
+dev: $(STAMP)
+	$(BIN)/python -m infra.local
 
 demo: $(STAMP)
 	$(BIN)/python -m forms.examples.demo
@@ -45,6 +49,8 @@ check: lint test
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.tool_surface
+	$(BIN)/python -m bench.forms_bench
+	$(BIN)/python -m bench.engine_perf
 
 # The SAM CLI lives in its own virtualenv: it pins versions (pydantic among them) that must not
 # leak into the project's.

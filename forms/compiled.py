@@ -7,7 +7,6 @@ hooks in dispatch order, and the migrations.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from typing import Literal
 
 from forms.definition import Executor, FormDef, Migration, Predicate
 from forms.schema import FieldType
+from forms.suggest import rank
 
 HookKind = Literal["field", "step", "checkpoint", "form"]
 
@@ -109,10 +109,24 @@ class CompiledForm:
         return self.step_aliases.get(normalise(name))
 
     def suggest_fields(self, name: str, limit: int = 3) -> list[str]:
-        return _suggest(name, self.aliases, limit)
+        """Field ids ``name`` most likely meant (see ``forms.suggest``), best first."""
+        return rank(name[:128], self._field_spellings, limit)
 
     def suggest_steps(self, name: str, limit: int = 3) -> list[str]:
-        return _suggest(name, self.step_aliases, limit)
+        return rank(name[:128], self._step_spellings, limit)
+
+    @cached_property
+    def _field_spellings(self) -> dict[str, tuple[str, ...]]:
+        spellings: dict[str, list[str]] = {f: [f] for f in self.fields}
+        for key, field_id in self.aliases.items():
+            spellings[field_id].append(key)
+        for field_id, field in self.fields.items():
+            spellings[field_id].append(field.label)
+        return {f: tuple(s) for f, s in spellings.items()}
+
+    @cached_property
+    def _step_spellings(self) -> dict[str, tuple[str, ...]]:
+        return {s: (s, step.title) for s, step in self.steps.items()}
 
     def hook(self, hook_id: str) -> Hook | None:
         return self._hooks_by_id.get(hook_id)
@@ -120,16 +134,3 @@ class CompiledForm:
     @cached_property
     def _hooks_by_id(self) -> dict[str, Hook]:
         return {hook.id: hook for hook in self.hooks}
-
-
-def _suggest(name: str, index: Mapping[str, str], limit: int) -> list[str]:
-    key = normalise(name)
-    found: list[str] = []
-    for match in difflib.get_close_matches(key, list(index), n=limit * 3, cutoff=0.6):
-        target = index[match]
-        if target not in found:
-            found.append(target)
-    if not found and key:
-        found = [t for k, t in index.items() if key in k or (len(k) >= 3 and k in key)]
-        found = list(dict.fromkeys(found))
-    return found[:limit]

@@ -71,6 +71,8 @@ class FillPlan:
     rejected: list[ValueRejection] = field(default_factory=list)
     unknown: list[Unknown] = field(default_factory=list)
     resolved: dict[str, str] = field(default_factory=dict)
+    replaced: dict[str, Any] = field(default_factory=dict)
+    """Fields whose earlier answer this write replaces, with that earlier answer."""
 
 
 def _revision(kind: RevisionKind, value: Any, author: Author, now: datetime, prev: int) -> Revision:
@@ -153,7 +155,11 @@ def _validate(form: CompiledForm, field_id: str, raw: object) -> Accepted | Valu
     result = form.fields[field_id].type.validate(raw)
     if isinstance(result, Accepted):
         return result
-    return ValueRejection(field_id, result.message, result.hint)
+    hint = result.hint
+    if raw in (0, False) and type(raw) in (int, float, bool):
+        clear = 'if the user meant to clear it, call form_revise with action "retract"'
+        hint = f"{hint}; {clear}" if hint else clear
+    return ValueRejection(field_id, result.message, hint)
 
 
 def _stage_value(
@@ -169,6 +175,8 @@ def _stage_value(
     if current is not None and current.kind == "value" and current.value == json_value:
         plan.unchanged.append(field_id)
         return
+    if current is not None and current.kind == "value":
+        plan.replaced[field_id] = current.value
     revision = _revision("value", json_value, author, now, history.cursor)
     plan.changes[field_id] = FieldChange(append=(revision,), cursor=len(history.revisions))
     plan.captured.append(field_id)

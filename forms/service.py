@@ -536,23 +536,31 @@ class FormService:
             parts = [saved.capitalize()]
         if held:
             parts.append(f"held {len(held)} that don't apply yet")
+        if plan.replaced:
+            parts.append(f"replaced {_count(len(plan.replaced), 'earlier answer')}")
         if plan.unchanged:
             parts.append(f"{len(plan.unchanged)} unchanged")
         if plan.rejected:
             parts.append(f"rejected {len(plan.rejected)}")
         if plan.unknown:
             parts.append(f"{len(plan.unknown)} unknown id" + ("s" if len(plan.unknown) > 1 else ""))
-        result: Result = {"ok": not (plan.rejected or plan.unknown) or bool(plan.captured)}
+        # ok: the call landed. A start always creates the instance, whatever its values did.
+        landed = verb == "Started" or bool(plan.captured) or bool(plan.unchanged)
+        result: Result = {"ok": landed or not (plan.rejected or plan.unknown)}
         result["summary"] = "; ".join(parts) + "."
         if held:
             result["held"] = {f: "kept; used if it comes to apply with later answers" for f in held}
         if plan.resolved:
             result["resolved"] = dict(plan.resolved)
+        if plan.replaced:
+            result["replaced"] = dict(plan.replaced)
         if plan.rejected:
             result["rejected"] = [
                 {"field": r.field, "error": r.message, **({"hint": r.hint} if r.hint else {})}
                 for r in plan.rejected
             ]
+        if plan.unknown and not all(u.did_you_mean for u in plan.unknown):
+            result["hint"] = 'form_read with part="outline" lists every field id'
         if plan.unknown:
             result["unknown"] = [
                 {

@@ -182,7 +182,7 @@ def test_an_instance_keeps_running_on_its_version_while_it_is_registered() -> No
     # THEN it is still a v1 instance: v1 fields, v2-only fields unknown
     fields = [f["id"] for f in read["steps"][0]["fields"]]
     assert fields == ["owner", "microchip", "pet_name", "weight"]
-    assert fill["summary"] == "Saved 1 (weight); 1 unknown id."
+    assert fill["summary"] == "Saved 1 (weight); replaced 1 earlier answer; 1 unknown id."
     stored = world.store.get(instance)
     assert stored.form_version == 1
     assert "weight_kg" not in stored.history
@@ -256,7 +256,7 @@ def test_migrated_instances_take_writes_on_the_new_version() -> None:
     instance = started_on_v1(world)
     v2 = world.deploy(pets_v2)
     fill = world.call(v2, "form_fill", form="pets", values={"species": "dog", "Weight (kg)": 11})
-    assert fill["summary"] == "Saved 2 (species, weight_kg)."
+    assert fill["summary"] == "Saved 2 (species, weight_kg); replaced 1 earlier answer."
     stored = world.store.get(instance)
     assert stored.form_version == 2
     assert [r.value for r in stored.history["weight_kg"].revisions] == [10, 11]
