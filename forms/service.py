@@ -99,7 +99,7 @@ def new_instance_id() -> str:
 
 def check_id(value: str, what: str) -> str:
     """Reject ids that are empty, too long or carry characters outside a safe set."""
-    if not isinstance(value, str) or not _ID.match(value):
+    if not isinstance(value, str) or not _ID.fullmatch(value):
         raise BadRequest(
             f"{what} must be 1-128 characters of letters, digits and . _ : @ -",
             f"send a plain {what}",
@@ -181,12 +181,16 @@ class FormService:
 
     def status(self, caller: Caller) -> list[str]:
         """The tier-0 status lines of the conversation's open forms (for the system prompt)."""
+        return self.conversation_status(caller) or []
+
+    def conversation_status(self, caller: Caller) -> list[str] | None:
+        """Like ``status``, but None when the caller has no form at all in this conversation
+        (which is also what another principal's conversation looks like). One store read."""
         check_id(caller.conversation_id, "conversation id")
-        instances = [
-            i
-            for i in self.store.list_conversation(caller.principal, caller.conversation_id)
-            if i.state.status == "open"
-        ]
+        everything = self.store.list_conversation(caller.principal, caller.conversation_id)
+        if not everything:
+            return None
+        instances = [i for i in everything if i.state.status == "open"]
         lines: list[str] = []
         for stored in instances:
             try:

@@ -1,0 +1,364 @@
+"""The HTTP tool API: one Lambda function behind API Gateway (HTTP API, payload v2).
+
+Routes (``docs/http-api.md`` has the full contract):
+
+* ``GET /tools[?format=generic|openai|anthropic|bedrock|mcp]``: the tool definitions.
+* ``POST /conversations/{conversation_id}/tools/{tool_name}``: one tool call. A tool-level
+  failure is a 200 whose result says ``ok: false``; 4xx is for the envelope, an unknown tool
+  or authentication.
+* ``GET /conversations/{conversation_id}/status``: the conversation's status lines.
+* ``GET /openapi.json`` and ``GET /swagger``: the OpenAPI document and Swagger UI.
+
+A request goes through ``functions.http.precheck`` (principal, content type, size, JSON), then
+Powertools routes it and validates it against ``functions.models``, then a handler calls
+``FormService`` through ``functions.bootstrap`` and returns what it says. Handlers hold no
+business rules. Every refusal is JSON ``{"error", "message"}``; a 500 means a bug.
+"""
+
+import os
+import re
+from collections.abc import Mapping
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
+from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from forms.errors import BadRequest
+from forms.formats import FORMATS, Format, tool_definitions
+from forms.service import Caller, check_id
+from forms.tools import TOOLS_BY_NAME
+from functions import bootstrap
+from functions.auth import Unauthenticated, principal_from_event
+from functions.http import (
+    JSON_HEADERS,
+    ApiError,
+    error_body,
+    error_response,
+    precheck,
+    unauthorized,
+)
+from functions.models import ID_PATTERN, ConversationStatus, ErrorBody, ToolCallRequest, ToolList
+
+SERVICE = os.getenv("POWERTOOLS_SERVICE_NAME") or "formwork"
+NAMESPACE = os.getenv("POWERTOOLS_METRICS_NAMESPACE") or "Formwork"
+
+logger = Logger(service=SERVICE)
+metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
+tracer = Tracer(service=SERVICE)
+
+# debug=False: POWERTOOLS_DEV must never turn on event printing (bearer tokens, user data) or
+# stack traces in 500 bodies.
+app = APIGatewayHttpResolver(enable_validation=True, debug=False)
+
+if TYPE_CHECKING:
+    ToolName = str
+else:
+    ToolName = Literal[tuple(TOOLS_BY_NAME)]
+
+ConversationId = Annotated[
+    str,
+    Path(
+        pattern=ID_PATTERN,
+        description="The agent's conversation id (1-128 of A-Z a-z 0-9 . _ : @ -)",
+    ),
+]
+
+
+def _errors(*statuses: int, not_found: str | None = None) -> dict[int, Any]:
+    """OpenAPI entries for the error statuses a route can answer (all ``ErrorBody``)."""
+    described = {
+        400: "Malformed request: bad JSON, a bad id or an unknown format",
+        401: "No verified principal",
+        404: "Unknown tool, or no such conversation for this principal",
+        413: "Body over the size limit",
+        415: "Body is not application/json",
+        422: "Envelope failed validation (for example a missing tool_call_id)",
+    }
+    if not_found is not None:
+        described[404] = not_found
+    return {
+        status: {
+            "description": described[status],
+            "content": {"application/json": {"model": ErrorBody}},
+        }
+        for status in statuses
+    }
+
+
+OPENAPI: dict[str, Any] = {
+    "title": "Formwork tool API",
+    "version": "1.0.0",
+    "description": "Agent tools for collecting structured information through conversations. "
+    "Every route needs a bearer JWT (API Gateway's JWT authorizer verifies it).",
+    "security_schemes": {"bearerAuth": HTTPBearer(bearerFormat="JWT")},
+    "security": [{"bearerAuth": []}],
+}
+app.configure_openapi(**OPENAPI)
+
+
+def _no_store(app: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response[Any]:
+    """Tool results and status lines are personal data: no cache keeps a copy."""
+    response = next_middleware(app)
+    response.headers.setdefault("Cache-Control", "no-store")
+    return response
+
+
+app.use(middlewares=[_no_store])
+app.enable_swagger(path="/swagger", **OPENAPI)
+
+
+# ---------------------------------------------------------------------------- routes
+
+
+@app.get(
+    "/tools",
+    summary="The tool definitions",
+    description="Name, description and input JSON schema of every tool; with format, in that "
+    "vendor's tool-definition shape.",
+    responses=_errors(400, 401),
+    tags=["tools"],
+)
+def list_tools(
+    format: Annotated[  # the public query parameter's name
+        Format, Query(description="Tool-definition shape: " + ", ".join(FORMATS))
+    ] = "generic",
+) -> ToolList:
+    return ToolList(tools=tool_definitions(format))
+
+
+@app.post(
+    "/conversations/<conversation_id>/tools/<tool_name>",
+    summary="Run one tool call",
+    description="Runs the tool for the caller's conversation and returns its result. A "
+    "tool-level failure (a bad value, an unknown field) is a 200 with ok=false and a hint, for "
+    "the model to read. A replayed tool_call_id returns the first result.",
+    responses={
+        200: {"description": "The tool's result ({ok, summary, ...})"},
+        **_errors(400, 401, 404, 413, 415, 422, not_found="Unknown tool"),
+    },
+    tags=["tools"],
+)
+def call_tool(
+    conversation_id: ConversationId,
+    tool_name: Annotated[ToolName, Path(description="A tool name from GET /tools")],
+    request: Annotated[ToolCallRequest, Body()],
+) -> dict[str, Any]:
+    caller = _caller(conversation_id)
+    if tool_name not in TOOLS_BY_NAME:
+        raise _unknown_tool()
+    result = bootstrap.service().call(caller, tool_name, request.tool_call_id, request.input or {})
+    outcome = "ok" if result.get("ok") else str(result.get("error", "error"))
+    _count_tool_call(tool_name, outcome)
+    logger.info(
+        "tool call",
+        extra={"tool": tool_name, "outcome": outcome, "conversation_id": conversation_id},
+    )
+    return result
+
+
+@app.get(
+    "/conversations/<conversation_id>/status",
+    summary="The conversation's status lines",
+    description="Tier-0 status lines of the caller's open forms in this conversation, for the "
+    "system prompt. 404 when the caller has no forms in it (another principal's conversation "
+    "looks exactly like one that does not exist).",
+    responses=_errors(400, 401, 404),
+    tags=["conversations"],
+)
+def conversation_status(conversation_id: ConversationId) -> ConversationStatus:
+    caller = _caller(conversation_id)
+    service = bootstrap.service()
+    lines = service.conversation_status(caller)
+    if lines is None:
+        raise ApiError(404, "not_found", f"no conversation {conversation_id!r}")
+    return ConversationStatus(conversation_id=conversation_id, lines=lines)
+
+
+@app.get("/openapi.json", include_in_schema=False)
+def openapi_document() -> Response[str]:
+    return Response(200, "application/json", openapi_json(), headers=dict(JSON_HEADERS))
+
+
+@cache
+def openapi_json() -> str:
+    """The OpenAPI 3.1 document, generated from the routes and models (built once)."""
+    return app.get_openapi_json_schema(**OPENAPI)
+
+
+# ---------------------------------------------------------------------------- errors
+
+
+def _json_error(
+    status: int, code: str, message: str, headers: Mapping[str, str] | None = None
+) -> Response[Any]:
+    return Response(
+        status,
+        "application/json",
+        error_body(code, message),
+        headers={**JSON_HEADERS, **(headers or {})},
+    )
+
+
+def _refusal(error: Exception) -> ApiError | None:
+    """The 4xx an exception raised while routing stands for; ``None`` for a bug."""
+    if isinstance(error, ApiError):
+        return error
+    if isinstance(error, Unauthenticated):
+        return unauthorized(error.message)
+    if isinstance(error, BadRequest):
+        return ApiError(400, "bad_request", error.message)
+    if isinstance(error, RequestUnsupportedContentType):
+        return ApiError(415, "unsupported_media_type", "send the body as application/json")
+    if isinstance(error, RequestValidationError):
+        return _classify(list(error.errors()))
+    if isinstance(error, NotFoundError):
+        return ApiError(404, "route_not_found", "no such route; see GET /openapi.json")
+    return None
+
+
+def _answer_error(error: Exception) -> Response[Any]:
+    """The one exception handler: a refusal as its JSON 4xx, anything else as a bare 500."""
+    refusal = _refusal(error)
+    if refusal is None:
+        logger.exception("unhandled error in a route")
+        return _json_error(500, "internal_error", "the request failed on our side")
+    _log_rejection(refusal.status, refusal.code)
+    return _json_error(refusal.status, refusal.code, refusal.message, refusal.headers)
+
+
+for _kind in (
+    ApiError,
+    Unauthenticated,
+    BadRequest,
+    RequestUnsupportedContentType,
+    RequestValidationError,
+    NotFoundError,
+    Exception,
+):
+    app.exception_handler(_kind)(_answer_error)
+
+
+def _classify(errors: list[Any]) -> ApiError:
+    """Map Powertools' validation errors to one refusal: path ids, then tool, query, body."""
+    where: dict[str, list[Any]] = {}
+    for error in errors:
+        loc = tuple(error.get("loc") or ("body",))
+        where.setdefault(str(loc[0]), []).append(error)
+    path = {str(e["loc"][-1]) for e in where.get("path", []) if e.get("loc")}
+    if "conversation_id" in path:
+        return ApiError(
+            400,
+            "bad_request",
+            "conversation id must be 1-128 characters of letters, digits and . _ : @ -",
+        )
+    if "tool_name" in path:
+        return _unknown_tool()
+    if where.get("query"):
+        return ApiError(400, "bad_request", "format must be one of: " + ", ".join(FORMATS))
+    if path:
+        return ApiError(400, "bad_request", "malformed path")
+    body = where.get("body", []) + [
+        e for k, v in where.items() if k not in ("body", "path", "query") for e in v
+    ]
+    if any(e.get("type") == "json_invalid" for e in body):
+        return ApiError(400, "malformed_json", "the request body is not valid JSON")
+    problems = [_describe(e) for e in body[:5]]
+    return ApiError(422, "invalid_request", "; ".join(problems) or "the request body is invalid")
+
+
+def _describe(error: Mapping[str, Any]) -> str:
+    loc = [str(part) for part in error.get("loc", ()) if part != "body"]
+    where = ".".join(loc[:4]) or "body"
+    return f"{where}: {str(error.get('msg', 'invalid'))[:120]}"
+
+
+def _unknown_tool() -> ApiError:
+    known = ", ".join(TOOLS_BY_NAME)
+    return ApiError(404, "unknown_tool", f"there is no such tool; the tools are: {known}")
+
+
+# ---------------------------------------------------------------------------- plumbing
+
+
+def _caller(conversation_id: str) -> Caller:
+    settings = bootstrap.settings()
+    principal = principal_from_event(app.current_event.raw_event, settings.tenant_claim)
+    return Caller(principal=principal, conversation_id=check_id(conversation_id, "conversation id"))
+
+
+def _count_tool_call(tool: str, outcome: str) -> None:
+    with single_metric(
+        name="ToolCalls",
+        unit=MetricUnit.Count,
+        value=1,
+        namespace=NAMESPACE,
+        default_dimensions=metrics.default_dimensions,
+    ) as metric:
+        metric.add_dimension(name="tool", value=tool)
+        metric.add_dimension(name="outcome", value=outcome)
+
+
+def _log_rejection(status: int, code: str) -> None:
+    logger.info("request refused", extra={"status": status, "error": code})
+
+
+_ROUTES = (
+    ("GET", re.compile(r"/tools"), "list_tools"),
+    ("POST", re.compile(r"/conversations/[^/]+/tools/[^/]+"), "call_tool"),
+    ("GET", re.compile(r"/conversations/[^/]+/status"), "status"),
+    ("GET", re.compile(r"/openapi\.json"), "openapi"),
+    ("GET", re.compile(r"/swagger"), "swagger"),
+)
+
+
+def _route_label(event: Mapping[str, Any]) -> str:
+    """A bounded label for the request's route (a metric dimension, never raw input)."""
+    context = event.get("requestContext")
+    http = context.get("http") if isinstance(context, Mapping) else None
+    method = http.get("method") if isinstance(http, Mapping) else None
+    path = event.get("rawPath")
+    if isinstance(method, str) and isinstance(path, str):
+        for route_method, pattern, label in _ROUTES:
+            if method.upper() == route_method and pattern.fullmatch(path):
+                return label
+    return "unmatched"
+
+
+# ---------------------------------------------------------------------------- entry point
+
+
+@logger.inject_lambda_context(
+    correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False, clear_state=True
+)
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """The Lambda entry point: API Gateway HTTP API (payload v2) event in, response out."""
+    route = _route_label(event) if isinstance(event, Mapping) else "unmatched"
+    logger.append_keys(route=route)
+    try:
+        if not isinstance(event, Mapping):
+            raise ApiError(400, "bad_request", "not an API Gateway HTTP API event")
+        response = app.resolve(precheck(event, bootstrap.settings()), context)
+    except ApiError as error:
+        _log_rejection(error.status, error.code)
+        response = error_response(error)
+    except Exception:
+        logger.exception("unhandled error outside the routes")
+        response = error_response(ApiError(500, "internal_error", "the request failed on our side"))
+    status = response.get("statusCode", 500)
+    metrics.add_dimension(name="route", value=route)
+    metrics.add_metric(name=f"Status{int(status) // 100}xx", unit=MetricUnit.Count, value=1)
+    return response

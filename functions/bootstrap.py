@@ -1,0 +1,181 @@
+"""The composition root: the one place that builds the real adapters and wires them together.
+
+A warm Lambda container builds one ``FormService`` on its first tool call and keeps it (the
+boto3 client, the compiled forms). boto3 and the DynamoDB adapter are imported inside the
+builders, so requests that never touch storage (``GET /tools``, the OpenAPI document) and cold
+starts that fail early do not pay for them.
+
+Tests and the local gateway inject what they need instead::
+
+    with use_service(service, settings=Settings(tenant_claim="tenant")):
+        response = functions.api.lambda_handler(event, LocalContext())
+
+or, for a process that serves one configuration for its whole life, ``install(service,
+settings)`` (``reset()`` undoes it).
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from functions.config import ConfigError, Settings
+
+if TYPE_CHECKING:
+    from forms.definition import FormDef
+    from forms.registry import FormRegistry
+    from forms.service import FormService
+    from forms.storage.port import FormStore
+
+# ---------------------------------------------------------------------------- builders
+
+
+def build_dynamodb_client(settings: Settings) -> Any:
+    """A boto3 DynamoDB client; pointed at ``DYNAMODB_ENDPOINT_URL`` when that is set."""
+    import boto3
+    from botocore.config import Config
+
+    config = Config(
+        retries={"mode": "standard", "max_attempts": 3}, connect_timeout=3, read_timeout=5
+    )
+    if settings.dynamodb_endpoint_url is None:
+        return boto3.client("dynamodb", region_name=settings.region, config=config)
+    # A local endpoint (moto) accepts any credentials; do not require real ones on a laptop.
+    return boto3.client(
+        "dynamodb",
+        region_name=settings.region,
+        endpoint_url=settings.dynamodb_endpoint_url,
+        aws_access_key_id="local",
+        aws_secret_access_key="local",
+        config=config,
+    )
+
+
+def build_store(settings: Settings) -> FormStore:
+    """The DynamoDB store on ``TABLE_NAME``."""
+    table = settings.require_table()
+    from forms.storage.dynamodb import DynamoDBFormStore
+
+    store: FormStore = DynamoDBFormStore(build_dynamodb_client(settings), table)
+    return store
+
+
+def load_forms(reference: str) -> tuple[FormDef, ...]:
+    """The form definitions ``module:attribute`` names (a sequence of ``FormDef``)."""
+    from forms.definition import FormDef
+
+    module_name, _, attribute = reference.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(
+            f"FORMWORK_FORMS={reference!r}: cannot import {module_name}: {exc}"
+        ) from exc
+    try:
+        value = getattr(module, attribute)
+    except AttributeError:
+        raise ConfigError(
+            f"FORMWORK_FORMS={reference!r}: module {module_name} has no {attribute}"
+        ) from None
+    if isinstance(value, FormDef):
+        return (value,)
+    if (
+        not isinstance(value, Sequence)
+        or isinstance(value, str)
+        or not value
+        or not all(isinstance(item, FormDef) for item in value)
+    ):
+        raise ConfigError(
+            f"FORMWORK_FORMS={reference!r}: expected a non-empty sequence of FormDef, "
+            f"found {type(value).__name__}"
+        )
+    return tuple(value)
+
+
+def build_registry(settings: Settings) -> FormRegistry:
+    from forms.registry import FormRegistry
+
+    return FormRegistry(load_forms(settings.forms))
+
+
+def build_service(settings: Settings, store: FormStore | None = None) -> FormService:
+    """A ``FormService`` over the configured forms, ``store`` (default: DynamoDB) and an
+    in-process hook dispatcher."""
+    from forms.hooks import InProcessDispatcher
+    from forms.service import FormService
+
+    registry = build_registry(settings)
+    return FormService(
+        registry, store if store is not None else build_store(settings), InProcessDispatcher()
+    )
+
+
+# ---------------------------------------------------------------------------- the container
+
+
+class _Container:
+    """What one warm Lambda container keeps between requests."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.settings: Settings | None = None
+        self.service: FormService | None = None
+
+
+_container = _Container()
+
+
+def settings() -> Settings:
+    """This container's settings: installed ones, else read from the environment once."""
+    with _container.lock:
+        if _container.settings is None:
+            _container.settings = Settings.from_env()
+        return _container.settings
+
+
+def service() -> FormService:
+    """This container's service: installed, else built on first use and kept while warm."""
+    with _container.lock:
+        if _container.service is None:
+            _container.service = build_service(settings())
+        return _container.service
+
+
+def install(service: FormService | None = None, settings: Settings | None = None) -> None:
+    """Use ``service`` and/or ``settings`` from now on (a long-running local process)."""
+    with _container.lock:
+        if settings is not None:
+            _container.settings = settings
+        if service is not None:
+            _container.service = service
+
+
+def reset() -> None:
+    """Forget the service and settings; the next request builds them from the environment."""
+    with _container.lock:
+        _container.service = None
+        _container.settings = None
+
+
+@contextmanager
+def use_service(
+    service: FormService | None = None, *, settings: Settings | None = None
+) -> Iterator[None]:
+    """Serve requests with ``service`` (and ``settings``) inside the block; restore after.
+
+    Without ``settings`` the block uses ``Settings()`` (the defaults, no environment), so a
+    test does not depend on the variables of the shell that runs it.
+    """
+    with _container.lock:
+        previous = (_container.service, _container.settings)
+        _container.settings = settings if settings is not None else Settings()
+        if service is not None:
+            _container.service = service
+    try:
+        yield
+    finally:
+        with _container.lock:
+            _container.service, _container.settings = previous

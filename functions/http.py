@@ -1,0 +1,225 @@
+"""What is checked before routing, and the JSON error responses.
+
+API Gateway hands the function the request as it arrived. Before Powertools routes and
+validates it, ``precheck`` refuses what no route should see, cheapest check first:
+
+1. no verified principal (401),
+2. for ``POST``: a content type other than JSON (415), a body over the size limit (413), a body
+   that is not UTF-8 JSON, or JSON nested too deep, with non-finite numbers or unpaired
+   surrogates (400).
+
+A body that passes is handed on decoded (never base64) and labelled ``application/json``, so
+the resolver parses exactly what was checked. Every refusal is an ``ApiError``;
+``error_response`` turns one into the payload v2 response API Gateway expects, with a JSON
+body ``{"error": code, "message": ...}``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping
+from typing import Any, NoReturn
+
+from functions.auth import Unauthenticated, principal_from_event
+from functions.config import Settings
+
+MAX_JSON_DEPTH = 32
+"""Deepest nesting of arrays and objects a request body may have (tool inputs are shallow)."""
+
+JSON_HEADERS = {"Content-Type": "application/json", "Cache-Control": "no-store"}
+
+
+class ApiError(Exception):
+    """A request refused with an HTTP status, an error code and a message for the caller."""
+
+    def __init__(
+        self, status: int, code: str, message: str, headers: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = dict(headers or {})
+
+
+def unauthorized(message: str) -> ApiError:
+    return ApiError(401, "unauthorized", message, {"WWW-Authenticate": "Bearer"})
+
+
+def error_body(code: str, message: str) -> dict[str, str]:
+    return {"error": code, "message": message}
+
+
+def error_response(error: ApiError) -> dict[str, Any]:
+    """An API Gateway HTTP API (payload v2) response for ``error``."""
+    return {
+        "statusCode": error.status,
+        "headers": {**JSON_HEADERS, **error.headers},
+        "body": json.dumps(error_body(error.code, error.message), separators=(",", ":")),
+        "isBase64Encoded": False,
+        "cookies": [],
+    }
+
+
+def precheck(event: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
+    """The event to route (its body decoded), or an ``ApiError`` for what no route may see."""
+    if not _well_formed(event):
+        raise ApiError(400, "bad_request", "not an API Gateway HTTP API (payload v2) event")
+    try:
+        principal_from_event(event, settings.tenant_claim)
+    except Unauthenticated as exc:
+        raise unauthorized(exc.message) from None
+    if _method(event) != "POST":
+        return dict(event)
+    _check_content_type(_header(event, "content-type"))
+    text = _body_text(event, settings.max_body_bytes)
+    _check_json(text)
+    headers = {
+        k: v
+        for k, v in (event.get("headers") or {}).items()
+        if not (isinstance(k, str) and k.lower() == "content-type")
+    }
+    # The resolver only knows the exact spelling "application/json": hand it that.
+    headers["content-type"] = "application/json"
+    return {**event, "headers": headers, "body": text, "isBase64Encoded": False}
+
+
+def _well_formed(event: Mapping[str, Any]) -> bool:
+    """The fields routing reads have the types API Gateway gives them."""
+    context = event.get("requestContext")
+    http = context.get("http") if isinstance(context, Mapping) else None
+    query = event.get("queryStringParameters")
+    return (
+        isinstance(event.get("rawPath"), str)
+        and isinstance(http, Mapping)
+        and isinstance(http.get("method"), str)
+        and isinstance(event.get("headers", {}), Mapping)
+        and (query is None or isinstance(query, Mapping))
+        and isinstance(event.get("rawQueryString", ""), str)
+    )
+
+
+def _method(event: Mapping[str, Any]) -> str:
+    context = event.get("requestContext")
+    http = context.get("http") if isinstance(context, Mapping) else None
+    method = http.get("method") if isinstance(http, Mapping) else None
+    return method.upper() if isinstance(method, str) else ""
+
+
+def _header(event: Mapping[str, Any], name: str) -> str | None:
+    headers = event.get("headers")
+    if not isinstance(headers, Mapping):
+        return None
+    for key, value in headers.items():
+        if isinstance(key, str) and key.lower() == name:
+            return value if isinstance(value, str) else None
+    return None
+
+
+def _check_content_type(value: str | None) -> None:
+    media, *params = (value or "").split(";")
+    media = media.strip().lower()
+    json_like = media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+    charset_ok = all(
+        p.strip().lower() in ("charset=utf-8", "charset=utf8", 'charset="utf-8"')
+        for p in params
+        if p.strip().lower().startswith("charset")
+    )
+    if not (json_like and charset_ok):
+        shown = (value or "none")[:100]
+        raise ApiError(
+            415,
+            "unsupported_media_type",
+            f"send the body as application/json (UTF-8); the content type was {shown!r}",
+        )
+
+
+def _body_text(event: Mapping[str, Any], limit: int) -> str:
+    body = event.get("body")
+    if body is None:
+        body = ""
+    if not isinstance(body, str):
+        raise ApiError(400, "bad_request", "the request body is not text")
+    too_large = ApiError(
+        413, "payload_too_large", f"the request body is over the {limit}-byte limit"
+    )
+    if event.get("isBase64Encoded") is True:
+        if len(body) > (limit + 2) // 3 * 4 + 4:
+            raise too_large
+        try:
+            raw = base64.b64decode(body, validate=True)
+        except (binascii.Error, ValueError):
+            raise ApiError(400, "bad_request", "the request body is not valid base64") from None
+    else:
+        if len(body) > limit:
+            raise too_large
+        try:
+            raw = body.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ApiError(400, "malformed_json", "the request body is not UTF-8") from None
+    if len(raw) > limit:
+        raise too_large
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ApiError(400, "malformed_json", "the request body is not UTF-8") from None
+
+
+def _reject_constant(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _check_json(text: str) -> None:
+    if not text.strip():
+        raise ApiError(
+            400, "malformed_json", 'the request body is empty; send {"tool_call_id", "input"}'
+        )
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise _too_deep() from None
+    except ValueError as exc:
+        message = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise ApiError(
+            400, "malformed_json", f"the request body is not valid JSON: {message[:200]}"
+        ) from None
+    _walk(value)
+
+
+def _walk(value: Any) -> None:
+    """Reject nesting past ``MAX_JSON_DEPTH`` and strings no UTF-8 store can hold."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, str):
+            _check_text(node)
+            continue
+        if not isinstance(node, dict | list):
+            continue
+        if depth >= MAX_JSON_DEPTH:
+            raise _too_deep()
+        if isinstance(node, dict):
+            for key, item in node.items():
+                _check_text(key)
+                stack.append((item, depth + 1))
+        else:
+            stack.extend((item, depth + 1) for item in node)
+
+
+def _check_text(text: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ApiError(
+            400, "malformed_json", "the request body holds an unpaired UTF-16 surrogate"
+        ) from None
+
+
+def _too_deep() -> ApiError:
+    return ApiError(
+        400, "malformed_json", f"the request body is nested more than {MAX_JSON_DEPTH} deep"
+    )

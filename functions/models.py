@@ -1,0 +1,69 @@
+"""The request and response bodies of the tool API, as pydantic models.
+
+Powertools validates requests against these models and builds the OpenAPI document from the
+same models, so the document cannot drift from what the handler accepts.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
+"""The ids ``forms.service.check_id`` accepts (a test pins the two together)."""
+
+IGNORED_IDENTITY_KEYS = frozenset({"principal", "user_id", "userId", "user", "sub", "tenant"})
+"""Envelope keys that name a caller. They are dropped, never honoured and never an error:
+the principal comes only from the verified token, and a client that sends its user id out of
+habit should not be broken by it."""
+
+
+class ToolCallRequest(BaseModel):
+    """One tool call: the model's tool-call id and the tool's input.
+
+    Other keys are refused (422), except the identity keys above, which are ignored.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tool_call_id: Annotated[
+        str,
+        Field(
+            pattern=ID_PATTERN,
+            description="The model's id for this call (OpenAI call_..., Anthropic toolu_..., "
+            "Bedrock tooluse_...). A retried call with the same id returns the first result "
+            "and applies nothing twice.",
+            examples=["call_01"],
+        ),
+    ]
+    input: dict[str, JsonValue] | None = Field(
+        default=None,
+        description="The tool's input, as the model produced it (see GET /tools); omit for {}",
+        examples=[{"form": "travel-claim", "values": {"destination": "Lisbon"}}],
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _ignore_identity(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if k not in IGNORED_IDENTITY_KEYS}
+        return data
+
+
+class ToolList(BaseModel):
+    tools: list[dict[str, Any]] = Field(
+        description="Tool definitions in the requested format, in surface order"
+    )
+
+
+class ConversationStatus(BaseModel):
+    conversation_id: str
+    lines: list[str] = Field(
+        description="Tier-0 status lines of the conversation's open forms, for the system prompt"
+    )
+
+
+class ErrorBody(BaseModel):
+    error: str = Field(description="A stable, machine-readable code", examples=["bad_request"])
+    message: str = Field(description="What was wrong, for a person or a model to read")

@@ -1,0 +1,127 @@
+"""Who may touch what: the principal comes only from verified claims; conversations are theirs."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from forms.service import check_id
+from functions.bootstrap import use_service
+from functions.config import Settings
+from functions.models import ID_PATTERN
+from tests.functional.conftest import ALICE, BOB, SETTINGS, Api, RecordingStore, make_service
+
+
+def test_principal_in_the_body_is_ignored(api: Api, store: RecordingStore) -> None:
+    # GIVEN alice's token, and a body that claims to be bob
+    envelope = {
+        "tool_call_id": "call_1",
+        "input": {"form": "travel-claim"},
+        "principal": "acme/bob",
+        "user_id": "bob",
+        "sub": "bob",
+        "tenant": "evil",
+    }
+    # WHEN the call is made
+    response = api.post("/conversations/conv-1/tools/form_start", envelope)
+    # THEN it is accepted, and the form is alice's, not bob's
+    assert response.status == 200
+    assert store.get("fi_1").principal == "acme/alice"
+    assert api.status(claims=ALICE).status == 200
+    assert api.status(claims=BOB).status == 404
+
+
+def test_principal_in_the_query_is_ignored(api: Api) -> None:
+    # GIVEN alice has a form in conv-1 and bob has none
+    api.call("form_start", form="travel-claim")
+    # WHEN bob asks for the status naming alice in the query string
+    query = {"principal": "acme/alice", "user_id": "alice", "sub": "alice"}
+    response = api.status(claims=BOB, query=query)
+    # THEN bob still sees only his own (empty) conversation
+    assert response.status == 404
+
+
+def test_principal_inside_the_tool_input_is_not_honoured(api: Api, store: RecordingStore) -> None:
+    response = api.call("form_start", form="travel-claim", principal="acme/bob")
+    # THEN the tool refuses the unknown argument as data, and nothing is created for anyone
+    assert response.status == 200
+    assert response.json()["ok"] is False
+    assert store.writes == 0
+
+
+def test_another_principals_conversation_is_indistinguishable_from_none() -> None:
+    # GIVEN alice has a claim in conv-1
+    service = make_service()
+    with use_service(service, settings=SETTINGS):
+        alice = Api(service)
+        alice.call("form_start", form="travel-claim", values={"destination": "Lisbon"})
+        # WHEN bob asks about conv-1: its status, and a read of the claim
+        bob_status = alice.status(claims=BOB)
+        bob_read = alice.call("form_read", claims=BOB, tool_call_id="r1", form="travel-claim")
+        bob_list = alice.call("form_list", claims=BOB, tool_call_id="l1")
+    # AND bob asks the same of a deployment where conv-1 never existed
+    fresh = make_service()
+    with use_service(fresh, settings=SETTINGS):
+        empty = Api(fresh)
+        none_status = empty.status(claims=BOB)
+        none_read = empty.call("form_read", claims=BOB, tool_call_id="r1", form="travel-claim")
+        none_list = empty.call("form_list", claims=BOB, tool_call_id="l1")
+    # THEN every answer is the same: status code, headers and body
+    assert bob_status.status == none_status.status == 404
+    for seen, unseen in ((bob_status, none_status), (bob_read, none_read), (bob_list, none_list)):
+        assert (seen.status, seen.headers, seen.text) == (
+            unseen.status,
+            unseen.headers,
+            unseen.text,
+        )
+
+
+def test_bob_cannot_write_into_alices_conversation(api: Api, store: RecordingStore) -> None:
+    # GIVEN alice's claim in conv-1
+    api.call("form_start", form="travel-claim")
+    # WHEN bob fills and abandons "the" travel claim in conv-1
+    fill = api.call("form_fill", claims=BOB, form="travel-claim", values={"destination": "Rome"})
+    abandon = api.call("form_abandon", claims=BOB, form="travel-claim", reason="mine now")
+    # THEN neither finds a claim, and alice's is untouched
+    assert fill.json()["error"] == abandon.json()["error"] == "unknown_form"
+    assert store.get("fi_1").field("destination").revisions == ()
+    assert store.get("fi_1").state.status == "open"
+
+
+def test_same_sub_in_another_tenant_is_another_principal(api: Api) -> None:
+    api.call("form_start", form="travel-claim")
+    assert api.status(claims={"sub": "alice", "tenant": "other"}).status == 404
+    assert api.status(claims={"sub": "alice"}).status == 404
+    assert api.status(claims=ALICE).status == 200
+
+
+def test_without_a_tenant_claim_setting_the_principal_is_the_sub(store: RecordingStore) -> None:
+    service = make_service(store)
+    with use_service(service, settings=Settings()):
+        Api(service).call("form_start", form="travel-claim")
+    assert store.get("fi_1").principal == "alice"
+
+
+# ---------------------------------------------------------------------------- ids
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=140))
+def test_the_envelope_id_pattern_agrees_with_check_id(value: str) -> None:
+    # GIVEN any string / THEN the OpenAPI pattern accepts it exactly when the engine does
+    accepted_by_model = re.fullmatch(ID_PATTERN.strip("^$"), value) is not None
+    try:
+        check_id(value, "id")
+        accepted_by_engine = True
+    except Exception:
+        accepted_by_engine = False
+    assert accepted_by_model == accepted_by_engine
+
+
+def test_check_id_refuses_a_trailing_newline() -> None:
+    from forms.errors import BadRequest
+
+    with pytest.raises(BadRequest):
+        check_id("conv-1\n", "conversation id")

@@ -1,0 +1,270 @@
+"""Every refusal: the right 4xx, a JSON body ``{"error", "message"}``, and nothing stored."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from functions.bootstrap import use_service
+from functions.config import Settings
+from tests.functional.conftest import Api, RecordingStore, build_event, load_event
+
+CALL = "/conversations/conv-1/tools/form_list"
+ENVELOPE = {"tool_call_id": "call_1", "input": {}}
+
+
+def assert_error(response: Any, status: int, code: str) -> None:
+    assert response.status == status, response
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert set(body) >= {"error", "message"}
+    assert body["error"] == code
+    assert isinstance(body["message"], str) and body["message"]
+
+
+@pytest.fixture(autouse=True)
+def nothing_written(store: RecordingStore) -> Any:
+    yield
+    # THEN (every test here) no refused request reached the store
+    assert store.writes == 0
+
+
+# ---------------------------------------------------------------------------- 401
+
+
+def test_unauthenticated_fixture_is_a_401(api: Api) -> None:
+    response = api.send(load_event("unauthenticated"))
+    assert_error(response, 401, "unauthorized")
+    assert response.headers["www-authenticate"] == "Bearer"
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {},
+        {"sub": ""},
+        {"sub": 42},
+        {"sub": ["alice"]},
+        {"sub": "a/b"},
+        {"sub": "alice bob"},
+        {"sub": "x" * 129},
+        {"sub": "alice", "tenant": "acme/evil"},
+        {"sub": "alice", "tenant": ""},
+        {"sub": "alice", "tenant": 7},
+    ],
+)
+def test_missing_or_malformed_claims_are_a_401(api: Api, claims: dict[str, Any]) -> None:
+    assert_error(api.get("/tools", claims=claims), 401, "unauthorized")
+    assert_error(api.post(CALL, ENVELOPE, claims=claims), 401, "unauthorized")
+
+
+def test_a_principal_header_is_not_a_principal(api: Api) -> None:
+    # GIVEN no verified claims, but headers that name a user
+    headers = {"x-user-id": "alice", "x-principal": "acme/alice"}
+    # THEN the request is still unauthenticated
+    assert_error(api.post(CALL, ENVELOPE, claims=None, headers=headers), 401, "unauthorized")
+
+
+def test_401_comes_before_any_other_check(api: Api) -> None:
+    event = build_event(
+        "POST", "/nowhere", body="{", claims=None, headers={"content-type": "text/plain"}
+    )
+    assert_error(api.send(event), 401, "unauthorized")
+
+
+# ---------------------------------------------------------------------------- 413, 415
+
+
+def test_oversized_fixture_is_a_413(api: Api) -> None:
+    assert_error(api.send(load_event("oversized")), 413, "payload_too_large")
+
+
+def test_oversized_base64_body_is_a_413(api: Api) -> None:
+    body = json.dumps({"tool_call_id": "c1", "input": {"form": "x" * 70_000}})
+    assert_error(
+        api.send(build_event("POST", CALL, body=body, base64_body=True)), 413, "payload_too_large"
+    )
+
+
+def test_bad_content_type_fixture_is_a_415(api: Api) -> None:
+    assert_error(api.send(load_event("bad_content_type")), 415, "unsupported_media_type")
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "text/plain",
+        "multipart/form-data; boundary=x",
+        "application/xml",
+        "",
+        "application/json; charset=latin-1",
+    ],
+)
+def test_non_json_content_types_are_a_415(api: Api, content_type: str) -> None:
+    event = build_event(
+        "POST", CALL, body=json.dumps(ENVELOPE), headers={"content-type": content_type}
+    )
+    assert_error(api.send(event), 415, "unsupported_media_type")
+
+
+def test_missing_content_type_is_a_415(api: Api) -> None:
+    event = build_event("POST", CALL, body=json.dumps(ENVELOPE))
+    del event["headers"]["content-type"]
+    assert_error(api.send(event), 415, "unsupported_media_type")
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["application/json; charset=utf-8", "Application/JSON", "application/vnd.api+json"],
+)
+def test_json_content_types_are_accepted(
+    api: Api, store: RecordingStore, content_type: str
+) -> None:
+    event = build_event(
+        "POST", CALL, body=json.dumps(ENVELOPE), headers={"content-type": content_type}
+    )
+    assert api.send(event).status == 200
+
+
+# ---------------------------------------------------------------------------- 400
+
+
+def test_malformed_json_fixture_is_a_400(api: Api) -> None:
+    assert_error(api.send(load_event("malformed_json")), 400, "malformed_json")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "",
+        "   ",
+        "{",
+        "{'tool_call_id': 'c1'}",
+        '{"tool_call_id": NaN}',
+        '{"tool_call_id": "c1", "input": {"total": Infinity}}',
+        '{"tool_call_id": "c1"} trailing',
+        '{"tool_call_id": "\\ud800"}',
+        "[" * 40 + "]" * 40,
+        "[" * 100_000,
+        '{"tool_call_id": "c1", "input": {"values": {"n": ' + "9" * 5000 + "}}}",
+    ],
+    ids=[
+        "empty",
+        "blank",
+        "truncated",
+        "single-quotes",
+        "nan",
+        "infinity",
+        "trailing",
+        "lone-surrogate",
+        "too-deep",
+        "very-deep",
+        "huge-int",
+    ],
+)
+def test_malformed_bodies_are_a_400(body: str, api: Api) -> None:
+    # GIVEN a size limit that lets the very deep body through to the parser
+    with use_service(api.service, settings=Settings(tenant_claim="tenant", max_body_bytes=200_000)):
+        assert_error(api.post(CALL, body), 400, "malformed_json")
+
+
+def test_invalid_utf8_is_a_400(api: Api) -> None:
+    event = build_event("POST", CALL, body=b'{"tool_call_id": "\xff"}', base64_body=True)
+    assert_error(api.send(event), 400, "malformed_json")
+
+
+def test_invalid_base64_is_a_400(api: Api) -> None:
+    event = build_event("POST", CALL, body="{}")
+    event.update(body="not base64!", isBase64Encoded=True)
+    assert_error(api.send(event), 400, "bad_request")
+
+
+def test_base64_json_body_is_accepted(api: Api, store: RecordingStore) -> None:
+    event = build_event("POST", CALL, body=json.dumps(ENVELOPE), base64_body=True)
+    assert api.send(event).status == 200
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/conversations/bad%20id/tools/form_list",
+        "/conversations/-leading-dash/tools/form_list",
+        "/conversations/" + "c" * 129 + "/tools/form_list",
+        "/conversations/caf\u00e9/tools/form_list",
+        "/conversations/a*b/tools/form_list",
+    ],
+)
+def test_bad_conversation_ids_are_a_400(api: Api, path: str) -> None:
+    assert_error(api.post(path, ENVELOPE), 400, "bad_request")
+    status_path = path.replace("/tools/form_list", "/status")
+    assert_error(api.get(status_path), 400, "bad_request")
+
+
+def test_a_bad_conversation_id_is_reported_before_a_bad_envelope(api: Api) -> None:
+    assert_error(api.post("/conversations/a*b/tools/form_list", {"nope": 1}), 400, "bad_request")
+
+
+# ---------------------------------------------------------------------------- 404
+
+
+@pytest.mark.parametrize("tool", ["form_delete", "FORM_LIST", "form_list_", "__init__"])
+def test_unknown_tool_is_a_404(api: Api, tool: str) -> None:
+    response = api.post(f"/conversations/conv-1/tools/{tool}", ENVELOPE)
+    assert_error(response, 404, "unknown_tool")
+    assert "form_fill" in response.json()["message"]
+
+
+def test_unknown_tool_is_reported_before_a_bad_envelope(api: Api) -> None:
+    assert_error(api.post("/conversations/conv-1/tools/nope", {"x": 1}), 404, "unknown_tool")
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/"),
+        ("GET", "/nowhere"),
+        ("GET", "/conversations/conv-1/tools/form_list"),
+        ("DELETE", "/conversations/conv-1/status"),
+        ("PUT", "/tools"),
+        ("GET", "/conversations/conv-1"),
+        ("GET", "/conversations//status"),
+    ],
+)
+def test_unknown_routes_are_a_404(api: Api, method: str, path: str) -> None:
+    assert_error(api.send(build_event(method, path)), 404, "route_not_found")
+
+
+# ---------------------------------------------------------------------------- 422
+
+
+@pytest.mark.parametrize(
+    "envelope",
+    [
+        {},
+        {"input": {}},
+        {"tool_call_id": ""},
+        {"tool_call_id": None},
+        {"tool_call_id": 7},
+        {"tool_call_id": "has space"},
+        {"tool_call_id": "trailing\n"},
+        {"tool_call_id": "c" * 129},
+        {"tool_call_id": "c1", "input": []},
+        {"tool_call_id": "c1", "input": "form_list"},
+        {"tool_call_id": "c1", "extra": True},
+        {"tool_call_id": "c1", "tool": "form_fill"},
+        [],
+        "call_1",
+        7,
+        None,
+    ],
+)
+def test_envelope_validation_is_a_422(api: Api, envelope: Any) -> None:
+    response = api.post(CALL, json.dumps(envelope))
+    assert_error(response, 422, "invalid_request")
+
+
+def test_422_says_which_field(api: Api) -> None:
+    response = api.post(CALL, {"input": {}})
+    assert "tool_call_id" in response.json()["message"]
