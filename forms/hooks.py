@@ -81,7 +81,9 @@ def _record(
     final: bool = False,
 ) -> Sequence[OutboxEntry]:
     """Commit the effects (or the failure) of one run, exactly once per key."""
-    for _ in range(service.max_conflict_retries + 1):
+    for attempt in range(service.max_conflict_retries + 1):
+        if attempt:
+            service.backoff(attempt - 1)
         entry = instance.state.outbox.get(key)
         if entry is None or entry.status != "pending":
             return ()
@@ -125,7 +127,9 @@ def reopen(service: FormService, instance_id: str, key: str) -> OutboxEntry | No
         instance = service.store.get(instance_id)
     except NotFound:
         return None
-    for _ in range(service.max_conflict_retries + 1):
+    for attempt in range(service.max_conflict_retries + 1):
+        if attempt:
+            service.backoff(attempt - 1)
         entry = instance.state.outbox.get(key)
         if entry is None or entry.status != "failed":
             return None

@@ -16,7 +16,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import random
 import re
+import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -89,6 +91,13 @@ class HookRunner(Protocol):
     def run_hook(self, instance_id: str, key: str) -> Sequence[OutboxEntry]: ...
 
 
+def jittered_backoff(attempt: int, base: float = 0.005, cap: float = 0.25) -> None:
+    """Wait before retry ``attempt`` (0-based) of a conflicted commit: "full jitter", a random
+    time up to ``base * 2**attempt`` seconds, capped. Spreading retries out is what lets twenty
+    writers on one instance all land instead of colliding again in lockstep."""
+    time.sleep(random.uniform(0, min(cap, base * 2**attempt)))
+
+
 def utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -130,7 +139,8 @@ class FormService:
         *,
         clock: Callable[[], datetime] = utc_now,
         new_id: Callable[[], str] = new_instance_id,
-        max_conflict_retries: int = 5,
+        max_conflict_retries: int = 10,
+        backoff: Callable[[int], None] | None = None,
     ) -> None:
         self.registry = registry
         self.store = store
@@ -138,6 +148,7 @@ class FormService:
         self.clock = clock
         self.new_id = new_id
         self.max_conflict_retries = max_conflict_retries
+        self.backoff = backoff if backoff is not None else jittered_backoff
 
     # ------------------------------------------------------------------ entry point
 
@@ -367,7 +378,9 @@ class FormService:
         build: Callable[[CompiledForm, FormInstance], tuple[Transition, Result]],
     ) -> Result:
         instance, qualify = self._locate(caller, args.form, args.instance)
-        for _ in range(self.max_conflict_retries + 1):
+        for attempt in range(self.max_conflict_retries + 1):
+            if attempt:
+                self.backoff(attempt - 1)
             record = instance.state.calls.get(call_id)
             if record is not None:
                 return self._replay(record, tool, args, instance, qualify)
@@ -484,7 +497,9 @@ class FormService:
         form, chain = self.registry.for_instance(instance)
         if not chain:
             return form, instance
-        for _ in range(self.max_conflict_retries + 1):
+        for attempt in range(self.max_conflict_retries + 1):
+            if attempt:
+                self.backoff(attempt - 1)
             try:
                 commit = migration_commit(form, instance, chain, self.clock())
                 return form, self.store.commit(commit)

@@ -1,18 +1,35 @@
 """A scripted conversation over the example forms: ``python -m forms.examples.demo``.
 
-Everything runs in this process (in-memory store, in-process dispatcher) with a fixed clock and
-sequential ids, so the output is the same on every run. Each turn prints what the user said,
-the tool call the agent makes, the tool result, and the status line the agent would see in its
-system prompt next turn. The script checks each key outcome as it goes and stops with a message
-if one does not happen, so it doubles as a smoke test.
+By default the script talks HTTP to the local stack (``make dev``): each tool call is a
+``POST /conversations/{id}/tools/{tool}`` with a dev token, and each status line comes from
+``GET /conversations/{id}/status``, through the local API gateway, the Lambda handler and
+DynamoDB (moto). When nothing answers on ``127.0.0.1:3000`` it starts a stack of its own on
+free ports for the run and stops it afterwards. Every run uses a fresh principal, so it can be
+repeated against a long-running stack.
+
+``--in-process`` runs everything in this process instead (in-memory store, in-process
+dispatcher) with a fixed clock and sequential ids, so the output is the same on every run;
+``main()`` called without arguments does the same.
+
+Each turn prints what the user said, the tool call the agent makes, the tool result, and the
+status line the agent would see in its system prompt next turn. The script checks each key
+outcome as it goes and stops with a message if one does not happen, so it doubles as a smoke
+test of either path.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import json
+import sys
 import textwrap
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from forms.examples import EXAMPLES
 from forms.hooks import InProcessDispatcher
@@ -57,7 +74,27 @@ def expect(condition: object, what: str) -> None:
         raise SystemExit(f"demo: expected {what}, but it did not happen")
 
 
-class Demo:
+class Transport(Protocol):
+    """How the demo reaches the tools: in this process, or over HTTP."""
+
+    principal: str
+
+    def describe(self) -> str: ...
+
+    def call(
+        self, caller: Caller, tool: str, tool_call_id: str, payload: dict[str, Any]
+    ) -> Any: ...
+
+    def status(self, caller: Caller) -> list[str]: ...
+
+    def value(self, caller: Caller, form: str, instance: str, field_id: str) -> Any: ...
+
+
+class InProcess:
+    """``FormService`` in this process: in-memory store, fixed clock, sequential ids."""
+
+    principal = "user-1"
+
     def __init__(self) -> None:
         ids = iter(range(1, 1000))
         self.service = FormService(
@@ -67,11 +104,77 @@ class Demo:
             clock=Clock(),
             new_id=lambda: f"fi_{next(ids):04d}",
         )
+
+    def describe(self) -> str:
+        return "in-process (FormService, in-memory store, fixed clock)"
+
+    def call(self, caller: Caller, tool: str, tool_call_id: str, payload: dict[str, Any]) -> Any:
+        return self.service.call(caller, tool, tool_call_id, payload)
+
+    def status(self, caller: Caller) -> list[str]:
+        return self.service.status(caller)
+
+    def value(self, caller: Caller, form: str, instance: str, field_id: str) -> Any:
+        revision = self.service.store.get(instance).field(field_id).in_force()
+        return revision.value if revision is not None else None
+
+
+class OverHttp:
+    """The tool API over HTTP (urllib, JSON), as a chatbot backend would call it."""
+
+    def __init__(self, api_url: str, principal: str | None = None) -> None:
+        self.api_url = api_url.rstrip("/")
+        self.principal = principal or f"demo-{uuid.uuid4().hex[:8]}"
+        self.reads = 0
+
+    def describe(self) -> str:
+        return f"HTTP {self.api_url} (Authorization: Bearer dev:{self.principal})"
+
+    def _request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        headers = {
+            "Authorization": f"Bearer dev:{self.principal}",
+            "Content-Type": "application/json",
+        }
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.api_url + path, data, headers, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"null")
+
+    def call(self, caller: Caller, tool: str, tool_call_id: str, payload: dict[str, Any]) -> Any:
+        path = f"/conversations/{caller.conversation_id}/tools/{tool}"
+        status, body = self._request("POST", path, {"tool_call_id": tool_call_id, "input": payload})
+        expect(status == 200, f"HTTP 200 from POST {path}, got {status}: {body}")
+        return body
+
+    def status(self, caller: Caller) -> list[str]:
+        path = f"/conversations/{caller.conversation_id}/status"
+        status, body = self._request("GET", path)
+        if status == 404:
+            return []
+        expect(status == 200, f"HTTP 200 from GET {path}, got {status}: {body}")
+        lines: list[str] = body["lines"]
+        return lines
+
+    def value(self, caller: Caller, form: str, instance: str, field_id: str) -> Any:
+        self.reads += 1
+        payload = {"form": form, "instance": instance, "part": field_id}
+        result = self.call(caller, "form_read", f"check_{self.reads:03d}", payload)
+        expect(result.get("ok"), f"form_read of {field_id} to succeed, got {result}")
+        return result.get("value")
+
+
+class Demo:
+    def __init__(self, transport: Transport | None = None) -> None:
+        self.transport: Transport = transport or InProcess()
         self.calls = 0
-        self.caller = Caller("user-1", "conv-1")
+        self.caller = Caller(self.transport.principal, "conv-1")
+        self.forms: dict[str, str] = {}
 
     def section(self, title: str, conversation: str) -> None:
-        self.caller = Caller("user-1", conversation)
+        self.caller = Caller(self.transport.principal, conversation)
         print(f"\n{'=' * WIDTH}\n{title}  [conversation {conversation}]\n{'=' * WIDTH}")
 
     def turn(
@@ -84,7 +187,9 @@ class Demo:
             say("user:  ", f"“{user}”", indent=2)
         self.calls += 1
         say("call:  ", f"{tool} {compact(payload)}")
-        result = self.service.call(self.caller, tool, f"call_{self.calls:03d}", payload)
+        result = self.transport.call(self.caller, tool, f"call_{self.calls:03d}", payload)
+        if tool == "form_start" and result.get("ok"):
+            self.forms[result["instance"]] = payload["form"]
         if not result["ok"]:
             say("error: ", f"{result['error']}: {result['message']}")
             if "hint" in result:
@@ -101,17 +206,17 @@ class Demo:
             for row in result.get("fields", []):
                 value = f"  = {compact(row['value'])}" if "value" in row else ""
                 say("", f"{row['label']}: {row['status']}{value}", indent=12)
-        lines = "\n".join(self.service.status(self.caller)).splitlines()
+        lines = "\n".join(self.transport.status(self.caller)).splitlines()
         for n, line in enumerate(lines or ["(no open forms)"]):
             say("status: " if n == 0 else "        ", line)
-        return result
+        shown: dict[str, Any] = result
+        return shown
 
     def value(self, instance: str, field_id: str) -> Any:
-        revision = self.service.store.get(instance).field(field_id).in_force()
-        return revision.value if revision is not None else None
+        return self.transport.value(self.caller, self.forms[instance], instance, field_id)
 
     def status(self) -> str:
-        return "\n".join(self.service.status(self.caller))
+        return "\n".join(self.transport.status(self.caller))
 
 
 def travel_claim(demo: Demo) -> None:
@@ -310,8 +415,10 @@ def grant(demo: Demo) -> None:
     expect(r.get("error") == "form_closed", "a write to a terminated form refused")
 
 
-def main() -> int:
-    demo = Demo()
+def run(transport: Transport) -> int:
+    """The whole script over ``transport``; exits through ``expect`` if an outcome is missing."""
+    print(f"Formwork demo: {transport.describe()}")
+    demo = Demo(transport)
     travel_claim(demo)
     pi_intake(demo)
     grant(demo)
@@ -319,5 +426,43 @@ def main() -> int:
     return 0
 
 
+def run_over_http(url: str | None) -> int:
+    """Against ``url``, or the stack on 127.0.0.1:3000, or a stack started for this run."""
+    try:
+        # Imported by name: forms/ does not depend on infra/ (a repository tool, not a library).
+        stacks = importlib.import_module("infra.local.stack")
+    except ImportError as exc:
+        raise SystemExit(
+            f"demo: the HTTP mode needs the repository's infra/ package ({exc}); run it from "
+            "the repository root, or pass --in-process"
+        ) from None
+    if url is not None:
+        expect(stacks.running_stack(url), f"a Formwork API answering at {url}")
+        return run(OverHttp(url))
+    if stacks.running_stack(stacks.DEFAULT_URL):
+        return run(OverHttp(stacks.DEFAULT_URL))
+    print("No local stack on 127.0.0.1:3000: starting one for this run (make dev keeps one up).")
+    with stacks.LocalStack(api_port=0, dynamodb_port=0, quiet=True) as stack:
+        return run(OverHttp(stack.api_url))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line. Called with no arguments at all (as tests do) it runs in-process."""
+    if argv is None:
+        return run(InProcess())
+    parser = argparse.ArgumentParser(
+        prog="python -m forms.examples.demo", description=__doc__.split("\n")[0]
+    )
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--in-process", action="store_true", help="no HTTP: the service in this process"
+    )
+    mode.add_argument("--url", help="the tool API to use (default: 127.0.0.1:3000, or start one)")
+    args = parser.parse_args(argv)
+    if args.in_process:
+        return run(InProcess())
+    return run_over_http(args.url)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

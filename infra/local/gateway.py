@@ -1,0 +1,553 @@
+"""A local stand-in for API Gateway (HTTP API, payload format 2.0) in front of the Lambda handlers.
+
+Each HTTP request becomes the event API Gateway would send the function (``version`` 2.0,
+``routeKey``, ``rawPath``, lower-cased ``headers``, ``cookies``, ``queryStringParameters``,
+``pathParameters``, ``requestContext`` with the authorizer's JWT claims, ``body``, base64 when it
+is not UTF-8) and the function's answer (``statusCode``, ``headers``, ``cookies``, ``body``) is
+written back. The routes are the ``HttpApi`` events of ``template.yaml``, read from it, never
+repeated here; a request no route matches gets API Gateway's ``404 {"message":"Not Found"}``.
+
+The JWT authorizer is replaced by dev tokens, checked before the function runs, as the real
+authorizer does: ``Authorization: Bearer dev:<sub>`` gives the claims ``{"sub": "<sub>"}`` and
+``Bearer dev:<tenant>:<sub>`` adds ``"tenant": "<tenant>"``. A missing or malformed token is a
+``401 {"message":"Unauthorized"}`` and the function never sees the request. Anyone can mint a
+dev token, so the gateway binds loopback addresses only and refuses anything else.
+
+The function runs in local execution environments (``infra.local.runtime``): one invocation
+at a time per environment, as in Lambda, several environments for concurrency.
+"""
+
+from __future__ import annotations
+
+import base64
+import ipaddress
+import json
+import os
+import re
+import socket
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, unquote
+
+from infra.local.dynamodb import TEMPLATE, load_template
+from infra.local.runtime import (
+    Function,
+    FunctionError,
+    InProcessFunction,
+)
+
+Event = dict[str, Any]
+Handler = Callable[[Event, Any], Any]
+
+MAX_BODY_BYTES = 10 * 1024 * 1024
+"""API Gateway HTTP API's payload limit: larger requests are refused with 413."""
+
+LOOPBACK_NAMES = ("localhost",)
+ACCOUNT_ID = "000000000000"
+API_ID = "local"
+DEV_ISSUER = "https://formwork.local/dev"
+DEV_TOKEN_TTL = 3600
+_DEV_TOKEN = re.compile(
+    r"^dev:(?:(?P<tenant>[A-Za-z0-9][A-Za-z0-9._@-]{0,63}):)?(?P<sub>[A-Za-z0-9][A-Za-z0-9._@+-]{0,127})$"
+)
+_HOP_BY_HOP = frozenset(
+    {"connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade"}
+)
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+class NonLoopbackBind(ValueError):
+    """The dev gateway was asked to listen on an address other machines could reach."""
+
+
+# ---------------------------------------------------------------------------------- template
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One ``HttpApi`` event of a function in the template."""
+
+    method: str
+    """Upper-case HTTP method, or ``ANY``."""
+    path: str
+    """The route's path as declared (``/conversations/{conversation_id}/status``), or
+    ``$default``."""
+    function: str
+    """Logical id of the function the route invokes."""
+
+    @property
+    def key(self) -> str:
+        return "$default" if self.path == "$default" else f"{self.method} {self.path}"
+
+    @property
+    def segments(self) -> tuple[str, ...]:
+        return tuple(self.path.strip("/").split("/")) if self.path != "/" else ()
+
+    def match(self, method: str, raw_path: str) -> dict[str, str] | None:
+        """Path parameters when this route takes the request, else None."""
+        if self.path == "$default":
+            return {}
+        if self.method not in ("ANY", method):
+            return None
+        wanted = self.segments
+        given = tuple(raw_path.strip("/").split("/")) if raw_path.strip("/") else ()
+        params: dict[str, str] = {}
+        for n, segment in enumerate(wanted):
+            if segment.startswith("{") and segment.endswith("+}"):
+                rest = given[n:]
+                if not rest or not all(rest):
+                    return None
+                params[segment[1:-2]] = unquote("/".join(rest))
+                return params
+            if n >= len(given) or not given[n]:
+                return None
+            if segment.startswith("{") and segment.endswith("}"):
+                params[segment[1:-1]] = unquote(given[n])
+            elif segment != given[n]:
+                return None
+        return params if len(given) == len(wanted) else None
+
+    def specificity(self) -> tuple[int, int, int]:
+        """API Gateway prefers literal segments, then plain parameters, then greedy ones, and
+        an exact method over ANY."""
+        literal = sum(1 for s in self.segments if not s.startswith("{"))
+        greedy = sum(1 for s in self.segments if s.endswith("+}"))
+        return (literal, -greedy, int(self.method != "ANY"))
+
+
+def select_route(
+    routes: Sequence[Route], method: str, raw_path: str
+) -> tuple[Route, dict[str, str]] | None:
+    """The route API Gateway would pick for the request (and its path parameters)."""
+    matches = [
+        (route, params)
+        for route in routes
+        if route.path != "$default" and (params := route.match(method, raw_path)) is not None
+    ]
+    if matches:
+        return max(matches, key=lambda pair: pair[0].specificity())
+    default = next((r for r in routes if r.path == "$default"), None)
+    return (default, {}) if default is not None else None
+
+
+def routes_from_template(template: Mapping[str, Any]) -> list[Route]:
+    """Every ``HttpApi`` event of every serverless function, in template order."""
+    routes: list[Route] = []
+    for logical_id, resource in template.get("Resources", {}).items():
+        if resource.get("Type") != "AWS::Serverless::Function":
+            continue
+        for event in (resource.get("Properties", {}).get("Events") or {}).values():
+            if event.get("Type") != "HttpApi":
+                continue
+            props = event.get("Properties") or {}
+            path = props.get("Path", "$default")
+            method = str(props.get("Method", "ANY")).upper()
+            routes.append(
+                Route(
+                    "ANY" if method == "X-AMAZON-APIGATEWAY-ANY-METHOD" else method,
+                    path,
+                    logical_id,
+                )
+            )
+    return routes
+
+
+# ---------------------------------------------------------------------------------- authorizer
+
+
+def dev_claims(authorization: str | None, now: float) -> dict[str, str] | None:
+    """The JWT claims a dev token stands for, or None when it is missing or malformed.
+
+    As API Gateway does with a JWT, a ``Bearer `` prefix is stripped when present. Claim values
+    are strings, as in the events API Gateway sends.
+    """
+    if not authorization:
+        return None
+    token = authorization.strip()
+    if token[:7].lower() == "bearer ":
+        token = token[7:].strip()
+    found = _DEV_TOKEN.match(token)
+    if found is None:
+        return None
+    claims = {"sub": found["sub"], "iss": DEV_ISSUER}
+    if found["tenant"]:
+        claims["tenant"] = found["tenant"]
+    claims["iat"] = str(int(now))
+    claims["exp"] = str(int(now) + DEV_TOKEN_TTL)
+    return claims
+
+
+def dev_token(sub: str, tenant: str | None = None) -> str:
+    """The ``Authorization`` header value for a dev principal."""
+    return f"Bearer dev:{tenant}:{sub}" if tenant else f"Bearer dev:{sub}"
+
+
+# ---------------------------------------------------------------------------------- events
+
+
+@dataclass(frozen=True, slots=True)
+class IncomingRequest:
+    method: str
+    target: str
+    """The request target as sent: path and query string, still percent-encoded."""
+    headers: Sequence[tuple[str, str]]
+    body: bytes = b""
+    source_ip: str = "127.0.0.1"
+    port: int = 80
+
+
+@dataclass(frozen=True, slots=True)
+class OutgoingResponse:
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes = b""
+
+
+def _request_id() -> str:
+    return base64.b64encode(os.urandom(10)).decode()
+
+
+def _clf_time(now: float) -> str:
+    moment = datetime.fromtimestamp(now, UTC)
+    return f"{moment:%d}/{_MONTHS[moment.month - 1]}/{moment:%Y:%H:%M:%S} +0000"
+
+
+def build_event(
+    request: IncomingRequest,
+    route: Route,
+    path_parameters: Mapping[str, str],
+    claims: Mapping[str, str],
+    *,
+    now: float,
+    request_id: str,
+) -> Event:
+    """The API Gateway HTTP API (payload format 2.0) event for a request."""
+    raw_path, _, raw_query = request.target.partition("?")
+    headers: dict[str, str] = {}
+    cookies: list[str] = []
+    for name, value in request.headers:
+        key = name.lower()
+        if key in _HOP_BY_HOP:
+            continue
+        if key == "cookie":
+            cookies.extend(c.strip() for c in value.split(";") if c.strip())
+            continue
+        headers[key] = f"{headers[key]},{value}" if key in headers else value
+    headers.setdefault("x-forwarded-for", request.source_ip)
+    headers.setdefault("x-forwarded-port", str(request.port))
+    headers.setdefault("x-forwarded-proto", "http")
+    headers.setdefault("x-amzn-trace-id", f"Root=1-{int(now):08x}-{uuid.uuid4().hex[:24]}")
+    query: dict[str, str] = {}
+    for name, value in parse_qsl(raw_query, keep_blank_values=True):
+        query[name] = f"{query[name]},{value}" if name in query else value
+    host = headers.get("host", "localhost").rsplit(":", 1)[0] if "host" in headers else "localhost"
+    event: Event = {
+        "version": "2.0",
+        "routeKey": route.key,
+        "rawPath": raw_path,
+        "rawQueryString": raw_query,
+    }
+    if cookies:
+        event["cookies"] = cookies
+    event["headers"] = headers
+    if query:
+        event["queryStringParameters"] = query
+    event["requestContext"] = {
+        "accountId": ACCOUNT_ID,
+        "apiId": API_ID,
+        "authorizer": {"jwt": {"claims": dict(claims), "scopes": None}},
+        "domainName": host,
+        "domainPrefix": host.split(".")[0],
+        "http": {
+            "method": request.method,
+            "path": raw_path,
+            "protocol": "HTTP/1.1",
+            "sourceIp": request.source_ip,
+            "userAgent": headers.get("user-agent", ""),
+        },
+        "requestId": request_id,
+        "routeKey": route.key,
+        "stage": "$default",
+        "time": _clf_time(now),
+        "timeEpoch": int(now * 1000),
+    }
+    if request.body:
+        try:
+            event["body"] = request.body.decode("utf-8")
+            event["isBase64Encoded"] = False
+        except UnicodeDecodeError:
+            event["body"] = base64.b64encode(request.body).decode("ascii")
+            event["isBase64Encoded"] = True
+    else:
+        event["isBase64Encoded"] = False
+    if path_parameters:
+        event["pathParameters"] = dict(path_parameters)
+    return event
+
+
+def _json_response(status: int, message: str, request_id: str = "") -> OutgoingResponse:
+    headers = [("content-type", "application/json")]
+    if request_id:
+        headers.append(("apigw-requestid", request_id))
+    body = json.dumps({"message": message}, separators=(",", ":")).encode()
+    return OutgoingResponse(status, headers, body)
+
+
+def response_from_result(result: Any, request_id: str) -> OutgoingResponse:
+    """What API Gateway answers for a function's return value (payload format 2.0).
+
+    A dict with ``statusCode`` is taken as the response; anything else is JSON for a 200
+    (API Gateway's inference for format 2.0). A malformed response is a 500.
+    """
+    if not (isinstance(result, dict) and "statusCode" in result):
+        body = result if isinstance(result, str) else json.dumps(result)
+        return OutgoingResponse(
+            200,
+            [("content-type", "application/json"), ("apigw-requestid", request_id)],
+            body.encode(),
+        )
+    status = result["statusCode"]
+    if not isinstance(status, int) or isinstance(status, bool) or not 100 <= status <= 599:
+        raise FunctionError(f"the function returned statusCode {status!r}")
+    headers: list[tuple[str, str]] = []
+    for name, value in (result.get("headers") or {}).items():
+        headers.append((str(name).lower(), str(value)))
+    for name, values in (result.get("multiValueHeaders") or {}).items():
+        headers.extend((str(name).lower(), str(v)) for v in values)
+    headers.extend(("set-cookie", str(cookie)) for cookie in result.get("cookies") or [])
+    headers.append(("apigw-requestid", request_id))
+    payload = result.get("body")
+    if payload is None:
+        raw = b""
+    elif result.get("isBase64Encoded"):
+        raw = base64.b64decode(str(payload))
+    else:
+        raw = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
+    return OutgoingResponse(status, headers, raw)
+
+
+# ---------------------------------------------------------------------------------- gateway
+
+
+def check_loopback(host: str) -> int:
+    """The address family to bind ``host`` with; raises ``NonLoopbackBind`` unless loopback."""
+    if host.lower() in LOOPBACK_NAMES:
+        return socket.AF_INET
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        address = None
+    if address is None or not address.is_loopback:
+        raise NonLoopbackBind(
+            f"refusing to bind the dev gateway to {host!r}: it accepts unsigned dev tokens, so it "
+            "listens on loopback only (127.0.0.0/8, ::1 or localhost)"
+        )
+    return socket.AF_INET6 if address.version == 6 else socket.AF_INET
+
+
+def _loopback_host_header(value: str) -> bool:
+    host = value.strip()
+    if host.startswith("["):
+        host = host[1 : host.find("]")] if "]" in host else host
+    elif host.count(":") == 1:
+        host = host.split(":")[0]
+    try:
+        check_loopback(host)
+    except NonLoopbackBind:
+        return False
+    return True
+
+
+class LocalGateway:
+    """API Gateway's HTTP API on a loopback port, in front of one or more functions.
+
+    ``functions`` maps a function's logical id to what runs it; a single ``Function`` (or a
+    plain callable, run in-process) serves every route. Routes default to the template's.
+    """
+
+    def __init__(
+        self,
+        functions: Mapping[str, Function] | Function | Handler,
+        *,
+        routes: Sequence[Route] | None = None,
+        host: str = "127.0.0.1",
+        port: int = 3000,
+        template: Path = TEMPLATE,
+        access_log: bool = False,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.family = check_loopback(host)
+        self.host = host
+        self.port = port
+        self.routes = (
+            list(routes) if routes is not None else routes_from_template(load_template(template))
+        )
+        if isinstance(functions, Mapping):
+            self.functions: dict[str, Function] = dict(functions)
+            self.default: Function | None = None
+        elif isinstance(functions, Function):
+            self.functions, self.default = {}, functions
+        else:
+            self.functions, self.default = {}, InProcessFunction(functions)
+        self.access_log = access_log
+        self.clock = clock
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -------------------------------------------------------------- request → response
+
+    def handle(self, request: IncomingRequest) -> OutgoingResponse:
+        """Route, authorize, invoke and map one request, as API Gateway does."""
+        request_id = _request_id()
+        host = next((v for k, v in request.headers if k.lower() == "host"), "")
+        if host and not _loopback_host_header(host):
+            return _json_response(403, "Forbidden", request_id)
+        raw_path = request.target.partition("?")[0]
+        selected = select_route(self.routes, request.method.upper(), raw_path)
+        if selected is None:
+            return _json_response(404, "Not Found", request_id)
+        route, params = selected
+        now = self.clock()
+        authorization = next((v for k, v in request.headers if k.lower() == "authorization"), None)
+        claims = dev_claims(authorization, now)
+        if claims is None:
+            response = _json_response(401, "Unauthorized", request_id)
+            response.headers.append(("www-authenticate", 'Bearer error="invalid_token"'))
+            return response
+        function = self.functions.get(route.function, self.default)
+        if function is None:
+            return _json_response(500, "Internal Server Error", request_id)
+        event = build_event(request, route, params, claims, now=now, request_id=request_id)
+        try:
+            return response_from_result(function.invoke(event), request_id)
+        except FunctionError as exc:
+            print(f"gateway: {route.key}: {exc}", file=sys.stderr, flush=True)
+            return _json_response(500, "Internal Server Error", request_id)
+
+    # -------------------------------------------------------------- server
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if self.family == socket.AF_INET6 else self.host
+        return f"http://{host}:{self.port}"
+
+    def start(self) -> LocalGateway:
+        server_class = type(
+            "_Server",
+            (ThreadingHTTPServer,),
+            {"address_family": self.family, "daemon_threads": True, "request_queue_size": 128},
+        )
+        try:
+            server = server_class((self.host.strip("[]"), self.port), _RequestHandler)
+        except OSError as exc:
+            raise OSError(
+                exc.errno, f"cannot listen on {self.host}:{self.port}: {exc.strerror}"
+            ) from exc
+        server.gateway = self
+        self.port = server.server_address[1]
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever, args=(0.05,), name="local-gateway", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(5)
+            self._thread = None
+
+    def __enter__(self) -> LocalGateway:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def version_string(self) -> str:
+        return "formwork-local-gateway"
+
+    def _read_body(self) -> bytes | None:
+        """The request body, or None when it is over the limit (the connection then closes)."""
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in self._chunks():
+                size += len(chunk)
+                if size > MAX_BODY_BYTES:
+                    self.close_connection = True
+                    return None
+                chunks.append(chunk)
+            return b"".join(chunks)
+        length = int(self.headers.get("Content-Length") or 0)
+        if length > MAX_BODY_BYTES:
+            self.close_connection = True
+            return None
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _chunks(self) -> Iterator[bytes]:
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while self.rfile.readline().strip():
+                    pass
+                return
+            yield self.rfile.read(size)
+            self.rfile.readline()
+
+    def _dispatch(self) -> None:
+        gateway: LocalGateway = self.server.gateway  # type: ignore[attr-defined]
+        started = time.monotonic()
+        try:
+            body = self._read_body()
+        except ValueError:
+            body = b""
+            response = _json_response(400, "Bad Request")
+        else:
+            if body is None:
+                response = _json_response(413, "Request Entity Too Large")
+            else:
+                request = IncomingRequest(
+                    method=self.command,
+                    target=self.path,
+                    headers=list(self.headers.items()),
+                    body=body,
+                    source_ip=self.client_address[0],
+                    port=gateway.port,
+                )
+                response = gateway.handle(request)
+        self.send_response(response.status)
+        for name, value in response.headers:
+            if name not in ("content-length", "transfer-encoding", "connection"):
+                self.send_header(name, value)
+        self.send_header("content-length", str(len(response.body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(response.body)
+        if gateway.access_log:
+            took = (time.monotonic() - started) * 1000
+            print(
+                f"{self.command} {self.path} -> {response.status} ({took:.0f} ms)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _dispatch  # noqa: N815
+
+    def log_message(self, format: str, *args: Any) -> None:
+        del format, args  # the gateway's own access log (above) replaces http.server's
