@@ -18,11 +18,17 @@ Query is only read-committed against transactions: one page may show a transacti
 and not yet its revision items, or the reverse. Every item written by a commit therefore carries
 the version it belongs to, the STATE item says exactly which items make up that version (counts
 per field, the version of each call record), and a read that does not add up is taken again.
+
+A commit is one strongly consistent Query, ``apply_commit`` on what it read, and one conditional
+write (``version = expected``). A commit that loses the race reads only what was written since
+its own read to build the ``current`` its ``ConflictError`` carries.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -79,6 +85,11 @@ class DynamoDBFormStore(FormStore):
     revision item (below DynamoDB's 400 KB). ``read_attempts`` bounds how often a read that
     caught a transaction half-visible is repeated; ``pause(attempt)``, if given, runs between
     attempts (the composition root may pass a short sleep; the engine keeps no clock).
+
+    ``remember`` is how many instances to keep the last read (or write) of, by id and version,
+    so that a commit computed from a read this adapter just made does not read again. That is
+    safe because everything up to a version is immutable, and the write's condition on
+    ``version`` refuses it if the instance moved on; callers still only ever receive snapshots.
     """
 
     def __init__(
@@ -89,6 +100,7 @@ class DynamoDBFormStore(FormStore):
         max_item_bytes: int = 350_000,
         read_attempts: int = 5,
         pause: Callable[[int], None] | None = None,
+        remember: int = 256,
     ) -> None:
         if not 1_000 <= max_item_bytes <= DYNAMODB_ITEM_LIMIT - _ITEM_OVERHEAD:
             raise ValueError(f"max_item_bytes must be 1000..{DYNAMODB_ITEM_LIMIT - _ITEM_OVERHEAD}")
@@ -99,6 +111,9 @@ class DynamoDBFormStore(FormStore):
         self._max_item_bytes = max_item_bytes
         self._read_attempts = read_attempts
         self._pause = pause
+        self._remember = remember
+        self._recent: OrderedDict[str, tuple[FormInstance, dict[str, int]]] = OrderedDict()
+        self._recent_lock = threading.Lock()
 
     # ------------------------------------------------------------------ the port
 
@@ -151,7 +166,9 @@ class DynamoDBFormStore(FormStore):
         return sorted(found, key=lambda inst: (inst.created_at, inst.id))
 
     def commit(self, commit: Commit) -> FormInstance:
-        loaded = self._load(commit.instance_id)
+        loaded = self._recalled(commit.instance_id, commit.expected_version)
+        if loaded is None:
+            loaded = self._load(commit.instance_id)
         if loaded is None:
             raise NotFound(f"instance {commit.instance_id} not found")
         current, stored_calls = loaded
@@ -201,11 +218,12 @@ class DynamoDBFormStore(FormStore):
             lost = codes[:1] == ["ConditionalCheckFailed"] or "TransactionConflict" in codes
             if not lost:
                 raise StoreError(f"commit to {applied.id} cancelled: {codes}") from exc
-            fresh = self._load(applied.id)
+            fresh = self._catch_up(current, stored_calls)
             if fresh is None:
                 raise NotFound(f"instance {applied.id} not found") from None
             raise ConflictError(applied.id, commit.expected_version, fresh[0]) from None
-        return applied
+        self._keep(applied, call_versions)
+        return applied.snapshot()
 
     # ------------------------------------------------------------------ reading
 
@@ -215,18 +233,71 @@ class DynamoDBFormStore(FormStore):
             if attempt and self._pause is not None:
                 self._pause(attempt)
             items = self._query(instance_key(instance_id))
-            state = next((i for i in reversed(items) if i["sk"]["S"] == STATE_SK), None)
+            state = _state_of(items)
             if state is None:
                 return None
             built = _assemble(state, items)
             if built is not None:
-                return built
+                self._keep(*built)
+                return built[0].snapshot(), built[1]
         raise StoreError(
             f"instance {instance_id}: {self._read_attempts} reads did not add up to one version"
         )
 
-    def _query(self, pk: str) -> list[dict[str, Any]]:
-        """Every item of a partition, in sort-key order: one strongly consistent Query, paged."""
+    def _keep(self, instance: FormInstance, calls: dict[str, int]) -> None:
+        """Remember ``instance`` (never handed out) as the last known state of its id."""
+        if self._remember <= 0:
+            return
+        with self._recent_lock:
+            self._recent[instance.id] = (instance, dict(calls))
+            self._recent.move_to_end(instance.id)
+            while len(self._recent) > self._remember:
+                self._recent.popitem(last=False)
+
+    def _recalled(
+        self, instance_id: str, version: int
+    ) -> tuple[FormInstance, dict[str, int]] | None:
+        """The remembered state of ``instance_id`` if it is exactly ``version``."""
+        with self._recent_lock:
+            found = self._recent.get(instance_id)
+        if found is None or found[0].version != version:
+            return None
+        return found[0], dict(found[1])
+
+    def _catch_up(
+        self, base: FormInstance, base_calls: dict[str, int]
+    ) -> tuple[FormInstance, dict[str, int]] | None:
+        """The instance as stored now, reading only what was written after ``base``.
+
+        ``base`` is a read taken moments ago in the same call. Items up to its version never
+        change, so one Query from the revision items after it (through STATE) and one
+        BatchGetItem for call records written since give the same result as a full read.
+        """
+        pk = instance_key(base.id)
+        after = f"{_REVISIONS}{base.version:010d}#~"  # past every part of base's version
+        for attempt in range(self._read_attempts):
+            if attempt and self._pause is not None:
+                self._pause(attempt)
+            items = self._query(pk, after=after)
+            state = _state_of(items)
+            if state is None:
+                return None
+            newer = [
+                call_id
+                for call_id, version in _CallVersions.validate_json(state["calls"]["S"]).items()
+                if version > base.version
+            ]
+            built = _assemble(state, items + self._get_calls(pk, newer), (base, base_calls))
+            if built is not None:
+                self._keep(*built)
+                return built[0].snapshot(), built[1]
+        return self._load(base.id)
+
+    def _query(self, pk: str, *, after: str | None = None) -> list[dict[str, Any]]:
+        """The items of a partition (with sort key past ``after``), in sort-key order.
+
+        One strongly consistent Query, paged.
+        """
         items: list[dict[str, Any]] = []
         request: dict[str, Any] = {
             "TableName": self._table,
@@ -234,6 +305,9 @@ class DynamoDBFormStore(FormStore):
             "ExpressionAttributeValues": {":pk": _s(pk)},
             "ConsistentRead": True,
         }
+        if after is not None:
+            request["KeyConditionExpression"] = "pk = :pk AND sk > :after"
+            request["ExpressionAttributeValues"][":after"] = _s(after)
         while True:
             page = self._client.query(**request)
             items.extend(page.get("Items", []))
@@ -241,6 +315,18 @@ class DynamoDBFormStore(FormStore):
             if not last:
                 return items
             request["ExclusiveStartKey"] = last
+
+    def _get_calls(self, pk: str, call_ids: list[str]) -> list[dict[str, Any]]:
+        """The call items of ``call_ids`` that exist: strongly consistent BatchGetItem."""
+        found: list[dict[str, Any]] = []
+        for start in range(0, len(call_ids), 100):
+            keys = [_key(pk, _CALL + call_id) for call_id in call_ids[start : start + 100]]
+            request: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": True}}
+            while request:
+                page = self._client.batch_get_item(RequestItems=request)
+                found.extend(page.get("Responses", {}).get(self._table, []))
+                request = page.get("UnprocessedKeys") or {}
+        return found
 
     # ------------------------------------------------------------------ writing
 
@@ -285,7 +371,7 @@ class DynamoDBFormStore(FormStore):
             created_at=instance.created_at,
         )
         fields = {f: (log.cursor, len(log.revisions)) for f, log in instance.history.items()}
-        return {
+        item = {
             "pk": _s(instance_key(instance.id)),
             "sk": _s(STATE_SK),
             "version": {"N": str(instance.version)},
@@ -294,6 +380,12 @@ class DynamoDBFormStore(FormStore):
             "calls": _s(_CallVersions.dump_json(call_versions).decode()),
             "state": _s(instance.state.model_dump_json(exclude={"calls"})),
         }
+        if _item_bytes(item) > DYNAMODB_ITEM_LIMIT:
+            raise ValueError(
+                f"instance {instance.id}: its state item would be {_item_bytes(item)} bytes, "
+                "over DynamoDB's 400 KB; nothing was stored"
+            )
+        return item
 
     def _call_item(self, pk: str, call_id: str, record: CallRecord, version: int) -> dict[str, Any]:
         return {
@@ -314,7 +406,6 @@ class DynamoDBFormStore(FormStore):
                 {
                     "pk": _s(pk),
                     "sk": _s(f"{_REVISIONS}{version:010d}#{part:03d}"),
-                    "v": {"N": str(version)},
                     "revs": _s(payload),
                 }
             )
@@ -390,19 +481,34 @@ def _dump_part(part: dict[str, list[str]]) -> str:
     return "{" + body + "}"
 
 
+def _state_of(items: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The STATE item among a partition's items (it sorts last), if there is one."""
+    return next((i for i in reversed(items) if i["sk"]["S"] == STATE_SK), None)
+
+
 def _assemble(
-    state: Mapping[str, Any], items: list[dict[str, Any]]
+    state: Mapping[str, Any],
+    items: list[dict[str, Any]],
+    base: tuple[FormInstance, dict[str, int]] | None = None,
 ) -> tuple[FormInstance, dict[str, int]] | None:
-    """The instance as of ``state``'s version, or None when ``items`` miss some of it."""
+    """The instance as of ``state``'s version, or None when ``items`` miss some of it.
+
+    With ``base`` (an earlier read and its call versions), ``items`` need only hold what was
+    written after it: the revision items of later versions and the call items written since.
+    """
     version = int(state["version"]["N"])
     fields = _Fields.validate_json(state["fields"]["S"])
     call_versions = _CallVersions.validate_json(state["calls"]["S"])
+    since = -1 if base is None else base[0].version
     logs: dict[str, list[Revision]] = {}
+    if base is not None:
+        logs = {f: list(log.revisions) for f, log in base[0].history.items()}
     records: dict[str, Mapping[str, Any]] = {}
     for item in items:
         sk: str = item["sk"]["S"]
         if sk.startswith(_REVISIONS):
-            if int(item["v"]["N"]) <= version:  # later ones belong to a commit not seen yet
+            # Revision items of a later version belong to a commit this STATE does not show yet.
+            if since < _revision_version(sk) <= version:
                 for field_id, revisions in _Parts.validate_json(item["revs"]["S"]).items():
                     logs.setdefault(field_id, []).extend(revisions)
         elif sk.startswith(_CALL):
@@ -419,6 +525,11 @@ def _assemble(
         raise StoreError(f"revisions stored for unknown fields {sorted(logs)}")
     calls: dict[str, CallRecord] = {}
     for call_id, call_version in call_versions.items():
+        if base is not None and call_version <= since:
+            if base[1].get(call_id) != call_version:
+                raise StoreError(f"call record {call_id}: version {call_version} not in the base")
+            calls[call_id] = base[0].state.calls[call_id]
+            continue
         found = records.get(call_id)
         if found is None or int(found["v"]["N"]) != call_version:
             return None  # a call record of this version is not visible yet (or one that was)
@@ -432,6 +543,11 @@ def _assemble(
         state=instance_state.model_copy(update={"calls": calls}),
     )
     return instance, call_versions
+
+
+def _revision_version(sk: str) -> int:
+    """The version in a revision item's sort key ``R#<version>#<part>``."""
+    return int(sk[len(_REVISIONS) : len(_REVISIONS) + 10])
 
 
 def _reason_codes(exc: Any) -> list[str]:
