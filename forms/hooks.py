@@ -31,8 +31,25 @@ MAX_ATTEMPTS = 3
 """Attempts before an executor's failure is recorded as final (an operator can retry it)."""
 
 
-def run_hook(service: FormService, instance_id: str, key: str) -> Sequence[OutboxEntry]:
-    """Run the executor of outbox entry ``key``; return the outbox entries its effects added."""
+class ExecutorFailed(Exception):
+    """An executor raised and has attempts left; raised by ``run_hook(raise_on_retry=True)``
+    after the attempt is recorded, so a durable runner (a Temporal activity) retries it."""
+
+
+def run_hook(
+    service: FormService,
+    instance_id: str,
+    key: str,
+    *,
+    max_attempts: int = MAX_ATTEMPTS,
+    raise_on_retry: bool = False,
+) -> Sequence[OutboxEntry]:
+    """Run the executor of outbox entry ``key``; return the outbox entries its effects added.
+
+    An executor that raises has the attempt recorded on its entry (attempts, error); after
+    ``max_attempts`` the entry is ``failed``. With ``raise_on_retry`` a failure that still has
+    attempts left raises ``ExecutorFailed`` once recorded, for runners that own the retrying.
+    """
     try:
         instance = service.store.get(instance_id)
     except NotFound:
@@ -68,8 +85,20 @@ def run_hook(service: FormService, instance_id: str, key: str) -> Sequence[Outbo
     except (EffectError, InvalidFormDefinition) as exc:
         return _record(service, instance, key, None, str(exc), final=True)
     except Exception as exc:
-        return _record(service, instance, key, None, f"{type(exc).__name__}: {exc}")
+        error = f"{type(exc).__name__}: {exc}"
+        added = _record(service, instance, key, None, error, max_attempts=max_attempts)
+        if raise_on_retry and _still_pending_in(service, instance_id, key):
+            raise ExecutorFailed(error) from exc
+        return added
     return _record(service, instance, key, effects, None)
+
+
+def _still_pending_in(service: FormService, instance_id: str, key: str) -> bool:
+    try:
+        entry = service.store.get(instance_id).state.outbox.get(key)
+    except NotFound:
+        return False
+    return entry is not None and entry.status == "pending"
 
 
 def _record(
@@ -79,6 +108,7 @@ def _record(
     effects: tuple[Effect, ...] | None,
     error: str | None,
     final: bool = False,
+    max_attempts: int = MAX_ATTEMPTS,
 ) -> Sequence[OutboxEntry]:
     """Commit the effects (or the failure) of one run, exactly once per key."""
     for attempt in range(service.max_conflict_retries + 1):
@@ -99,7 +129,7 @@ def _record(
             step = transition(form, instance, plan.changes, now, state=plan.state)
         except (EffectError, PredicateError, InvalidFormDefinition) as exc:
             attempts = entry.attempts + 1
-            failed = final or error is None or attempts >= MAX_ATTEMPTS
+            failed = final or error is None or attempts >= max_attempts
             updated = entry.model_copy(
                 update={
                     "attempts": attempts,
@@ -149,6 +179,39 @@ def reopen(service: FormService, instance_id: str, key: str) -> OutboxEntry | No
             continue
         return reopened
     return None
+
+
+def mark_dispatched(service: FormService, instance_id: str, keys: Sequence[str]) -> list[str]:
+    """Record ``dispatched_at`` on the pending entries among ``keys`` that lack it (one CAS
+    commit, retried on conflict); returns the keys marked. Entries already dispatched, done or
+    failed are left alone, so marking is idempotent."""
+    try:
+        instance = service.store.get(instance_id)
+    except NotFound:
+        return []
+    for attempt in range(service.max_conflict_retries + 1):
+        if attempt:
+            service.backoff(attempt - 1)
+        now = service.clock()
+        outbox = dict(instance.state.outbox)
+        marked = []
+        for key in keys:
+            entry = outbox.get(key)
+            if entry is not None and entry.status == "pending" and entry.dispatched_at is None:
+                outbox[key] = entry.model_copy(update={"dispatched_at": now})
+                marked.append(key)
+        if not marked:
+            return []
+        form, instance = service._current(instance)
+        state = instance.state.model_copy(update={"outbox": outbox, "updated_at": now})
+        step = transition(form, instance, {}, now, state=state)
+        try:
+            service.store.commit(step.commit)
+        except ConflictError as conflict:
+            instance = conflict.current or service.store.get(instance_id)
+            continue
+        return marked
+    return []
 
 
 class InProcessDispatcher:

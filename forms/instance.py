@@ -96,6 +96,9 @@ class OutboxEntry(_Frozen):
     attempts: int = 0
     error: str | None = None
     created_at: datetime
+    dispatched_at: datetime | None = None
+    """When a durable runner (a Temporal workflow keyed by ``key``) was started for it; the
+    lasting record of dispatch, since the runner forgets closed ids after its retention."""
     finished_at: datetime | None = None
 
 

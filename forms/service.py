@@ -654,11 +654,21 @@ class FormService:
         self._dispatch([entry])
         return True
 
-    def run_hook(self, instance_id: str, key: str) -> Sequence[OutboxEntry]:
+    def run_hook(
+        self, instance_id: str, key: str, *, max_attempts: int = 3, raise_on_retry: bool = False
+    ) -> Sequence[OutboxEntry]:
         """Run one outbox entry's executor and commit its effects; see ``forms.hooks``."""
         from forms.hooks import run_hook
 
-        return run_hook(self, instance_id, key)
+        return run_hook(
+            self, instance_id, key, max_attempts=max_attempts, raise_on_retry=raise_on_retry
+        )
+
+    def mark_dispatched(self, instance_id: str, keys: Sequence[str]) -> list[str]:
+        """Record that durable runs were started for ``keys``; see ``forms.hooks``."""
+        from forms.hooks import mark_dispatched
+
+        return mark_dispatched(self, instance_id, keys)
 
 
 def _count(n: int, noun: str) -> str:
