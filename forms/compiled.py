@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
-from forms.definition import Executor, FormDef, Migration, Predicate
+from forms.definition import Approval, Executor, FormDef, Migration, Predicate
 from forms.schema import FieldType
 from forms.suggest import rank
 
@@ -37,6 +37,7 @@ class CompiledField:
     when: Predicate | None
     when_arity: int
     on_fill: Executor | None
+    decided_by_approver: bool = False
 
     @property
     def optional(self) -> bool:
@@ -64,16 +65,27 @@ class CompiledCheckpoint:
     when: Predicate
     when_arity: int
     run: Executor | None
+    approval: Approval | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Hook:
-    """A point executors hang on. ``id`` is the middle segment of the idempotency key."""
+    """A point executors hang on. ``id`` is the middle segment of the idempotency key.
+
+    A hook is *dispatched* (gets an outbox entry on each rising edge) when it has an executor
+    or, for a checkpoint, an approval to wait for.
+    """
 
     id: str
     kind: HookKind
     target: str
     executor: Executor | None
+    approval: Approval | None = None
+    title: str = ""
+
+    @property
+    def dispatched(self) -> bool:
+        return self.executor is not None or self.approval is not None
 
 
 @dataclass(frozen=True)

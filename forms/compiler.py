@@ -73,6 +73,7 @@ def _compile(definition: FormDef) -> CompiledForm:
     step_index = {s: i for i, s in enumerate(steps)}
     _check_references(definition, fields, steps, checkpoints, field_index, step_index)
     migrations = _check_migrations(definition, fields)
+    _check_approvals(definition, fields, checkpoints)
     hooks = _hooks(definition, fields, steps, checkpoints)
     return CompiledForm(
         definition=definition,
@@ -257,6 +258,7 @@ def _build_field(
         when=spec.when,
         when_arity=when_arity,
         on_fill=spec.on_fill,
+        decided_by_approver=spec.decided_by_approver,
     )
 
 
@@ -279,6 +281,7 @@ def _build_checkpoints(definition: FormDef) -> dict[str, CompiledCheckpoint]:
             when=checkpoint.when,
             when_arity=_arity(definition, checkpoint.when, f"checkpoint {checkpoint.id!r}", (1, 2)),
             run=checkpoint.run,
+            approval=checkpoint.approval,
         )
     return found
 
@@ -517,6 +520,52 @@ def _check_migrations(
     return found
 
 
+def _check_approvals(
+    definition: FormDef,
+    fields: Mapping[str, CompiledField],
+    checkpoints: Mapping[str, CompiledCheckpoint],
+) -> None:
+    """An approval names a decision field that only approvals write, and vice versa."""
+    owners: dict[str, str] = {}
+    for cp in checkpoints.values():
+        approval = cp.approval
+        if approval is None:
+            continue
+        where = f"checkpoint {cp.id!r}"
+        if cp.run is not None:
+            raise _fail(definition, f"{where}: an approval checkpoint cannot also have run=")
+        if approval.field not in fields:
+            raise _fail(
+                definition,
+                f"{where}: approval field {approval.field!r} is not a field"
+                + _did_you_mean(approval.field, fields),
+            )
+        decision = fields[approval.field]
+        if not decision.decided_by_approver:
+            raise _fail(
+                definition,
+                f"{where}: field {approval.field!r} must be declared with decided_by_approver=True",
+            )
+        for value in ("approved", "rejected"):
+            if not hasattr(decision.type.validate(value), "json_value"):
+                raise _fail(definition, f"{where}: field {approval.field!r} must accept {value!r}")
+        if not approval.role.strip() or approval.timeout_seconds <= 0:
+            raise _fail(definition, f"{where}: approval needs a role and a positive timeout")
+        if approval.field in owners:
+            raise _fail(
+                definition,
+                f"field {approval.field!r} records two approvals ({owners[approval.field]!r} "
+                f"and {cp.id!r})",
+            )
+        owners[approval.field] = cp.id
+    for f in fields.values():
+        if f.decided_by_approver and f.id not in owners:
+            raise _fail(
+                definition,
+                f"field {f.id!r} is decided_by_approver but no Checkpoint(approval=...) names it",
+            )
+
+
 def _hooks(
     definition: FormDef,
     fields: Mapping[str, CompiledField],
@@ -525,8 +574,17 @@ def _hooks(
 ) -> tuple[Hook, ...]:
     """Every hook in dispatch order: field on-fill, step on-complete, checkpoint, form."""
     return (
-        *(Hook(f"field.{f.id}.filled", "field", f.id, f.on_fill) for f in fields.values()),
-        *(Hook(f"step.{s.id}.complete", "step", s.id, s.on_complete) for s in steps.values()),
-        *(Hook(f"checkpoint.{c.id}", "checkpoint", c.id, c.run) for c in checkpoints.values()),
-        Hook("form.complete", "form", definition.id, definition.on_complete),
+        *(
+            Hook(f"field.{f.id}.filled", "field", f.id, f.on_fill, title=f.label)
+            for f in fields.values()
+        ),
+        *(
+            Hook(f"step.{s.id}.complete", "step", s.id, s.on_complete, title=s.title)
+            for s in steps.values()
+        ),
+        *(
+            Hook(f"checkpoint.{c.id}", "checkpoint", c.id, c.run, c.approval, c.title)
+            for c in checkpoints.values()
+        ),
+        Hook("form.complete", "form", definition.id, definition.on_complete, title="completion"),
     )

@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 if TYPE_CHECKING:
     from forms.state import HookContext
@@ -52,6 +52,7 @@ class FieldSpec:
     when: Predicate | None = None
     on_fill: Executor | None = None
     aliases: tuple[str, ...] = ()
+    decided_by_approver: bool = False
 
 
 def field(
@@ -61,17 +62,27 @@ def field(
     when: Predicate | None = None,
     on_fill: Executor | None = None,
     aliases: Sequence[str] = (),
+    decided_by_approver: bool = False,
 ) -> Any:
     """Declare a field on a ``Step`` subclass.
 
     ``label`` is what the agent and the status line show; ``ask`` is optional guidance on how
     to ask for it; ``when`` gates applicability (an answer that stops applying is held, never
     dropped); ``on_fill`` runs on the rising edge of the field having a live answer; ``aliases``
-    are extra spellings the agent may use for the id.
+    are extra spellings the agent may use for the id. ``decided_by_approver`` makes the field
+    the record of an approval checkpoint's decision: only a decision writes it (the agent,
+    executors and seeds cannot), and it must be named by a ``Checkpoint(approval=...)``.
 
     Typed ``Any`` (like ``pydantic.Field``) so ``x: int = field("X")`` type-checks.
     """
-    return FieldSpec(label=label, ask=ask, when=when, on_fill=on_fill, aliases=tuple(aliases))
+    return FieldSpec(
+        label=label,
+        ask=ask,
+        when=when,
+        on_fill=on_fill,
+        aliases=tuple(aliases),
+        decided_by_approver=decided_by_approver,
+    )
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -140,6 +151,27 @@ class Checkpoint:
     when: Predicate
     run: Executor | None = None
     title: str | None = None
+    approval: Approval | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """Make a checkpoint wait for a human decision when it rises.
+
+    While the decision is pending (and the checkpoint still holds) the form cannot complete,
+    but the conversation goes on and writes are taken. A principal holding ``role`` (from a
+    claim, never the person who filled the form) approves or rejects; the decision is written
+    to ``field`` (declared with ``decided_by_approver=True``; its type must accept
+    ``"approved"`` and ``"rejected"``) as a revision by the approver, and fires that field's
+    edges like any answer. After ``timeout_seconds`` with no decision, ``on_timeout`` is written
+    instead (by the operator, actor ``timeout``). A checkpoint with an approval has no ``run``.
+    """
+
+    field: str
+    role: str
+    timeout_seconds: int = 3 * 24 * 3600
+    on_timeout: Literal["approved", "rejected"] = "rejected"
+    prompt: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

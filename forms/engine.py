@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from forms.compiled import CompiledField, CompiledForm, Hook
@@ -332,7 +332,7 @@ def _waiting(
     failed for good while its crossing lasts: a gate that could not be evaluated is not passed.
     A correction that ends the crossing releases it; so does an operator's retry.
     """
-    waiting: set[str] = {h.id for h in rising if h.executor is not None and h.kind != "form"}
+    waiting: set[str] = {h.id for h in rising if h.dispatched and h.kind != "form"}
     for entry in instance.state.outbox.values():
         if entry.status == "done":
             continue
@@ -340,9 +340,12 @@ def _waiting(
         if hook is None or hook.kind == "form":
             continue
         state = hooks.get(entry.hook_id, _NEVER)
-        if entry.status == "pending" or (
-            hook.kind == "checkpoint" and state.holds and state.count == entry.occurrence
-        ):
+        crossing = state.holds and state.count == entry.occurrence
+        if entry.kind == "approval":
+            # a decision still owed for the crossing in progress holds completion
+            if entry.status == "pending" and crossing:
+                waiting.add(entry.hook_id)
+        elif entry.status == "pending" or (hook.kind == "checkpoint" and crossing):
             waiting.add(entry.hook_id)
     return tuple(h.id for h in form.hooks if h.id in waiting)
 
@@ -440,11 +443,19 @@ def transition(
     outbox = dict(state.outbox)
     added: list[OutboxEntry] = []
     for hook in evaluation.rising:
-        if hook.executor is None:
+        if not hook.dispatched:
             continue
         occurrence = evaluation.hooks[hook.id].count
         key = idempotency_key(base.id, hook.id, occurrence)
-        entry = OutboxEntry(key=key, hook_id=hook.id, occurrence=occurrence, created_at=now)
+        approval = hook.approval
+        entry = OutboxEntry(
+            key=key,
+            hook_id=hook.id,
+            occurrence=occurrence,
+            kind="approval" if approval is not None else "executor",
+            deadline=now + timedelta(seconds=approval.timeout_seconds) if approval else None,
+            created_at=now,
+        )
         outbox[key] = entry
         added.append(entry)
     status, reason = state.status, state.closed_reason

@@ -126,3 +126,15 @@ class TooManyConflicts(ToolError):
     """Concurrent writers kept winning; the call was not applied and can be retried."""
 
     code = "busy"
+
+
+class Forbidden(ToolError):
+    """The caller is not allowed to do this (an approval by someone without the role)."""
+
+    code = "forbidden"
+
+
+class UnknownApproval(ToolError):
+    """No pending approval has that id (never existed, already decided, or expired)."""
+
+    code = "unknown_approval"

@@ -55,8 +55,8 @@ def run_hook(
     except NotFound:
         return ()
     entry = instance.state.outbox.get(key)
-    if entry is None or entry.status != "pending":
-        return ()
+    if entry is None or entry.status != "pending" or entry.kind == "approval":
+        return ()  # approvals wait for a decision (forms.approvals), they run no code
     form, instance = service._current(instance)
     hook = form.hook(entry.hook_id)
     if hook is None or hook.executor is None:
@@ -226,14 +226,14 @@ class InProcessDispatcher:
         self.max_runs = max_runs
 
     def dispatch(self, runner: HookRunner, entries: Sequence[OutboxEntry]) -> None:
-        queue = [(_instance_of(e.key), e.key) for e in entries]
+        queue = [(_instance_of(e.key), e.key) for e in entries if e.kind == "executor"]
         runs = 0
         while queue and runs < self.max_runs:
             instance_id, key = queue.pop(0)
             for _ in range(MAX_ATTEMPTS):
                 runs += 1
                 added = runner.run_hook(instance_id, key)
-                queue.extend((_instance_of(e.key), e.key) for e in added)
+                queue.extend((_instance_of(e.key), e.key) for e in added if e.kind == "executor")
                 if not _still_pending(runner, instance_id, key):
                     break
 

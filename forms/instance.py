@@ -47,6 +47,8 @@ class Revision(_Frozen):
     tool_call_id: str | None = None
     at: datetime
     prev: int = -1
+    note: str | None = None
+    """Free text the writer attached (an approver's reason, say)."""
 
 
 class FieldHistory(_Frozen):
@@ -92,6 +94,10 @@ class OutboxEntry(_Frozen):
     key: str
     hook_id: str
     occurrence: int
+    kind: Literal["executor", "approval"] = "executor"
+    """``approval`` entries wait for a human decision (``decide``) instead of running code."""
+    deadline: datetime | None = None
+    """For approvals: when the declared timeout outcome applies if nobody has decided."""
     status: Literal["pending", "done", "failed"] = "pending"
     attempts: int = 0
     error: str | None = None

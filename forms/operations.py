@@ -36,6 +36,9 @@ MAX_VALUE_DEPTH = 6
 MAX_PATCH_FIELDS = 100
 """Fields in one fill."""
 
+_DECIDERS = frozenset({"approver", "operator", "migration"})
+"""Sources that may write a field declared ``decided_by_approver``."""
+
 RETRACT_HINT = 'to clear an answer, call form_revise with action "retract"; never write "" or null'
 
 
@@ -138,6 +141,15 @@ def plan_fill(
             )
             continue
         seen[field_id] = sent
+        if form.fields[field_id].decided_by_approver and author.source not in _DECIDERS:
+            plan.rejected.append(
+                ValueRejection(
+                    field_id,
+                    f"{form.fields[field_id].label} is decided by an approver, not written",
+                    "tell the user it is awaiting approval; the decision will show in the form",
+                )
+            )
+            continue
         outcome = _validate(form, field_id, raw)
         if isinstance(outcome, ValueRejection):
             plan.rejected.append(outcome)
@@ -222,6 +234,11 @@ def plan_revise(
         raise BadRequest(
             f'"value" goes only with action "set", not {action!r}',
             f'call form_revise again without "value" for {action!r}',
+        )
+    if form.fields[field_id].decided_by_approver and author.source not in _DECIDERS:
+        raise CannotRevise(
+            f"{form.fields[field_id].label} is decided by an approver; it cannot be revised here",
+            "tell the user it is awaiting (or has) an approver's decision",
         )
     history = instance.field(field_id)
     current = history.in_force()

@@ -23,10 +23,11 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import JsonValue, ValidationError
 
+from forms.approvals import Approver
 from forms.compiled import CompiledForm
 from forms.engine import PredicateError, Transition, evaluate, transition
 from forms.errors import (
@@ -663,6 +664,48 @@ class FormService:
         return run_hook(
             self, instance_id, key, max_attempts=max_attempts, raise_on_retry=raise_on_retry
         )
+
+    def decide(
+        self,
+        approver: Approver,
+        approval_id: str,
+        decision: Literal["approved", "rejected"],
+        note: str | None = None,
+    ) -> Result:
+        """An approver's decision on a pending approval, as data (see ``forms.approvals``)."""
+        from forms.approvals import decide
+
+        try:
+            check_id(approval_id, "approval id")
+            if note is not None and len(note) > 1000:
+                raise BadRequest("the note is over 1000 characters", "shorten it")
+            decided = decide(self, approval_id, approver, decision, note)
+        except ToolError as exc:
+            return error_result(exc)
+        self._dispatch(decided.dispatch)
+        instance = self.store.get(decided.instance_id)
+        form, instance = self._current(instance)
+        line = status_line(form, instance, evaluate(form, instance))
+        result: Result = {
+            "ok": True,
+            "summary": f"Recorded {decision} on {form.fields[decided.field].label}.",
+            "approval": approval_id,
+            "instance": instance.id,
+            "form_status": instance.state.status,
+        }
+        if line:
+            result["status_line"] = line
+        return result
+
+    def expire_approvals(self, instance_id: str) -> list[str]:
+        """Apply the timeout outcome of every approval of an instance past its deadline, then
+        dispatch what that fires. Returns the approval ids expired."""
+        from forms.approvals import expire_due
+
+        expired = expire_due(self, instance_id)
+        for decided in expired:
+            self._dispatch(decided.dispatch)
+        return [d.approval_id for d in expired]
 
     def mark_dispatched(self, instance_id: str, keys: Sequence[str]) -> list[str]:
         """Record that durable runs were started for ``keys``; see ``forms.hooks``."""

@@ -69,6 +69,18 @@ def status_line(
         ]
         if later:
             lines.append("later: " + " · ".join(later))
+    waits = []
+    for hook_id in ev.waiting:
+        hook = form.hook(hook_id)
+        if hook is None:
+            continue
+        if hook.approval is not None:
+            what = hook.approval.prompt or hook.title
+            waits.append(f"{what} (awaiting approval by {hook.approval.role})")
+        else:
+            waits.append(f"{hook.title} (running)")
+    if waits:
+        lines.append("waiting: " + " · ".join(waits) + "; the form cannot complete until then")
     lines.extend(f"! {r.message}" for r in ev.active_rejections)
     return "\n".join(lines)
 

@@ -6,13 +6,16 @@
   jumps forward in one firing, and routes back to a completed step (a revisit).
 * ``grant_application``: an application whose eligibility checkpoint terminates it as
   ineligible, with a field executor and a form executor returning a reference.
+* ``purchase_request``: amounts over 5,000 EUR wait for a finance approver's decision (an
+  approval checkpoint); a rejection terminates the request.
 """
 
 from forms.definition import FormDef
 from forms.examples.grant_application import grant_application
 from forms.examples.pi_intake import pi_intake
+from forms.examples.purchase_request import purchase_request
 from forms.examples.travel_claim import travel_claim
 
-EXAMPLES: tuple[FormDef, ...] = (travel_claim, pi_intake, grant_application)
+EXAMPLES: tuple[FormDef, ...] = (travel_claim, pi_intake, grant_application, purchase_request)
 
-__all__ = ["EXAMPLES", "grant_application", "pi_intake", "travel_claim"]
+__all__ = ["EXAMPLES", "grant_application", "pi_intake", "purchase_request", "travel_claim"]

@@ -1,0 +1,160 @@
+"""Approval checkpoints: a human decision a form waits for, recorded as a revision.
+
+When a checkpoint declared with ``Approval`` rises, its outbox entry (kind ``approval``, key
+``{instance_id}:checkpoint.<id>:<occurrence>``, which is also the approval id) waits for a
+decision instead of running code. While it is pending and the checkpoint still holds, the form
+cannot complete; the conversation goes on and writes are taken.
+
+``decide`` records an approver's decision: it checks the approver holds the role the
+definition names and is not the person who filled the form, writes ``approved`` or
+``rejected`` to the approval's decision field as a revision by the approver (with the note),
+and marks the entry done, in one compare-and-set commit. That write fires the field's edges
+like any answer, so checkpoints can react to it. ``expire`` writes the declared timeout
+outcome once the deadline has passed. Both are idempotent per approval id: a second decision
+on the same id is refused, and so is one after expiry.
+
+Where the waiting happens is the dispatcher's business: a durable timer in a Temporal workflow
+in production, ``expire_due`` called by a sweeper or a test in process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from forms.engine import transition
+from forms.errors import ConflictError, Forbidden, NotFound, TooManyConflicts, UnknownApproval
+from forms.instance import FieldChange, FormInstance, OutboxEntry, Revision
+
+if TYPE_CHECKING:
+    from forms.service import FormService
+
+Decision = Literal["approved", "rejected"]
+
+
+@dataclass(frozen=True, slots=True)
+class Approver:
+    """Who decides: the verified principal and the roles its token carries."""
+
+    principal: str
+    roles: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    approval_id: str
+    instance_id: str
+    decision: Decision
+    field: str
+    dispatch: tuple[OutboxEntry, ...]
+
+
+def decide(
+    service: FormService,
+    approval_id: str,
+    approver: Approver,
+    decision: Decision,
+    note: str | None = None,
+) -> Decided:
+    """Record ``approver``'s decision on a pending approval (see the module docstring)."""
+    return _settle(service, approval_id, decision, note, approver=approver)
+
+
+def expire(service: FormService, approval_id: str) -> Decided | None:
+    """Apply the timeout outcome if the approval is still pending past its deadline."""
+    try:
+        return _settle(service, approval_id, None, None, approver=None)
+    except UnknownApproval:
+        return None
+
+
+def expire_due(service: FormService, instance_id: str) -> list[Decided]:
+    """Expire every approval of an instance whose deadline has passed."""
+    try:
+        instance = service.store.get(instance_id)
+    except NotFound:
+        return []
+    now = service.clock()
+    due = [
+        e.key
+        for e in instance.state.outbox.values()
+        if e.kind == "approval" and e.status == "pending" and e.deadline and e.deadline <= now
+    ]
+    return [d for d in (expire(service, key) for key in due) if d is not None]
+
+
+def pending_approvals(instance: FormInstance) -> Sequence[OutboxEntry]:
+    return [
+        e for e in instance.state.outbox.values() if e.kind == "approval" and e.status == "pending"
+    ]
+
+
+def _settle(
+    service: FormService,
+    approval_id: str,
+    decision: Decision | None,
+    note: str | None,
+    *,
+    approver: Approver | None,
+) -> Decided:
+    instance_id = approval_id.split(":", 1)[0]
+    unknown = UnknownApproval(
+        f"no pending approval {approval_id!r}", "it may have been decided already, or expired"
+    )
+    try:
+        instance = service.store.get(instance_id)
+    except NotFound:
+        raise unknown from None
+    for attempt in range(service.max_conflict_retries + 1):
+        if attempt:
+            service.backoff(attempt - 1)
+        entry = instance.state.outbox.get(approval_id)
+        if entry is None or entry.kind != "approval" or entry.status != "pending":
+            raise unknown
+        form, instance = service._current(instance)
+        hook = form.hook(entry.hook_id)
+        if hook is None or hook.approval is None:
+            raise unknown
+        approval = hook.approval
+        now = service.clock()
+        if approver is None:
+            if entry.deadline is None or entry.deadline > now:
+                raise unknown
+            decision, by, actor = approval.on_timeout, "operator", "timeout"
+        else:
+            if approval.role not in approver.roles:
+                raise Forbidden(
+                    f"deciding this approval needs the role {approval.role!r}",
+                    "ask someone who holds it",
+                )
+            if approver.principal == instance.principal:
+                raise Forbidden(
+                    "the person who filled the form cannot approve it", "ask another approver"
+                )
+            by, actor = "approver", approver.principal
+        assert decision is not None
+        history = instance.field(approval.field)
+        revision = Revision(
+            kind="value",
+            value=decision,
+            by=by,
+            actor=actor,
+            tool_call_id=f"approval:{approval_id}",
+            at=now,
+            prev=history.cursor,
+            note=note,
+        )
+        changes = {approval.field: FieldChange(append=(revision,), cursor=len(history.revisions))}
+        done = entry.model_copy(update={"status": "done", "finished_at": now})
+        state = instance.state.model_copy(
+            update={"outbox": {**instance.state.outbox, approval_id: done}, "updated_at": now}
+        )
+        step = transition(form, instance, changes, now, state=state)
+        try:
+            service.store.commit(step.commit)
+        except ConflictError as conflict:
+            instance = conflict.current or service.store.get(instance_id)
+            continue
+        return Decided(approval_id, instance.id, decision, approval.field, step.dispatch)
+    raise TooManyConflicts("the form was busy; the decision was not saved", "send it again")

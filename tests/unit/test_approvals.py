@@ -1,0 +1,169 @@
+"""Approval checkpoints: the form waits for a human decision, recorded as an approver revision."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from itertools import count
+from typing import Any
+
+import pytest
+
+from forms import Caller, FormRegistry, FormService, InMemoryFormStore, InProcessDispatcher
+from forms.approvals import Approver, expire_due, pending_approvals
+from forms.examples.purchase_request import purchase_request
+
+REQUESTER = Caller("alice", "conv-1")
+FINANCE = Approver("bob", frozenset({"finance"}))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 3, 1, 9, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(seconds=1)
+        return self.now
+
+
+class Harness:
+    def __init__(self) -> None:
+        self.clock = Clock()
+        ids: Iterator[int] = count(1)
+        calls: Iterator[int] = count(1)
+        self.next_call = lambda: f"call-{next(calls)}"
+        self.service = FormService(
+            FormRegistry([purchase_request]),
+            InMemoryFormStore(),
+            InProcessDispatcher(),
+            clock=self.clock,
+            new_id=lambda: f"fi_{next(ids)}",
+            backoff=lambda attempt: None,
+        )
+
+    def call(self, tool: str, **payload: Any) -> dict[str, Any]:
+        body = {"form": "purchase-request", **payload}
+        return self.service.call(REQUESTER, tool, self.next_call(), body)
+
+    def instance(self) -> Any:
+        return self.service.store.get("fi_1")
+
+    def approval_id(self) -> str:
+        (entry,) = pending_approvals(self.instance())
+        return entry.key
+
+
+def big_request(h: Harness, **extra: Any) -> dict[str, Any]:
+    values = {"item": "Laser cutter", "supplier": "Acme", "amount": "7200.00", **extra}
+    return h.call("form_start", values=values)
+
+
+def test_a_large_amount_opens_an_approval_and_holds_completion() -> None:
+    # GIVEN a request over the threshold, with every answer the requester can give
+    h = Harness()
+    big_request(h)
+    result = h.call("form_fill", values={"budget_line": "BL-2041", "confirmed": True})
+    # THEN the form is not complete: it waits for finance, and the status line says so
+    assert h.instance().state.status == "open"
+    assert "awaiting approval by finance" in result["status_line"]
+    entry = pending_approvals(h.instance())[0]
+    assert entry.key == "fi_1:checkpoint.finance_approval:1"
+    assert entry.deadline == entry.created_at + timedelta(days=5)
+
+
+def test_the_agent_cannot_write_the_decision() -> None:
+    h = Harness()
+    big_request(h)
+    result = h.call("form_fill", values={"finance_decision": "approved"})
+    assert result["rejected"][0]["field"] == "finance_decision"
+    assert "approver" in result["rejected"][0]["error"]
+    refused = h.call("form_revise", field="finance_decision", action="set", value="approved")
+    assert refused["ok"] is False and refused["error"] == "cannot_revise"
+    assert h.instance().field("finance_decision").revisions == ()
+
+
+def test_an_approval_is_recorded_as_an_approver_revision_and_completes_the_form() -> None:
+    # GIVEN a complete request waiting for finance
+    h = Harness()
+    big_request(h)
+    h.call("form_fill", values={"budget_line": "BL-2041", "confirmed": True})
+    # WHEN a finance approver approves with a note
+    result = h.service.decide(FINANCE, h.approval_id(), "approved", note="within budget")
+    # THEN the decision is a revision by the approver, and the form completes
+    assert result["ok"] is True and result["form_status"] == "completed"
+    (revision,) = h.instance().field("finance_decision").revisions
+    assert (revision.value, revision.by, revision.actor, revision.note) == (
+        "approved",
+        "approver",
+        "bob",
+        "within budget",
+    )
+
+
+def test_a_rejection_fires_its_edges_and_terminates_the_request() -> None:
+    h = Harness()
+    big_request(h)
+    h.service.decide(FINANCE, h.approval_id(), "rejected")
+    instance = h.instance()
+    assert (instance.state.status, instance.state.closed_reason) == (
+        "terminated",
+        "rejected by finance",
+    )
+
+
+@pytest.mark.parametrize(
+    ("approver", "code"),
+    [
+        (Approver("carol", frozenset({"sales"})), "forbidden"),  # lacks the role
+        (Approver("alice", frozenset({"finance"})), "forbidden"),  # filled the form herself
+    ],
+)
+def test_only_a_role_holder_who_did_not_fill_the_form_may_decide(
+    approver: Approver, code: str
+) -> None:
+    h = Harness()
+    big_request(h)
+    before = h.instance()
+    result = h.service.decide(approver, h.approval_id(), "approved")
+    assert result["ok"] is False and result["error"] == code
+    assert h.instance() == before
+
+
+def test_a_decision_is_taken_once() -> None:
+    h = Harness()
+    big_request(h)
+    approval = h.approval_id()
+    h.service.decide(FINANCE, approval, "approved")
+    again = h.service.decide(FINANCE, approval, "rejected")
+    assert again["ok"] is False and again["error"] == "unknown_approval"
+    assert [r.value for r in h.instance().field("finance_decision").revisions] == ["approved"]
+
+
+def test_the_timeout_outcome_applies_after_the_deadline_only() -> None:
+    h = Harness()
+    big_request(h)
+    assert expire_due(h.service, "fi_1") == []  # not yet due
+    h.clock.now += timedelta(days=5)
+    assert h.service.expire_approvals("fi_1") == ["fi_1:checkpoint.finance_approval:1"]
+    (revision,) = h.instance().field("finance_decision").revisions
+    assert (revision.by, revision.actor) == ("operator", "timeout")
+    assert h.instance().state.status == "terminated"
+
+
+def test_a_correction_that_ends_the_crossing_releases_the_hold() -> None:
+    # GIVEN a large request waiting for finance
+    h = Harness()
+    big_request(h)
+    h.call("form_fill", values={"budget_line": "BL-2041", "confirmed": True})
+    # WHEN the amount is corrected under the threshold
+    h.call("form_fill", values={"amount": "900.00"})
+    # THEN no approval is needed for this crossing: the form completes
+    assert h.instance().state.status == "completed"
+
+
+def test_a_small_amount_needs_no_approval() -> None:
+    h = Harness()
+    h.call("form_start", values={"item": "Pens", "supplier": "Acme", "amount": "12.50"})
+    h.call("form_fill", values={"budget_line": "BL-2041", "confirmed": True})
+    assert h.instance().state.status == "completed"
+    assert pending_approvals(h.instance()) == []
