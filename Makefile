@@ -4,10 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help venv dev demo test lint format typecheck check bench validate sam-build clean
+.PHONY: help venv dev worker demo test lint format typecheck check bench validate sam-build clean
 
 help:
-	@echo "make dev        the local stack: API on 127.0.0.1:3000, DynamoDB on :8000 (Ctrl-C stops)"
+	@echo "make dev        the local stack: API on 127.0.0.1:3000, DynamoDB on :8000, Temporal on"
+	@echo "                :7233 (UI :8233), a hook worker and the stream relay (Ctrl-C stops)"
+	@echo "make worker     a hook worker on its own (TEMPORAL_*, TABLE_NAME... from the environment)"
 	@echo "make demo       the scripted conversation over HTTP (starts a local stack if none runs)"
 	@echo "make test       run the test suite"
 	@echo "make lint       ruff (lint + format check) and mypy strict"
@@ -26,6 +28,9 @@ venv: $(STAMP)
 
 dev: $(STAMP)
 	$(BIN)/python -m infra.local
+
+worker: $(STAMP)
+	$(BIN)/python -m workflows.worker
 
 demo: $(STAMP)
 	$(BIN)/python -m forms.examples.demo
@@ -70,10 +75,10 @@ sam-build: $(SAM)
 # Called by `sam build` (BuildMethod: makefile) with ARTIFACTS_DIR set: the function's code and
 # its run-time requirements, built for the function's platform (Python 3.11 on arm64).
 LAMBDA_PLATFORM := --platform manylinux2014_aarch64 --implementation cp --python-version 3.11 --only-binary=:all:
-build-ToolsFunction:
+build-ToolsFunction build-RelayFunction build-SweeperFunction:
 	python3 -m pip install --quiet --target "$(ARTIFACTS_DIR)" $(LAMBDA_PLATFORM) \
 		-r infra/lambda-requirements.txt
-	cp -r forms functions "$(ARTIFACTS_DIR)/"
+	cp -r forms functions workflows "$(ARTIFACTS_DIR)/"
 	find "$(ARTIFACTS_DIR)" -name __pycache__ -type d -prune -exec rm -rf {} +
 
 clean:

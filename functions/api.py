@@ -8,6 +8,8 @@ Routes (``docs/http-api.md`` has the full contract):
   or authentication.
 * ``GET /conversations/{conversation_id}/status``: the conversation's status lines.
 * ``GET /openapi.json`` and ``GET /swagger``: the OpenAPI document and Swagger UI.
+* ``POST /webhooks/{source}``: an external system starts a form session; no JWT, an HMAC
+  signature instead (``functions.webhooks``, ``docs/webhooks.md``).
 
 A request goes through ``functions.http.precheck`` (principal, content type, size, JSON), then
 Powertools routes it and validates it against ``functions.models``, then a handler calls
@@ -15,6 +17,7 @@ Powertools routes it and validates it against ``functions.models``, then a handl
 business rules. Every refusal is JSON ``{"error", "message"}``; a 500 means a bug.
 """
 
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -29,7 +32,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
 )
-from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
+from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, HTTPBearer
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
@@ -39,7 +42,7 @@ from forms.errors import BadRequest
 from forms.formats import FORMATS, Format, tool_definitions
 from forms.service import Caller, check_id
 from forms.tools import TOOLS_BY_NAME
-from functions import bootstrap
+from functions import bootstrap, webhooks
 from functions.auth import Unauthenticated, principal_from_event
 from functions.http import (
     JSON_HEADERS,
@@ -101,8 +104,17 @@ OPENAPI: dict[str, Any] = {
     "title": "Formwork tool API",
     "version": "1.0.0",
     "description": "Agent tools for collecting structured information through conversations. "
-    "Every route needs a bearer JWT (API Gateway's JWT authorizer verifies it).",
-    "security_schemes": {"bearerAuth": HTTPBearer(bearerFormat="JWT")},
+    "Every route needs a bearer JWT (API Gateway's JWT authorizer verifies it), except "
+    "POST /webhooks/{source}, which is signed with the source's secret instead.",
+    "security_schemes": {
+        "bearerAuth": HTTPBearer(bearerFormat="JWT"),
+        "webhookSignature": APIKey(
+            **{"in": APIKeyIn.header},
+            name="X-Formwork-Signature",
+            description="POST /webhooks/{source} only: v1=<hex HMAC-SHA256 of "
+            '"{X-Formwork-Timestamp}.{body}"> under the source\'s secret; see docs/webhooks.md',
+        ),
+    },
     "security": [{"bearerAuth": []}],
 }
 app.configure_openapi(**OPENAPI)
@@ -184,6 +196,43 @@ def conversation_status(conversation_id: ConversationId) -> ConversationStatus:
     if lines is None:
         raise ApiError(404, "not_found", f"no conversation {conversation_id!r}")
     return ConversationStatus(conversation_id=conversation_id, lines=lines)
+
+
+@app.post(
+    "/webhooks/<source>",
+    summary="Start a form session from a signed webhook",
+    description="An external system starts a form session for a principal and conversation "
+    "(body: form, principal, conversation_id, values, metadata). No JWT: the request carries "
+    "X-Formwork-Timestamp, X-Formwork-Delivery and X-Formwork-Signature (HMAC-SHA256 with the "
+    "source's secret). 201 with the instance; a re-delivery of the same body under the same "
+    "delivery id is a 200 with the first outcome. See docs/webhooks.md.",
+    responses={
+        200: {"description": "Already handled: the first outcome, with replayed=true"},
+        201: {"description": "Session started: {delivery, form, instance, status_line, ...}"},
+        **_errors(400, 401, 413, 415, 422),
+        409: {
+            "description": "Delivery id used for another body, signed request replayed under "
+            "another id, or the delivery is still being handled (Retry-After)",
+            "content": {"application/json": {"model": ErrorBody}},
+        },
+        503: {
+            "description": "The secret store could not be read (Retry-After)",
+            "content": {"application/json": {"model": ErrorBody}},
+        },
+    },
+    tags=["webhooks"],
+    security=[{"webhookSignature": []}],
+)
+def receive_webhook(
+    source: Annotated[str, Path(description="The sending system, as configured")],
+) -> Response[str]:
+    status, body, headers = webhooks.receive(app.current_event.raw_event, source)
+    return Response(
+        status,
+        "application/json",
+        json.dumps(body, separators=(",", ":")),
+        headers={**JSON_HEADERS, **headers},
+    )
 
 
 @app.get("/openapi.json", include_in_schema=False)
@@ -320,6 +369,7 @@ _ROUTES = (
     ("GET", re.compile(r"/conversations/[^/]+/status"), "status"),
     ("GET", re.compile(r"/openapi\.json"), "openapi"),
     ("GET", re.compile(r"/swagger"), "swagger"),
+    ("POST", re.compile(r"/webhooks/[^/]+"), "webhook"),
 )
 
 
@@ -351,7 +401,13 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     try:
         if not isinstance(event, Mapping):
             raise ApiError(400, "bad_request", "not an API Gateway HTTP API event")
-        response = app.resolve(precheck(event, bootstrap.settings()), context)
+        settings = bootstrap.settings()
+        checked = (
+            webhooks.precheck(event, settings)
+            if webhooks.is_webhook(event)
+            else precheck(event, settings)
+        )
+        response = app.resolve(checked, context)
     except ApiError as error:
         _log_rejection(error.status, error.code)
         response = error_response(error)

@@ -27,7 +27,7 @@ from functions.config import ConfigError, Settings
 if TYPE_CHECKING:
     from forms.definition import FormDef
     from forms.registry import FormRegistry
-    from forms.service import FormService
+    from forms.service import Dispatcher, FormService
     from forms.storage.port import FormStore
 
 # ---------------------------------------------------------------------------- builders
@@ -101,15 +101,31 @@ def build_registry(settings: Settings) -> FormRegistry:
     return FormRegistry(load_forms(settings.forms))
 
 
-def build_service(settings: Settings, store: FormStore | None = None) -> FormService:
-    """A ``FormService`` over the configured forms, ``store`` (default: DynamoDB) and an
-    in-process hook dispatcher."""
+def build_dispatcher(settings: Settings) -> Dispatcher:
+    """What runs hooks after a commit: ``FORMWORK_DISPATCH=inprocess`` (default) runs them in
+    this process; ``temporal`` starts a Temporal workflow per hook occurrence
+    (``functions.dispatch``), connecting on first use."""
+    if settings.dispatch == "temporal":
+        from functions.dispatch import TemporalDispatcher
+
+        return TemporalDispatcher.from_settings(settings)
     from forms.hooks import InProcessDispatcher
+
+    return InProcessDispatcher()
+
+
+def build_service(
+    settings: Settings, store: FormStore | None = None, dispatcher: Dispatcher | None = None
+) -> FormService:
+    """A ``FormService`` over the configured forms, ``store`` (default: DynamoDB) and
+    ``dispatcher`` (default: the one ``FORMWORK_DISPATCH`` names)."""
     from forms.service import FormService
 
     registry = build_registry(settings)
     return FormService(
-        registry, store if store is not None else build_store(settings), InProcessDispatcher()
+        registry,
+        store if store is not None else build_store(settings),
+        dispatcher if dispatcher is not None else build_dispatcher(settings),
     )
 
 

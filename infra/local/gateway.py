@@ -82,6 +82,9 @@ class Route:
     ``$default``."""
     function: str
     """Logical id of the function the route invokes."""
+    authorized: bool = True
+    """False for a route declared with ``Auth: {Authorizer: NONE}`` (webhooks sign their own
+    requests): no token is asked for and the event carries no authorizer claims."""
 
     @property
     def key(self) -> str:
@@ -150,11 +153,13 @@ def routes_from_template(template: Mapping[str, Any]) -> list[Route]:
             props = event.get("Properties") or {}
             path = props.get("Path", "$default")
             method = str(props.get("Method", "ANY")).upper()
+            auth = props.get("Auth") or {}
             routes.append(
                 Route(
                     "ANY" if method == "X-AMAZON-APIGATEWAY-ANY-METHOD" else method,
                     path,
                     logical_id,
+                    authorized=auth.get("Authorizer") != "NONE",
                 )
             )
     return routes
@@ -224,7 +229,7 @@ def build_event(
     request: IncomingRequest,
     route: Route,
     path_parameters: Mapping[str, str],
-    claims: Mapping[str, str],
+    claims: Mapping[str, str] | None,
     *,
     now: float,
     request_id: str,
@@ -263,7 +268,6 @@ def build_event(
     event["requestContext"] = {
         "accountId": ACCOUNT_ID,
         "apiId": API_ID,
-        "authorizer": {"jwt": {"claims": dict(claims), "scopes": None}},
         "domainName": host,
         "domainPrefix": host.split(".")[0],
         "http": {
@@ -279,6 +283,8 @@ def build_event(
         "time": _clf_time(now),
         "timeEpoch": int(now * 1000),
     }
+    if claims is not None:
+        event["requestContext"]["authorizer"] = {"jwt": {"claims": dict(claims), "scopes": None}}
     if request.body:
         try:
             event["body"] = request.body.decode("utf-8")
@@ -417,8 +423,8 @@ class LocalGateway:
         route, params = selected
         now = self.clock()
         authorization = next((v for k, v in request.headers if k.lower() == "authorization"), None)
-        claims = dev_claims(authorization, now)
-        if claims is None:
+        claims = dev_claims(authorization, now) if route.authorized else None
+        if claims is None and route.authorized:
             response = _json_response(401, "Unauthorized", request_id)
             response.headers.append(("www-authenticate", 'Bearer error="invalid_token"'))
             return response

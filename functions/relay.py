@@ -1,0 +1,232 @@
+"""The relay: dispatches what a tool call committed but did not get to dispatch.
+
+Two Lambda handlers, both on ``FORMWORK_DISPATCH=temporal`` (with in-process dispatch they do
+nothing: in-process hooks never record a dispatch, so there is nothing to catch up on):
+
+* ``lambda_handler``: the table's DynamoDB stream (Powertools ``BatchProcessor`` for
+  DynamoDB Streams, partial failures reported with ``ReportBatchItemFailures``). For each
+  STATE item written, the executor entries of its outbox that are pending and were never
+  dispatched, or were dispatched at least ``FORMWORK_REDISPATCH_AFTER_SECONDS`` ago and are
+  still pending, are started (``TemporalDispatcher.send``, no waiting) and marked dispatched.
+  A record whose dispatch fails is reported; Lambda retries from it, and after its retries
+  the batch's coordinates go to the on-failure queue.
+* ``sweep_handler``: on a schedule, for what the stream can no longer deliver (a batch that
+  exhausted its retries, records past the stream's 24-hour retention, a relay that was down).
+  With ``{"instance_ids": [...]}`` it looks at those instances only; otherwise it scans the
+  table for STATE items whose outbox holds a pending entry. ``docs/dispatch.md`` has what a
+  scan costs and the alternatives.
+
+Both are idempotent: starting a run is deduplicated by its workflow id (the key), and
+recording dispatch is a compare-and-set commit that leaves recorded entries alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator, Mapping
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import (
+    DynamoDBRecord,
+    DynamoDBRecordEventName,
+)
+
+from forms.errors import NotFound
+from forms.instance import InstanceState, OutboxEntry
+from functions import bootstrap
+from functions.dispatch import due_entries
+
+if TYPE_CHECKING:
+    from forms.service import FormService, HookRunner
+    from functions.config import Settings
+
+SERVICE = os.getenv("POWERTOOLS_SERVICE_NAME") or "formwork"
+logger = Logger(service=SERVICE)
+
+STATE_SK = "STATE"
+INSTANCE_PREFIX = "I#"
+PENDING_MARK = '"status":"pending"'
+"""What the JSON of a STATE item's ``state`` attribute contains when some outbox entry is
+pending (no other part of the state has a ``status`` that can be ``pending``)."""
+SWEEP_MARGIN_MS = 10_000
+"""A sweep stops taking new pages when the invocation has less time than this left."""
+
+
+@runtime_checkable
+class Sender(Protocol):
+    """A durable dispatcher: starts runs without waiting (``TemporalDispatcher``)."""
+
+    def send(
+        self, runner: HookRunner, entries: list[OutboxEntry], *, wait_ms: int = 0
+    ) -> list[str]: ...
+
+
+class Relay:
+    """Finds the entries of an outbox that need a dispatch and dispatches them."""
+
+    def __init__(self, service: FormService, *, redispatch_after: timedelta) -> None:
+        self.service = service
+        self.redispatch_after = redispatch_after
+
+    @property
+    def sender(self) -> Sender | None:
+        dispatcher = self.service.dispatcher
+        return dispatcher if isinstance(dispatcher, Sender) else None
+
+    def dispatch_due(self, instance_id: str, outbox: Mapping[str, OutboxEntry]) -> list[str]:
+        """Dispatch what ``outbox`` (as seen in a stream image or a scan) still needs."""
+        sender = self.sender
+        if sender is None:
+            return []
+        due = due_entries(outbox, self.service.clock(), self.redispatch_after)
+        if any(entry.dispatched_at is not None for entry in due):
+            # A re-run may start a second run under the key: decide on the stored state, not
+            # on an image that may be old (a replayed record, an eventually consistent scan).
+            try:
+                current = self.service.store.get(instance_id).state.outbox
+            except NotFound:
+                return []
+            due = due_entries(current, self.service.clock(), self.redispatch_after)
+        if not due:
+            return []
+        keys = sender.send(self.service, due)
+        logger.info("relayed hooks", extra={"instance_id": instance_id, "keys": keys})
+        return keys
+
+    def on_record(self, record: DynamoDBRecord) -> None:
+        """One stream record: act on STATE items that were inserted or modified."""
+        if record.event_name == DynamoDBRecordEventName.REMOVE or record.dynamodb is None:
+            return
+        found = state_of(record.dynamodb.new_image)
+        if found is not None:
+            self.dispatch_due(found[0], found[1].outbox)
+
+    def sweep(self, instance_ids: list[str]) -> dict[str, Any]:
+        """Look at ``instance_ids`` as stored now; dispatch what each still needs."""
+        dispatched: list[str] = []
+        failed: dict[str, str] = {}
+        for instance_id in instance_ids:
+            try:
+                instance = self.service.store.get(instance_id)
+            except NotFound:
+                continue
+            try:
+                dispatched += self.dispatch_due(instance_id, instance.state.outbox)
+            except Exception as exc:
+                logger.exception("sweep could not dispatch", extra={"instance_id": instance_id})
+                failed[instance_id] = f"{type(exc).__name__}: {exc}"
+        return {"instances": len(instance_ids), "dispatched": dispatched, "failed": failed}
+
+
+def state_of(image: Mapping[str, Any]) -> tuple[str, InstanceState] | None:
+    """The instance id and state of a STATE item's image (deserialized), else None."""
+    pk, sk, state = image.get("pk"), image.get("sk"), image.get("state")
+    if sk != STATE_SK or not isinstance(pk, str) or not pk.startswith(INSTANCE_PREFIX):
+        return None
+    if not isinstance(state, str) or PENDING_MARK not in state:
+        return None
+    return pk[len(INSTANCE_PREFIX) :], InstanceState.model_validate_json(state)
+
+
+# ---------------------------------------------------------------------------- scanning
+
+
+def scan_pending(
+    client: Any, table: str, *, keep_going: Any = None
+) -> Iterator[tuple[str, InstanceState]]:
+    """STATE items whose outbox holds a pending entry: one Scan of the whole table, paged.
+
+    The filter only trims what comes back; DynamoDB charges the scan for every item it reads.
+    ``keep_going()``, if given, is asked before each further page.
+    """
+    request: dict[str, Any] = {
+        "TableName": table,
+        "FilterExpression": "sk = :state AND contains(#state, :pending)",
+        "ProjectionExpression": "pk, sk, #state",
+        "ExpressionAttributeNames": {"#state": "state"},
+        "ExpressionAttributeValues": {":state": {"S": STATE_SK}, ":pending": {"S": PENDING_MARK}},
+    }
+    while True:
+        page = client.scan(**request)
+        for item in page.get("Items", []):
+            image = {name: value.get("S") for name, value in item.items()}
+            found = state_of(image)
+            if found is not None:
+                yield found
+        last = page.get("LastEvaluatedKey")
+        if not last or (keep_going is not None and not keep_going()):
+            return
+        request["ExclusiveStartKey"] = last
+
+
+# ---------------------------------------------------------------------------- handlers
+
+
+def relay() -> Relay:
+    settings = bootstrap.settings()
+    return Relay(
+        bootstrap.service(), redispatch_after=timedelta(seconds=settings.redispatch_after_seconds)
+    )
+
+
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """DynamoDB Streams batches; reports the records that could not be dispatched."""
+    current = relay()
+    processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
+    response: dict[str, Any] = dict(
+        process_partial_response(
+            event=event, record_handler=current.on_record, processor=processor, context=context
+        )
+    )
+    return response
+
+
+_clients: dict[Settings, Any] = {}
+_clients_lock = threading.Lock()
+
+
+def _dynamodb_client(settings: Settings) -> Any:
+    with _clients_lock:
+        if settings not in _clients:
+            _clients[settings] = bootstrap.build_dynamodb_client(settings)
+        return _clients[settings]
+
+
+def sweep_handler(event: dict[str, Any] | None, context: Any) -> dict[str, Any]:
+    """Scheduled: scan for undispatched entries. ``{"instance_ids": [...]}``: those only."""
+    current = relay()
+    if current.sender is None:
+        return {"instances": 0, "dispatched": [], "failed": {}, "skipped": "inprocess dispatch"}
+    ids = (event or {}).get("instance_ids")
+    if isinstance(ids, list):
+        return current.sweep([str(i) for i in ids])
+    settings = bootstrap.settings()
+
+    def keep_going() -> bool:
+        remaining = getattr(context, "get_remaining_time_in_millis", None)
+        return remaining is None or remaining() > SWEEP_MARGIN_MS
+
+    dispatched: list[str] = []
+    failed: dict[str, str] = {}
+    seen = 0
+    for instance_id, state in scan_pending(
+        _dynamodb_client(settings), settings.require_table(), keep_going=keep_going
+    ):
+        seen += 1
+        try:
+            dispatched += current.dispatch_due(instance_id, state.outbox)
+        except Exception as exc:
+            logger.exception("sweep could not dispatch", extra={"instance_id": instance_id})
+            failed[instance_id] = f"{type(exc).__name__}: {exc}"
+    summary = {"instances": seen, "dispatched": dispatched, "failed": failed}
+    logger.info("sweep finished", extra={"summary": json.dumps(summary)})
+    return summary

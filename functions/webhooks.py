@@ -1,0 +1,696 @@
+"""Webhooks over HTTP: ``POST /webhooks/{source}`` in, signed notifications out.
+
+Inbound. An external system (a CRM, say) starts a form session for one of its users. The route
+sits outside the JWT authorizer; the request proves itself with an HMAC signature instead
+(``forms.webhooks`` has the scheme). In order, cheapest first, nothing stored until the end:
+
+1. before routing (``precheck``): content type JSON (415), body within the size limit (413);
+2. the source is known and the signature matches one of its secrets (401), then the
+   timestamp is within the tolerance (401); the signature is checked on the raw bytes before
+   the body is parsed;
+3. a delivery id is present (400), the body is a valid ``WebhookStart`` (400/422) naming a
+   registered form (422);
+4. the signed request is bound to its delivery id (409 ``signature_reused`` when it came
+   before under another id: a captured request replayed);
+5. the delivery id is claimed (409 ``delivery_reused`` for other content under a used id,
+   409 ``delivery_in_progress`` with ``Retry-After`` while another attempt holds it; a
+   re-delivery of the same content answers 200 with the first outcome);
+6. ``form_start`` runs as ``Caller(principal, conversation_id, source="webhook")`` under the
+   tool-call id ``webhook:{source}:{delivery}``, so seed values are revisions by ``webhook``
+   and a re-run replays rather than starting a second session. 201 with the instance.
+
+Secrets: ``FORMWORK_WEBHOOK_SECRETS`` when set (local, dev), else Secrets Manager secret
+``<prefix><source>`` fetched on first use and cached per container for five minutes.
+
+Outbound. ``deliver`` POSTs a ``FormEvent`` signed the same way and raises ``DeliveryFailed``
+on anything but a 2xx, so whoever calls it (an executor run by a Temporal activity) retries.
+``notifier`` wraps it as an executor for ``FormDef.on_complete``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pydantic import ValidationError
+
+from forms.errors import ToolError
+from forms.service import Caller
+from forms.webhooks import (
+    DELIVERY_HEADER,
+    SIGNATURE_HEADER,
+    TIMESTAMP_HEADER,
+    Claimed,
+    DeliveryConflict,
+    DeliveryLog,
+    DeliveryRecord,
+    FormEvent,
+    InMemoryDeliveryLog,
+    InProgress,
+    Replay,
+    Reused,
+    SignatureRefused,
+    WebhookStart,
+    bind_signature,
+    check_delivery,
+    check_secret,
+    check_source,
+    claim_delivery,
+    delivery_headers,
+    event_body,
+    finish_delivery,
+    form_event,
+    release_delivery,
+    tool_call_id,
+    verify,
+)
+from functions import bootstrap
+from functions.config import Settings, WebhookSettings
+from functions.http import (
+    ApiError,
+    _body_text,
+    _check_content_type,
+    _check_json,
+    _header,
+    _well_formed,
+)
+
+if TYPE_CHECKING:
+    from forms.service import FormService
+    from forms.state import HookContext
+
+_log = logging.getLogger("formwork.webhooks")
+
+WEBHOOK_AUTH_SCHEME = "Formwork-HMAC-SHA256"
+USER_AGENT = "formwork-webhooks/1"
+SECRET_MAX_AGE = 300.0
+"""Seconds a secret fetched from Secrets Manager is used before it is fetched again (so a
+rotation reaches every warm container within five minutes)."""
+_SECRET_CACHE_SIZE = 256
+
+
+# ---------------------------------------------------------------------------- secrets
+
+
+class SecretsUnavailable(Exception):
+    """The secret store could not be read (answered with 503: the sender retries later)."""
+
+
+class SecretSource(Protocol):
+    def keys_for(self, source: str) -> tuple[str, ...]:
+        """The secrets ``source`` may sign with, newest first; empty: an unknown source."""
+        ...
+
+
+class StaticSecrets:
+    """Secrets from configuration (``FORMWORK_WEBHOOK_SECRETS``)."""
+
+    def __init__(self, secrets: Mapping[str, tuple[str, ...]]) -> None:
+        self._secrets = dict(secrets)
+
+    def keys_for(self, source: str) -> tuple[str, ...]:
+        return self._secrets.get(source, ())
+
+    def __repr__(self) -> str:
+        return f"StaticSecrets(sources={sorted(self._secrets)!r})"
+
+
+def parse_secret_value(text: str) -> tuple[str, ...]:
+    """A Secrets Manager ``SecretString``: the secret itself, or a JSON array of secrets
+    (newest first) while rotating. Surrounding whitespace is ignored."""
+    stripped = text.strip()
+    if stripped.startswith("["):
+        try:
+            loaded = json.loads(stripped)
+        except ValueError:
+            loaded = None
+        if isinstance(loaded, list) and all(isinstance(k, str) for k in loaded):
+            return tuple(k.strip() for k in loaded if k.strip())
+    return (stripped,) if stripped else ()
+
+
+class SecretsManagerSecrets:
+    """Secrets from AWS Secrets Manager (``<prefix><source>``), cached per container.
+
+    A missing secret is an unknown source (cached too, so a flood of requests for it does not
+    become a flood of Secrets Manager calls); any other failure is ``SecretsUnavailable``.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        prefix: str,
+        *,
+        max_age: float = SECRET_MAX_AGE,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._client = client
+        self._prefix = prefix
+        self._max_age = max_age
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._cache: dict[str, tuple[tuple[str, ...], float]] = {}
+
+    def keys_for(self, source: str) -> tuple[str, ...]:
+        now = self._clock()
+        with self._lock:
+            cached = self._cache.get(source)
+            if cached is not None and now - cached[1] < self._max_age:
+                return cached[0]
+        keys = self._fetch(source)
+        with self._lock:
+            if len(self._cache) >= _SECRET_CACHE_SIZE:
+                del self._cache[min(self._cache, key=lambda s: self._cache[s][1])]
+            self._cache[source] = (keys, now)
+        return keys
+
+    def _fetch(self, source: str) -> tuple[str, ...]:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        name = self._prefix + source
+        try:
+            response = self._client.get_secret_value(SecretId=name)
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "")
+            if code == "ResourceNotFoundException":
+                return ()
+            _log.error("reading webhook secret %s failed: %s", name, code)
+            raise SecretsUnavailable(f"the secret store refused the read ({code})") from None
+        except BotoCoreError as exc:
+            _log.error("reading webhook secret %s failed: %s", name, type(exc).__name__)
+            raise SecretsUnavailable("the secret store could not be reached") from None
+        keys = parse_secret_value(str(response.get("SecretString") or ""))
+        if not keys or not all(check_secret(k) for k in keys):
+            _log.error("webhook secret %s is empty or shorter than allowed", name)
+            raise SecretsUnavailable(f"the secret of source {source!r} is misconfigured")
+        return keys
+
+
+def build_secrets_client(settings: Settings) -> Any:
+    """A boto3 Secrets Manager client (``AWS_ENDPOINT_URL_SECRETS_MANAGER`` points it at a
+    local endpoint, as boto3 reads that itself)."""
+    import boto3
+    from botocore.config import Config
+
+    config = Config(
+        retries={"mode": "standard", "max_attempts": 2}, connect_timeout=2, read_timeout=3
+    )
+    return boto3.client("secretsmanager", region_name=settings.region, config=config)
+
+
+# ---------------------------------------------------------------------------- DynamoDB log
+
+
+def delivery_key(source: str, delivery: str) -> str:
+    return f"W#{source}#{delivery}"
+
+
+def signature_key(source: str, signed: str) -> str:
+    return f"W#{source}#S#{signed}"
+
+
+DELIVERY_SK = "DELIVERY"
+SIGNATURE_SK = "SIGNATURE"
+
+
+class DynamoDBDeliveryLog(DeliveryLog):
+    """The delivery log on the forms table, through an injected boto3 client.
+
+    One item per delivery (``pk = "W#<source>#<delivery>"``, ``sk = "DELIVERY"``: the record
+    as JSON, a ``version`` for compare-and-set) and one per signed request
+    (``pk = "W#<source>#S#<sha256>"``, ``sk = "SIGNATURE"``). Both carry ``expires_at``
+    (unix seconds), the table's TTL attribute; reads do not trust TTL deletion to be prompt
+    (DynamoDB deletes expired items within days), the rules compare ``expires_at`` themselves.
+    Delivery ids contain no ``#``, so the two kinds of key cannot collide.
+    """
+
+    def __init__(self, client: Any, table: str) -> None:
+        self._client = client
+        self._table = table
+
+    def get(self, source: str, delivery: str) -> DeliveryRecord | None:
+        response = self._client.get_item(
+            TableName=self._table,
+            Key=_key(delivery_key(source, delivery), DELIVERY_SK),
+            ConsistentRead=True,
+        )
+        item = response.get("Item")
+        return _record(item) if item else None
+
+    def put(self, record: DeliveryRecord, expected_version: int | None) -> None:
+        item = {
+            **_key(delivery_key(record.source, record.delivery), DELIVERY_SK),
+            "record": {"S": record.model_dump_json()},
+            "version": {"N": str(record.version)},
+            "expires_at": {"N": str(int(record.expires_at.timestamp()))},
+        }
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "Item": item,
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        if expected_version is None:
+            request["ConditionExpression"] = "attribute_not_exists(pk)"
+        else:
+            request["ConditionExpression"] = "#version = :expected"
+            request["ExpressionAttributeNames"] = {"#version": "version"}
+            request["ExpressionAttributeValues"] = {":expected": {"N": str(expected_version)}}
+        try:
+            self._client.put_item(**request)
+        except self._client.exceptions.ConditionalCheckFailedException as exc:
+            old = exc.response.get("Item")
+            current = _record(old) if old else self.get(record.source, record.delivery)
+            raise DeliveryConflict(current) from None
+
+    def bind(
+        self, source: str, signed: str, delivery: str, *, expires_at: datetime, now: datetime
+    ) -> str:
+        try:
+            self._client.put_item(
+                TableName=self._table,
+                Item={
+                    **_key(signature_key(source, signed), SIGNATURE_SK),
+                    "delivery": {"S": delivery},
+                    "expires_at": {"N": str(int(expires_at.timestamp()))},
+                },
+                ConditionExpression="attribute_not_exists(pk) OR #delivery = :delivery "
+                "OR #expires < :now",
+                ExpressionAttributeNames={"#delivery": "delivery", "#expires": "expires_at"},
+                ExpressionAttributeValues={
+                    ":delivery": {"S": delivery},
+                    ":now": {"N": str(int(now.timestamp()))},
+                },
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except self._client.exceptions.ConditionalCheckFailedException as exc:
+            old = exc.response.get("Item") or {}
+            return str(old.get("delivery", {}).get("S", ""))
+        return delivery
+
+
+def _key(pk: str, sk: str) -> dict[str, Any]:
+    return {"pk": {"S": pk}, "sk": {"S": sk}}
+
+
+def _record(item: Mapping[str, Any]) -> DeliveryRecord:
+    return DeliveryRecord.model_validate_json(item["record"]["S"])
+
+
+# ---------------------------------------------------------------------------- the container
+
+
+class _Webhooks:
+    """What one warm container keeps for webhooks (beside ``functions.bootstrap``'s)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.settings: WebhookSettings | None = None
+        self.log: DeliveryLog | None = None
+        self.injected_secrets: SecretSource | None = None
+        self.secrets_manager: SecretSource | None = None
+        self.clock: Callable[[], float] | None = None
+
+
+_container = _Webhooks()
+
+
+def webhook_settings() -> WebhookSettings:
+    with _container.lock:
+        if _container.settings is None:
+            _container.settings = WebhookSettings.from_env()
+        return _container.settings
+
+
+def delivery_log() -> DeliveryLog:
+    """Injected, else DynamoDB on ``TABLE_NAME`` when set, else this process's memory."""
+    with _container.lock:
+        if _container.log is None:
+            settings = bootstrap.settings()
+            if settings.table_name is not None:
+                client = bootstrap.build_dynamodb_client(settings)
+                _container.log = DynamoDBDeliveryLog(client, settings.table_name)
+            else:
+                _container.log = InMemoryDeliveryLog()
+        return _container.log
+
+
+def secret_source() -> SecretSource:
+    """Injected, else the configured secrets, else Secrets Manager (one client per container)."""
+    configured = webhook_settings()
+    with _container.lock:
+        if _container.injected_secrets is not None:
+            return _container.injected_secrets
+        if configured.secrets is not None:
+            return StaticSecrets(dict(configured.secrets))
+        if _container.secrets_manager is None:
+            client = build_secrets_client(bootstrap.settings())
+            _container.secrets_manager = SecretsManagerSecrets(client, configured.secret_prefix)
+        return _container.secrets_manager
+
+
+def now() -> float:
+    """Unix seconds (the injected clock in tests)."""
+    clock = _container.clock
+    return clock() if clock is not None else time.time()
+
+
+@contextmanager
+def use_webhooks(
+    *,
+    settings: WebhookSettings | None = None,
+    log: DeliveryLog | None = None,
+    secrets: SecretSource | None = None,
+    clock: Callable[[], float] | None = None,
+) -> Iterator[None]:
+    """Serve webhooks with these parts inside the block (tests); restore after.
+
+    ``settings`` defaults to ``WebhookSettings()`` (no configured sources), ``log`` to a fresh
+    in-memory log; ``secrets`` stands in for the secret store the settings would give.
+    """
+    with _container.lock:
+        previous = (
+            _container.settings,
+            _container.log,
+            _container.injected_secrets,
+            _container.clock,
+        )
+        _container.settings = settings if settings is not None else WebhookSettings()
+        _container.log = log if log is not None else InMemoryDeliveryLog()
+        _container.injected_secrets = secrets
+        _container.clock = clock
+    try:
+        yield
+    finally:
+        with _container.lock:
+            (
+                _container.settings,
+                _container.log,
+                _container.injected_secrets,
+                _container.clock,
+            ) = previous
+
+
+def reset() -> None:
+    """Forget everything built; the next webhook builds it from the environment."""
+    with _container.lock:
+        _container.settings = None
+        _container.log = None
+        _container.injected_secrets = None
+        _container.secrets_manager = None
+        _container.clock = None
+
+
+# ---------------------------------------------------------------------------- inbound
+
+
+def is_webhook(event: Mapping[str, Any]) -> bool:
+    """Whether the event is a ``POST /webhooks/{source}`` request."""
+    context = event.get("requestContext")
+    http = context.get("http") if isinstance(context, Mapping) else None
+    method = http.get("method") if isinstance(http, Mapping) else None
+    path = event.get("rawPath")
+    if not (isinstance(method, str) and isinstance(path, str)):
+        return False
+    parts = path.split("/")
+    return method.upper() == "POST" and len(parts) == 3 and parts[:2] == ["", "webhooks"]
+
+
+def precheck(event: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
+    """The webhook event to route, body decoded; no principal is asked for (the signature is
+    checked by the route, on these exact bytes)."""
+    if not _well_formed(event):
+        raise ApiError(400, "bad_request", "not an API Gateway HTTP API (payload v2) event")
+    _check_content_type(_header(event, "content-type"))
+    text = _body_text(event, settings.max_body_bytes)
+    headers = {
+        k: v
+        for k, v in (event.get("headers") or {}).items()
+        if not (isinstance(k, str) and k.lower() == "content-type")
+    }
+    headers["content-type"] = "application/json"
+    return {**event, "headers": headers, "body": text, "isBase64Encoded": False}
+
+
+def _refused(error: SignatureRefused) -> ApiError:
+    return ApiError(401, error.code, error.message, {"WWW-Authenticate": WEBHOOK_AUTH_SCHEME})
+
+
+def receive(event: Mapping[str, Any], source: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+    """Handle one prechecked webhook event: status, JSON body and extra headers, or raise
+    ``ApiError`` for a refusal."""
+    configured = webhook_settings()
+    body = str(event.get("body") or "").encode("utf-8")
+    moment = now()
+    try:
+        keys = secret_source().keys_for(source) if check_source(source) else ()
+    except SecretsUnavailable as exc:
+        raise ApiError(503, "secrets_unavailable", str(exc), {"Retry-After": "30"}) from None
+    try:
+        timestamp = verify(
+            keys,
+            _header(event, SIGNATURE_HEADER.lower()),
+            _header(event, TIMESTAMP_HEADER.lower()),
+            body,
+            now=moment,
+            tolerance=configured.tolerance,
+        )
+    except SignatureRefused as exc:
+        raise _refused(exc) from None
+    delivery = _header(event, DELIVERY_HEADER.lower())
+    if not check_delivery(delivery):
+        raise ApiError(
+            400,
+            "bad_delivery_id",
+            f"send a unique {DELIVERY_HEADER} header: 1-80 characters of letters, digits "
+            "and . _ : @ -",
+        )
+    assert delivery is not None
+    payload = _payload(body)
+    service = bootstrap.service()
+    try:
+        form_id = service.registry.latest(payload.form).id
+    except ToolError as exc:
+        raise ApiError(422, exc.code, exc.message) from None
+
+    at = datetime.fromtimestamp(moment, UTC)
+    log = delivery_log()
+    if not bind_signature(
+        log, source, timestamp, body, delivery, now=at, tolerance=configured.tolerance
+    ):
+        raise ApiError(
+            409,
+            "signature_reused",
+            "this signed request was already delivered under another delivery id",
+        )
+    claim = claim_delivery(
+        log, source, delivery, payload.digest(), now=at, metadata=payload.metadata
+    )
+    if isinstance(claim, Reused):
+        raise ApiError(
+            409,
+            "delivery_reused",
+            "this delivery id was already used for a different body; use a new id",
+        )
+    if isinstance(claim, InProgress):
+        raise ApiError(
+            409,
+            "delivery_in_progress",
+            "this delivery is being handled; retry shortly",
+            {"Retry-After": str(claim.retry_after)},
+        )
+    if isinstance(claim, Replay):
+        _log.info("webhook replayed", extra={"source": source, "delivery": delivery})
+        return 200, {**(claim.record.outcome or {}), "replayed": True}, {}
+    assert isinstance(claim, Claimed)
+    return _start(service, log, claim.record, payload, form_id, at)
+
+
+def _payload(body: bytes) -> WebhookStart:
+    text = body.decode("utf-8")
+    _check_json(text)
+    try:
+        return WebhookStart.model_validate_json(text)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors(include_url=False)[:5]:
+            where = ".".join(str(p) for p in error["loc"][:4]) or "body"
+            problems.append(f"{where}: {str(error['msg'])[:120]}")
+        raise ApiError(422, "invalid_payload", "; ".join(problems)) from None
+
+
+def _start(
+    service: FormService,
+    log: DeliveryLog,
+    claimed: DeliveryRecord,
+    payload: WebhookStart,
+    form_id: str,
+    at: datetime,
+) -> tuple[int, dict[str, Any], dict[str, str]]:
+    caller = Caller(payload.principal, payload.conversation_id, source="webhook")
+    call_id = tool_call_id(claimed.source, claimed.delivery)
+    result: dict[str, Any] = service.call(
+        caller, "form_start", call_id, {"form": form_id, "values": payload.values}
+    )
+    instance = result.get("instance")
+    if not result.get("ok") or not isinstance(instance, str):
+        release_delivery(log, claimed, now=at)
+        code = str(result.get("error") or "form_start_failed")
+        message = str(result.get("message") or "the form could not be started")
+        if code in ("internal_error", "definition_error"):
+            _log.error("webhook form_start failed: %s", code)
+            raise ApiError(500, "internal_error", "the session could not be started; retry")
+        raise ApiError(422, code, message)
+    outcome: dict[str, Any] = {
+        "ok": True,
+        "delivery": claimed.delivery,
+        "form": form_id,
+        "instance": instance,
+        "conversation_id": payload.conversation_id,
+        **({"status_line": result["status_line"]} if "status_line" in result else {}),
+        "result": {k: v for k, v in result.items() if k != "replayed"},
+    }
+    finish_delivery(log, claimed, json.loads(json.dumps(outcome, default=str)))
+    replayed = bool(result.get("replayed"))
+    _log.info(
+        "webhook started a session",
+        extra={"source": claimed.source, "delivery": claimed.delivery, "instance": instance},
+    )
+    return (200 if replayed else 201), outcome, {}
+
+
+# ---------------------------------------------------------------------------- outbound
+
+
+class DeliveryFailed(Exception):
+    """An outbound delivery attempt failed; raise it out so the caller's retry policy retries.
+
+    ``status`` is the receiver's HTTP status (None: no answer). ``retryable`` is False for a
+    4xx other than 408, 425 and 429: retrying the same request will not change the answer.
+    """
+
+    def __init__(self, status: int | None, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retryable = status is None or status >= 500 or status in (408, 425, 429)
+
+
+class HttpPost(Protocol):
+    def __call__(
+        self, url: str, body: bytes, headers: Mapping[str, str], timeout: float
+    ) -> int: ...
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None  # a 3xx is an answer (not a 2xx), never followed
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
+def urllib_post(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> int:
+    """POST with the standard library; the HTTP status (redirects are not followed)."""
+    request = urllib.request.Request(url, data=body, headers=dict(headers), method="POST")
+    try:
+        with _OPENER.open(request, timeout=timeout) as response:
+            response.read(65536)
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+
+
+def check_url(url: str) -> str:
+    """An https URL, or http to a loopback address (local development); else ValueError."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    if parts.scheme == "https" and host:
+        return url
+    if parts.scheme == "http" and host:
+        try:
+            loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = False
+        if loopback:
+            return url
+    raise ValueError(f"webhook URLs must be https (http only to loopback): {url!r}")
+
+
+def deliver(
+    url: str,
+    secret: str,
+    payload: FormEvent,
+    *,
+    timestamp: int,
+    http: HttpPost = urllib_post,
+    timeout: float = 10.0,
+) -> int:
+    """POST ``payload`` to ``url``, signed with ``secret`` at ``timestamp``; the 2xx status.
+
+    Raises ``DeliveryFailed`` on a non-2xx answer or no answer. Pass a fresh ``timestamp`` on
+    every attempt (a receiver refuses stale ones); the delivery id stays the payload's.
+    """
+    check_url(url)
+    body = event_body(payload)
+    headers = {
+        **delivery_headers(payload, body, secret, timestamp=timestamp),
+        "User-Agent": USER_AGENT,
+    }
+    try:
+        status = http(url, body, headers, timeout)
+    except OSError as exc:
+        raise DeliveryFailed(None, f"no answer from the webhook receiver: {exc}") from exc
+    if not 200 <= status < 300:
+        raise DeliveryFailed(status, f"the webhook receiver answered {status}")
+    return status
+
+
+def outbound_secret(name: str) -> str:
+    """The current (first) secret named ``name``, from the same store as inbound secrets."""
+    keys = secret_source().keys_for(name) if check_source(name) else ()
+    if not keys:
+        raise DeliveryFailed(None, f"no webhook secret named {name!r} is configured")
+    return keys[0]
+
+
+def notifier(
+    url: str,
+    *,
+    secret: str,
+    http: HttpPost | None = None,
+    clock: Callable[[], float] | None = None,
+    timeout: float = 10.0,
+) -> Callable[[HookContext], None]:
+    """An executor for ``FormDef.on_complete`` that notifies ``url`` when the form completes.
+
+    ``secret`` names the shared secret (``FORMWORK_WEBHOOK_SECRETS`` key, or Secrets Manager
+    ``<prefix><secret>``). The delivery id is the hook occurrence's idempotency key, so every
+    retry carries the same one. A failed delivery raises, and the hook runner retries.
+    """
+    check_url(url)
+    if not check_source(secret):
+        raise ValueError(f"secret names are 1-32 lower-case letters, digits, _ and -: {secret!r}")
+
+    def notify(context: HookContext) -> None:
+        moment = clock() if clock is not None else time.time()
+        payload = form_event(context, occurred_at=datetime.fromtimestamp(moment, UTC))
+        deliver(
+            url,
+            outbound_secret(secret),
+            payload,
+            timestamp=int(moment),
+            http=http or urllib_post,
+            timeout=timeout,
+        )
+
+    notify.__qualname__ = notify.__name__ = f"notify_{secret.replace('-', '_')}"
+    return notify

@@ -1,0 +1,779 @@
+"""Webhooks through the Lambda handler: signed events in, sessions (and refusals) out.
+
+Events are payload v2 requests built from the fixtures (``conftest.build_event``) the way API
+Gateway sends them for an ``Authorizer: NONE`` route: no JWT claims. The service runs on the
+in-memory store; the delivery log is in memory; the clock is fixed. Every refusal is checked
+against what was stored: nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from datetime import date, timedelta
+from itertools import count
+from typing import Annotated, Any
+
+import pytest
+from pydantic import Field
+
+from forms import FormRegistry, FormService, InMemoryFormStore, InProcessDispatcher
+from forms.definition import FormDef, Step, field
+from forms.examples import EXAMPLES
+from forms.service import Caller
+from forms.state import FormState, HookContext, Values
+from forms.webhooks import (
+    DEFAULT_LEASE,
+    DeliveryRecord,
+    InMemoryDeliveryLog,
+    WebhookStart,
+    claim_delivery,
+    sign,
+    sign_all,
+    tool_call_id,
+    verify,
+)
+from functions.bootstrap import use_service
+from functions.config import ConfigError, WebhookSettings
+from functions.webhooks import (
+    DeliveryFailed,
+    SecretsManagerSecrets,
+    SecretsUnavailable,
+    deliver,
+    notifier,
+    parse_secret_value,
+    use_webhooks,
+)
+from tests.functional.conftest import (
+    ALICE,
+    SETTINGS,
+    T0,
+    Api,
+    RecordingStore,
+    Response,
+    build_event,
+    load_event,
+)
+
+NOW = int(T0.timestamp())
+SECRET = "crm-secret-0123456789"
+NEW, OLD = "billing-new-0123456789", "billing-old-0123456789"
+WEBHOOKS = WebhookSettings(secrets=(("billing", (NEW, OLD)), ("crm", (SECRET,))))
+CONVERSATION = "conv-crm"
+
+
+def start_body(**changes: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "form": "travel-claim",
+        "principal": "acme/alice",
+        "conversation_id": CONVERSATION,
+        "values": {"full_name": "Ana Ferreira", "destination": "Lisbon"},
+        "metadata": {"crm_contact": "C-1187"},
+    }
+    body.update(changes)
+    return body
+
+
+class Clock:
+    def __init__(self, at: float) -> None:
+        self.at = at
+
+    def __call__(self) -> float:
+        return self.at
+
+
+class Sender:
+    """A CRM posting signed webhooks to the handler."""
+
+    def __init__(self, api: Api, log: InMemoryDeliveryLog, clock: Clock) -> None:
+        self.api = api
+        self.log = log
+        self.clock = clock
+
+    def event(
+        self,
+        body: Any,
+        *,
+        source: str = "crm",
+        delivery: str | None = "d-1",
+        timestamp: int = NOW,
+        secret: str = SECRET,
+        signature: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        claims: Mapping[str, Any] | None = None,
+        base64_body: bool = False,
+    ) -> dict[str, Any]:
+        text = body if isinstance(body, str) else json.dumps(body)
+        signed = {
+            "X-Formwork-Timestamp": str(timestamp),
+            "X-Formwork-Signature": signature or sign(secret, timestamp, text.encode()),
+        }
+        if delivery is not None:
+            signed["X-Formwork-Delivery"] = delivery
+        event = build_event(
+            "POST",
+            f"/webhooks/{source}",
+            body=text,
+            claims=claims,
+            headers={**signed, **(headers or {})},
+            base64_body=base64_body,
+        )
+        event["routeKey"] = event["requestContext"]["routeKey"] = "POST /webhooks/{source}"
+        return event
+
+    def post(self, body: Any, **kwargs: Any) -> Response:
+        return self.api.send(self.event(body, **kwargs))
+
+
+@pytest.fixture
+def log() -> InMemoryDeliveryLog:
+    return InMemoryDeliveryLog()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(NOW + 5)
+
+
+@pytest.fixture
+def crm(api: Api, log: InMemoryDeliveryLog, clock: Clock) -> Iterator[Sender]:
+    with use_webhooks(settings=WEBHOOKS, log=log, clock=clock):
+        yield Sender(api, log, clock)
+
+
+def nothing_stored(store: RecordingStore, log: InMemoryDeliveryLog) -> bool:
+    return store.writes == 0 and not log.records() and not log.bindings()
+
+
+def instances(store: RecordingStore) -> list[Any]:
+    return store.list_conversation("acme/alice", CONVERSATION)
+
+
+# ---------------------------------------------------------------------------- a good delivery
+
+
+def test_a_signed_delivery_starts_a_session_with_webhook_provenance(
+    crm: Sender, store: RecordingStore, api: Api
+) -> None:
+    # GIVEN a CRM opening a travel claim for acme/alice with two seed answers
+    # WHEN it posts the signed webhook (no JWT: the route has no authorizer)
+    response = crm.post(start_body())
+    # THEN a session is created and the answer names it, with the status line
+    assert response.status == 201, response
+    answer = response.json()
+    assert answer["ok"] is True and answer["delivery"] == "d-1"
+    assert answer["form"] == "travel-claim" and answer["conversation_id"] == CONVERSATION
+    assert answer["status_line"].startswith("[form: travel-claim]")
+    assert answer["result"]["summary"].startswith("Started")
+    assert response.headers["cache-control"] == "no-store"
+    # AND the stored instance is alice's, its seed answers are revisions by the webhook
+    (instance,) = instances(store)
+    assert instance.id == answer["instance"]
+    assert (instance.principal, instance.conversation_id) == ("acme/alice", CONVERSATION)
+    for field_id in ("full_name", "destination"):
+        (revision,) = instance.history[field_id].revisions
+        assert revision.by == "webhook"
+        assert revision.actor == "acme/alice"
+        assert revision.tool_call_id == "webhook:crm:d-1"
+    # AND the agent, holding alice's token, carries on in that conversation
+    status = api.status(CONVERSATION, claims=ALICE)
+    assert status.status == 200
+    assert status.json()["lines"][0].startswith("[form: travel-claim]")
+    read = api.call("form_read", CONVERSATION, form="travel-claim").json()
+    assert read["ok"] is True and read["instance"] == instance.id
+
+
+def test_the_delivery_is_recorded_with_the_senders_metadata(
+    crm: Sender, log: InMemoryDeliveryLog
+) -> None:
+    crm.post(start_body())
+    (record,) = log.records()
+    assert (record.source, record.delivery, record.state) == ("crm", "d-1", "done")
+    assert record.metadata == {"crm_contact": "C-1187"}
+    assert record.digest == WebhookStart.model_validate(start_body()).digest()
+
+
+def test_a_rejected_seed_value_is_reported_and_the_session_still_starts(
+    crm: Sender, store: RecordingStore
+) -> None:
+    response = crm.post(start_body(values={"full_name": "Ana Ferreira", "staff_id": "nope"}))
+    assert response.status == 201
+    assert [r["field"] for r in response.json()["result"]["rejected"]] == ["staff_id"]
+    assert len(instances(store)) == 1
+
+
+def test_jwt_claims_sent_along_are_ignored(crm: Sender, store: RecordingStore) -> None:
+    # GIVEN a request that also carries someone's verified claims
+    response = crm.post(start_body(), claims={"sub": "mallory", "tenant": "evil"})
+    # THEN the session belongs to the principal the signed payload names
+    assert response.status == 201
+    assert store.list_conversation("evil/mallory", CONVERSATION) == []
+    assert len(instances(store)) == 1
+
+
+def test_a_base64_body_is_verified_on_its_decoded_bytes(crm: Sender) -> None:
+    assert crm.post(start_body(), base64_body=True).status == 201
+
+
+# ---------------------------------------------------------------------------- forged
+
+
+def test_a_forged_signature_is_refused_and_nothing_is_stored(
+    crm: Sender, store: RecordingStore, log: InMemoryDeliveryLog
+) -> None:
+    # GIVEN a request signed with a secret that is not the CRM's
+    response = crm.post(start_body(), secret="guessed-secret-000000")
+    # THEN it is a 401 with the webhook auth scheme, and nothing was written anywhere
+    assert response.status == 401
+    assert response.json()["error"] == "bad_signature"
+    assert response.headers["www-authenticate"] == "Formwork-HMAC-SHA256"
+    assert nothing_stored(store, log)
+
+
+def test_an_unknown_source_is_refused_like_a_bad_signature(
+    crm: Sender, store: RecordingStore, log: InMemoryDeliveryLog
+) -> None:
+    forged = crm.post(start_body(), secret="guessed-secret-000000").json()
+    for source in ("erp", "Crm", "x" * 40):
+        response = crm.post(start_body(), source=source)
+        assert response.status == 401
+        assert response.json() == forged
+    assert nothing_stored(store, log)
+
+
+def test_a_body_changed_after_signing_is_refused(
+    crm: Sender, store: RecordingStore, log: InMemoryDeliveryLog
+) -> None:
+    # GIVEN a signature over one body, sent with a body naming another principal
+    signature = sign(SECRET, NOW, json.dumps(start_body()).encode())
+    response = crm.post(start_body(principal="acme/bob"), signature=signature)
+    assert response.status == 401
+    assert response.json()["error"] == "bad_signature"
+    assert nothing_stored(store, log)
+
+
+@pytest.mark.parametrize(
+    ("drop", "code"),
+    [("X-Formwork-Signature", "missing_signature"), ("X-Formwork-Timestamp", "missing_timestamp")],
+)
+def test_missing_signature_headers_are_refused(
+    crm: Sender, store: RecordingStore, log: InMemoryDeliveryLog, drop: str, code: str
+) -> None:
+    event = crm.event(start_body())
+    del event["headers"][drop]
+    response = crm.api.send(event)
+    assert (response.status, response.json()["error"]) == (401, code)
+    assert nothing_stored(store, log)
+
+
+# ---------------------------------------------------------------------------- stale
+
+
+@pytest.mark.parametrize("skew", [-301, 301, 7 * 86_400])
+def test_a_stale_timestamp_is_refused_and_nothing_is_stored(
+    crm: Sender, store: RecordingStore, log: InMemoryDeliveryLog, clock: Clock, skew: int
+) -> None:
+    # GIVEN a correctly signed request whose timestamp is too far from the receiver's clock
+    clock.at = NOW + skew
+    response = crm.post(start_body())
+    # THEN it is refused as stale, and nothing was written
+    assert (response.status, response.json()["error"]) == (401, "stale_timestamp")
+    assert nothing_stored(store, log)
+
+
+def test_the_tolerance_is_inclusive_and_configurable(
+    api: Api, store: RecordingStore, log: InMemoryDeliveryLog
+) -> None:
+    strict = WebhookSettings(secrets=WEBHOOKS.secrets, tolerance=30)
+    with use_webhooks(settings=strict, log=log, clock=Clock(NOW + 30)):
+        assert Sender(api, log, Clock(0)).post(start_body()).status == 201
+    with use_webhooks(settings=strict, log=log, clock=Clock(NOW + 31)):
+        response = Sender(api, log, Clock(0)).post(start_body(), delivery="d-2")
+        assert response.json()["error"] == "stale_timestamp"
+
+
+# ---------------------------------------------------------------------------- replayed
+
+
+def test_a_reused_delivery_id_with_another_body_is_refused(
+    crm: Sender, store: RecordingStore
+) -> None:
+    # GIVEN a delivery that started a session
+    first = crm.post(start_body())
+    writes = store.writes
+    # WHEN another body comes under the same delivery id (correctly signed)
+    response = crm.post(start_body(principal="acme/bob"), timestamp=NOW + 1)
+    # THEN it is refused and nothing more was written: bob got no session
+    assert response.status == 409
+    assert response.json()["error"] == "delivery_reused"
+    assert store.writes == writes
+    assert store.list_conversation("acme/bob", CONVERSATION) == []
+    assert [i.id for i in instances(store)] == [first.json()["instance"]]
+
+
+def test_a_captured_request_replayed_under_a_fresh_delivery_id_is_refused(
+    crm: Sender, store: RecordingStore
+) -> None:
+    # GIVEN a signed request that was delivered as d-1
+    crm.post(start_body())
+    writes = store.writes
+    # WHEN an eavesdropper replays its exact bytes and signature, inside the window, as d-2
+    response = crm.post(start_body(), delivery="d-2")
+    # THEN it is refused and no second session exists
+    assert (response.status, response.json()["error"]) == (409, "signature_reused")
+    assert store.writes == writes
+    assert len(instances(store)) == 1
+
+
+def test_an_idempotent_redelivery_returns_the_original_result(
+    crm: Sender, store: RecordingStore, clock: Clock
+) -> None:
+    # GIVEN a delivery that started a session
+    first = crm.post(start_body())
+    writes = store.writes
+    # WHEN the sender retries it a minute later: same id, same body, signed afresh
+    clock.at += 60
+    again = crm.post(start_body(), timestamp=NOW + 60)
+    # THEN it is a 200 with the first outcome, and nothing was written
+    assert again.status == 200
+    assert again.json() == {**first.json(), "replayed": True}
+    assert store.writes == writes
+    # AND the exact captured request replayed as it was is the same idempotent case
+    assert crm.post(start_body()).json()["instance"] == first.json()["instance"]
+    assert len(instances(store)) == 1
+
+
+def test_the_same_content_in_another_key_order_is_the_same_delivery(crm: Sender) -> None:
+    first = crm.post(start_body())
+    reordered = json.dumps(dict(reversed(start_body().items())), indent=1)
+    again = crm.post(reordered, timestamp=NOW + 1)
+    assert again.status == 200 and again.json()["instance"] == first.json()["instance"]
+
+
+def test_a_delivery_still_being_handled_asks_the_sender_to_retry(
+    crm: Sender, store: RecordingStore, log: InMemoryDeliveryLog
+) -> None:
+    # GIVEN another attempt holds the claim on d-1 (its lease runs for 60 s from NOW)
+    digest = WebhookStart.model_validate(start_body()).digest()
+    claim_delivery(log, "crm", "d-1", digest, now=T0)
+    # WHEN the same delivery arrives 5 s later
+    response = crm.post(start_body())
+    # THEN it is told to come back when the lease ends; nothing was created
+    assert (response.status, response.json()["error"]) == (409, "delivery_in_progress")
+    assert response.headers["retry-after"] == "55"
+    assert store.writes == 0
+
+
+def test_a_delivery_whose_handler_died_before_starting_is_taken_over(
+    crm: Sender, store: RecordingStore, log: InMemoryDeliveryLog, clock: Clock
+) -> None:
+    # GIVEN a claim left by a handler that crashed before creating anything
+    digest = WebhookStart.model_validate(start_body()).digest()
+    claim_delivery(log, "crm", "d-1", digest, now=T0)
+    # WHEN the sender retries after the lease ran out
+    clock.at = NOW + DEFAULT_LEASE.total_seconds() + 1
+    response = crm.post(start_body(), timestamp=int(clock.at))
+    # THEN the retry starts the session
+    assert response.status == 201
+    assert len(instances(store)) == 1
+
+
+def test_a_delivery_whose_handler_died_after_starting_is_not_started_twice(
+    crm: Sender, service: FormService, store: RecordingStore, log: InMemoryDeliveryLog, clock: Clock
+) -> None:
+    # GIVEN a handler that claimed d-1, started the session, and died before recording it
+    payload = WebhookStart.model_validate(start_body())
+    claim_delivery(log, "crm", "d-1", payload.digest(), now=T0)
+    started = service.call(
+        Caller("acme/alice", CONVERSATION, source="webhook"),
+        "form_start",
+        tool_call_id("crm", "d-1"),
+        {"form": "travel-claim", "values": payload.values},
+    )
+    # WHEN the sender retries after the lease
+    clock.at = NOW + DEFAULT_LEASE.total_seconds() + 1
+    response = crm.post(start_body(), timestamp=int(clock.at))
+    # THEN it answers with the session that exists (200: nothing new was created)
+    assert response.status == 200
+    assert response.json()["instance"] == started["instance"]
+    assert len(instances(store)) == 1
+    (record,) = log.records()
+    assert record.state == "done"
+
+
+# ---------------------------------------------------------------------------- bad requests
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        (start_body(principal="acme/alice/x"), 422, "invalid_payload"),
+        ({"form": "travel-claim", "conversation_id": CONVERSATION}, 422, "invalid_payload"),
+        (start_body(user_id="mallory"), 422, "invalid_payload"),
+        (start_body(values="Lisbon"), 422, "invalid_payload"),
+        (start_body(form="no-such-form"), 422, "unknown_form"),
+        ("[1, 2", 400, "malformed_json"),
+        ('{"a": NaN}', 400, "malformed_json"),
+    ],
+)
+def test_a_signed_but_invalid_body_is_refused_and_nothing_is_stored(
+    crm: Sender,
+    store: RecordingStore,
+    log: InMemoryDeliveryLog,
+    body: Any,
+    status: int,
+    code: str,
+) -> None:
+    response = crm.post(body)
+    assert (response.status, response.json()["error"]) == (status, code), response
+    assert nothing_stored(store, log)
+
+
+@pytest.mark.parametrize("delivery", [None, "", "has space", "a#b", "d" * 81])
+def test_a_missing_or_malformed_delivery_id_is_refused(
+    crm: Sender, store: RecordingStore, log: InMemoryDeliveryLog, delivery: str | None
+) -> None:
+    response = crm.post(start_body(), delivery=delivery)
+    assert (response.status, response.json()["error"]) == (400, "bad_delivery_id")
+    assert nothing_stored(store, log)
+
+
+def test_the_body_size_and_content_type_limits_apply(
+    crm: Sender, store: RecordingStore, log: InMemoryDeliveryLog
+) -> None:
+    big = start_body(metadata={}, values={"full_name": "x" * 70_000})
+    assert crm.post(big).status == 413
+    wrong = crm.post(start_body(), headers={"content-type": "text/plain"})
+    assert (wrong.status, wrong.json()["error"]) == (415, "unsupported_media_type")
+    assert nothing_stored(store, log)
+
+
+def test_a_secret_store_outage_is_a_503_to_retry(
+    api: Api, store: RecordingStore, log: InMemoryDeliveryLog
+) -> None:
+    class Down:
+        def keys_for(self, source: str) -> tuple[str, ...]:
+            raise SecretsUnavailable("the secret store could not be reached")
+
+    with use_webhooks(log=log, secrets=Down(), clock=Clock(NOW)):
+        response = Sender(api, log, Clock(NOW)).post(start_body())
+    assert (response.status, response.json()["error"]) == (503, "secrets_unavailable")
+    assert response.headers["retry-after"] == "30"
+    assert nothing_stored(store, log)
+
+
+def test_the_route_is_in_the_openapi_document_with_its_own_security(api: Api) -> None:
+    document = json.loads(api.send(load_event("openapi")).text)
+    operation = document["paths"]["/webhooks/{source}"]["post"]
+    assert operation["security"] == [{"webhookSignature": []}]
+    assert {"200", "201", "401", "409"} <= set(operation["responses"])
+    scheme = document["components"]["securitySchemes"]["webhookSignature"]
+    assert (scheme["type"], scheme["in"], scheme["name"]) == (
+        "apiKey",
+        "header",
+        "X-Formwork-Signature",
+    )
+    assert document["security"] == [{"bearerAuth": []}]
+
+
+def test_other_routes_still_need_a_token(api: Api) -> None:
+    assert api.get("/tools", claims=None).status == 401
+    assert api.get("/webhooks/crm", claims=None).status == 401
+
+
+# ---------------------------------------------------------------------------- rotation
+
+
+def test_a_source_with_two_secrets_accepts_either_during_rotation(
+    crm: Sender, store: RecordingStore
+) -> None:
+    old = crm.post(start_body(), source="billing", secret=OLD, delivery="r-1")
+    assert old.status == 201
+    body = json.dumps(start_body(conversation_id="conv-2")).encode()
+    both = sign_all([NEW, "not-yet-known-0000000"], NOW, body)
+    new = crm.post(body.decode(), source="billing", delivery="r-2", signature=both)
+    assert new.status == 201
+
+
+# ---------------------------------------------------------------------------- configuration
+
+
+def test_webhook_settings_are_read_from_the_environment() -> None:
+    settings = WebhookSettings.from_env(
+        {
+            "FORMWORK_WEBHOOK_SECRETS": json.dumps({"crm": SECRET, "billing": [NEW, OLD]}),
+            "FORMWORK_WEBHOOK_TOLERANCE": "120",
+            "FORMWORK_WEBHOOK_SECRET_PREFIX": "acme/hooks/",
+        }
+    )
+    assert settings.static_keys("crm") == (SECRET,)
+    assert settings.static_keys("billing") == (NEW, OLD)
+    assert settings.static_keys("erp") == ()
+    assert (settings.tolerance, settings.secret_prefix) == (120, "acme/hooks/")
+    assert SECRET not in repr(settings)
+    defaults = WebhookSettings.from_env({})
+    assert defaults.static_keys("crm") is None
+    assert (defaults.tolerance, defaults.secret_prefix) == (300, "formwork/webhooks/")
+
+
+@pytest.mark.parametrize(
+    "environ",
+    [
+        {"FORMWORK_WEBHOOK_SECRETS": "crm=short-but-secret-value"},
+        {"FORMWORK_WEBHOOK_SECRETS": '["short-but-secret-value"]'},
+        {"FORMWORK_WEBHOOK_SECRETS": '{"crm": 12345678901234567890}'},
+        {"FORMWORK_WEBHOOK_SECRETS": '{"crm": "short"}'},
+        {"FORMWORK_WEBHOOK_SECRETS": '{"crm": []}'},
+        {"FORMWORK_WEBHOOK_SECRETS": '{"CRM!": "long-enough-secret-value"}'},
+        {"FORMWORK_WEBHOOK_TOLERANCE": "0"},
+        {"FORMWORK_WEBHOOK_TOLERANCE": "5m"},
+        {"FORMWORK_WEBHOOK_SECRET_PREFIX": "bad prefix"},
+    ],
+)
+def test_bad_webhook_settings_fail_loudly_without_echoing_secrets(
+    environ: dict[str, str],
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        WebhookSettings.from_env(environ)
+    assert "short-but-secret" not in str(caught.value)
+
+
+# ---------------------------------------------------------------------------- Secrets Manager
+
+
+class FakeSecretsManager:
+    """The two calls' worth of boto3's Secrets Manager client the adapter uses."""
+
+    def __init__(self, secrets: dict[str, str], error: str | None = None) -> None:
+        self.secrets = secrets
+        self.error = error
+        self.calls: list[str] = []
+
+    def get_secret_value(self, SecretId: str) -> dict[str, str]:  # noqa: N803 (boto3's name)
+        from botocore.exceptions import ClientError
+
+        self.calls.append(SecretId)
+        if self.error:
+            raise ClientError({"Error": {"Code": self.error}}, "GetSecretValue")
+        if SecretId not in self.secrets:
+            raise ClientError({"Error": {"Code": "ResourceNotFoundException"}}, "GetSecretValue")
+        return {"SecretString": self.secrets[SecretId]}
+
+
+def test_secrets_are_fetched_once_per_container_and_refreshed_after_five_minutes() -> None:
+    client = FakeSecretsManager({"formwork/webhooks/crm": SECRET})
+    clock = Clock(1000.0)
+    source = SecretsManagerSecrets(client, "formwork/webhooks/", clock=clock)
+    assert source.keys_for("crm") == (SECRET,)
+    assert source.keys_for("crm") == (SECRET,)
+    assert client.calls == ["formwork/webhooks/crm"]
+    clock.at += 300
+    assert source.keys_for("crm") == (SECRET,)
+    assert len(client.calls) == 2
+
+
+def test_a_missing_secret_is_an_unknown_source_and_is_remembered() -> None:
+    client = FakeSecretsManager({})
+    source = SecretsManagerSecrets(client, "formwork/webhooks/", clock=Clock(0.0))
+    assert source.keys_for("erp") == ()
+    assert source.keys_for("erp") == ()
+    assert client.calls == ["formwork/webhooks/erp"]
+
+
+@pytest.mark.parametrize("error", ["AccessDeniedException", "ThrottlingException"])
+def test_other_secret_store_failures_are_unavailable(error: str) -> None:
+    source = SecretsManagerSecrets(FakeSecretsManager({}, error=error), "p/", clock=Clock(0.0))
+    with pytest.raises(SecretsUnavailable):
+        source.keys_for("crm")
+
+
+def test_a_too_short_secret_in_the_store_is_a_misconfiguration() -> None:
+    client = FakeSecretsManager({"p/crm": "short"})
+    with pytest.raises(SecretsUnavailable):
+        SecretsManagerSecrets(client, "p/", clock=Clock(0.0)).keys_for("crm")
+
+
+def test_a_secret_value_is_one_secret_or_a_json_array_while_rotating() -> None:
+    assert parse_secret_value(f"  {SECRET}\n") == (SECRET,)
+    assert parse_secret_value(json.dumps([NEW, OLD])) == (NEW, OLD)
+    assert parse_secret_value("[not json") == ("[not json",)
+    assert parse_secret_value("") == ()
+
+
+# ---------------------------------------------------------------------------- outbound
+
+
+class Receiver:
+    """A stand-in for the receiver's HTTP endpoint: records requests, answers ``status``."""
+
+    def __init__(self, status: int = 204) -> None:
+        self.status = status
+        self.requests: list[tuple[str, bytes, dict[str, str]]] = []
+
+    def __call__(self, url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> int:
+        self.requests.append((url, body, dict(headers)))
+        if self.status == 0:
+            raise ConnectionRefusedError("connection refused")
+        return self.status
+
+
+class Company(Step):
+    title = "Company"
+    company: Annotated[str, Field(min_length=2)] = field("Company name")
+    start_date: date = field("Start date")
+
+
+URL = "https://crm.example.com/hooks/formwork"
+
+
+def onboarding(receiver: Receiver) -> FormDef:
+    return FormDef(
+        id="onboarding",
+        version=1,
+        title="Customer onboarding",
+        steps=[Company],
+        on_complete=notifier(URL, secret="crm", http=receiver, clock=lambda: NOW + 7),
+    )
+
+
+@pytest.fixture
+def outbound(log: InMemoryDeliveryLog) -> Iterator[tuple[Receiver, FormService, Api]]:
+    receiver = Receiver()
+    ticks = count(1)
+    service = FormService(
+        FormRegistry([*EXAMPLES, onboarding(receiver)]),
+        InMemoryFormStore(),
+        InProcessDispatcher(),
+        clock=lambda: T0 + timedelta(seconds=next(ticks)),
+    )
+    with (
+        use_service(service, settings=SETTINGS),
+        use_webhooks(settings=WEBHOOKS, log=log, clock=Clock(NOW + 5)),
+    ):
+        yield receiver, service, Api(service)
+
+
+def test_a_completed_form_notifies_its_receiver_signed_with_the_occurrence_key(
+    outbound: tuple[Receiver, FormService, Api],
+) -> None:
+    receiver, service, api = outbound
+    # GIVEN a CRM starting an onboarding form with one of its two answers
+    crm = Sender(api, InMemoryDeliveryLog(), Clock(0))
+    body = start_body(form="onboarding", values={"company": "Ferreira Lda"}, metadata={})
+    started = crm.post(body)
+    assert started.status == 201 and receiver.requests == []
+    # WHEN the agent fills in the last answer
+    done = api.call(
+        "form_fill", CONVERSATION, form="onboarding", values={"start_date": "2025-04-01"}
+    )
+    assert done.json()["closed"] == "completed"
+    # THEN the receiver got one signed notification with the live answers
+    ((url, payload, headers),) = receiver.requests
+    assert url == URL
+    instance = started.json()["instance"]
+    key = f"{instance}:form.complete:1"
+    assert headers["X-Formwork-Delivery"] == key
+    assert headers["X-Formwork-Event"] == "form.completed"
+    assert (
+        verify(
+            [SECRET],
+            headers["X-Formwork-Signature"],
+            headers["X-Formwork-Timestamp"],
+            payload,
+            now=NOW + 7,
+        )
+        == NOW + 7
+    )
+    event = json.loads(payload)
+    assert event == {
+        "event": "form.completed",
+        "delivery": key,
+        "form": "onboarding",
+        "instance": instance,
+        "principal": "acme/alice",
+        "conversation_id": CONVERSATION,
+        "status": "completed",
+        "closed_reason": None,
+        "values": {"company": "Ferreira Lda", "start_date": "2025-04-01"},
+        "occurred_at": "2025-03-10T09:00:07Z",
+    }
+    outbox = service.store.get(instance).state.outbox[key]
+    assert outbox.status == "done"
+
+
+def test_a_failing_receiver_makes_the_hook_fail_visibly_so_it_is_retried(
+    outbound: tuple[Receiver, FormService, Api],
+) -> None:
+    receiver, service, api = outbound
+    receiver.status = 503
+    crm = Sender(api, InMemoryDeliveryLog(), Clock(0))
+    values = {"company": "Ferreira Lda", "start_date": "2025-04-01"}
+    started = crm.post(start_body(form="onboarding", values=values, metadata={}))
+    assert started.status == 201
+    instance = started.json()["instance"]
+    entry = service.store.get(instance).state.outbox[f"{instance}:form.complete:1"]
+    assert entry.attempts >= 1 and entry.error is not None and "503" in entry.error
+    assert len(receiver.requests) == entry.attempts
+    assert {h["X-Formwork-Delivery"] for _, _, h in receiver.requests} == {entry.key}
+
+
+@pytest.mark.parametrize(
+    ("status", "retryable"), [(500, True), (429, True), (408, True), (400, False), (301, False)]
+)
+def test_deliver_raises_on_anything_but_a_2xx(status: int, retryable: bool) -> None:
+    from forms.webhooks import FormEvent
+
+    event = FormEvent(
+        event="form.completed",
+        delivery="fi_1:form.complete:1",
+        form="onboarding",
+        instance="fi_1",
+        principal="alice",
+        conversation_id="c",
+        status="completed",
+        values={},
+        occurred_at=T0,
+    )
+    assert deliver(URL, SECRET, event, timestamp=NOW, http=Receiver(200)) == 200
+    with pytest.raises(DeliveryFailed) as caught:
+        deliver(URL, SECRET, event, timestamp=NOW, http=Receiver(status))
+    assert (caught.value.status, caught.value.retryable) == (status, retryable)
+    with pytest.raises(DeliveryFailed) as down:
+        deliver(URL, SECRET, event, timestamp=NOW, http=Receiver(0))
+    assert (down.value.status, down.value.retryable) == (None, True)
+
+
+@pytest.mark.parametrize(
+    "url", ["http://crm.example.com/hook", "ftp://crm.example.com/", "https:///nohost", "hook"]
+)
+def test_notifier_urls_must_be_https_except_to_loopback(url: str) -> None:
+    with pytest.raises(ValueError):
+        notifier(url, secret="crm")
+    assert notifier("http://127.0.0.1:8080/hook", secret="crm")
+    assert notifier("http://localhost/hook", secret="crm")
+
+
+def test_an_unknown_outbound_secret_fails_the_attempt(log: InMemoryDeliveryLog) -> None:
+    receiver = Receiver(204)
+    notify = notifier(URL, secret="nobody", http=receiver, clock=lambda: NOW)
+    context = HookContext(
+        values=Values({}, {}),
+        state=FormState({}, {}, {}, None, True, None),
+        answers={},
+        key="fi_1:form.complete:1",
+        hook_id="form.complete",
+        occurrence=1,
+        instance_id="fi_1",
+        form_id="onboarding",
+        conversation_id="c",
+        principal="alice",
+    )
+    with use_webhooks(settings=WEBHOOKS, log=log), pytest.raises(DeliveryFailed):
+        notify(context)
+    assert receiver.requests == []
+
+
+def test_records_are_json_all_the_way_down(crm: Sender, log: InMemoryDeliveryLog) -> None:
+    crm.post(start_body())
+    (record,) = log.records()
+    assert DeliveryRecord.model_validate_json(record.model_dump_json()) == record

@@ -1,0 +1,11 @@
+"""Temporal workflows, activities and the worker for durable hook dispatch.
+
+``HookWorkflow`` runs one outbox entry (one hook occurrence), its workflow id being the entry's
+idempotency key; its activity calls ``FormService.run_hook``, the code the in-process
+dispatcher runs too. ``python -m workflows.worker`` serves them. ``docs/dispatch.md`` has the
+guarantees in plain words.
+
+Modules: ``shared`` (inputs, outputs, retry policy: safe in the workflow sandbox), ``hooks``
+(the workflow), ``activities``, ``starter`` (starting runs by key), ``client`` (connecting from
+configuration), ``worker``.
+"""

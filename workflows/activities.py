@@ -1,0 +1,127 @@
+"""The hook activity: run one outbox entry's executor through ``FormService.run_hook``.
+
+Activities are methods on a class built with what they need (a ``FormService`` on the shared
+table, a Temporal client for follow-up runs), as in Temporal's samples. The engine is
+synchronous (boto3, the executor's own calls), so each call runs on a thread of the class's
+pool while the activity heartbeats; a worker that dies mid-executor stops heartbeating and
+Temporal retries the attempt elsewhere after the heartbeat timeout.
+
+Attempts: Temporal owns the retrying. Every attempt but the last passes the policy's maximum
+to ``run_hook`` with ``raise_on_retry=True``, so a failing executor has the attempt recorded on
+the entry and ``ExecutorFailed`` raised for Temporal to retry; the last attempt passes
+``max_attempts=1``, so its failure is recorded as final (``failed``) whatever the entry's
+own count says (an attempt lost with a dead worker is never recorded there).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, TypeVar
+
+from temporalio import activity
+
+from forms.errors import NotFound
+from workflows.shared import RUN_HOOK_ACTIVITY, HookInput, HookOutcome
+from workflows.starter import start_hooks
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
+
+    from forms.instance import FormInstance
+    from forms.service import FormService
+
+T = TypeVar("T")
+
+
+class EntryStillPending(RuntimeError):
+    """The run ended with its entry still pending (its commit kept losing to other writes)."""
+
+
+class HookActivities:
+    """The hook activities, bound to one service (and its store) and one Temporal client."""
+
+    def __init__(
+        self, service: FormService, client: Client, *, task_queue: str, threads: int = 16
+    ) -> None:
+        self.service = service
+        self.client = client
+        self.task_queue = task_queue
+        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="hook")
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    @activity.defn(name=RUN_HOOK_ACTIVITY)
+    async def run_hook_activity(self, hook: HookInput) -> HookOutcome:
+        """Run the entry's executor (or find it already run), then start the runs its
+        effects fired; return what the entry's status is now."""
+        info = activity.info()
+        last = info.attempt >= hook.policy.max_attempts
+        await self._blocking(
+            functools.partial(
+                self.service.run_hook,
+                hook.instance_id,
+                hook.key,
+                max_attempts=1 if last else hook.policy.max_attempts,
+                raise_on_retry=True,
+            )
+        )
+        instance = await self._blocking(functools.partial(self._read, hook.instance_id))
+        entry = instance.state.outbox.get(hook.key) if instance is not None else None
+        if entry is not None and entry.status == "pending":
+            raise EntryStillPending(f"{hook.key} is still pending after its run")
+        dispatched = await self._follow_ups(hook, instance) if instance is not None else []
+        return HookOutcome(
+            key=hook.key,
+            status=entry.status if entry is not None else "gone",
+            attempt=info.attempt,
+            error=entry.error if entry is not None else None,
+            dispatched=dispatched,
+        )
+
+    async def _follow_ups(self, hook: HookInput, instance: FormInstance) -> list[str]:
+        """Start the runs of the instance's executor entries nobody has dispatched yet.
+
+        These are the hooks this run's effects fired, and, when an earlier attempt died
+        between its commit and this point, the ones it fired then (``run_hook`` returns
+        nothing the second time, the entry being done). A failure to start one fails the
+        activity, so Temporal retries this part too; the relay would also pick them up.
+        """
+        waiting = [
+            HookInput(instance.id, entry.key, hook.policy)
+            for entry in instance.state.outbox.values()
+            if entry.kind == "executor"
+            and entry.status == "pending"
+            and entry.dispatched_at is None
+            and entry.key != hook.key
+        ]
+        if not waiting:
+            return []
+        report = await start_hooks(self.client, waiting, task_queue=self.task_queue)
+        if report.dispatched:
+            await self._blocking(
+                functools.partial(self.service.mark_dispatched, instance.id, report.dispatched)
+            )
+        report.raise_first()
+        return report.dispatched
+
+    def _read(self, instance_id: str) -> FormInstance | None:
+        try:
+            return self.service.store.get(instance_id)
+        except NotFound:
+            return None
+
+    async def _blocking(self, call: Callable[[], T]) -> T:
+        """``call()`` on the pool, heartbeating while it runs."""
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(self._pool, call)
+        timeout = activity.info().heartbeat_timeout
+        every = timeout.total_seconds() / 3 if timeout else 10.0
+        while True:
+            done, _ = await asyncio.wait({future}, timeout=every)
+            if done:
+                return future.result()
+            activity.heartbeat()

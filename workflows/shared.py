@@ -1,0 +1,81 @@
+"""What workflows, activities and starters exchange, and the hook retry policy.
+
+Plain dataclasses and the standard library only: the workflow sandbox re-imports this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from temporalio.common import RetryPolicy
+
+HOOK_WORKFLOW = "HookWorkflow"
+RUN_HOOK_ACTIVITY = "run_hook_activity"
+
+NON_RETRYABLE = ("InvalidFormDefinition", "EffectError", "ConfigError")
+"""Errors no retry can mend: a definition that cannot run, an effect the engine refuses.
+
+``run_hook`` records both on the entry as final itself; these names stop Temporal retrying if
+one escapes anyway (the activity's error type is the exception's class name)."""
+
+
+@dataclass(frozen=True)
+class HookPolicy:
+    """How one hook occurrence is retried. Fixed when its workflow starts (part of its input),
+    so a replay of the workflow never sees a different policy."""
+
+    max_attempts: int = 5
+    initial_interval_seconds: float = 1.0
+    backoff: float = 2.0
+    max_interval_seconds: float = 60.0
+    timeout_seconds: float = 300.0
+    """One attempt's limit, start to close."""
+    heartbeat_seconds: float = 30.0
+    """A worker silent for this long is presumed dead and the attempt is retried elsewhere."""
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1 (0 would mean retry forever)")
+
+    def retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(
+            initial_interval=timedelta(seconds=self.initial_interval_seconds),
+            backoff_coefficient=self.backoff,
+            maximum_interval=timedelta(seconds=self.max_interval_seconds),
+            maximum_attempts=self.max_attempts,
+            non_retryable_error_types=list(NON_RETRYABLE),
+        )
+
+
+@dataclass(frozen=True)
+class HookInput:
+    """One outbox entry to run: the workflow's id is ``key``."""
+
+    instance_id: str
+    key: str
+    policy: HookPolicy = field(default_factory=HookPolicy)
+
+
+@dataclass(frozen=True)
+class HookOutcome:
+    """What one run left on the instance.
+
+    ``status`` is the entry's status after the run (``done``, ``failed`` or ``pending``), or
+    ``gone`` when the instance or the entry no longer exists. ``dispatched`` lists the keys of
+    the follow-up occurrences this run started (hooks its effects fired).
+    """
+
+    key: str
+    status: str
+    attempt: int
+    error: str | None = None
+    dispatched: list[str] = field(default_factory=list)
+
+
+def instance_of(key: str, hook_id: str, occurrence: int) -> str:
+    """The instance id inside an idempotency key ``{instance_id}:{hook_id}:{occurrence}``."""
+    suffix = f":{hook_id}:{occurrence}"
+    if not key.endswith(suffix) or len(key) == len(suffix):
+        raise ValueError(f"{key!r} is not a key of hook {hook_id!r} occurrence {occurrence}")
+    return key[: -len(suffix)]

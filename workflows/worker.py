@@ -1,0 +1,146 @@
+"""The hook worker: ``python -m workflows.worker`` (``make worker``).
+
+Connects to Temporal from the same environment variables the Lambda functions read
+(``functions.config``), builds its ``FormService`` through ``functions.bootstrap`` (the same
+forms, the same DynamoDB table), and serves ``HookWorkflow`` and its activity on
+``TEMPORAL_TASK_QUEUE`` until SIGINT or SIGTERM, then finishes the activities in hand (up to
+``--grace`` seconds) and exits.
+
+Run it wherever you run workers: a container service (ECS/Fargate, Kubernetes), a VM, or a
+laptop against the local stack. ``docs/dispatch.md`` discusses the options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import socket
+import sys
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from functions import bootstrap
+from functions.config import ConfigError, Settings
+from workflows.activities import HookActivities
+from workflows.client import connect
+from workflows.hooks import HookWorkflow
+
+
+def build_worker(
+    client: Client,
+    activities: HookActivities,
+    *,
+    task_queue: str,
+    sticky_timeout: float = 10.0,
+    grace: float = 30.0,
+) -> Worker:
+    """A worker serving ``HookWorkflow`` and ``activities`` on ``task_queue``."""
+    return Worker(
+        client,
+        task_queue=task_queue,
+        workflows=[HookWorkflow],
+        activities=[activities.run_hook_activity],
+        sticky_queue_schedule_to_start_timeout=timedelta(seconds=sticky_timeout),
+        graceful_shutdown_timeout=timedelta(seconds=grace),
+    )
+
+
+async def serve(
+    settings: Settings,
+    *,
+    stop: asyncio.Event,
+    ready: Callable[[], None] | None = None,
+    sticky_timeout: float = 10.0,
+    grace: float = 30.0,
+    threads: int = 16,
+    activities_class: type[HookActivities] = HookActivities,
+) -> None:
+    """Connect, serve until ``stop`` is set, shut down. ``ready`` runs once polling starts."""
+    from forms.service import FormService
+
+    identity = f"formwork-worker-{os.getpid()}@{socket.gethostname()}"
+    client = await connect(settings.temporal, identity=identity)
+    service = FormService(bootstrap.build_registry(settings), bootstrap.build_store(settings), None)
+    activities = activities_class(
+        service, client, task_queue=settings.temporal.task_queue, threads=threads
+    )
+    worker = build_worker(
+        client,
+        activities,
+        task_queue=settings.temporal.task_queue,
+        sticky_timeout=sticky_timeout,
+        grace=grace,
+    )
+    try:
+        async with worker:
+            if ready is not None:
+                ready()
+            await stop.wait()
+    finally:
+        activities.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m workflows.worker", description=__doc__)
+    parser.add_argument(
+        "--ready-file", type=Path, help="write this file once the worker is polling"
+    )
+    parser.add_argument(
+        "--sticky-timeout",
+        type=float,
+        default=10.0,
+        help="seconds before a dead worker's cached workflows move to another (default 10)",
+    )
+    parser.add_argument(
+        "--grace", type=float, default=30.0, help="seconds to finish activities on shutdown"
+    )
+    parser.add_argument("--threads", type=int, default=16, help="executor threads")
+    args = parser.parse_args(argv)
+    try:
+        settings = Settings.from_env()
+        settings.require_table()
+    except ConfigError as exc:
+        print(f"workflows.worker: {exc}", file=sys.stderr)
+        return 2
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+
+        def ready() -> None:
+            queue = settings.temporal.task_queue
+            print(
+                f"worker polling {settings.temporal.address} namespace "
+                f"{settings.temporal.namespace} task queue {queue}",
+                flush=True,
+            )
+            if args.ready_file is not None:
+                args.ready_file.write_text(str(os.getpid()))
+
+        await serve(
+            settings,
+            stop=stop,
+            ready=ready,
+            sticky_timeout=args.sticky_timeout,
+            grace=args.grace,
+            threads=args.threads,
+        )
+
+    try:
+        asyncio.run(run())
+    except ConfigError as exc:
+        print(f"workflows.worker: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
