@@ -21,10 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from forms.engine import transition
-from forms.errors import ConflictError, Forbidden, NotFound, TooManyConflicts, UnknownApproval
+from forms.compiled import CompiledForm
+from forms.engine import Transition, transition
+from forms.errors import Forbidden, NotFound, UnknownApproval
 from forms.instance import FieldChange, FormInstance, OutboxEntry, Revision
 
 if TYPE_CHECKING:
@@ -106,38 +108,28 @@ def _settle(
         instance = service.store.get(instance_id)
     except NotFound:
         raise unknown from None
-    for attempt in range(service.max_conflict_retries + 1):
-        if attempt:
-            service.backoff(attempt - 1)
-        entry = instance.state.outbox.get(approval_id)
+    settled: list[tuple[Decision, str]] = []
+
+    def plan(form: CompiledForm, current: FormInstance, now: datetime) -> Transition:
+        entry = current.state.outbox.get(approval_id)
         if entry is None or entry.kind != "approval" or entry.status != "pending":
             raise unknown
-        form, instance = service._current(instance)
         hook = form.hook(entry.hook_id)
         if hook is None or hook.approval is None:
             raise unknown
         approval = hook.approval
-        now = service.clock()
         if approver is None:
             if entry.deadline is None or entry.deadline > now:
                 raise unknown
-            decision, by, actor = approval.on_timeout, "operator", "timeout"
+            outcome, by, actor = approval.on_timeout, "operator", "timeout"
         else:
-            if approval.role not in approver.roles:
-                raise Forbidden(
-                    f"deciding this approval needs the role {approval.role!r}",
-                    "ask someone who holds it",
-                )
-            if approver.principal == instance.principal:
-                raise Forbidden(
-                    "the person who filled the form cannot approve it", "ask another approver"
-                )
-            by, actor = "approver", approver.principal
-        assert decision is not None
-        history = instance.field(approval.field)
+            _authorise(approver, approval.role, current.principal)
+            assert decision is not None
+            outcome, by, actor = decision, "approver", approver.principal
+        history = current.field(approval.field)
         revision = Revision(
             kind="value",
-            value=decision,
+            value=outcome,
             by=by,
             actor=actor,
             tool_call_id=f"approval:{approval_id}",
@@ -147,14 +139,23 @@ def _settle(
         )
         changes = {approval.field: FieldChange(append=(revision,), cursor=len(history.revisions))}
         done = entry.model_copy(update={"status": "done", "finished_at": now})
-        state = instance.state.model_copy(
-            update={"outbox": {**instance.state.outbox, approval_id: done}, "updated_at": now}
+        state = current.state.model_copy(
+            update={"outbox": {**current.state.outbox, approval_id: done}, "updated_at": now}
         )
-        step = transition(form, instance, changes, now, state=state)
-        try:
-            service.store.commit(step.commit)
-        except ConflictError as conflict:
-            instance = conflict.current or service.store.get(instance_id)
-            continue
-        return Decided(approval_id, instance.id, decision, approval.field, step.dispatch)
-    raise TooManyConflicts("the form was busy; the decision was not saved", "send it again")
+        settled[:] = [(outcome, approval.field)]
+        return transition(form, current, changes, now, state=state)
+
+    step = service.commit_retrying(instance, plan)
+    assert step is not None and settled
+    outcome, field_id = settled[0]
+    return Decided(approval_id, instance_id, outcome, field_id, step.dispatch)
+
+
+def _authorise(approver: Approver, role: str, filled_by: str) -> None:
+    """An approver holds the role the definition names and is not who filled the form."""
+    if role not in approver.roles:
+        raise Forbidden(
+            f"deciding this approval needs the role {role!r}", "ask someone who holds it"
+        )
+    if approver.principal == filled_by:
+        raise Forbidden("the person who filled the form cannot approve it", "ask another approver")

@@ -14,18 +14,22 @@ including the entries that their effects produce, up to a bound.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING
 
+from forms.compiled import CompiledForm
 from forms.effects import Effect
-from forms.engine import PredicateError, evaluate, transition
-from forms.errors import ConflictError, InvalidFormDefinition, NotFound
+from forms.engine import PredicateError, Transition, evaluate, transition
+from forms.errors import InvalidFormDefinition, NotFound, TooManyConflicts
 from forms.instance import FormInstance, OutboxEntry
 from forms.operations import EffectError, as_effects, plan_effects
 from forms.state import HookContext
 
 if TYPE_CHECKING:
     from forms.service import FormService, HookRunner
+
+Plan = Callable[[CompiledForm, FormInstance, datetime], Transition | None]
 
 MAX_ATTEMPTS = 3
 """Attempts before an executor's failure is recorded as final (an operator can retry it)."""
@@ -111,22 +115,19 @@ def _record(
     max_attempts: int = MAX_ATTEMPTS,
 ) -> Sequence[OutboxEntry]:
     """Commit the effects (or the failure) of one run, exactly once per key."""
-    for attempt in range(service.max_conflict_retries + 1):
-        if attempt:
-            service.backoff(attempt - 1)
-        entry = instance.state.outbox.get(key)
+
+    def plan(form: CompiledForm, current: FormInstance, now: datetime) -> Transition | None:
+        entry = current.state.outbox.get(key)
         if entry is None or entry.status != "pending":
-            return ()
-        form, instance = service._current(instance)
-        now = service.clock()
+            return None  # another run got there first: its effects stand
         try:
             if error is not None:
                 raise EffectError(error)
-            ev = evaluate(form, instance)
-            plan = plan_effects(
-                form, instance, entry, tuple(effects or ()), ev.open_step, ev.step_complete, now
+            ev = evaluate(form, current)
+            effect_plan = plan_effects(
+                form, current, entry, tuple(effects or ()), ev.open_step, ev.step_complete, now
             )
-            step = transition(form, instance, plan.changes, now, state=plan.state)
+            return transition(form, current, effect_plan.changes, now, state=effect_plan.state)
         except (EffectError, PredicateError, InvalidFormDefinition) as exc:
             attempts = entry.attempts + 1
             failed = final or error is None or attempts >= max_attempts
@@ -138,80 +139,82 @@ def _record(
                     "finished_at": now if failed else None,
                 }
             )
-            state = instance.state.model_copy(
-                update={"outbox": {**instance.state.outbox, key: updated}, "updated_at": now}
-            )
-            step = transition(form, instance, {}, now, state=state)
-        try:
-            service.store.commit(step.commit)
-        except ConflictError as conflict:
-            instance = conflict.current or service.store.get(instance.id)
-            continue
-        return step.dispatch
-    return ()
+            return _with_entry(form, current, updated, now)
+
+    return _committed(service, instance, plan)
 
 
 def reopen(service: FormService, instance_id: str, key: str) -> OutboxEntry | None:
     """Set a failed entry back to pending (attempts reset), compare-and-set; None if not failed."""
-    try:
-        instance = service.store.get(instance_id)
-    except NotFound:
-        return None
-    for attempt in range(service.max_conflict_retries + 1):
-        if attempt:
-            service.backoff(attempt - 1)
-        entry = instance.state.outbox.get(key)
+    reopened: list[OutboxEntry] = []
+
+    def plan(form: CompiledForm, current: FormInstance, now: datetime) -> Transition | None:
+        entry = current.state.outbox.get(key)
         if entry is None or entry.status != "failed":
             return None
-        form, instance = service._current(instance)
-        now = service.clock()
-        reopened = entry.model_copy(
-            update={"status": "pending", "attempts": 0, "finished_at": None}
-        )
-        state = instance.state.model_copy(
-            update={"outbox": {**instance.state.outbox, key: reopened}, "updated_at": now}
-        )
-        step = transition(form, instance, {}, now, state=state)
-        try:
-            service.store.commit(step.commit)
-        except ConflictError as conflict:
-            instance = conflict.current or service.store.get(instance_id)
-            continue
-        return reopened
-    return None
+        update = {"status": "pending", "attempts": 0, "finished_at": None}
+        reopened[:] = [entry.model_copy(update=update)]
+        return _with_entry(form, current, reopened[0], now)
+
+    instance = _load(service, instance_id)
+    if instance is None or _commit_or_none(service, instance, plan) is None:
+        return None
+    return reopened[0]
 
 
 def mark_dispatched(service: FormService, instance_id: str, keys: Sequence[str]) -> list[str]:
     """Record ``dispatched_at`` on the pending entries among ``keys`` that lack it (one CAS
     commit, retried on conflict); returns the keys marked. Entries already dispatched, done or
     failed are left alone, so marking is idempotent."""
-    try:
-        instance = service.store.get(instance_id)
-    except NotFound:
-        return []
-    for attempt in range(service.max_conflict_retries + 1):
-        if attempt:
-            service.backoff(attempt - 1)
-        now = service.clock()
-        outbox = dict(instance.state.outbox)
-        marked = []
+    marked: list[str] = []
+
+    def plan(form: CompiledForm, current: FormInstance, now: datetime) -> Transition | None:
+        outbox = dict(current.state.outbox)
+        marked.clear()
         for key in keys:
             entry = outbox.get(key)
             if entry is not None and entry.status == "pending" and entry.dispatched_at is None:
                 outbox[key] = entry.model_copy(update={"dispatched_at": now})
                 marked.append(key)
         if not marked:
-            return []
-        form, instance = service._current(instance)
-        state = instance.state.model_copy(update={"outbox": outbox, "updated_at": now})
-        step = transition(form, instance, {}, now, state=state)
-        try:
-            service.store.commit(step.commit)
-        except ConflictError as conflict:
-            instance = conflict.current or service.store.get(instance_id)
-            continue
-        return marked
-    return []
+            return None
+        state = current.state.model_copy(update={"outbox": outbox, "updated_at": now})
+        return transition(form, current, {}, now, state=state)
+
+    instance = _load(service, instance_id)
+    if instance is None or _commit_or_none(service, instance, plan) is None:
+        return []
+    return marked
+
+
+def _with_entry(
+    form: CompiledForm, instance: FormInstance, entry: OutboxEntry, now: datetime
+) -> Transition:
+    """A transition that only replaces one outbox entry (edges are recomputed as always)."""
+    outbox = {**instance.state.outbox, entry.key: entry}
+    state = instance.state.model_copy(update={"outbox": outbox, "updated_at": now})
+    return transition(form, instance, {}, now, state=state)
+
+
+def _load(service: FormService, instance_id: str) -> FormInstance | None:
+    try:
+        return service.store.get(instance_id)
+    except NotFound:
+        return None
+
+
+def _commit_or_none(service: FormService, instance: FormInstance, plan: Plan) -> Transition | None:
+    """``commit_retrying``, where running out of attempts just leaves the entry as it was: it is
+    still in the outbox, and the relay or the next dispatch picks it up."""
+    try:
+        return service.commit_retrying(instance, plan)
+    except TooManyConflicts:
+        return None
+
+
+def _committed(service: FormService, instance: FormInstance, plan: Plan) -> Sequence[OutboxEntry]:
+    step = _commit_or_none(service, instance, plan)
+    return step.dispatch if step is not None else ()
 
 
 class InProcessDispatcher:

@@ -641,6 +641,35 @@ class FormService:
 
     # ------------------------------------------------------------------ hooks
 
+    def commit_retrying(
+        self,
+        instance: FormInstance,
+        plan: Callable[[CompiledForm, FormInstance, datetime], Transition | None],
+    ) -> Transition | None:
+        """Compute a transition from ``instance`` and commit it compare-and-set; on a conflict,
+        wait (jittered backoff) and compute again from the instance the store hands back.
+
+        ``plan(form, instance, now)`` returns the transition to commit, or None to stop without
+        writing (the work turned out to be done already). Returns what was committed, or None.
+        Raises ``TooManyConflicts`` when every attempt lost.
+        """
+        for attempt in range(self.max_conflict_retries + 1):
+            if attempt:
+                self.backoff(attempt - 1)
+            form, instance = self._current(instance)
+            step = plan(form, instance, self.clock())
+            if step is None:
+                return None
+            try:
+                self.store.commit(step.commit)
+            except ConflictError as conflict:
+                instance = conflict.current or self.store.get(instance.id)
+                continue
+            return step
+        raise TooManyConflicts(
+            "the form was busy with other writes; nothing was saved", "send the same call again"
+        )
+
     def retry_hook(self, instance_id: str, key: str) -> bool:
         """Operator action: put a failed outbox entry back to pending and dispatch it again.
 
