@@ -56,6 +56,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench.tool_surface
 	$(BIN)/python -m bench.forms_bench
 	$(BIN)/python -m bench.engine_perf
+	$(BIN)/python -m bench.backend_perf
 
 # The SAM CLI lives in its own virtualenv: it pins versions (pydantic among them) that must not
 # leak into the project's.
