@@ -109,8 +109,10 @@ def _check_form_header(definition: FormDef) -> None:
         raise _fail(definition, f"version must be a positive integer, got {definition.version!r}")
     if not definition.title.strip():
         raise _fail(definition, "title is empty")
-    if definition.on_complete is not None and not callable(definition.on_complete):
-        raise _fail(definition, "on_complete is not callable")
+    for name in ("on_complete", "on_close"):
+        executor = getattr(definition, name)
+        if executor is not None and not callable(executor):
+            raise _fail(definition, f"{name} is not callable")
 
 
 def _check_steps(definition: FormDef) -> None:
@@ -413,6 +415,18 @@ def _check_references(
                 None,
                 None,
             )
+    if definition.on_close:
+        _check_refs(
+            definition,
+            definition.on_close,
+            "executor",
+            "form on_close",
+            fields,
+            steps,
+            checkpoints,
+            None,
+            None,
+        )
     if definition.on_complete:
         _check_refs(
             definition,
@@ -587,4 +601,5 @@ def _hooks(
             for c in checkpoints.values()
         ),
         Hook("form.complete", "form", definition.id, definition.on_complete, title="completion"),
+        Hook("form.closed", "form", definition.id, definition.on_close, title="closing"),
     )

@@ -208,3 +208,6 @@ class FormDef:
     migrations: Sequence[Migration] = ()
     description: str = ""
     closes_on_complete: bool = True
+    on_close: Executor | None = None
+    """Runs once when the instance closes, for any reason (completed, terminated, abandoned);
+    ``ctx.status`` and ``ctx.closed_reason`` say which. For notifying other systems."""

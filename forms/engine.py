@@ -36,7 +36,7 @@ done, so a retried executor cannot apply its effects twice.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -205,7 +205,8 @@ def evaluate(
         and not waiting
         and instance.state.status in ("open", "completed")
     )
-    hooks, rising = _form_edge(form, previous, hooks, edges, ready)
+    closed = instance.state.status != "open"
+    hooks, rising = _form_edge(form, previous, hooks, edges, ready, closed)
     return Evaluation(
         fields=fields,
         live=live,
@@ -350,20 +351,48 @@ def _waiting(
     return tuple(h.id for h in form.hooks if h.id in waiting)
 
 
+FORM_COMPLETE = "form.complete"
+FORM_CLOSED = "form.closed"
+
+
 def _form_edge(
     form: CompiledForm,
     previous: Mapping[str, HookState],
     hooks: dict[str, HookState],
     rising: list[Hook],
     ready: bool,
+    closed: bool,
 ) -> tuple[dict[str, HookState], tuple[Hook, ...]]:
-    hook = form.hooks[-1]
-    before = previous.get(hook.id, _NEVER)
-    count = before.count + 1 if ready and not before.holds else before.count
+    """The form-level hooks, last: completion (readiness) and closing (status not open)."""
+    for hook_id, holds in ((FORM_COMPLETE, ready), (FORM_CLOSED, closed)):
+        hook = form.hook(hook_id)
+        assert hook is not None
+        before = previous.get(hook_id, _NEVER)
+        count = before.count + 1 if holds and not before.holds else before.count
+        if count != before.count:
+            rising.append(hook)
+        hooks[hook_id] = _hook_state(before, holds, count)
+    return hooks, tuple(rising)
+
+
+def _closed_edge(
+    form: CompiledForm,
+    evaluation: Evaluation,
+    previous: Mapping[str, HookState],
+    closed: bool,
+) -> Evaluation:
+    """The evaluation with the closing hook recomputed, for a status decided after it (a
+    completion closes the instance in the same commit that detected it)."""
+    hooks = dict(evaluation.hooks)
+    rising = [h for h in evaluation.rising if h.id != FORM_CLOSED]
+    before = previous.get(FORM_CLOSED, _NEVER)
+    count = before.count + 1 if closed and not before.holds else before.count
+    hook = form.hook(FORM_CLOSED)
+    assert hook is not None
     if count != before.count:
         rising.append(hook)
-    hooks[hook.id] = _hook_state(before, ready, count)
-    return hooks, tuple(rising)
+    hooks[FORM_CLOSED] = _hook_state(before, closed, count)
+    return replace(evaluation, hooks=hooks, rising=tuple(rising))
 
 
 def idempotency_key(instance_id: str, hook_id: str, occurrence: int) -> str:
@@ -440,6 +469,11 @@ def transition(
         and evaluation.step_complete.get(override.step)
     ):
         override = None
+    status, reason = state.status, state.closed_reason
+    completed_now = any(h.id == FORM_COMPLETE for h in evaluation.rising)
+    if status == "open" and completed_now and form.closes_on_complete:
+        status, reason = "completed", "complete"
+        evaluation = _closed_edge(form, evaluation, base.state.hooks, closed=True)
     outbox = dict(state.outbox)
     added: list[OutboxEntry] = []
     for hook in evaluation.rising:
@@ -458,10 +492,6 @@ def transition(
         )
         outbox[key] = entry
         added.append(entry)
-    status, reason = state.status, state.closed_reason
-    completed_now = any(h.kind == "form" for h in evaluation.rising)
-    if status == "open" and completed_now and form.closes_on_complete:
-        status, reason = "completed", "complete"
     new_state = state.model_copy(
         update={
             "hooks": dict(evaluation.hooks),

@@ -77,6 +77,9 @@ def run_hook(
         form_id=instance.form_id,
         conversation_id=instance.conversation_id,
         principal=instance.principal,
+        status=instance.state.status,
+        closed_reason=instance.state.closed_reason,
+        occurred_at=entry.created_at,
     )
     try:
         outcome = hook.executor(context)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from forms.errors import InvalidFormDefinition
@@ -145,3 +146,9 @@ class HookContext:
     form_id: str
     conversation_id: str
     principal: str
+    status: str = "open"
+    """The instance's status when the executor runs (``completed``, ``terminated``, ...)."""
+    closed_reason: str | None = None
+    occurred_at: datetime | None = None
+    """When the edge happened (the commit that created this occurrence): the same on every
+    retry, unlike the time the executor happens to run."""

@@ -40,7 +40,7 @@ import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import ValidationError
 
@@ -670,7 +670,9 @@ def notifier(
     clock: Callable[[], float] | None = None,
     timeout: float = 10.0,
 ) -> Callable[[HookContext], None]:
-    """An executor for ``FormDef.on_complete`` that notifies ``url`` when the form completes.
+    """An executor that notifies ``url`` of how a form ended: use it as ``FormDef.on_close``
+    (completed, terminated or abandoned; abandoned is sent as ``form.terminated`` with the
+    reason) or as ``FormDef.on_complete`` (completions only).
 
     ``secret`` names the shared secret (``FORMWORK_WEBHOOK_SECRETS`` key, or Secrets Manager
     ``<prefix><secret>``). The delivery id is the hook occurrence's idempotency key, so every
@@ -682,7 +684,15 @@ def notifier(
 
     def notify(context: HookContext) -> None:
         moment = clock() if clock is not None else time.time()
-        payload = form_event(context, occurred_at=datetime.fromtimestamp(moment, UTC))
+        ended: Literal["completed", "terminated"] = (
+            "completed" if context.status in ("open", "completed") else "terminated"
+        )
+        payload = form_event(
+            context,
+            occurred_at=context.occurred_at or datetime.fromtimestamp(moment, UTC),
+            status=ended,
+            closed_reason=context.closed_reason if ended == "terminated" else None,
+        )
         deliver(
             url,
             outbound_secret(secret),

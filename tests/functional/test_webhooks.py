@@ -695,10 +695,12 @@ def test_a_completed_form_notifies_its_receiver_signed_with_the_occurrence_key(
         "status": "completed",
         "closed_reason": None,
         "values": {"company": "Ferreira Lda", "start_date": "2025-04-01"},
-        "occurred_at": "2025-03-10T09:00:07Z",
+        # when the form completed (the occurrence's commit), not when the notice was sent
+        "occurred_at": event["occurred_at"],
     }
     outbox = service.store.get(instance).state.outbox[key]
     assert outbox.status == "done"
+    assert event["occurred_at"] == outbox.created_at.isoformat().replace("+00:00", "Z")
 
 
 def test_a_failing_receiver_makes_the_hook_fail_visibly_so_it_is_retried(

@@ -68,6 +68,7 @@ HOOK_IDS = (
     "step.extra.complete",
     "checkpoint.over_cap",
     "form.complete",
+    "form.closed",
 )
 EXECUTOR_HOOKS = (
     "field.name.filled",

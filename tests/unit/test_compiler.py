@@ -759,13 +759,14 @@ def test_hooks_run_field_then_step_then_checkpoint_then_form() -> None:
         ("step", "step.hooked_b.complete"),
         ("checkpoint", "checkpoint.cap"),
         ("form", "form.complete"),
+        ("form", "form.closed"),
     ]
     executors = {h.id: h.executor for h in compiled.hooks}
     assert executors["field.a1.filled"] is noop
     assert executors["field.a2.filled"] is None
     assert executors["step.hooked_a.complete"] is noop
     assert executors["step.hooked_b.complete"] is None
-    assert compiled.hook("checkpoint.cap") is compiled.hooks[-2]
+    assert compiled.hook("checkpoint.cap") is compiled.hooks[-3]
     assert compiled.hook("nope") is None
 
 

@@ -4,7 +4,23 @@ from __future__ import annotations
 
 import pytest
 
-from forms import Complete, Fail, Jump, Patch, Terminate, compile_form
+from forms import (
+    Caller,
+    Checkpoint,
+    Complete,
+    Fail,
+    FormDef,
+    FormRegistry,
+    FormService,
+    InMemoryFormStore,
+    InProcessDispatcher,
+    Jump,
+    Patch,
+    Step,
+    Terminate,
+    compile_form,
+    field,
+)
 from forms.effects import Effect
 from forms.engine import evaluate
 from forms.hooks import MAX_ATTEMPTS
@@ -112,6 +128,7 @@ def test_one_commit_rises_field_then_step_then_checkpoint_then_form() -> None:
         "step.extra.complete",
         "checkpoint.over_cap",
         "form.complete",
+        "form.closed",  # completing closes the instance in the same commit
     ]
 
 
@@ -166,6 +183,7 @@ def test_counters_bump_without_executors() -> None:
     assert hooks["step.person.complete"].count == 1
     assert hooks["checkpoint.over_cap"].count == 1
     assert hooks["form.complete"].count == 1
+    assert hooks["form.closed"].count == 1
     assert hooks["field.flight.filled"].count == 0
     assert h.instance().state.outbox == {}
     assert set(hooks) == set(HOOK_IDS)
@@ -734,3 +752,58 @@ def test_as_effects_normalises_and_refuses_non_effects() -> None:
 def test_outbox_entries_start_pending() -> None:
     entry = OutboxEntry(key="k", hook_id="h", occurrence=1, created_at=T0)
     assert (entry.status, entry.attempts, entry.error) == ("pending", 0, None)
+
+
+class Order(Step):
+    title = "Order"
+    amount: int = field("Amount")
+    confirmed: bool = field("Confirmed")
+
+
+def _closing_service(seen: list[tuple[str, str | None, str]]) -> FormService:
+    def closing(ctx: HookContext) -> None:
+        seen.append((ctx.status, ctx.closed_reason, ctx.key))
+
+    definition = FormDef(
+        id="closing",
+        version=1,
+        title="Closing",
+        steps=[Order],
+        checkpoints=[
+            Checkpoint(
+                "too_big",
+                when=lambda v: v.amount is not None and v.amount > 100_000,
+                run=lambda ctx: Terminate("over the limit"),
+            )
+        ],
+        on_close=closing,
+    )
+    counter = iter(range(1, 100))
+    return FormService(
+        FormRegistry([definition]),
+        InMemoryFormStore(),
+        InProcessDispatcher(),
+        new_id=lambda: f"fi_{next(counter)}",
+        backoff=lambda attempt: None,
+    )
+
+
+def test_on_close_runs_once_for_every_way_of_closing() -> None:
+    # GIVEN a form whose on_close records what it saw
+    seen: list[tuple[str, str | None, str]] = []
+    service = _closing_service(seen)
+    alice = Caller("alice", "c1")
+    # WHEN one instance completes, one is terminated by an effect, one is abandoned
+    service.call(alice, "form_start", "s1", {"form": "closing", "values": {"amount": 10}})
+    service.call(alice, "form_fill", "f1", {"form": "closing", "values": {"confirmed": True}})
+    service.call(alice, "form_start", "s2", {"form": "closing", "values": {"amount": 200_000}})
+    service.call(alice, "form_start", "s3", {"form": "closing", "values": {"amount": 5}})
+    service.call(
+        alice, "form_abandon", "a3", {"form": "closing", "instance": "fi_3", "reason": "no"}
+    )
+    # THEN on_close ran once for each, under occurrence 1, seeing why it closed
+    assert seen == [
+        ("completed", "complete", "fi_1:form.closed:1"),
+        ("terminated", "over the limit", "fi_2:form.closed:1"),
+        ("abandoned", "no", "fi_3:form.closed:1"),
+    ]
