@@ -395,6 +395,28 @@ def _closed_edge(
     return replace(evaluation, hooks=hooks, rising=tuple(rising))
 
 
+def _withdraw_stale_approvals(
+    outbox: Mapping[str, OutboxEntry], hooks: Mapping[str, HookState], now: datetime
+) -> dict[str, OutboxEntry]:
+    """Close the pending approvals whose crossing has ended (a correction took the form back
+    under the threshold, say): no decision is owed any more, so none, and no timeout outcome,
+    may be written for them. A new crossing opens a new approval."""
+    result = dict(outbox)
+    for key, entry in outbox.items():
+        if entry.kind != "approval" or entry.status != "pending":
+            continue
+        state = hooks.get(entry.hook_id, _NEVER)
+        if not (state.holds and state.count == entry.occurrence):
+            result[key] = entry.model_copy(
+                update={
+                    "status": "done",
+                    "finished_at": now,
+                    "error": "withdrawn: the checkpoint no longer holds",
+                }
+            )
+    return result
+
+
 def idempotency_key(instance_id: str, hook_id: str, occurrence: int) -> str:
     return f"{instance_id}:{hook_id}:{occurrence}"
 
@@ -474,7 +496,7 @@ def transition(
     if status == "open" and completed_now and form.closes_on_complete:
         status, reason = "completed", "complete"
         evaluation = _closed_edge(form, evaluation, base.state.hooks, closed=True)
-    outbox = dict(state.outbox)
+    outbox = _withdraw_stale_approvals(state.outbox, evaluation.hooks, now)
     added: list[OutboxEntry] = []
     for hook in evaluation.rising:
         if not hook.dispatched:

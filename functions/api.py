@@ -10,6 +10,8 @@ Routes (``docs/http-api.md`` has the full contract):
 * ``GET /openapi.json`` and ``GET /swagger``: the OpenAPI document and Swagger UI.
 * ``POST /webhooks/{source}``: an external system starts a form session; no JWT, an HMAC
   signature instead (``functions.webhooks``, ``docs/webhooks.md``).
+* ``POST /approvals/{approval_id}``: an approver's decision on a pending approval; the
+  approver's roles come from the ``ROLES_CLAIM`` claim (``roles_from_claims``).
 
 A request goes through ``functions.http.precheck`` (principal, content type, size, JSON), then
 Powertools routes it and validates it against ``functions.models``, then a handler calls
@@ -22,7 +24,8 @@ import os
 import re
 from collections.abc import Mapping
 from functools import cache
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, runtime_checkable
+from urllib.parse import unquote
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
@@ -38,12 +41,13 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from forms.approvals import Approver
 from forms.errors import BadRequest
 from forms.formats import FORMATS, Format, tool_definitions
 from forms.service import Caller, check_id
 from forms.tools import TOOLS_BY_NAME
 from functions import bootstrap, webhooks
-from functions.auth import Unauthenticated, principal_from_event
+from functions.auth import Unauthenticated, _claims, principal_from_event
 from functions.http import (
     JSON_HEADERS,
     ApiError,
@@ -52,7 +56,15 @@ from functions.http import (
     precheck,
     unauthorized,
 )
-from functions.models import ID_PATTERN, ConversationStatus, ErrorBody, ToolCallRequest, ToolList
+from functions.models import (
+    ID_PATTERN,
+    ApprovalDecisionRequest,
+    ApprovalResult,
+    ConversationStatus,
+    ErrorBody,
+    ToolCallRequest,
+    ToolList,
+)
 
 SERVICE = os.getenv("POWERTOOLS_SERVICE_NAME") or "formwork"
 NAMESPACE = os.getenv("POWERTOOLS_METRICS_NAMESPACE") or "Formwork"
@@ -84,6 +96,7 @@ def _errors(*statuses: int, not_found: str | None = None) -> dict[int, Any]:
     described = {
         400: "Malformed request: bad JSON, a bad id or an unknown format",
         401: "No verified principal",
+        403: "The caller may not do this",
         404: "Unknown tool, or no such conversation for this principal",
         413: "Body over the size limit",
         415: "Body is not application/json",
@@ -235,6 +248,86 @@ def receive_webhook(
     )
 
 
+@app.post(
+    "/approvals/<approval_id>",
+    summary="Decide a pending approval",
+    description="Records the caller's decision (approved or rejected, with an optional note) on "
+    "a pending approval checkpoint, as a revision by the approver on the approval's decision "
+    "field; the decision fires that field's edges (the form may complete, or terminate) and "
+    "the agent sees it in its next view. The caller must hold the role the form's definition "
+    "names (in the token's roles claim, ROLES_CLAIM) and must not be the person who filled the "
+    "form. The approval id is the outbox key from the tool result (fired / hooks), "
+    "{instance_id}:checkpoint.<id>:<occurrence>; its ':' may be sent percent-encoded.",
+    responses={
+        200: {
+            "description": "Decision recorded; the form's status after it",
+            "content": {"application/json": {"model": ApprovalResult}},
+        },
+        **_errors(
+            400,
+            401,
+            403,
+            404,
+            413,
+            415,
+            422,
+            not_found="No pending approval with that id (never existed, already decided, or "
+            "expired)",
+        ),
+    },
+    tags=["approvals"],
+)
+def decide_approval(
+    approval_id: Annotated[
+        str,
+        Path(
+            description="{instance_id}:checkpoint.<checkpoint>:<occurrence> (1-128 of A-Z a-z "
+            "0-9 . _ : @ -; percent-encoding accepted)"
+        ),
+    ],
+    request: Annotated[ApprovalDecisionRequest, Body()],
+) -> dict[str, Any]:
+    approver = _approver()
+    approval = check_id(unquote(approval_id), "approval id")
+    service = bootstrap.service()
+    result = service.decide(approver, approval, request.decision, request.note)
+    if not result.get("ok"):
+        code = str(result.get("error", "error"))
+        status = _DECISION_REFUSALS.get(code)
+        if status is not None:
+            raise ApiError(status, code, str(result.get("message", code)))
+        logger.info("approval not recorded", extra={"error": code})
+        return result  # as data, like a tool's result (``busy``: send it again)
+    logger.info(
+        "approval decided",
+        extra={"instance_id": result.get("instance"), "decision": request.decision},
+    )
+    _notify_decided(service.dispatcher, approval)
+    return result
+
+
+_DECISION_REFUSALS = {"unknown_approval": 404, "forbidden": 403, "bad_request": 400}
+
+
+@runtime_checkable
+class DecisionNotifier(Protocol):
+    """A dispatcher that runs approval waits elsewhere (``TemporalDispatcher``): told, best
+    effort, that a decision was recorded so the wait ends now rather than at its deadline."""
+
+    def notify_decided(self, approval_id: str) -> bool: ...
+
+
+def _notify_decided(dispatcher: object, approval_id: str) -> None:
+    """Never fails the request: the decision is already stored; at worst the approval's
+    workflow finds it decided when its timer fires."""
+    if not isinstance(dispatcher, DecisionNotifier):
+        return
+    try:
+        dispatcher.notify_decided(approval_id)
+    except Exception:
+        logger.warning("could not notify the approval's workflow", exc_info=True)
+
+
 @app.get("/openapi.json", include_in_schema=False)
 def openapi_document() -> Response[str]:
     return Response(200, "application/json", openapi_json(), headers=dict(JSON_HEADERS))
@@ -347,6 +440,48 @@ def _caller(conversation_id: str) -> Caller:
     return Caller(principal=principal, conversation_id=check_id(conversation_id, "conversation id"))
 
 
+MAX_ROLES = 64
+_ROLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,127}")
+
+
+def roles_from_claims(claims: Mapping[str, Any], claim: str) -> frozenset[str]:
+    """The roles the token's ``claim`` lists, in any of the shapes it arrives in.
+
+    API Gateway's JWT authorizer hands array claims to the function as one string,
+    ``"[finance admins]"`` (space separated in brackets); other paths pass a JSON array, a
+    JSON array as text, or a comma or space separated string. All are accepted. Malformed
+    entries are dropped (they could never match a role a definition names); no claim means no
+    roles.
+    """
+    value = claims.get(claim)
+    items: list[Any]
+    if isinstance(value, list | tuple):
+        items = list(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        items = []
+        if text.startswith("[") and text.endswith("]"):
+            try:
+                loaded = json.loads(text)
+            except ValueError:
+                text = text[1:-1]
+            else:
+                items = loaded if isinstance(loaded, list) else []
+                text = ""
+        items += re.split(r"[\s,]+", text)
+    else:
+        return frozenset()
+    roles = (item.strip() for item in items if isinstance(item, str))
+    return frozenset([role for role in roles if _ROLE.fullmatch(role)][:MAX_ROLES])
+
+
+def _approver() -> Approver:
+    settings = bootstrap.settings()
+    event = app.current_event.raw_event
+    principal = principal_from_event(event, settings.tenant_claim)
+    return Approver(principal, roles_from_claims(_claims(event), settings.roles_claim))
+
+
 def _count_tool_call(tool: str, outcome: str) -> None:
     with single_metric(
         name="ToolCalls",
@@ -370,6 +505,7 @@ _ROUTES = (
     ("GET", re.compile(r"/openapi\.json"), "openapi"),
     ("GET", re.compile(r"/swagger"), "swagger"),
     ("POST", re.compile(r"/webhooks/[^/]+"), "webhook"),
+    ("POST", re.compile(r"/approvals/[^/]+"), "approval"),
 )
 
 

@@ -11,6 +11,7 @@ of misbehaving quietly.
 | ``DYNAMODB_ENDPOINT_URL`` | local endpoint (moto); unset in AWS | unset |
 | ``AWS_REGION`` / ``AWS_DEFAULT_REGION`` | region of the table | ``us-east-1`` |
 | ``TENANT_CLAIM`` | JWT claim naming the tenant (principal ``tenant/sub``) | unset |
+| ``ROLES_CLAIM`` | JWT claim listing the caller's roles (approvals) | ``roles`` |
 | ``FORMWORK_FORMS`` | ``module:attr``, a sequence of ``FormDef`` | ``forms.examples:EXAMPLES`` |
 | ``FORMWORK_MAX_BODY_BYTES`` | largest request body accepted (bytes) | ``65536`` |
 | ``FORMWORK_DISPATCH`` | how hooks run: ``inprocess`` or ``temporal`` | ``inprocess`` |
@@ -43,6 +44,7 @@ from typing import NoReturn
 
 DEFAULT_REGION = "us-east-1"
 DEFAULT_FORMS = "forms.examples:EXAMPLES"
+DEFAULT_ROLES_CLAIM = "roles"
 DEFAULT_MAX_BODY_BYTES = 65536
 MAX_BODY_BYTES_LIMIT = 6 * 1024 * 1024
 """Lambda's synchronous payload limit: a larger setting could never be reached."""
@@ -119,6 +121,9 @@ class Settings:
     dynamodb_endpoint_url: str | None = None
     region: str = DEFAULT_REGION
     tenant_claim: str | None = None
+    roles_claim: str = DEFAULT_ROLES_CLAIM
+    """The claim listing the caller's roles (Cognito: ``cognito:groups``); an approver needs
+    the role an approval names in it."""
     forms: str = DEFAULT_FORMS
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     dispatch: str = "inprocess"
@@ -139,6 +144,8 @@ class Settings:
             _fail("AWS_REGION", self.region, "a region name such as us-east-1")
         if self.tenant_claim is not None and not _CLAIM.fullmatch(self.tenant_claim):
             _fail("TENANT_CLAIM", self.tenant_claim, "a claim name (letters, digits, _ : . -)")
+        if not _CLAIM.fullmatch(self.roles_claim):
+            _fail("ROLES_CLAIM", self.roles_claim, "a claim name (letters, digits, _ : . -)")
         if not _FORMS.fullmatch(self.forms):
             _fail("FORMWORK_FORMS", self.forms, '"package.module:attribute"')
         if (
@@ -206,6 +213,7 @@ class Settings:
             dynamodb_endpoint_url=get("DYNAMODB_ENDPOINT_URL"),
             region=get("AWS_REGION") or get("AWS_DEFAULT_REGION") or DEFAULT_REGION,
             tenant_claim=get("TENANT_CLAIM"),
+            roles_claim=get("ROLES_CLAIM") or DEFAULT_ROLES_CLAIM,
             forms=get("FORMWORK_FORMS") or DEFAULT_FORMS,
             max_body_bytes=max_body,
             dispatch=(get("FORMWORK_DISPATCH") or "inprocess").lower(),

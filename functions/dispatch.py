@@ -13,7 +13,10 @@
 
 It never raises into the tool call: the answer is already committed, and whatever could not
 be started is left undispatched for the stream relay and the sweeper (``functions.relay``).
-Approval entries are not executors and are left to the approval workflow.
+
+Approval entries start an ``ApprovalWorkflow`` instead (same id = key, same id policies, never
+waited for: it waits for a human, or its deadline). ``notify_decided`` signals it, best
+effort, once the API has stored a decision.
 
 One Temporal client per warm container, connected on one event loop that a daemon thread
 runs for the life of the process (``TemporalConnection``); calls from the handler's thread
@@ -31,8 +34,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from functions.config import Settings, TemporalSettings
-from workflows.shared import HookInput, HookPolicy, instance_of
-from workflows.starter import StartReport, start_hooks
+from workflows.shared import DECIDED_SIGNAL, ApprovalInput, HookInput, HookPolicy, instance_of
+from workflows.starter import RunInput, StartReport, start_hooks
 
 if TYPE_CHECKING:
     from temporalio.client import Client
@@ -46,6 +49,8 @@ _log = logging.getLogger("formwork.dispatch")
 START_TIMEOUT_SECONDS = 8.0
 """How long one dispatch may spend connecting and starting runs before it gives up (the relay
 then dispatches what it could not)."""
+SIGNAL_TIMEOUT_SECONDS = 3.0
+"""How long the API may spend telling an approval's workflow about a decision."""
 
 
 class TemporalConnection:
@@ -158,7 +163,8 @@ def policy_from(settings: Settings) -> HookPolicy:
 
 
 class TemporalDispatcher:
-    """Starts a ``HookWorkflow`` per executor entry, records the dispatch, waits a little."""
+    """Starts a ``HookWorkflow`` per executor entry (an ``ApprovalWorkflow`` per approval),
+    records the dispatch, waits a little for the hooks."""
 
     def __init__(
         self,
@@ -202,35 +208,64 @@ class TemporalDispatcher:
     def send(
         self, runner: HookRunner, entries: Sequence[OutboxEntry], *, wait_ms: int = 0
     ) -> list[str]:
-        """Start the runs of ``entries``' executors, record them as dispatched, then wait up
-        to ``wait_ms`` for them to end. Returns the keys dispatched.
+        """Start the runs of ``entries`` (executors and approvals), record them as dispatched,
+        then wait up to ``wait_ms`` for the executors' runs to end. Returns the keys dispatched.
 
         An entry that already carries ``dispatched_at`` (an operator's retry of a failed hook,
         or a run that ended without finishing its entry) is started *again*: its previous run
         is joined if it is still going, and a new run under the same id starts only once it
         has closed. Raises when some run could not be started, after recording the others.
         """
-        hooks = [
-            HookInput(instance_of(e.key, e.hook_id, e.occurrence), e.key, self.policy)
-            for e in entries
-            if e.kind == "executor" and e.status == "pending"
-        ]
+        hooks = [run for e in entries if (run := self.run_input(e)) is not None]
         if not hooks:
             return []
         again = {e.key for e in entries if e.dispatched_at is not None}
         report = self.connection.run(self._start(hooks, again), timeout=self.start_timeout)
         self._mark(runner, hooks, report)
-        if wait_ms > 0 and report.dispatched:
+        executors = {h.key for h in hooks if isinstance(h, HookInput)}
+        waited = [key for key in report.dispatched if key in executors]
+        if wait_ms > 0 and waited:
             seconds = wait_ms / 1000
-            self.connection.run(self._wait(report.dispatched, seconds), timeout=seconds + 5)
+            self.connection.run(self._wait(waited, seconds), timeout=seconds + 5)
         report.raise_first()
         return report.dispatched
 
-    async def _start(self, hooks: list[HookInput], again: set[str]) -> StartReport:
+    def run_input(self, entry: OutboxEntry) -> RunInput | None:
+        """What the run of a pending outbox entry is started with (None: nothing to run)."""
+        if entry.status != "pending":
+            return None
+        instance_id = instance_of(entry.key, entry.hook_id, entry.occurrence)
+        if entry.kind == "executor":
+            return HookInput(instance_id, entry.key, self.policy)
+        if entry.kind == "approval":
+            deadline = entry.deadline.isoformat() if entry.deadline is not None else None
+            return ApprovalInput(instance_id, entry.key, deadline, self.policy)
+        return None
+
+    def notify_decided(self, approval_id: str, timeout: float = SIGNAL_TIMEOUT_SECONDS) -> bool:
+        """Signal the approval's workflow that a decision is stored; False if that failed.
+
+        Best effort: the decision is durable already. A workflow that never started, or has
+        ended, cannot be signalled, and one that misses the signal settles at its deadline
+        (finding the decision there, it changes nothing).
+        """
+
+        async def signal() -> None:
+            client = await self.connection.client()
+            await client.get_workflow_handle(approval_id).signal(DECIDED_SIGNAL)
+
+        try:
+            self.connection.run(signal(), timeout=timeout)
+        except Exception as exc:
+            _log.warning("could not signal the workflow of %s: %s", approval_id, exc)
+            return False
+        return True
+
+    async def _start(self, hooks: list[RunInput], again: set[str]) -> StartReport:
         client = await self.connection.client()
         return await start_hooks(client, hooks, task_queue=self.task_queue, again=again)
 
-    def _mark(self, runner: HookRunner, hooks: list[HookInput], report: StartReport) -> None:
+    def _mark(self, runner: HookRunner, hooks: list[RunInput], report: StartReport) -> None:
         if not isinstance(runner, Marker) or not report.dispatched:
             return
         by_instance: dict[str, list[str]] = {}
@@ -269,4 +304,40 @@ def due_entries(
         if entry.kind == "executor"
         and entry.status == "pending"
         and (entry.dispatched_at is None or now - entry.dispatched_at >= redispatch_after)
+    ]
+
+
+def due_approval_runs(
+    outbox: Mapping[str, OutboxEntry], now: datetime, redispatch_after: timedelta
+) -> list[OutboxEntry]:
+    """The approval entries of an outbox whose ``ApprovalWorkflow`` needs starting.
+
+    Pending and never dispatched; or still pending ``redispatch_after`` past their deadline
+    (an approval's run lasts until its deadline by design, so only then is it overdue: the
+    run was lost, or failed; ``send`` starts it again).
+    """
+    return [
+        entry
+        for entry in outbox.values()
+        if entry.kind == "approval"
+        and entry.status == "pending"
+        and (
+            entry.dispatched_at is None
+            or (
+                entry.deadline is not None
+                and now - max(entry.deadline, entry.dispatched_at) >= redispatch_after
+            )
+        )
+    ]
+
+
+def due_approvals(outbox: Mapping[str, OutboxEntry], now: datetime) -> list[OutboxEntry]:
+    """Pending approvals past their deadline (their timeout outcome is due)."""
+    return [
+        entry
+        for entry in outbox.values()
+        if entry.kind == "approval"
+        and entry.status == "pending"
+        and entry.deadline is not None
+        and entry.deadline <= now
     ]

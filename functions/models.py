@@ -6,7 +6,7 @@ same models, so the document cannot drift from what the handler accepts.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
@@ -49,6 +49,53 @@ class ToolCallRequest(BaseModel):
         if isinstance(data, dict):
             return {k: v for k, v in data.items() if k not in IGNORED_IDENTITY_KEYS}
         return data
+
+
+MAX_NOTE_CHARS = 1000
+"""The longest note an approver may attach (``FormService.decide`` enforces the same)."""
+
+
+class ApprovalDecisionRequest(BaseModel):
+    """An approver's decision on one pending approval.
+
+    Other keys are refused (422), except the identity keys above, which are ignored: the
+    approver is the verified principal, never a name in the body.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    decision: Literal["approved", "rejected"] = Field(
+        description="The decision, written to the approval's decision field as a revision by "
+        "the approver",
+        examples=["approved"],
+    )
+    note: Annotated[str, Field(max_length=MAX_NOTE_CHARS)] | None = Field(
+        default=None,
+        description="The approver's reason, kept on the revision (at most 1000 characters)",
+        examples=["within the Q3 budget"],
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _ignore_identity(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if k not in IGNORED_IDENTITY_KEYS}
+        return data
+
+
+class ApprovalResult(BaseModel):
+    """What a recorded decision left: the form's status after the decision's edges ran."""
+
+    ok: Literal[True] = True
+    summary: str = Field(examples=["Recorded approved on Finance decision."])
+    approval: str = Field(description="The approval id")
+    instance: str = Field(description="The form instance the approval belongs to")
+    form_status: str = Field(
+        description="open, completed, terminated or abandoned", examples=["completed"]
+    )
+    status_line: str | None = Field(
+        default=None, description="The form's status line after the decision, if any"
+    )
 
 
 class ToolList(BaseModel):

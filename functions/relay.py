@@ -1,13 +1,14 @@
 """The relay: dispatches what a tool call committed but did not get to dispatch.
 
-Two Lambda handlers, both on ``FORMWORK_DISPATCH=temporal`` (with in-process dispatch they do
-nothing: in-process hooks never record a dispatch, so there is nothing to catch up on):
+Two Lambda handlers. With ``FORMWORK_DISPATCH=temporal``:
 
 * ``lambda_handler``: the table's DynamoDB stream (Powertools ``BatchProcessor`` for
   DynamoDB Streams, partial failures reported with ``ReportBatchItemFailures``). For each
-  STATE item written, the executor entries of its outbox that are pending and were never
-  dispatched, or were dispatched at least ``FORMWORK_REDISPATCH_AFTER_SECONDS`` ago and are
-  still pending, are started (``TemporalDispatcher.send``, no waiting) and marked dispatched.
+  STATE item written, the entries of its outbox that need a run are started
+  (``TemporalDispatcher.send``, no waiting) and marked dispatched: executors pending and never
+  dispatched, or dispatched at least ``FORMWORK_REDISPATCH_AFTER_SECONDS`` ago and still
+  pending (``due_entries``); approvals never dispatched, or still pending that long past
+  their deadline (``due_approval_runs``).
   A record whose dispatch fails is reported; Lambda retries from it, and after its retries
   the batch's coordinates go to the on-failure queue.
 * ``sweep_handler``: on a schedule, for what the stream can no longer deliver (a batch that
@@ -16,8 +17,14 @@ nothing: in-process hooks never record a dispatch, so there is nothing to catch 
   table for STATE items whose outbox holds a pending entry. ``docs/dispatch.md`` has what a
   scan costs and the alternatives.
 
-Both are idempotent: starting a run is deduplicated by its workflow id (the key), and
-recording dispatch is a compare-and-set commit that leaves recorded entries alone.
+With in-process dispatch there are no runs to catch up on (in-process hooks never record a
+dispatch), so the stream relay does nothing; the sweeper still sweeps, for approvals: nothing
+else waits on their deadlines, so it applies the timeout outcome of every approval past its
+deadline (``FormService.expire_approvals``). On Temporal the approval's workflow does that.
+
+Both are idempotent: starting a run is deduplicated by its workflow id (the key), recording
+dispatch is a compare-and-set commit that leaves recorded entries alone, and an approval
+decided or expired already is not expired again.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import json
 import os
 import threading
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -43,7 +51,7 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 from forms.errors import NotFound
 from forms.instance import InstanceState, OutboxEntry
 from functions import bootstrap
-from functions.dispatch import due_entries
+from functions.dispatch import due_approval_runs, due_approvals, due_entries
 
 if TYPE_CHECKING:
     from forms.service import FormService, HookRunner
@@ -87,7 +95,7 @@ class Relay:
         sender = self.sender
         if sender is None:
             return []
-        due = due_entries(outbox, self.service.clock(), self.redispatch_after)
+        due = self.due(outbox)
         if any(entry.dispatched_at is not None for entry in due):
             # A re-run may start a second run under the key: decide on the stored state, not
             # on an image that may be old (a replayed record, an eventually consistent scan).
@@ -95,12 +103,39 @@ class Relay:
                 current = self.service.store.get(instance_id).state.outbox
             except NotFound:
                 return []
-            due = due_entries(current, self.service.clock(), self.redispatch_after)
+            due = self.due(current)
         if not due:
             return []
         keys = sender.send(self.service, due)
         logger.info("relayed hooks", extra={"instance_id": instance_id, "keys": keys})
         return keys
+
+    def due(self, outbox: Mapping[str, OutboxEntry]) -> list[OutboxEntry]:
+        """The entries of ``outbox`` whose runs need starting: hooks, then approvals."""
+        now = self.service.clock()
+        return due_entries(outbox, now, self.redispatch_after) + due_approval_runs(
+            outbox, now, self.redispatch_after
+        )
+
+    def expire_due(self, instance_id: str, outbox: Mapping[str, OutboxEntry]) -> list[str]:
+        """With in-process dispatch: apply the timeout outcome of the instance's approvals past
+        their deadline (on Temporal, each approval's workflow does it at its deadline)."""
+        if self.sender is not None or not due_approvals(outbox, self.service.clock()):
+            return []
+        expired = self.service.expire_approvals(instance_id)
+        if expired:
+            logger.info("expired approvals", extra={"instance_id": instance_id, "keys": expired})
+        return expired
+
+    def sweep_one(self, instance_id: str, outbox: Mapping[str, OutboxEntry], into: Sweep) -> None:
+        """What a sweep does for one instance: dispatch what it needs, expire what is due."""
+        into.seen += 1
+        try:
+            into.dispatched += self.dispatch_due(instance_id, outbox)
+            into.expired += self.expire_due(instance_id, outbox)
+        except Exception as exc:
+            logger.exception("sweep could not dispatch", extra={"instance_id": instance_id})
+            into.failed[instance_id] = f"{type(exc).__name__}: {exc}"
 
     def on_record(self, record: DynamoDBRecord) -> None:
         """One stream record: act on STATE items that were inserted or modified."""
@@ -112,19 +147,36 @@ class Relay:
 
     def sweep(self, instance_ids: list[str]) -> dict[str, Any]:
         """Look at ``instance_ids`` as stored now; dispatch what each still needs."""
-        dispatched: list[str] = []
-        failed: dict[str, str] = {}
+        found = Sweep()
         for instance_id in instance_ids:
             try:
                 instance = self.service.store.get(instance_id)
             except NotFound:
                 continue
-            try:
-                dispatched += self.dispatch_due(instance_id, instance.state.outbox)
-            except Exception as exc:
-                logger.exception("sweep could not dispatch", extra={"instance_id": instance_id})
-                failed[instance_id] = f"{type(exc).__name__}: {exc}"
-        return {"instances": len(instance_ids), "dispatched": dispatched, "failed": failed}
+            self.sweep_one(instance_id, instance.state.outbox, found)
+        return found.summary(len(instance_ids), inprocess=self.sender is None)
+
+
+@dataclass
+class Sweep:
+    """What one sweep did."""
+
+    seen: int = 0
+    dispatched: list[str] = field(default_factory=list)
+    """Keys whose runs were started (Temporal)."""
+    expired: list[str] = field(default_factory=list)
+    """Approvals whose timeout outcome was applied (in-process dispatch)."""
+    failed: dict[str, str] = field(default_factory=dict)
+
+    def summary(self, instances: int, *, inprocess: bool) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "instances": instances,
+            "dispatched": self.dispatched,
+            "failed": self.failed,
+        }
+        if inprocess:  # no runs to start; approvals past their deadline expired here
+            result.update(expired=self.expired, skipped="inprocess dispatch")
+        return result
 
 
 def state_of(image: Mapping[str, Any]) -> tuple[str, InstanceState] | None:
@@ -202,10 +254,13 @@ def _dynamodb_client(settings: Settings) -> Any:
 
 
 def sweep_handler(event: dict[str, Any] | None, context: Any) -> dict[str, Any]:
-    """Scheduled: scan for undispatched entries. ``{"instance_ids": [...]}``: those only."""
+    """Scheduled: scan for undispatched entries (and, with in-process dispatch, approvals past
+    their deadline). ``{"instance_ids": [...]}``: those only.
+
+    ``dispatched`` lists the keys whose runs were started (Temporal); with in-process dispatch
+    ``expired`` lists the approvals whose timeout outcome was applied.
+    """
     current = relay()
-    if current.sender is None:
-        return {"instances": 0, "dispatched": [], "failed": {}, "skipped": "inprocess dispatch"}
     ids = (event or {}).get("instance_ids")
     if isinstance(ids, list):
         return current.sweep([str(i) for i in ids])
@@ -215,18 +270,11 @@ def sweep_handler(event: dict[str, Any] | None, context: Any) -> dict[str, Any]:
         remaining = getattr(context, "get_remaining_time_in_millis", None)
         return remaining is None or remaining() > SWEEP_MARGIN_MS
 
-    dispatched: list[str] = []
-    failed: dict[str, str] = {}
-    seen = 0
+    found = Sweep()
     for instance_id, state in scan_pending(
         _dynamodb_client(settings), settings.require_table(), keep_going=keep_going
     ):
-        seen += 1
-        try:
-            dispatched += current.dispatch_due(instance_id, state.outbox)
-        except Exception as exc:
-            logger.exception("sweep could not dispatch", extra={"instance_id": instance_id})
-            failed[instance_id] = f"{type(exc).__name__}: {exc}"
-    summary = {"instances": seen, "dispatched": dispatched, "failed": failed}
+        current.sweep_one(instance_id, state.outbox, found)
+    summary = found.summary(found.seen, inprocess=current.sender is None)
     logger.info("sweep finished", extra={"summary": json.dumps(summary)})
     return summary

@@ -2,10 +2,12 @@
 
 ``HookWorkflow`` runs one outbox entry (one hook occurrence), its workflow id being the entry's
 idempotency key; its activity calls ``FormService.run_hook``, the code the in-process
-dispatcher runs too. ``python -m workflows.worker`` serves them. ``docs/dispatch.md`` has the
+dispatcher runs too. ``ApprovalWorkflow`` holds one pending approval (workflow id = the
+approval id) on a durable timer until a decision is signalled or its deadline applies the
+timeout outcome. ``python -m workflows.worker`` serves them. ``docs/dispatch.md`` has the
 guarantees in plain words.
 
-Modules: ``shared`` (inputs, outputs, retry policy: safe in the workflow sandbox), ``hooks``
-(the workflow), ``activities``, ``starter`` (starting runs by key), ``client`` (connecting from
-configuration), ``worker``.
+Modules: ``shared`` (inputs, outputs, retry policies: safe in the workflow sandbox), ``hooks``
+and ``approvals`` (the workflows), ``activities``, ``starter`` (starting runs by key),
+``client`` (connecting from configuration), ``worker``.
 """

@@ -11,6 +11,10 @@ to ``run_hook`` with ``raise_on_retry=True``, so a failing executor has the atte
 the entry and ``ExecutorFailed`` raised for Temporal to retry; the last attempt passes
 ``max_attempts=1``, so its failure is recorded as final (``failed``) whatever the entry's
 own count says (an attempt lost with a dead worker is never recorded there).
+
+``settle_approval_activity`` is the approval workflow's look at its entry: at the deadline it
+calls ``FormService.expire_approvals`` (a no-op when a decision got there first); either way it
+reports where the entry stands and starts the runs of what the settlement fired.
 """
 
 from __future__ import annotations
@@ -24,13 +28,22 @@ from typing import TYPE_CHECKING, TypeVar
 from temporalio import activity
 
 from forms.errors import NotFound
-from workflows.shared import RUN_HOOK_ACTIVITY, HookInput, HookOutcome
-from workflows.starter import start_hooks
+from workflows.shared import (
+    RUN_HOOK_ACTIVITY,
+    SETTLE_APPROVAL_ACTIVITY,
+    ApprovalCheck,
+    ApprovalInput,
+    ApprovalOutcome,
+    HookInput,
+    HookOutcome,
+    HookPolicy,
+)
+from workflows.starter import RunInput, start_hooks
 
 if TYPE_CHECKING:
     from temporalio.client import Client
 
-    from forms.instance import FormInstance
+    from forms.instance import FormInstance, Revision
     from forms.service import FormService
 
 T = TypeVar("T")
@@ -38,6 +51,11 @@ T = TypeVar("T")
 
 class EntryStillPending(RuntimeError):
     """The run ended with its entry still pending (its commit kept losing to other writes)."""
+
+
+class ApprovalNotSettled(RuntimeError):
+    """An approval is still pending at its deadline (this worker's clock is behind the
+    timer's, or the commit kept losing): the attempt fails and Temporal retries it."""
 
 
 class HookActivities:
@@ -73,7 +91,11 @@ class HookActivities:
         entry = instance.state.outbox.get(hook.key) if instance is not None else None
         if entry is not None and entry.status == "pending":
             raise EntryStillPending(f"{hook.key} is still pending after its run")
-        dispatched = await self._follow_ups(hook, instance) if instance is not None else []
+        dispatched = (
+            await self._follow_ups(instance, hook.policy, exclude=hook.key)
+            if instance is not None
+            else []
+        )
         return HookOutcome(
             key=hook.key,
             status=entry.status if entry is not None else "gone",
@@ -82,22 +104,54 @@ class HookActivities:
             dispatched=dispatched,
         )
 
-    async def _follow_ups(self, hook: HookInput, instance: FormInstance) -> list[str]:
-        """Start the runs of the instance's executor entries nobody has dispatched yet.
+    @activity.defn(name=SETTLE_APPROVAL_ACTIVITY)
+    async def settle_approval_activity(self, check: ApprovalCheck) -> ApprovalOutcome:
+        """At the deadline (``check.due``): apply the timeout outcome unless already decided.
+        Always: report the entry's status and start the runs of what its settlement fired."""
+        expired: list[str] = []
+        if check.due:
+            expired = await self._blocking(
+                functools.partial(self.service.expire_approvals, check.instance_id)
+            )
+        instance = await self._blocking(functools.partial(self._read, check.instance_id))
+        entry = instance.state.outbox.get(check.key) if instance is not None else None
+        if instance is None or entry is None:
+            return ApprovalOutcome(key=check.key, status="gone")
+        if entry.status == "pending":
+            if check.due:
+                raise ApprovalNotSettled(f"{check.key} is still pending at its deadline")
+            return ApprovalOutcome(key=check.key, status="pending")
+        dispatched = await self._follow_ups(instance, check.policy, exclude=check.key)
+        revision = _settling_revision(instance, check.key)
+        return ApprovalOutcome(
+            key=check.key,
+            status=entry.status,
+            expired=check.key in expired,
+            decision=str(revision.value) if revision is not None else None,
+            by=revision.by if revision is not None else None,
+            actor=revision.actor if revision is not None else None,
+            dispatched=dispatched,
+        )
 
-        These are the hooks this run's effects fired, and, when an earlier attempt died
-        between its commit and this point, the ones it fired then (``run_hook`` returns
-        nothing the second time, the entry being done). A failure to start one fails the
-        activity, so Temporal retries this part too; the relay would also pick them up.
+    async def _follow_ups(
+        self, instance: FormInstance, policy: HookPolicy, *, exclude: str
+    ) -> list[str]:
+        """Start the runs of the instance's entries nobody has dispatched yet.
+
+        These are the hooks (and approvals) this run's effects fired, and, when an earlier
+        attempt died between its commit and this point, the ones it fired then (``run_hook``
+        returns nothing the second time, the entry being done). A failure to start one fails
+        the activity, so Temporal retries this part too; the relay would also pick them up.
         """
-        waiting = [
-            HookInput(instance.id, entry.key, hook.policy)
-            for entry in instance.state.outbox.values()
-            if entry.kind == "executor"
-            and entry.status == "pending"
-            and entry.dispatched_at is None
-            and entry.key != hook.key
-        ]
+        waiting: list[RunInput] = []
+        for entry in instance.state.outbox.values():
+            if entry.status != "pending" or entry.dispatched_at is not None or entry.key == exclude:
+                continue
+            if entry.kind == "executor":
+                waiting.append(HookInput(instance.id, entry.key, policy))
+            elif entry.kind == "approval":
+                deadline = entry.deadline.isoformat() if entry.deadline is not None else None
+                waiting.append(ApprovalInput(instance.id, entry.key, deadline, policy))
         if not waiting:
             return []
         report = await start_hooks(self.client, waiting, task_queue=self.task_queue)
@@ -125,3 +179,14 @@ class HookActivities:
             if done:
                 return future.result()
             activity.heartbeat()
+
+
+def _settling_revision(instance: FormInstance, approval_id: str) -> Revision | None:
+    """The revision a decision or an expiry wrote for ``approval_id`` (its tool-call id is
+    ``approval:<approval_id>``), wherever the definition put the decision field."""
+    marker = f"approval:{approval_id}"
+    for history in instance.history.values():
+        for revision in history.revisions:
+            if revision.tool_call_id == marker:
+                return revision
+    return None

@@ -12,6 +12,10 @@ from temporalio.common import RetryPolicy
 
 HOOK_WORKFLOW = "HookWorkflow"
 RUN_HOOK_ACTIVITY = "run_hook_activity"
+APPROVAL_WORKFLOW = "ApprovalWorkflow"
+SETTLE_APPROVAL_ACTIVITY = "settle_approval_activity"
+DECIDED_SIGNAL = "decided"
+"""Sent to an approval's workflow (id = the approval id) after a decision is stored."""
 
 NON_RETRYABLE = ("InvalidFormDefinition", "EffectError", "ConfigError")
 """Errors no retry can mend: a definition that cannot run, an effect the engine refuses.
@@ -79,3 +83,60 @@ def instance_of(key: str, hook_id: str, occurrence: int) -> str:
     if not key.endswith(suffix) or len(key) == len(suffix):
         raise ValueError(f"{key!r} is not a key of hook {hook_id!r} occurrence {occurrence}")
     return key[: -len(suffix)]
+
+
+APPROVAL_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    backoff_coefficient=2.0,
+    maximum_interval=timedelta(seconds=60),
+    maximum_attempts=30,
+    non_retryable_error_types=list(NON_RETRYABLE),
+)
+"""The approval activity's retries: about half an hour of trying (a table throttled, a
+deadline a worker's clock does not see as passed yet) before the run fails; the sweeper then
+starts it again (``docs/dispatch.md``)."""
+
+
+@dataclass(frozen=True)
+class ApprovalInput:
+    """One pending approval to wait for: the workflow's id is ``key`` (the approval id).
+
+    ``deadline`` is the outbox entry's, ISO 8601 (None: wait for a decision only). ``policy``
+    is passed on to the hook runs the decision or the timeout fires.
+    """
+
+    instance_id: str
+    key: str
+    deadline: str | None
+    policy: HookPolicy = field(default_factory=HookPolicy)
+
+
+@dataclass(frozen=True)
+class ApprovalCheck:
+    """What the approval activity is asked: settle ``key`` if ``due`` (its deadline passed),
+    else only report where it stands."""
+
+    instance_id: str
+    key: str
+    due: bool
+    policy: HookPolicy = field(default_factory=HookPolicy)
+
+
+@dataclass(frozen=True)
+class ApprovalOutcome:
+    """Where an approval stands after a check.
+
+    ``status`` is the entry's (``done`` once decided or expired, ``pending``), or ``gone``.
+    ``expired`` says this check wrote the timeout outcome. ``decision``, ``by`` and ``actor``
+    describe the revision that settled it (``by`` is ``approver`` or ``operator``, ``actor``
+    the approver's principal or ``timeout``). ``dispatched`` lists the hook runs started for
+    what the settlement fired.
+    """
+
+    key: str
+    status: str
+    expired: bool = False
+    decision: str | None = None
+    by: str | None = None
+    actor: str | None = None
+    dispatched: list[str] = field(default_factory=list)

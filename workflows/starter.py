@@ -1,4 +1,8 @@
-"""Starting hook runs by idempotency key: the one place that calls ``start_workflow``.
+"""Starting runs by idempotency key: the one place that calls ``start_workflow``.
+
+A ``HookInput`` starts a ``HookWorkflow`` (an executor entry); an ``ApprovalInput`` starts an
+``ApprovalWorkflow`` (an approval entry, waiting for a decision or its deadline). Both use the
+outbox key as the workflow id, under the same id policies.
 
 Used by the tool-call Lambda (``functions.dispatch``), the stream relay and the sweeper
 (``functions.relay``), and by the activity for the follow-up hooks a run fires. Every caller
@@ -26,7 +30,17 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
-from workflows.shared import HOOK_WORKFLOW, HookInput, HookOutcome
+from workflows.shared import (
+    APPROVAL_WORKFLOW,
+    HOOK_WORKFLOW,
+    ApprovalInput,
+    ApprovalOutcome,
+    HookInput,
+    HookOutcome,
+)
+
+RunInput = HookInput | ApprovalInput
+"""What a run is started with: an executor entry or an approval entry."""
 
 
 @dataclass
@@ -44,23 +58,24 @@ class StartReport:
 
 
 async def start_hook(
-    client: Client, hook: HookInput, *, task_queue: str, again: bool = False
+    client: Client, hook: RunInput, *, task_queue: str, again: bool = False
 ) -> bool:
     """Start (or join) the run of ``hook.key``; True if this call started it."""
+    approval = isinstance(hook, ApprovalInput)
     try:
         handle = await client.start_workflow(
-            HOOK_WORKFLOW,
+            APPROVAL_WORKFLOW if approval else HOOK_WORKFLOW,
             hook,
             id=hook.key,
             task_queue=task_queue,
-            result_type=HookOutcome,
+            result_type=ApprovalOutcome if approval else HookOutcome,
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             id_reuse_policy=(
                 WorkflowIDReusePolicy.ALLOW_DUPLICATE
                 if again
                 else WorkflowIDReusePolicy.REJECT_DUPLICATE
             ),
-            static_summary=f"hook occurrence {hook.key}",
+            static_summary=(f"approval {hook.key}" if approval else f"hook occurrence {hook.key}"),
         )
     except WorkflowAlreadyStartedError:
         return False
@@ -72,7 +87,7 @@ async def start_hook(
 
 async def start_hooks(
     client: Client,
-    hooks: Sequence[HookInput],
+    hooks: Sequence[RunInput],
     *,
     task_queue: str,
     again: Collection[str] = (),

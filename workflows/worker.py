@@ -2,9 +2,9 @@
 
 Connects to Temporal from the same environment variables the Lambda functions read
 (``functions.config``), builds its ``FormService`` through ``functions.bootstrap`` (the same
-forms, the same DynamoDB table), and serves ``HookWorkflow`` and its activity on
-``TEMPORAL_TASK_QUEUE`` until SIGINT or SIGTERM, then finishes the activities in hand (up to
-``--grace`` seconds) and exits.
+forms, the same DynamoDB table), and serves ``HookWorkflow``, ``ApprovalWorkflow`` and their
+activities on ``TEMPORAL_TASK_QUEUE`` until SIGINT or SIGTERM, then finishes the activities in
+hand (up to ``--grace`` seconds) and exits.
 
 Run it wherever you run workers: a container service (ECS/Fargate, Kubernetes), a VM, or a
 laptop against the local stack. ``docs/dispatch.md`` discusses the options.
@@ -28,6 +28,7 @@ from temporalio.worker import Worker
 from functions import bootstrap
 from functions.config import ConfigError, Settings
 from workflows.activities import HookActivities
+from workflows.approvals import ApprovalWorkflow
 from workflows.client import connect
 from workflows.hooks import HookWorkflow
 
@@ -40,12 +41,13 @@ def build_worker(
     sticky_timeout: float = 10.0,
     grace: float = 30.0,
 ) -> Worker:
-    """A worker serving ``HookWorkflow`` and ``activities`` on ``task_queue``."""
+    """A worker serving ``HookWorkflow``, ``ApprovalWorkflow`` and ``activities`` on
+    ``task_queue``."""
     return Worker(
         client,
         task_queue=task_queue,
-        workflows=[HookWorkflow],
-        activities=[activities.run_hook_activity],
+        workflows=[HookWorkflow, ApprovalWorkflow],
+        activities=[activities.run_hook_activity, activities.settle_approval_activity],
         sticky_queue_schedule_to_start_timeout=timedelta(seconds=sticky_timeout),
         graceful_shutdown_timeout=timedelta(seconds=grace),
     )

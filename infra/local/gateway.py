@@ -8,8 +8,15 @@ written back. The routes are the ``HttpApi`` events of ``template.yaml``, read f
 repeated here; a request no route matches gets API Gateway's ``404 {"message":"Not Found"}``.
 
 The JWT authorizer is replaced by dev tokens, checked before the function runs, as the real
-authorizer does: ``Authorization: Bearer dev:<sub>`` gives the claims ``{"sub": "<sub>"}`` and
-``Bearer dev:<tenant>:<sub>`` adds ``"tenant": "<tenant>"``. A missing or malformed token is a
+authorizer does. The grammar::
+
+    dev-token = "dev:" [ tenant ":" ] sub [ ";roles=" role *( "," role ) ]
+
+``Authorization: Bearer dev:<sub>`` gives the claims ``{"sub": "<sub>"}``,
+``Bearer dev:<tenant>:<sub>`` adds ``"tenant": "<tenant>"``, and a ``;roles=finance,audit``
+suffix adds ``"roles": "[finance audit]"``: an array claim the way API Gateway's JWT
+authorizer hands it to the function (one string, space separated in brackets), so local
+requests exercise the same parsing as deployed ones. A missing or malformed token is a
 ``401 {"message":"Unauthorized"}`` and the function never sees the request. Anyone can mint a
 dev token, so the gateway binds loopback addresses only and refuses anything else.
 
@@ -55,8 +62,13 @@ ACCOUNT_ID = "000000000000"
 API_ID = "local"
 DEV_ISSUER = "https://formwork.local/dev"
 DEV_TOKEN_TTL = 3600
+DEV_ROLES_CLAIM = "roles"
+"""The claim dev-token roles go in (the local stack sets ``ROLES_CLAIM`` to it)."""
+_ROLE = r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}"
 _DEV_TOKEN = re.compile(
-    r"^dev:(?:(?P<tenant>[A-Za-z0-9][A-Za-z0-9._@-]{0,63}):)?(?P<sub>[A-Za-z0-9][A-Za-z0-9._@+-]{0,127})$"
+    r"^dev:(?:(?P<tenant>[A-Za-z0-9][A-Za-z0-9._@-]{0,63}):)?"
+    r"(?P<sub>[A-Za-z0-9][A-Za-z0-9._@+-]{0,127})"
+    rf"(?:;roles=(?P<roles>{_ROLE}(?:,{_ROLE}){{0,31}}))?$"
 )
 _HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade"}
@@ -172,7 +184,7 @@ def dev_claims(authorization: str | None, now: float) -> dict[str, str] | None:
     """The JWT claims a dev token stands for, or None when it is missing or malformed.
 
     As API Gateway does with a JWT, a ``Bearer `` prefix is stripped when present. Claim values
-    are strings, as in the events API Gateway sends.
+    are strings, as in the events API Gateway sends (roles: ``"[a b]"``, see the module).
     """
     if not authorization:
         return None
@@ -185,14 +197,17 @@ def dev_claims(authorization: str | None, now: float) -> dict[str, str] | None:
     claims = {"sub": found["sub"], "iss": DEV_ISSUER}
     if found["tenant"]:
         claims["tenant"] = found["tenant"]
+    if found["roles"]:
+        claims[DEV_ROLES_CLAIM] = "[" + " ".join(found["roles"].split(",")) + "]"
     claims["iat"] = str(int(now))
     claims["exp"] = str(int(now) + DEV_TOKEN_TTL)
     return claims
 
 
-def dev_token(sub: str, tenant: str | None = None) -> str:
-    """The ``Authorization`` header value for a dev principal."""
-    return f"Bearer dev:{tenant}:{sub}" if tenant else f"Bearer dev:{sub}"
+def dev_token(sub: str, tenant: str | None = None, roles: Sequence[str] = ()) -> str:
+    """The ``Authorization`` header value for a dev principal (holding ``roles``)."""
+    token = f"Bearer dev:{tenant}:{sub}" if tenant else f"Bearer dev:{sub}"
+    return token + (f";roles={','.join(roles)}" if roles else "")
 
 
 # ---------------------------------------------------------------------------------- events
@@ -484,6 +499,9 @@ class LocalGateway:
 
 class _RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Responses leave in two writes (headers, body); with Nagle on, the second waits for the
+    # client's delayed ACK (~40 ms on loopback) on every keep-alive request.
+    disable_nagle_algorithm = True
 
     def version_string(self) -> str:
         return "formwork-local-gateway"

@@ -16,12 +16,18 @@ a schedule. Without it, only the functions with HTTP routes run and hooks run in
 
 The handler's environment: ``TABLE_NAME``, ``DYNAMODB_ENDPOINT_URL``, ``AWS_REGION`` and
 ``AWS_DEFAULT_REGION``, ``TENANT_CLAIM=tenant`` (so ``Bearer dev:<tenant>:<sub>`` gives the
-principal ``<tenant>/<sub>``), dummy credentials, plus the template's own variables
+principal ``<tenant>/<sub>``), ``ROLES_CLAIM=roles`` (so ``Bearer dev:<sub>;roles=finance``
+holds the role ``finance``), dummy credentials, plus the template's own variables
 (``POWERTOOLS_*``). Nothing here changes this process's ``os.environ``.
+
+``describe_workflow`` looks a workflow up by id on a Temporal server (the demo prints what
+ran where).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -34,7 +40,13 @@ from pathlib import Path
 from typing import Any
 
 from infra.local.dynamodb import TEMPLATE, LocalDynamoDB, client, create_table, load_template
-from infra.local.gateway import LocalGateway, check_loopback, dev_token, routes_from_template
+from infra.local.gateway import (
+    DEV_ROLES_CLAIM,
+    LocalGateway,
+    check_loopback,
+    dev_token,
+    routes_from_template,
+)
 from infra.local.runtime import FunctionConfig, ProcessFunction, functions_from_template
 from infra.local.streams import StreamPoller, StreamReader
 from infra.local.temporal import TEMPORAL_PORT, LocalTemporal, LocalWorker
@@ -118,6 +130,7 @@ class LocalStack:
         self.dynamodb: LocalDynamoDB | None = None
         self.temporal: LocalTemporal | None = None
         self.worker: LocalWorker | None = None
+        self._worker_environment: dict[str, str] | None = None
         self.functions: dict[str, ProcessFunction] = {}
         self.gateway: LocalGateway | None = None
         self.poller: StreamPoller | None = None
@@ -150,6 +163,7 @@ class LocalStack:
             "AWS_REGION": REGION,
             "AWS_DEFAULT_REGION": REGION,
             "TENANT_CLAIM": self.tenant_claim,
+            "ROLES_CLAIM": DEV_ROLES_CLAIM,
             "AWS_ACCESS_KEY_ID": "local",
             "AWS_SECRET_ACCESS_KEY": "local",
             "AWS_SAM_LOCAL": "true",
@@ -227,9 +241,20 @@ class LocalStack:
         shared: dict[str, str] = {}
         for config in configs.values():
             shared.update(config.environment)
+        self._worker_environment = {**shared, **self.environment}
+        self.start_worker()
+
+    def start_worker(self) -> LocalWorker:
+        """Start a hook worker with the functions' environment (again, after one was stopped
+        or killed: what the fault tests do); it becomes ``self.worker``."""
+        if self._worker_environment is None:
+            raise RuntimeError("the local stack runs without Temporal")
+        if self.worker is not None:
+            self.worker.stop()
         self.worker = LocalWorker(
-            {**shared, **self.environment}, sticky_timeout=2.0, grace=5.0, quiet=self.quiet
+            self._worker_environment, sticky_timeout=2.0, grace=5.0, quiet=self.quiet
         ).start()
+        return self.worker
 
     def _start_event_sources(self, events: Mapping[str, set[str]]) -> None:
         """The stream poller (the relay's event source mapping) and the sweeper's timer."""
@@ -302,6 +327,39 @@ def running_stack(url: str = DEFAULT_URL, timeout: float = 2.0) -> bool:
             return bool(response.status == 200)
     except (OSError, ValueError):
         return False
+
+
+def describe_workflow(
+    address: str, workflow_id: str, *, wait: float = 0.0, namespace: str = "default"
+) -> dict[str, str] | None:
+    """``{"id", "type", "status", "run_id"}`` of the latest run of ``workflow_id`` on the
+    Temporal server at ``address``, after waiting up to ``wait`` seconds for it to close;
+    None when the server cannot be reached or has no such workflow."""
+
+    async def describe() -> dict[str, str]:
+        from temporalio.client import Client
+
+        client = await Client.connect(address, namespace=namespace)
+        handle = client.get_workflow_handle(workflow_id)
+        if wait > 0:
+            # still running, or ended failed: describe says which
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(handle.result(), wait)
+        found = await handle.describe()
+        status = found.status.name if found.status is not None else "UNKNOWN"
+        return {
+            "id": found.id,
+            "type": found.workflow_type,
+            "status": status,
+            "run_id": found.run_id,
+        }
+
+    host, _, port = address.rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=1.0).close()
+        return asyncio.run(asyncio.wait_for(describe(), wait + 10))
+    except Exception:
+        return None
 
 
 PASSED_THROUGH = ("FORMWORK_WEBHOOK_SECRETS", "FORMWORK_FORMS", "FORMWORK_HOOK_WAIT_MS")

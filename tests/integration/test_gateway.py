@@ -17,13 +17,16 @@ from typing import Any
 
 import pytest
 
+from functions.api import roles_from_claims
 from infra.local.dynamodb import load_template
 from infra.local.gateway import (
+    DEV_ROLES_CLAIM,
     LocalGateway,
     NonLoopbackBind,
     Route,
     check_loopback,
     dev_claims,
+    dev_token,
     routes_from_template,
 )
 from infra.local.runtime import (
@@ -106,6 +109,8 @@ def test_routes_come_from_the_template() -> None:
         "GET /conversations/{conversation_id}/status",
         "GET /openapi.json",
         "GET /swagger",
+        "POST /webhooks/{source}",
+        "POST /approvals/{approval_id}",
     }
     assert {route.function for route in TEMPLATE_ROUTES} == {"ToolsFunction"}
 
@@ -219,6 +224,11 @@ def test_a_utf8_body_arrives_as_text(gateway: LocalGateway, recorder: Recorder) 
         ("dev:alice", {"sub": "alice"}),
         ("Bearer dev:acme:alice", {"sub": "alice", "tenant": "acme"}),
         ("Bearer dev:bob@example.com", {"sub": "bob@example.com"}),
+        ("Bearer dev:bob;roles=finance", {"sub": "bob", "roles": "[finance]"}),
+        (
+            "Bearer dev:acme:bob;roles=finance,audit",
+            {"sub": "bob", "tenant": "acme", "roles": "[finance audit]"},
+        ),
     ],
 )
 def test_dev_tokens_become_jwt_claims(
@@ -229,7 +239,7 @@ def test_dev_tokens_become_jwt_claims(
     # THEN the handler sees the claims a verified JWT would give, as strings
     assert status == 200
     got = recorder.events[0]["requestContext"]["authorizer"]["jwt"]["claims"]
-    assert {k: v for k, v in got.items() if k in ("sub", "tenant")} == claims
+    assert {k: v for k, v in got.items() if k in ("sub", "tenant", "roles")} == claims
     assert all(isinstance(v, str) for v in got.values())
     assert int(got["exp"]) > int(got["iat"])
 
@@ -245,6 +255,12 @@ def test_dev_tokens_become_jwt_claims(
         "Bearer dev:al ice",
         "Bearer dev::alice",
         "Bearer dev:acme/x:alice",
+        "Bearer dev:bob;roles=",
+        "Bearer dev:bob;roles=a,,b",
+        "Bearer dev:bob;roles=a b",
+        "Bearer dev:bob;roles=fin/ance",
+        "Bearer dev:bob;role=finance",
+        "Bearer dev:bob;roles=finance;roles=admin",
         "Basic YWxpY2U6c2VjcmV0",
         "Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJhbGljZSJ9.",
     ],
@@ -261,6 +277,27 @@ def test_no_valid_token_is_a_401_before_the_handler_runs(
     assert json.loads(body) == {"message": "Unauthorized"}
     assert response_headers["www-authenticate"].startswith("Bearer")
     assert recorder.events == []
+
+
+@pytest.mark.parametrize(
+    ("sub", "tenant", "roles"),
+    [
+        ("bob", None, ["finance"]),
+        ("bob", "acme", ["finance", "audit"]),
+        ("carol@example.com", None, []),
+    ],
+)
+def test_dev_token_roles_reach_the_handler_as_the_roles_it_checks(
+    sub: str, tenant: str | None, roles: list[str]
+) -> None:
+    # GIVEN a dev token minted with roles (the claim arrives as API Gateway sends an array
+    # claim: one string, "[finance audit]")
+    claims = dev_claims(dev_token(sub, tenant, roles), 0.0)
+    assert claims is not None
+    # WHEN the handler reads the roles claim the local stack configures (ROLES_CLAIM=roles)
+    # THEN it finds exactly the roles the token was minted with
+    assert roles_from_claims(claims, DEV_ROLES_CLAIM) == set(roles)
+    assert (DEV_ROLES_CLAIM in claims) == bool(roles)
 
 
 def test_dev_claims_never_carry_a_principal_from_elsewhere() -> None:

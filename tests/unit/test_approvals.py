@@ -167,3 +167,23 @@ def test_a_small_amount_needs_no_approval() -> None:
     h.call("form_fill", values={"budget_line": "BL-2041", "confirmed": True})
     assert h.instance().state.status == "completed"
     assert pending_approvals(h.instance()) == []
+
+
+def test_an_approval_no_longer_needed_is_withdrawn_and_a_new_crossing_opens_another() -> None:
+    # GIVEN a large request waiting for finance
+    h = Harness()
+    big_request(h)
+    first = h.approval_id()
+    # WHEN the amount drops under the threshold, then goes over it again
+    h.call("form_fill", values={"amount": "900.00"})
+    withdrawn = h.instance().state.outbox[first]
+    h.call("form_fill", values={"amount": "8000.00"})
+    # THEN the first approval was withdrawn (no decision, no timeout outcome can land on it)
+    assert (withdrawn.status, withdrawn.error) == (
+        "done",
+        "withdrawn: the checkpoint no longer holds",
+    )
+    again = h.service.decide(FINANCE, first, "approved")
+    assert again["ok"] is False and again["error"] == "unknown_approval"
+    # AND the new crossing waits for a decision of its own
+    assert h.approval_id() == "fi_1:checkpoint.finance_approval:2"
