@@ -16,10 +16,14 @@ Run: ``make bench`` (or ``.venv/bin/python -m bench.engine_perf``).
 
 from __future__ import annotations
 
+import gc
+import os
+import platform
 import statistics
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from bench.synthetic import synthetic_form, x_branch
@@ -76,7 +80,11 @@ def prepare_synthetic(fields: int, history: int) -> tuple[FormService, FormInsta
         _ok(service.call(CALLER, "form_fill", f"c{call}", {"form": form_id, "values": values}))
 
     _ok(service.call(CALLER, "form_start", "c0", {"form": form_id}))
-    fill({**x_branch(1), **x_branch(2)})
+    if fields < 30:
+        # one step only: leave it open (count unanswered) so the timed fills do not close it
+        fill({k: v for k, v in x_branch(1).items() if k != "count_1"})
+    else:
+        fill({**x_branch(1), **x_branch(2)})
     for n in range(history):
         fill({"name_1": "Ada" if n % 2 else "Adam"})
     if fields >= 30:
@@ -102,7 +110,9 @@ def prepare_travel() -> tuple[FormService, FormInstance]:
 
 
 def median_us(work: Callable[[], object], rounds: int) -> float:
-    for _ in range(min(20, rounds)):
+    gc.collect()  # start each case from the same heap state, not the previous case's garbage
+    warm_until = time.perf_counter() + 0.5  # caches, and a CPU that ramps its clock up
+    while time.perf_counter() < warm_until:
         work()
     samples = []
     for _ in range(rounds):
@@ -144,9 +154,7 @@ def tool_round(service: FormService, form_id: str, values: list[dict[str, Any]])
     return work
 
 
-def main(rounds: int = 400) -> None:
-    print("Engine: one fill commit + open-step view (in-process, medians in µs)")
-    print(f"{'case':<34}{'fields':>7}{'revisions':>11}{'engine':>9}{'tool call':>11}")
+def main(rounds: int = 1000) -> None:
     rows: list[tuple[str, int, int, float, float]] = []
     service, instance = prepare_travel()
     patch = {"destination": "Lisbon", "departure_date": "2026-03-03"}
@@ -170,16 +178,64 @@ def main(rounds: int = 400) -> None:
                 ),
                 rounds,
             )
-            rows.append(
-                (f"synthetic, {fields} fields", fields, instance.revision_count(), engine, tool)
-            )
-    for case, fields, revisions, engine, tool in rows:
-        print(f"{case:<34}{fields:>7}{revisions:>11}{engine:>9.0f}{tool:>11.0f}")
-    base = next(r for r in rows if r[1] == 50 and r[2] < 100)
+            label = f"synthetic, {fields} fields"
+            rows.append((label, fields, instance.revision_count(), engine, tool))
+    lines = report(rows)
+    print("\n".join(lines))
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text("\n".join(lines) + "\n")
+    print(f"\nwrote {RESULTS}")
+
+
+RESULTS = Path(__file__).parent / "results" / "engine.md"
+ANCHOR = {"travel": 104.0, "fifty": 316.0, "deep": 402.0}
+
+
+def report(rows: list[tuple[str, int, int, float, float]]) -> list[str]:
+    travel = rows[0]
+    fifty = next(r for r in rows if r[1] == 50 and r[2] < 100)
     deep = max((r for r in rows if r[1] == 50), key=lambda r: r[2])
-    print()
-    print("anchor (Node 20): travel claim 104 µs; 50 fields 316 µs; after 10,000 revisions 402 µs")
-    print(f"10,000 prior revisions vs none, engine: {deep[3] / base[3]:.2f}x (target within 1.10x)")
+    smallest = next(r for r in rows if r[1] == 10)
+    largest = next(r for r in rows if r[1] == 1000)
+    times = largest[3] / smallest[3]
+    growth = times / (largest[1] / smallest[1])
+    lines = [
+        "# Engine cost (issue 5, section 2)",
+        "",
+        f"Written by `python -m bench.engine_perf` on {platform.machine()}, "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Medians of {ROUNDS} rounds; nothing asserted.",
+        "",
+        "*engine*: `plan_fill` + `transition` + the open step's view, in process, on the same",
+        "base instance each round. *tool call*: the whole `FormService.call` (validation, the",
+        "commit on the in-memory store, the result with its status line).",
+        "",
+        "| case | fields | revisions | engine µs | tool call µs |",
+        "|---|--:|--:|--:|--:|",
+        *(f"| {c} | {f} | {r:,} | {e:.0f} | {t:.0f} |" for c, f, r, e, t in rows),
+        "",
+        "| target (anchor: Node 20) | measured | verdict |",
+        "|---|---|---|",
+        _target("four-step claim ≤ 104 µs", travel[3], ANCHOR["travel"]),
+        _target("50-field form ≤ 316 µs", fifty[3], ANCHOR["fifty"]),
+        f"| after 10,000 revisions within 10% of none | {deep[3] / fifty[3]:.2f}× "
+        f"| {'met' if deep[3] <= fifty[3] * 1.10 else 'missed'} |",
+        "",
+        f"Growth with form size: from 10 to 1,000 fields the engine cost grows {times:.0f}× for"
+        f" 100× the fields ({growth:.2f} of linear growth): evaluation is one pass over fields"
+        " and hooks in definition order. With history: 10,000 prior revisions cost"
+        f" {deep[3] / fifty[3]:.2f}× none; logs are immutable tuples shared between snapshots,"
+        " and a commit touches only the fields it writes.",
+    ]
+    return lines
+
+
+def _target(name: str, measured: float, anchor: float) -> str:
+    verdict = "met" if measured <= anchor else f"missed by {measured - anchor:.0f} µs"
+    return f"| {name} | {measured:.0f} µs ({measured / anchor:.2f}× the anchor) | {verdict} |"
+
+
+ROUNDS = 1000
 
 
 if __name__ == "__main__":

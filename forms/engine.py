@@ -109,7 +109,7 @@ class Evaluation:
 
 
 _TYPED: dict[tuple[int, int], tuple[Revision, Any]] = {}
-_TYPED_LIMIT = 100_000
+_TYPED_LIMIT = 4_096
 
 
 def typed_value(field: CompiledField, revision: Revision) -> Any:
