@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
-from pydantic import JsonValue, ValidationError
+from pydantic import ValidationError
 
 from forms.approvals import Approver
 from forms.compiled import CompiledForm
@@ -47,13 +47,23 @@ from forms.errors import (
 from forms.instance import CallRecord, FormInstance, InstanceState, OutboxEntry
 from forms.operations import (
     Author,
-    FillPlan,
     plan_fill,
     plan_revise,
     resolve_field,
     touched_steps,
 )
 from forms.registry import FormRegistry, migration_commit
+from forms.results import (
+    Result,
+    as_json,
+    count,
+    describe_validation,
+    error_result,
+    fill_result,
+    hook_report,
+    revise_result,
+    with_status_line,
+)
 from forms.storage.port import FormStore
 from forms.tools import (
     TOOLS_BY_NAME,
@@ -65,7 +75,6 @@ from forms.tools import (
 )
 from forms.view import field_view, form_tag, outline_view, status_line, step_view
 
-Result = dict[str, Any]
 _log = logging.getLogger("formwork")
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
@@ -122,13 +131,6 @@ def fingerprint(tool: str, payload: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def error_result(error: ToolError) -> Result:
-    result: Result = {"ok": False, "error": error.code, "message": error.message}
-    if error.hint:
-        result["hint"] = error.hint
-    return result
-
-
 class FormService:
     """Tool calls over a registry of forms, a store and a dispatcher."""
 
@@ -166,7 +168,7 @@ class FormService:
                 args = spec.args.model_validate(payload if payload is not None else {})
             except ValidationError as exc:
                 raise BadRequest(
-                    _describe_validation(exc), "check the tool's input schema"
+                    describe_validation(exc), "check the tool's input schema"
                 ) from None
             handler = getattr(self, "_" + tool)
             result: Result = handler(caller, tool_call_id, args)
@@ -227,7 +229,7 @@ class FormService:
         mine = self.store.list_conversation(caller.principal, caller.conversation_id)
         return {
             "ok": True,
-            "summary": f"{_count(len(self.registry.forms()), 'form')} available; "
+            "summary": f"{count(len(self.registry.forms()), 'form')} available; "
             f"{len(mine)} in this conversation.",
             "forms": [
                 {
@@ -269,14 +271,14 @@ class FormService:
         plan = plan_fill(form, base, args.values or {}, author, now)
         step = transition(form, base, plan.changes, now)
         started = [i for i in mine if i.form_id == form.id and i.state.status == "open"]
-        result = self._fill_result(form, step, plan, verb="Started")
+        result = fill_result(form, step, plan, verb="Started")
         result["instance"] = base.id
         if started:
             result["note"] = (
                 f"this conversation already had {len(started)} open {form.id}; pass instance "
                 "ids from now on"
             )
-        result = self._with_status(result, form, step, qualify=bool(started))
+        result = with_status_line(result, form, step, qualify=bool(started))
         created = self._with_call(step, "form_start", call_id, args, result).after
         self.store.create(created)
         self._dispatch(step.dispatch)
@@ -331,7 +333,7 @@ class FormService:
                 now,
                 touched_steps=touched_steps(form, plan.changes, plan.unchanged),
             )
-            return step, self._fill_result(form, step, plan, verb="Saved")
+            return step, fill_result(form, step, plan, verb="Saved")
 
         return self._write(caller, call_id, "form_fill", args, build)
 
@@ -350,7 +352,7 @@ class FormService:
                 now,
                 touched_steps=touched_steps(form, plan.changes, plan.unchanged),
             )
-            return step, self._revise_result(form, step, plan, args.action, field_id)
+            return step, revise_result(form, step, plan, args.action, field_id)
 
         return self._write(caller, call_id, "form_revise", args, build)
 
@@ -396,7 +398,7 @@ class FormService:
                 )
             form, instance = self._current(instance)
             step, result = build(form, instance)
-            result = self._with_status(result, form, step, qualify)
+            result = with_status_line(result, form, step, qualify)
             if not step.commit.fields and step.commit.state == instance.state.model_copy(
                 update={"updated_at": step.commit.state.updated_at}
             ):
@@ -420,7 +422,7 @@ class FormService:
         record = CallRecord(
             tool=tool,
             fingerprint=fingerprint(tool, args.model_dump(mode="json")),
-            result=_json_result(result),
+            result=as_json(result),
             at=now,
         )
         calls = dict(step.commit.state.calls)
@@ -536,110 +538,12 @@ class FormService:
             updated["closed"] = instance.state.status
             if instance.state.closed_reason:
                 updated["reason"] = instance.state.closed_reason
-        hooks = _hook_report(instance, step.dispatch)
+        hooks = hook_report(instance, step.dispatch)
         if hooks:
             updated["hooks"] = hooks
         return updated
 
     # ------------------------------------------------------------------ results
-
-    def _fill_result(
-        self, form: CompiledForm, step: Transition, plan: FillPlan, verb: str
-    ) -> Result:
-        ev = step.evaluation
-        held = [f for f in plan.captured if ev.fields[f].status == "held"]
-        kept = [f for f in plan.captured if f not in held]
-        saved = f"saved {len(kept)}" + (f" ({', '.join(kept)})" if kept else "")
-        if verb == "Started":
-            parts = [f"Started {form.title}" + (f"; {saved}" if kept else "")]
-        else:
-            parts = [saved.capitalize()]
-        if held:
-            parts.append(f"held {len(held)} that don't apply yet")
-        if plan.replaced:
-            parts.append(f"replaced {_count(len(plan.replaced), 'earlier answer')}")
-        if plan.unchanged:
-            parts.append(f"{len(plan.unchanged)} unchanged")
-        if plan.rejected:
-            parts.append(f"rejected {len(plan.rejected)}")
-        if plan.unknown:
-            parts.append(f"{len(plan.unknown)} unknown id" + ("s" if len(plan.unknown) > 1 else ""))
-        # ok: the call landed. A start always creates the instance, whatever its values did.
-        landed = verb == "Started" or bool(plan.captured) or bool(plan.unchanged)
-        result: Result = {"ok": landed or not (plan.rejected or plan.unknown)}
-        result["summary"] = "; ".join(parts) + "."
-        if held:
-            result["held"] = {f: "kept; used if it comes to apply with later answers" for f in held}
-        if plan.resolved:
-            result["resolved"] = dict(plan.resolved)
-        if plan.replaced:
-            result["replaced"] = dict(plan.replaced)
-        if plan.rejected:
-            result["rejected"] = [
-                {"field": r.field, "error": r.message, **({"hint": r.hint} if r.hint else {})}
-                for r in plan.rejected
-            ]
-        if plan.unknown and not all(u.did_you_mean for u in plan.unknown):
-            result["hint"] = 'form_read with part="outline" lists every field id'
-        if plan.unknown:
-            result["unknown"] = [
-                {
-                    "sent": u.sent,
-                    **({"did_you_mean": list(u.did_you_mean)} if u.did_you_mean else {}),
-                }
-                for u in plan.unknown
-            ]
-        if plan.unchanged:
-            result["unchanged"] = list(plan.unchanged)
-        return self._finish(form, step, result)
-
-    def _revise_result(
-        self, form: CompiledForm, step: Transition, plan: FillPlan, action: str, field_id: str
-    ) -> Result:
-        fe = step.evaluation.fields[field_id]
-        label = form.fields[field_id].label
-        now = fe.revision.value if fe.revision and fe.revision.kind == "value" else None
-        shown = json.dumps(now, ensure_ascii=False) if now is not None else "no answer"
-        if plan.unchanged:
-            summary = f"{label} was already {'declined' if action == 'decline' else shown}."
-        elif action == "set":
-            summary = f"Set {label} to {shown}."
-        elif action == "retract":
-            summary = f"Retracted {label}; it has no answer now ({fe.status})."
-        elif action == "decline":
-            summary = f"Recorded that the user prefers not to give {label}."
-        else:
-            summary = f"{action.capitalize()} on {label}: now {shown} ({fe.status})."
-        result: Result = {"ok": True, "summary": summary}
-        if plan.resolved:
-            result["resolved"] = dict(plan.resolved)
-        return self._finish(form, step, result)
-
-    def _finish(self, form: CompiledForm, step: Transition, result: Result) -> Result:
-        instance = step.after
-        orphaned, restored = step.orphaned(), step.restored()
-        if orphaned:
-            result["now_held"] = {
-                f: "no longer applies after this change; kept, and back if it applies again"
-                for f in orphaned
-            }
-        if restored:
-            result["restored"] = {f: "applies again; its earlier answer is back" for f in restored}
-        if step.dispatch:
-            result["fired"] = [e.key for e in step.dispatch]
-        if instance.state.status != "open":
-            result["closed"] = instance.state.status
-        return result
-
-    def _with_status(
-        self, result: Result, form: CompiledForm, step: Transition, qualify: bool
-    ) -> Result:
-        line = status_line(form, step.after, step.evaluation, qualify=qualify)
-        if line:
-            result["status_line"] = line
-        return result
-
-    # ------------------------------------------------------------------ hooks
 
     def commit_retrying(
         self,
@@ -743,37 +647,8 @@ class FormService:
         return mark_dispatched(self, instance_id, keys)
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
-def _hook_report(instance: FormInstance, entries: Sequence[OutboxEntry]) -> list[Result]:
-    report: list[Result] = []
-    for entry in entries:
-        current = instance.state.outbox.get(entry.key, entry)
-        row: Result = {"key": current.key, "status": current.status}
-        if current.error:
-            row["error"] = current.error
-        report.append(row)
-    return report
-
-
 def _source(caller: Caller) -> Any:
     return caller.source
-
-
-def _json_result(result: Result) -> dict[str, JsonValue]:
-    loaded: dict[str, JsonValue] = json.loads(json.dumps(result, default=str))
-    return loaded
-
-
-def _describe_validation(exc: ValidationError) -> str:
-    problems = []
-    for error in exc.errors(include_url=False)[:3]:
-        loc = [str(p) for p in error["loc"]]
-        where = ".".join(loc[:4]) + (".…" if len(loc) > 4 else "") or "input"
-        problems.append(f"{where}: {error['msg'][:200]}")
-    return "bad input: " + "; ".join(problems)
 
 
 def tag(instance: FormInstance, qualify: bool) -> str:

@@ -1,0 +1,159 @@
+"""What a tool call answers: short results that lead with a sentence, then the structured part.
+
+Pure functions over a compiled form, the transition a call produced and the plan behind it;
+``FormService`` (the composition root) calls them. The words here are read by a model: they say
+what was captured, held, replaced, resolved from an alias, unknown (with ``did_you_mean``) or
+rejected (with the hint naming the JSON to send), and the status line after the call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import JsonValue, ValidationError
+
+from forms.compiled import CompiledForm
+from forms.engine import Transition
+from forms.errors import ToolError
+from forms.instance import FormInstance, OutboxEntry
+from forms.operations import FillPlan
+from forms.view import status_line
+
+Result = dict[str, Any]
+
+
+def error_result(error: ToolError) -> Result:
+    result: Result = {"ok": False, "error": error.code, "message": error.message}
+    if error.hint:
+        result["hint"] = error.hint
+    return result
+
+
+def fill_result(form: CompiledForm, step: Transition, plan: FillPlan, verb: str) -> Result:
+    ev = step.evaluation
+    held = [f for f in plan.captured if ev.fields[f].status == "held"]
+    kept = [f for f in plan.captured if f not in held]
+    saved = f"saved {len(kept)}" + (f" ({', '.join(kept)})" if kept else "")
+    if verb == "Started":
+        parts = [f"Started {form.title}" + (f"; {saved}" if kept else "")]
+    else:
+        parts = [saved.capitalize()]
+    if held:
+        parts.append(f"held {len(held)} that don't apply yet")
+    if plan.replaced:
+        parts.append(f"replaced {count(len(plan.replaced), 'earlier answer')}")
+    if plan.unchanged:
+        parts.append(f"{len(plan.unchanged)} unchanged")
+    if plan.rejected:
+        parts.append(f"rejected {len(plan.rejected)}")
+    if plan.unknown:
+        parts.append(f"{len(plan.unknown)} unknown id" + ("s" if len(plan.unknown) > 1 else ""))
+    # ok: the call landed. A start always creates the instance, whatever its values did.
+    landed = verb == "Started" or bool(plan.captured) or bool(plan.unchanged)
+    result: Result = {"ok": landed or not (plan.rejected or plan.unknown)}
+    result["summary"] = "; ".join(parts) + "."
+    if held:
+        result["held"] = {f: "kept; used if it comes to apply with later answers" for f in held}
+    if plan.resolved:
+        result["resolved"] = dict(plan.resolved)
+    if plan.replaced:
+        result["replaced"] = dict(plan.replaced)
+    if plan.rejected:
+        result["rejected"] = [
+            {"field": r.field, "error": r.message, **({"hint": r.hint} if r.hint else {})}
+            for r in plan.rejected
+        ]
+    if plan.unknown and not all(u.did_you_mean for u in plan.unknown):
+        result["hint"] = 'form_read with part="outline" lists every field id'
+    if plan.unknown:
+        result["unknown"] = [
+            {
+                "sent": u.sent,
+                **({"did_you_mean": list(u.did_you_mean)} if u.did_you_mean else {}),
+            }
+            for u in plan.unknown
+        ]
+    if plan.unchanged:
+        result["unchanged"] = list(plan.unchanged)
+    return finish(form, step, result)
+
+
+def revise_result(
+    form: CompiledForm, step: Transition, plan: FillPlan, action: str, field_id: str
+) -> Result:
+    fe = step.evaluation.fields[field_id]
+    label = form.fields[field_id].label
+    now = fe.revision.value if fe.revision and fe.revision.kind == "value" else None
+    shown = json.dumps(now, ensure_ascii=False) if now is not None else "no answer"
+    if plan.unchanged:
+        summary = f"{label} was already {'declined' if action == 'decline' else shown}."
+    elif action == "set":
+        summary = f"Set {label} to {shown}."
+    elif action == "retract":
+        summary = f"Retracted {label}; it has no answer now ({fe.status})."
+    elif action == "decline":
+        summary = f"Recorded that the user prefers not to give {label}."
+    else:
+        summary = f"{action.capitalize()} on {label}: now {shown} ({fe.status})."
+    result: Result = {"ok": True, "summary": summary}
+    if plan.resolved:
+        result["resolved"] = dict(plan.resolved)
+    return finish(form, step, result)
+
+
+def finish(form: CompiledForm, step: Transition, result: Result) -> Result:
+    instance = step.after
+    orphaned, restored = step.orphaned(), step.restored()
+    if orphaned:
+        result["now_held"] = {
+            f: "no longer applies after this change; kept, and back if it applies again"
+            for f in orphaned
+        }
+    if restored:
+        result["restored"] = {f: "applies again; its earlier answer is back" for f in restored}
+    if step.dispatch:
+        result["fired"] = [e.key for e in step.dispatch]
+    if instance.state.status != "open":
+        result["closed"] = instance.state.status
+    return result
+
+
+def with_status_line(result: Result, form: CompiledForm, step: Transition, qualify: bool) -> Result:
+    line = status_line(form, step.after, step.evaluation, qualify=qualify)
+    if line:
+        result["status_line"] = line
+    return result
+
+
+# ------------------------------------------------------------------ hooks
+
+
+def count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def hook_report(instance: FormInstance, entries: Sequence[OutboxEntry]) -> list[Result]:
+    report: list[Result] = []
+    for entry in entries:
+        current = instance.state.outbox.get(entry.key, entry)
+        row: Result = {"key": current.key, "status": current.status}
+        if current.error:
+            row["error"] = current.error
+        report.append(row)
+    return report
+
+
+def as_json(result: Result) -> dict[str, JsonValue]:
+    loaded: dict[str, JsonValue] = json.loads(json.dumps(result, default=str))
+    return loaded
+
+
+def describe_validation(exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors(include_url=False)[:3]:
+        loc = [str(p) for p in error["loc"]]
+        where = ".".join(loc[:4]) + (".…" if len(loc) > 4 else "") or "input"
+        problems.append(f"{where}: {error['msg'][:200]}")
+    return "bad input: " + "; ".join(problems)
