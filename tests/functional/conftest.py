@@ -33,20 +33,6 @@ SETTINGS = Settings(tenant_claim="tenant")
 ALICE: dict[str, str] = {"sub": "alice", "tenant": "acme"}
 BOB: dict[str, str] = {"sub": "bob", "tenant": "acme"}
 
-TRAVEL_ANSWERS: dict[str, Any] = {
-    "full_name": "Ana Ferreira",
-    "staff_id": "AB1234",
-    "destination": "Lisbon",
-    "departure_date": "2025-03-03",
-    "return_date": "2025-03-07",
-    "mode": "air",
-    "flight_number": "TP1234",
-    "total": 1950,
-    "cost_centre": "CC-104",
-    "manager_email": "joao.silva@example.com",
-    "receipts_attached": True,
-}
-
 
 def load_event(name: str) -> dict[str, Any]:
     event: dict[str, Any] = json.loads((EVENTS / f"{name}.json").read_text())

@@ -29,6 +29,7 @@ from functions.config import ConfigError, Settings
 from functions.dispatch import due_approval_runs, due_approvals, due_entries
 from functions.local import LocalContext
 from tests.functional.conftest import ALICE, SETTINGS, Api, RecordingStore
+from tests.support import TickingClock
 
 FINANCE: dict[str, Any] = {"sub": "bob", "tenant": "acme", "roles": "[finance]"}
 """An approver as API Gateway's JWT authorizer hands the claims over (array as one string)."""
@@ -297,16 +298,7 @@ def test_a_decision_signals_the_wait_and_a_failed_signal_does_not_fail_it(
 # ---------------------------------------------------------------------------- the sweeper
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 3, 1, 9, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
-
-
-def in_process_service(clock: Clock) -> FormService:
+def in_process_service(clock: TickingClock) -> FormService:
     ids = count(1)
     return FormService(
         FormRegistry(EXAMPLES),
@@ -319,7 +311,7 @@ def in_process_service(clock: Clock) -> FormService:
 
 def test_with_in_process_dispatch_the_sweeper_applies_timeout_outcomes() -> None:
     # GIVEN in-process dispatch and a request waiting for finance (5-day timeout)
-    clock = Clock()
+    clock = TickingClock(datetime(2026, 3, 1, 9, tzinfo=UTC))
     service = in_process_service(clock)
     with use_service(service, settings=Settings()):
         api = Api(service)
@@ -392,7 +384,7 @@ def test_approvals_are_dispatched_once_and_again_only_when_overdue() -> None:
 def test_a_correction_below_the_threshold_is_not_rejected_at_the_deadline() -> None:
     # GIVEN a request over 5,000 EUR waiting for finance, then corrected to 900 EUR (no
     # approval needed any more), not yet confirmed
-    clock = Clock()
+    clock = TickingClock(datetime(2026, 3, 1, 9, tzinfo=UTC))
     service = in_process_service(clock)
     with use_service(service, settings=SETTINGS):
         api = Api(service)

@@ -17,12 +17,12 @@ from tests.functional.conftest import (
     ALICE,
     BOB,
     SETTINGS,
-    TRAVEL_ANSWERS,
     Api,
     RecordingStore,
     build_event,
     make_service,
 )
+from tests.support import TRAVEL_ANSWERS
 
 ALLOWED = {200, 400, 401, 404, 413, 415, 422}
 FUZZ = settings(

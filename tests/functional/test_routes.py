@@ -7,7 +7,8 @@ import json
 import pytest
 
 from forms.tools import TOOLS
-from tests.functional.conftest import TRAVEL_ANSWERS, Api, RecordingStore, load_event
+from tests.functional.conftest import Api, RecordingStore, load_event
+from tests.support import TRAVEL_ANSWERS
 
 TOOL_NAMES = [tool.name for tool in TOOLS]
 

@@ -44,6 +44,7 @@ from forms import (
 from forms.engine import Evaluation, Transition, evaluate, transition
 from forms.operations import Author, plan_fill, touched_steps
 from forms.state import HookContext
+from tests.support import TickingClock
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 CAP = 1000
@@ -216,17 +217,6 @@ def filled(form: CompiledForm, values: Mapping[str, Any]) -> FormInstance:
 # ---------------------------------------------------------------------- service harness
 
 
-class Clock:
-    """A fixed clock that moves one second per reading."""
-
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
-
-
 class Ids:
     def __init__(self, prefix: str = "fi_") -> None:
         self.prefix, self.count = prefix, 0
@@ -307,7 +297,7 @@ def harness(
         FormRegistry([definition]),
         store,
         InProcessDispatcher() if dispatch else None,
-        clock=Clock(),
+        clock=TickingClock(T0),
         new_id=Ids(),
     )
     return Harness(service=service, store=store, form=compile_form(definition), script=script)

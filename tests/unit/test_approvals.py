@@ -12,23 +12,15 @@ import pytest
 from forms import Caller, FormRegistry, FormService, InMemoryFormStore, InProcessDispatcher
 from forms.approvals import Approver, expire_due, pending_approvals
 from forms.examples.purchase_request import purchase_request
+from tests.support import TickingClock
 
 REQUESTER = Caller("alice", "conv-1")
 FINANCE = Approver("bob", frozenset({"finance"}))
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 3, 1, 9, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
-
-
 class Harness:
     def __init__(self) -> None:
-        self.clock = Clock()
+        self.clock = TickingClock(datetime(2026, 3, 1, 9, tzinfo=UTC))
         ids: Iterator[int] = count(1)
         calls: Iterator[int] = count(1)
         self.next_call = lambda: f"call-{next(calls)}"

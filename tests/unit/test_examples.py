@@ -27,22 +27,10 @@ from forms.examples import (
     purchase_request,
     travel_claim,
 )
+from tests.support import TRAVEL_ANSWERS
 
 T0 = datetime(2025, 3, 10, 9, 0, tzinfo=UTC)
 
-TRAVEL_ANSWERS: dict[str, Any] = {
-    "full_name": "Ana Ferreira",
-    "staff_id": "AB1234",
-    "destination": "Lisbon",
-    "departure_date": "2025-03-03",
-    "return_date": "2025-03-07",
-    "mode": "air",
-    "flight_number": "TP1234",
-    "total": 1950,
-    "cost_centre": "CC-104",
-    "manager_email": "joao.silva@example.com",
-    "receipts_attached": True,
-}
 PI_IDENTITY: dict[str, Any] = {
     "full_name": "Sam Okafor",
     "date_of_birth": "1988-05-02",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -23,6 +23,7 @@ from forms import (
 )
 from forms.errors import InvalidFormDefinition, UnknownForm, VersionMismatch
 from forms.examples.travel_claim import travel_claim
+from tests.support import TickingClock
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 ALICE = Caller("alice", "conv-1")
@@ -127,21 +128,12 @@ pets_v3_gap = FormDef(
 )
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
-
-
 class World:
     """One store, and a service per deployment (registry) over it."""
 
     def __init__(self) -> None:
         self.store = InMemoryFormStore()
-        self.clock = Clock()
+        self.clock = TickingClock(T0)
         self.ids = itertools.count(1)
         self.call_ids = itertools.count(1)
 

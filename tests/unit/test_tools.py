@@ -7,7 +7,7 @@ code, a message and a hint, and a refused write leaves the stored instance exact
 from __future__ import annotations
 
 import itertools
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -29,6 +29,7 @@ from forms.examples.travel_claim import travel_claim
 from forms.operations import MAX_PATCH_FIELDS, MAX_VALUE_BYTES, MAX_VALUE_DEPTH
 from forms.state import HookContext
 from forms.tools import TOOLS
+from tests.support import TickingClock
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 ALICE = Caller("alice", "conv-1")
@@ -72,15 +73,6 @@ signup = FormDef(
 )
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
-
-
 class Harness:
     def __init__(self) -> None:
         counter = itertools.count(1)
@@ -90,7 +82,7 @@ class Harness:
             FormRegistry([travel_claim, signup]),
             self.store,
             InProcessDispatcher(),
-            clock=Clock(),
+            clock=TickingClock(T0),
             new_id=lambda: f"fi_{next(counter)}",
         )
 

@@ -7,7 +7,7 @@ and counted ids), then read both through ``form_read`` and through ``forms.view`
 from __future__ import annotations
 
 import itertools
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from forms import (
@@ -27,6 +27,7 @@ from forms.effects import Fail, Jump
 from forms.examples.travel_claim import travel_claim
 from forms.state import HookContext
 from forms.view import outline_view, show, status_line, step_view
+from tests.support import TickingClock
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 ALICE = Caller("alice", "conv-1")
@@ -84,17 +85,6 @@ errand = FormDef(
 )
 
 
-class Clock:
-    """A clock that moves one second per reading, so revisions have distinct times."""
-
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
-
-
 class Harness:
     def __init__(self) -> None:
         counter = itertools.count(1)
@@ -104,7 +94,7 @@ class Harness:
             FormRegistry([errand, travel_claim]),
             self.store,
             InProcessDispatcher(),
-            clock=Clock(),
+            clock=TickingClock(T0),
             new_id=lambda: f"fi_{next(counter)}",
         )
 

@@ -1,0 +1,34 @@
+"""Small helpers the test suites share."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+
+class TickingClock:
+    """A clock for ``FormService(clock=...)`` that moves one second per reading, so every
+    revision and commit gets a distinct, predictable time. ``now`` may be moved by a test."""
+
+    def __init__(self, start: datetime) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(seconds=1)
+        return self.now
+
+
+TRAVEL_ANSWERS: dict[str, Any] = {
+    "full_name": "Ana Ferreira",
+    "staff_id": "AB1234",
+    "destination": "Lisbon",
+    "departure_date": "2025-03-03",
+    "return_date": "2025-03-07",
+    "mode": "air",
+    "flight_number": "TP1234",
+    "total": 1950,
+    "cost_centre": "CC-104",
+    "manager_email": "joao.silva@example.com",
+    "receipts_attached": True,
+}
+"""Every answer of the example travel claim, within policy: it completes."""
