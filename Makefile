@@ -8,13 +8,18 @@ STAMP := $(VENV)/.installed
 
 help:
 	@echo "make dev        the local stack: API on 127.0.0.1:3000, DynamoDB on :8000, Temporal on"
-	@echo "                :7233 (UI :8233), a hook worker and the stream relay (Ctrl-C stops)"
+	@echo "                :7233 (UI :8233), a hook worker and the stream relay (Ctrl-C stops);"
+	@echo "                one line per request: make dev ARGS=--json-logs shows the functions'"
+	@echo "                JSON logs and metrics as Lambda writes them (ARGS=--help: the options)"
 	@echo "make worker     a hook worker on its own (TEMPORAL_*, TABLE_NAME... from the environment)"
-	@echo "make demo       the scripted conversation over HTTP (starts a local stack if none runs)"
+	@echo "make demo       the scripted conversation over HTTP (against make dev's stack, or one it"
+	@echo "                starts on free ports for the run and stops at the end)"
 	@echo "make test       run the test suite"
 	@echo "make lint       ruff (lint + format check) and mypy strict"
 	@echo "make check      lint, then test"
-	@echo "make bench      context cost, forms-bench report, engine timings"
+	@echo "make bench      the tool surface's context cost (printed), then the forms-bench report"
+	@echo "                and the engine and backend timings, written to bench/results/ (report.md,"
+	@echo "                engine.md, perf.md; the backend bench starts its own local stack: ~1 min)"
 	@echo "make validate   sam validate --lint on template.yaml"
 	@echo "make sam-build  sam build (Lambda artifacts under .aws-sam/)"
 
@@ -26,8 +31,11 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# ARGS: options of python -m infra.local for make dev (--json-logs, --port, --no-temporal...).
+ARGS ?=
+
 dev: $(STAMP)
-	$(BIN)/python -m infra.local
+	$(BIN)/python -m infra.local $(ARGS)
 
 worker: $(STAMP)
 	$(BIN)/python -m workflows.worker

@@ -5,8 +5,10 @@ When a checkpoint declared with ``Approval`` rises, its outbox entry (kind ``app
 decision instead of running code. While it is pending and the checkpoint still holds, the form
 cannot complete; the conversation goes on and writes are taken.
 
-``decide`` records an approver's decision: it checks the approver holds the role the
-definition names and is not the person who filled the form, writes ``approved`` or
+``decide`` records an approver's decision: it checks the approver belongs to the tenant that
+owns the form, holds the role the definition names and is not the person who filled the form
+(anyone else gets the same ``unknown_approval`` as for an id that does not exist, so nobody
+learns which ids exist), that the form is still open, and then writes ``approved`` or
 ``rejected`` to the approval's decision field as a revision by the approver (with the note),
 and marks the entry done, in one compare-and-set commit. That write fires the field's edges
 like any answer, so checkpoints can react to it. ``expire`` writes the declared timeout
@@ -25,8 +27,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from forms.compiled import CompiledForm
-from forms.engine import Transition, transition
-from forms.errors import Forbidden, NotFound, UnknownApproval
+from forms.engine import APPROVAL_CALL_PREFIX, WITHDRAWN_ON_CLOSE, Transition, transition
+from forms.errors import FormClosed, NotFound, UnknownApproval
 from forms.instance import FieldChange, FormInstance, OutboxEntry, Revision
 
 if TYPE_CHECKING:
@@ -101,9 +103,7 @@ def _settle(
     approver: Approver | None,
 ) -> Decided:
     instance_id = approval_id.split(":", 1)[0]
-    unknown = UnknownApproval(
-        f"no pending approval {approval_id!r}", "it may have been decided already, or expired"
-    )
+    unknown = _unknown(approval_id)
     try:
         instance = service.store.get(instance_id)
     except NotFound:
@@ -112,18 +112,33 @@ def _settle(
 
     def plan(form: CompiledForm, current: FormInstance, now: datetime) -> Transition:
         entry = current.state.outbox.get(approval_id)
-        if entry is None or entry.kind != "approval" or entry.status != "pending":
+        if entry is None or entry.kind != "approval":
             raise unknown
         hook = form.hook(entry.hook_id)
         if hook is None or hook.approval is None:
             raise unknown
         approval = hook.approval
+        if approver is not None and not may_decide(approver, approval.role, current.principal):
+            raise unknown  # the same answer as an approval that does not exist
+        owed = entry.status == "pending" or entry.error == WITHDRAWN_ON_CLOSE
+        if owed and current.state.status != "open":
+            raise FormClosed(
+                f"the form is {current.state.status}"
+                + (f" ({current.state.closed_reason})" if current.state.closed_reason else "")
+                + "; no decision is owed on it",
+                "nothing to decide",
+            )
+        if entry.status != "pending":
+            raise UnknownApproval(
+                f"approval {approval_id!r} is no longer pending"
+                + (f" ({entry.error})" if entry.error else " (decided or expired)"),
+                "read the form's status for the approval now owed, if any",
+            )
         if approver is None:
             if entry.deadline is None or entry.deadline > now:
                 raise unknown
             outcome, by, actor = approval.on_timeout, "operator", "timeout"
         else:
-            _authorise(approver, approval.role, current.principal)
             assert decision is not None
             outcome, by, actor = decision, "approver", approver.principal
         history = current.field(approval.field)
@@ -132,7 +147,7 @@ def _settle(
             value=outcome,
             by=by,
             actor=actor,
-            tool_call_id=f"approval:{approval_id}",
+            tool_call_id=f"{APPROVAL_CALL_PREFIX}{approval_id}",
             at=now,
             prev=history.cursor,
             note=note,
@@ -143,7 +158,7 @@ def _settle(
             update={"outbox": {**current.state.outbox, approval_id: done}, "updated_at": now}
         )
         settled[:] = [(outcome, approval.field)]
-        return transition(form, current, changes, now, state=state)
+        return transition(form, current, changes, now, state=state, cause=approval_id)
 
     step = service.commit_retrying(instance, plan)
     assert step is not None and settled
@@ -151,11 +166,30 @@ def _settle(
     return Decided(approval_id, instance_id, outcome, field_id, step.dispatch)
 
 
-def _authorise(approver: Approver, role: str, filled_by: str) -> None:
-    """An approver holds the role the definition names and is not who filled the form."""
-    if role not in approver.roles:
-        raise Forbidden(
-            f"deciding this approval needs the role {role!r}", "ask someone who holds it"
-        )
-    if approver.principal == filled_by:
-        raise Forbidden("the person who filled the form cannot approve it", "ask another approver")
+def tenant_of(principal: str) -> str | None:
+    """The tenant part of a principal (``tenant/sub``), or None for a tenant-less one."""
+    tenant, slash, _ = principal.partition("/")
+    return tenant if slash else None
+
+
+def subject_of(principal: str) -> str:
+    """The person part of a principal (``sub`` of ``tenant/sub``)."""
+    return principal.rpartition("/")[2]
+
+
+def may_decide(approver: Approver, role: str, filled_by: str) -> bool:
+    """Only a principal of the form owner's tenant holding the role the definition names, and
+    never the person who filled the form (under any principal), may decide its approval."""
+    return (
+        role in approver.roles
+        and tenant_of(approver.principal) == tenant_of(filled_by)
+        and approver.principal != filled_by
+        and subject_of(approver.principal) != subject_of(filled_by)
+    )
+
+
+def _unknown(approval_id: str) -> UnknownApproval:
+    """What every caller who may not decide ``approval_id`` gets, whether it exists or not."""
+    return UnknownApproval(
+        f"no pending approval {approval_id!r}", "it may have been decided already, or expired"
+    )

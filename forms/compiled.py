@@ -38,6 +38,8 @@ class CompiledField:
     when_arity: int
     on_fill: Executor | None
     decided_by_approver: bool = False
+    example: str | None = None
+    """One valid answer as text; the type string shows it in place of a pattern."""
 
     @property
     def optional(self) -> bool:
@@ -66,6 +68,8 @@ class CompiledCheckpoint:
     when_arity: int
     run: Executor | None
     approval: Approval | None = None
+    binds: tuple[str, ...] = ()
+    """For an approval: the fields whose answers a decision is bound to, in definition order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +86,7 @@ class Hook:
     executor: Executor | None
     approval: Approval | None = None
     title: str = ""
+    binds: tuple[str, ...] = ()
 
     @property
     def dispatched(self) -> bool:

@@ -18,6 +18,7 @@ import re
 import sys
 import weakref
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -29,10 +30,10 @@ from forms.compiled import (
     Hook,
     normalise,
 )
-from forms.definition import Checkpoint, FieldSpec, FormDef, Migration, Step
+from forms.definition import Approval, Checkpoint, FieldSpec, FormDef, Migration, Step
 from forms.errors import InvalidFormDefinition
 from forms.refs import Ref, references
-from forms.schema import field_type
+from forms.schema import FieldType, Rejected, field_type
 
 __all__ = [
     "CompiledCheckpoint",
@@ -73,7 +74,7 @@ def _compile(definition: FormDef) -> CompiledForm:
     step_index = {s: i for i, s in enumerate(steps)}
     _check_references(definition, fields, steps, checkpoints, field_index, step_index)
     migrations = _check_migrations(definition, fields)
-    _check_approvals(definition, fields, checkpoints)
+    checkpoints = _check_approvals(definition, fields, checkpoints)
     hooks = _hooks(definition, fields, steps, checkpoints)
     return CompiledForm(
         definition=definition,
@@ -243,9 +244,10 @@ def _build_field(
     if not spec.label.strip():
         raise _fail(definition, f"{where} has an empty label")
     try:
-        ftype = field_type(annotation)
+        ftype = field_type(annotation, example=spec.example)
     except TypeError as exc:
         raise _fail(definition, f"{where}: {exc}") from exc
+    _check_example(definition, where, spec, ftype)
     for label, fn in (("when", spec.when), ("on_fill", spec.on_fill)):
         if fn is not None and not callable(fn):
             raise _fail(definition, f"{where}: {label} is not callable")
@@ -261,7 +263,22 @@ def _build_field(
         when_arity=when_arity,
         on_fill=spec.on_fill,
         decided_by_approver=spec.decided_by_approver,
+        example=spec.example,
     )
+
+
+def _check_example(definition: FormDef, where: str, spec: FieldSpec, ftype: FieldType) -> None:
+    """A field's example is shown to the agent as the shape of an answer: it must be one."""
+    if spec.example is None:
+        return
+    if not isinstance(spec.example, str) or not spec.example.strip():
+        raise _fail(definition, f"{where}: example must be a non-empty string")
+    outcome = ftype.validate(spec.example)
+    if isinstance(outcome, Rejected):
+        raise _fail(
+            definition,
+            f"{where}: example {spec.example!r} is not a valid answer: {outcome.message}",
+        )
 
 
 def _build_checkpoints(definition: FormDef) -> dict[str, CompiledCheckpoint]:
@@ -538,13 +555,16 @@ def _check_approvals(
     definition: FormDef,
     fields: Mapping[str, CompiledField],
     checkpoints: Mapping[str, CompiledCheckpoint],
-) -> None:
-    """An approval names a decision field that only approvals write, and vice versa."""
+) -> dict[str, CompiledCheckpoint]:
+    """An approval names a decision field that only approvals write, and vice versa, and the
+    answers its decision is bound to. Returns the checkpoints with those bindings."""
     owners: dict[str, str] = {}
+    bound = dict(checkpoints)
     for cp in checkpoints.values():
         approval = cp.approval
         if approval is None:
             continue
+        bound[cp.id] = replace(cp, binds=_approval_binds(definition, cp, approval, fields))
         where = f"checkpoint {cp.id!r}"
         if cp.run is not None:
             raise _fail(definition, f"{where}: an approval checkpoint cannot also have run=")
@@ -578,6 +598,48 @@ def _check_approvals(
                 definition,
                 f"field {f.id!r} is decided_by_approver but no Checkpoint(approval=...) names it",
             )
+    return bound
+
+
+def _approval_binds(
+    definition: FormDef,
+    cp: CompiledCheckpoint,
+    approval: Approval,
+    fields: Mapping[str, CompiledField],
+) -> tuple[str, ...]:
+    """The fields a decision is bound to: declared, or those the predicate reads."""
+    where = f"checkpoint {cp.id!r}"
+    if approval.binds is not None:
+        names = list(approval.binds)
+        for name in names:
+            if name not in fields:
+                raise _fail(
+                    definition,
+                    f"{where}: approval binds {name!r}, which is not a field"
+                    + _did_you_mean(name, fields),
+                )
+    else:
+        refs = references(cp.when, style="predicate")
+        if refs is None:
+            raise _fail(
+                definition,
+                f"{where}: the predicate's source cannot be read to find the answers its "
+                "approval depends on; declare them with Approval(binds=[...])",
+            )
+        names = [r.name for r in refs if r.kind == "field" and r.name in fields]
+    chosen = set(names)
+    for name in chosen:
+        if fields[name].decided_by_approver:
+            raise _fail(
+                definition,
+                f"{where}: approval binds {name!r}, a decision field; bind the answers decided on",
+            )
+    if not chosen:
+        raise _fail(
+            definition,
+            f"{where}: the approval is bound to no answer; name them with Approval(binds=[...])",
+        )
+    return tuple(f for f in fields if f in chosen)
 
 
 def _hooks(
@@ -597,7 +659,7 @@ def _hooks(
             for s in steps.values()
         ),
         *(
-            Hook(f"checkpoint.{c.id}", "checkpoint", c.id, c.run, c.approval, c.title)
+            Hook(f"checkpoint.{c.id}", "checkpoint", c.id, c.run, c.approval, c.title, c.binds)
             for c in checkpoints.values()
         ),
         Hook("form.complete", "form", definition.id, definition.on_complete, title="completion"),

@@ -53,6 +53,7 @@ class FieldSpec:
     on_fill: Executor | None = None
     aliases: tuple[str, ...] = ()
     decided_by_approver: bool = False
+    example: str | None = None
 
 
 def field(
@@ -63,6 +64,7 @@ def field(
     on_fill: Executor | None = None,
     aliases: Sequence[str] = (),
     decided_by_approver: bool = False,
+    example: str | None = None,
 ) -> Any:
     """Declare a field on a ``Step`` subclass.
 
@@ -72,6 +74,9 @@ def field(
     are extra spellings the agent may use for the id. ``decided_by_approver`` makes the field
     the record of an approval checkpoint's decision: only a decision writes it (the agent,
     executors and seeds cannot), and it must be named by a ``Checkpoint(approval=...)``.
+    ``example`` is one valid answer, as text (``"BL-2041"``): the agent reads ``text like
+    BL-2041`` instead of the field's regular expression, which stays the check. The compiler
+    checks that the field's type accepts it.
 
     Typed ``Any`` (like ``pydantic.Field``) so ``x: int = field("X")`` type-checks.
     """
@@ -82,6 +87,7 @@ def field(
         on_fill=on_fill,
         aliases=tuple(aliases),
         decided_by_approver=decided_by_approver,
+        example=example,
     )
 
 
@@ -165,6 +171,12 @@ class Approval:
     ``"approved"`` and ``"rejected"``) as a revision by the approver, and fires that field's
     edges like any answer. After ``timeout_seconds`` with no decision, ``on_timeout`` is written
     instead (by the operator, actor ``timeout``). A checkpoint with an approval has no ``run``.
+
+    A decision is bound to the answers it was given on: ``binds`` names them (by default, the
+    fields the checkpoint's predicate reads). A change to any of them while the checkpoint holds
+    is a new crossing: the decision in force (or the request still pending) is withdrawn and a
+    new approval opens under a new key, so the form only completes with a decision on the
+    values it holds. A decision is also withdrawn when the checkpoint stops holding.
     """
 
     field: str
@@ -172,6 +184,7 @@ class Approval:
     timeout_seconds: int = 3 * 24 * 3600
     on_timeout: Literal["approved", "rejected"] = "rejected"
     prompt: str | None = None
+    binds: Sequence[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)

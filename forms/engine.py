@@ -35,6 +35,8 @@ done, so a retried executor cannot apply its effects twice.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -93,13 +95,23 @@ class Evaluation:
     hooks: Mapping[str, HookState]
     rising: tuple[Hook, ...]
 
-    def state_for(self, form: CompiledForm) -> FormState:
-        """The form state executors see (everything decided, ``fired`` allowed)."""
+    def state_for(
+        self, form: CompiledForm, running: Hook | None = None, occurrence: int = 0
+    ) -> FormState:
+        """The form state executors see (everything decided, ``fired`` allowed).
+
+        For the executor of a checkpoint's own occurrence (``running``, ``occurrence``),
+        ``fired`` of that checkpoint answers whether it fired *before* this occurrence, so a
+        router's first-time branch (``if not s.fired("router")``) runs on its first firing.
+        """
+        fired = {c: self.hooks[f"checkpoint.{c}"].count for c in form.checkpoints}
+        if running is not None and running.kind == "checkpoint":
+            fired[running.target] = occurrence - 1
         return FormState(
             form.step_index,
             self.step_applies,
             self.step_complete,
-            {c: self.hooks[f"checkpoint.{c}"].count for c in form.checkpoints},
+            fired,
             self.ready,
             self.open_step,
         )
@@ -295,23 +307,44 @@ def _edges(
         else:
             continue
         before = previous.get(hook.id, _NEVER)
-        count = before.count + 1 if holds and not before.holds else before.count
+        basis = basis_of(instance, hook.binds, live) if holds and hook.binds else None
+        rebased = before.basis is not None and basis is not None and before.basis != basis
+        count = before.count + 1 if holds and (not before.holds or rebased) else before.count
         if count != before.count:
             rising.append(hook)
             if hook.kind == "checkpoint":
                 fired[hook.target] = count
-        hooks[hook.id] = _hook_state(before, holds, count)
+        hooks[hook.id] = _hook_state(before, holds, count, basis)
     return hooks, rising
 
 
 _NEVER = HookState()
 
 
-def _hook_state(before: HookState, holds: bool, count: int) -> HookState:
+def _hook_state(before: HookState, holds: bool, count: int, basis: str | None = None) -> HookState:
     """The new state of a hook, reusing the old object when nothing changed (the common case)."""
-    if before.holds == holds and before.count == count:
+    if before.holds == holds and before.count == count and before.basis == basis:
         return before
-    return HookState.model_construct(holds=holds, count=count)
+    return HookState.model_construct(holds=holds, count=count, basis=basis)
+
+
+def bound_answers(
+    instance: FormInstance, binds: Iterable[str], live: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The stored answers of ``binds`` that are live (None for the others), in ``binds`` order."""
+    found: dict[str, Any] = {}
+    for field_id in binds:
+        revision = instance.field(field_id).in_force() if field_id in live else None
+        found[field_id] = revision.value if revision is not None else None
+    return found
+
+
+def basis_of(instance: FormInstance, binds: Iterable[str], live: Mapping[str, Any]) -> str:
+    """A digest of the answers an approval's decision is bound to (see ``HookState.basis``)."""
+    canonical = json.dumps(
+        list(bound_answers(instance, binds, live).items()), sort_keys=True, default=str
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()[:24]
 
 
 def _active(rejection: Rejection, hooks: Mapping[str, HookState]) -> bool:
@@ -396,25 +429,97 @@ def _closed_edge(
 
 
 def _withdraw_stale_approvals(
-    outbox: Mapping[str, OutboxEntry], hooks: Mapping[str, HookState], now: datetime
+    outbox: Mapping[str, OutboxEntry],
+    hooks: Mapping[str, HookState],
+    now: datetime,
+    closed: bool,
 ) -> dict[str, OutboxEntry]:
-    """Close the pending approvals whose crossing has ended (a correction took the form back
-    under the threshold, say): no decision is owed any more, so none, and no timeout outcome,
-    may be written for them. A new crossing opens a new approval."""
+    """Close the pending approvals no decision is owed for any more: the crossing ended (a
+    correction took the form back under the threshold, say), a new crossing superseded it
+    (an answer it was asked on changed: the new one has its own key), or the form closed.
+    No decision, and no timeout outcome, may be written for them afterwards."""
     result = dict(outbox)
     for key, entry in outbox.items():
         if entry.kind != "approval" or entry.status != "pending":
             continue
         state = hooks.get(entry.hook_id, _NEVER)
-        if not (state.holds and state.count == entry.occurrence):
-            result[key] = entry.model_copy(
-                update={
-                    "status": "done",
-                    "finished_at": now,
-                    "error": "withdrawn: the checkpoint no longer holds",
-                }
-            )
+        if closed:
+            why = WITHDRAWN_ON_CLOSE.removeprefix("withdrawn: ")
+        elif not state.holds:
+            why = "the checkpoint no longer holds"
+        elif state.count != entry.occurrence:
+            why = "an answer it was asked on changed; a new approval replaces it"
+        else:
+            continue
+        result[key] = entry.model_copy(
+            update={"status": "done", "finished_at": now, "error": f"withdrawn: {why}"}
+        )
     return result
+
+
+WITHDRAWN_ON_CLOSE = "withdrawn: the form closed"
+"""The error of an approval withdrawn because its form closed (completed, terminated,
+abandoned) before anyone decided it."""
+
+
+def decision_occurrence(revision: Revision | None) -> int | None:
+    """The occurrence of the approval a decision revision answers (None if it is not one)."""
+    if revision is None or revision.kind != "value" or revision.tool_call_id is None:
+        return None
+    if not revision.tool_call_id.startswith(APPROVAL_CALL_PREFIX):
+        return None
+    tail = revision.tool_call_id.rsplit(":", 1)[-1]
+    return int(tail) if tail.isdigit() else None
+
+
+APPROVAL_CALL_PREFIX = "approval:"
+"""Decision revisions carry ``tool_call_id = "approval:<approval id>"``."""
+
+
+def _stale_decisions(
+    form: CompiledForm,
+    instance: FormInstance,
+    evaluation: Evaluation,
+    outbox: Mapping[str, OutboxEntry],
+    now: datetime,
+) -> dict[str, FieldChange]:
+    """Retractions of every decision in force that no longer answers its checkpoint's current
+    crossing: the answers it was given on changed (a new approval is owed), or the checkpoint
+    stopped holding. A decision only ever stands for the values it was made on."""
+    changes: dict[str, FieldChange] = {}
+    for hook in form.hooks:
+        if hook.approval is None:
+            continue
+        history = instance.field(hook.approval.field)
+        occurrence = decision_occurrence(history.in_force())
+        if occurrence is None:
+            continue
+        state = evaluation.hooks.get(hook.id, _NEVER)
+        if state.holds and state.count == occurrence:
+            continue
+        if state.holds:
+            asked = outbox.get(idempotency_key(instance.id, hook.id, occurrence))
+            now_bound = bound_answers(instance, hook.binds, evaluation.live)
+            changed = [
+                form.fields[f].label
+                for f in hook.binds
+                if asked is None or (asked.subject or {}).get(f) != now_bound[f]
+            ]
+            why = f"{', '.join(changed) or 'an answer'} changed after the decision"
+        else:
+            why = "the checkpoint no longer holds"
+        retraction = Revision(
+            kind="retraction",
+            by="operator",
+            actor="formwork",
+            at=now,
+            prev=history.cursor,
+            note=f"withdrawn: {why}",
+        )
+        changes[hook.approval.field] = FieldChange(
+            append=(retraction,), cursor=len(history.revisions)
+        )
+    return changes
 
 
 def idempotency_key(instance_id: str, hook_id: str, occurrence: int) -> str:
@@ -456,6 +561,16 @@ class Transition:
         return before is not None and before.holds
 
 
+def _provisional(
+    base: FormInstance, changes: Mapping[str, FieldChange], state: InstanceState
+) -> FormInstance:
+    """``base`` with ``changes`` and ``state`` applied, for evaluation (nobody else holds it)."""
+    commit = Commit(
+        instance_id=base.id, expected_version=base.version, fields=dict(changes), state=state
+    )
+    return applied_unshared(base, commit)
+
+
 def transition(
     form: CompiledForm,
     base: FormInstance,
@@ -464,27 +579,28 @@ def transition(
     *,
     state: InstanceState | None = None,
     touched_steps: Iterable[str] = (),
+    cause: str | None = None,
 ) -> Transition:
     """Build the commit for ``changes`` (plus bookkeeping in ``state``) over ``base``.
 
     Runs steps 2-5 of the processing model and returns the commit with the outbox entries it
     adds. ``state`` defaults to ``base.state``; callers pass a modified one for effects (jumps,
-    rejections, closing) and recorded tool calls.
+    rejections, closing). ``cause`` is the hook occurrence whose effects this commit applies:
+    the entries it adds record it, so a tool result can report knock-on hooks.
     """
     state = base.state if state is None else state
     override = state.override
     if override is not None and override.kind == "revisit" and override.step in touched_steps:
         override = None
-    provisional = applied_unshared(
-        base,
-        Commit(
-            instance_id=base.id,
-            expected_version=base.version,
-            fields=dict(changes),
-            state=state.model_copy(update={"override": override}),
-        ),
-    )
+    provisional = _provisional(base, changes, state.model_copy(update={"override": override}))
     evaluation = evaluate(form, provisional, previous=base.state.hooks)
+    for _ in range(len(form.checkpoints)):
+        withdrawn = _stale_decisions(form, provisional, evaluation, state.outbox, now)
+        if not withdrawn:
+            break
+        changes = {**changes, **withdrawn}
+        provisional = _provisional(base, changes, provisional.state)
+        evaluation = evaluate(form, provisional, previous=base.state.hooks)
     if (
         override is not None
         and override.kind == "focus"
@@ -496,7 +612,7 @@ def transition(
     if status == "open" and completed_now and form.closes_on_complete:
         status, reason = "completed", "complete"
         evaluation = _closed_edge(form, evaluation, base.state.hooks, closed=True)
-    outbox = _withdraw_stale_approvals(state.outbox, evaluation.hooks, now)
+    outbox = _withdraw_stale_approvals(state.outbox, evaluation.hooks, now, status != "open")
     added: list[OutboxEntry] = []
     for hook in evaluation.rising:
         if not hook.dispatched:
@@ -511,6 +627,8 @@ def transition(
             kind="approval" if approval is not None else "executor",
             deadline=now + timedelta(seconds=approval.timeout_seconds) if approval else None,
             created_at=now,
+            cause=cause,
+            subject=bound_answers(provisional, hook.binds, evaluation.live) if approval else None,
         )
         outbox[key] = entry
         added.append(entry)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from forms.instance import FormInstance
+    from forms.instance import CallRecord, FormInstance
 
 
 class FormworkError(Exception):
@@ -93,6 +93,21 @@ class ToolCallConflict(ToolError):
     code = "tool_call_conflict"
 
 
+class ToolCallExpired(ToolError):
+    """The tool-call id was used longer ago than the replay window: its first result is no
+    longer replayed, and it is not applied a second time."""
+
+    code = "tool_call_expired"
+
+
+class MigrationFailed(ToolError):
+    """The instance's definition version is gone and its migration failed for this instance
+    (a conversion raised, or gave a value the new field does not accept). The instance stays on
+    its version, untouched; only this instance is affected."""
+
+    code = "migration_failed"
+
+
 class VersionMismatch(ToolError):
     """The instance was started on a definition version that is gone and has no migration."""
 
@@ -109,6 +124,18 @@ class NotFound(StoreError):
 
 class AlreadyExists(StoreError):
     """An instance with that id is already stored."""
+
+
+class CallRecorded(StoreError):
+    """The tool-call id is already recorded in this conversation; ``record`` is the first call.
+
+    Raised by a create or commit carrying a call (nothing of it is stored) and by
+    ``record_call``."""
+
+    def __init__(self, call_id: str, record: CallRecord) -> None:
+        super().__init__(f"tool call {call_id} is already recorded")
+        self.call_id = call_id
+        self.record = record
 
 
 class ConflictError(StoreError):

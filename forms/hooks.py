@@ -68,7 +68,7 @@ def run_hook(
     ev = evaluate(form, instance)
     context = HookContext(
         values=ev.values_for(form),
-        state=ev.state_for(form),
+        state=ev.state_for(form, hook, entry.occurrence),
         answers=dict(ev.live),
         key=entry.key,
         hook_id=entry.hook_id,
@@ -130,7 +130,9 @@ def _record(
             effect_plan = plan_effects(
                 form, current, entry, tuple(effects or ()), ev.open_step, ev.step_complete, now
             )
-            return transition(form, current, effect_plan.changes, now, state=effect_plan.state)
+            return transition(
+                form, current, effect_plan.changes, now, state=effect_plan.state, cause=key
+            )
         except (EffectError, PredicateError, InvalidFormDefinition) as exc:
             attempts = entry.attempts + 1
             failed = final or error is None or attempts >= max_attempts

@@ -3,7 +3,8 @@
 A ``FormInstance`` is plain, JSON-serialisable data. It holds, per field, an append-only log of
 ``Revision`` entries and a cursor naming the revision in force (-1: none), plus the instance's
 bookkeeping (``InstanceState``): status, per-hook edge state and counters, the step override left
-by a jump, recorded rejections, the dispatch outbox and the tool-call ids already applied.
+by a jump, recorded rejections and the dispatch outbox. Tool-call records live beside instances,
+per conversation (``CallRecord``), so they stay out of the path of every read.
 
 Everything the engine *means* (liveness, applicability, statuses, completion) is recomputed from
 this record on every call; nothing here is a cache of it except ``HookState.holds``, which is the
@@ -82,10 +83,15 @@ class FieldHistory(_Frozen):
 
 
 class HookState(_Frozen):
-    """Per hook: whether its condition held after the last commit, and how many edges it has had."""
+    """Per hook: whether its condition held after the last commit, and how many edges it has had.
+
+    ``basis``, for an approval checkpoint while it holds: a digest of the answers its decision
+    is bound to. A different digest on a later commit is a new crossing (a new occurrence).
+    """
 
     holds: bool = False
     count: int = 0
+    basis: str | None = None
 
 
 class OutboxEntry(_Frozen):
@@ -106,6 +112,11 @@ class OutboxEntry(_Frozen):
     """When a durable runner (a Temporal workflow keyed by ``key``) was started for it; the
     lasting record of dispatch, since the runner forgets closed ids after its retention."""
     finished_at: datetime | None = None
+    cause: str | None = None
+    """The key of the hook occurrence whose commit raised this one (a knock-on), if any."""
+    subject: dict[str, JsonValue] | None = None
+    """For approvals: the answers the decision is asked on (the checkpoint's bound fields, as
+    stored), so the approver sees what they approve and the record shows what was approved."""
 
 
 class StepOverride(_Frozen):
@@ -135,12 +146,24 @@ class Rejection(_Frozen):
 
 
 class CallRecord(_Frozen):
-    """A tool call already applied to this instance, so a replay returns the same result."""
+    """A write tool call already answered in a conversation, so a retry of it returns the same
+    result and applies nothing twice. Kept by the store per (principal, conversation), apart
+    from instances: recording it is part of the commit (or create) that applies the call, and
+    a call that changed nothing is recorded on its own (``FormStore.record_call``)."""
 
     tool: str
     fingerprint: str
     result: dict[str, JsonValue]
     at: datetime
+    instance_id: str | None = None
+    """The instance the call applied to, if any."""
+
+
+class NewCall(_Frozen):
+    """A call to record with a create or a commit, under its tool-call id."""
+
+    call_id: str
+    record: CallRecord
 
 
 class InstanceState(BaseModel):
@@ -154,7 +177,6 @@ class InstanceState(BaseModel):
     override: StepOverride | None = None
     rejections: list[Rejection] = Field(default_factory=list)
     outbox: dict[str, OutboxEntry] = Field(default_factory=dict)
-    calls: dict[str, CallRecord] = Field(default_factory=dict)
     updated_at: datetime
 
 
@@ -185,7 +207,6 @@ class FormInstance(BaseModel):
             hooks=dict(state.hooks),
             rejections=list(state.rejections),
             outbox=dict(state.outbox),
-            calls=dict(state.calls),
         )
         return replace_instance(
             self, history=dict(self.history), state=InstanceState.model_construct(**values)
@@ -211,6 +232,9 @@ class Commit(_Frozen):
     state: InstanceState
     form_version: int | None = None
     """Set only by a migration: the definition version the instance moves to."""
+    call: NewCall | None = None
+    """The tool call this commit applies, recorded with it (all or nothing); the commit fails
+    with ``CallRecorded`` when the conversation already recorded that id."""
 
 
 def apply_commit(instance: FormInstance, commit: Commit) -> FormInstance:

@@ -76,6 +76,9 @@ class FillPlan:
     resolved: dict[str, str] = field(default_factory=dict)
     replaced: dict[str, Any] = field(default_factory=dict)
     """Fields whose earlier answer this write replaces, with that earlier answer."""
+    coerced: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Fields whose value came in another unambiguous encoding: ``{"sent": "yes", "stored":
+    true}``, what the call carried and what was validated and kept (see ``FieldType.accept``)."""
 
 
 def _revision(kind: RevisionKind, value: Any, author: Author, now: datetime, prev: int) -> Revision:
@@ -150,28 +153,35 @@ def plan_fill(
                 )
             )
             continue
-        outcome = _validate(form, field_id, raw)
+        outcome = _validate(form, field_id, raw, lenient=author.source != "executor")
         if isinstance(outcome, ValueRejection):
             plan.rejected.append(outcome)
             continue
+        if outcome.coerced:
+            plan.coerced[field_id] = {"sent": raw, "stored": outcome.json_value}
         _stage_value(plan, instance, field_id, outcome.json_value, author, now)
     return plan
 
 
-def _validate(form: CompiledForm, field_id: str, raw: object) -> Accepted | ValueRejection:
+def _validate(
+    form: CompiledForm, field_id: str, raw: object, *, lenient: bool
+) -> Accepted | ValueRejection:
+    """Check one value. ``lenient`` reads unambiguous encodings (``"yes"`` for ``true``): the
+    agent's, a webhook's or an approver's writes. An executor's patch is code, so it is strict:
+    a value in the wrong encoding there is a bug to report, not to read charitably.
+
+    Only a blank points at retract: ``0`` or ``false`` may well be the answer ("0 bags").
+    """
     if is_blank(raw):
         return ValueRejection(field_id, "a blank value is not an answer", RETRACT_HINT)
     too_big = check_value_size(raw)
     if too_big is not None:
         return ValueRejection(field_id, too_big, "send a shorter answer")
-    result = form.fields[field_id].type.validate(raw)
+    ftype = form.fields[field_id].type
+    result = ftype.accept(raw) if lenient else ftype.validate(raw)
     if isinstance(result, Accepted):
         return result
-    hint = result.hint
-    if raw in (0, False) and type(raw) in (int, float, bool):
-        clear = 'if the user meant to clear it, call form_revise with action "retract"'
-        hint = f"{hint}; {clear}" if hint else clear
-    return ValueRejection(field_id, result.message, hint)
+    return ValueRejection(field_id, result.message, result.hint)
 
 
 def _stage_value(

@@ -14,8 +14,9 @@ from datetime import datetime
 from forms.compiled import CompiledForm, normalise
 from forms.compiler import compile_form
 from forms.definition import FormDef, Migration
-from forms.errors import InvalidFormDefinition, UnknownForm, VersionMismatch
+from forms.errors import InvalidFormDefinition, MigrationFailed, UnknownForm, VersionMismatch
 from forms.instance import Commit, FieldChange, FormInstance, Revision
+from forms.schema import Accepted
 
 
 class FormRegistry:
@@ -104,6 +105,7 @@ def migration_commit(
         field_id: history.in_force() for field_id, history in instance.history.items()
     }
     moved: set[str] = set()
+    versions = f"from version {instance.form_version} to {form.version}"
     for migration in chain:
         for old, new in migration.renames.items():
             if old in in_force:
@@ -112,7 +114,12 @@ def migration_commit(
         for field_id, convert in migration.convert.items():
             current = in_force.get(field_id)
             if current is not None and current.kind == "value":
-                converted = convert(current.value)
+                try:
+                    converted = convert(current.value)
+                except Exception as exc:
+                    raise _failed(
+                        form, f"converting {field_id!r} {versions} raised {type(exc).__name__}"
+                    ) from exc
                 if converted != current.value:
                     in_force[field_id] = current.model_copy(update={"value": converted})
                     moved.add(field_id)
@@ -124,6 +131,16 @@ def migration_commit(
             continue
         if field_id not in moved:
             continue
+        if target.kind == "value":
+            # a moved value is an answer like any other: the new field must accept it
+            checked = form.fields[field_id].type.validate(target.value)
+            if not isinstance(checked, Accepted):
+                raise _failed(
+                    form,
+                    f"moving {field_id!r} {versions} gave a value the field does not accept "
+                    f"({checked.message})",
+                )
+            target = target.model_copy(update={"value": checked.json_value})
         entry = target.model_copy(
             update={
                 "prev": history.cursor,
@@ -140,4 +157,12 @@ def migration_commit(
         fields=changes,
         state=instance.state.model_copy(update={"updated_at": now}),
         form_version=form.version,
+    )
+
+
+def _failed(form: CompiledForm, detail: str) -> MigrationFailed:
+    return MigrationFailed(
+        f"this {form.id} cannot be moved to the current definition: {detail}; it stays as it "
+        "was, and nothing was saved",
+        "tell the user this form needs attention on our side; other forms are unaffected",
     )

@@ -39,7 +39,7 @@ def fill_result(form: CompiledForm, step: Transition, plan: FillPlan, verb: str)
     if verb == "Started":
         parts = [f"Started {form.title}" + (f"; {saved}" if kept else "")]
     else:
-        parts = [saved.capitalize()]
+        parts = [saved[0].upper() + saved[1:]]  # not capitalize(): ids keep their case
     if held:
         parts.append(f"held {len(held)} that don't apply yet")
     if plan.replaced:
@@ -60,6 +60,8 @@ def fill_result(form: CompiledForm, step: Transition, plan: FillPlan, verb: str)
         result["resolved"] = dict(plan.resolved)
     if plan.replaced:
         result["replaced"] = dict(plan.replaced)
+    if plan.coerced:
+        result["coerced"] = dict(plan.coerced)
     if plan.rejected:
         result["rejected"] = [
             {"field": r.field, "error": r.message, **({"hint": r.hint} if r.hint else {})}
@@ -100,6 +102,8 @@ def revise_result(
     result: Result = {"ok": True, "summary": summary}
     if plan.resolved:
         result["resolved"] = dict(plan.resolved)
+    if plan.coerced:
+        result["coerced"] = dict(plan.coerced)
     return finish(form, step, result)
 
 

@@ -2,9 +2,9 @@
 
 A form field is declared with a Python annotation. :func:`field_type` compiles it into a
 :class:`FieldType` holding a pydantic ``TypeAdapter``, a short *type string* that names exactly
-what the schema accepts (``true or false``, never ``yes / no``), and a ``validate`` method.
+what the schema accepts (``true or false``, never ``yes / no``), and two ways to check a value.
 
-Values are validated as JSON in pydantic's strict mode, so nothing is coerced across JSON types:
+``validate`` reads a value as JSON in pydantic's strict mode, so nothing crosses JSON types:
 
 * ``"42"`` is not an integer, ``"yes"``/``"true"``/``1`` are not booleans, ``3.0`` is not an
   integer; an integer is accepted for a float field.
@@ -14,6 +14,30 @@ Values are validated as JSON in pydantic's strict mode, so nothing is coerced ac
 * Nested models take a JSON object, validated strictly field by field; unknown keys follow the
   model's ``extra`` setting (ignored by default).
 
+``accept`` is ``validate`` for an answer being written: when strict validation fails only
+because a value came in another unambiguous encoding, it reads that encoding and says so
+(``Accepted.coerced``). The encodings read, and only at a place whose type is not a union:
+
+* a boolean: the strings ``"true"``, ``"false"``, ``"yes"``, ``"no"`` (any case, trimmed).
+  Not ``"1"``/``"0"``, ``1``/``0``, ``"y"``/``"on"``: a digit in a yes/no field is as likely a
+  count meant for another field, so those stay rejected with a hint naming the boolean;
+* an integer: a string holding exactly a JSON integer (``"6"``, ``" -3 "``); not ``"6.0"``,
+  ``"6.5"``, ``"1e3"``, ``"1,200"`` or ``"007"`` (a fraction, an exponent, a separator or a
+  leading zero says the sender was not writing a plain integer);
+* a float: a string holding exactly a finite JSON number (``"0.7"``, ``"1e3"``);
+* a choice (``Literal``/``Enum``): the one option equal to the value once case and spacing are
+  ignored (``"Kitchen Speaker"`` for ``"kitchen speaker"``), or once JSON types are (``2`` for
+  ``"2"``, ``false`` for ``"False"``, ``"1"`` for ``1``); never when two options match.
+
+Blanks (``""``, whitespace, ``null``) are never read as anything. Strings are never made from
+numbers (``2134`` for a postcode may have lost a leading zero).
+
+Numbers are bounded even when the annotation declares no bound (:data:`MAX_INTEGER`,
+:data:`DECIMAL_LIMIT`, :data:`DECIMAL_MAX_DIGITS`; floats are always finite), per side: a
+declared ``ge``/``gt`` replaces the default lower bound, a declared ``le``/``lt`` the upper one.
+The type string names declared bounds only; a value past a default one is rejected with a hint
+naming the accepted range.
+
 A rejection carries a short message and, where the intended value is clear, a hint naming the
 exact JSON to send (``send the JSON boolean true (no quotes)``).
 """
@@ -21,25 +45,37 @@ exact JSON to send (``send the JSON boolean true (no quotes)``).
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, cast
 
 from pydantic import PydanticUndefinedAnnotation, PydanticUserError, TypeAdapter, ValidationError
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
-from pydantic_core import ErrorDetails, core_schema
+from pydantic_core import ErrorDetails, SchemaValidator, core_schema
 
 _Node = dict[str, Any]
+
+MAX_INTEGER = 2**53 - 1
+"""Default bound on an integer's magnitude: the largest integer every JSON reader keeps exact."""
+DECIMAL_LIMIT = Decimal(10**15)
+"""Default exclusive bound on a Decimal's magnitude."""
+DECIMAL_MAX_DIGITS = 30
+"""Default limit on a Decimal's digits (which also bounds its exponent)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Accepted:
-    """A valid value: ``json_value`` is what to store, ``typed`` the validated Python value."""
+    """A valid value: ``json_value`` is what to store, ``typed`` the validated Python value.
+
+    ``coerced`` is True when ``accept`` read another encoding of it (``"yes"`` for ``true``).
+    """
 
     json_value: Any
     typed: Any
+    coerced: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +96,8 @@ class FieldType:
     type_string: str
     json_schema: dict[str, Any] = field(repr=False)
     _shape: _Node = field(repr=False)  # schema variant for describing: a Decimal is one node
+    _validator: SchemaValidator = field(repr=False)  # the adapter's, plus the default bounds
+    example: str | None = None
 
     def validate(self, value: object) -> Accepted | Rejected:
         """Validate a JSON-like value strictly; never raises for bad input.
@@ -67,20 +105,48 @@ class FieldType:
         The value is serialised with ``json.dumps`` first, so tuples arrive as lists and
         non-string dict keys as strings, exactly as if the value had come over the wire.
         """
+        outcome = self._check(value)
+        if isinstance(outcome, Accepted | Rejected):
+            return outcome
+        return _reject(outcome[1], self._shape, self.example)
+
+    def accept(self, value: object) -> Accepted | Rejected:
+        """``validate``, also reading an unambiguous encoding of the value (see the module).
+
+        A value read that way comes back with ``coerced=True``; if what it encodes is itself
+        invalid (``"0"`` for an integer > 0), the rejection is about that value.
+        """
+        outcome = self._check(value)
+        if isinstance(outcome, Accepted | Rejected):
+            return outcome
+        sent, errors = outcome
+        fixed = _coerce(sent, errors, self._shape)
+        if fixed is None:
+            return _reject(errors, self._shape, self.example)
+        again = self.validate(fixed[0])
+        if isinstance(again, Accepted):
+            return Accepted(again.json_value, again.typed, coerced=True)
+        return again
+
+    def _check(self, value: object) -> Accepted | Rejected | tuple[Any, list[ErrorDetails]]:
+        """Accepted, Rejected before validating, or the value as JSON with pydantic's errors."""
         try:
             raw = json.dumps(value, allow_nan=False)
         except (TypeError, ValueError, RecursionError):
-            kind = "non-finite number" if isinstance(value, float) else type(value).__name__
-            return Rejected(f"expected a JSON value, got a Python {kind}", None)
+            return Rejected(f"expected a JSON value, got {_unencodable(value)}", None)
         try:
-            typed = self.adapter.validate_json(raw, strict=True)
+            typed = self._validator.validate_json(raw, strict=True)
         except ValidationError as error:
-            return _reject(error.errors(include_url=False), self._shape)
+            return json.loads(raw), error.errors(include_url=False)
         return Accepted(self.adapter.dump_python(typed, mode="json"), typed)
 
 
-def field_type(annotation: Any) -> FieldType:
-    """Compile ``annotation``; raise ``TypeError`` if pydantic cannot build a schema for it."""
+def field_type(annotation: Any, example: str | None = None) -> FieldType:
+    """Compile ``annotation``; raise ``TypeError`` if pydantic cannot build a schema for it.
+
+    ``example`` (an answer as text, such as ``"BL-2041"``) replaces a string's pattern in the
+    type string: ``text like BL-2041``. The pattern stays the check.
+    """
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(annotation)
         schema = adapter.json_schema(mode="validation")
@@ -88,12 +154,84 @@ def field_type(annotation: Any) -> FieldType:
     except (PydanticUserError, PydanticUndefinedAnnotation) as exc:
         reason = str(exc).splitlines()[0]
         raise TypeError(f"unsupported field annotation {annotation!r}: {reason}") from exc
+    bounded = cast(core_schema.CoreSchema, _with_default_bounds(adapter.core_schema))
+    # not prebuilt: a nested model would otherwise reuse its own validator, without the bounds
+    validator = SchemaValidator(bounded, _use_prebuilt=False)
     try:
-        adapter.validate_json("null", strict=True)
+        validator.validate_json("null", strict=True)
         optional = True
     except ValidationError:
         optional = False
-    return FieldType(annotation, adapter, optional, _describe(shape, shape), schema, shape)
+    type_string = _describe(shape, shape)
+    if example is not None:
+        type_string = _with_example(shape, type_string, example)
+    return FieldType(annotation, adapter, optional, type_string, schema, shape, validator, example)
+
+
+def _unencodable(value: object) -> str:
+    if isinstance(value, float):
+        return "a non-finite number"
+    if isinstance(value, int):
+        return "a number with too many digits"
+    return f"a Python {type(value).__name__}"
+
+
+# ---------------------------------------------------------------- default bounds
+
+
+def _with_default_bounds(node: Any, depth: int = 0) -> Any:
+    """A copy of a pydantic core schema with the default bounds on every number node.
+
+    The schema is copied, never changed: model classes share theirs with pydantic.
+    """
+    if depth > 200:
+        raise TypeError("unsupported field annotation: its schema nests too deeply")
+    if isinstance(node, list):
+        return [_with_default_bounds(item, depth + 1) for item in node]
+    if not isinstance(node, dict):
+        return node
+    copy = {
+        key: value
+        if key in ("metadata", "serialization")
+        else _with_default_bounds(value, depth + 1)
+        for key, value in node.items()
+    }
+    kind = copy.get("type")
+    if kind == "int":
+        _bound(copy, -MAX_INTEGER, MAX_INTEGER, inclusive=True)
+    elif kind == "decimal":
+        _bound(copy, -DECIMAL_LIMIT, DECIMAL_LIMIT, inclusive=False)
+        copy.setdefault("max_digits", DECIMAL_MAX_DIGITS)
+        copy.pop("allow_inf_nan", None)
+    elif kind == "float":
+        copy["allow_inf_nan"] = False
+    return copy
+
+
+def _bound(node: dict[str, Any], low: Any, high: Any, *, inclusive: bool) -> None:
+    if not {"ge", "gt"} & node.keys():
+        node["ge" if inclusive else "gt"] = low
+    if not {"le", "lt"} & node.keys():
+        node["le" if inclusive else "lt"] = high
+
+
+def _default_bounds(node: _Node) -> _Node:
+    """A number node of the shape schema with the default bounds it does not declare."""
+    full = dict(node)
+    low: int | Decimal
+    high: int | Decimal
+    if node.get("type") == "integer":
+        low, high, inclusive = -MAX_INTEGER, MAX_INTEGER, True
+    elif node.get("format") == "decimal":
+        low, high, inclusive = -DECIMAL_LIMIT, DECIMAL_LIMIT, False
+        full.setdefault("maxDigits", DECIMAL_MAX_DIGITS)
+    else:
+        return full
+    if not {"minimum", "exclusiveMinimum"} & node.keys():
+        full["minimum" if inclusive else "exclusiveMinimum"] = low
+    if not {"maximum", "exclusiveMaximum"} & node.keys():
+        full["maximum" if inclusive else "exclusiveMaximum"] = high
+    return full
 
 
 def json_depth(value: object) -> int:
@@ -264,6 +402,16 @@ def _describe_number(node: _Node) -> str:
     return text
 
 
+def _with_example(shape: _Node, type_string: str, example: str) -> str:
+    """The type string with an example: ``text like BL-2041`` for a plain or patterned string
+    (the pattern stays the check, not the description), else ``<type>, e.g. <example>``."""
+    node = _unwrap(shape, shape)[0] or {}
+    if node.get("type") == "string" and "format" not in node:
+        size = _size(node.get("minLength"), node.get("maxLength"), "chars")
+        return f"text like {example}" + (f", {size}" if size else "")
+    return f"{type_string}, e.g. {example}"
+
+
 def _describe_array(node: _Node, root: _Node, seen: frozenset[str]) -> str:
     if isinstance(node.get("prefixItems"), list):
         return "list [" + ", ".join(_describe(i, root, seen) for i in node["prefixItems"]) + "]"
@@ -316,15 +464,15 @@ def _json(value: Any) -> str:
 # ---------------------------------------------------------------- rejections
 
 
-def _reject(errors: list[ErrorDetails], shape: _Node) -> Rejected:
+def _reject(errors: list[ErrorDetails], shape: _Node, example: str | None = None) -> Rejected:
     """Summarise pydantic errors: at most three distinct ones, joined with "; "."""
-    explained = dict(_explain(error, shape) for error in errors)
+    explained = dict(_explain(error, shape, example) for error in errors)
     first = list(explained.items())[:3]
     hints = list(dict.fromkeys(hint for _, hint in first if hint))
     return Rejected("; ".join(m for m, _ in first), "; ".join(hints) if hints else None)
 
 
-def _explain(error: ErrorDetails, shape: _Node) -> tuple[str, str | None]:
+def _explain(error: ErrorDetails, shape: _Node, example: str | None) -> tuple[str, str | None]:
     node, path = _locate(shape, error["loc"])
     prefix = f"{path}: " if path else ""
     kind, got = error["type"], error["input"]
@@ -337,6 +485,8 @@ def _explain(error: ErrorDetails, shape: _Node) -> tuple[str, str | None]:
         message += "" if isinstance(got, list | dict) else f", got {_show(got)}"
     make_hint = None if _branches(node) else _HINTS.get(kind)
     hint = make_hint(got, node, error.get("ctx", {})) if make_hint else None
+    if kind == "string_pattern_mismatch" and example is not None and not path:
+        hint = f"send text like {example} (matching {node.get('pattern')})"
     return prefix + message, prefix + hint if hint else None
 
 
@@ -367,8 +517,81 @@ def _show(value: Any) -> str:
     if value is None or isinstance(value, bool):
         return _json(value)
     if isinstance(value, int | float):
-        return f"the number {_json(value)}"
+        text = _json(value)
+        digits = len(text.lstrip("-"))
+        return f"a number with {digits} digits" if digits > 24 else f"the number {text}"
     return "a list" if isinstance(value, list) else "an object"
+
+
+# ---------------------------------------------------------------- unambiguous encodings
+
+
+def _coerce(sent: Any, errors: list[ErrorDetails], shape: _Node) -> tuple[Any] | None:
+    """``sent`` with every rejected part replaced by the value it unambiguously encodes, or
+    None when any error is not of that kind (then the value is rejected as it came)."""
+    fixed = sent
+    for error in errors:
+        node = _node_at(shape, error["loc"])
+        found = _unambiguous(error["type"], error["input"], node) if node is not None else ()
+        if not found:
+            return None
+        fixed = _replace(fixed, error["loc"], found[0])
+    return (fixed,)
+
+
+def _node_at(shape: _Node, loc: tuple[int | str, ...]) -> _Node | None:
+    """The schema node at exactly ``loc``, or None past a union or where the loc cannot go."""
+    node = _unwrap(shape, shape)[0]
+    for part in loc:
+        if node is None or _branches(node):
+            return None
+        if isinstance(part, int) and node.get("type") == "array":
+            prefix_items = node.get("prefixItems") or ()
+            node = prefix_items[part] if part < len(prefix_items) else node.get("items")
+        elif isinstance(part, str) and node.get("type") == "object" and part != "[key]":
+            extra = node.get("additionalProperties")
+            node = node.get("properties", {}).get(part, extra)
+        else:
+            return None
+        node = _unwrap(node, shape)[0] if isinstance(node, dict) else None
+    return None if node is None or _branches(node) else node
+
+
+_JSON_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_BOOLEAN_WORDS = {"true": True, "yes": True, "false": False, "no": False}
+
+
+def _unambiguous(kind: str, got: Any, node: _Node) -> tuple[Any, ...]:
+    """The one value ``got`` stands for at a node of this type, or () if it is not clear."""
+    if got is None or (isinstance(got, str) and not got.strip()):
+        return ()
+    text = got.strip() if isinstance(got, str) else None
+    if kind in ("bool_type", "bool_parsing") and node.get("type") == "boolean" and text:
+        word = text.casefold()
+        return (_BOOLEAN_WORDS[word],) if word in _BOOLEAN_WORDS else ()
+    short = text is not None and len(text) <= 32
+    if kind in ("int_type", "int_parsing") and node.get("type") == "integer" and short:
+        return (int(text),) if text and _JSON_INTEGER.fullmatch(text) else ()
+    if kind in ("float_type", "float_parsing") and node.get("type") == "number" and short:
+        number = float(text) if text and _JSON_NUMBER.fullmatch(text) else math.nan
+        return (number,) if math.isfinite(number) else ()
+    if kind in ("literal_error", "enum"):
+        wanted = _loose(got)
+        matches = [option for option in _options(node) or () if _loose(option) == wanted]
+        return (matches[0],) if wanted is not None and len(matches) == 1 else ()
+    return ()
+
+
+def _replace(value: Any, loc: tuple[int | str, ...], new: Any) -> Any:
+    """``value`` (parsed JSON, owned by the caller) with ``new`` at ``loc``."""
+    if not loc:
+        return new
+    parent = value
+    for part in loc[:-1]:
+        parent = parent[part]
+    parent[loc[-1]] = new
+    return value
 
 
 _TRUE = {"true", "yes", "y", "1", "on"}
@@ -483,6 +706,29 @@ def _pattern_hint(got: Any, node: _Node, ctx: Mapping[str, Any]) -> str:
     return f"send a string matching {ctx.get('pattern', node.get('pattern'))}"
 
 
+_DECLARES = {
+    "greater_than": ("minimum", "exclusiveMinimum"),
+    "greater_than_equal": ("minimum", "exclusiveMinimum"),
+    "less_than": ("maximum", "exclusiveMaximum"),
+    "less_than_equal": ("maximum", "exclusiveMaximum"),
+    "decimal_max_digits": ("maxDigits",),
+    "decimal_whole_digits": ("maxDigits",),
+}
+
+
+def _range_hint(node: _Node, kind: str) -> str | None:
+    """The accepted range of a number, with the default bounds when one of those was hit."""
+    if node.get("type") not in ("integer", "number"):
+        return None
+    declared = any(key in node for key in _DECLARES.get(kind, ()))
+    text = _describe_number(node if declared else _default_bounds(node))
+    return f"send {'an' if text[0] in 'aeiou' else 'a'} {text}"
+
+
+def _bound_hint(kind: str) -> _Hint:
+    return lambda got, node, ctx: _range_hint(node, kind)
+
+
 # Errors about the kind of value (not a constraint on it) read "expected <type>, got <input>".
 _TYPE_ERROR_ENDINGS = ("_type", "_parsing")
 _TYPE_ERRORS = {"literal_error", "enum", "int_from_float", "date_from_datetime_inexact"}
@@ -522,4 +768,5 @@ _HINTS: dict[str, _Hint] = {
     "too_short": _length_hint,
     "too_long": _length_hint,
     "string_pattern_mismatch": _pattern_hint,
+    **{kind: _bound_hint(kind) for kind in (*_DECLARES, "finite_number")},
 }

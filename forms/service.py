@@ -7,8 +7,10 @@ back. Every failure a caller can cause comes back as data (``ok: false`` with an
 message and a hint); nothing the model sends can raise out of ``call``.
 
 Writes are compare-and-set: a conflict is retried on the instance the store hands back, a few
-times. A write records its tool-call id in the same commit, so a replayed call returns its
-first result and applies nothing twice.
+times. A write tool's call is recorded under its tool-call id, per conversation, whatever its
+outcome: in the same commit as its changes, or on its own when it changed nothing or was
+refused. The store refuses a second record of an id, so a retried call returns its first result
+(within the replay window) and applies nothing twice, even when the retries race.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ import random
 import re
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, Protocol
 
 from pydantic import ValidationError
@@ -33,18 +35,20 @@ from forms.engine import PredicateError, Transition, evaluate, transition
 from forms.errors import (
     AmbiguousInstance,
     BadRequest,
+    CallRecorded,
     ConflictError,
     FormClosed,
     InvalidFormDefinition,
     NotFound,
     ToolCallConflict,
+    ToolCallExpired,
     ToolError,
     TooManyConflicts,
     UnknownForm,
     UnknownInstance,
     UnknownStep,
 )
-from forms.instance import CallRecord, FormInstance, InstanceState, OutboxEntry
+from forms.instance import CallRecord, FormInstance, InstanceState, NewCall, OutboxEntry
 from forms.operations import (
     Author,
     plan_fill,
@@ -72,14 +76,36 @@ from forms.tools import (
     FormReadArgs,
     FormReviseArgs,
     FormStartArgs,
+    ToolSpec,
 )
-from forms.view import field_view, form_tag, outline_view, status_line, step_view
+from forms.view import (
+    closed_view,
+    field_view,
+    form_tag,
+    outline_view,
+    status_line,
+    step_view,
+)
 
 _log = logging.getLogger("formwork")
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
-MAX_CALLS_KEPT = 200
-"""Tool-call records kept per instance for replay; the oldest are dropped past this."""
+DEFAULT_REPLAY_WINDOW = timedelta(hours=24)
+"""How long a retried tool call gets its first result back; later it is ``tool_call_expired``."""
+WRITE_TOOLS = frozenset({"form_start", "form_fill", "form_revise", "form_abandon"})
+"""The tools whose calls are recorded (reads have no effect to repeat)."""
+_UNRECORDED = (TooManyConflicts, ToolCallConflict, ToolCallExpired)
+"""Refusals that say nothing about the call itself: sending it again is the remedy, or it is
+already someone else's. They are never recorded as the call's result."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallId:
+    """A write tool call being answered: its tool, id, and the fingerprint of what was sent."""
+
+    tool: str
+    id: str
+    fingerprint: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,8 +152,15 @@ def check_id(value: str, what: str) -> str:
     return value
 
 
-def fingerprint(tool: str, payload: Mapping[str, Any]) -> str:
-    canonical = json.dumps({"tool": tool, "input": payload}, sort_keys=True, default=str)
+def fingerprint(tool: str, payload: object) -> str:
+    """A digest of a call as the model sent it (before validation, so a refused input binds
+    its id too)."""
+    try:
+        canonical = json.dumps({"tool": tool, "input": payload}, sort_keys=True, default=str)
+    except (ValueError, TypeError, RecursionError):  # an integer past the digit limit, say
+        raise BadRequest(
+            "the input cannot be read as JSON", "send plain JSON values (numbers of sane size)"
+        ) from None
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -144,6 +177,7 @@ class FormService:
         new_id: Callable[[], str] = new_instance_id,
         max_conflict_retries: int = 10,
         backoff: Callable[[int], None] | None = None,
+        replay_window: timedelta = DEFAULT_REPLAY_WINDOW,
     ) -> None:
         self.registry = registry
         self.store = store
@@ -152,6 +186,7 @@ class FormService:
         self.new_id = new_id
         self.max_conflict_retries = max_conflict_retries
         self.backoff = backoff if backoff is not None else jittered_backoff
+        self.replay_window = replay_window
 
     # ------------------------------------------------------------------ entry point
 
@@ -164,14 +199,17 @@ class FormService:
             if spec is None:
                 known = ", ".join(TOOLS_BY_NAME)
                 raise BadRequest(f"there is no tool {tool!r}", f"the tools are: {known}")
+            payload = payload if payload is not None else {}
+            if tool not in WRITE_TOOLS:
+                reader: Result = getattr(self, "_" + tool)(caller, _args(spec, payload))
+                return reader
+            call = CallId(tool, tool_call_id, fingerprint(tool, payload))
             try:
-                args = spec.args.model_validate(payload if payload is not None else {})
-            except ValidationError as exc:
-                raise BadRequest(
-                    describe_validation(exc), "check the tool's input schema"
-                ) from None
-            handler = getattr(self, "_" + tool)
-            result: Result = handler(caller, tool_call_id, args)
+                result: Result = getattr(self, "_" + tool)(caller, call, _args(spec, payload))
+            except _UNRECORDED:
+                raise
+            except ToolError as exc:
+                return self._record_alone(caller, call, error_result(exc), None)
             return result
         except ToolError as exc:
             return error_result(exc)
@@ -224,8 +262,8 @@ class FormService:
 
     # ------------------------------------------------------------------ tools
 
-    def _form_list(self, caller: Caller, call_id: str, args: object) -> Result:
-        del call_id, args
+    def _form_list(self, caller: Caller, args: object) -> Result:
+        del args
         mine = self.store.list_conversation(caller.principal, caller.conversation_id)
         return {
             "ok": True,
@@ -250,13 +288,9 @@ class FormService:
             ],
         }
 
-    def _form_start(self, caller: Caller, call_id: str, args: FormStartArgs) -> Result:
+    def _form_start(self, caller: Caller, call: CallId, args: FormStartArgs) -> Result:
         form = self.registry.latest(args.form)
         mine = self.store.list_conversation(caller.principal, caller.conversation_id)
-        for existing in mine:
-            record = existing.state.calls.get(call_id)
-            if record is not None:
-                return self._replay(record, "form_start", args, existing, False)
         now = self.clock()
         base = FormInstance(
             id=self.new_id(),
@@ -267,7 +301,7 @@ class FormService:
             created_at=now,
             state=InstanceState(updated_at=now),
         )
-        author = Author(source=_source(caller), actor=caller.principal, tool_call_id=call_id)
+        author = Author(source=_source(caller), actor=caller.principal, tool_call_id=call.id)
         plan = plan_fill(form, base, args.values or {}, author, now)
         step = transition(form, base, plan.changes, now)
         started = [i for i in mine if i.form_id == form.id and i.state.status == "open"]
@@ -279,13 +313,14 @@ class FormService:
                 "ids from now on"
             )
         result = with_status_line(result, form, step, qualify=bool(started))
-        created = self._with_call(step, "form_start", call_id, args, result).after
-        self.store.create(created)
+        try:
+            self.store.create(step.after, self._new_call(call, result, base.id, now))
+        except CallRecorded as taken:  # a retry of a start that already happened
+            return self._replay(caller, call, taken.record)
         self._dispatch(step.dispatch)
-        return self._after_dispatch(result, created.id, step, bool(started))
+        return self._after_dispatch(result, base.id, step, bool(started))
 
-    def _form_read(self, caller: Caller, call_id: str, args: FormReadArgs) -> Result:
-        del call_id
+    def _form_read(self, caller: Caller, args: FormReadArgs) -> Result:
         instance, qualify = self._locate(caller, args.form, args.instance)
         form, instance = self._current(instance)
         ev = evaluate(form, instance)
@@ -295,7 +330,15 @@ class FormService:
             if instance.state.closed_reason:
                 header["reason"] = instance.state.closed_reason
         part = (args.part or "").strip()
-        if not part:
+        closed = instance.state.status != "open"
+        if closed and (not part or part.lower() == "outline"):
+            view = closed_view(form, instance, ev)
+            header["summary"] = (
+                f"{form.title} is {instance.state.status}"
+                + (f" ({instance.state.closed_reason})" if instance.state.closed_reason else "")
+                + "; it takes no more changes. The answers on record follow."
+            )
+        elif not part:
             if ev.open_step is None:
                 view = outline_view(form, instance, ev)
                 header["summary"] = "Nothing left to ask; the outline follows."
@@ -321,10 +364,10 @@ class FormService:
         line = status_line(form, instance, ev, qualify=qualify)
         return {**header, **view, **({"status_line": line} if line else {})}
 
-    def _form_fill(self, caller: Caller, call_id: str, args: FormFillArgs) -> Result:
+    def _form_fill(self, caller: Caller, call: CallId, args: FormFillArgs) -> Result:
         def build(form: CompiledForm, instance: FormInstance) -> tuple[Transition, Result]:
             now = self.clock()
-            author = Author(source=_source(caller), actor=caller.principal, tool_call_id=call_id)
+            author = Author(source=_source(caller), actor=caller.principal, tool_call_id=call.id)
             plan = plan_fill(form, instance, args.values, author, now)
             step = transition(
                 form,
@@ -335,13 +378,13 @@ class FormService:
             )
             return step, fill_result(form, step, plan, verb="Saved")
 
-        return self._write(caller, call_id, "form_fill", args, build)
+        return self._write(caller, call, args, build)
 
-    def _form_revise(self, caller: Caller, call_id: str, args: FormReviseArgs) -> Result:
+    def _form_revise(self, caller: Caller, call: CallId, args: FormReviseArgs) -> Result:
         def build(form: CompiledForm, instance: FormInstance) -> tuple[Transition, Result]:
             now = self.clock()
             field_id = resolve_field(form, args.field)
-            author = Author(source=_source(caller), actor=caller.principal, tool_call_id=call_id)
+            author = Author(source=_source(caller), actor=caller.principal, tool_call_id=call.id)
             plan = plan_revise(form, instance, field_id, args.action, args.value, author, now)
             if field_id != args.field:
                 plan.resolved[args.field] = field_id
@@ -354,9 +397,9 @@ class FormService:
             )
             return step, revise_result(form, step, plan, args.action, field_id)
 
-        return self._write(caller, call_id, "form_revise", args, build)
+        return self._write(caller, call, args, build)
 
-    def _form_abandon(self, caller: Caller, call_id: str, args: FormAbandonArgs) -> Result:
+    def _form_abandon(self, caller: Caller, call: CallId, args: FormAbandonArgs) -> Result:
         def build(form: CompiledForm, instance: FormInstance) -> tuple[Transition, Result]:
             now = self.clock()
             state = instance.state.model_copy(
@@ -368,15 +411,14 @@ class FormService:
                 "summary": f"Abandoned {form.title}: {args.reason.strip()}. Answers are kept.",
             }
 
-        return self._write(caller, call_id, "form_abandon", args, build)
+        return self._write(caller, call, args, build)
 
     # ------------------------------------------------------------------ plumbing
 
     def _write(
         self,
         caller: Caller,
-        call_id: str,
-        tool: str,
+        call: CallId,
         args: FormFillArgs | FormReviseArgs | FormAbandonArgs,
         build: Callable[[CompiledForm, FormInstance], tuple[Transition, Result]],
     ) -> Result:
@@ -384,16 +426,13 @@ class FormService:
         for attempt in range(self.max_conflict_retries + 1):
             if attempt:
                 self.backoff(attempt - 1)
-            record = instance.state.calls.get(call_id)
-            if record is not None:
-                return self._replay(record, tool, args, instance, qualify)
             if instance.state.status != "open":
                 raise FormClosed(
                     f"this {instance.form_id} is {instance.state.status}"
                     + (f" ({instance.state.closed_reason})" if instance.state.closed_reason else "")
                     + "; it takes no more changes",
                     "nothing to do: it is already closed"
-                    if tool == "form_abandon"
+                    if call.tool == "form_abandon"
                     else "start the form again if the user wants to change something",
                 )
             form, instance = self._current(instance)
@@ -402,10 +441,15 @@ class FormService:
             if not step.commit.fields and step.commit.state == instance.state.model_copy(
                 update={"updated_at": step.commit.state.updated_at}
             ):
-                return result
-            step = self._with_call(step, tool, call_id, args, result)
+                return self._record_alone(caller, call, result, instance.id)
+            now = step.commit.state.updated_at
+            commit = step.commit.model_copy(
+                update={"call": self._new_call(call, result, instance.id, now)}
+            )
             try:
-                stored = self.store.commit(step.commit)
+                stored = self.store.commit(commit)
+            except CallRecorded as taken:
+                return self._replay(caller, call, taken.record)
             except ConflictError as conflict:
                 instance = conflict.current or self.store.get(instance.id)
                 continue
@@ -415,52 +459,60 @@ class FormService:
             "the form was busy with other writes; nothing was saved", "send the same call again"
         )
 
-    def _with_call(
-        self, step: Transition, tool: str, call_id: str, args: Any, result: Result
-    ) -> Transition:
-        now = step.commit.state.updated_at
+    def _new_call(
+        self, call: CallId, result: Result, instance_id: str | None, now: datetime
+    ) -> NewCall:
         record = CallRecord(
-            tool=tool,
-            fingerprint=fingerprint(tool, args.model_dump(mode="json")),
+            tool=call.tool,
+            fingerprint=call.fingerprint,
             result=as_json(result),
             at=now,
+            instance_id=instance_id,
         )
-        calls = dict(step.commit.state.calls)
-        calls[call_id] = record
-        if len(calls) > MAX_CALLS_KEPT:
-            for old in sorted(calls, key=lambda k: calls[k].at)[: len(calls) - MAX_CALLS_KEPT]:
-                del calls[old]
-        state = step.commit.state.model_copy(update={"calls": calls})
-        commit = step.commit.model_copy(update={"state": state})
-        after = step.after.model_copy(update={"state": state})
-        return Transition(
-            commit=commit,
-            after=after,
-            evaluation=step.evaluation,
-            dispatch=step.dispatch,
-            before=step.before,
-        )
+        return NewCall(call_id=call.id, record=record)
 
-    def _replay(
-        self, record: CallRecord, tool: str, args: Any, instance: FormInstance, qualify: bool
+    def _record_alone(
+        self, caller: Caller, call: CallId, result: Result, instance_id: str | None
     ) -> Result:
-        """The first result of a call, with the status as it stands now; nothing is applied."""
-        if record.tool != tool or record.fingerprint != fingerprint(
-            tool, args.model_dump(mode="json")
-        ):
+        """Bind the call's id to a result that stored nothing (a refusal, or no change), so a
+        different input under the same id is a conflict; a retry gets the first result."""
+        try:
+            self.store.record_call(
+                caller.principal,
+                caller.conversation_id,
+                self._new_call(call, result, instance_id, self.clock()),
+            )
+        except CallRecorded as taken:
+            return self._replay(caller, call, taken.record)
+        return result
+
+    def _replay(self, caller: Caller, call: CallId, record: CallRecord) -> Result:
+        """The first result of a call, whole, with the form's status as it stands now; nothing
+        is applied. A different call under the id is a conflict; one past the window expired."""
+        if record.tool != call.tool or record.fingerprint != call.fingerprint:
             raise ToolCallConflict(
                 "this tool_call_id was already used for a different call",
                 "use a new tool_call_id for a new call",
             )
+        age = self.clock() - record.at
+        if age > self.replay_window:
+            raise ToolCallExpired(
+                f"this tool_call_id was used {_duration(age)} ago, longer than the "
+                f"{_duration(self.replay_window)} a retry is answered for; it was not applied "
+                "again",
+                "use a new tool_call_id for a new call; form_read shows what is saved",
+            )
         result: Result = {**record.result, "replayed": True}
-        form, instance = self._current(instance)
-        line = status_line(form, instance, evaluate(form, instance), qualify=qualify)
-        result.pop("status_line", None)
-        if line:
-            result["status_line"] = line
-        if instance.state.status != "open":
-            result["closed"] = instance.state.status
-        return result
+        if record.instance_id is None:
+            return result
+        try:
+            stored = self.store.get(record.instance_id)
+        except NotFound:
+            return result
+        mine = self.store.list_conversation(caller.principal, caller.conversation_id)
+        open_ = [i for i in mine if i.state.status == "open" and i.form_id == stored.form_id]
+        fired = [k for k in result.get("fired", ()) if isinstance(k, str)]
+        return self._as_now(result, stored, fired, len(open_) > 1)
 
     def _locate(
         self, caller: Caller, form_name: str, instance_id: str | None
@@ -527,10 +579,24 @@ class FormService:
             instance = self.store.get(instance_id)
         except NotFound:
             return result
-        form, instance = self._current(instance)
-        ev = evaluate(form, instance)
+        fired = [e.key for e in step.dispatch]
+        return self._as_now(result, instance, fired, qualify)
+
+    def _as_now(
+        self,
+        result: Result,
+        stored: FormInstance,
+        fired: Sequence[str],
+        qualify: bool,
+    ) -> Result:
+        """``result`` with the form's status line, closing and hook states as they are now.
+
+        ``hooks`` reports every occurrence the call raised: those its own commit fired and the
+        knock-ons (occurrences raised by their effects, transitively), with their state now.
+        """
+        form, instance = self._current(stored)
         updated = dict(result)
-        line = status_line(form, instance, ev, qualify=qualify)
+        line = status_line(form, instance, evaluate(form, instance), qualify=qualify)
         updated.pop("status_line", None)
         if line:
             updated["status_line"] = line
@@ -538,9 +604,9 @@ class FormService:
             updated["closed"] = instance.state.status
             if instance.state.closed_reason:
                 updated["reason"] = instance.state.closed_reason
-        hooks = hook_report(instance, step.dispatch)
-        if hooks:
-            updated["hooks"] = hooks
+        keys = caused_by(instance, fired) if self.dispatcher is not None else []
+        if keys:
+            updated["hooks"] = hook_report(instance, [instance.state.outbox[k] for k in keys])
         return updated
 
     # ------------------------------------------------------------------ results
@@ -649,6 +715,37 @@ class FormService:
 
 def _source(caller: Caller) -> Any:
     return caller.source
+
+
+def _args(spec: ToolSpec, payload: object) -> Any:
+    try:
+        return spec.args.model_validate(payload)
+    except ValidationError as exc:
+        raise BadRequest(describe_validation(exc), "check the tool's input schema") from None
+
+
+def caused_by(instance: FormInstance, fired: Sequence[str]) -> list[str]:
+    """``fired`` and every outbox entry raised by their effects, transitively, in outbox order."""
+    found = {k for k in fired if k in instance.state.outbox}
+    grew = True
+    while grew:
+        grew = False
+        for key, entry in instance.state.outbox.items():
+            if key not in found and entry.cause in found:
+                found.add(key)
+                grew = True
+    return [k for k in instance.state.outbox if k in found]
+
+
+def _duration(span: timedelta) -> str:
+    seconds = int(span.total_seconds())
+    if seconds >= 2 * 86_400:
+        return f"{seconds // 86_400} days"
+    if seconds >= 2 * 3_600:
+        return f"{seconds // 3_600} hours"
+    if seconds >= 120:
+        return f"{seconds // 60} minutes"
+    return f"{seconds} seconds"
 
 
 def tag(instance: FormInstance, qualify: bool) -> str:

@@ -106,7 +106,11 @@ class FormState:
         return self._applies[self._known(step)]
 
     def fired(self, checkpoint: str) -> bool:
-        """True when the checkpoint has fired at least once (checkpoints and executors only)."""
+        """True when the checkpoint has fired at least once (checkpoints and executors only).
+
+        Checkpoint predicates see the firings of earlier commits. In a checkpoint's own
+        executor, its own ``fired`` counts the occurrences *before* the one running: False on
+        its first firing, True on a later crossing."""
         if self._fired is None:
             raise InvalidFormDefinition(
                 f"{self._reader} calls fired({checkpoint!r}); only checkpoints and executors may"

@@ -77,6 +77,10 @@ def status_line(
         if hook.approval is not None:
             what = hook.approval.prompt or hook.title
             waits.append(f"{what} (awaiting approval by {hook.approval.role})")
+        elif any(
+            e.hook_id == hook_id and e.status == "failed" for e in instance.state.outbox.values()
+        ):
+            waits.append(f"{hook.title} (failed on our side; an operator has to retry it)")
         else:
             waits.append(f"{hook.title} (running)")
     if waits:
@@ -85,17 +89,44 @@ def status_line(
     return "\n".join(lines)
 
 
-def field_row(field: CompiledField, fe: FieldEval, detail: bool = True) -> dict[str, Any]:
-    """One field as the agent sees it: id, label, type, status, and the value if any."""
+_STILL_TO_ASK = ("pending", "optional", "ask_again")
+
+
+def field_row(
+    field: CompiledField, fe: FieldEval, detail: bool = True, closed: bool = False
+) -> dict[str, Any]:
+    """One field as the agent sees it: id, label, type, status, and the value if any.
+
+    On a closed instance nothing is still to ask: such a field reads ``unanswered``.
+    """
     row: dict[str, Any] = {"id": field.id, "label": field.label}
-    if detail:
+    if detail and not closed:
         row["type"] = field.type.type_string + (" (optional)" if field.optional else "")
-    row["status"] = fe.status
+    row["status"] = "unanswered" if closed and fe.status in _STILL_TO_ASK else fe.status
     if fe.revision is not None and fe.revision.kind == "value":
         row["value"] = fe.revision.value
-    if detail and field.ask and fe.status in ("pending", "optional", "ask_again"):
+    if detail and not closed and field.ask and fe.status in _STILL_TO_ASK:
         row["ask"] = field.ask
     return row
+
+
+def closed_view(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> dict[str, Any]:
+    """A closed instance: its outcome and the answers on record, step by step; nothing is
+    pending and no move is offered (every write would be refused)."""
+    steps: list[dict[str, Any]] = []
+    for step in form.steps.values():
+        rows = [
+            field_row(form.fields[f], ev.fields[f], detail=False, closed=True)
+            for f in step.fields
+            if ev.fields[f].status not in ("not_applicable",)
+        ]
+        if rows:
+            steps.append({"step": step.id, "title": step.title, "fields": rows})
+    view: dict[str, Any] = {"outcome": instance.state.status}
+    if instance.state.closed_reason:
+        view["reason"] = instance.state.closed_reason
+    view["steps"] = steps
+    return view
 
 
 def step_view(
@@ -104,6 +135,10 @@ def step_view(
     step = form.steps[step_id]
     steps = _applicable_steps(form, ev)
     view: dict[str, Any] = {"step": step.id, "title": step.title}
+    if instance.state.status != "open":
+        view["state"] = f"closed ({instance.state.status})"
+        view["fields"] = [field_row(form.fields[f], ev.fields[f], closed=True) for f in step.fields]
+        return view
     if step in steps:
         view["position"] = f"{steps.index(step) + 1}/{len(steps)}"
         view["state"] = (
@@ -150,12 +185,14 @@ def field_view(
     """One field with its whole revision log, oldest first."""
     field = form.fields[field_id]
     history = instance.field(field_id)
-    row = field_row(field, ev.fields[field_id])
+    closed = instance.state.status != "open"
+    row = field_row(field, ev.fields[field_id], closed=closed)
     row["step"] = field.step
     row["revisions"] = [
         _revision_row(i, r, i == history.cursor) for i, r in enumerate(history.revisions)
     ]
-    row.update(_moves(field, history))
+    if not closed:
+        row.update(_moves(field, history))
     return row
 
 
@@ -164,6 +201,8 @@ def _revision_row(index: int, revision: Revision, in_force: bool) -> dict[str, A
     if revision.kind == "value":
         row["value"] = revision.value
     row["by"] = revision.by
+    if revision.note:
+        row["note"] = revision.note
     row["at"] = revision.at.isoformat()
     if in_force:
         row["in_force"] = True

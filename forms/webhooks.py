@@ -17,7 +17,9 @@ tolerance of ``now``. The delivery id is not covered by the signature, so the de
 keeps two records: the delivery itself (``claim_delivery``: first writer wins, a re-delivery
 of the same content returns the first outcome, other content under the same id is refused) and
 a binding of each signed request to its delivery id (``bind_signature``), so a captured request
-replayed under a fresh delivery id is refused too.
+replayed under a fresh delivery id is refused too. A proven request may still ask for more
+than its source may do: ``SourceLimits`` names the tenants and forms each source may start
+sessions for, and ``SourceLimits.check`` refuses the rest (``NotAllowed``).
 
 Outbound (a form that notifies a receiver when it closes): ``FormEvent`` is the body the
 receiver gets, ``event_body`` its exact bytes and ``delivery_headers`` the headers to send.
@@ -72,10 +74,12 @@ DELIVERY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,79}$"
 ``webhook:{source}:{delivery}`` stays within 128 characters."""
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
 """Conversation ids, as ``forms.service.check_id`` accepts them."""
-PRINCIPAL_PATTERN = (
-    r"^(?:[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}/)?[A-Za-z0-9][A-Za-z0-9._:@|+=-]{0,127}$"
-)
+TENANT_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}"
+"""A tenant name, the part of a principal before the ``/`` (as ``functions.auth`` reads it)."""
+PRINCIPAL_PATTERN = rf"^(?:{TENANT_PATTERN}/)?[A-Za-z0-9][A-Za-z0-9._:@|+=-]{{0,127}}$"
 """``sub`` or ``tenant/sub``, exactly the principals ``functions.auth`` derives from a token."""
+FORM_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}"
+"""A form id as a source's allowed forms may name it."""
 
 _SOURCE = re.compile(SOURCE_PATTERN)
 _DELIVERY = re.compile(DELIVERY_PATTERN)
@@ -97,6 +101,50 @@ class WebhookRefused(Exception):
 
 class SignatureRefused(WebhookRefused):
     """The request is not proven to come from the source now (answered with 401)."""
+
+
+class NotAllowed(WebhookRefused):
+    """A proven request asks for more than its source may do (answered with 403)."""
+
+
+# ---------------------------------------------------------------------------- source limits
+
+ANY = "*"
+"""In a source's limits: any tenant (principals without one too), or any form."""
+
+
+def principal_tenant(principal: str) -> str | None:
+    """The tenant of ``tenant/sub``; None for a bare ``sub``."""
+    tenant, slash, _ = principal.partition("/")
+    return tenant if slash else None
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLimits:
+    """What one inbound source may start sessions for.
+
+    ``tenants``: the tenants whose principals (``tenant/sub``) it may name; None means any
+    principal, with or without a tenant, and is only ever set on purpose (``"*"`` in the
+    configuration). ``forms``: the form ids it may start; None means any registered form.
+    """
+
+    tenants: frozenset[str] | None
+    forms: frozenset[str] | None
+
+    def check(self, source: str, principal: str, form_id: str) -> None:
+        """Raise ``NotAllowed`` unless ``source`` may start ``form_id`` for ``principal``."""
+        if self.tenants is not None:
+            tenant = principal_tenant(principal)
+            if tenant is None or tenant not in self.tenants:
+                whose = f"tenant {tenant!r}" if tenant is not None else "no tenant"
+                raise NotAllowed(
+                    "tenant_not_allowed",
+                    f"source {source!r} may not start sessions for principals of {whose}",
+                )
+        if self.forms is not None and form_id not in self.forms:
+            raise NotAllowed(
+                "form_not_allowed", f"source {source!r} may not start the form {form_id!r}"
+            )
 
 
 # ---------------------------------------------------------------------------- signatures

@@ -11,12 +11,17 @@ Routes (``docs/http-api.md`` has the full contract):
 * ``POST /webhooks/{source}``: an external system starts a form session; no JWT, an HMAC
   signature instead (``functions.webhooks``, ``docs/webhooks.md``).
 * ``POST /approvals/{approval_id}``: an approver's decision on a pending approval; the
-  approver's roles come from the ``ROLES_CLAIM`` claim (``roles_from_claims``).
+  approver's roles come from the ``ROLES_CLAIM`` claim (``roles_from_claims``). What the
+  caller may not decide is answered exactly like an approval that does not exist (404).
 
 A request goes through ``functions.http.precheck`` (principal, content type, size, JSON), then
 Powertools routes it and validates it against ``functions.models``, then a handler calls
 ``FormService`` through ``functions.bootstrap`` and returns what it says. Handlers hold no
 business rules. Every refusal is JSON ``{"error", "message"}``; a 500 means a bug.
+
+The OpenAPI document lists, for every route, exactly the statuses it can answer, each with its
+body's schema (``tests/functional/test_conformance.py`` holds the handler to it). Logs carry
+``log_hash`` of a conversation id, never the id.
 """
 
 import json
@@ -35,8 +40,14 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
 )
-from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, HTTPBearer
+from aws_lambda_powertools.event_handler.openapi.models import (
+    APIKey,
+    APIKeyIn,
+    HTTPBearer,
+    OpenAPI,
+)
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -53,17 +64,22 @@ from functions.http import (
     ApiError,
     error_body,
     error_response,
+    log_hash,
     precheck,
     unauthorized,
 )
 from functions.models import (
     ID_PATTERN,
+    ApprovalAnswer,
     ApprovalDecisionRequest,
-    ApprovalResult,
     ConversationStatus,
     ErrorBody,
+    OpenApiDocument,
     ToolCallRequest,
     ToolList,
+    ToolResult,
+    Unauthorized,
+    WebhookOutcome,
 )
 
 SERVICE = os.getenv("POWERTOOLS_SERVICE_NAME") or "formwork"
@@ -73,9 +89,66 @@ logger = Logger(service=SERVICE)
 metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
 tracer = Tracer(service=SERVICE)
 
+
+class _Resolver(APIGatewayHttpResolver):
+    """Powertools' resolver, whose OpenAPI document lists only what the routes answer."""
+
+    def get_openapi_schema(self, *args: Any, **kwargs: Any) -> OpenAPI:
+        schema = super().get_openapi_schema(*args, **kwargs)
+        _only_declared_responses(schema)
+        return schema
+
+
+def _only_declared_responses(schema: OpenAPI) -> None:
+    """Drop the 422 Powertools adds to every operation (its ``HTTPValidationError``): this API
+    answers validation failures with its own statuses and ``ErrorBody``, and a route that
+    answers 422 at all declares it. Then drop the component schemas nothing refers to."""
+    for item in (schema.paths or {}).values():
+        for method in ("get", "put", "post", "delete", "options", "head", "patch", "trace"):
+            operation = getattr(item, method, None)
+            if operation is None or not operation.responses:
+                continue
+            for status, response in list(operation.responses.items()):
+                if "HTTPValidationError" in _dumped(response):
+                    del operation.responses[status]
+    components = schema.components
+    if components is None or not components.schemas:
+        return
+    named = components.schemas
+    wanted = _referenced(_dumped(schema.paths))
+    pending = list(wanted)
+    while pending:
+        name = pending.pop()
+        for ref in _referenced(_dumped(named.get(name))) - wanted:
+            wanted.add(ref)
+            pending.append(ref)
+    components.schemas = {name: value for name, value in named.items() if name in wanted}
+
+
+_REF = re.compile(r'"#/components/schemas/([^"]+)"')
+
+
+def _dumped(value: Any) -> str:
+    return json.dumps(_plain(value), default=str)
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "model_dump"):
+        return value.model_dump(by_alias=True, exclude_none=True, mode="json")
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _referenced(text: str) -> set[str]:
+    return set(_REF.findall(text))
+
+
 # debug=False: POWERTOOLS_DEV must never turn on event printing (bearer tokens, user data) or
 # stack traces in 500 bodies.
-app = APIGatewayHttpResolver(enable_validation=True, debug=False)
+app = _Resolver(enable_validation=True, debug=False)
 
 if TYPE_CHECKING:
     ToolName = str
@@ -91,26 +164,36 @@ ConversationId = Annotated[
 ]
 
 
-def _errors(*statuses: int, not_found: str | None = None) -> dict[int, Any]:
-    """OpenAPI entries for the error statuses a route can answer (all ``ErrorBody``)."""
-    described = {
-        400: "Malformed request: bad JSON, a bad id or an unknown format",
-        401: "No verified principal",
-        403: "The caller may not do this",
-        404: "Unknown tool, or no such conversation for this principal",
-        413: "Body over the size limit",
-        415: "Body is not application/json",
-        422: "Envelope failed validation (for example a missing tool_call_id)",
-    }
-    if not_found is not None:
-        described[404] = not_found
-    return {
-        status: {
-            "description": described[status],
-            "content": {"application/json": {"model": ErrorBody}},
-        }
-        for status in statuses
-    }
+_GATEWAY_401 = (
+    "API Gateway's JWT authorizer answers a missing, expired or invalid token itself, before "
+    'the function runs, with 401 {"message": "Unauthorized"} (and a WWW-Authenticate header); '
+    "HTTP APIs have no gateway responses, so that body cannot be reshaped. The function's own "
+    '401 is {"error": "unauthorized", "message"}.'
+)
+_DESCRIBED = {
+    400: "Malformed request: an event that is not API Gateway's, or a body that is not base64 "
+    "when flagged so (bad_request); a body that is empty, not UTF-8 JSON, NaN, lone surrogates, "
+    "nested too deep (malformed_json), or holding a key twice in one object (duplicate_key)",
+    401: "No verified principal. " + _GATEWAY_401,
+    413: "Body over the size limit (payload_too_large)",
+    415: "Body is not UTF-8 JSON, or has no content type (unsupported_media_type)",
+    422: "The body is well-formed JSON of the wrong shape (invalid_request; the message names "
+    "the field)",
+}
+
+
+def _json(model: Any, description: str) -> OpenAPIResponse:
+    return {"description": description, "content": {"application/json": {"model": model}}}
+
+
+def _errors(*statuses: int, **described: str) -> dict[int, OpenAPIResponse]:
+    """OpenAPI entries for the error statuses a route can answer: ``ErrorBody``, and for 401
+    also API Gateway's own body. ``described`` overrides a description (key ``s404``)."""
+    entries: dict[int, OpenAPIResponse] = {}
+    for status in statuses:
+        text = described.get(f"s{status}") or _DESCRIBED[status]
+        entries[status] = _json(Unauthorized if status == 401 else ErrorBody, text)
+    return entries
 
 
 OPENAPI: dict[str, Any] = {
@@ -118,7 +201,11 @@ OPENAPI: dict[str, Any] = {
     "version": "1.0.0",
     "description": "Agent tools for collecting structured information through conversations. "
     "Every route needs a bearer JWT (API Gateway's JWT authorizer verifies it), except "
-    "POST /webhooks/{source}, which is signed with the source's secret instead.",
+    "POST /webhooks/{source}, which is signed with the source's secret instead.\n\n"
+    "Every route lists exactly the statuses it answers. Every refusal from the function is "
+    'JSON {"error", "message"}. ' + _GATEWAY_401 + " Any other method or path is a 404 "
+    "route_not_found, after the checks every request goes through (401; for POST also 415, "
+    "413, 400). A 500 internal_error is a bug and is not listed.",
     "security_schemes": {
         "bearerAuth": HTTPBearer(bearerFormat="JWT"),
         "webhookSignature": APIKey(
@@ -152,7 +239,15 @@ app.enable_swagger(path="/swagger", **OPENAPI)
     summary="The tool definitions",
     description="Name, description and input JSON schema of every tool; with format, in that "
     "vendor's tool-definition shape.",
-    responses=_errors(400, 401),
+    responses={
+        200: _json(ToolList, "The tools, in surface order, in the requested shape"),
+        **_errors(
+            400,
+            401,
+            s400="format is not one of the shapes, or an event that is not API Gateway's "
+            "(bad_request)",
+        ),
+    },
     tags=["tools"],
 )
 def list_tools(
@@ -170,8 +265,20 @@ def list_tools(
     "tool-level failure (a bad value, an unknown field) is a 200 with ok=false and a hint, for "
     "the model to read. A replayed tool_call_id returns the first result.",
     responses={
-        200: {"description": "The tool's result ({ok, summary, ...})"},
-        **_errors(400, 401, 404, 413, 415, 422, not_found="Unknown tool"),
+        200: _json(
+            ToolResult,
+            "The tool's result, also when the tool refused (ok=false with error, message, hint)",
+        ),
+        **_errors(
+            400,
+            401,
+            404,
+            413,
+            415,
+            422,
+            s400=_DESCRIBED[400] + "; a malformed conversation id (bad_request)",
+            s404="No such tool (unknown_tool; the message lists the tools)",
+        ),
     },
     tags=["tools"],
 )
@@ -183,12 +290,13 @@ def call_tool(
     caller = _caller(conversation_id)
     if tool_name not in TOOLS_BY_NAME:
         raise _unknown_tool()
+    conversation = log_hash(caller.conversation_id)  # before the call: a bad key fails first
     result = bootstrap.service().call(caller, tool_name, request.tool_call_id, request.input or {})
     outcome = "ok" if result.get("ok") else str(result.get("error", "error"))
     _count_tool_call(tool_name, outcome)
     logger.info(
         "tool call",
-        extra={"tool": tool_name, "outcome": outcome, "conversation_id": conversation_id},
+        extra={"tool": tool_name, "outcome": outcome, "conversation_hash": conversation},
     )
     return result
 
@@ -199,7 +307,16 @@ def call_tool(
     description="Tier-0 status lines of the caller's open forms in this conversation, for the "
     "system prompt. 404 when the caller has no forms in it (another principal's conversation "
     "looks exactly like one that does not exist).",
-    responses=_errors(400, 401, 404),
+    responses={
+        200: _json(ConversationStatus, "The status lines (empty when every form there is closed)"),
+        **_errors(
+            400,
+            401,
+            404,
+            s400="A malformed conversation id, or an event that is not API Gateway's (bad_request)",
+            s404="The caller has no forms in this conversation (not_found)",
+        ),
+    },
     tags=["conversations"],
 )
 def conversation_status(conversation_id: ConversationId) -> ConversationStatus:
@@ -220,18 +337,37 @@ def conversation_status(conversation_id: ConversationId) -> ConversationStatus:
     "source's secret). 201 with the instance; a re-delivery of the same body under the same "
     "delivery id is a 200 with the first outcome. See docs/webhooks.md.",
     responses={
-        200: {"description": "Already handled: the first outcome, with replayed=true"},
-        201: {"description": "Session started: {delivery, form, instance, status_line, ...}"},
-        **_errors(400, 401, 413, 415, 422),
-        409: {
-            "description": "Delivery id used for another body, signed request replayed under "
-            "another id, or the delivery is still being handled (Retry-After)",
-            "content": {"application/json": {"model": ErrorBody}},
-        },
-        503: {
-            "description": "The secret store could not be read (Retry-After)",
-            "content": {"application/json": {"model": ErrorBody}},
-        },
+        200: _json(WebhookOutcome, "Already handled: the first outcome, with replayed=true"),
+        201: _json(WebhookOutcome, "Session started"),
+        400: _json(
+            ErrorBody,
+            "A missing or malformed X-Formwork-Delivery (bad_delivery_id); a body that is not "
+            "JSON (malformed_json) or holds a key twice (duplicate_key); an event that is not "
+            "API Gateway's (bad_request)",
+        ),
+        401: _json(
+            ErrorBody,
+            "Unknown source, bad or missing signature, or a stale timestamp (no JWT authorizer "
+            "on this route)",
+        ),
+        403: _json(
+            ErrorBody,
+            "The source's configured limits do not let it start this form, or act for this "
+            "principal's tenant",
+        ),
+        409: _json(
+            ErrorBody,
+            "Delivery id used for another body, signed request replayed under another id, or "
+            "the delivery is still being handled (Retry-After)",
+        ),
+        413: _json(ErrorBody, _DESCRIBED[413]),
+        415: _json(ErrorBody, _DESCRIBED[415]),
+        422: _json(
+            ErrorBody,
+            "The body is not a valid start request (invalid_payload), or names no registered "
+            "form, or form_start refused it (its error code)",
+        ),
+        503: _json(ErrorBody, "The secret store could not be read (Retry-After)"),
     },
     tags=["webhooks"],
     security=[{"webhookSignature": []}],
@@ -254,25 +390,31 @@ def receive_webhook(
     description="Records the caller's decision (approved or rejected, with an optional note) on "
     "a pending approval checkpoint, as a revision by the approver on the approval's decision "
     "field; the decision fires that field's edges (the form may complete, or terminate) and "
-    "the agent sees it in its next view. The caller must hold the role the form's definition "
-    "names (in the token's roles claim, ROLES_CLAIM) and must not be the person who filled the "
-    "form. The approval id is the outbox key from the tool result (fired / hooks), "
+    "the agent sees it in its next view. An approval is decided only by a principal of the "
+    "form owner's tenant holding the role the definition names (in the token's roles claim, "
+    "ROLES_CLAIM), never by the person who filled the form; anything else is the same 404 as "
+    "an approval that does not exist. A decision on a closed form is refused with 409 "
+    "form_closed. The approval id is the outbox key from the tool result (fired / hooks), "
     "{instance_id}:checkpoint.<id>:<occurrence>; its ':' may be sent percent-encoded.",
     responses={
-        200: {
-            "description": "Decision recorded; the form's status after it",
-            "content": {"application/json": {"model": ApprovalResult}},
-        },
+        200: _json(
+            ApprovalAnswer,
+            "Decision recorded (ok=true), with the form's status after it; or not recorded for "
+            "a passing reason (ok=false, error busy): send the same request again",
+        ),
         **_errors(
             400,
             401,
-            403,
             404,
+            409,
             413,
             415,
             422,
-            not_found="No pending approval with that id (never existed, already decided, or "
-            "expired)",
+            s400=_DESCRIBED[400] + "; a malformed approval id (bad_request)",
+            s404="No pending approval with that id that the caller may decide: it never "
+            "existed, was decided already, expired, or is not the caller's to decide "
+            "(unknown_approval; one answer for all of them)",
+            s409="The form is closed (form_closed): nothing was recorded",
         ),
     },
     tags=["approvals"],
@@ -293,6 +435,8 @@ def decide_approval(
     result = service.decide(approver, approval, request.decision, request.note)
     if not result.get("ok"):
         code = str(result.get("error", "error"))
+        if code == "forbidden":  # never told apart from an approval that does not exist
+            raise _unknown_approval(approval)
         status = _DECISION_REFUSALS.get(code)
         if status is not None:
             raise ApiError(status, code, str(result.get("message", code)))
@@ -306,7 +450,15 @@ def decide_approval(
     return result
 
 
-_DECISION_REFUSALS = {"unknown_approval": 404, "forbidden": 403, "bad_request": 400}
+_DECISION_REFUSALS = {"unknown_approval": 404, "bad_request": 400, "form_closed": 409}
+"""The service's refusals that are HTTP statuses; any other ``ok: false`` is a 200 (data)."""
+
+
+def _unknown_approval(approval_id: str) -> ApiError:
+    """The service answers a caller who may not decide with ``unknown_approval``, the same as
+    for an approval that does not exist. Should it ever say ``forbidden`` instead, the route
+    still answers 404 with that same body, never a 403 that would tell the two apart."""
+    return ApiError(404, "unknown_approval", f"no pending approval {approval_id!r}")
 
 
 @runtime_checkable
@@ -328,7 +480,16 @@ def _notify_decided(dispatcher: object, approval_id: str) -> None:
         logger.warning("could not notify the approval's workflow", exc_info=True)
 
 
-@app.get("/openapi.json", include_in_schema=False)
+@app.get(
+    "/openapi.json",
+    summary="This OpenAPI document",
+    description="The OpenAPI 3.1 document of the API, generated from the routes and models.",
+    responses={
+        200: _json(OpenApiDocument, "The document"),
+        **_errors(400, 401, s400="An event that is not API Gateway's (bad_request)"),
+    },
+    tags=["documents"],
+)
 def openapi_document() -> Response[str]:
     return Response(200, "application/json", openapi_json(), headers=dict(JSON_HEADERS))
 
@@ -366,6 +527,10 @@ def _refusal(error: Exception) -> ApiError | None:
     if isinstance(error, RequestValidationError):
         return _classify(list(error.errors()))
     if isinstance(error, NotFoundError):
+        if _route_label(app.current_event.raw_event) != "unmatched":
+            # a route's shape, with a path parameter no route pattern takes (a quote, a
+            # backslash, a control character): a malformed id, not a missing route
+            return ApiError(400, "bad_request", "malformed path: a path parameter is not an id")
         return ApiError(404, "route_not_found", "no such route; see GET /openapi.json")
     return None
 
@@ -445,34 +610,41 @@ _ROLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,127}")
 
 
 def roles_from_claims(claims: Mapping[str, Any], claim: str) -> frozenset[str]:
-    """The roles the token's ``claim`` lists, in any of the shapes it arrives in.
+    """The roles the token's ``claim`` lists, each entry taken whole, as the issuer sent it.
 
-    API Gateway's JWT authorizer hands array claims to the function as one string,
-    ``"[finance admins]"`` (space separated in brackets); other paths pass a JSON array, a
-    JSON array as text, or a comma or space separated string. All are accepted. Malformed
-    entries are dropped (they could never match a role a definition names); no claim means no
-    roles.
+    The claim holds either a list of roles or one string of roles separated by whitespace:
+
+    * a JSON array (or a JSON array as text, ``'["finance", "admins"]'``): each string in it is
+      one role;
+    * a string: roles separated by whitespace (the OAuth ``scope`` convention). API Gateway's
+      JWT authorizer hands an array claim to the function in this shape, in brackets,
+      ``"[finance admins]"``; the brackets are not part of the roles.
+
+    Nothing is split on commas, and an entry of a list is never split: a group named
+    ``sales,finance`` is one entry (malformed, so ignored), never ``finance``. Entries that are
+    not 1-128 of letters, digits and ``. _ : @ / + = -`` are ignored (they could never match a
+    role a definition names); at most ``MAX_ROLES`` count; no claim, no roles.
     """
     value = claims.get(claim)
-    items: list[Any]
-    if isinstance(value, list | tuple):
-        items = list(value)
-    elif isinstance(value, str):
-        text = value.strip()
-        items = []
-        if text.startswith("[") and text.endswith("]"):
-            try:
-                loaded = json.loads(text)
-            except ValueError:
-                text = text[1:-1]
-            else:
-                items = loaded if isinstance(loaded, list) else []
-                text = ""
-        items += re.split(r"[\s,]+", text)
-    else:
+    entries = _role_entries(value) if isinstance(value, str) else value
+    if not isinstance(entries, list | tuple):
         return frozenset()
-    roles = (item.strip() for item in items if isinstance(item, str))
-    return frozenset([role for role in roles if _ROLE.fullmatch(role)][:MAX_ROLES])
+    roles = [entry for entry in entries if isinstance(entry, str) and _ROLE.fullmatch(entry)]
+    return frozenset(roles[:MAX_ROLES])
+
+
+def _role_entries(text: str) -> list[Any]:
+    """The entries of a roles claim that arrived as one string."""
+    stripped = text.strip()
+    if stripped.startswith("[") and stripped.endswith("]"):
+        try:
+            loaded = json.loads(stripped)
+        except ValueError:
+            loaded = None
+        if isinstance(loaded, list) and all(isinstance(entry, str) for entry in loaded):
+            return loaded  # a JSON array as text
+        stripped = stripped[1:-1]  # API Gateway's "[a b]"
+    return stripped.split()
 
 
 def _approver() -> Approver:

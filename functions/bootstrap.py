@@ -20,6 +20,7 @@ import importlib
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from functions.config import ConfigError, Settings
@@ -126,6 +127,7 @@ def build_service(
         registry,
         store if store is not None else build_store(settings),
         dispatcher if dispatcher is not None else build_dispatcher(settings),
+        replay_window=timedelta(hours=settings.replay_window_hours),
     )
 
 

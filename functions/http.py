@@ -6,24 +6,35 @@ validates it, ``precheck`` refuses what no route should see, cheapest check firs
 1. no verified principal (401),
 2. for ``POST``: a content type other than JSON (415), a body over the size limit (413), a body
    that is not UTF-8 JSON, or JSON nested too deep, with non-finite numbers or unpaired
-   surrogates (400).
+   surrogates (400 ``malformed_json``), or with a key twice in one object (400
+   ``duplicate_key``).
 
 A body that passes is handed on decoded (never base64) and labelled ``application/json``, so
 the resolver parses exactly what was checked. Every refusal is an ``ApiError``;
 ``error_response`` turns one into the payload v2 response API Gateway expects, with a JSON
 body ``{"error": code, "message": ...}``.
+
+``parse_json_body`` is the one JSON parser for request bodies (any route that reads JSON
+itself, such as the webhook route, uses it too). ``log_hash`` is what the logs carry instead of
+a caller-chosen id such as a conversation id, which may well be an e-mail address.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 import json
+import logging
+import os
+import secrets
 from collections.abc import Mapping
+from functools import cache
 from typing import Any, NoReturn
 
 from functions.auth import Unauthenticated, principal_from_event
-from functions.config import Settings
+from functions.config import ConfigError, Settings
 
 MAX_JSON_DEPTH = 32
 """Deepest nesting of arrays and objects a request body may have (tool inputs are shallow)."""
@@ -173,21 +184,58 @@ def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
 
 
-def _check_json(text: str) -> None:
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook``: an object, unless a key comes twice (plain ``json.loads`` would
+    keep the last one silently, so two readers of one body could disagree on what it says)."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return value
+
+
+def parse_json_body(text: str) -> Any:
+    """The JSON value of a request body, or an ``ApiError`` (400) saying what is wrong with it.
+
+    Refused: an empty body, text that is not JSON, ``NaN`` / ``Infinity``, nesting deeper than
+    ``MAX_JSON_DEPTH``, unpaired UTF-16 surrogates (all ``malformed_json``), and an object that
+    holds the same key twice, at any depth (``duplicate_key``).
+    """
     if not text.strip():
         raise ApiError(
             400, "malformed_json", 'the request body is empty; send {"tool_call_id", "input"}'
         )
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_object)
     except RecursionError:
         raise _too_deep() from None
+    except _DuplicateKey as exc:
+        raise ApiError(
+            400,
+            "duplicate_key",
+            f"the request body has the key {exc.key[:60]!r} twice in one object; send it once",
+        ) from None
     except ValueError as exc:
         message = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
         raise ApiError(
             400, "malformed_json", f"the request body is not valid JSON: {message[:200]}"
         ) from None
     _walk(value)
+    return value
+
+
+def _check_json(text: str) -> None:
+    """``parse_json_body`` for callers that only need the verdict."""
+    parse_json_body(text)
 
 
 def _walk(value: Any) -> None:
@@ -223,3 +271,44 @@ def _too_deep() -> ApiError:
     return ApiError(
         400, "malformed_json", f"the request body is nested more than {MAX_JSON_DEPTH} deep"
     )
+
+
+# ---------------------------------------------------------------------------- logs
+
+LOG_HASH_KEY_VARIABLE = "LOG_HASH_KEY"
+LOCAL_LOG_HASH_KEY = "formwork-local-log-hash-key"
+"""The key outside Lambda when ``LOG_HASH_KEY`` is unset (public: for local logs only)."""
+MIN_LOG_HASH_KEY_CHARS = 16
+
+_log = logging.getLogger("formwork.http")
+
+
+@cache
+def _log_hash_key() -> bytes:
+    """``LOG_HASH_KEY``; unset: a random key per container in Lambda (hashes then correlate
+    within one container only, and a warning says so), the public local key elsewhere."""
+    value = os.environ.get(LOG_HASH_KEY_VARIABLE)
+    if value:
+        if len(value) < MIN_LOG_HASH_KEY_CHARS:
+            raise ConfigError(
+                f"{LOG_HASH_KEY_VARIABLE} is too short: expected at least "
+                f"{MIN_LOG_HASH_KEY_CHARS} characters of secret"
+            )
+        return value.encode("utf-8")
+    if os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
+        _log.warning(
+            "%s is not set: ids in the logs are hashed with a key this container made up, so "
+            "they correlate within one container only",
+            LOG_HASH_KEY_VARIABLE,
+        )
+        return secrets.token_bytes(32)
+    return LOCAL_LOG_HASH_KEY.encode("utf-8")
+
+
+def log_hash(value: str) -> str:
+    """What a log line carries instead of a caller-chosen id (a conversation id, a principal):
+    HMAC-SHA256 under ``LOG_HASH_KEY``, 32 hex digits. The same id gives the same hash within a
+    deployment, so lines still correlate; without the key, a hash cannot be checked against a
+    guessed id (an e-mail address, say)."""
+    digest = hmac.new(_log_hash_key(), value.encode("utf-8", "surrogatepass"), hashlib.sha256)
+    return digest.hexdigest()[:32]

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
 """The ids ``forms.service.check_id`` accepts (a test pins the two together)."""
@@ -83,6 +84,39 @@ class ApprovalDecisionRequest(BaseModel):
         return data
 
 
+# ---------------------------------------------------------------------------- responses
+# Documentation of what the routes answer (the OpenAPI document's response schemas). Optional
+# keys are ``SkipJsonSchema[None] | ...``: the key may be absent, but is never ``null``.
+
+
+class ToolResult(BaseModel):
+    """A tool's result: it leads with ``ok``, then a sentence (``summary``) or, for a call
+    that could not run, ``error`` and ``message``; the rest depends on the tool
+    (docs/tools.md)."""
+
+    model_config = ConfigDict(
+        extra="allow",
+        json_schema_extra={
+            "anyOf": [{"required": ["summary"]}, {"required": ["error", "message"]}]
+        },
+    )
+
+    ok: bool = Field(description="Whether the call landed")
+    summary: SkipJsonSchema[None] | str = Field(
+        default=None, description="What the call did, in one sentence"
+    )
+    error: SkipJsonSchema[None] | str = Field(
+        default=None, description="Why the call could not run: a stable code, for ok=false"
+    )
+    message: SkipJsonSchema[None] | str = Field(
+        default=None, description="What was wrong, with error"
+    )
+    hint: SkipJsonSchema[None] | str = Field(default=None, description="What to send instead")
+    replayed: SkipJsonSchema[None] | Literal[True] = Field(
+        default=None, description="Present when this is the first result of a retried call"
+    )
+
+
 class ApprovalResult(BaseModel):
     """What a recorded decision left: the form's status after the decision's edges ran."""
 
@@ -93,9 +127,23 @@ class ApprovalResult(BaseModel):
     form_status: str = Field(
         description="open, completed, terminated or abandoned", examples=["completed"]
     )
-    status_line: str | None = Field(
+    status_line: SkipJsonSchema[None] | str = Field(
         default=None, description="The form's status line after the decision, if any"
     )
+
+
+class DecisionNotRecorded(BaseModel):
+    """A decision that was not recorded for a reason that passes (``busy``: the form kept
+    changing under it): nothing was written; send the same request again."""
+
+    ok: Literal[False] = False
+    error: str = Field(examples=["busy"])
+    message: str
+    hint: SkipJsonSchema[None] | str = None
+
+
+class ApprovalAnswer(RootModel[ApprovalResult | DecisionNotRecorded]):
+    """The 200 of ``POST /approvals/{approval_id}``: recorded, or not recorded (as data)."""
 
 
 class ToolList(BaseModel):
@@ -111,6 +159,37 @@ class ConversationStatus(BaseModel):
     )
 
 
+class WebhookOutcome(BaseModel):
+    """The 201 (and, replayed, 200) of ``POST /webhooks/{source}`` (docs/webhooks.md)."""
+
+    ok: Literal[True] = True
+    delivery: str = Field(description="The X-Formwork-Delivery id")
+    form: str = Field(description="The form id started")
+    instance: str = Field(description="The form instance")
+    conversation_id: str
+    status_line: SkipJsonSchema[None] | str = None
+    result: ToolResult = Field(description="form_start's result")
+    replayed: SkipJsonSchema[None] | Literal[True] = Field(
+        default=None, description="Present on a re-delivery: the first outcome, unchanged"
+    )
+
+
 class ErrorBody(BaseModel):
     error: str = Field(description="A stable, machine-readable code", examples=["bad_request"])
     message: str = Field(description="What was wrong, for a person or a model to read")
+
+
+class GatewayError(BaseModel):
+    """An answer API Gateway gives itself, before the function runs: its JWT authorizer's
+    ``401 {"message": "Unauthorized"}``. HTTP APIs have no gateway responses to reshape it."""
+
+    message: str = Field(examples=["Unauthorized"])
+
+
+class Unauthorized(RootModel[ErrorBody | GatewayError]):
+    """A 401: the function's ``{"error": "unauthorized", ...}``, or API Gateway's own
+    ``{"message": "Unauthorized"}`` when its JWT authorizer refused the token."""
+
+
+class OpenApiDocument(RootModel[dict[str, Any]]):
+    """The OpenAPI 3.1 document (this one)."""

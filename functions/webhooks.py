@@ -5,11 +5,13 @@ sits outside the JWT authorizer; the request proves itself with an HMAC signatur
 (``forms.webhooks`` has the scheme). In order, cheapest first, nothing stored until the end:
 
 1. before routing (``precheck``): content type JSON (415), body within the size limit (413);
-2. the source is known and the signature matches one of its secrets (401), then the
-   timestamp is within the tolerance (401); the signature is checked on the raw bytes before
-   the body is parsed;
+2. the source is configured (``FORMWORK_WEBHOOK_SOURCES``; any other is refused like a bad
+   signature, before any secret is looked up) and the signature matches one of its secrets
+   (401), then the timestamp is within the tolerance (401); the signature is checked on the
+   raw bytes before the body is parsed;
 3. a delivery id is present (400), the body is a valid ``WebhookStart`` (400/422) naming a
-   registered form (422);
+   registered form (422), and the source may start that form for that principal's tenant
+   (403 ``tenant_not_allowed``, ``form_not_allowed``: its ``SourceLimits``);
 4. the signed request is bound to its delivery id (409 ``signature_reused`` when it came
    before under another id: a captured request replayed);
 5. the delivery id is claimed (409 ``delivery_reused`` for other content under a used id,
@@ -20,11 +22,14 @@ sits outside the JWT authorizer; the request proves itself with an HMAC signatur
    and a re-run replays rather than starting a second session. 201 with the instance.
 
 Secrets: ``FORMWORK_WEBHOOK_SECRETS`` when set (local, dev), else Secrets Manager secret
-``<prefix><source>`` fetched on first use and cached per container for five minutes.
+``<prefix><source>``, read through Powertools' ``SecretsProvider`` on first use and kept per
+container for five minutes.
 
 Outbound. ``deliver`` POSTs a ``FormEvent`` signed the same way and raises ``DeliveryFailed``
 on anything but a 2xx, so whoever calls it (an executor run by a Temporal activity) retries.
-``notifier`` wraps it as an executor for ``FormDef.on_complete``.
+``notifier`` wraps it as an executor for ``FormDef.on_complete``. Its secrets are a separate
+set (``FORMWORK_NOTIFY_SECRETS``, else Secrets Manager ``<notify prefix><name>``): a receiver
+of notifications holds nothing that verifies as an inbound request.
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ from forms.webhooks import (
     FormEvent,
     InMemoryDeliveryLog,
     InProgress,
+    NotAllowed,
     Replay,
     Reused,
     SignatureRefused,
@@ -93,10 +99,9 @@ _log = logging.getLogger("formwork.webhooks")
 
 WEBHOOK_AUTH_SCHEME = "Formwork-HMAC-SHA256"
 USER_AGENT = "formwork-webhooks/1"
-SECRET_MAX_AGE = 300.0
+SECRET_MAX_AGE = 300
 """Seconds a secret fetched from Secrets Manager is used before it is fetched again (so a
 rotation reaches every warm container within five minutes)."""
-_SECRET_CACHE_SIZE = 256
 
 
 # ---------------------------------------------------------------------------- secrets
@@ -140,60 +145,54 @@ def parse_secret_value(text: str) -> tuple[str, ...]:
 
 
 class SecretsManagerSecrets:
-    """Secrets from AWS Secrets Manager (``<prefix><source>``), cached per container.
+    """Secrets from AWS Secrets Manager (``<prefix><name>``), cached per container.
 
-    A missing secret is an unknown source (cached too, so a flood of requests for it does not
-    become a flood of Secrets Manager calls); any other failure is ``SecretsUnavailable``.
+    Reads go through Powertools' ``SecretsProvider``, which keeps each value for ``max_age``
+    seconds. Only configured names are ever asked for (an unknown inbound source is refused
+    before this), so the number of secrets read is bounded by the configuration. A missing
+    secret means no keys (and is logged: the configuration names a secret nobody stored);
+    any other failure is ``SecretsUnavailable``.
     """
 
     def __init__(
-        self,
-        client: Any,
-        prefix: str,
-        *,
-        max_age: float = SECRET_MAX_AGE,
-        clock: Callable[[], float] = time.monotonic,
+        self, client: Any, prefix: str, *, max_age: int = SECRET_MAX_AGE, what: str = "webhook"
     ) -> None:
-        self._client = client
+        from aws_lambda_powertools.utilities.parameters import SecretsProvider
+
+        self._provider = SecretsProvider(boto3_client=client)
         self._prefix = prefix
         self._max_age = max_age
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._cache: dict[str, tuple[tuple[str, ...], float]] = {}
+        self._what = what
 
     def keys_for(self, source: str) -> tuple[str, ...]:
-        now = self._clock()
-        with self._lock:
-            cached = self._cache.get(source)
-            if cached is not None and now - cached[1] < self._max_age:
-                return cached[0]
-        keys = self._fetch(source)
-        with self._lock:
-            if len(self._cache) >= _SECRET_CACHE_SIZE:
-                del self._cache[min(self._cache, key=lambda s: self._cache[s][1])]
-            self._cache[source] = (keys, now)
-        return keys
-
-    def _fetch(self, source: str) -> tuple[str, ...]:
-        from botocore.exceptions import BotoCoreError, ClientError
+        from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
 
         name = self._prefix + source
         try:
-            response = self._client.get_secret_value(SecretId=name)
-        except ClientError as exc:
-            code = exc.response.get("Error", {}).get("Code", "")
+            value = self._provider.get(name, max_age=self._max_age)
+        except GetParameterError as exc:
+            code = _aws_error_code(exc)
             if code == "ResourceNotFoundException":
+                _log.error("%s secret %s does not exist", self._what, name)
                 return ()
-            _log.error("reading webhook secret %s failed: %s", name, code)
-            raise SecretsUnavailable(f"the secret store refused the read ({code})") from None
-        except BotoCoreError as exc:
-            _log.error("reading webhook secret %s failed: %s", name, type(exc).__name__)
-            raise SecretsUnavailable("the secret store could not be reached") from None
-        keys = parse_secret_value(str(response.get("SecretString") or ""))
+            _log.error("reading %s secret %s failed: %s", self._what, name, code)
+            raise SecretsUnavailable(f"the secret store could not be read ({code})") from None
+        text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value or "")
+        keys = parse_secret_value(text)
         if not keys or not all(check_secret(k) for k in keys):
-            _log.error("webhook secret %s is empty or shorter than allowed", name)
-            raise SecretsUnavailable(f"the secret of source {source!r} is misconfigured")
+            _log.error("%s secret %s is empty or shorter than allowed", self._what, name)
+            raise SecretsUnavailable(f"the {self._what} secret {source!r} is misconfigured")
         return keys
+
+
+def _aws_error_code(exc: BaseException) -> str:
+    """The AWS error code behind a Powertools ``GetParameterError`` (or the error's type)."""
+    from botocore.exceptions import ClientError
+
+    cause = exc.__cause__ or exc.__context__
+    if isinstance(cause, ClientError):
+        return str(cause.response.get("Error", {}).get("Code", "") or "ClientError")
+    return type(cause).__name__ if cause is not None else type(exc).__name__
 
 
 def build_secrets_client(settings: Settings) -> Any:
@@ -317,7 +316,9 @@ class _Webhooks:
         self.settings: WebhookSettings | None = None
         self.log: DeliveryLog | None = None
         self.injected_secrets: SecretSource | None = None
+        self.injected_notify: SecretSource | None = None
         self.secrets_manager: SecretSource | None = None
+        self.notify_manager: SecretSource | None = None
         self.clock: Callable[[], float] | None = None
 
 
@@ -344,8 +345,9 @@ def delivery_log() -> DeliveryLog:
         return _container.log
 
 
-def secret_source() -> SecretSource:
-    """Injected, else the configured secrets, else Secrets Manager (one client per container)."""
+def inbound_secrets() -> SecretSource:
+    """The secrets inbound sources sign with: injected, else ``FORMWORK_WEBHOOK_SECRETS``,
+    else Secrets Manager under the inbound prefix (one client per container)."""
     configured = webhook_settings()
     with _container.lock:
         if _container.injected_secrets is not None:
@@ -354,8 +356,27 @@ def secret_source() -> SecretSource:
             return StaticSecrets(dict(configured.secrets))
         if _container.secrets_manager is None:
             client = build_secrets_client(bootstrap.settings())
-            _container.secrets_manager = SecretsManagerSecrets(client, configured.secret_prefix)
+            _container.secrets_manager = SecretsManagerSecrets(
+                client, configured.secret_prefix, what="webhook"
+            )
         return _container.secrets_manager
+
+
+def outbound_secrets() -> SecretSource:
+    """The secrets notifications are signed with: injected, else ``FORMWORK_NOTIFY_SECRETS``,
+    else Secrets Manager under the notify prefix. Never the inbound ones."""
+    configured = webhook_settings()
+    with _container.lock:
+        if _container.injected_notify is not None:
+            return _container.injected_notify
+        if configured.notify_secrets is not None:
+            return StaticSecrets(dict(configured.notify_secrets))
+        if _container.notify_manager is None:
+            client = build_secrets_client(bootstrap.settings())
+            _container.notify_manager = SecretsManagerSecrets(
+                client, configured.notify_prefix, what="notify"
+            )
+        return _container.notify_manager
 
 
 def now() -> float:
@@ -370,23 +391,27 @@ def use_webhooks(
     settings: WebhookSettings | None = None,
     log: DeliveryLog | None = None,
     secrets: SecretSource | None = None,
+    notify_secrets: SecretSource | None = None,
     clock: Callable[[], float] | None = None,
 ) -> Iterator[None]:
     """Serve webhooks with these parts inside the block (tests); restore after.
 
     ``settings`` defaults to ``WebhookSettings()`` (no configured sources), ``log`` to a fresh
-    in-memory log; ``secrets`` stands in for the secret store the settings would give.
+    in-memory log; ``secrets`` and ``notify_secrets`` stand in for the inbound and outbound
+    secret stores the settings would give.
     """
     with _container.lock:
         previous = (
             _container.settings,
             _container.log,
             _container.injected_secrets,
+            _container.injected_notify,
             _container.clock,
         )
         _container.settings = settings if settings is not None else WebhookSettings()
         _container.log = log if log is not None else InMemoryDeliveryLog()
         _container.injected_secrets = secrets
+        _container.injected_notify = notify_secrets
         _container.clock = clock
     try:
         yield
@@ -396,6 +421,7 @@ def use_webhooks(
                 _container.settings,
                 _container.log,
                 _container.injected_secrets,
+                _container.injected_notify,
                 _container.clock,
             ) = previous
 
@@ -406,7 +432,9 @@ def reset() -> None:
         _container.settings = None
         _container.log = None
         _container.injected_secrets = None
+        _container.injected_notify = None
         _container.secrets_manager = None
+        _container.notify_manager = None
         _container.clock = None
 
 
@@ -451,8 +479,11 @@ def receive(event: Mapping[str, Any], source: str) -> tuple[int, dict[str, Any],
     configured = webhook_settings()
     body = str(event.get("body") or "").encode("utf-8")
     moment = now()
+    # An unconfigured source costs nothing: no secret is looked up, and the answer is the
+    # one a bad signature gets (verify refuses an empty key list after checking the headers).
+    limits = configured.limits(source) if check_source(source) else None
     try:
-        keys = secret_source().keys_for(source) if check_source(source) else ()
+        keys = inbound_secrets().keys_for(source) if limits is not None else ()
     except SecretsUnavailable as exc:
         raise ApiError(503, "secrets_unavailable", str(exc), {"Retry-After": "30"}) from None
     try:
@@ -481,6 +512,15 @@ def receive(event: Mapping[str, Any], source: str) -> tuple[int, dict[str, Any],
         form_id = service.registry.latest(payload.form).id
     except ToolError as exc:
         raise ApiError(422, exc.code, exc.message) from None
+    assert limits is not None  # the signature matched one of its keys
+    try:
+        limits.check(source, payload.principal, form_id)
+    except NotAllowed as exc:
+        _log.warning(
+            "webhook refused by the source's limits",
+            extra={"source": source, "delivery": delivery, "error": exc.code},
+        )
+        raise ApiError(403, exc.code, exc.message) from None
 
     at = datetime.fromtimestamp(moment, UTC)
     log = delivery_log()
@@ -655,10 +695,16 @@ def deliver(
 
 
 def outbound_secret(name: str) -> str:
-    """The current (first) secret named ``name``, from the same store as inbound secrets."""
-    keys = secret_source().keys_for(name) if check_source(name) else ()
+    """The current (first) outbound secret named ``name`` (``FORMWORK_NOTIFY_SECRETS``, else
+    Secrets Manager ``<notify prefix><name>``); never an inbound source's secret."""
+    try:
+        keys = outbound_secrets().keys_for(name) if check_source(name) else ()
+    except SecretsUnavailable as exc:
+        raise DeliveryFailed(
+            None, f"the outbound secret {name!r} could not be read: {exc}"
+        ) from None
     if not keys:
-        raise DeliveryFailed(None, f"no webhook secret named {name!r} is configured")
+        raise DeliveryFailed(None, f"no outbound (notify) secret named {name!r} is configured")
     return keys[0]
 
 
@@ -674,8 +720,9 @@ def notifier(
     (completed, terminated or abandoned; abandoned is sent as ``form.terminated`` with the
     reason) or as ``FormDef.on_complete`` (completions only).
 
-    ``secret`` names the shared secret (``FORMWORK_WEBHOOK_SECRETS`` key, or Secrets Manager
-    ``<prefix><secret>``). The delivery id is the hook occurrence's idempotency key, so every
+    ``secret`` names the outbound secret (a ``FORMWORK_NOTIFY_SECRETS`` key, or Secrets
+    Manager ``<notify prefix><secret>``), a set apart from inbound sources' secrets. The
+    delivery id is the hook occurrence's idempotency key, so every
     retry carries the same one. A failed delivery raises, and the hook runner retries.
     """
     check_url(url)

@@ -32,3 +32,23 @@ TRAVEL_ANSWERS: dict[str, Any] = {
     "receipts_attached": True,
 }
 """Every answer of the example travel claim, within policy: it completes."""
+
+
+class FakeSecretsManager:
+    """``get_secret_value``, the one call of boto3's Secrets Manager client that Powertools'
+    ``SecretsProvider`` makes: the secrets given, ``error`` (a code) for every read, and
+    ``ResourceNotFoundException`` for a name it does not hold. ``calls`` lists the reads."""
+
+    def __init__(self, secrets: dict[str, str], error: str | None = None) -> None:
+        self.secrets = secrets
+        self.error = error
+        self.calls: list[str] = []
+
+    def get_secret_value(self, SecretId: str) -> dict[str, str]:  # noqa: N803 (boto3's name)
+        from botocore.exceptions import ClientError
+
+        self.calls.append(SecretId)
+        if self.error or SecretId not in self.secrets:
+            code = self.error or "ResourceNotFoundException"
+            raise ClientError({"Error": {"Code": code}}, "GetSecretValue")
+        return {"SecretString": self.secrets[SecretId]}

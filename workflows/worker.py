@@ -1,10 +1,12 @@
 """The hook worker: ``python -m workflows.worker`` (``make worker``).
 
 Connects to Temporal from the same environment variables the Lambda functions read
-(``functions.config``), builds its ``FormService`` through ``functions.bootstrap`` (the same
-forms, the same DynamoDB table), and serves ``HookWorkflow``, ``ApprovalWorkflow`` and their
-activities on ``TEMPORAL_TASK_QUEUE`` until SIGINT or SIGTERM, then finishes the activities in
-hand (up to ``--grace`` seconds) and exits.
+(``functions.config``; the credentials from the Secrets Manager secret that
+``FORMWORK_TEMPORAL_SECRET_ID`` names, or ``TEMPORAL_API_KEY`` locally), builds its
+``FormService`` through ``functions.bootstrap`` (the same forms, the same DynamoDB table), and
+serves ``HookWorkflow``, ``ApprovalWorkflow`` and their activities on ``TEMPORAL_TASK_QUEUE``
+until SIGINT or SIGTERM, then finishes the activities in hand (up to ``--grace`` seconds) and
+exits.
 
 Run it wherever you run workers: a container service (ECS/Fargate, Kubernetes), a VM, or a
 laptop against the local stack. ``docs/dispatch.md`` discusses the options.
@@ -29,7 +31,7 @@ from functions import bootstrap
 from functions.config import ConfigError, Settings
 from workflows.activities import HookActivities
 from workflows.approvals import ApprovalWorkflow
-from workflows.client import connect
+from workflows.client import CredentialsUnavailable, connect
 from workflows.hooks import HookWorkflow
 
 
@@ -138,7 +140,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         asyncio.run(run())
-    except ConfigError as exc:
+    except (ConfigError, CredentialsUnavailable) as exc:
+        # the Temporal secret (FORMWORK_TEMPORAL_SECRET_ID) is read when connecting
         print(f"workflows.worker: {exc}", file=sys.stderr)
         return 2
     return 0

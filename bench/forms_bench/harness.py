@@ -81,6 +81,24 @@ def new_service() -> FormService:
     )
 
 
+def _unmeant(form: CompiledForm, coerced: Mapping[str, Any], said: Mapping[str, Any]) -> list[str]:
+    """Coerced fields whose stored value differs (as its type reads both) from what was said."""
+    unmeant = []
+    for field_id, entry in coerced.items():
+        if field_id not in said or field_id not in form.fields:
+            continue
+        ftype = form.fields[field_id].type
+        meant, stored = ftype.validate(said[field_id]), ftype.validate(entry.get("stored"))
+        both = isinstance(meant, Accepted) and isinstance(stored, Accepted)
+        if not both or _typed(meant) != _typed(stored):
+            unmeant.append(field_id)
+    return unmeant
+
+
+def _typed(outcome: object) -> object:
+    return outcome.typed if isinstance(outcome, Accepted) else outcome
+
+
 def canonical(value: object) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
@@ -122,6 +140,10 @@ class CallLog:
     user_value: bool = False
     """Rejected entirely, and only for values exactly as the user gave them in this turn that the
     field's type rejects as given (the user's mistake, not the agent's)."""
+    coerced: int = 0
+    """Values the engine read from another encoding (``"yes"`` for true), per ``coerced``."""
+    coerced_unmeant: list[str] = field(default_factory=list)
+    """Fields whose coerced value is not what the user said for them in this turn."""
 
     @property
     def ok(self) -> bool:
@@ -270,6 +292,10 @@ class Cell:
                         log.blank_landed += 1
         log.retry_of = self._repeat(name, args, result, sent, located, failures)
         log.user_value = self._users_mistake(result, sent, located, said)
+        coerced = result.get("coerced") or {}
+        log.coerced = len(coerced)
+        if located is not None:
+            log.coerced_unmeant = _unmeant(located[0], coerced, said)
         self.transcript.calls.append(log)
         if self.transcript.calls_to_close is None and self._closed():
             self.transcript.calls_to_close = self._calls

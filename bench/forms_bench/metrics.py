@@ -29,6 +29,8 @@ class CellMetrics:
     writes_rejected_user_value: int = 0
     blank_attempts: int = 0
     blank_landed: int = 0
+    coerced: int = 0
+    coerced_unmeant: int = 0
     clobbered: int = 0
     retry_loops: int = 0
     retries: int = 0
@@ -153,4 +155,6 @@ def _count_call(m: CellMetrics, call: CallLog) -> None:
     m.held += len(r.get("held", {}))
     m.blank_attempts += call.blank_attempts
     m.blank_landed += call.blank_landed
+    m.coerced += call.coerced
+    m.coerced_unmeant += len(call.coerced_unmeant)
     m.clobbered += len(call.clobbered)

@@ -51,11 +51,12 @@ from forms.storage import InMemoryFormStore
 from forms.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
 
 WIDTH = 96
-DECISION_STATUS = {"unknown_approval": 404, "forbidden": 403, "bad_request": 400}
+DECISION_STATUS = {"unknown_approval": 404, "form_closed": 409, "bad_request": 400}
 """The HTTP status ``POST /approvals/{id}`` answers for each refusal (``functions.api``)."""
 TEMPORAL_ADDRESS = "127.0.0.1:7233"
 """Where ``make dev`` runs Temporal."""
-_SHOWN: tuple[str, ...] = ("resolved", "held", "now_held", "restored", "rejected", "unknown")
+_SHOWN: tuple[str, ...] = ("resolved", "coerced", "held", "now_held", "restored", "rejected")
+_SHOWN += ("unknown",)
 _SHOWN += ("fired", "hooks", "closed", "reason")
 
 
@@ -376,15 +377,16 @@ class Demo:
 
 
 def travel_claim(demo: Demo) -> None:
-    demo.section("1. Travel claim: front-loading, aliases, a rejected value, held + undo", "conv-t")
+    demo.section(
+        "1. Travel claim: front-loading, aliases, a misspelt id, a bad value, held + undo", "conv-t"
+    )
     r = demo.turn(
-        "I need to claim for my Lisbon trip: I flew out on 3 March on TP1234 and came back on "
-        "the 7th. It was for the client kickoff.",
+        "I need to claim for a trip: I flew out on 3 March on TP1234 and came back on the 7th. "
+        "It was for the client kickoff.",
         "form_start",
         {
             "form": "travel-claim",
             "values": {
-                "destination": "Lisbon",
                 "departure_date": "2025-03-03",
                 "return_date": "2025-03-07",
                 "purpose": "client kickoff",
@@ -394,30 +396,53 @@ def travel_claim(demo: Demo) -> None:
         },
     )
     claim = r["instance"]
-    expect("Trip (" not in demo.status(), "one call to capture answers from two later steps")
+    saved = str(r.get("summary", ""))
+    expect(
+        "departure_date" in saved and "flight_number" in saved,
+        "one call to capture answers from two later steps",
+    )
     expect('step 1/4 "Claimant"' in demo.status(), "the claim to still start at Claimant")
     r = demo.turn(
-        "I'm Ana Ferreira, staff number AB1234.",
+        "I'm Ana Ferreira, staff number AB1234. The trip was to Lisbon.",
         "form_fill",
-        {"form": "travel-claim", "values": {"Full name": "Ana Ferreira", "staffId": "AB1234"}},
+        {
+            "form": "travel-claim",
+            "values": {"Full name": "Ana Ferreira", "staffId": "AB1234", "destinaton": "Lisbon"},
+        },
     )
     expect(
         r.get("resolved") == {"Full name": "full_name", "staffId": "staff_id"}, "aliases resolved"
     )
-    r = demo.turn(
-        "Cost centre is CC-104, and yes, the receipts are attached.",
-        "form_fill",
-        {"form": "travel-claim", "values": {"cost_centre": "CC-104", "receipts_attached": "yes"}},
+    expect(
+        r.get("unknown") == [{"sent": "destinaton", "did_you_mean": ["destination"]}],
+        "the misspelt id answered with did_you_mean, not guessed",
     )
-    expect(r["ok"] and r["rejected"][0]["field"] == "receipts_attached", "only 'yes' rejected")
-    expect("true" in r["rejected"][0].get("hint", ""), "a hint naming the JSON to send")
     demo.turn(
         None,
         "form_fill",
-        {"form": "travel-claim", "values": {"receipts_attached": True}},
-        note="resends it as the JSON boolean, as the hint says",
+        {"form": "travel-claim", "values": {"destination": "Lisbon"}},
+        note="resends the destination under the id did_you_mean names",
     )
-    expect(demo.value(claim, "receipts_attached") is True, "the resent boolean accepted")
+    expect(demo.value(claim, "destination") == "Lisbon", "the destination under its real id")
+    expect("Trip (" not in demo.status(), "the trip step complete")
+    r = demo.turn(
+        "Cost centre is CC-104, and yes, the receipts are attached.",
+        "form_fill",
+        {"form": "travel-claim", "values": {"cost_centre": "cc-104", "receipts_attached": "yes"}},
+    )
+    expect(
+        r["ok"] and r.get("coerced") == {"receipts_attached": {"sent": "yes", "stored": True}},
+        'the quoted "yes" read as true, and the result saying so',
+    )
+    expect(r["rejected"][0]["field"] == "cost_centre", "only the lower-case cost centre rejected")
+    expect("like CC-104" in r["rejected"][0].get("hint", ""), "a hint showing the shape to send")
+    demo.turn(
+        None,
+        "form_fill",
+        {"form": "travel-claim", "values": {"cost_centre": "CC-104"}},
+        note="resends it in the shape the hint shows",
+    )
+    expect(demo.value(claim, "cost_centre") == "CC-104", "the resent cost centre accepted")
 
     demo.turn(
         "Actually I took the train, not a plane.",
@@ -601,7 +626,10 @@ def purchase(demo: Demo) -> None:
         approval,
         "approved",
     )
-    expect(status == 403, "the requester's approval of her own request refused (403)")
+    expect(
+        status == 404,
+        "the requester's approval of her own request refused (404, as for an unknown id)",
+    )
     approver = "finance-" + requester.split("-", 1)[-1]
     status, result = demo.decide(
         "finance", approver, ["finance"], approval, "approved", note="within the workshop budget"
@@ -706,8 +734,10 @@ def run_over_http(url: str | None, temporal: str | None = None) -> int:
             )
         )
     print(
-        "No local stack on 127.0.0.1:3000: starting one for this run (DynamoDB, Temporal, a "
-        "hook worker, the functions; make dev keeps one up)."
+        "No local stack answers on 127.0.0.1:3000 (where make dev runs one), so this run starts\n"
+        "its own on free ports (DynamoDB, Temporal, a hook worker, the functions, the gateway)\n"
+        "and stops it at the end...",
+        flush=True,
     )
     secret = f"demo-crm-{uuid.uuid4().hex}"
     environment = {
@@ -723,13 +753,28 @@ def run_over_http(url: str | None, temporal: str | None = None) -> int:
         environment=environment,
         quiet=True,
     ) as stack:
+        where = own_stack(stack)
+        print("The local stack of this run (stopped when the demo ends):")
+        print("\n".join(f"  {name:<9} {address}" for name, address in where) + "\n", flush=True)
         transport = OverHttp(
             stack.api_url,
             temporal=stack.temporal_address,
             require_temporal=True,
             webhook_secret=secret,
         )
-        return run(transport)
+        try:
+            return run(transport)
+        finally:
+            ports = ", ".join(f"{name} {address.rsplit(':', 1)[-1]}" for name, address in where)
+            print(f"\nStopping the local stack this run started (ports: {ports}).", flush=True)
+
+
+def own_stack(stack: Any) -> list[tuple[str, str]]:
+    """What a ``LocalStack`` the demo started listens on: (service, address) pairs."""
+    where = [("API", str(stack.api_url)), ("DynamoDB", str(stack.dynamodb_endpoint))]
+    if stack.temporal_address is not None:
+        where.append(("Temporal", str(stack.temporal_address)))
+    return where
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -50,7 +50,7 @@ class Eligibility(Step):
     country: Literal["England", "Scotland", "Wales", "Northern Ireland"] = field(
         "Country the business is based in"
     )
-    annual_revenue: Annotated[Decimal, Field(ge=0, decimal_places=2)] = field(
+    annual_revenue: Annotated[Decimal, Field(ge=0, le=100_000_000_000, decimal_places=2)] = field(
         "Annual revenue (GBP)", ask="turnover in the last full financial year"
     )
     employee_count: Annotated[int, Field(ge=0, le=100_000)] = field(
@@ -69,9 +69,10 @@ class Business(Step):
     registration_number: Annotated[str, Field(pattern=r"^([A-Za-z][A-Za-z0-9]|\d{2})\d{6}$")] = (
         field(
             "Company registration number",
-            ask="the 8-character Companies House number, e.g. 09876543 or SC123456",
+            ask="the 8-character Companies House number; some start with two letters (SC123456)",
             on_fill=stamp_region,
             aliases=("company number", "crn"),
+            example="09876543",
         )
     )
     registry_region: str | None = field(
@@ -98,7 +99,7 @@ class Declaration(Step):
     preview = "contact and sign-off"
 
     contact_email: Annotated[str, Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")] = field(
-        "Contact email"
+        "Contact email", example="owner@example.co.uk"
     )
     declaration_accepted: bool = field(
         "Declaration accepted",

@@ -28,12 +28,13 @@ class Identity(Step):
     )
     date_of_birth: date = field("Date of birth", ask="as a date, e.g. 1988-05-02")
     phone: Annotated[str, Field(pattern=r"^\+?[0-9][0-9 ()-]{6,19}$")] = field(
-        "Phone number", ask="a number we can reach them on during the day"
+        "Phone number", ask="a number we can reach them on during the day", example="020 7946 0958"
     )
     prior_claim_id: Annotated[str, Field(pattern=r"^PC-\d{5}$")] | None = field(
         "Prior claim reference",
-        ask="only if they have claimed with us before; it looks like PC-12345",
+        ask="only if they have claimed with us before",
         aliases=("prior claim",),
+        example="PC-12345",
     )
 
 

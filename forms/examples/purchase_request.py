@@ -19,7 +19,7 @@ class Request(Step):
 
     item: Annotated[str, Field(min_length=3, max_length=200)] = field("What is being bought")
     supplier: Annotated[str, Field(min_length=2)] = field("Supplier")
-    amount: Annotated[Decimal, Field(gt=0, decimal_places=2)] = field("Amount (EUR)")
+    amount: Annotated[Decimal, Field(gt=0, le=1_000_000, decimal_places=2)] = field("Amount (EUR)")
     needed_by: str | None = field("Needed by (date or event)")
 
 
@@ -28,7 +28,7 @@ class Review(Step):
     preview = "budget line, approval"
 
     budget_line: Annotated[str, Field(pattern=r"^BL-\d{4}$")] = field(
-        "Budget line", ask="four digits after BL-, e.g. BL-2041"
+        "Budget line", ask="four digits after BL-", example="BL-2041"
     )
     finance_decision: Literal["approved", "rejected"] | None = field(
         "Finance decision", decided_by_approver=True
@@ -52,6 +52,9 @@ purchase_request = FormDef(
                 timeout_seconds=5 * 24 * 3600,
                 on_timeout="rejected",
                 prompt="Finance approval for a purchase over 5,000 EUR",
+                # a decision is on this item, from this supplier, at this amount: a change to
+                # any of them withdraws it and asks again
+                binds=("item", "supplier", "amount"),
             ),
             title="Finance approval",
         ),

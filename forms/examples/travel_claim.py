@@ -21,7 +21,7 @@ class Claimant(Step):
 
     full_name: Annotated[str, Field(min_length=2, max_length=120)] = field("Full name")
     staff_id: Annotated[str, Field(pattern=r"^[A-Z]{2}\d{4}$")] = field(
-        "Staff ID", ask="two capital letters and four digits, e.g. AB1234"
+        "Staff ID", ask="two capital letters and four digits", example="AB1234"
     )
 
 
@@ -41,21 +41,25 @@ class Travel(Step):
 
     mode: Literal["air", "rail", "car"] = field("Mode of travel")
     flight_number: Annotated[str, Field(pattern=r"^[A-Z0-9]{2}\d{1,4}$")] = field(
-        "Flight number", when=lambda v: v.mode == "air"
+        "Flight number", when=lambda v: v.mode == "air", example="TP1234"
     )
-    distance_km: Annotated[int, Field(gt=0)] = field(
+    distance_km: Annotated[int, Field(ge=1, le=20_000)] = field(
         "Distance driven (km)", when=lambda v: v.mode == "car"
     )
-    total: Annotated[Decimal, Field(ge=0, decimal_places=2)] = field("Total amount (EUR)")
+    total: Annotated[Decimal, Field(ge=0, le=100_000, decimal_places=2)] = field(
+        "Total amount (EUR)"
+    )
 
 
 class Approval(Step):
     title = "Approval"
     preview = "cost centre, manager, receipts"
 
-    cost_centre: Annotated[str, Field(pattern=r"^CC-\d{3}$")] = field("Cost centre")
+    cost_centre: Annotated[str, Field(pattern=r"^CC-\d{3}$")] = field(
+        "Cost centre", example="CC-104"
+    )
     manager_email: Annotated[str, Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")] = field(
-        "Manager's email"
+        "Manager's email", example="j.smith@example.com"
     )
     receipts_attached: bool = field("Receipts attached")
 

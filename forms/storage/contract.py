@@ -17,11 +17,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from pydantic import JsonValue
 
-from forms.errors import AlreadyExists, ConflictError, NotFound
+from forms.errors import AlreadyExists, CallRecorded, ConflictError, NotFound
 from forms.instance import (
     CallRecord,
     Commit,
@@ -30,6 +31,7 @@ from forms.instance import (
     FormInstance,
     HookState,
     InstanceState,
+    NewCall,
     OutboxEntry,
     Rejection,
     Revision,
@@ -64,14 +66,21 @@ def seeded_log(values: Sequence[JsonValue], when: datetime) -> FieldHistory:
 
 
 def busy_state(when: datetime) -> InstanceState:
-    """A state with something in every container (hooks, outbox, calls, rejections)."""
+    """A state with something in every container (hooks, outbox, rejections)."""
     return InstanceState(
         updated_at=when,
         hooks={"h1": HookState(holds=True, count=1)},
         outbox={"h1:1": OutboxEntry(key="h1:1", hook_id="h1", occurrence=1, created_at=when)},
-        calls={"call-1": CallRecord(tool="fill", fingerprint="f1", result={"ok": True}, at=when)},
         rejections=[Rejection(key="r1", hook_id="h2", message="too young", at=when)],
     )
+
+
+def call(call_id: str, when: datetime = T0, *, tool: str = "form_fill", **result: Any) -> NewCall:
+    """A tool call to record under ``call_id``."""
+    record = CallRecord(
+        tool=tool, fingerprint=f"fp-{call_id}", result={"ok": True, **result}, at=when
+    )
+    return NewCall(call_id=call_id, record=record)
 
 
 def make_instance(
@@ -297,7 +306,6 @@ class FormStoreContract:
         got.history["name"] = FieldHistory()
         got.history["extra"] = seeded_log(["x"], T0)
         got.state.outbox.clear()
-        got.state.calls["call-2"] = CallRecord(tool="t", fingerprint="f", result={}, at=T0)
         got.state.hooks["h1"] = HookState(holds=False, count=7)
         got.state.rejections.clear()
         got.state.status = "terminated"
@@ -312,12 +320,12 @@ class FormStoreContract:
         instance = make_instance(state=busy_state(T0))
         store.create(instance)
         # WHEN the caller mutates the object it created from
-        instance.state.calls.clear()
+        instance.state.outbox.clear()
         instance.history["name"] = seeded_log(["sneaky"], T0)
         # THEN the store is unaffected
         stored = store.get("inst-1")
         assert stored.history == {}
-        assert set(stored.state.calls) == {"call-1"}
+        assert set(stored.state.outbox) == {"h1:1"}
         # AND mutating a commit's state or its result afterwards changes nothing either
         commit = append_values(stored, "name", ["Ada"], at(1), state=busy_state(at(1)))
         result = store.commit(commit)
@@ -461,3 +469,116 @@ class FormStoreContract:
         assert [r.value for r in result.field("名前").revisions] == values
         assert store.get("inst-ü") == result
         assert [i.id for i in store.list_conversation("アリス", "会話-1")] == ["inst-ü"]
+
+    # --- tool-call records ----------------------------------------------------------------------
+
+    def test_a_create_records_its_call_and_a_second_create_under_that_id_stores_nothing(
+        self, store: FormStore
+    ) -> None:
+        # GIVEN an instance created with the start call that made it
+        store.create(make_instance("inst-1"), call("start-1", summary="first"))
+        # WHEN another instance is created in the same conversation under the same call id
+        with pytest.raises(CallRecorded) as raised:
+            store.create(make_instance("inst-2"), call("start-1", summary="second"))
+        # THEN it fails with the first record, and the second instance does not exist
+        assert raised.value.record.result["summary"] == "first"
+        with pytest.raises(NotFound):
+            store.get("inst-2")
+        assert [i.id for i in store.list_conversation("alice", "conv-1")] == ["inst-1"]
+        got = store.get_call("alice", "conv-1", "start-1")
+        assert got is not None and got.result["summary"] == "first"
+
+    def test_call_ids_are_scoped_to_the_principals_conversation(self, store: FormStore) -> None:
+        store.create(make_instance("inst-1"), call("c-1"))
+        store.create(make_instance("inst-2", principal="bob"), call("c-1"))
+        store.create(make_instance("inst-3", conversation_id="conv-2"), call("c-1"))
+        assert store.get_call("alice", "conv-1", "c-1") is not None
+        assert store.get_call("alice", "conv-9", "c-1") is None
+        assert store.get_call("carol", "conv-1", "c-1") is None
+
+    def test_a_commit_records_its_call_once_and_a_replayed_commit_changes_nothing(
+        self, store: FormStore
+    ) -> None:
+        # GIVEN a commit that recorded call c-1
+        store.create(make_instance())
+        first = store.commit(
+            append_values(store.get("inst-1"), "name", ["Ada"], at(1)).model_copy(
+                update={"call": call("c-1", at(1), summary="saved Ada")}
+            )
+        )
+        # WHEN another commit carries the same call id
+        replay = append_values(first, "name", ["Grace"], at(2)).model_copy(
+            update={"call": call("c-1", at(2), summary="saved Grace")}
+        )
+        with pytest.raises(CallRecorded) as raised:
+            store.commit(replay)
+        # THEN it fails with the first record and nothing of it is stored
+        assert raised.value.record.result["summary"] == "saved Ada"
+        assert store.get("inst-1") == first
+
+    def test_a_call_already_recorded_wins_over_a_stale_version(self, store: FormStore) -> None:
+        store.create(make_instance())
+        base = store.get("inst-1")
+        store.commit(
+            append_values(base, "name", ["Ada"], at(1)).model_copy(update={"call": call("c-1")})
+        )
+        stale = append_values(base, "name", ["Grace"], at(2)).model_copy(
+            update={"call": call("c-1")}
+        )
+        with pytest.raises((CallRecorded, ConflictError)):
+            store.commit(stale)
+        assert store.get("inst-1").field("name").in_force() is not None
+        assert store.get("inst-1").version == 1
+
+    def test_a_conflicted_commit_does_not_record_its_call(self, store: FormStore) -> None:
+        store.create(make_instance())
+        base = store.get("inst-1")
+        store.commit(append_values(base, "name", ["Ada"], at(1)))
+        with pytest.raises(ConflictError):
+            store.commit(
+                append_values(base, "name", ["Grace"], at(2)).model_copy(
+                    update={"call": call("c-2")}
+                )
+            )
+        assert store.get_call("alice", "conv-1", "c-2") is None
+
+    def test_record_call_binds_an_id_that_changed_nothing(self, store: FormStore) -> None:
+        store.record_call("alice", "conv-1", call("c-1", summary="nothing saved"))
+        with pytest.raises(CallRecorded) as raised:
+            store.record_call("alice", "conv-1", call("c-1", summary="other"))
+        assert raised.value.record.result["summary"] == "nothing saved"
+        store.create(make_instance())
+        with pytest.raises(CallRecorded):
+            store.commit(
+                append_values(store.get("inst-1"), "name", ["Ada"], at(1)).model_copy(
+                    update={"call": call("c-1")}
+                )
+            )
+        assert store.get("inst-1").version == 0
+
+    def test_concurrent_creates_with_one_call_id_make_exactly_one_instance(
+        self, store: FormStore
+    ) -> None:
+        # GIVEN ten threads starting a form under the same call id, as retries racing
+        outcomes: list[str] = []
+        barrier = threading.Barrier(10)
+
+        def start(n: int) -> None:
+            barrier.wait()
+            try:
+                store.create(make_instance(f"inst-{n}"), call("start-1", instance=f"inst-{n}"))
+            except CallRecorded:
+                outcomes.append("recorded")
+            else:
+                outcomes.append("created")
+
+        threads = [threading.Thread(target=start, args=(n,)) for n in range(10)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        # THEN exactly one instance exists, and it is the one the record names
+        assert sorted(outcomes) == ["created"] + ["recorded"] * 9
+        (only,) = store.list_conversation("alice", "conv-1")
+        record = store.get_call("alice", "conv-1", "start-1")
+        assert record is not None and record.result["instance"] == only.id

@@ -5,19 +5,21 @@ in, and errors are caught through ``client.exceptions``. Values are stored as JS
 string attributes, so numbers never go through DynamoDB's Number type.
 
 Items of one instance share its partition, ``pk = "I#<instance_id>"`` (sort keys below); a
-fourth kind of item, in the principal's partition, indexes conversations::
+principal's conversation has a partition of its own for its index and its tool-call records::
 
-    STATE                     header, version (N), per-field cursor and count, state sans calls
-    R#<version:010d>#<part>   revisions appended by the commit that produced <version>; immutable
-    C#<tool_call_id>          one CallRecord of ``state.calls``
+    I#<id> / STATE                    header, version (N), per-field cursor and count, state
+    I#<id> / R#<version:010d>#<part>  revisions appended by the commit that produced <version>
     P#<principal>#C#<conv> / I#<created_at>#<id>   the conversation index item
+    P#<principal>#C#<conv> / C#<tool_call_id>      one CallRecord (written once, conditionally)
 
 ``docs/dynamodb.md`` has the access patterns and their cost in requests.
 
 Query is only read-committed against transactions: one page may show a transaction's STATE item
 and not yet its revision items, or the reverse. Every item written by a commit therefore carries
 the version it belongs to, the STATE item says exactly which items make up that version (counts
-per field, the version of each call record), and a read that does not add up is taken again.
+per field), and a read that does not add up is taken again. Call records are outside the
+instance partition, so reading an instance never reads them; a commit carrying a call puts its
+record with ``attribute_not_exists`` in the same transaction, so an id applies at most once.
 
 A commit is one strongly consistent Query, ``apply_commit`` on what it read, and one conditional
 write (``version = expected``). A commit that loses the race reads only what was written since
@@ -35,13 +37,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
-from forms.errors import AlreadyExists, ConflictError, NotFound, StoreError
+from forms.errors import AlreadyExists, CallRecorded, ConflictError, NotFound, StoreError
 from forms.instance import (
     CallRecord,
     Commit,
     FieldHistory,
     FormInstance,
     InstanceState,
+    NewCall,
     Revision,
     apply_commit,
 )
@@ -62,7 +65,6 @@ _ITEM_OVERHEAD = 200
 
 _Parts = TypeAdapter(dict[str, list[Revision]])
 _Fields = TypeAdapter(dict[str, tuple[int, int]])
-_CallVersions = TypeAdapter(dict[str, int])
 
 
 class _Header(BaseModel):
@@ -112,20 +114,20 @@ class DynamoDBFormStore(FormStore):
         self._read_attempts = read_attempts
         self._pause = pause
         self._remember = remember
-        self._recent: OrderedDict[str, tuple[FormInstance, dict[str, int]]] = OrderedDict()
+        self._recent: OrderedDict[str, FormInstance] = OrderedDict()
         self._recent_lock = threading.Lock()
 
     # ------------------------------------------------------------------ the port
 
-    def create(self, instance: FormInstance) -> None:
+    def create(self, instance: FormInstance, call: NewCall | None = None) -> None:
         stored = instance.snapshot()
         pk = instance_key(stored.id)
-        call_versions = {call_id: stored.version for call_id in stored.state.calls}
+        conversation = conversation_key(stored.principal, stored.conversation_id)
         actions = [
-            self._put(self._state_item(stored, call_versions), "attribute_not_exists(pk)"),
+            self._put(self._state_item(stored), "attribute_not_exists(pk)"),
             self._put(
                 {
-                    "pk": _s(conversation_key(stored.principal, stored.conversation_id)),
+                    "pk": _s(conversation),
                     "sk": _s(f"I#{sortable(stored.created_at)}#{stored.id}"),
                     "instance_id": _s(stored.id),
                 },
@@ -137,74 +139,67 @@ class DynamoDBFormStore(FormStore):
             self._put(item, "attribute_not_exists(pk)")
             for item in self._revision_items(pk, stored.version, appended)
         ]
-        actions += [
-            self._put(
-                self._call_item(pk, call_id, record, stored.version), "attribute_not_exists(pk)"
-            )
-            for call_id, record in stored.state.calls.items()
-        ]
+        if call is not None:
+            actions.append(self._call_put(conversation, call))
         try:
             self._transact(actions)
         except self._client.exceptions.TransactionCanceledException as exc:
-            if "ConditionalCheckFailed" in _reason_codes(exc):
+            codes = _reason_codes(exc)
+            if call is not None and codes[-1:] == ["ConditionalCheckFailed"]:
+                raise self._recorded(conversation, call) from None
+            if "ConditionalCheckFailed" in codes:
                 raise AlreadyExists(f"instance {stored.id} already exists") from None
             raise
+
+    def record_call(self, principal: str, conversation_id: str, call: NewCall) -> None:
+        conversation = conversation_key(principal, conversation_id)
+        try:
+            self._client.put_item(**self._call_put(conversation, call)["Put"])
+        except self._client.exceptions.ConditionalCheckFailedException:
+            raise self._recorded(conversation, call) from None
+
+    def get_call(self, principal: str, conversation_id: str, call_id: str) -> CallRecord | None:
+        return self._get_call(conversation_key(principal, conversation_id), call_id)
 
     def get(self, instance_id: str) -> FormInstance:
         loaded = self._load(instance_id)
         if loaded is None:
             raise NotFound(f"instance {instance_id} not found")
-        return loaded[0]
+        return loaded
 
     def list_conversation(self, principal: str, conversation_id: str) -> list[FormInstance]:
-        index = self._query(conversation_key(principal, conversation_id))
+        index = self._query(conversation_key(principal, conversation_id), prefix="I#")
         found: list[FormInstance] = []
         for item in index:
             loaded = self._load(item["instance_id"]["S"])
             if loaded is not None:  # an index item whose create is not visible yet
-                found.append(loaded[0])
+                found.append(loaded)
         return sorted(found, key=lambda inst: (inst.created_at, inst.id))
 
     def commit(self, commit: Commit) -> FormInstance:
-        loaded = self._recalled(commit.instance_id, commit.expected_version)
-        if loaded is None:
-            loaded = self._load(commit.instance_id)
-        if loaded is None:
+        current = self._recalled(commit.instance_id, commit.expected_version)
+        if current is None:
+            current = self._load(commit.instance_id)
+        if current is None:
             raise NotFound(f"instance {commit.instance_id} not found")
-        current, stored_calls = loaded
+        conversation = conversation_key(current.principal, current.conversation_id)
         applied = apply_commit(current, commit)  # ConflictError / ValueError: nothing written
         pk = instance_key(applied.id)
         version = applied.version
-
-        call_versions: dict[str, int] = {}
-        call_actions: list[dict[str, Any]] = []
-        for call_id, record in applied.state.calls.items():
-            old = current.state.calls.get(call_id)
-            if old == record:
-                call_versions[call_id] = stored_calls[call_id]
-                continue
-            call_versions[call_id] = version
-            item = self._call_item(pk, call_id, record, version)
-            call_actions.append(
-                self._put(item, "attribute_not_exists(pk)" if old is None else None)
-            )
-        call_actions += [
-            {"Delete": {"TableName": self._table, "Key": _key(pk, _CALL + call_id)}}
-            for call_id in current.state.calls
-            if call_id not in applied.state.calls
-        ]
         appended = {f: change.append for f, change in commit.fields.items() if change.append}
         revision_actions = [
             self._put(item, "attribute_not_exists(pk)")
             for item in self._revision_items(pk, version, appended)
         ]
         state_put = self._put(
-            self._state_item(applied, call_versions),
+            self._state_item(applied),
             "#v = :expected",
             names={"#v": "version"},
             values={":expected": {"N": str(commit.expected_version)}},
         )
-        actions = [state_put, *revision_actions, *call_actions]
+        actions = [state_put, *revision_actions]
+        if commit.call is not None:
+            actions.append(self._call_put(conversation, commit.call))
         try:
             if len(actions) == 1:
                 self._client.put_item(**state_put["Put"])
@@ -215,20 +210,22 @@ class DynamoDBFormStore(FormStore):
             self._client.exceptions.TransactionCanceledException,
         ) as exc:
             codes = _reason_codes(exc)
+            if commit.call is not None and codes[-1:] == ["ConditionalCheckFailed"]:
+                raise self._recorded(conversation, commit.call) from None
             lost = codes[:1] == ["ConditionalCheckFailed"] or "TransactionConflict" in codes
             if not lost:
                 raise StoreError(f"commit to {applied.id} cancelled: {codes}") from exc
-            fresh = self._catch_up(current, stored_calls)
+            fresh = self._catch_up(current)
             if fresh is None:
                 raise NotFound(f"instance {applied.id} not found") from None
-            raise ConflictError(applied.id, commit.expected_version, fresh[0]) from None
-        self._keep(applied, call_versions)
+            raise ConflictError(applied.id, commit.expected_version, fresh) from None
+        self._keep(applied)
         return applied.snapshot()
 
     # ------------------------------------------------------------------ reading
 
-    def _load(self, instance_id: str) -> tuple[FormInstance, dict[str, int]] | None:
-        """The instance and the version of each call record, or None when there is none."""
+    def _load(self, instance_id: str) -> FormInstance | None:
+        """The instance, or None when there is none."""
         for attempt in range(self._read_attempts):
             if attempt and self._pause is not None:
                 self._pause(attempt)
@@ -238,40 +235,36 @@ class DynamoDBFormStore(FormStore):
                 return None
             built = _assemble(state, items)
             if built is not None:
-                self._keep(*built)
-                return built[0].snapshot(), built[1]
+                self._keep(built)
+                return built.snapshot()
         raise StoreError(
             f"instance {instance_id}: {self._read_attempts} reads did not add up to one version"
         )
 
-    def _keep(self, instance: FormInstance, calls: dict[str, int]) -> None:
+    def _keep(self, instance: FormInstance) -> None:
         """Remember ``instance`` (never handed out) as the last known state of its id."""
         if self._remember <= 0:
             return
         with self._recent_lock:
-            self._recent[instance.id] = (instance, dict(calls))
+            self._recent[instance.id] = instance
             self._recent.move_to_end(instance.id)
             while len(self._recent) > self._remember:
                 self._recent.popitem(last=False)
 
-    def _recalled(
-        self, instance_id: str, version: int
-    ) -> tuple[FormInstance, dict[str, int]] | None:
+    def _recalled(self, instance_id: str, version: int) -> FormInstance | None:
         """The remembered state of ``instance_id`` if it is exactly ``version``."""
         with self._recent_lock:
             found = self._recent.get(instance_id)
-        if found is None or found[0].version != version:
+        if found is None or found.version != version:
             return None
-        return found[0], dict(found[1])
+        return found
 
-    def _catch_up(
-        self, base: FormInstance, base_calls: dict[str, int]
-    ) -> tuple[FormInstance, dict[str, int]] | None:
+    def _catch_up(self, base: FormInstance) -> FormInstance | None:
         """The instance as stored now, reading only what was written after ``base``.
 
         ``base`` is a read taken moments ago in the same call. Items up to its version never
-        change, so one Query from the revision items after it (through STATE) and one
-        BatchGetItem for call records written since give the same result as a full read.
+        change, so one Query from the revision items after it (through STATE) gives the same
+        result as a full read.
         """
         pk = instance_key(base.id)
         after = f"{_REVISIONS}{base.version:010d}#~"  # past every part of base's version
@@ -282,21 +275,17 @@ class DynamoDBFormStore(FormStore):
             state = _state_of(items)
             if state is None:
                 return None
-            newer = [
-                call_id
-                for call_id, version in _CallVersions.validate_json(state["calls"]["S"]).items()
-                if version > base.version
-            ]
-            built = _assemble(state, items + self._get_calls(pk, newer), (base, base_calls))
+            built = _assemble(state, items, base)
             if built is not None:
-                self._keep(*built)
-                return built[0].snapshot(), built[1]
+                self._keep(built)
+                return built.snapshot()
         return self._load(base.id)
 
-    def _query(self, pk: str, *, after: str | None = None) -> list[dict[str, Any]]:
-        """The items of a partition (with sort key past ``after``), in sort-key order.
-
-        One strongly consistent Query, paged.
+    def _query(
+        self, pk: str, *, after: str | None = None, prefix: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The items of a partition (with sort key past ``after``, or starting with ``prefix``),
+        in sort-key order. One strongly consistent Query, paged.
         """
         items: list[dict[str, Any]] = []
         request: dict[str, Any] = {
@@ -308,6 +297,9 @@ class DynamoDBFormStore(FormStore):
         if after is not None:
             request["KeyConditionExpression"] = "pk = :pk AND sk > :after"
             request["ExpressionAttributeValues"][":after"] = _s(after)
+        elif prefix is not None:
+            request["KeyConditionExpression"] = "pk = :pk AND begins_with(sk, :prefix)"
+            request["ExpressionAttributeValues"][":prefix"] = _s(prefix)
         while True:
             page = self._client.query(**request)
             items.extend(page.get("Items", []))
@@ -316,17 +308,18 @@ class DynamoDBFormStore(FormStore):
                 return items
             request["ExclusiveStartKey"] = last
 
-    def _get_calls(self, pk: str, call_ids: list[str]) -> list[dict[str, Any]]:
-        """The call items of ``call_ids`` that exist: strongly consistent BatchGetItem."""
-        found: list[dict[str, Any]] = []
-        for start in range(0, len(call_ids), 100):
-            keys = [_key(pk, _CALL + call_id) for call_id in call_ids[start : start + 100]]
-            request: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": True}}
-            while request:
-                page = self._client.batch_get_item(RequestItems=request)
-                found.extend(page.get("Responses", {}).get(self._table, []))
-                request = page.get("UnprocessedKeys") or {}
-        return found
+    def _get_call(self, conversation: str, call_id: str) -> CallRecord | None:
+        found = self._client.get_item(
+            TableName=self._table, Key=_key(conversation, _CALL + call_id), ConsistentRead=True
+        ).get("Item")
+        return CallRecord.model_validate_json(found["record"]["S"]) if found else None
+
+    def _recorded(self, conversation: str, call: NewCall) -> CallRecorded:
+        """The error for a call whose id a conditional put found taken, with the first record."""
+        first = self._get_call(conversation, call.call_id)
+        if first is None:  # deleted in between (a table TTL); the write was still refused
+            raise StoreError(f"tool call {call.call_id} was refused as recorded but is gone")
+        return CallRecorded(call.call_id, first)
 
     # ------------------------------------------------------------------ writing
 
@@ -361,7 +354,7 @@ class DynamoDBFormStore(FormStore):
             put["ExpressionAttributeValues"] = values
         return {"Put": put}
 
-    def _state_item(self, instance: FormInstance, call_versions: dict[str, int]) -> dict[str, Any]:
+    def _state_item(self, instance: FormInstance) -> dict[str, Any]:
         header = _Header(
             id=instance.id,
             form_id=instance.form_id,
@@ -377,8 +370,7 @@ class DynamoDBFormStore(FormStore):
             "version": {"N": str(instance.version)},
             "header": _s(header.model_dump_json()),
             "fields": _s(_Fields.dump_json(fields).decode()),
-            "calls": _s(_CallVersions.dump_json(call_versions).decode()),
-            "state": _s(instance.state.model_dump_json(exclude={"calls"})),
+            "state": _s(instance.state.model_dump_json()),
         }
         if _item_bytes(item) > DYNAMODB_ITEM_LIMIT:
             raise ValueError(
@@ -387,13 +379,13 @@ class DynamoDBFormStore(FormStore):
             )
         return item
 
-    def _call_item(self, pk: str, call_id: str, record: CallRecord, version: int) -> dict[str, Any]:
-        return {
-            "pk": _s(pk),
-            "sk": _s(_CALL + call_id),
-            "v": {"N": str(version)},
-            "record": _s(record.model_dump_json()),
+    def _call_put(self, conversation: str, call: NewCall) -> dict[str, Any]:
+        item = {
+            "pk": _s(conversation),
+            "sk": _s(_CALL + call.call_id),
+            "record": _s(call.record.model_dump_json()),
         }
+        return self._put(item, "attribute_not_exists(pk)")
 
     def _revision_items(
         self, pk: str, version: int, appended: Mapping[str, tuple[Revision, ...]]
@@ -489,30 +481,26 @@ def _state_of(items: list[dict[str, Any]]) -> dict[str, Any] | None:
 def _assemble(
     state: Mapping[str, Any],
     items: list[dict[str, Any]],
-    base: tuple[FormInstance, dict[str, int]] | None = None,
-) -> tuple[FormInstance, dict[str, int]] | None:
+    base: FormInstance | None = None,
+) -> FormInstance | None:
     """The instance as of ``state``'s version, or None when ``items`` miss some of it.
 
-    With ``base`` (an earlier read and its call versions), ``items`` need only hold what was
-    written after it: the revision items of later versions and the call items written since.
+    With ``base`` (an earlier read), ``items`` need only hold the revision items of later
+    versions. Items of other kinds in the partition (call records of an earlier layout) are
+    ignored.
     """
     version = int(state["version"]["N"])
     fields = _Fields.validate_json(state["fields"]["S"])
-    call_versions = _CallVersions.validate_json(state["calls"]["S"])
-    since = -1 if base is None else base[0].version
+    since = -1 if base is None else base.version
     logs: dict[str, list[Revision]] = {}
     if base is not None:
-        logs = {f: list(log.revisions) for f, log in base[0].history.items()}
-    records: dict[str, Mapping[str, Any]] = {}
+        logs = {f: list(log.revisions) for f, log in base.history.items()}
     for item in items:
         sk: str = item["sk"]["S"]
-        if sk.startswith(_REVISIONS):
-            # Revision items of a later version belong to a commit this STATE does not show yet.
-            if since < _revision_version(sk) <= version:
-                for field_id, revisions in _Parts.validate_json(item["revs"]["S"]).items():
-                    logs.setdefault(field_id, []).extend(revisions)
-        elif sk.startswith(_CALL):
-            records[sk[len(_CALL) :]] = item
+        # Revision items of a later version belong to a commit this STATE does not show yet.
+        if sk.startswith(_REVISIONS) and since < _revision_version(sk) <= version:
+            for field_id, revisions in _Parts.validate_json(item["revs"]["S"]).items():
+                logs.setdefault(field_id, []).extend(revisions)
     history: dict[str, FieldHistory] = {}
     for field_id, (cursor, count) in fields.items():
         revisions = logs.pop(field_id, [])
@@ -523,26 +511,15 @@ def _assemble(
         history[field_id] = FieldHistory.model_construct(revisions=tuple(revisions), cursor=cursor)
     if logs:
         raise StoreError(f"revisions stored for unknown fields {sorted(logs)}")
-    calls: dict[str, CallRecord] = {}
-    for call_id, call_version in call_versions.items():
-        if base is not None and call_version <= since:
-            if base[1].get(call_id) != call_version:
-                raise StoreError(f"call record {call_id}: version {call_version} not in the base")
-            calls[call_id] = base[0].state.calls[call_id]
-            continue
-        found = records.get(call_id)
-        if found is None or int(found["v"]["N"]) != call_version:
-            return None  # a call record of this version is not visible yet (or one that was)
-        calls[call_id] = CallRecord.model_validate_json(found["record"]["S"])
     header = _Header.model_validate_json(state["header"]["S"])
-    instance_state = InstanceState.model_validate_json(state["state"]["S"])
-    instance = FormInstance(
+    stored_state = json.loads(state["state"]["S"])
+    stored_state.pop("calls", None)  # kept on the state by an earlier layout
+    return FormInstance(
         **header.model_dump(),
         version=version,
         history=history,
-        state=instance_state.model_copy(update={"calls": calls}),
+        state=InstanceState.model_validate(stored_state),
     )
-    return instance, call_versions
 
 
 def _revision_version(sk: str) -> int:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import threading
 
-from forms.errors import AlreadyExists, ConflictError, NotFound
-from forms.instance import Commit, FormInstance, apply_commit
+from forms.errors import AlreadyExists, CallRecorded, ConflictError, NotFound
+from forms.instance import CallRecord, Commit, FormInstance, NewCall, apply_commit
 from forms.storage.port import FormStore
 
 _ConversationKey = tuple[str, str]
@@ -23,15 +23,28 @@ class InMemoryFormStore(FormStore):
         self._lock = threading.Lock()
         self._instances: dict[str, FormInstance] = {}
         self._by_conversation: dict[_ConversationKey, list[str]] = {}
+        self._calls: dict[_ConversationKey, dict[str, CallRecord]] = {}
 
-    def create(self, instance: FormInstance) -> None:
+    def create(self, instance: FormInstance, call: NewCall | None = None) -> None:
         stored = instance.snapshot()
+        key = (stored.principal, stored.conversation_id)
         with self._lock:
             if stored.id in self._instances:
                 raise AlreadyExists(f"instance {stored.id} already exists")
+            self._check_call(key, call)
             self._instances[stored.id] = stored
-            key = (stored.principal, stored.conversation_id)
             self._by_conversation.setdefault(key, []).append(stored.id)
+            self._keep_call(key, call)
+
+    def record_call(self, principal: str, conversation_id: str, call: NewCall) -> None:
+        key = (principal, conversation_id)
+        with self._lock:
+            self._check_call(key, call)
+            self._keep_call(key, call)
+
+    def get_call(self, principal: str, conversation_id: str, call_id: str) -> CallRecord | None:
+        with self._lock:
+            return self._calls.get((principal, conversation_id), {}).get(call_id)
 
     def get(self, instance_id: str) -> FormInstance:
         with self._lock:
@@ -46,13 +59,28 @@ class InMemoryFormStore(FormStore):
     def commit(self, commit: Commit) -> FormInstance:
         with self._lock:
             stored = self._load(commit.instance_id)
+            key = (stored.principal, stored.conversation_id)
+            self._check_call(key, commit.call)
             try:
                 applied = apply_commit(stored, commit)
             except ConflictError:
                 # Hand out a copy: the error must not be a way into the stored instance.
                 raise ConflictError(stored.id, commit.expected_version, stored.snapshot()) from None
             self._instances[applied.id] = applied
+            self._keep_call(key, commit.call)
             return applied.snapshot()
+
+    def _check_call(self, key: _ConversationKey, call: NewCall | None) -> None:
+        """Raise ``CallRecorded`` if ``call``'s id is taken; the caller holds the lock."""
+        if call is None:
+            return
+        first = self._calls.get(key, {}).get(call.call_id)
+        if first is not None:
+            raise CallRecorded(call.call_id, first)
+
+    def _keep_call(self, key: _ConversationKey, call: NewCall | None) -> None:
+        if call is not None:
+            self._calls.setdefault(key, {})[call.call_id] = call.record
 
     def _load(self, instance_id: str) -> FormInstance:
         """The stored instance itself (never handed out); the caller holds the lock."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
-from forms.instance import Commit, FormInstance
+from forms.instance import CallRecord, Commit, FormInstance, NewCall
 
 
 class FormStore(ABC):
@@ -26,6 +26,12 @@ class FormStore(ABC):
     4. **Reads are snapshots.** Nothing a caller does to a returned instance (or to one it handed
        in) changes what is stored, and nothing the store does later changes an instance it has
        already returned.
+    5. **A tool-call id is recorded once per conversation.** A create or commit that carries a
+       call (``NewCall``) stores its record in the same all-or-nothing write, and fails with
+       ``CallRecorded`` (carrying the first record, storing nothing) when the principal's
+       conversation already recorded that id, whatever instance it went to. Two concurrent
+       ``form_start`` calls with one id therefore create exactly one instance. Records are
+       kept apart from instances, so reading an instance never reads them.
 
     Deliberately left to each adapter: the storage engine and its schema, indexing, retention
     and archiving, how atomicity and compare-and-set are achieved (locks, conditional writes,
@@ -34,13 +40,22 @@ class FormStore(ABC):
     """
 
     @abstractmethod
-    def create(self, instance: FormInstance) -> None:
-        """Store a new instance as given (a snapshot of it).
+    def create(self, instance: FormInstance, call: NewCall | None = None) -> None:
+        """Store a new instance as given (a snapshot of it), with ``call`` recorded.
 
         The instance may already carry revisions and any version: starting a form with seed
         values is one atomic create. Raises ``AlreadyExists`` when the id is taken, leaving the
-        stored instance untouched.
+        stored instance untouched, and ``CallRecorded`` when the conversation already recorded
+        ``call``'s id (nothing is stored).
         """
+
+    @abstractmethod
+    def record_call(self, principal: str, conversation_id: str, call: NewCall) -> None:
+        """Record a call that changed no instance; ``CallRecorded`` if its id is taken."""
+
+    @abstractmethod
+    def get_call(self, principal: str, conversation_id: str, call_id: str) -> CallRecord | None:
+        """The record of ``call_id`` in this principal's conversation, or None."""
 
     @abstractmethod
     def get(self, instance_id: str) -> FormInstance:
@@ -58,7 +73,9 @@ class FormStore(ABC):
     def commit(self, commit: Commit) -> FormInstance:
         """Apply ``commit`` atomically and return a snapshot of the stored result.
 
-        Raises ``NotFound`` for an unknown instance, ``ConflictError`` (carrying the current
-        stored instance) when ``expected_version`` is stale, and ``ValueError`` when the commit
-        would rewrite history (a cursor outside its log). Nothing is stored in any of those cases.
+        Raises ``NotFound`` for an unknown instance, ``CallRecorded`` when the commit carries a
+        call whose id the instance's conversation already recorded (checked first),
+        ``ConflictError`` (carrying the current stored instance) when ``expected_version`` is
+        stale, and ``ValueError`` when the commit would rewrite history (a cursor outside its
+        log). Nothing is stored in any of those cases.
         """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 import threading
@@ -13,8 +14,37 @@ from infra.local.stack import API_PORT, DYNAMODB_PORT, TABLE_NAME, TASK_QUEUE, L
 from infra.local.temporal import TEMPORAL_PORT, TEMPORAL_UI_PORT
 
 
+def webhook_lines(stack: LocalStack) -> str:
+    """The banner's webhook part: the development source and its secret when the stack made
+    them, else the sources the shell configured."""
+    api = stack.api_url
+    if stack.dev_webhook is not None:
+        source, secret = stack.dev_webhook
+        return (
+            f"  Webhooks   POST {api}/webhooks/{source}, signed with the dev secret {secret}\n"
+            "             (made for this run, any tenant and form; loopback only; to sign see"
+            " docs/webhooks.md)\n"
+            f"             make demo in another shell: FORMWORK_WEBHOOK_SECRETS="
+            f"'{json.dumps({source: secret})}' make demo\n"
+        )
+    try:
+        sources = sorted(json.loads(stack.environment.get("FORMWORK_WEBHOOK_SOURCES") or "{}"))
+    except (ValueError, TypeError):
+        sources = []
+    named = ", ".join(sources) or "none"
+    return f"  Webhooks   sources {named} (FORMWORK_WEBHOOK_SOURCES / _SECRETS as given)\n"
+
+
 def banner(stack: LocalStack) -> str:
     api = stack.api_url
+    webhooks = webhook_lines(stack)
+    logs = (
+        "Logs: one line per request; the functions' JSON records and EMF metrics as Lambda "
+        "writes them."
+        if stack.json_logs
+        else "Logs: one line per request, and the functions' warnings and errors (--json-logs "
+        "shows their JSON records)."
+    )
     auth = "-H 'Authorization: Bearer dev:alice'"
     start = (
         '{"tool_call_id": "call-1", "input": {"form": "travel-claim", '
@@ -46,6 +76,7 @@ Formwork local stack is ready.
   API        {api}   (API Gateway HTTP API events → {functions})
   DynamoDB   {stack.dynamodb_endpoint}   table {stack.table_name} (moto, served single-threaded)
 {hooks}  Dev tokens Authorization: Bearer dev:[<tenant>:]<sub>[;roles=<r1>,<r2>]  (loopback only)
+{webhooks.rstrip()}
 
 Try:
   curl -s {auth} '{api}/tools?format=openai'
@@ -55,6 +86,7 @@ Try:
   curl -s {auth} {api}/conversations/conv-1/status
 
 OpenAPI: {api}/openapi.json   Swagger UI: {api}/swagger (both need the token too)
+{logs}
 Ctrl-C stops everything.
 """
 
@@ -70,7 +102,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--environments", type=int, default=4, help="max concurrent executions per function"
     )
-    parser.add_argument("--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    parser.add_argument(
+        "--log-level",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="the functions' log level (Powertools; the template's default otherwise)",
+    )
+    parser.add_argument(
+        "--json-logs",
+        action="store_true",
+        help="show the functions' JSON log records and EMF metrics as Lambda writes them "
+        "(default: one access line per request, plus warnings and errors)",
+    )
     parser.add_argument(
         "--no-temporal",
         action="store_true",
@@ -103,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
             max_environments=args.environments,
             log_level=args.log_level,
             access_log=True,
+            json_logs=args.json_logs,
             temporal=not args.no_temporal,
             temporal_port=args.temporal_port,
             temporal_ui_port=args.temporal_ui_port,

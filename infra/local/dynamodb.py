@@ -166,6 +166,8 @@ def serve(port: int) -> None:
     from werkzeug.serving import run_simple
 
     app = DomainDispatcherApplication(create_backend_app)
+    # werkzeug's server binds with SO_REUSEADDR: a port left with connections in TIME_WAIT by
+    # a server that just stopped is usable again at once.
     run_simple(
         "127.0.0.1",
         port,

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
+from infra.local.console import emit
 from infra.local.dynamodb import TEMPLATE, load_template
 from infra.local.runtime import (
     Function,
@@ -461,10 +462,17 @@ class LocalGateway:
         return f"http://{host}:{self.port}"
 
     def start(self) -> LocalGateway:
+        # SO_REUSEADDR (``allow_reuse_address``): the port of a gateway that just stopped is
+        # usable again at once, whatever connections it left in TIME_WAIT.
         server_class = type(
             "_Server",
             (ThreadingHTTPServer,),
-            {"address_family": self.family, "daemon_threads": True, "request_queue_size": 128},
+            {
+                "address_family": self.family,
+                "allow_reuse_address": True,
+                "daemon_threads": True,
+                "request_queue_size": 128,
+            },
         )
         try:
             server = server_class((self.host.strip("[]"), self.port), _RequestHandler)
@@ -555,6 +563,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
                     port=gateway.port,
                 )
                 response = gateway.handle(request)
+        if gateway.access_log:  # before the response leaves: a client that has it sees the line
+            took = (time.monotonic() - started) * 1000
+            emit(f"{self.command} {self.path} -> {response.status} ({took:.0f} ms)", sys.stderr)
         self.send_response(response.status)
         for name, value in response.headers:
             if name not in ("content-length", "transfer-encoding", "connection"):
@@ -563,13 +574,6 @@ class _RequestHandler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(response.body)
-        if gateway.access_log:
-            took = (time.monotonic() - started) * 1000
-            print(
-                f"{self.command} {self.path} -> {response.status} ({took:.0f} ms)",
-                file=sys.stderr,
-                flush=True,
-            )
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _dispatch  # noqa: N815
 

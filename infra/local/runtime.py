@@ -28,12 +28,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from multiprocessing.connection import Connection
-from typing import Any, Protocol, runtime_checkable
+from typing import IO, Any, Protocol, runtime_checkable
 
 from infra.local.dynamodb import ROOT
 
 Event = dict[str, Any]
 Handler = Callable[[Event, Any], Any]
+Console = Callable[[str], None]
+"""Takes each line a function writes to stdout (see ``infra.local.console``)."""
 
 ACCOUNT_ID = "000000000000"
 _CHILD = "from infra.local.runtime import _environment_child; _environment_child()"
@@ -231,10 +233,15 @@ class _Environment:
     A plain subprocess (not ``multiprocessing``), so the parent's ``__main__`` is never
     re-imported, and the function's environment variables are in place before its first
     import, as in Lambda. Its own session, so Ctrl-C reaches the parent only, which stops it.
+    Its stdout is this process's, or, with ``console``, a pipe whose lines go to ``console``.
     """
 
     def __init__(
-        self, config: FunctionConfig, environment: Mapping[str, str], quiet: bool = False
+        self,
+        config: FunctionConfig,
+        environment: Mapping[str, str],
+        quiet: bool = False,
+        console: Console | None = None,
     ) -> None:
         self.config = config
         ours, theirs = socket.socketpair()
@@ -244,6 +251,9 @@ class _Environment:
             [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
         )
         output = subprocess.DEVNULL if quiet else None
+        piped = console is not None and not quiet
+        if piped:
+            env["PYTHONUNBUFFERED"] = "1"  # each line reaches the console when it is written
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-c", _CHILD, str(theirs.fileno()), config.handler],
@@ -251,12 +261,19 @@ class _Environment:
                 env=env,
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
-                stdout=output,
+                stdout=subprocess.PIPE if piped else output,
                 stderr=output,
                 start_new_session=True,
             )
         finally:
             theirs.close()
+        if piped and console is not None and self.process.stdout is not None:
+            threading.Thread(
+                target=_pump,
+                args=(self.process.stdout, console),
+                name=f"stdout-{config.logical_id}-{self.process.pid}",
+                daemon=True,
+            ).start()
         self.conn = Connection(ours.detach())
         try:
             if not self.conn.poll(60):
@@ -310,12 +327,20 @@ class _Environment:
             self.conn.close()
 
 
+def _pump(stream: IO[bytes], console: Console) -> None:
+    """Hand each line of a child's stdout to ``console`` until the child closes it."""
+    with stream:
+        for raw in stream:
+            console(raw.decode("utf-8", "replace").rstrip("\r\n"))
+
+
 class ProcessFunction:
     """A function served by a pool of child processes, one invocation at a time each.
 
     Environments start on demand (each pays the handler's import, like a Lambda cold start)
     up to ``max_environments``; more concurrent requests wait for one to be free. ``start``
-    warms ``warm`` environments so an import error shows at once.
+    warms ``warm`` environments so an import error shows at once. With ``console``, what the
+    environments write to stdout goes to it line by line (the dev console's filter).
     """
 
     def __init__(
@@ -326,6 +351,7 @@ class ProcessFunction:
         max_environments: int = 4,
         warm: int = 1,
         quiet: bool = False,
+        console: Console | None = None,
     ) -> None:
         if max_environments < 1:
             raise ValueError("max_environments must be at least 1")
@@ -339,6 +365,7 @@ class ProcessFunction:
         }
         self.max_environments = max_environments
         self.quiet = quiet
+        self.console = console
         self.warm = min(warm, max_environments)
         self._idle: list[_Environment] = []
         self._count = 0
@@ -356,7 +383,7 @@ class ProcessFunction:
         with self._cond:
             self._count += 1
         try:
-            return _Environment(self.config, self.environment, self.quiet)
+            return _Environment(self.config, self.environment, self.quiet, self.console)
         except BaseException:
             with self._cond:
                 self._count -= 1

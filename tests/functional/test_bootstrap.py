@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,8 @@ def test_settings_read_every_variable() -> None:
         ("FORMWORK_MAX_BODY_BYTES", "64k"),
         ("FORMWORK_MAX_BODY_BYTES", "0"),
         ("FORMWORK_MAX_BODY_BYTES", "99999999"),
+        ("FORMWORK_REPLAY_WINDOW_HOURS", "0"),
+        ("FORMWORK_REPLAY_WINDOW_HOURS", "2h"),
     ],
 )
 def test_bad_settings_name_the_variable(variable: str, value: str) -> None:
@@ -112,6 +115,13 @@ def test_build_service_wires_the_registry_a_store_and_a_dispatcher() -> None:
     assert service.store is store
     assert [f.id for f in service.registry.forms()] == [f.id for f in EXAMPLES]
     assert service.dispatcher is not None
+    assert service.replay_window == timedelta(hours=24)
+
+
+def test_the_replay_window_comes_from_the_environment() -> None:
+    settings = Settings.from_env({"FORMWORK_REPLAY_WINDOW_HOURS": "72"})
+    service = bootstrap.build_service(settings, store=InMemoryFormStore())
+    assert service.replay_window == timedelta(hours=72)
 
 
 def test_the_dynamodb_client_points_at_the_local_endpoint() -> None:

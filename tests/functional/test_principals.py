@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from forms.service import check_id
+from functions.api import MAX_ROLES, roles_from_claims
 from functions.bootstrap import use_service
 from functions.config import Settings
 from functions.models import ID_PATTERN
@@ -125,3 +127,63 @@ def test_check_id_refuses_a_trailing_newline() -> None:
 
     with pytest.raises(BadRequest):
         check_id("conv-1\n", "conversation id")
+
+
+# ---------------------------------------------------------------------------- roles
+
+
+@pytest.mark.parametrize(
+    ("value", "roles"),
+    [
+        # API Gateway's JWT authorizer: an array claim as one string, in brackets
+        ("[finance admins]", {"finance", "admins"}),
+        ("[sales,finance]", set()),  # one group named "sales,finance": no role
+        ("[sales,finance audit]", {"audit"}),
+        ("[finance]", {"finance"}),
+        ("[]", set()),
+        # a JSON array, or a JSON array as text: each entry whole
+        (["finance", "admins"], {"finance", "admins"}),
+        (["sales,finance"], set()),
+        (["sales finance"], set()),  # an entry of a list is never split, not even on spaces
+        ('["sales,finance", "audit"]', {"audit"}),
+        ('["finance"]', {"finance"}),
+        # one space-separated string
+        ("finance admins", {"finance", "admins"}),
+        ("finance,admins", set()),
+        ("finance, admins", {"admins"}),  # "finance," is not a role
+        ("finance\tadmins\n", {"finance", "admins"}),
+        # nothing usable
+        ("", set()),
+        (None, set()),
+        (7, set()),
+        ({"finance": True}, set()),
+        (["finance", 7, None, "bad role!", " finance"], {"finance"}),
+    ],
+)
+def test_roles_are_entries_of_the_claim_never_pieces_of_one(value: Any, roles: set[str]) -> None:
+    claims = {"sub": "bob"} if value is None else {"sub": "bob", "roles": value}
+    assert roles_from_claims(claims, "roles") == roles
+
+
+def test_at_most_max_roles_are_read() -> None:
+    value = " ".join(f"r{i}" for i in range(MAX_ROLES + 10))
+    assert len(roles_from_claims({"roles": value}, "roles")) == MAX_ROLES
+
+
+@pytest.mark.parametrize(
+    ("roles", "status"),
+    [("[sales,finance]", 404), (["sales,finance"], 404), ("[sales finance]", 200)],
+)
+def test_a_group_whose_name_holds_a_comma_does_not_grant_its_parts(
+    api: Api, roles: Any, status: int
+) -> None:
+    # GIVEN alice's purchase request waiting for the finance role
+    big = {"item": "Laser cutter", "supplier": "Acme", "amount": "7200.00"}
+    started = api.call("form_start", form="purchase-request", values=big).json()
+    (approval_id,) = started["fired"]
+    api.call("form_fill", form="purchase-request", values={"budget_line": "B-1", "confirmed": True})
+    # WHEN someone in a group named "sales,finance" decides it
+    claims = {"sub": "carol", "tenant": "acme", "roles": roles}
+    response = api.post(f"/approvals/{approval_id}", {"decision": "approved"}, claims=claims)
+    # THEN that group is not the finance role (two groups, "sales" and "finance", would be)
+    assert response.status == status, response

@@ -9,6 +9,7 @@ import pytest
 
 from functions.bootstrap import use_service
 from functions.config import Settings
+from functions.http import ApiError, _check_json, parse_json_body
 from tests.functional.conftest import Api, RecordingStore, build_event, load_event
 
 CALL = "/conversations/conv-1/tools/form_list"
@@ -268,3 +269,78 @@ def test_envelope_validation_is_a_422(api: Api, envelope: Any) -> None:
 def test_422_says_which_field(api: Api) -> None:
     response = api.post(CALL, {"input": {}})
     assert "tool_call_id" in response.json()["message"]
+
+
+# ---------------------------------------------------------------------------- duplicate keys
+
+APPROVAL = "/approvals/fi_1:checkpoint.finance_approval:1"
+FINANCE = {"sub": "bob", "tenant": "acme", "roles": "[finance]"}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"tool_call_id": "c1", "tool_call_id": "c2"}',
+        '{"tool_call_id": "c1", "input": {}, "input": {"form": "travel-claim"}}',
+        '{"tool_call_id": "c1", "input": {"form": "travel-claim", "form": "pi-intake"}}',
+        '{"tool_call_id": "c1", "input": {"values": {"total": "1.00", "total": "900.00"}}}',
+        '{"tool_call_id": "c1", "input": {"values": {"legs": [{"to": "A", "to": "B"}]}}}',
+        '{"tool_call_id": "c1", "user_id": "a", "user_id": "b"}',
+        '{"tool_call_id": "c1", "a": 1, "\\u0061": 2}',
+    ],
+    ids=["top", "input", "tool-argument", "value", "inside-array", "ignored-key", "escaped"],
+)
+def test_a_key_twice_in_one_object_is_a_400_at_any_depth(api: Api, body: str) -> None:
+    # GIVEN a body in which one object names a key twice (last-wins parsing would hide it)
+    response = api.post("/conversations/conv-1/tools/form_start", body)
+    # THEN it is refused before anything reads it
+    assert_error(response, 400, "duplicate_key")
+    assert "twice" in response.json()["message"]
+
+
+def test_a_key_twice_in_a_base64_body_is_a_400(api: Api) -> None:
+    body = '{"tool_call_id": "c1", "input": {"form": "x", "form": "y"}}'
+    event = build_event("POST", CALL, body=body, base64_body=True)
+    assert_error(api.send(event), 400, "duplicate_key")
+
+
+def test_a_key_twice_in_an_approval_decision_is_a_400(api: Api) -> None:
+    # GIVEN a decision that says both things at once
+    body = '{"decision": "rejected", "decision": "approved"}'
+    response = api.post(APPROVAL, body, claims=FINANCE)
+    # THEN neither is taken
+    assert_error(response, 400, "duplicate_key")
+
+
+def test_the_same_key_in_different_objects_is_fine(api: Api, store: RecordingStore) -> None:
+    body = {"tool_call_id": "c1", "input": {"form": "travel-claim", "values": {"form": "x"}}}
+    assert api.post(CALL, body).status == 200
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ('{"a": {"x": 1}, "b": {"x": 2}}', {"a": {"x": 1}, "b": {"x": 2}}),
+        ('[{"a": 1}, {"a": 2}]', [{"a": 1}, {"a": 2}]),
+        ('"text"', "text"),
+    ],
+)
+def test_parse_json_body_returns_the_value(text: str, value: Any) -> None:
+    assert parse_json_body(text) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ('{"a": 1, "a": 1}', "duplicate_key"),
+        ('[[{"deep": {"k": 1, "k": 2}}]]', "duplicate_key"),
+        ('{"a": NaN}', "malformed_json"),
+        ("", "malformed_json"),
+    ],
+)
+def test_parse_json_body_refuses_what_precheck_refuses(text: str, code: str) -> None:
+    # (the webhook route's own precheck parses its body with the same function)
+    for parse in (parse_json_body, _check_json):
+        with pytest.raises(ApiError) as raised:
+            parse(text)
+        assert (raised.value.status, raised.value.code) == (400, code)

@@ -196,7 +196,7 @@ _SEQUENCE = count(100)
 
 def state_image(instance: FormInstance) -> dict[str, Any]:
     """The STATE item ``DynamoDBFormStore`` writes for ``instance`` (its own item builder)."""
-    item: dict[str, Any] = DynamoDBFormStore(None, "formwork")._state_item(instance, {})
+    item: dict[str, Any] = DynamoDBFormStore(None, "formwork")._state_item(instance)
     return item
 
 

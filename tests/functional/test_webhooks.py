@@ -4,15 +4,19 @@ Events are payload v2 requests built from the fixtures (``conftest.build_event``
 Gateway sends them for an ``Authorizer: NONE`` route: no JWT claims. The service runs on the
 in-memory store; the delivery log is in memory; the clock is fixed. Every refusal is checked
 against what was stored: nothing.
+
+Two inbound sources are configured: ``crm``, limited to the tenant ``acme`` and two forms, and
+``billing``, configured with no limits (``"*"``). Outbound notifications sign with secrets of
+their own (``notify_secrets``), never the inbound ones.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta, tzinfo
 from itertools import count
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import pytest
 from pydantic import Field
@@ -26,6 +30,7 @@ from forms.webhooks import (
     DEFAULT_LEASE,
     DeliveryRecord,
     InMemoryDeliveryLog,
+    SourceLimits,
     WebhookStart,
     claim_delivery,
     sign,
@@ -54,11 +59,22 @@ from tests.functional.conftest import (
     build_event,
     load_event,
 )
+from tests.support import FakeSecretsManager
 
 NOW = int(T0.timestamp())
 SECRET = "crm-secret-0123456789"
 NEW, OLD = "billing-new-0123456789", "billing-old-0123456789"
-WEBHOOKS = WebhookSettings(secrets=(("billing", (NEW, OLD)), ("crm", (SECRET,))))
+NOTIFY_SECRET = "crm-notify-0123456789"
+"""What notifications to the CRM are signed with: not the CRM's inbound secret."""
+CRM_LIMITS = SourceLimits(
+    tenants=frozenset({"acme"}), forms=frozenset({"travel-claim", "onboarding"})
+)
+ANYTHING = SourceLimits(tenants=None, forms=None)
+WEBHOOKS = WebhookSettings(
+    sources=(("billing", ANYTHING), ("crm", CRM_LIMITS)),
+    secrets=(("billing", (NEW, OLD)), ("crm", (SECRET,))),
+    notify_secrets=(("crm", (NOTIFY_SECRET,)),),
+)
 CONVERSATION = "conv-crm"
 
 
@@ -266,6 +282,56 @@ def test_missing_signature_headers_are_refused(
     assert nothing_stored(store, log)
 
 
+# ---------------------------------------------------------------------------- source limits
+
+
+@pytest.mark.parametrize("principal", ["globex/mallory", "mallory", "acme-eu/alice"])
+def test_a_source_may_not_start_sessions_outside_its_tenants(
+    crm: Sender, store: RecordingStore, log: InMemoryDeliveryLog, principal: str
+) -> None:
+    # GIVEN crm, limited to the tenant acme, signing a start for someone else's user
+    response = crm.post(start_body(principal=principal))
+    # THEN it is refused with a clear error, and nothing was written anywhere
+    assert response.status == 403
+    answer = response.json()
+    assert set(answer) == {"error", "message"}
+    assert answer["error"] == "tenant_not_allowed"
+    assert "crm" in answer["message"]
+    assert nothing_stored(store, log)
+
+
+def test_a_source_may_not_start_forms_outside_its_list(
+    crm: Sender, store: RecordingStore, log: InMemoryDeliveryLog
+) -> None:
+    # GIVEN crm, limited to travel claims and onboarding, asking for a grant application
+    response = crm.post(start_body(form="grant-application", values={}))
+    # THEN it is refused, and nothing was written
+    assert (response.status, response.json()["error"]) == (403, "form_not_allowed")
+    assert "grant-application" in response.json()["message"]
+    assert nothing_stored(store, log)
+
+
+def test_a_source_configured_for_any_tenant_starts_sessions_for_anyone(
+    crm: Sender, store: RecordingStore
+) -> None:
+    # GIVEN billing, configured explicitly with "tenants": "*" and "forms": "*"
+    for n, principal in enumerate(["globex/bob", "carol"]):
+        body = start_body(principal=principal, form="grant-application", values={})
+        # THEN it may start any form for a principal of any tenant, or of none
+        response = crm.post(body, source="billing", secret=NEW, delivery=f"b-{n}")
+        assert response.status == 201, response
+        assert store.list_conversation(principal, CONVERSATION)
+
+
+def test_a_refused_principal_does_not_burn_the_delivery_id(crm: Sender) -> None:
+    # GIVEN a start refused for a principal outside the source's tenants
+    assert crm.post(start_body(principal="globex/mallory")).status == 403
+    # WHEN the sender fixes the principal and retries under the same delivery id
+    response = crm.post(start_body(), timestamp=NOW + 1)
+    # THEN it starts the session: the refusal recorded nothing
+    assert response.status == 201
+
+
 # ---------------------------------------------------------------------------- stale
 
 
@@ -284,7 +350,7 @@ def test_a_stale_timestamp_is_refused_and_nothing_is_stored(
 def test_the_tolerance_is_inclusive_and_configurable(
     api: Api, store: RecordingStore, log: InMemoryDeliveryLog
 ) -> None:
-    strict = WebhookSettings(secrets=WEBHOOKS.secrets, tolerance=30)
+    strict = WebhookSettings(sources=WEBHOOKS.sources, secrets=WEBHOOKS.secrets, tolerance=30)
     with use_webhooks(settings=strict, log=log, clock=Clock(NOW + 30)):
         assert Sender(api, log, Clock(0)).post(start_body()).status == 201
     with use_webhooks(settings=strict, log=log, clock=Clock(NOW + 31)):
@@ -455,7 +521,7 @@ def test_a_secret_store_outage_is_a_503_to_retry(
         def keys_for(self, source: str) -> tuple[str, ...]:
             raise SecretsUnavailable("the secret store could not be reached")
 
-    with use_webhooks(log=log, secrets=Down(), clock=Clock(NOW)):
+    with use_webhooks(settings=WEBHOOKS, log=log, secrets=Down(), clock=Clock(NOW)):
         response = Sender(api, log, Clock(NOW)).post(start_body())
     assert (response.status, response.json()["error"]) == (503, "secrets_unavailable")
     assert response.headers["retry-after"] == "30"
@@ -499,21 +565,42 @@ def test_a_source_with_two_secrets_accepts_either_during_rotation(
 
 
 def test_webhook_settings_are_read_from_the_environment() -> None:
+    sources = {
+        "crm": {"tenants": ["acme"], "forms": ["travel-claim", "onboarding"]},
+        "billing": {"tenants": "*", "forms": "*"},
+    }
     settings = WebhookSettings.from_env(
         {
+            "FORMWORK_WEBHOOK_SOURCES": json.dumps(sources),
             "FORMWORK_WEBHOOK_SECRETS": json.dumps({"crm": SECRET, "billing": [NEW, OLD]}),
+            "FORMWORK_NOTIFY_SECRETS": json.dumps({"crm": NOTIFY_SECRET}),
             "FORMWORK_WEBHOOK_TOLERANCE": "120",
-            "FORMWORK_WEBHOOK_SECRET_PREFIX": "acme/hooks/",
+            "FORMWORK_WEBHOOK_SECRET_PREFIX": "acme/hooks/in/",
+            "FORMWORK_NOTIFY_SECRET_PREFIX": "acme/hooks/out/",
         }
     )
+    assert settings.limits("crm") == CRM_LIMITS
+    assert settings.limits("billing") == ANYTHING
+    assert settings.limits("erp") is None
     assert settings.static_keys("crm") == (SECRET,)
     assert settings.static_keys("billing") == (NEW, OLD)
     assert settings.static_keys("erp") == ()
-    assert (settings.tolerance, settings.secret_prefix) == (120, "acme/hooks/")
-    assert SECRET not in repr(settings)
+    assert settings.static_notify_keys("crm") == (NOTIFY_SECRET,)
+    assert settings.static_notify_keys("billing") == ()
+    assert (settings.tolerance, settings.secret_prefix, settings.notify_prefix) == (
+        120,
+        "acme/hooks/in/",
+        "acme/hooks/out/",
+    )
+    assert SECRET not in repr(settings) and NOTIFY_SECRET not in repr(settings)
     defaults = WebhookSettings.from_env({})
-    assert defaults.static_keys("crm") is None
-    assert (defaults.tolerance, defaults.secret_prefix) == (300, "formwork/webhooks/")
+    assert defaults.sources == ()
+    assert defaults.static_keys("crm") is None and defaults.static_notify_keys("crm") is None
+    assert (defaults.tolerance, defaults.secret_prefix, defaults.notify_prefix) == (
+        300,
+        "formwork/webhooks/",
+        "formwork/notify/",
+    )
 
 
 @pytest.mark.parametrize(
@@ -525,9 +612,21 @@ def test_webhook_settings_are_read_from_the_environment() -> None:
         {"FORMWORK_WEBHOOK_SECRETS": '{"crm": "short"}'},
         {"FORMWORK_WEBHOOK_SECRETS": '{"crm": []}'},
         {"FORMWORK_WEBHOOK_SECRETS": '{"CRM!": "long-enough-secret-value"}'},
+        {"FORMWORK_NOTIFY_SECRETS": '{"crm": "short"}'},
+        {"FORMWORK_NOTIFY_SECRETS": "short-but-secret-value"},
         {"FORMWORK_WEBHOOK_TOLERANCE": "0"},
         {"FORMWORK_WEBHOOK_TOLERANCE": "5m"},
         {"FORMWORK_WEBHOOK_SECRET_PREFIX": "bad prefix"},
+        {"FORMWORK_NOTIFY_SECRET_PREFIX": "bad prefix"},
+        # the two directions' Secrets Manager names must not overlap
+        {"FORMWORK_NOTIFY_SECRET_PREFIX": "formwork/webhooks/"},
+        {"FORMWORK_NOTIFY_SECRET_PREFIX": "formwork/webhooks/out-"},
+        {"FORMWORK_WEBHOOK_SECRET_PREFIX": "formwork/notify/in/"},
+        # one secret may not serve both directions
+        {
+            "FORMWORK_WEBHOOK_SECRETS": '{"crm": "short-but-secret-value"}',
+            "FORMWORK_NOTIFY_SECRETS": '{"erp": ["notify-secret-0000", "short-but-secret-value"]}',
+        },
     ],
 )
 def test_bad_webhook_settings_fail_loudly_without_echoing_secrets(
@@ -538,59 +637,125 @@ def test_bad_webhook_settings_fail_loudly_without_echoing_secrets(
     assert "short-but-secret" not in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("sources", "complaint"),
+    [
+        ("crm", "JSON object"),
+        ('["crm"]', "JSON object"),
+        ('{"crm": {}}', "tenants"),
+        # no tenant restriction is never implied: "*" has to be written out
+        ('{"crm": {"forms": "*"}}', "tenants"),
+        ('{"crm": {"tenants": "*"}}', "forms"),
+        ('{"crm": {"tenants": [], "forms": "*"}}', "tenants"),
+        ('{"crm": {"tenants": "any", "forms": "*"}}', "tenants"),
+        ('{"crm": {"tenants": ["acme/x"], "forms": "*"}}', "tenants"),
+        ('{"crm": {"tenants": ["acme"], "forms": []}}', "forms"),
+        ('{"crm": {"tenants": ["acme"], "forms": "*", "rate": 5}}', "tenants"),
+        ('{"CRM!": {"tenants": "*", "forms": "*"}}', "CRM!"),
+    ],
+)
+def test_bad_webhook_sources_fail_loudly(sources: str, complaint: str) -> None:
+    with pytest.raises(ConfigError, match="FORMWORK_WEBHOOK_SOURCES") as caught:
+        WebhookSettings.from_env({"FORMWORK_WEBHOOK_SOURCES": sources})
+    assert complaint in str(caught.value)
+
+
 # ---------------------------------------------------------------------------- Secrets Manager
 
 
-class FakeSecretsManager:
-    """The two calls' worth of boto3's Secrets Manager client the adapter uses."""
+class Later(datetime):
+    """``datetime`` whose ``now`` runs ``shift`` ahead: Powertools' cache reads the time so."""
 
-    def __init__(self, secrets: dict[str, str], error: str | None = None) -> None:
-        self.secrets = secrets
-        self.error = error
-        self.calls: list[str] = []
+    shift = timedelta(0)
 
-    def get_secret_value(self, SecretId: str) -> dict[str, str]:  # noqa: N803 (boto3's name)
-        from botocore.exceptions import ClientError
-
-        self.calls.append(SecretId)
-        if self.error:
-            raise ClientError({"Error": {"Code": self.error}}, "GetSecretValue")
-        if SecretId not in self.secrets:
-            raise ClientError({"Error": {"Code": "ResourceNotFoundException"}}, "GetSecretValue")
-        return {"SecretString": self.secrets[SecretId]}
+    @classmethod
+    def now(cls, tz: tzinfo | None = None) -> Later:
+        return cast(Later, datetime.now(tz) + cls.shift)
 
 
-def test_secrets_are_fetched_once_per_container_and_refreshed_after_five_minutes() -> None:
+def test_secrets_are_fetched_once_per_container_and_refreshed_after_five_minutes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from aws_lambda_powertools.utilities.parameters import base
+
+    monkeypatch.setattr(base, "datetime", Later)
+    monkeypatch.setattr(Later, "shift", timedelta(0))
     client = FakeSecretsManager({"formwork/webhooks/crm": SECRET})
-    clock = Clock(1000.0)
-    source = SecretsManagerSecrets(client, "formwork/webhooks/", clock=clock)
+    source = SecretsManagerSecrets(client, "formwork/webhooks/")
     assert source.keys_for("crm") == (SECRET,)
+    monkeypatch.setattr(Later, "shift", timedelta(seconds=290))
     assert source.keys_for("crm") == (SECRET,)
     assert client.calls == ["formwork/webhooks/crm"]
-    clock.at += 300
+    monkeypatch.setattr(Later, "shift", timedelta(seconds=301))
     assert source.keys_for("crm") == (SECRET,)
     assert len(client.calls) == 2
 
 
-def test_a_missing_secret_is_an_unknown_source_and_is_remembered() -> None:
+def test_a_missing_secret_of_a_configured_source_gives_no_keys() -> None:
     client = FakeSecretsManager({})
-    source = SecretsManagerSecrets(client, "formwork/webhooks/", clock=Clock(0.0))
-    assert source.keys_for("erp") == ()
+    source = SecretsManagerSecrets(client, "formwork/webhooks/")
     assert source.keys_for("erp") == ()
     assert client.calls == ["formwork/webhooks/erp"]
 
 
 @pytest.mark.parametrize("error", ["AccessDeniedException", "ThrottlingException"])
 def test_other_secret_store_failures_are_unavailable(error: str) -> None:
-    source = SecretsManagerSecrets(FakeSecretsManager({}, error=error), "p/", clock=Clock(0.0))
-    with pytest.raises(SecretsUnavailable):
+    source = SecretsManagerSecrets(FakeSecretsManager({}, error=error), "p/")
+    with pytest.raises(SecretsUnavailable, match=error):
         source.keys_for("crm")
 
 
 def test_a_too_short_secret_in_the_store_is_a_misconfiguration() -> None:
     client = FakeSecretsManager({"p/crm": "short"})
     with pytest.raises(SecretsUnavailable):
-        SecretsManagerSecrets(client, "p/", clock=Clock(0.0)).keys_for("crm")
+        SecretsManagerSecrets(client, "p/").keys_for("crm")
+
+
+def test_unknown_sources_are_refused_without_reading_any_secret(
+    api: Api, store: RecordingStore, log: InMemoryDeliveryLog
+) -> None:
+    # GIVEN secrets in Secrets Manager (a fake that counts reads) and only crm configured
+    client = FakeSecretsManager({"formwork/webhooks/crm": SECRET})
+    settings = WebhookSettings(sources=(("crm", CRM_LIMITS),))
+    secrets = SecretsManagerSecrets(client, settings.secret_prefix)
+    with use_webhooks(settings=settings, log=log, secrets=secrets, clock=Clock(NOW)):
+        sender = Sender(api, log, Clock(NOW))
+        forged = sender.post(start_body(), secret="guessed-secret-000000").json()
+        reads = len(client.calls)
+        # WHEN more made-up sources arrive than any cache would hold
+        answers = {
+            json.dumps(sender.post(start_body(), source=f"made-up-{n}").json()) for n in range(300)
+        }
+    # THEN every one is refused as a bad signature, and none cost a secret read
+    assert answers == {json.dumps(forged)}
+    assert len(client.calls) == reads == 1
+    assert nothing_stored(store, log)
+
+
+def test_a_source_with_a_secret_but_no_configuration_is_unknown(
+    api: Api, store: RecordingStore, log: InMemoryDeliveryLog
+) -> None:
+    # GIVEN a secret for "erp" but no entry for it in FORMWORK_WEBHOOK_SOURCES
+    settings = WebhookSettings(
+        sources=(("crm", CRM_LIMITS),), secrets=(("crm", (SECRET,)), ("erp", (NEW,)))
+    )
+    with use_webhooks(settings=settings, log=log, clock=Clock(NOW)):
+        response = Sender(api, log, Clock(NOW)).post(start_body(), source="erp", secret=NEW)
+    # THEN it is refused like any unknown source
+    assert (response.status, response.json()["error"]) == (401, "bad_signature")
+    assert nothing_stored(store, log)
+
+
+def test_without_configured_sources_every_webhook_is_refused(
+    api: Api, store: RecordingStore, log: InMemoryDeliveryLog
+) -> None:
+    # GIVEN the default: secrets may exist, but no FORMWORK_WEBHOOK_SOURCES
+    settings = WebhookSettings.from_env({"FORMWORK_WEBHOOK_SECRETS": json.dumps({"crm": SECRET})})
+    assert settings.sources == ()
+    with use_webhooks(settings=settings, log=log, clock=Clock(NOW)):
+        response = Sender(api, log, Clock(NOW)).post(start_body())
+    assert (response.status, response.json()["error"]) == (401, "bad_signature")
+    assert nothing_stored(store, log)
 
 
 def test_a_secret_value_is_one_secret_or_a_json_array_while_rotating() -> None:
@@ -676,7 +841,7 @@ def test_a_completed_form_notifies_its_receiver_signed_with_the_occurrence_key(
     assert headers["X-Formwork-Event"] == "form.completed"
     assert (
         verify(
-            [SECRET],
+            [NOTIFY_SECRET],
             headers["X-Formwork-Signature"],
             headers["X-Formwork-Timestamp"],
             payload,
@@ -701,6 +866,32 @@ def test_a_completed_form_notifies_its_receiver_signed_with_the_occurrence_key(
     outbox = service.store.get(instance).state.outbox[key]
     assert outbox.status == "done"
     assert event["occurred_at"] == outbox.created_at.isoformat().replace("+00:00", "Z")
+
+
+def test_what_a_notification_receiver_holds_cannot_start_sessions(
+    outbound: tuple[Receiver, FormService, Api],
+) -> None:
+    receiver, _, api = outbound
+    # GIVEN the CRM received a signed notification (so it knows the outbound secret "crm")
+    crm = Sender(api, InMemoryDeliveryLog(), Clock(0))
+    values = {"company": "Ferreira Lda", "start_date": "2025-04-01"}
+    assert crm.post(start_body(form="onboarding", values=values, metadata={})).status == 201
+    ((_, payload, headers),) = receiver.requests
+    assert verify([NOTIFY_SECRET], headers["X-Formwork-Signature"], str(NOW + 7), payload, now=NOW)
+    # WHEN someone holding that secret signs a request in as the source of the same name
+    forged = crm.post(start_body(conversation_id="conv-x"), secret=NOTIFY_SECRET, delivery="x-1")
+    # THEN it does not verify
+    assert (forged.status, forged.json()["error"]) == (401, "bad_signature")
+
+
+def test_a_notifier_never_signs_with_an_inbound_secret(log: InMemoryDeliveryLog) -> None:
+    # GIVEN "billing", an inbound source with secrets, and no outbound secret of that name
+    receiver = Receiver(204)
+    notify = notifier(URL, secret="billing", http=receiver, clock=lambda: NOW)
+    # THEN notifying with it fails rather than signing with the inbound secret
+    with use_webhooks(settings=WEBHOOKS, log=log), pytest.raises(DeliveryFailed, match="notify"):
+        notify(hook_context())
+    assert receiver.requests == []
 
 
 def test_a_failing_receiver_makes_the_hook_fail_visibly_so_it_is_retried(
@@ -755,10 +946,8 @@ def test_notifier_urls_must_be_https_except_to_loopback(url: str) -> None:
     assert notifier("http://localhost/hook", secret="crm")
 
 
-def test_an_unknown_outbound_secret_fails_the_attempt(log: InMemoryDeliveryLog) -> None:
-    receiver = Receiver(204)
-    notify = notifier(URL, secret="nobody", http=receiver, clock=lambda: NOW)
-    context = HookContext(
+def hook_context() -> HookContext:
+    return HookContext(
         values=Values({}, {}),
         state=FormState({}, {}, {}, None, True, None),
         answers={},
@@ -770,9 +959,34 @@ def test_an_unknown_outbound_secret_fails_the_attempt(log: InMemoryDeliveryLog) 
         conversation_id="c",
         principal="alice",
     )
+
+
+def test_an_unknown_outbound_secret_fails_the_attempt(log: InMemoryDeliveryLog) -> None:
+    receiver = Receiver(204)
+    notify = notifier(URL, secret="nobody", http=receiver, clock=lambda: NOW)
     with use_webhooks(settings=WEBHOOKS, log=log), pytest.raises(DeliveryFailed):
-        notify(context)
+        notify(hook_context())
     assert receiver.requests == []
+
+
+def test_outbound_secrets_come_from_secrets_manager_under_their_own_prefix(
+    log: InMemoryDeliveryLog,
+) -> None:
+    # GIVEN Secrets Manager holding an inbound and an outbound secret, both named "crm"
+    client = FakeSecretsManager(
+        {"formwork/webhooks/crm": SECRET, "formwork/notify/crm": NOTIFY_SECRET}
+    )
+    receiver = Receiver(204)
+    notify = notifier(URL, secret="crm", http=receiver, clock=lambda: NOW)
+    settings = WebhookSettings(sources=(("crm", CRM_LIMITS),))
+    outbound = SecretsManagerSecrets(client, settings.notify_prefix, what="notify")
+    # WHEN a notification goes out
+    with use_webhooks(settings=settings, log=log, notify_secrets=outbound):
+        notify(hook_context())
+    # THEN it is signed with the outbound secret, read from the notify prefix only
+    ((_, body, headers),) = receiver.requests
+    assert verify([NOTIFY_SECRET], headers["X-Formwork-Signature"], str(NOW), body, now=NOW)
+    assert client.calls == ["formwork/notify/crm"]
 
 
 def test_records_are_json_all_the_way_down(crm: Sender, log: InMemoryDeliveryLog) -> None:

@@ -482,6 +482,6 @@ def test_the_demo_shows_hooks_approvals_and_webhooks_on_temporal(
     assert "every expected outcome seen" in out
     assert "temporal: HookWorkflow COMPLETED, workflow id fi_" in out
     assert "temporal: ApprovalWorkflow COMPLETED" in out
-    assert "403 forbidden: the person who filled the form cannot approve it" in out
+    assert "404 unknown_approval: no pending approval" in out
     assert "200 Recorded approved on Finance decision. form_status: completed" in out
     assert "201 session fi_" in out and "by webhook" in out

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from forms import Caller, FormRegistry, FormService, InProcessDispatcher
-from forms.errors import ConflictError, StoreError
+from forms.errors import CallRecorded, ConflictError, StoreError
 from forms.examples import EXAMPLES
 from forms.instance import Commit, FieldChange, FieldHistory, FormInstance, Rejection
 from forms.storage import FormStore
@@ -27,12 +27,13 @@ from forms.storage.contract import (
     append_values,
     at,
     busy_state,
+    call,
     make_instance,
     move_cursor,
     seeded_log,
     value_revision,
 )
-from forms.storage.dynamodb import DYNAMODB_ITEM_LIMIT, DynamoDBFormStore
+from forms.storage.dynamodb import DYNAMODB_ITEM_LIMIT, DynamoDBFormStore, conversation_key
 
 Item = dict[str, Any]
 
@@ -185,23 +186,49 @@ def test_commit_never_rewrites_an_existing_item_but_the_state(
     assert set(after) - set(before) == {("I#inst-1", f"R#{after_commit.version:010d}#000")}
 
 
-def test_call_records_are_added_and_dropped_with_the_state(
+def test_call_records_live_in_the_conversation_partition_out_of_instance_reads(
+    store: DynamoDBFormStore, dynamodb: Any, table: str, requests: Requests
+) -> None:
+    # GIVEN an instance created with its start call, and a commit recording a fill call
+    store.create(make_instance(), call("start-1"))
+    current = store.get("inst-1")
+    commit = append_values(current, "name", ["Ada"], at(1)).model_copy(
+        update={"call": call("fill-1", at(1))}
+    )
+    store.commit(commit)
+    # THEN the call items sit in the conversation's partition, none in the instance's
+    keys = set(scan(dynamodb, table))
+    conversation = conversation_key("alice", "conv-1")
+    assert {(conversation, "C#start-1"), (conversation, "C#fill-1")} <= keys
+    assert not [k for k in keys if k[0] == "I#inst-1" and k[1].startswith("C#")]
+    # AND reading the instance, or listing the conversation, reads no call record
+    requests.take()
+    store.get("inst-1")
+    store.list_conversation("alice", "conv-1")
+    assert requests.take() == ["Query", "Query", "Query"]
+    # AND a lookup by id is one GetItem
+    assert store.get_call("alice", "conv-1", "fill-1") == call("fill-1", at(1)).record
+    assert requests.take() == ["GetItem"]
+
+
+def test_a_replayed_commit_is_refused_in_its_transaction_and_writes_nothing(
     store: DynamoDBFormStore, dynamodb: Any, table: str
 ) -> None:
-    # GIVEN an instance with one call record
-    store.create(make_instance(state=busy_state(T0)))
-    current = store.get("inst-1")
-    record = current.state.calls["call-1"]
-    # WHEN a commit records a new call and drops the old one (the engine's retention)
-    state = current.state.model_copy(
-        update={"calls": {"call-2": record.model_copy(update={"tool": "form_fill"})}}
+    store.create(make_instance())
+    first = store.commit(
+        append_values(store.get("inst-1"), "name", ["Ada"], at(1)).model_copy(
+            update={"call": call("fill-1", at(1))}
+        )
     )
-    after = store.commit(append_values(current, "name", ["Ada"], at(1), state=state))
-    # THEN the items follow: one call item gone, one added, and a read has exactly the new one
-    keys = set(scan(dynamodb, table))
-    assert ("I#inst-1", "C#call-1") not in keys
-    assert ("I#inst-1", "C#call-2") in keys
-    assert store.get("inst-1").state.calls == after.state.calls == state.calls
+    items = scan(dynamodb, table)
+    with pytest.raises(CallRecorded) as raised:
+        store.commit(
+            append_values(first, "name", ["Grace"], at(2)).model_copy(
+                update={"call": call("fill-1", at(2))}
+            )
+        )
+    assert raised.value.record.at == at(1)
+    assert scan(dynamodb, table) == items
 
 
 # ---------------------------------------------------------------------- requests per operation
@@ -221,7 +248,7 @@ def test_each_operation_costs_the_documented_requests(
     # read is remembered, and the condition on version guards it
     current = store.commit(append_values(current, "name", ["Grace"], at(1)))
     assert requests.take() == ["TransactWriteItems"]
-    # WHEN only a cursor moves and the calls are unchanged / THEN one PutItem
+    # WHEN only a cursor moves and no call is recorded / THEN one PutItem
     store.commit(move_cursor(current, "name", 0, at(2)))
     assert requests.take() == ["PutItem"]
     # WHEN a store that has not read the instance commits / THEN it reads first
@@ -285,18 +312,15 @@ class RacingClient:
 
 def rival_of(dynamodb: Any, table: str) -> tuple[DynamoDBFormStore, Any]:
     """A second writer, and a function making two commits with it: new revisions in two
-    fields, a new call record in each, and the oldest call record dropped."""
+    fields, and a call record with each."""
     rival = DynamoDBFormStore(dynamodb, table)
 
     def commits() -> None:
         current = rival.get("inst-1")
-        record = current.state.calls["call-1"]
         for n, field_id in enumerate(["name", "age"], start=1):
-            calls = {f"rival-{n}": record.model_copy(update={"tool": f"t{n}"})}
-            if n == 2:
-                calls = {**current.state.calls, **calls}
-            state = current.state.model_copy(update={"calls": calls, "updated_at": at(n)})
-            current = rival.commit(append_values(current, field_id, [f"r{n}"], at(n), state=state))
+            state = current.state.model_copy(update={"updated_at": at(n)})
+            commit = append_values(current, field_id, [f"r{n}"], at(n), state=state)
+            current = rival.commit(commit.model_copy(update={"call": call(f"rival-{n}", at(n))}))
 
     return rival, commits
 
@@ -317,9 +341,9 @@ def test_a_commit_that_loses_the_race_raises_conflict_with_the_current_instance(
     with pytest.raises(ConflictError) as caught:
         store.commit(append_values(mine, "name", ["mine"], at(5)))
     # THEN it cost one read, the write, and a catch-up read of what the rival wrote (taken again
-    # when it was torn): a Query from version 1 on, and the new call records
+    # when it was torn): a Query from version 1 on
     rivals = ["Query", "TransactWriteItems", "TransactWriteItems"]  # its get, two commits
-    catch_up = ["Query", "BatchGetItem"] * (1 + torn)
+    catch_up = ["Query"] * (1 + torn)
     assert requests.take() == ["Query", *rivals, "TransactWriteItems", *catch_up]
     # AND the error carries the instance as now stored
     current = caught.value.current
@@ -327,7 +351,6 @@ def test_a_commit_that_loses_the_race_raises_conflict_with_the_current_instance(
     assert current == rival.get("inst-1")
     assert current.model_dump_json() == rival.get("inst-1").model_dump_json()
     assert [r.value for r in current.field("name").revisions] == ["Ada", "r1"]
-    assert list(current.state.calls) == ["rival-1", "rival-2"]
     assert (caught.value.expected, current.version) == (0, 2)
     # AND retrying from the carried instance lands
     retried = store.commit(append_values(current, "name", ["mine"], at(6)))
@@ -401,8 +424,8 @@ def test_a_read_that_never_adds_up_fails_instead_of_returning_a_torn_instance(
 def test_items_of_a_commit_not_yet_in_the_state_are_ignored(
     store: DynamoDBFormStore, dynamodb: Any, table: str
 ) -> None:
-    # GIVEN a stored instance, and the revision and call items of a commit whose STATE item
-    # a read does not see yet
+    # GIVEN a stored instance, and the revision item of a commit whose STATE item a read does
+    # not see yet, and a call item of the earlier layout in its partition
     store.create(make_instance(history={"name": seeded_log(["Ada"], T0)}))
     before = store.get("inst-1")
     later = '{"name":[' + value_revision("Grace", at(1), prev=0).model_dump_json() + "]}"
@@ -416,7 +439,7 @@ def test_items_of_a_commit_not_yet_in_the_state_are_ignored(
             "pk": {"S": "I#inst-1"},
             "sk": {"S": "C#call-9"},
             "v": {"N": "1"},
-            "record": {"S": busy_state(T0).calls["call-1"].model_dump_json()},
+            "record": {"S": call("call-9").record.model_dump_json()},
         },
     )
     # WHEN it is read / THEN it is the instance as of its STATE item
@@ -547,7 +570,7 @@ def test_a_travel_claim_conversation_runs_to_completion_on_dynamodb(
     assert service.status(caller) == []
     final = store.get(instance)
     assert final.state.status == "completed"
-    assert list(final.state.calls) == ["call_1", "call_2", "call_3", "call_4", "call_5"]
+    assert all(store.get_call("user-1", "conv-1", f"call_{n}") is not None for n in range(1, 6))
     # WHEN earlier calls are replayed by their tool-call ids
     items = scan(dynamodb, table)
     replay_start = call("call_1", "form_start", form=form, values=TRAVEL_CLAIMANT)

@@ -2,6 +2,7 @@
 
 One ``LocalStack`` for the module (moto's DynamoDB single-threaded, the table from
 ``template.yaml``, the real handler in local execution environments, the local gateway) with
+``FORMWORK_WEBHOOK_SOURCES`` (``crm``: tenant ``acme``, travel claims) and
 ``FORMWORK_WEBHOOK_SECRETS`` in the function's environment. Requests are signed with the real
 clock, as a CRM would sign them. What was stored is read back from DynamoDB: a refused webhook
 must leave no instance, no conversation index item and no delivery item behind.
@@ -10,7 +11,8 @@ The local gateway asks every route for a dev token (API Gateway asks none for th
 ``Authorizer: NONE`` route), so requests carry one; the handler ignores it.
 
 Also here: the DynamoDB delivery log against the same rules as the in-memory one, Secrets
-Manager through moto's endpoint, and an outbound delivery to a receiver on a loopback socket.
+Manager through moto's endpoint, an outbound delivery to a receiver on a loopback socket, and
+the development source a plain ``make dev`` stack configures for itself.
 """
 
 from __future__ import annotations
@@ -51,16 +53,21 @@ from functions.webhooks import (
     SecretsManagerSecrets,
     deliver,
 )
+from infra.local.__main__ import banner
 from infra.local.dynamodb import LocalDynamoDB
-from infra.local.stack import LocalStack
+from infra.local.stack import LocalStack, local_webhooks
 
 SECRET = "crm-secret-0123456789"
 DEV_TOKEN = "Bearer dev:crm-gateway"
+SOURCES = {"crm": {"tenants": ["acme"], "forms": ["travel-claim"]}}
 
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[LocalStack]:
-    environment = {"FORMWORK_WEBHOOK_SECRETS": json.dumps({"crm": SECRET})}
+    environment = {
+        "FORMWORK_WEBHOOK_SOURCES": json.dumps(SOURCES),
+        "FORMWORK_WEBHOOK_SECRETS": json.dumps({"crm": SECRET}),
+    }
     with LocalStack(
         api_port=0, dynamodb_port=0, max_environments=2, environment=environment, quiet=True
     ) as running:
@@ -246,6 +253,73 @@ def test_a_captured_request_replayed_under_a_new_id_is_refused(
     assert (status, answer["error"]) == (409, "signature_reused")
     assert len(store.list_conversation("acme/alice", conversation)) == 1
     assert stored_keys(stack, replay_id) == []
+
+
+def test_a_principal_of_another_tenant_is_refused_and_nothing_reaches_dynamodb(
+    stack: LocalStack, store: DynamoDBFormStore, conversation: str
+) -> None:
+    # GIVEN crm, configured for the tenant acme only, signing a start for globex's user
+    delivery = new_delivery()
+    body = body_for(conversation, principal="globex/mallory")
+    status, answer = post(stack, body, delivery=delivery)
+    # THEN it is a 403 with the error JSON, and DynamoDB holds nothing of it
+    assert status == 403
+    assert answer == {"error": "tenant_not_allowed", "message": answer["message"]}
+    assert stored_keys(stack, conversation, delivery) == []
+    assert store.list_conversation("globex/mallory", conversation) == []
+
+
+def test_a_form_the_source_may_not_start_is_refused_and_nothing_reaches_dynamodb(
+    stack: LocalStack, conversation: str
+) -> None:
+    delivery = new_delivery()
+    body = body_for(conversation, form="grant-application", values={})
+    status, answer = post(stack, body, delivery=delivery)
+    assert (status, answer["error"]) == (403, "form_not_allowed")
+    assert stored_keys(stack, conversation, delivery) == []
+
+
+# ---------------------------------------------------------------------------- make dev
+
+
+def test_the_local_stack_makes_a_dev_source_only_when_none_is_given() -> None:
+    # nothing given: a "crm" source with a fresh secret, any tenant and form
+    added, dev = local_webhooks({})
+    assert dev is not None and dev[0] == "crm" and len(dev[1]) >= 16
+    assert json.loads(added["FORMWORK_WEBHOOK_SECRETS"]) == {"crm": dev[1]}
+    assert json.loads(added["FORMWORK_WEBHOOK_SOURCES"]) == {"crm": {"tenants": "*", "forms": "*"}}
+    assert local_webhooks({})[1] != dev  # drawn per run
+    # secrets given: their sources, any tenant and form; no dev secret
+    added, dev = local_webhooks({"FORMWORK_WEBHOOK_SECRETS": json.dumps({"erp": SECRET})})
+    assert dev is None and "FORMWORK_WEBHOOK_SECRETS" not in added
+    assert json.loads(added["FORMWORK_WEBHOOK_SOURCES"]) == {"erp": {"tenants": "*", "forms": "*"}}
+    # sources given: used as they are
+    assert local_webhooks({"FORMWORK_WEBHOOK_SOURCES": json.dumps(SOURCES)}) == ({}, None)
+
+
+def test_a_plain_dev_stack_accepts_webhooks_signed_with_the_secret_its_banner_prints(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN a shell with no webhook settings, and the stack started as make dev starts it
+    for name in ("FORMWORK_WEBHOOK_SOURCES", "FORMWORK_WEBHOOK_SECRETS"):
+        monkeypatch.delenv(name, raising=False)
+    with LocalStack(api_port=0, dynamodb_port=0, max_environments=1, quiet=True) as dev:
+        assert dev.dev_webhook is not None
+        source, secret = dev.dev_webhook
+        # THEN the banner names the route and the secret
+        printed = banner(dev)
+        assert f"{dev.api_url}/webhooks/{source}" in printed and secret in printed
+        # AND a request signed with it starts a session (no 503, no export needed)
+        conversation = f"conv-{uuid.uuid4().hex[:10]}"
+        status, answer = post(
+            dev, body_for(conversation), delivery=new_delivery(), secret=secret, source=source
+        )
+        assert status == 201, answer
+        # AND a guessed secret still gets nothing
+        status, answer = post(
+            dev, body_for(conversation), delivery=new_delivery(), secret="guessed-secret-000000"
+        )
+        assert (status, answer["error"]) == (401, "bad_signature")
 
 
 # ---------------------------------------------------------------------------- DynamoDB log

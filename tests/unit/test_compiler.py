@@ -347,6 +347,25 @@ class HookedB(Step):
     b1: int = field("B1", on_fill=noop)
 
 
+class Budget(Step):
+    title = "Budget"
+
+    line: Annotated[str, Field(pattern=r"^BL-\d{4}$")] = field("Budget line", example="BL-2041")
+    note: str | None = field("Note")
+
+
+class BadExample(Step):
+    title = "Bad example"
+
+    line: Annotated[str, Field(pattern=r"^BL-\d{4}$")] = field("Budget line", example="BL-204")
+
+
+class BlankExample(Step):
+    title = "Blank example"
+
+    line: str = field("Budget line", example=" ")
+
+
 EVAL_NOPE = eval("lambda v: v.nope")
 EVAL_LATER = eval("lambda v: v.later is None")
 
@@ -469,6 +488,23 @@ def test_unresolvable_annotation_is_rejected_naming_field_and_type() -> None:
 
 def test_empty_label_is_rejected_naming_the_field() -> None:
     rejects(form(EmptyLabel), "field 'name'", "empty label")
+
+
+def test_an_example_is_kept_on_the_compiled_field_and_shown_in_its_type_string() -> None:
+    # GIVEN a patterned field declared with an example
+    compiled = compile_form(form(Budget))
+    # THEN the compiled field carries it, and the agent reads it instead of the regex
+    line = compiled.fields["line"]
+    assert (line.example, line.type.type_string) == ("BL-2041", "text like BL-2041")
+    assert compiled.fields["note"].example is None
+
+
+def test_an_example_the_type_rejects_is_rejected_naming_field_and_reason() -> None:
+    rejects(form(BadExample), "field 'line'", "example 'BL-204' is not a valid answer", "pattern")
+
+
+def test_a_blank_example_is_rejected() -> None:
+    rejects(form(BlankExample), "field 'line'", "example must be a non-empty string")
 
 
 def test_a_field_declared_in_two_steps_is_rejected_naming_both() -> None:

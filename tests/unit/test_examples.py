@@ -302,7 +302,8 @@ def test_demo_runs_and_shows_every_scenario(capsys: pytest.CaptureFixture[str]) 
     out = capsys.readouterr().out
     for expected in (
         '"Full name": "full_name"',
-        "send the JSON boolean true",
+        '"receipts_attached": {"sent": "yes", "stored": true}',
+        "send text like CC-104",
         "now_held",
         "restored",
         "checkpoint.policy_cap:1",

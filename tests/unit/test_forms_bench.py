@@ -84,6 +84,7 @@ PROPERTIES: dict[str, Prop] = {
     "no_write_rejected_entirely": lambda m: m.writes_rejected_by_agent == 0,
     "no_blank_write_lands": lambda m: m.blank_landed == 0,
     "no_retry_loop": lambda m: m.retry_loops == 0,
+    "no_unmeant_coercion": lambda m: m.coerced_unmeant == 0,
 }
 
 DID_YOU_MEAN = (
@@ -97,14 +98,6 @@ FINDINGS: dict[tuple[str, str], str] = {
     + "; a fill whose ids are all unknown saves nothing",
     ("guessed_ids", "no_retry_loop"): DID_YOU_MEAN
     + "; with no suggestion the result gives nothing to send instead",
-    ("yes_bool", "no_write_rejected_entirely"): (
-        'FINDING: a fill carrying only booleans sent as "yes"/"no" saves nothing (ok:false); '
-        "the hint names the exact JSON, so it costs one round trip, not a loop"
-    ),
-    ("quoted_scalars", "no_write_rejected_entirely"): (
-        'FINDING: a fill carrying only booleans sent as "true"/"false" saves nothing (ok:false); '
-        "strict validation, recovered by the hint in one round trip"
-    ),
     ("blank_clear", "no_write_rejected_entirely"): (
         'FINDING: {"purpose": ""} is rejected whole (correctly: a blank is not an answer); the '
         "hint leads to form_revise retract, one extra round trip"
@@ -137,6 +130,19 @@ def test_failure_mode_persona_meets_target(persona: str, prop: str) -> None:
     failing = [s for s in SCENARIOS if not PROPERTIES[prop](cell(s, persona))]
     # THEN the property holds in every scenario
     assert failing == []
+
+
+@pytest.mark.parametrize("persona", ["yes_bool", "quoted_scalars"])
+def test_encoding_personas_have_their_values_read_not_refused(persona: str) -> None:
+    # GIVEN a persona sending booleans as "yes"/"no" or scalars as quoted strings
+    # WHEN it plays every scenario
+    cells = [cell(s, persona) for s in SCENARIOS]
+    # THEN its values were read (each one reported under coerced) as the user meant them,
+    # no write was refused for the encoding alone, and every answer was collected
+    assert sum(m.coerced for m in cells) > 0
+    assert [m.coerced_unmeant for m in cells] == [0] * len(cells)
+    assert all(m.writes_rejected_by_agent == 0 for m in cells)
+    assert all(m.state_passed == m.state_checks for m in cells)
 
 
 def test_target_counts_exclude_writes_carrying_only_the_users_invalid_value() -> None:

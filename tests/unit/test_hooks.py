@@ -194,11 +194,17 @@ def test_a_held_answer_coming_back_live_is_a_rising_edge() -> None:
     instance = filled(compile_form(trip_form()), {"mode": "air", "flight": "BA1"})
     form = compile_form(trip_form())
     instance = fill(form, instance, {"mode": "rail"}, at(1)).after
-    assert instance.state.hooks["field.flight.filled"].model_dump() == {"holds": False, "count": 1}
+    assert instance.state.hooks["field.flight.filled"].model_dump(exclude_none=True) == {
+        "holds": False,
+        "count": 1,
+    }
     # WHEN the mode goes back to air
     after = fill(form, instance, {"mode": "air"}, at(2)).after
     # THEN the flight's edge rises again
-    assert after.state.hooks["field.flight.filled"].model_dump() == {"holds": True, "count": 2}
+    assert after.state.hooks["field.flight.filled"].model_dump(exclude_none=True) == {
+        "holds": True,
+        "count": 2,
+    }
 
 
 def test_keys_are_instance_hook_occurrence() -> None:
@@ -519,6 +525,10 @@ def test_a_checkpoint_whose_executor_failed_keeps_the_form_from_completing() -> 
     # THEN the failed checkpoint keeps the form open
     assert h.ev().waiting == ("checkpoint.over_cap",)
     assert h.instance().state.status == "open"
+    # AND the status line says it failed and what happens next, not that it is running
+    line = h.status_line()
+    assert "(running)" not in line
+    assert "failed on our side; an operator has to retry it" in line
 
 
 def test_a_failed_checkpoint_stops_blocking_once_its_condition_no_longer_holds() -> None:
@@ -807,3 +817,32 @@ def test_on_close_runs_once_for_every_way_of_closing() -> None:
         ("terminated", "over the limit", "fi_2:form.closed:1"),
         ("abandoned", "no", "fi_3:form.closed:1"),
     ]
+
+
+def test_fired_in_a_checkpoints_own_executor_means_fired_before_this_occurrence() -> None:
+    # GIVEN a checkpoint whose executor records what fired() says about itself
+    seen: list[bool] = []
+
+    class Only(Step):
+        title = "Only"
+        amount: int = field("Amount")
+
+    def router(ctx: HookContext) -> None:
+        seen.append(ctx.state.fired("big"))
+
+    form = FormDef(
+        id="router",
+        version=1,
+        title="Router",
+        steps=[Only],
+        checkpoints=[Checkpoint("big", when=lambda v: (v.amount or 0) > 10, run=router)],
+        closes_on_complete=False,
+    )
+    svc = FormService(FormRegistry([form]), InMemoryFormStore(), InProcessDispatcher())
+    caller = Caller("alice", "c")
+    svc.call(caller, "form_start", "s", {"form": "router"})
+    # WHEN it crosses, uncrosses and crosses again
+    for n, amount in enumerate([50, 5, 60]):
+        svc.call(caller, "form_fill", f"f{n}", {"form": "router", "values": {"amount": amount}})
+    # THEN its first run saw "not fired before", the second "fired before"
+    assert seen == [False, True]

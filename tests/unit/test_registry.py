@@ -81,6 +81,15 @@ class PetV3(Step):
 
 pets_v1 = FormDef(id="pets", version=1, title="Pet registration", steps=[PetV1])
 
+
+class Cat(Step):
+    title = "Cat"
+    name: str = field("Name")
+    indoor: bool = field("Indoor cat")
+
+
+cats = FormDef(id="cats", version=1, title="Cat registration", steps=[Cat])
+
 pets_v2 = FormDef(
     id="pets",
     version=2,
@@ -384,3 +393,58 @@ def _instance(form_version: int) -> FormInstance:
         created_at=T0,
         state=InstanceState(updated_at=T0),
     )
+
+
+# --------------------------------------------------------------------------- failed migrations
+
+
+def _forty(value: Any) -> Any:
+    return "FORTY"
+
+
+def _boom(value: Any) -> Any:
+    raise RuntimeError("bad conversion")
+
+
+def _v2_converting(convert: Any) -> FormDef:
+    return FormDef(
+        id="pets",
+        version=2,
+        title="Pet registration",
+        steps=[PetV2],
+        migrations=[
+            Migration(
+                1,
+                renames={"pet_name": "animal_name", "weight": "weight_kg"},
+                convert={"weight_kg": convert},
+            )
+        ],
+    )
+
+
+@pytest.mark.parametrize("convert", [_forty, _boom], ids=["wrong-type", "raises"])
+def test_a_failing_migration_leaves_the_instance_as_it_was_with_a_clear_error(
+    convert: Any,
+) -> None:
+    # GIVEN an instance on v1, a second form in the same conversation, and a v2 whose
+    # conversion of weight fails (a string for an int field, or an exception)
+    world = World()
+    instance = started_on_v1(world)
+    before = world.store.get(instance)
+    other = world.deploy(pets_v1, cats)
+    world.call(other, "form_start", form="cats", values={"name": "Tom"})
+    broken = world.deploy(_v2_converting(convert), cats)
+    # WHEN the pets instance is used under v2
+    fill = world.call(broken, "form_fill", form="pets", values={"species": "dog"})
+    read = world.call(broken, "form_read", form="pets")
+    # THEN each call is refused as data with a clear error, and nothing changed
+    for result in (fill, read):
+        assert (result["ok"], result["error"]) == (False, "migration_failed"), result
+        assert "weight_kg" in result["message"]
+    assert world.store.get(instance) == before
+    # AND the status lines still come, the broken instance marked unavailable
+    lines = broken.status(ALICE)
+    assert any("pets" in line and "unavailable" in line for line in lines)
+    assert any(line.startswith("[form: cats]") for line in lines)
+    # AND the rest of the conversation keeps working
+    assert world.call(broken, "form_fill", form="cats", values={"name": "Tim"})["ok"]

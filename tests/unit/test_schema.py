@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date, datetime, time
 from decimal import Decimal
 from enum import Enum
+from time import perf_counter
 from typing import Annotated, Any, Literal, Optional
 
 import pytest
@@ -410,6 +412,246 @@ def test_given_no_clear_fix_when_rejected_then_hint_is_none() -> None:
     assert rejected(int, "abc").hint is None
 
 
+# ------------------------------------------------------------------ default number bounds
+
+SAFE = 2**53 - 1
+
+
+@pytest.mark.parametrize("value", [SAFE, -SAFE, 0])
+def test_given_an_unbounded_int_when_within_json_safe_range_then_accepted(value: int) -> None:
+    assert accepted(int, value).json_value == value
+
+
+@pytest.mark.parametrize("value", [SAFE + 1, -SAFE - 1, 10**30, int("7" * 4000)])
+def test_given_an_unbounded_int_when_past_json_safe_range_then_rejected_naming_it(
+    value: int,
+) -> None:
+    # GIVEN an int field that declares no bound WHEN a huge integer is sent
+    result = rejected(int, value)
+    # THEN it is refused with a hint naming the range (and never a 4,000-digit echo)
+    assert result.hint == f"send an integer -{SAFE} to {SAFE}"
+    assert len(result.message) < 120
+
+
+def test_given_a_4000_digit_integer_when_rejected_then_message_counts_its_digits() -> None:
+    assert rejected(int, int("7" * 4000)).message.endswith("got a number with 4000 digits")
+
+
+def test_given_an_integer_past_pythons_digit_limit_when_validated_then_rejected_not_raised() -> (
+    None
+):
+    # GIVEN an int too long for Python to turn into text (sys.get_int_max_str_digits)
+    # WHEN validated THEN a clean rejection comes back, for any field type
+    for annotation in (int, Decimal, str):
+        result = rejected(annotation, 10**5000)
+        assert result.message == "expected a JSON value, got a number with too many digits"
+
+
+def test_given_one_declared_bound_when_the_other_side_is_hit_then_the_default_applies() -> None:
+    # GIVEN an int declaring only ge=0
+    # WHEN a value above the default ceiling is sent THEN the hint names the full range
+    assert rejected(Annotated[int, Field(ge=0)], SAFE + 1).hint == f"send an integer 0-{SAFE}"
+    # AND a value under the declared floor gets the declared bound only
+    assert rejected(Annotated[int, Field(ge=0)], -1).hint == "send an integer >= 0"
+
+
+def test_given_a_declared_bound_past_the_default_when_validated_then_the_declared_one_rules() -> (
+    None
+):
+    assert accepted(Annotated[int, Field(le=10**20)], 10**19).json_value == 10**19
+    assert accepted(Annotated[Decimal, Field(le=10**18)], "1e17").typed == Decimal("1e17")
+
+
+@pytest.mark.parametrize("sent", ["1E+999999999", "1E-999999999", "1" * 16_000, 1e20, "-1e15"])
+def test_given_an_unbounded_decimal_when_huge_or_tiny_then_rejected_naming_the_range(
+    sent: object,
+) -> None:
+    result = rejected(Decimal, sent)
+    assert result.hint == (
+        "send a decimal number > -1000000000000000 and < 1000000000000000, max 30 digits"
+    )
+
+
+def test_given_an_unbounded_decimal_when_ordinary_then_accepted_as_before() -> None:
+    assert accepted(Decimal, "999999999999999.99").json_value == "999999999999999.99"
+    assert accepted(Decimal, "0.000001").json_value == "0.000001"
+
+
+@pytest.mark.parametrize("sent", ["1e400", "-1e400", "1e999999999"])
+def test_given_a_float_when_a_non_finite_value_arrives_then_rejected(sent: str) -> None:
+    # GIVEN JSON number text too large for a float: json.loads reads it as infinity
+    parsed = json.loads(sent)
+    # WHEN it is validated, or sent quoted THEN it is refused either way, never stored
+    assert rejected(float, parsed).message == "expected a JSON value, got a non-finite number"
+    assert isinstance(field_type(float).accept(sent), Rejected)
+
+
+def test_given_a_nested_model_when_a_number_inside_is_huge_then_the_default_applies() -> None:
+    # GIVEN a model whose int field declares no bound (pydantic would reuse the model's own
+    # validator, without the default bounds, unless told not to)
+    value = {"items": [{"name": "a", "qty": 10**20}], "address": {"street": "s", "city": "c"}}
+    # WHEN validated THEN the nested integer is bounded too, with its location
+    result = rejected(Order, value)
+    assert result.message.startswith("items[0].qty: input should be less than or equal to")
+    assert result.hint == f"items[0].qty: send an integer -{SAFE} to {SAFE}"
+
+
+def test_given_default_bounds_when_described_then_type_strings_stay_short() -> None:
+    # THEN only declared bounds are named: a default is a sanity limit, not worth the tokens
+    assert field_type(int).type_string == "integer"
+    assert field_type(Decimal).type_string == "decimal number"
+    assert field_type(float).type_string == "number"
+
+
+def test_given_a_huge_value_when_validated_then_it_is_quick() -> None:
+    # GIVEN values built to be slow to parse, compare or print
+    hostile: list[tuple[Any, object]] = [
+        (int, int("9" * 4299)),
+        (int, "9" * 16_000),
+        (float, "9" * 16_000),
+        (Decimal, "9" * 16_000),
+        (Decimal, "1E+999999999"),
+        (Literal["a"], "9" * 16_000),
+    ]
+    compiled = [(field_type(annotation), value) for annotation, value in hostile]
+    started = perf_counter()
+    for ftype, value in compiled * 20:
+        # WHEN each is validated and accepted THEN each is rejected, and all of it is fast
+        assert isinstance(ftype.accept(value), Rejected)
+    assert perf_counter() - started < 2.0
+
+
+# ------------------------------------------------------------------ unambiguous encodings
+
+
+@pytest.mark.parametrize(
+    ("annotation", "sent", "stored"),
+    [
+        (bool, "yes", True),
+        (bool, " TRUE ", True),
+        (bool, "No", False),
+        (bool, "false", False),
+        (bool | None, "yes", True),
+        (int, "6", 6),
+        (int, " -3 ", -3),
+        (Annotated[int, Field(ge=0, le=10)], "0", 0),
+        (float, "0.7", 0.7),
+        (float, "1e3", 1000.0),
+        (float, "6", 6.0),
+        (Literal["kitchen speaker", "hall"], "Kitchen  Speaker", "kitchen speaker"),
+        (Literal["2", "3"], 2, "2"),
+        (Literal["False", "True"], False, "False"),
+        (Literal[1, 2], "1", 1),
+        (Colour, " RED ", "red"),
+        (list[int], ["1", 2], [1, 2]),
+        (dict[str, bool], {"a": "no"}, {"a": False}),
+        (
+            Order,
+            {"items": [{"name": "a", "qty": "2"}], "address": {"street": "s", "city": "c"}},
+            {
+                "items": [{"name": "a", "qty": 2}],
+                "address": {"street": "s", "city": "c", "postcode": None},
+            },
+        ),
+    ],
+)
+def test_given_an_unambiguous_encoding_when_accepted_then_the_value_is_read_and_flagged(
+    annotation: Any, sent: object, stored: object
+) -> None:
+    # GIVEN a value in another encoding than strict JSON, with one clear reading
+    ftype = field_type(annotation)
+    # WHEN accepted THEN the clear reading is stored, flagged as coerced
+    result = ftype.accept(sent)
+    assert isinstance(result, Accepted), result
+    assert (result.json_value, result.coerced) == (stored, True)
+    # AND strict validation still refuses the encoding as sent
+    assert isinstance(ftype.validate(sent), Rejected)
+
+
+@pytest.mark.parametrize(
+    ("annotation", "sent"),
+    [
+        (bool, "1"),  # a digit in a yes/no field may be a count meant elsewhere
+        (bool, "0"),
+        (bool, 1),
+        (bool, 0),
+        (bool, "y"),
+        (bool, "on"),
+        (bool, ""),
+        (bool, "   "),
+        (int, "6.0"),  # a decimal point says it was not written as an integer
+        (int, "6.5"),
+        (int, 6.0),
+        (int, "1e3"),
+        (int, "1,200"),  # a thousands separator in one locale is a decimal comma in another
+        (int, "007"),
+        (int, "+6"),
+        (int, "٣"),  # a non-ASCII digit
+        (int, ""),
+        (float, "1,5"),
+        (float, "1e999"),
+        (float, "nan"),
+        (str, 2134),  # a number for text may have lost a leading zero
+        (Literal["a", "A"], "a "),  # two options match once case is ignored
+        (Literal["a", "b"], "c"),
+        (Literal["null", "x"], None),
+        (int | str, [1]),  # a union: no single reading
+        (Annotated[int, Field(gt=0)], "0"),  # read, but 0 is not > 0
+        (Order, {"items": [{"name": 1, "qty": "2"}], "address": {"street": "s", "city": "c"}}),
+    ],
+)
+def test_given_an_ambiguous_or_invalid_encoding_when_accepted_then_it_is_rejected(
+    annotation: Any, sent: object
+) -> None:
+    assert isinstance(field_type(annotation).accept(sent), Rejected)
+
+
+def test_given_an_encoded_value_that_is_itself_invalid_when_accepted_then_says_why() -> None:
+    result = field_type(Annotated[int, Field(gt=0)]).accept("0")
+    assert result == Rejected(
+        "input should be greater than 0, got the number 0", "send an integer > 0"
+    )
+
+
+def test_given_a_valid_value_when_accepted_then_it_is_not_flagged() -> None:
+    assert field_type(bool).accept(True) == Accepted(True, True, coerced=False)
+    assert field_type(Decimal).accept("1.50") == Accepted("1.50", Decimal("1.50"))
+
+
+# ------------------------------------------------------------------ examples
+
+BUDGET_LINE = Annotated[str, Field(pattern=r"^BL-\d{4}$")]
+
+
+@pytest.mark.parametrize(
+    ("annotation", "expected"),
+    [
+        (BUDGET_LINE, "text like BL-2041"),
+        (BUDGET_LINE | None, "text like BL-2041"),
+        (
+            Annotated[str, Field(pattern=r"^BL-\d{4}$", max_length=7)],
+            "text like BL-2041, at most 7 chars",
+        ),
+        (date, "date YYYY-MM-DD, e.g. BL-2041"),
+    ],
+)
+def test_given_an_example_when_compiled_then_the_type_string_shows_it_not_the_pattern(
+    annotation: Any, expected: str
+) -> None:
+    assert field_type(annotation, example="BL-2041").type_string == expected
+
+
+def test_given_an_example_when_the_pattern_is_missed_then_the_hint_shows_both() -> None:
+    # GIVEN a patterned field with an example
+    ftype = field_type(BUDGET_LINE, example="BL-2041")
+    # WHEN a value misses the pattern THEN the regex is still the check, and the hint shows the
+    # example next to it
+    result = ftype.validate("BL-20411")
+    assert isinstance(result, Rejected)
+    assert result.hint == "send text like BL-2041 (matching ^BL-\\d{4}$)"
+    assert isinstance(ftype.validate("BL-2041"), Accepted)
+
+
 # ------------------------------------------------------------------ json_depth
 
 
@@ -476,6 +718,23 @@ COMPILED = [
         Annotated[int, Field(ge=0)],
     )
 ]
+
+
+@given(ftype=st.sampled_from(COMPILED), value=JSON_VALUES | SCALARS.map(str))
+def test_given_any_json_value_when_accepted_then_what_is_stored_passes_strict_validation(
+    ftype: FieldType, value: object
+) -> None:
+    # GIVEN any JSON value, including the text of any scalar ("true", "12", "None")
+    # WHEN accepted (reading unambiguous encodings)
+    result = ftype.accept(value)
+    # THEN whatever is stored is valid as strict JSON, and is stored as itself
+    if isinstance(result, Accepted):
+        again = ftype.validate(result.json_value)
+        assert isinstance(again, Accepted)
+        assert (again.json_value, again.coerced) == (result.json_value, False)
+        assert result.coerced == isinstance(ftype.validate(value), Rejected)
+    else:
+        assert result.message
 
 
 @given(ftype=st.sampled_from(COMPILED), value=JSON_VALUES)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,6 +65,140 @@ def test_no_function_gets_a_wildcard_table_action() -> None:
 
 def test_the_scan_finds_the_store_calls() -> None:
     assert Path(ROOT / "forms/storage/dynamodb.py").exists()
-    assert {"query", "transact_write_items", "batch_get_item"} <= set(
+    assert {"query", "transact_write_items", "get_item"} <= set(
         CALL.findall((ROOT / "forms/storage/dynamodb.py").read_text())
     )
+
+
+# ---------------------------------------------------------------------------- secrets
+
+FUNCTIONS = ("ToolsFunction", "RelayFunction", "SweeperFunction")
+"""Every function connects to Temporal (the tools dispatch, the relay and sweeper re-dispatch)."""
+TEMPORAL_SECRET = {"Ref": "TemporalSecretArn"}
+
+
+def statements(function: str) -> list[tuple[str | None, dict[str, Any]]]:
+    """Each policy statement of ``function`` with the condition it depends on (None: none)."""
+    resource = load_template()["Resources"][function]
+    found: list[tuple[str | None, dict[str, Any]]] = []
+    for policy in resource["Properties"].get("Policies", []):
+        for statement in policy.get("Statement", []) if isinstance(policy, dict) else []:
+            if "Fn::If" in statement:
+                condition, then, otherwise = statement["Fn::If"]
+                assert otherwise == {"Ref": "AWS::NoValue"}, statement
+                found.append((condition, then))
+            else:
+                found.append((None, statement))
+    return found
+
+
+def secret_reads(function: str) -> list[tuple[str | None, Any]]:
+    reads = []
+    for condition, statement in statements(function):
+        actions = statement.get("Action", [])
+        actions = [actions] if isinstance(actions, str) else actions
+        if any(a.startswith("secretsmanager:") for a in actions):
+            assert actions == ["secretsmanager:GetSecretValue"], statement
+            reads.append((condition, statement["Resource"]))
+    return reads
+
+
+def environment(function: str) -> dict[str, Any]:
+    template = load_template()
+    return {
+        **template["Globals"]["Function"]["Environment"]["Variables"],
+        **(template["Resources"][function]["Properties"].get("Environment") or {}).get(
+            "Variables", {}
+        ),
+    }
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_the_temporal_api_key_is_never_in_a_functions_environment(function: str) -> None:
+    template = load_template()
+    env = environment(function)
+    # THEN no variable carries a credential: only the secret's ARN is passed
+    assert "TEMPORAL_API_KEY" not in env
+    assert env["FORMWORK_TEMPORAL_SECRET_ID"] == TEMPORAL_SECRET
+    assert not any(
+        isinstance(v, dict)
+        and v.get("Ref") in template["Parameters"]
+        and template["Parameters"][v["Ref"]].get("NoEcho")
+        for v in env.values()
+    ), "a NoEcho parameter is passed as plain text"
+    assert "TemporalApiKey" not in template["Parameters"]
+
+
+@pytest.mark.parametrize("function", FUNCTIONS)
+def test_each_function_may_read_the_temporal_secret_and_only_that_one(function: str) -> None:
+    template = load_template()
+    # GIVEN the secret's ARN is a parameter, and the grant exists only when it is set
+    assert template["Conditions"]["HasTemporalSecret"] == {
+        "Fn::Not": [{"Fn::Equals": [TEMPORAL_SECRET, ""]}]
+    }
+    pattern = template["Parameters"]["TemporalSecretArn"]["AllowedPattern"]
+    assert re.fullmatch(
+        pattern, "arn:aws:secretsmanager:eu-west-1:123456789012:secret:formwork/temporal-AbCdEf"
+    )
+    assert not re.fullmatch(pattern, "arn:aws:secretsmanager:eu-west-1:123456789012:secret:*")
+    # THEN the function reads that exact ARN, under the condition, with no wildcard
+    reads = secret_reads(function)
+    assert ("HasTemporalSecret", TEMPORAL_SECRET) in reads
+    others = [r for r in reads if r != ("HasTemporalSecret", TEMPORAL_SECRET)]
+    if function != "ToolsFunction":
+        assert others == []  # the relay and the sweeper read no other secret
+
+
+def test_webhook_secrets_are_read_under_two_separate_prefixes() -> None:
+    template = load_template()
+    reads = [r for c, r in secret_reads("ToolsFunction") if c is None]
+    arn = "arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:"
+    assert reads == [
+        {"Fn::Sub": arn + "${WebhookSecretPrefix}*"},
+        {"Fn::Sub": arn + "${NotifySecretPrefix}*"},
+    ]
+    inbound = template["Parameters"]["WebhookSecretPrefix"]["Default"]
+    outbound = template["Parameters"]["NotifySecretPrefix"]["Default"]
+    assert not inbound.startswith(outbound) and not outbound.startswith(inbound)
+    env = environment("ToolsFunction")
+    assert env["FORMWORK_WEBHOOK_SECRET_PREFIX"] == {"Ref": "WebhookSecretPrefix"}
+    assert env["FORMWORK_NOTIFY_SECRET_PREFIX"] == {"Ref": "NotifySecretPrefix"}
+    assert env["FORMWORK_WEBHOOK_SOURCES"] == {"Ref": "WebhookSources"}
+    # AND with no sources configured, no webhook is accepted (functions.config's default)
+    assert template["Parameters"]["WebhookSources"]["Default"] == ""
+
+
+# ---------------------------------------------------------------------------- throttling
+
+
+def test_the_unauthenticated_webhook_route_is_throttled() -> None:
+    template = load_template()
+    events = template["Resources"]["ToolsFunction"]["Properties"]["Events"]
+    (webhook,) = [e for e in events.values() if e["Properties"]["Path"] == "/webhooks/{source}"]
+    assert webhook["Properties"]["Auth"] == {"Authorizer": "NONE"}
+    settings = webhook["Properties"]["RouteSettings"]
+    assert settings == {
+        "ThrottlingBurstLimit": {"Ref": "WebhookBurstLimit"},
+        "ThrottlingRateLimit": {"Ref": "WebhookRateLimit"},
+    }
+    parameters = template["Parameters"]
+    assert (
+        1 <= parameters["WebhookRateLimit"]["Default"] <= parameters["WebhookBurstLimit"]["Default"]
+    )
+    assert parameters["WebhookRateLimit"]["MinValue"] >= 1  # 0 would close the route
+
+
+def test_the_api_function_has_reserved_concurrency_unless_turned_off() -> None:
+    template = load_template()
+    reserved = template["Resources"]["ToolsFunction"]["Properties"]["ReservedConcurrentExecutions"]
+    assert reserved == {
+        "Fn::If": [
+            "ReservesApiConcurrency",
+            {"Ref": "ApiReservedConcurrency"},
+            {"Ref": "AWS::NoValue"},
+        ]
+    }
+    assert template["Conditions"]["ReservesApiConcurrency"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "ApiReservedConcurrency"}, "0"]}]
+    }
+    assert template["Parameters"]["ApiReservedConcurrency"]["Default"] > 0

@@ -505,25 +505,48 @@ def test_unknown_part_in_read_gets_did_you_mean() -> None:
     assert result["hint"].startswith("did you mean 'extras'?")
 
 
-def test_a_quoted_number_gets_the_send_the_number_hint() -> None:
+def test_a_quoted_integer_is_saved_and_the_result_says_it_was_coerced() -> None:
+    # GIVEN a started signup
     h = Harness()
     h.start()
+    # WHEN the age comes as a quoted integer
     result = h.call("form_fill", {"form": "signup", "values": {"age": "42"}})
+    # THEN the integer is stored, and the result shows what was sent and what was kept
+    assert result["ok"] is True
+    assert result["coerced"] == {"age": {"sent": "42", "stored": 42}}
+    assert h.stored("fi_1").field("age").in_force().value == 42  # type: ignore[union-attr]
+
+
+def test_a_quoted_fraction_for_an_integer_gets_the_whole_number_hint() -> None:
+    h = Harness()
+    h.start()
+    result = h.call("form_fill", {"form": "signup", "values": {"age": "42.5"}})
     assert result["ok"] is False
     assert result["rejected"] == [
         {
             "field": "age",
-            "error": 'expected integer, got the string "42"',
-            "hint": "send the number 42 without quotes",
+            "error": 'expected integer, got the string "42.5"',
+            "hint": "send a whole number without quotes (42.5 is not whole)",
         }
     ]
 
 
-@pytest.mark.parametrize(("sent", "word"), [("yes", "true"), ("no", "false"), ("True", "true")])
-def test_a_yes_for_a_boolean_gets_the_boolean_hint(sent: str, word: str) -> None:
+@pytest.mark.parametrize(("sent", "stored"), [("yes", True), ("no", False), ("True", True)])
+def test_a_yes_for_a_boolean_is_saved_as_the_boolean(sent: str, stored: bool) -> None:
     h = Harness()
     h.start()
     result = h.call("form_fill", {"form": "signup", "values": {"member": sent}})
+    assert result["ok"] is True
+    assert result["coerced"] == {"member": {"sent": sent, "stored": stored}}
+
+
+@pytest.mark.parametrize(("sent", "word"), [("y", "true"), ("0", "false"), (1, "true")])
+def test_a_terse_yes_for_a_boolean_gets_the_boolean_hint(sent: object, word: str) -> None:
+    # GIVEN encodings that are not read as booleans (a digit may be a count for another field)
+    h = Harness()
+    h.start()
+    result = h.call("form_fill", {"form": "signup", "values": {"member": sent}})
+    # THEN the value is rejected with a hint naming the boolean, never saved as a guess
     assert result["rejected"][0]["field"] == "member"
     assert result["rejected"][0]["hint"] == f"send the JSON boolean {word} (no quotes)"
 
@@ -557,7 +580,7 @@ def test_non_finite_numbers_are_rejected_not_raised() -> None:
         ({"field": "notes", "action": "redo"}, "cannot_revise"),
         ({"field": "name", "action": "retract", "value": "x"}, "bad_request"),
         ({"field": "name", "action": "set"}, "cannot_revise"),
-        ({"field": "age", "action": "set", "value": "42"}, "cannot_revise"),
+        ({"field": "age", "action": "set", "value": "42.5"}, "cannot_revise"),
         ({"field": "age", "action": "set", "value": "ten"}, "cannot_revise"),
     ],
 )
@@ -633,7 +656,7 @@ def test_writes_to_a_closed_form_are_refused_and_change_nothing(
 
 
 REJECTED_WRITES: list[tuple[str, object]] = [
-    ("form_fill", {"form": "signup", "values": {"age": "42"}}),
+    ("form_fill", {"form": "signup", "values": {"age": "42.5"}}),
     ("form_fill", {"form": "signup", "values": {"nmae": "Bob"}}),
     ("form_fill", {"form": "signup", "values": {"name": ""}}),
     ("form_fill", {"form": "signup", "values": {"notes": "x" * (MAX_VALUE_BYTES + 1)}}),

@@ -26,9 +26,11 @@ from forms.webhooks import (
     DeliveryRecord,
     InMemoryDeliveryLog,
     InProgress,
+    NotAllowed,
     Replay,
     Reused,
     SignatureRefused,
+    SourceLimits,
     WebhookStart,
     bind_signature,
     claim_delivery,
@@ -36,6 +38,7 @@ from forms.webhooks import (
     event_body,
     finish_delivery,
     form_event,
+    principal_tenant,
     release_delivery,
     sign,
     sign_all,
@@ -116,6 +119,48 @@ def test_another_secret_and_an_unknown_source_are_refused_alike() -> None:
     with pytest.raises(SignatureRefused) as unknown:
         verify([], sign(SECRET, T, BODY), str(T), BODY, now=T)
     assert (wrong.value.code, wrong.value.message) == (unknown.value.code, unknown.value.message)
+
+
+# ---------------------------------------------------------------------------- source limits
+
+
+def not_allowed(limits: SourceLimits, principal: str, form: str) -> str | None:
+    try:
+        limits.check("crm", principal, form)
+    except NotAllowed as refused:
+        return refused.code
+    return None
+
+
+def test_the_tenant_of_a_principal_is_what_comes_before_the_slash() -> None:
+    assert principal_tenant("acme/alice") == "acme"
+    assert principal_tenant("alice") is None
+    assert principal_tenant("auth0|abc") is None
+
+
+def test_limits_allow_only_the_named_tenants_and_forms() -> None:
+    limits = SourceLimits(tenants=frozenset({"acme", "initech"}), forms=frozenset({"travel"}))
+    assert not_allowed(limits, "acme/alice", "travel") is None
+    assert not_allowed(limits, "initech/bob", "travel") is None
+    assert not_allowed(limits, "globex/alice", "travel") == "tenant_not_allowed"
+    assert not_allowed(limits, "acme", "travel") == "tenant_not_allowed"  # a bare sub
+    assert not_allowed(limits, "acme-eu/alice", "travel") == "tenant_not_allowed"
+    assert not_allowed(limits, "acme/alice", "grant") == "form_not_allowed"
+
+
+def test_limits_of_none_allow_any_principal_and_any_form() -> None:
+    anything = SourceLimits(tenants=None, forms=None)
+    assert not_allowed(anything, "globex/mallory", "grant") is None
+    assert not_allowed(anything, "mallory", "travel") is None
+    any_tenant = SourceLimits(tenants=None, forms=frozenset({"travel"}))
+    assert not_allowed(any_tenant, "mallory", "grant") == "form_not_allowed"
+
+
+@given(principal=st.from_regex(webhooks.PRINCIPAL_PATTERN, fullmatch=True))
+def test_only_a_listed_tenant_passes_a_tenant_limit(principal: str) -> None:
+    limits = SourceLimits(tenants=frozenset({"acme"}), forms=None)
+    allowed = not_allowed(limits, principal, "travel") is None
+    assert allowed == principal.startswith("acme/")
 
 
 # ---------------------------------------------------------------------------- rotation

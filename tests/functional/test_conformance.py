@@ -1,0 +1,662 @@
+"""The handler answers what its OpenAPI document says, and the document says what it answers.
+
+Requests are generated from the document (``functions.api.openapi_json``): for every operation,
+path parameters, query, body and headers that fit its schemas, then some of them broken (a
+parameter or body that does not fit, a key sent twice, another method, a random path, a bad
+content type or signature, no token, an oversized or base64 body). Each goes through
+``lambda_handler`` as an API Gateway payload v2 event, and every answer is checked against the
+document: the status is one the operation lists (or, for a path or method the document does not
+have, one of the checks every request goes through), the body is JSON matching the schema listed
+for that status, it is never a 5xx, and a refused request stored nothing.
+
+The converse is example-based: every status the document lists for an operation is answered by
+some request (``test_every_documented_status_is_answered``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import event as note
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+from forms import FormService
+from forms.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+from functions.api import openapi_json
+from functions.bootstrap import use_service
+from functions.webhooks import SecretsUnavailable, StaticSecrets, use_webhooks
+from tests.functional.conftest import (
+    ALICE,
+    BOB,
+    SETTINGS,
+    T0,
+    Api,
+    RecordingStore,
+    Response,
+    build_event,
+    make_service,
+)
+
+DOCUMENT: dict[str, Any] = json.loads(openapi_json())
+COMPONENTS: dict[str, Any] = DOCUMENT["components"]
+METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
+
+FINANCE: dict[str, Any] = {"sub": "bob", "tenant": "acme", "roles": "[finance]"}
+SECRET = "crm-secret-0123456789"
+NOW = int(T0.timestamp())
+BIG = {"item": "Laser cutter", "supplier": "Acme", "amount": "7200.00"}
+UNMATCHED = {400, 401, 404, 413, 415}
+"""What a method and path the document does not list can answer: the checks every request goes
+through (principal, content type, size, JSON), then 404 ``route_not_found``."""
+
+CONFORMANCE = settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+# ---------------------------------------------------------------------------- the document
+
+
+@dataclass(frozen=True)
+class Operation:
+    method: str
+    template: str
+    pattern: re.Pattern[str]
+    path_params: dict[str, dict[str, Any]]
+    query: dict[str, dict[str, Any]]
+    body: dict[str, Any] | None
+    responses: dict[int, dict[str, Any]]
+
+    @property
+    def key(self) -> str:
+        return f"{self.method} {self.template}"
+
+
+def _operations() -> list[Operation]:
+    found = []
+    for template, item in DOCUMENT["paths"].items():
+        for method in METHODS:
+            op = item.get(method)
+            if op is None:
+                continue
+            params = op.get("parameters", [])
+            body = op.get("requestBody", {}).get("content", {}).get("application/json")
+            found.append(
+                Operation(
+                    method=method.upper(),
+                    template=template,
+                    pattern=re.compile(re.sub(r"\\{[^}]+\\}", "[^/]+", re.escape(template))),
+                    path_params={p["name"]: p["schema"] for p in params if p["in"] == "path"},
+                    query={p["name"]: p["schema"] for p in params if p["in"] == "query"},
+                    body=body["schema"] if body else None,
+                    responses={int(s): r for s, r in op["responses"].items()},
+                )
+            )
+    return found
+
+
+OPERATIONS = _operations()
+BY_KEY = {op.key: op for op in OPERATIONS}
+
+
+def resolve(schema: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema:
+        schema = COMPONENTS["schemas"][schema["$ref"].rsplit("/", 1)[-1]]
+    return schema
+
+
+def validator(schema: dict[str, Any]) -> Draft202012Validator:
+    """A validator for a schema of the document, its ``#/components/...`` refs resolvable."""
+    return Draft202012Validator({**schema, "components": COMPONENTS})
+
+
+def matching(method: str, path: str) -> Operation | None:
+    for op in OPERATIONS:
+        if op.method == method.upper() and op.pattern.fullmatch(path):
+            return op
+    return None
+
+
+def operation_of(event: dict[str, Any]) -> Operation | None:
+    context = event.get("requestContext")
+    http = context.get("http") if isinstance(context, dict) else None
+    method = http.get("method") if isinstance(http, dict) else None
+    path = event.get("rawPath")
+    if isinstance(method, str) and isinstance(path, str):
+        return matching(method, path)
+    return None
+
+
+def assert_conforms(event: dict[str, Any], response: Response, *, outage: bool = False) -> None:
+    """The answer is one the document lists for the request's operation, in that shape; never
+    a 5xx, unless ``outage`` (a documented 503: something below the function is down)."""
+    assert outage or response.status < 500, response
+    op = operation_of(event)
+    media = response.headers.get("content-type", "")
+    assert response.headers.get("cache-control") == "no-store", response.headers
+    assert media == "application/json", (media, response)
+    body = json.loads(response.text)
+    if response.status >= 400:
+        # the function's own refusals all have one shape (API Gateway's {"message"} is not its)
+        assert isinstance(body.get("error"), str) and isinstance(body.get("message"), str), body
+    if op is None:
+        assert response.status in UNMATCHED, response
+        if response.status == 404:
+            assert body["error"] == "route_not_found", body
+        return
+    assert response.status in op.responses, (op.key, response)
+    schema = op.responses[response.status]["content"]["application/json"]["schema"]
+    errors = sorted(validator(schema).iter_errors(body), key=str)
+    assert not errors, (op.key, response.status, [e.message for e in errors[:3]], body)
+
+
+# ---------------------------------------------------------------------------- strategies
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def from_schema(schema: dict[str, Any], depth: int = 0) -> st.SearchStrategy[Any]:
+    """Values that fit a schema of the document (the subset of JSON Schema it uses)."""
+    schema = resolve(schema)
+    if "const" in schema:
+        return st.just(schema["const"])
+    if "enum" in schema:
+        return st.sampled_from(schema["enum"])
+    for combinator in ("anyOf", "oneOf"):
+        if combinator in schema:
+            return st.one_of([from_schema(s, depth) for s in schema[combinator]])
+    kind = schema.get("type")
+    if kind == "string":
+        if "pattern" in schema:
+            return st.from_regex(schema["pattern"], fullmatch=True)
+        return st.text(max_size=min(schema.get("maxLength", 40), 40))
+    if kind == "boolean":
+        return st.booleans()
+    if kind == "integer":
+        return st.integers()
+    if kind == "number":
+        return st.floats(allow_nan=False, allow_infinity=False)
+    if kind == "null":
+        return st.none()
+    if kind == "array":
+        return st.lists(from_schema(schema.get("items", {}), depth + 1), max_size=3)
+    if kind == "object":
+        properties = schema.get("properties", {})
+        if properties or depth > 2:
+            required = set(schema.get("required", []))
+            return st.fixed_dictionaries(
+                {k: from_schema(v, depth + 1) for k, v in properties.items() if k in required},
+                optional={
+                    k: from_schema(v, depth + 1) for k, v in properties.items() if k not in required
+                },
+            )
+        extra = schema.get("additionalProperties", {})
+        values = from_schema(extra, depth + 1) if isinstance(extra, dict) else json_values
+        return st.dictionaries(st.text(max_size=10), values, max_size=3)
+    return json_values  # {}: any JSON value
+
+
+tool_inputs = st.fixed_dictionaries(
+    {},
+    optional={
+        "form": st.sampled_from(["travel-claim", "purchase-request", "nope"]),
+        "values": st.sampled_from(
+            [{"destination": "Lisbon"}, {"staff_id": "x"}, {"nights": 3}, BIG, {}]
+        ),
+        "field": st.sampled_from(["destination", "mode", "nope"]),
+        "action": st.sampled_from(["set", "retract", "undo", "redo"]),
+        "value": json_values,
+        "part": st.sampled_from(["outline", "Trip", "destination"]),
+        "reason": st.text(max_size=20),
+    },
+)
+"""Inputs that reach the tools' success paths as well as their refusals (the document gives
+the input's schema as any object: each tool's own schema is in ``GET /tools``)."""
+
+PATH_VALUES: dict[str, Callable[[Operation], st.SearchStrategy[str]]] = {
+    "conversation_id": lambda op: (
+        st.sampled_from(["conv-1", "conv-2", "conv-3"])
+        | from_schema(op.path_params["conversation_id"])
+    ),
+    "tool_name": lambda op: from_schema(op.path_params["tool_name"]),
+    "approval_id": lambda op: (
+        st.sampled_from(
+            ["fi_2:checkpoint.finance_approval:1", "fi_2%3Acheckpoint.finance_approval%3A1"]
+        )
+        | st.sampled_from(["fi_9:checkpoint.finance_approval:1", "fi_2:checkpoint.x:1"])
+        | st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,40}", fullmatch=True)
+    ),
+    "source": lambda op: st.sampled_from(["crm", "billing"]) | st.from_regex(r"[a-z]{1,12}"),
+}
+bad_segments = st.sampled_from(
+    ["a*b", "bad%20id", "-x", "caf%C3%A9", "x" * 200, "%2F", "..", "conv-1%0A"]
+) | st.text(alphabet=st.characters(exclude_characters="/?#"), min_size=1, max_size=20).map(
+    lambda s: quote(s, safe="")
+)
+claims = st.sampled_from(
+    [
+        ALICE,
+        BOB,
+        FINANCE,
+        {"sub": "alice", "tenant": "acme", "roles": "[finance]"},
+        {"sub": "carol", "tenant": "acme", "roles": "[sales,finance]"},
+        None,
+        {},
+        {"sub": "a/b"},
+        {"sub": "alice", "tenant": 7},
+    ]
+)
+content_types = st.sampled_from(
+    [
+        "application/json",
+        "application/json; charset=utf-8",
+        "application/vnd.api+json",
+        "text/plain",
+        "application/json; charset=latin-1",
+        "",
+    ]
+)
+MUTATIONS = (
+    "method",
+    "path-param",
+    "random-path",
+    "query",
+    "body-shape",
+    "body-syntax",
+    "duplicate-key",
+    "content-type",
+    "no-content-type",
+    "claims",
+    "base64",
+    "oversized",
+    "signature",
+    "headers",
+)
+
+
+def duplicated(body: Any) -> str:
+    """``body`` as JSON text with one key of an object in it sent twice, at any depth."""
+    text = json.dumps(body)
+    objects = list(re.finditer(r'\{"', text))
+    if not objects:
+        return '{"tool_call_id": "c1", "tool_call_id": "c2"}'
+    at = objects[-1].start() + 1
+    return text[:at] + '"dup": 1, "dup": 2, ' + text[at:]
+
+
+def body_for(op: Operation) -> st.SearchStrategy[Any]:
+    if op.body is not None:
+        valid = from_schema(op.body)
+        if op.template.endswith("/tools/{tool_name}"):
+            envelope = st.fixed_dictionaries(
+                {"tool_call_id": st.sampled_from(["c1", "c2"])}, optional={"input": tool_inputs}
+            )
+            return envelope | valid
+        return valid
+    if op.template == "/webhooks/{source}":
+        return st.fixed_dictionaries(
+            {
+                "form": st.sampled_from(["travel-claim", "nope"]),
+                "principal": st.sampled_from(["acme/alice", "bob"]),
+                "conversation_id": st.sampled_from(["conv-crm", "conv-1"]),
+            },
+            optional={"values": st.sampled_from([{"destination": "Lisbon"}, {"nights": 2}])},
+        )
+    return st.none()
+
+
+@st.composite
+def requests(draw: st.DrawFn) -> dict[str, Any]:
+    """A request fitting one operation of the document, then up to three parts of it broken."""
+    op = draw(st.sampled_from(OPERATIONS))
+    method = op.method
+    params = {name: draw(PATH_VALUES[name](op)) for name in op.path_params}
+    query = {name: draw(from_schema(schema)) for name, schema in op.query.items()}
+    body: Any = draw(body_for(op)) if op.method == "POST" else None
+    text: str | None = None if body is None else json.dumps(body)
+    claim: dict[str, Any] | None = draw(claims) if draw(st.integers(0, 3)) == 0 else ALICE
+    if op.template.startswith("/approvals/") and claim is ALICE:
+        claim = FINANCE
+    if op.template == "/webhooks/{source}":
+        claim = None
+    content_type: str | None = "application/json"
+    headers: dict[str, str] = {}
+    b64, signed = False, op.template == "/webhooks/{source}"
+    path: str | None = None
+    for mutation in draw(st.lists(st.sampled_from(MUTATIONS), max_size=3, unique=True)):
+        if mutation == "method":
+            method = draw(st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH", "post"]))
+        elif mutation == "path-param" and params:
+            params[draw(st.sampled_from(sorted(params)))] = draw(bad_segments)
+        elif mutation == "random-path":
+            path = draw(
+                st.sampled_from(["/", "/tools/", "/conversations", "/approvals/", "/nowhere"])
+                | st.text(max_size=30).map(lambda s: "/" + quote(s, safe="/"))
+            )
+        elif mutation == "query":
+            query = draw(
+                st.dictionaries(
+                    st.sampled_from(["format", "principal"]), st.text(max_size=10), max_size=2
+                )
+            )
+        elif mutation == "body-shape":
+            text = json.dumps(draw(json_values | body_for(op).map(_without_a_key)))
+        elif mutation == "body-syntax":
+            text = draw(st.sampled_from(["", "{", '{"a": NaN}', "[" * 40 + "]" * 40, "\ufeff{}"]))
+        elif mutation == "duplicate-key":
+            text = duplicated(body if body is not None else {"tool_call_id": "c1"})
+        elif mutation == "content-type":
+            content_type = draw(content_types)
+        elif mutation == "no-content-type":
+            content_type = None
+        elif mutation == "claims":
+            claim = draw(claims)
+        elif mutation == "base64":
+            b64 = True
+        elif mutation == "oversized":
+            text = json.dumps({"tool_call_id": "c1", "input": {"form": "x" * 70_000}})
+        elif mutation == "signature":
+            signed = False
+        elif mutation == "headers":
+            headers = draw(
+                st.dictionaries(
+                    st.sampled_from(["x-user-id", "x-principal", "accept", DELIVERY_HEADER]),
+                    st.text(max_size=20),
+                    max_size=2,
+                )
+            )
+    if path is None:
+        path = op.template.format(**params)
+    if op.template == "/webhooks/{source}" and signed:
+        raw = (text or "").encode()
+        headers = {
+            TIMESTAMP_HEADER: str(NOW),
+            SIGNATURE_HEADER: sign(SECRET, NOW, raw),
+            DELIVERY_HEADER: draw(st.sampled_from(["d-1", "d-2", "bad id"])),
+            **headers,
+        }
+    event = build_event(
+        method,
+        path,
+        query=query or None,
+        body=text,
+        base64_body=b64 and text is not None,
+        claims=claim,
+        headers=headers,
+    )
+    if content_type is None:
+        event["headers"].pop("content-type", None)
+    else:
+        event["headers"]["content-type"] = content_type
+    return event
+
+
+def _without_a_key(body: Any) -> Any:
+    if isinstance(body, dict) and body:
+        return {k: v for k, v in list(body.items())[1:]}
+    return body
+
+
+# ---------------------------------------------------------------------------- the world
+
+
+def seeded() -> tuple[Api, RecordingStore]:
+    """Alice's travel claim in conv-1 (fi_1) and her purchase request waiting for finance in
+    conv-3 (fi_2, approval ``fi_2:checkpoint.finance_approval:1``)."""
+    store = RecordingStore()
+    api = Api(make_service(store))
+    with use_service(api.service, settings=SETTINGS):
+        api.call("form_start", form="travel-claim", values={"destination": "Lisbon"})
+        api.call("form_start", "conv-3", form="purchase-request", values=BIG)
+        api.call(
+            "form_fill",
+            "conv-3",
+            form="purchase-request",
+            values={"budget_line": "BL-2041", "confirmed": True},
+        )
+    return api, store
+
+
+@contextmanager
+def serving(service: FormService) -> Iterator[None]:
+    with (
+        use_service(service, settings=SETTINGS),
+        use_webhooks(secrets=StaticSecrets({"crm": (SECRET,)}), clock=lambda: NOW + 5),
+    ):
+        yield
+
+
+def snapshot(store: RecordingStore) -> Any:
+    return [
+        [i.model_dump(mode="json") for i in store.list_conversation(p, c)]
+        for p in ("acme/alice", "acme/bob", "bob")
+        for c in ("conv-1", "conv-2", "conv-3", "conv-crm")
+    ]
+
+
+# ---------------------------------------------------------------------------- the checks
+
+
+def test_the_document_lists_a_schema_for_every_answer() -> None:
+    # GIVEN the OpenAPI document / THEN every operation lists its answers, each with a schema
+    assert {op.key for op in OPERATIONS} == {
+        "GET /tools",
+        "POST /conversations/{conversation_id}/tools/{tool_name}",
+        "GET /conversations/{conversation_id}/status",
+        "GET /openapi.json",
+        "POST /webhooks/{source}",
+        "POST /approvals/{approval_id}",
+    }
+    for op in OPERATIONS:
+        for status, response in op.responses.items():
+            schema = response["content"]["application/json"]["schema"]
+            assert resolve(schema), (op.key, status)
+            Draft202012Validator.check_schema(schema)
+    # AND Powertools' own 422 (HTTPValidationError), which no route answers, is gone
+    assert "HTTPValidationError" not in json.dumps(DOCUMENT)
+    assert 422 not in BY_KEY["GET /tools"].responses
+    assert "403" not in DOCUMENT["paths"]["/approvals/{approval_id}"]["post"]["responses"]
+
+
+def test_a_401_may_be_api_gateways_own_body() -> None:
+    # GIVEN the 401 of a route behind the JWT authorizer
+    schema = BY_KEY["GET /tools"].responses[401]["content"]["application/json"]["schema"]
+    check = validator(schema)
+    # THEN both the authorizer's body and the function's are documented
+    assert check.is_valid({"message": "Unauthorized"})
+    assert check.is_valid({"error": "unauthorized", "message": "no verified token"})
+    assert not check.is_valid({"error": "unauthorized"})
+    assert "API Gateway's JWT authorizer" in BY_KEY["GET /tools"].responses[401]["description"]
+    assert '{"message": "Unauthorized"}' in DOCUMENT["info"]["description"]
+
+
+@CONFORMANCE
+@given(event=requests())
+def test_every_answer_is_one_the_document_lists(event: dict[str, Any]) -> None:
+    # GIVEN a store with a claim under way and an approval pending
+    api, store = seeded()
+    before, writes = snapshot(store), store.writes
+    # WHEN a request generated from the document (valid, or broken in places) arrives
+    with serving(api.service):
+        response = api.send(event)
+    op = operation_of(event)
+    note(f"{op.key if op else 'unmatched'} {response.status}")
+    # THEN the answer is one the document lists, in the documented shape, never a 5xx
+    assert_conforms(event, response)
+    # AND a refused request stored nothing
+    if response.status >= 400:
+        assert store.writes == writes
+        assert snapshot(store) == before
+
+
+# ---------------------------------------------------------------------------- the converse
+
+
+class Scripted(FormService):
+    """The example service, except that ``decide`` answers what the test says."""
+
+    answer: dict[str, Any]
+
+    def decide(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return dict(self.answer)
+
+
+def scripted(answer: dict[str, Any]) -> FormService:
+    base = make_service()
+    service = Scripted(base.registry, base.store, base.dispatcher)
+    service.answer = answer
+    return service
+
+
+APPROVAL = "/approvals/fi_2:checkpoint.finance_approval:1"
+CALL = "/conversations/conv-1/tools/form_list"
+ENVELOPE = json.dumps({"tool_call_id": "c9"})
+DECISION = json.dumps({"decision": "approved"})
+OVERSIZED = json.dumps({"tool_call_id": "c1", "input": {"form": "x" * 70_000}})
+
+
+def _post(path: str, body: str, **kwargs: Any) -> dict[str, Any]:
+    return build_event("POST", path, body=body, **kwargs)
+
+
+def _broken(event: dict[str, Any]) -> dict[str, Any]:
+    event["headers"] = None  # not an event API Gateway sends
+    return event
+
+
+def _unsigned_webhook(body: str, **headers: str) -> dict[str, Any]:
+    return build_event("POST", "/webhooks/crm", body=body, claims=None, headers=headers)
+
+
+EXAMPLES: list[tuple[str, int, Callable[[], dict[str, Any]], dict[str, Any] | None]] = [
+    ("GET /tools", 200, lambda: build_event("GET", "/tools"), None),
+    ("GET /tools", 400, lambda: build_event("GET", "/tools", query={"format": "gemini"}), None),
+    ("GET /tools", 401, lambda: build_event("GET", "/tools", claims=None), None),
+    ("GET /openapi.json", 200, lambda: build_event("GET", "/openapi.json"), None),
+    ("GET /openapi.json", 400, lambda: _broken(build_event("GET", "/openapi.json")), None),
+    ("GET /openapi.json", 401, lambda: build_event("GET", "/openapi.json", claims={}), None),
+    *[
+        ("GET /conversations/{conversation_id}/status", status, make, None)
+        for status, make in [
+            (200, lambda: build_event("GET", "/conversations/conv-1/status")),
+            (400, lambda: build_event("GET", "/conversations/a*b/status")),
+            (401, lambda: build_event("GET", "/conversations/conv-1/status", claims=None)),
+            (404, lambda: build_event("GET", "/conversations/conv-9/status")),
+        ]
+    ],
+    *[
+        ("POST /conversations/{conversation_id}/tools/{tool_name}", status, make, None)
+        for status, make in [
+            (200, lambda: _post(CALL, ENVELOPE)),
+            (400, lambda: _post(CALL, '{"tool_call_id": "c1", "tool_call_id": "c2"}')),
+            (401, lambda: _post(CALL, ENVELOPE, claims=None)),
+            (404, lambda: _post("/conversations/conv-1/tools/form_delete", ENVELOPE)),
+            (413, lambda: _post(CALL, OVERSIZED)),
+            (415, lambda: _post(CALL, ENVELOPE, headers={"content-type": "text/plain"})),
+            (422, lambda: _post(CALL, "{}")),
+        ]
+    ],
+    *[
+        ("POST /approvals/{approval_id}", status, make, answer)
+        for status, make, answer in [
+            (200, lambda: _post(APPROVAL, DECISION, claims=FINANCE), None),
+            (
+                200,
+                lambda: _post(APPROVAL, DECISION, claims=FINANCE),
+                {"ok": False, "error": "busy", "message": "the form kept changing", "hint": "x"},
+            ),
+            (400, lambda: _post("/approvals/bad%20id", DECISION, claims=FINANCE), None),
+            (401, lambda: _post(APPROVAL, DECISION, claims=None), None),
+            (404, lambda: _post(APPROVAL, DECISION, claims=BOB), None),
+            (
+                409,
+                lambda: _post(APPROVAL, DECISION, claims=FINANCE),
+                {"ok": False, "error": "form_closed", "message": "the form is abandoned"},
+            ),
+            (413, lambda: _post(APPROVAL, OVERSIZED, claims=FINANCE), None),
+            (
+                415,
+                lambda: _post(APPROVAL, DECISION, claims=FINANCE, headers={"content-type": ""}),
+                None,
+            ),
+            (422, lambda: _post(APPROVAL, '{"decision": "maybe"}', claims=FINANCE), None),
+        ]
+    ],
+    *[
+        ("POST /webhooks/{source}", status, make, None)
+        for status, make in [
+            (400, lambda: _broken(_unsigned_webhook("{}"))),
+            (401, lambda: _unsigned_webhook('{"form": "travel-claim"}')),
+            (413, lambda: _unsigned_webhook(OVERSIZED)),
+            (415, lambda: _unsigned_webhook("{}", **{"content-type": "text/plain"})),
+        ]
+    ],
+]
+WEBHOOK_CONFIGURED = {200, 201, 403, 409, 422}
+"""Webhook answers that need a configured source: tests/functional/test_webhooks.py has them."""
+
+
+@pytest.mark.parametrize(
+    ("key", "status", "make", "answer"),
+    EXAMPLES,
+    ids=[f"{key}-{status}-{i}" for i, (key, status, _, _) in enumerate(EXAMPLES)],
+)
+def test_every_documented_status_is_answered(
+    key: str,
+    status: int,
+    make: Callable[[], dict[str, Any]],
+    answer: dict[str, Any] | None,
+) -> None:
+    # GIVEN the seeded store (or a service whose decision answers what the example says)
+    api, _ = seeded()
+    service = api.service if answer is None else scripted(answer)
+    # WHEN the example request is sent
+    event = make()
+    with serving(service):
+        response = api.send(event)
+    # THEN it is the documented status, in the documented shape
+    assert response.status == status, response
+    assert matching(event["requestContext"]["http"]["method"], event["rawPath"]) is BY_KEY[key]
+    assert_conforms(event, response)
+
+
+def test_the_examples_cover_every_documented_status() -> None:
+    covered = {(key, status) for key, status, _, _ in EXAMPLES}
+    documented = {(op.key, status) for op in OPERATIONS for status in op.responses}
+    skipped = {("POST /webhooks/{source}", s) for s in WEBHOOK_CONFIGURED}
+    assert covered == documented - skipped - {("POST /webhooks/{source}", 503)}
+
+
+def test_an_unreadable_secret_store_is_the_documented_503() -> None:
+    class Down:
+        def keys_for(self, source: str) -> tuple[str, ...]:
+            raise SecretsUnavailable("Secrets Manager is unreachable")
+
+    api, _ = seeded()
+    event = _unsigned_webhook('{"form": "travel-claim"}')
+    with use_service(api.service, settings=SETTINGS), use_webhooks(secrets=Down()):
+        response = api.send(event)
+    # (a deployment that checks its sources first refuses an unknown one with 401 instead)
+    assert response.status in (401, 503), response
+    assert_conforms(event, response, outage=True)

@@ -1,0 +1,277 @@
+"""``python -m infra.local`` (``make dev``) as a developer meets it: the ports it accepts, and
+what its console shows per request.
+
+The port tests leave a real ``TIME_WAIT`` connection on a gateway's port (the server closes
+first, as it does for ``Connection: close``) and check, through ``/proc/net/tcp``, that it is
+there before asserting anything. The console tests run the command in a child process, as
+``make dev`` does, and read what it prints.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra.local.dynamodb import ROOT, LocalDynamoDB, client
+from infra.local.gateway import LocalGateway
+from infra.local.stack import check_port_free
+
+TIME_WAIT = "06"
+"""The state ``/proc/net/tcp`` gives a connection in TIME_WAIT."""
+ACCESS_LINE = re.compile(r"^(?P<method>[A-Z]+) (?P<path>\S+) -> (?P<status>\d{3}) \(\d+ ms\)$")
+STARTUP_SECONDS = 120.0
+
+
+def answer(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return {"statusCode": 200, "body": json.dumps({"ok": True})}
+
+
+def time_wait_on(port: int) -> bool:
+    """Whether a TCP connection whose local port is ``port`` is in TIME_WAIT (IPv4)."""
+    rows = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    for row in rows:
+        columns = row.split()
+        local, state = columns[1], columns[3]
+        if int(local.rsplit(":", 1)[1], 16) == port and state == TIME_WAIT:
+            return True
+    return False
+
+
+def served_and_closed_by_the_server(port: int, path: str = "/tools") -> bytes:
+    """One request with ``Connection: close``, read until the server's FIN: the server closes
+    first, so its side of the connection is the one left in TIME_WAIT."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+        client.sendall(
+            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n".encode()
+            + b"Authorization: Bearer dev:alice\r\nConnection: close\r\n\r\n"
+        )
+        received = b""
+        while chunk := client.recv(65536):
+            received += chunk
+    return received
+
+
+def wait_for_time_wait(port: int) -> None:
+    if not Path("/proc/net/tcp").exists():
+        pytest.skip("needs /proc/net/tcp to see the TIME_WAIT connection")
+    deadline = time.monotonic() + 10
+    while not time_wait_on(port):
+        assert time.monotonic() < deadline, f"no TIME_WAIT connection on port {port}"
+        time.sleep(0.01)
+
+
+def leave_time_wait() -> int:
+    """A port where a gateway served one request and stopped: the connection it closed first
+    stays in TIME_WAIT (about a minute) while nothing listens there any more."""
+    with LocalGateway(answer, port=0) as gateway:
+        port = gateway.port
+        assert served_and_closed_by_the_server(port).startswith(b"HTTP/1.1 200 ")
+    wait_for_time_wait(port)
+    return port
+
+
+def get(url: str, token: str | None = "Bearer dev:alice", body: Any = None) -> int:
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = token
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data, headers, method="POST" if data else "GET")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            response.read()
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+# ----------------------------------------------------------------------------------- ports
+
+
+def test_a_port_left_in_time_wait_is_free_again_at_once() -> None:
+    port = leave_time_wait()
+    check_port_free("127.0.0.1", port, "the API", "--port")  # raised "port in use" before
+    with LocalGateway(answer, port=port) as again:
+        assert again.port == port
+        assert get(f"{again.url}/tools") == 200
+
+
+def test_dynamodb_starts_again_at_once_on_the_port_it_just_left() -> None:
+    with LocalDynamoDB() as first:
+        port = first.port
+        served_and_closed_by_the_server(port, "/")  # moto answers one request per connection
+    wait_for_time_wait(port)
+    check_port_free("127.0.0.1", port, "DynamoDB", "--dynamodb-port")
+    with LocalDynamoDB(port) as again:
+        assert client(again.endpoint).list_tables()["TableNames"] == []
+
+
+def test_a_port_something_listens_on_is_still_refused() -> None:
+    with socket.socket() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        with pytest.raises(OSError, match=rf"port {port} is in use.*pass --port"):
+            check_port_free("127.0.0.1", port, "the API", "--port")
+
+
+def test_port_zero_is_never_refused() -> None:
+    check_port_free("127.0.0.1", 0, "the API", "--port")
+
+
+# ----------------------------------------------------------------------------------- console
+
+
+class Dev:
+    """``python -m infra.local ... --no-temporal`` in a child process, as ``make dev`` runs it.
+
+    stdout is read line by line as it comes (the banner says when the stack is ready); stderr,
+    where the access lines go, is collected as it comes and looked at after the exit.
+    """
+
+    def __init__(self, *args: str) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("FORMWORK_")}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "infra.local", "--dynamodb-port", "0", "--no-temporal", *args],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.stdout: list[str] = []
+        self._lines: queue.Queue[str | None] = queue.Queue()
+        self._errors: list[str] = []
+        self._readers = [
+            threading.Thread(target=self._read, daemon=True),
+            threading.Thread(target=self._read_errors, daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self._lines.put(line.rstrip("\n"))
+        self._lines.put(None)
+
+    def _read_errors(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self._errors.append(line.rstrip("\n"))
+
+    def ready(self) -> str:
+        """Wait for the banner; the API's URL as it gives it."""
+        deadline = time.monotonic() + STARTUP_SECONDS
+        url = None
+        while True:
+            line = self._lines.get(timeout=max(0.1, deadline - time.monotonic()))
+            if line is None:
+                raise AssertionError(f"infra.local exited: {self.stdout} {self.stderr()}")
+            self.stdout.append(line)
+            found = re.match(r"^\s+API\s+(http://127\.0\.0\.1:\d+)\s", line)
+            if found:
+                url = found[1]
+            if line == "Ctrl-C stops everything.":
+                assert url is not None, self.stdout
+                return url
+
+    def stop(self) -> int:
+        """Ctrl-C, and everything it printed up to its exit."""
+        self.process.send_signal(signal.SIGINT)
+        code = self.process.wait(timeout=60)
+        for reader in self._readers:
+            reader.join(10)
+        while (line := self._lines.get_nowait()) is not None:
+            self.stdout.append(line)
+        return code
+
+    def stderr(self) -> list[str]:
+        return list(self._errors)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture
+def dev() -> Iterator[list[Dev]]:
+    started: list[Dev] = []
+    yield started
+    for process in started:
+        process.close()
+
+
+def json_objects(lines: list[str]) -> list[dict[str, Any]]:
+    found = []
+    for line in lines:
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found
+
+
+def start_claim(api: str, conversation: str) -> int:
+    body = {"tool_call_id": "call_1", "input": {"form": "travel-claim"}}
+    return get(f"{api}/conversations/{conversation}/tools/form_start", body=body)
+
+
+def test_make_dev_shows_one_access_line_per_request_and_no_json(dev: list[Dev]) -> None:
+    port = leave_time_wait()  # the port of a stack that just stopped: accepted, not "in use"
+    dev.append(Dev("--port", str(port)))
+    api = dev[0].ready()
+    assert api == f"http://127.0.0.1:{port}"
+    started = start_claim(api, "conv-1")
+    status = get(f"{api}/conversations/conv-1/status")
+    assert get(f"{api}/conversations/conv-1/status", token=None) == 401
+    assert dev[0].stop() == 0
+
+    access = [m.groupdict() for line in dev[0].stderr() if (m := ACCESS_LINE.match(line))]
+    assert access == [
+        {
+            "method": "POST",
+            "path": "/conversations/conv-1/tools/form_start",
+            "status": f"{started}",
+        },
+        {"method": "GET", "path": "/conversations/conv-1/status", "status": f"{status}"},
+        {"method": "GET", "path": "/conversations/conv-1/status", "status": "401"},
+    ]
+    assert json_objects(dev[0].stdout + dev[0].stderr()) == []
+    assert any("--json-logs" in line for line in dev[0].stdout)  # the banner says how
+    assert dev[0].stdout[-1] == "Stopped."
+
+
+def test_json_logs_show_the_functions_records_as_lambda_writes_them(dev: list[Dev]) -> None:
+    dev.append(Dev("--port", "0", "--json-logs"))
+    api = dev[0].ready()
+    start_claim(api, "conv-1")
+    assert dev[0].stop() == 0
+
+    records = json_objects(dev[0].stdout)
+    logged = [r for r in records if r.get("message") == "tool call"]
+    assert [(r["level"], r["tool"], r["function_name"]) for r in logged] == [
+        ("INFO", "form_start", "formwork-local-ToolsFunction")
+    ]
+    assert any("_aws" in r for r in records)  # the EMF metrics too
+    access = [line for line in dev[0].stderr() if ACCESS_LINE.match(line)]
+    assert access == [access[0]] and access[0].startswith("POST /conversations/conv-1/tools/")
