@@ -1,8 +1,8 @@
 """The compiled form: an immutable index the engine and the tools read.
 
 ``compile_form`` (in ``forms.compiler``) builds it once per definition: fields and steps in
-definition order, each field's type facts, the alias index over normalised ids and labels, the
-hooks in dispatch order, and the migrations.
+definition order, each field's type facts, the alias index over normalised ids, labels and
+declared aliases, the hooks in dispatch order, and the migrations.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ HookKind = Literal["field", "step", "checkpoint", "form"]
 
 
 def normalise(name: str) -> str:
-    """The alias key of an id or label: camelCase split, lowercased, punctuation removed."""
+    """The alias key of an id, label or alias: camelCase split, lowercased, punctuation (``-``,
+    ``_``, spaces) removed, so ``travel-claim``, ``travel_claim`` and ``Travel Claim`` agree."""
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name.strip())
     return re.sub(r"[^0-9a-z]+", "", spaced.lower())
 
@@ -40,6 +41,15 @@ class CompiledField:
     decided_by_approver: bool = False
     example: str | None = None
     """One valid answer as text; the type string shows it in place of a pattern."""
+    aliases: tuple[str, ...] = ()
+    """Further spellings the definition declares for the id (synonyms such as ``dob``)."""
+    no_preference: bool = False
+    """A required field that takes an explicit "no preference" (a decline) as its answer."""
+
+    @property
+    def declinable(self) -> bool:
+        """Whether the user may decline it: optional, or it takes "no preference"."""
+        return self.type.optional or self.no_preference
 
     @property
     def optional(self) -> bool:
@@ -134,12 +144,9 @@ class CompiledForm:
 
     @cached_property
     def _field_spellings(self) -> dict[str, tuple[str, ...]]:
-        spellings: dict[str, list[str]] = {f: [f] for f in self.fields}
-        for key, field_id in self.aliases.items():
-            spellings[field_id].append(key)
-        for field_id, field in self.fields.items():
-            spellings[field_id].append(field.label)
-        return {f: tuple(s) for f, s in spellings.items()}
+        """Every field's spellings as written (id, label, declared aliases): the suggestion
+        measures read their words, which the normalised alias keys have lost."""
+        return {f: (f, field.label, *field.aliases) for f, field in self.fields.items()}
 
     @cached_property
     def _step_spellings(self) -> dict[str, tuple[str, ...]]:

@@ -47,7 +47,10 @@ __all__ = [
 
 _FORM_ID = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
 _STEP_ID = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
-_RESERVED = frozenset({"id", "title", "preview", "guidance", "when", "on_complete"})
+_PARENTHESIS = re.compile(r"\s*\([^()]*\)\s*$")
+_CHECKPOINT_ID = re.compile(r"^[a-z](?:[a-z0-9_]{0,62}|[a-z0-9-]{0,62})$")
+"""snake_case or kebab-case (not both in one id): a checkpoint id is a name in a string, like
+a form id, so either spelling is accepted."""
 
 
 _CACHE: weakref.WeakKeyDictionary[FormDef, CompiledForm] = weakref.WeakKeyDictionary()
@@ -130,12 +133,16 @@ def _check_steps(definition: FormDef) -> None:
             raise _fail(definition, f"step id {step_id!r} is used twice")
         seen.add(step_id)
         _check_annotations_are_fields(definition, step)
-        if not isinstance(step.title, str) or not step.title.strip():
+        title = step.setting("title")
+        if not isinstance(title, str) or not title.strip():
             raise _fail(definition, f"step {step_id!r} has no title")
+        for name in ("preview", "guidance"):
+            if step.setting(name) is not None and not isinstance(step.setting(name), str):
+                raise _fail(definition, f"step {step_id!r}: {name} must be text")
         if not step.field_specs():
             raise _fail(definition, f"step {step_id!r} declares no fields")
         for name in ("when", "on_complete"):
-            value = getattr(step, name)
+            value = step.setting(name)
             if value is not None and not callable(value):
                 raise _fail(definition, f"step {step_id!r}: {name} is not callable")
 
@@ -152,8 +159,8 @@ def _check_annotations_are_fields(definition: FormDef, step: type[Step]) -> None
                 f"annotation; write `{name}: <type> = field(...)`",
             )
     for name in inspect.get_annotations(step):
-        if name in _RESERVED:
-            raise _fail(definition, f"step {step.step_id()!r}: {name!r} is reserved")
+        if name.startswith("_"):
+            raise _fail(definition, f"step {step.step_id()!r}: field {name!r} may not start with _")
         if name not in specs and not str(inspect.get_annotations(step)[name]).startswith(
             ("ClassVar", "typing.ClassVar")
         ):
@@ -217,9 +224,9 @@ def _build_index(
         when = step.predicate()
         steps[step_id] = CompiledStep(
             id=step_id,
-            title=step.title.strip(),
-            preview=step.preview.strip(),
-            guidance=step.guidance,
+            title=str(step.setting("title")).strip(),
+            preview=str(step.setting("preview") or "").strip(),
+            guidance=step.setting("guidance"),
             index=step_number,
             fields=tuple(names),
             first_field=first,
@@ -264,6 +271,8 @@ def _build_field(
         on_fill=spec.on_fill,
         decided_by_approver=spec.decided_by_approver,
         example=spec.example,
+        no_preference=spec.no_preference,
+        aliases=tuple(spec.aliases),
     )
 
 
@@ -286,17 +295,27 @@ def _build_checkpoints(definition: FormDef) -> dict[str, CompiledCheckpoint]:
     for checkpoint in definition.checkpoints:
         if not isinstance(checkpoint, Checkpoint):
             raise _fail(definition, f"{checkpoint!r} is not a Checkpoint")
-        if not _STEP_ID.match(checkpoint.id):
-            raise _fail(definition, f"checkpoint id {checkpoint.id!r} must be snake_case")
-        if checkpoint.id in found:
-            raise _fail(definition, f"checkpoint id {checkpoint.id!r} is used twice")
+        if not isinstance(checkpoint.id, str) or not _CHECKPOINT_ID.match(checkpoint.id):
+            raise _fail(
+                definition,
+                f"checkpoint id {checkpoint.id!r} must be snake_case or kebab-case: lowercase "
+                "letters and digits joined by _ or by -, starting with a letter, at most 63 "
+                "characters",
+            )
+        twin = next((c for c in found if normalise(c) == normalise(checkpoint.id)), None)
+        if twin is not None:
+            raise _fail(
+                definition,
+                f"checkpoint id {checkpoint.id!r} is used twice"
+                + (f" (as {twin!r})" if twin != checkpoint.id else ""),
+            )
         if not callable(checkpoint.when) or (
             checkpoint.run is not None and not callable(checkpoint.run)
         ):
             raise _fail(definition, f"checkpoint {checkpoint.id!r}: when/run must be callable")
         found[checkpoint.id] = CompiledCheckpoint(
             id=checkpoint.id,
-            title=checkpoint.title or checkpoint.id.replace("_", " "),
+            title=checkpoint.title or re.sub(r"[-_]", " ", checkpoint.id),
             when=checkpoint.when,
             when_arity=_arity(definition, checkpoint.when, f"checkpoint {checkpoint.id!r}", (1, 2)),
             run=checkpoint.run,
@@ -318,12 +337,19 @@ def _check_unique_fields(definition: FormDef) -> None:
 
 
 def _check_aliases(definition: FormDef, fields: Mapping[str, CompiledField]) -> dict[str, str]:
+    """The alias index: every field's id, label and declared aliases, normalised. Each key names
+    one field, so resolving a spelling is never a guess."""
     aliases: dict[str, str] = {}
+    written: dict[str, str] = {}
     for field_id, compiled in fields.items():
-        spec = next(
-            s.field_specs()[field_id] for s in definition.steps if field_id in s.field_specs()
-        )
-        for spelling in (field_id, compiled.label, *spec.aliases):
+        for alias in compiled.aliases:
+            if not isinstance(alias, str) or len(normalise(alias)) < 2:
+                raise _fail(
+                    definition,
+                    f"field {field_id!r}: alias {alias!r} is not a spelling of two or more "
+                    "letters or digits; aliases=[...] lists whole spellings",
+                )
+        for spelling in (field_id, compiled.label, *compiled.aliases):
             key = normalise(spelling)
             if not key:
                 raise _fail(definition, f"field {field_id!r}: {spelling!r} has no letters/digits")
@@ -332,8 +358,19 @@ def _check_aliases(definition: FormDef, fields: Mapping[str, CompiledField]) -> 
                 raise _fail(
                     definition,
                     f"fields {other!r} and {field_id!r} collide once case and punctuation are "
-                    f"stripped ({spelling!r} -> {key!r}); rename or relabel one of them",
+                    f"stripped ({written[key]!r} and {spelling!r} -> {key!r}); rename, relabel "
+                    "or drop an alias of one of them",
                 )
+            written.setdefault(key, spelling)
+    # A label's closing parenthesis (a unit, a qualifier) is often left out: "Total amount" for
+    # "Total amount (EUR)". The shortened label is a spelling too, when no other field has it.
+    shortened: dict[str, list[str]] = {}
+    for field_id, compiled in fields.items():
+        short = _PARENTHESIS.sub("", compiled.label)
+        key = normalise(short)
+        if short != compiled.label and key and key not in aliases:
+            shortened.setdefault(key, []).append(field_id)
+    aliases.update({key: owners[0] for key, owners in shortened.items() if len(owners) == 1})
     return aliases
 
 

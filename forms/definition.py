@@ -54,6 +54,7 @@ class FieldSpec:
     aliases: tuple[str, ...] = ()
     decided_by_approver: bool = False
     example: str | None = None
+    no_preference: bool = False
 
 
 def field(
@@ -65,6 +66,7 @@ def field(
     aliases: Sequence[str] = (),
     decided_by_approver: bool = False,
     example: str | None = None,
+    no_preference: bool = False,
 ) -> Any:
     """Declare a field on a ``Step`` subclass.
 
@@ -76,7 +78,8 @@ def field(
     executors and seeds cannot), and it must be named by a ``Checkpoint(approval=...)``.
     ``example`` is one valid answer, as text (``"BL-2041"``): the agent reads ``text like
     BL-2041`` instead of the field's regular expression, which stays the check. The compiler
-    checks that the field's type accepts it.
+    checks that the field's type accepts it. ``no_preference`` lets a required field take an
+    explicit "no preference" ("any date is fine"): a decline, which then counts as answered.
 
     Typed ``Any`` (like ``pydantic.Field``) so ``x: int = field("X")`` type-checks.
     """
@@ -88,43 +91,90 @@ def field(
         aliases=tuple(aliases),
         decided_by_approver=decided_by_approver,
         example=example,
+        no_preference=no_preference,
     )
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
+STEP_SETTINGS = ("id", "title", "preview", "guidance", "when", "on_complete")
+"""What a step says about itself, as opposed to the fields it declares."""
+
+
 class Step:
     """Base class of a form step. Subclass it and declare fields as annotated attributes.
 
-    Class attributes: ``title`` (required), ``preview`` (one line: what the step collects, shown
-    for later steps in the status line), ``guidance`` (how the agent should run the step),
-    ``when`` (step applicability predicate), ``on_complete`` (executor on the rising edge of the
-    step being complete), ``id`` (defaults to the class name in snake_case).
+    Step settings: ``title`` (required), ``preview`` (one line: what the step collects, shown
+    for later steps in the status line; derived from the fields when not given), ``guidance``
+    (how the agent should run the step), ``when`` (step applicability predicate),
+    ``on_complete`` (executor on the rising edge of the step being complete), ``id`` (defaults
+    to the class name in snake_case). Give them as class keywords, which keeps every name free
+    for fields (a field may be called ``title``, ``id`` or ``when``)::
+
+        class Booking(Step, title="Booking", preview="what and when"):
+            title: str = field("Title of the event")
+            when: date = field("When it takes place")
+
+    or, as long as no field uses the name, as plain class attributes (``title = "Booking"``).
     """
 
-    id: ClassVar[str | None] = None
-    title: ClassVar[str] = ""
-    preview: ClassVar[str] = ""
-    guidance: ClassVar[str | None] = None
-    when: ClassVar[Predicate | None] = None
-    on_complete: ClassVar[Executor | None] = None
+    def __init_subclass__(
+        cls,
+        *,
+        id: str | None = None,
+        title: str | None = None,
+        preview: str | None = None,
+        guidance: str | None = None,
+        when: Predicate | None = None,
+        on_complete: Executor | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        given = {
+            "id": id,
+            "title": title,
+            "preview": preview,
+            "guidance": guidance,
+            "when": when,
+            "on_complete": on_complete,
+        }
+        cls.__step_settings__ = {k: v for k, v in given.items() if v is not None}
+
+    __step_settings__: ClassVar[dict[str, Any]] = {}
+
+    @classmethod
+    def setting(cls, name: str) -> Any:
+        """A step setting: from the class keywords, else a class attribute of that name that
+        is not a field. ``title``, ``preview`` and ``guidance`` are inherited from parent
+        steps; ``id``, ``when`` and ``on_complete`` belong to the class that states them."""
+        inherited = name in ("title", "preview", "guidance")
+        for klass in cls.__mro__ if inherited else (cls,):
+            if not (isinstance(klass, type) and issubclass(klass, Step)) or klass is Step:
+                continue
+            given = klass.__dict__.get("__step_settings__", {})
+            if name in given:
+                return given[name]
+            value = klass.__dict__.get(name)
+            if value is not None and not isinstance(value, FieldSpec):
+                return value.__func__ if isinstance(value, staticmethod) else value
+        return None
 
     @classmethod
     def step_id(cls) -> str:
-        explicit = cls.__dict__.get("id")
+        explicit = cls.setting("id")
         if isinstance(explicit, str):
             return explicit
         return _CAMEL.sub("_", cls.__name__).lower()
 
     @classmethod
     def predicate(cls) -> Predicate | None:
-        found: Predicate | None = _own_callable(cls, "when")
+        found: Predicate | None = cls.setting("when")
         return found
 
     @classmethod
     def completion_executor(cls) -> Executor | None:
-        found: Executor | None = _own_callable(cls, "on_complete")
+        found: Executor | None = cls.setting("on_complete")
         return found
 
     @classmethod
@@ -207,9 +257,11 @@ class Migration:
 class FormDef:
     """A whole form: id, version, ordered steps, checkpoints and the form-level executor.
 
-    ``closes_on_complete`` (default True) closes the instance when it completes, so a submitted
-    form takes no more writes; with False, completion is a state that a correction can undo and
-    a later re-completion fires ``on_complete`` again under a new occurrence.
+    Complete is a state, not an end: by default a complete form stays open for corrections (a
+    correction that breaks completeness reopens it, and completing again is a new occurrence
+    of ``on_complete`` under a new key) until the agent submits it after the user confirms
+    (``form_fill`` with ``submit``) or an effect closes it. ``closes_on_complete=True`` closes
+    the instance the moment it completes instead, for forms with nothing to confirm.
     """
 
     id: str
@@ -220,7 +272,7 @@ class FormDef:
     on_complete: Executor | None = None
     migrations: Sequence[Migration] = ()
     description: str = ""
-    closes_on_complete: bool = True
+    closes_on_complete: bool = False
     on_close: Executor | None = None
     """Runs once when the instance closes, for any reason (completed, terminated, abandoned);
     ``ctx.status`` and ``ctx.closed_reason`` say which. For notifying other systems."""

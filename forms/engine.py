@@ -61,7 +61,14 @@ from forms.schema import Accepted
 from forms.state import FormState, Values
 
 FieldStatus = Literal[
-    "answered", "pending", "optional", "held", "not_applicable", "declined", "ask_again"
+    "answered",
+    "pending",
+    "optional",
+    "held",
+    "not_applicable",
+    "declined",
+    "no_preference",
+    "ask_again",
 ]
 
 
@@ -191,7 +198,7 @@ def evaluate(
             if ok and answered:
                 assert revision is not None
                 live[field_id] = typed_value(field, revision)
-            elif ok and not field.optional:
+            elif ok and not field.optional and not _no_preference(field, revision):
                 done = False
         complete[step.id] = done
     values._limit(len(form.field_index), "")
@@ -234,6 +241,11 @@ def evaluate(
     )
 
 
+def _no_preference(field: CompiledField, revision: Revision | None) -> bool:
+    """A required field answered by "no preference" (where it takes one) counts as answered."""
+    return field.no_preference and revision is not None and revision.kind == "decline"
+
+
 def _open_step(
     form: CompiledForm,
     override: StepOverride | None,
@@ -267,7 +279,7 @@ def _field_eval(
     elif kind == "value":
         status = "ask_again" if field.step == revisit else "answered"
     elif kind == "decline":
-        status = "declined"
+        status = "no_preference" if field.no_preference else "declined"
     else:
         status = "optional" if field.optional else "pending"
     return FieldEval(field.id, applies, status, revision)

@@ -8,7 +8,7 @@ storage, the clock or ids: the caller passes ``now`` and the author of the write
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -64,6 +64,25 @@ class Unknown:
     did_you_mean: tuple[str, ...]
 
 
+_NO_VALUE: Any = object()
+"""``unknown_id``'s default: the id came without a value (a decline)."""
+
+
+def unknown_id(form: CompiledForm, sent: str, value: Any = _NO_VALUE) -> Unknown:
+    """An id naming no field: what was sent (cut to 64 characters) and the fields it most
+    likely meant. Only fields the agent may write are offered and, when a value came with the
+    id, only those whose type takes it: ``incident_kind: "premises"`` is not offered
+    ``incident_date``. A suggestion the value would be refused under costs a round trip, or
+    invites the wrong field when followed blindly."""
+    shown = sent if len(sent) <= 64 else sent[:63] + "…"
+    offered = [
+        c for c in form.suggest_fields(sent[:128], 6) if not form.fields[c].decided_by_approver
+    ]
+    if value is not _NO_VALUE and not is_blank(value):
+        offered = [c for c in offered if isinstance(form.fields[c].type.accept(value), Accepted)]
+    return Unknown(shown, tuple(offered[:3]))
+
+
 @dataclass
 class FillPlan:
     """What a fill will do, field by field, before it is committed."""
@@ -79,6 +98,8 @@ class FillPlan:
     coerced: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Fields whose value came in another unambiguous encoding: ``{"sent": "yes", "stored":
     true}``, what the call carried and what was validated and kept (see ``FieldType.accept``)."""
+    declined: list[str] = field(default_factory=list)
+    """Fields this call declined ("prefers not to say", or "no preference"), among captured."""
 
 
 def _revision(kind: RevisionKind, value: Any, author: Author, now: datetime, prev: int) -> Revision:
@@ -128,8 +149,7 @@ def plan_fill(
     for sent, raw in patch.items():
         field_id = form.resolve_field(sent)
         if field_id is None:
-            shown = sent if len(sent) <= 64 else sent[:63] + "…"
-            plan.unknown.append(Unknown(shown, tuple(form.suggest_fields(sent[:128]))))
+            plan.unknown.append(unknown_id(form, sent, raw))
             continue
         if field_id != sent:
             plan.resolved[sent] = field_id
@@ -255,7 +275,7 @@ def plan_revise(
     plan = FillPlan()
     if action in ("retract", "decline"):
         label = form.fields[field_id].label
-        if action == "decline" and not form.fields[field_id].optional:
+        if action == "decline" and not form.fields[field_id].declinable:
             raise CannotRevise(
                 f"{label} is required, so it cannot be declined",
                 "tell the user the form cannot be completed without it, or abandon the form",
@@ -393,3 +413,57 @@ def plan_effects(
         }
     )
     return EffectPlan(changes=changes, state=new_state, ignored=tuple(ignored))
+
+
+def plan_declines(
+    form: CompiledForm,
+    instance: FormInstance,
+    plan: FillPlan,
+    declines: Sequence[str],
+    author: Author,
+    now: datetime,
+) -> FillPlan:
+    """Add to ``plan`` the declines a fill or start carries beside its values: each field id
+    the user will not answer (an optional field), or has no preference on (a field that takes
+    one). Like values, each is judged on its own."""
+    if len(declines) > MAX_PATCH_FIELDS:
+        raise BadRequest(
+            f"a fill may decline at most {MAX_PATCH_FIELDS} fields; {len(declines)} were sent",
+            "split them over several calls",
+        )
+    valued = set(plan.captured) | set(plan.unchanged) | {r.field for r in plan.rejected}
+    for sent in declines:
+        field_id = form.resolve_field(sent)
+        if field_id is None:
+            plan.unknown.append(unknown_id(form, sent))
+            continue
+        if field_id != sent:
+            plan.resolved[sent] = field_id
+        compiled = form.fields[field_id]
+        refusal: tuple[str, str | None] | None = None
+        if field_id in valued or field_id in plan.declined:
+            refusal = ("is sent twice (as a value or a decline); this decline was ignored", None)
+        elif compiled.decided_by_approver:
+            refusal = ("is decided by an approver, not declined", None)
+        elif not compiled.declinable:
+            refusal = (
+                "is required, so it cannot be declined",
+                "ask for it; the form cannot complete without it",
+            )
+        if refusal is not None:
+            plan.rejected.append(
+                ValueRejection(field_id, f"{compiled.label} {refusal[0]}", refusal[1])
+            )
+            continue
+        history = instance.field(field_id)
+        current = history.in_force()
+        if current is not None and current.kind == "decline":
+            plan.unchanged.append(field_id)
+            continue
+        if current is not None and current.kind == "value":
+            plan.replaced[field_id] = current.value
+        revision = _revision("decline", None, author, now, history.cursor)
+        plan.changes[field_id] = FieldChange(append=(revision,), cursor=len(history.revisions))
+        plan.captured.append(field_id)
+        plan.declined.append(field_id)
+    return plan

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import JsonValue, ValidationError
 
 from forms.compiled import CompiledForm
-from forms.engine import Transition
+from forms.engine import Evaluation, Transition
 from forms.errors import ToolError
 from forms.instance import FormInstance, OutboxEntry
 from forms.operations import FillPlan
@@ -34,12 +34,15 @@ def error_result(error: ToolError) -> Result:
 def fill_result(form: CompiledForm, step: Transition, plan: FillPlan, verb: str) -> Result:
     ev = step.evaluation
     held = [f for f in plan.captured if ev.fields[f].status == "held"]
-    kept = [f for f in plan.captured if f not in held]
+    declined = [f for f in plan.declined if f not in held]
+    kept = [f for f in plan.captured if f not in held and f not in plan.declined]
     saved = f"saved {len(kept)}" + (f" ({', '.join(kept)})" if kept else "")
     if verb == "Started":
         parts = [f"Started {form.title}" + (f"; {saved}" if kept else "")]
     else:
-        parts = [saved[0].upper() + saved[1:]]  # not capitalize(): ids keep their case
+        parts = [saved] if kept or not declined else []
+    if declined:
+        parts.append(f"declined {len(declined)} ({', '.join(declined)})")
     if held:
         parts.append(f"held {len(held)} that don't apply yet")
     if plan.replaced:
@@ -53,7 +56,8 @@ def fill_result(form: CompiledForm, step: Transition, plan: FillPlan, verb: str)
     # ok: the call landed. A start always creates the instance, whatever its values did.
     landed = verb == "Started" or bool(plan.captured) or bool(plan.unchanged)
     result: Result = {"ok": landed or not (plan.rejected or plan.unknown)}
-    result["summary"] = "; ".join(parts) + "."
+    text = "; ".join(parts)
+    result["summary"] = text[0].upper() + text[1:] + "."  # not capitalize(): ids keep case
     if held:
         result["held"] = {f: "kept; used if it comes to apply with later answers" for f in held}
     if plan.resolved:
@@ -67,19 +71,101 @@ def fill_result(form: CompiledForm, step: Transition, plan: FillPlan, verb: str)
             {"field": r.field, "error": r.message, **({"hint": r.hint} if r.hint else {})}
             for r in plan.rejected
         ]
-    if plan.unknown and not all(u.did_you_mean for u in plan.unknown):
-        result["hint"] = 'form_read with part="outline" lists every field id'
     if plan.unknown:
-        result["unknown"] = [
-            {
-                "sent": u.sent,
-                **({"did_you_mean": list(u.did_you_mean)} if u.did_you_mean else {}),
-            }
-            for u in plan.unknown
-        ]
+        entries, complete = unknown_entries(form, ev, plan, step.after.state.status == "open")
+        if not complete:
+            result["hint"] = 'form_read with part="outline" lists every field id'
+        result["unknown"] = entries
     if plan.unchanged:
         result["unchanged"] = list(plan.unchanged)
     return finish(form, step, result)
+
+
+STILL_TO_ASK_LIMIT = 8
+"""Ids an unknown entry names when nothing is close: enough for the open step and the next."""
+
+
+def still_to_ask(form: CompiledForm, ev: Evaluation) -> list[str]:
+    """Fields that apply and have no answer yet (the agent may write them): the open step's
+    first, then required before optional, in definition order."""
+    open_step = ev.open_step
+    ids = [
+        f
+        for f, fe in ev.fields.items()
+        if fe.status in ("pending", "ask_again", "optional")
+        and not form.fields[f].decided_by_approver
+    ]
+    return sorted(
+        ids,
+        key=lambda f: (
+            form.fields[f].step != open_step,
+            form.fields[f].optional,
+            form.fields[f].index,
+        ),
+    )
+
+
+def unknown_entries(
+    form: CompiledForm, ev: Evaluation, plan: FillPlan, is_open: bool = True
+) -> tuple[list[Result], bool]:
+    """One entry per id that named no field, and whether they leave the agent something to send.
+
+    An entry names the fields it most likely meant (``did_you_mean``) or, when none is close,
+    the ids still to ask (``still_to_ask``, after this call's answers), so the agent can pick
+    the one it meant without reading the outline first. ``False`` when an entry has neither, or
+    its list was cut at ``STILL_TO_ASK_LIMIT``: then the outline is the way on. A form this
+    call closed takes no more answers: nothing is listed, and nothing points at the outline."""
+    if not is_open:
+        return [
+            {"sent": u.sent, **({"did_you_mean": list(u.did_you_mean)} if u.did_you_mean else {})}
+            for u in plan.unknown
+        ], True
+    remaining = still_to_ask(form, ev)
+    shown = remaining[:STILL_TO_ASK_LIMIT]
+    entries: list[Result] = []
+    complete = True
+    for u in plan.unknown:
+        entry: Result = {"sent": u.sent}
+        if u.did_you_mean:
+            entry["did_you_mean"] = list(u.did_you_mean)
+        elif shown:
+            entry["still_to_ask"] = shown
+            complete = complete and len(remaining) <= len(shown)
+        else:
+            complete = False
+        entries.append(entry)
+    return entries, complete
+
+
+def not_ready(form: CompiledForm, ev: Evaluation) -> str | None:
+    """Why a form cannot be submitted yet, in words the agent can relay; None when it can."""
+    if ev.ready:
+        return None
+    pending = [form.fields[f].label for f, fe in ev.fields.items() if fe.status == "pending"]
+    reasons = []
+    if pending:
+        reasons.append(
+            "still to answer: " + ", ".join(pending[:8]) + (" …" if len(pending) > 8 else "")
+        )
+    if ev.revisit is not None:
+        reasons.append(f"step {form.steps[ev.revisit].title!r} is being gone through again")
+    waiting = [h.title for h in form.hooks if h.id in ev.waiting]
+    if waiting:
+        reasons.append("waiting for " + ", ".join(waiting))
+    reasons.extend(r.message for r in ev.active_rejections)
+    return "; ".join(reasons) or "it is not complete"
+
+
+def submitted_result(form: CompiledForm, step: Transition, plan: FillPlan) -> Result:
+    """A fill that also submitted the form (closed it as completed)."""
+    result = fill_result(form, step, plan, verb="Saved")
+    did = plan.captured or plan.unchanged or plan.rejected or plan.unknown
+    closing = f"submitted {form.title}; it is closed"
+    result["summary"] = (
+        result["summary"][:-1] + f"; {closing}." if did else closing[0].upper() + closing[1:] + "."
+    )
+    result["submitted"] = True
+    return result
 
 
 def revise_result(

@@ -51,6 +51,7 @@ from forms.errors import (
 from forms.instance import CallRecord, FormInstance, InstanceState, NewCall, OutboxEntry
 from forms.operations import (
     Author,
+    plan_declines,
     plan_fill,
     plan_revise,
     resolve_field,
@@ -65,7 +66,9 @@ from forms.results import (
     error_result,
     fill_result,
     hook_report,
+    not_ready,
     revise_result,
+    submitted_result,
     with_status_line,
 )
 from forms.storage.port import FormStore
@@ -281,12 +284,23 @@ class FormService:
                 {
                     "form": i.form_id,
                     "instance": i.id,
-                    "status": i.state.status,
+                    "status": self._list_status(i),
                     **({"reason": i.state.closed_reason} if i.state.closed_reason else {}),
                 }
                 for i in mine
             ],
         }
+
+    def _list_status(self, stored: FormInstance) -> str:
+        """An instance's status for form_list: a complete form still open says so."""
+        if stored.state.status != "open":
+            return stored.state.status
+        try:
+            form, instance = self._current(stored)
+            ready = evaluate(form, instance).ready
+        except (ToolError, PredicateError, InvalidFormDefinition):
+            return "open"
+        return "complete (still open for corrections)" if ready else "open"
 
     def _form_start(self, caller: Caller, call: CallId, args: FormStartArgs) -> Result:
         form = self.registry.latest(args.form)
@@ -303,6 +317,7 @@ class FormService:
         )
         author = Author(source=_source(caller), actor=caller.principal, tool_call_id=call.id)
         plan = plan_fill(form, base, args.values or {}, author, now)
+        plan_declines(form, base, plan, args.decline or (), author, now)
         step = transition(form, base, plan.changes, now)
         started = [i for i in mine if i.form_id == form.id and i.state.status == "open"]
         result = fill_result(form, step, plan, verb="Started")
@@ -368,15 +383,21 @@ class FormService:
         def build(form: CompiledForm, instance: FormInstance) -> tuple[Transition, Result]:
             now = self.clock()
             author = Author(source=_source(caller), actor=caller.principal, tool_call_id=call.id)
-            plan = plan_fill(form, instance, args.values, author, now)
-            step = transition(
-                form,
-                instance,
-                plan.changes,
-                now,
-                touched_steps=touched_steps(form, plan.changes, plan.unchanged),
+            plan = plan_fill(form, instance, args.values or {}, author, now)
+            plan_declines(form, instance, plan, args.decline or (), author, now)
+            touched = touched_steps(form, plan.changes, plan.unchanged)
+            step = transition(form, instance, plan.changes, now, touched_steps=touched)
+            result = fill_result(form, step, plan, verb="Saved")
+            if not args.submit or step.after.state.status != "open":
+                return step, result
+            refusal = not_ready(form, step.evaluation)
+            if refusal is not None:
+                return step, {**result, "submitted": False, "not_submitted": refusal}
+            state = instance.state.model_copy(
+                update={"status": "completed", "closed_reason": "submitted"}
             )
-            return step, fill_result(form, step, plan, verb="Saved")
+            step = transition(form, instance, plan.changes, now, state=state, touched_steps=touched)
+            return step, submitted_result(form, step, plan)
 
         return self._write(caller, call, args, build)
 
@@ -604,6 +625,16 @@ class FormService:
             updated["closed"] = instance.state.status
             if instance.state.closed_reason:
                 updated["reason"] = instance.state.closed_reason
+            unknown = updated.get("unknown")
+            if isinstance(unknown, list):  # a closed form takes no more answers: none to list
+                updated["unknown"] = [
+                    {k: v for k, v in u.items() if k != "still_to_ask"}
+                    if isinstance(u, dict)
+                    else u
+                    for u in unknown
+                ]
+                if updated.get("hint", "").startswith("form_read"):
+                    del updated["hint"]
         keys = caused_by(instance, fired) if self.dispatcher is not None else []
         if keys:
             updated["hooks"] = hook_report(instance, [instance.state.outbox[k] for k in keys])

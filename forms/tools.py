@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 FormId = Annotated[
     str,
@@ -34,11 +34,19 @@ class FormListArgs(_Args):
     pass
 
 
+Declines = Annotated[
+    list[str] | None,
+    Field(default=None, description="Ids the user won't answer or has no preference on"),
+]
+"""Bounded where they are read (``plan_declines``), not in the schema: fewer tokens."""
+
+
 class FormStartArgs(_Args):
     form: FormId
     values: dict[str, JsonValue] | None = Field(
         default=None, description="Answers already given in the conversation, by field id"
     )
+    decline: Declines
 
 
 class FormReadArgs(_Args):
@@ -54,9 +62,17 @@ class FormReadArgs(_Args):
 class FormFillArgs(_Args):
     form: FormId
     instance: InstanceId
-    values: dict[str, JsonValue] = Field(
-        min_length=1, description="Field id -> answer, any fields of any step"
+    values: dict[str, JsonValue] | None = Field(
+        default=None, description="Field id -> answer, any fields of any step"
     )
+    decline: Declines
+    submit: bool = Field(default=False, description="true after the user confirms: closes it")
+
+    @model_validator(mode="after")
+    def _something_to_do(self) -> FormFillArgs:
+        if not (self.values or self.decline or self.submit):
+            raise ValueError("send values, decline or submit")
+        return self
 
 
 class FormReviseArgs(_Args):
@@ -111,7 +127,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Save answers, any fields of any step, everything the user said in one call. Each "
         "value is checked alone: good ones are kept if others fail. Send JSON types exactly as "
         "the field type says (numbers, true/false unquoted). Answers that don't apply yet are "
-        'kept. Never send "", null or 0 to clear: use form_revise retract.',
+        'kept. Never send "", null or 0 to clear: use form_revise retract. A complete form '
+        "stays open for corrections until submitted.",
         FormFillArgs,
         writes=True,
     ),
@@ -138,8 +155,9 @@ TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}
 def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """Strip what a model does not need from a pydantic JSON schema.
 
-    Drops titles and ``default: null``, collapses ``X | None`` to ``X`` (optional already means
-    "may be omitted"), and inlines the ``JsonValue`` definition as an unconstrained value.
+    Drops titles and ``default: null`` or ``false``, collapses ``X | None`` to ``X`` (optional
+    already means "may be omitted"), and inlines the ``JsonValue`` definition as an
+    unconstrained value.
     """
     defs = schema.get("$defs", {})
 
@@ -153,7 +171,8 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
             return walk({**target, **{k: v for k, v in node.items() if k != "$ref"}})
         out: dict[str, Any] = {}
         for key, value in node.items():
-            if key in ("title", "$defs") or (key == "default" and value is None):
+            empty_default = key == "default" and (value is None or value is False)
+            if key in ("title", "$defs") or empty_default:
                 continue
             out[key] = walk(value)
         branches = out.get("anyOf")

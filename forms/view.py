@@ -48,8 +48,10 @@ def status_line(
     tag = f"[form: {form_tag(instance, qualify)}]"
     lines: list[str]
     steps = _applicable_steps(form, ev)
-    if ev.open_step is None:
-        lines = [f"{tag} all answered" + ("" if ev.ready else ", not complete")]
+    if ev.open_step is None and ev.ready:
+        lines = [f"{tag} complete (still open for corrections); submit it once the user confirms"]
+    elif ev.open_step is None:
+        lines = [f"{tag} all answered, not complete"]
     else:
         step = form.steps[ev.open_step]
         position = f"{steps.index(step) + 1}/{len(steps)}"
@@ -63,7 +65,7 @@ def status_line(
             head = f'{tag} step {position} "{step.title}"'
             lines = [head + (" · pending: " + ", ".join(pending) if pending else "")]
         later = [
-            f"{s.title} ({s.preview})" if s.preview else s.title
+            _titled(s.title, step_preview(form, s, ev))
             for s in steps
             if s.index > step.index and not ev.step_complete[s.id]
         ]
@@ -87,6 +89,70 @@ def status_line(
         lines.append("waiting: " + " · ".join(waits) + "; the form cannot complete until then")
     lines.extend(f"! {r.message}" for r in ev.active_rejections)
     return "\n".join(lines)
+
+
+_PREVIEW_LABELS = 3
+_PREVIEW_CHARS = 48
+
+
+def _titled(title: str, preview: str) -> str:
+    return f"{title} ({preview})" if preview else title
+
+
+def step_preview(form: CompiledForm, step: CompiledStep, ev: Evaluation) -> str:
+    """What a step collects, in a few words: the author's ``preview`` when there is one (the
+    author owns it, and it is shown as written whatever applies), else a phrase derived from
+    the labels of the step's fields that apply with the current answers, so it never names a
+    field a rule has turned off. Fields only an approver writes are left out: the agent never
+    collects them. Empty when nothing applies."""
+    if step.preview:
+        return step.preview
+    return preview_from_labels(
+        [
+            form.fields[f].label
+            for f in step.fields
+            if ev.fields[f].applies and not form.fields[f].decided_by_approver
+        ]
+    )
+
+
+def preview_from_labels(labels: list[str]) -> str:
+    """The first few labels (at most ``_PREVIEW_LABELS``, within ``_PREVIEW_CHARS``), each
+    lower-cased where that reads naturally, and ``…`` when some are left out."""
+    shown: list[str] = []
+    length = 0
+    for label in labels:
+        text = _natural_case(label)
+        if not shown:
+            if len(text) > _PREVIEW_CHARS:
+                return text[: _PREVIEW_CHARS - 1].rstrip() + "…"
+        elif len(shown) == _PREVIEW_LABELS or length + 2 + len(text) > _PREVIEW_CHARS:
+            break
+        length += len(text) + (2 if shown else 0)
+        shown.append(text)
+    if len(shown) < len(labels):
+        shown.append("…")
+    return ", ".join(shown)
+
+
+def _natural_case(label: str) -> str:
+    """``Departure date`` reads ``departure date`` mid-sentence; ``EU VAT number`` and
+    ``iPhone model`` keep their case (only a plain capitalised first word is lowered)."""
+    first = label.split(" ", 1)[0]
+    if len(first) > 1 and first[0].isupper() and not any(c.isupper() for c in first[1:]):
+        return label[0].lower() + label[1:]
+    return label
+
+
+def _progress(form: CompiledForm, step: CompiledStep, ev: Evaluation) -> str | None:
+    """``answered/total required`` over the step's required fields that apply, counted as the
+    engine counts them for completion (a live answer, or "no preference" where the field takes
+    one); None when none applies (a step that does not apply, or one of optional fields)."""
+    required = [f for f in step.fields if ev.fields[f].applies and not form.fields[f].optional]
+    if not required:
+        return None
+    answered = sum(1 for f in required if f in ev.live or ev.fields[f].status == "no_preference")
+    return f"{answered}/{len(required)} required"
 
 
 _STILL_TO_ASK = ("pending", "optional", "ask_again")
@@ -158,14 +224,22 @@ def step_view(
 
 
 def outline_view(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> dict[str, Any]:
-    """The whole form: every step and field with its status, gated parts marked as such."""
+    """The whole form: every step with its preview, state and required progress
+    (``"2/3 required"``, over required fields that apply), and every field with its status;
+    gated parts marked as such."""
     steps: list[dict[str, Any]] = []
     for step in form.steps.values():
         entry: dict[str, Any] = {"step": step.id, "title": step.title}
+        preview = step_preview(form, step, ev)
+        if preview:
+            entry["preview"] = preview
         if not ev.step_applies[step.id]:
             entry["state"] = "does not apply with the current answers"
         else:
             entry["state"] = "complete" if ev.step_complete[step.id] else "open"
+        progress = _progress(form, step, ev)
+        if progress is not None:
+            entry["progress"] = progress
         entry["fields"] = [
             field_row(form.fields[f], ev.fields[f], detail=False) for f in step.fields
         ]

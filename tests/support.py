@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-from typing import Any
+import itertools
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from forms import FormDef, FormService
+    from forms.storage import FormStore
 
 
 class TickingClock:
@@ -52,3 +57,31 @@ class FakeSecretsManager:
             code = self.error or "ResourceNotFoundException"
             raise ClientError({"Error": {"Code": code}}, "GetSecretValue")
         return {"SecretString": self.secrets[SecretId]}
+
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+"""The instant test services start their clock at."""
+
+
+def service_for(
+    *definitions: FormDef,
+    dispatch: bool = True,
+    store: FormStore | None = None,
+    clock: TickingClock | None = None,
+    **options: Any,
+) -> FormService:
+    """A ``FormService`` over ``definitions``: an in-memory store, hooks run in process (unless
+    ``dispatch=False``), a ticking clock from ``T0``, instance ids ``fi_1``, ``fi_2``, ... and
+    no backoff between conflict retries; ``options`` go to ``FormService`` as they are."""
+    from forms import FormRegistry, FormService, InMemoryFormStore, InProcessDispatcher
+
+    ids = itertools.count(1)
+    options.setdefault("backoff", lambda attempt: None)
+    return FormService(
+        FormRegistry(definitions),
+        store if store is not None else InMemoryFormStore(),
+        InProcessDispatcher() if dispatch else None,
+        clock=clock if clock is not None else TickingClock(T0),
+        new_id=lambda: f"fi_{next(ids)}",
+        **options,
+    )

@@ -133,7 +133,9 @@ def _count_call(m: CellMetrics, call: CallLog) -> None:
     m.tool_calls += 1
     if "error" in r:
         m.tool_errors += 1
-    if call.name in WRITE_TOOLS:
+    # a submit that carries nothing else writes no answer: it does not count as a write
+    submit_only = call.args.get("submit") is True and not call.args.get("values")
+    if call.name in WRITE_TOOLS and not submit_only:
         m.write_calls += 1
         m.fields_sent += call.fields_sent
         if not r.get("ok"):

@@ -59,7 +59,12 @@ class AskRemaining:
     """The user asks what else is needed."""
 
 
-Intent = Begin | Give | Correct | TakeBack | Revert | AskRemaining
+@dataclass(frozen=True, slots=True)
+class Confirm:
+    """The user confirms the answers read back: the form may be submitted."""
+
+
+Intent = Begin | Give | Correct | TakeBack | Revert | AskRemaining | Confirm
 
 
 @dataclass(frozen=True, slots=True)

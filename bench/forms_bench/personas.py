@@ -3,8 +3,10 @@
 Every failure-mode persona is the perfect persona with one bad habit. It reacts to what a tool
 result says, the way a model would, and to nothing else:
 
-* an ``unknown`` id with ``did_you_mean``: resend the value under the first suggestion; without
-  one, send the same thing again;
+* an ``unknown`` id with ``did_you_mean``: resend the value under the first suggestion; with
+  ``still_to_ask`` instead, resend it under the id it meant when that id is listed (a model
+  knows which answer it was writing, and recognises its id among a few); otherwise send the
+  same thing again;
 * a rejected value it garbled itself: resend exactly the JSON value the hint names, when the hint
   names one; otherwise send the same thing again;
 * a rejected blank it sent to clear a field: follow the hint when it names ``form_revise`` and
@@ -30,6 +32,7 @@ from bench.forms_bench.harness import catalog
 from bench.forms_bench.model import (
     Action,
     AskRemaining,
+    Confirm,
     Message,
     Observation,
     Revert,
@@ -176,6 +179,8 @@ class Perfect:
             calls.append(self.write("form_fill", facts))
         if any(isinstance(i, AskRemaining) for i in turn.intents):
             calls.append(self.call("form_read", {"part": "outline"}))
+        if any(isinstance(i, Confirm) for i in turn.intents):
+            calls.append(self.call("form_fill", {"submit": True}))
         return self.batches(calls)
 
     def facts_to_write(self, turn: UserTurn) -> dict[str, Any]:
@@ -337,6 +342,9 @@ class Perfect:
                 continue
             failed.add(entry.key)
             options = [str(o) for o in unknown.get("did_you_mean") or [] if str(o) not in fixes]
+            listed = [str(o) for o in unknown.get("still_to_ask") or []]
+            if not options and entry.field in listed and entry.field not in fixes:
+                options = [entry.field]
             if options:
                 key = options[0]
                 fixes[key] = Sent(entry.field, entry.value, key, entry.sent, entry.garbled)

@@ -25,6 +25,7 @@ from bench.forms_bench.graders import (
 from bench.forms_bench.model import (
     AskRemaining,
     Begin,
+    Confirm,
     Correct,
     Give,
     Revert,
@@ -46,6 +47,8 @@ APPROVAL = {
     "manager_email": "joao.silva@example.com",
     "receipts_attached": True,
 }
+CONFIRM = UserTurn("Yes, that's all correct. Please send it in.", (Confirm(),))
+"""The user confirms the read-back: the agent submits the complete claim."""
 APPROVAL_TEXT = (
     "Cost centre CC-104, my manager is joao.silva@example.com, and yes, the receipts are attached."
 )
@@ -68,6 +71,7 @@ def straight_through() -> Scenario:
                 (Give({"mode": "air", "flight_number": "TP1234", "total": 640}),),
             ),
             UserTurn(APPROVAL_TEXT, (Give(APPROVAL),)),
+            CONFIRM,
         ),
         (
             closed_as(TC, "completed"),
@@ -154,6 +158,7 @@ def held_value() -> Scenario:
                 (Revert("mode"),),
             ),
             UserTurn(APPROVAL_TEXT, (Give(APPROVAL),)),
+            CONFIRM,
         ),
         (
             held_with(TC, "flight_number", "TP1234", at=1),
@@ -180,6 +185,7 @@ def bad_value() -> Scenario:
             UserTurn("Sorry, one digit too many: it's AB1234.", (Give({"staff_id": "AB1234"}),)),
             UserTurn("Train, 180 euros all in.", (Give({"mode": "rail", "total": 180}),)),
             UserTurn(APPROVAL_TEXT, (Give(APPROVAL),)),
+            CONFIRM,
         ),
         (
             answer(TC, "full_name", "Ana Ferreira", at=0),
@@ -217,6 +223,7 @@ def retract() -> Scenario:
             ),
             UserTurn("OK, the total is 162.40.", (Give({"total": 162.40}),)),
             UserTurn(APPROVAL_TEXT, (Give(APPROVAL),)),
+            CONFIRM,
         ),
         (
             no_answer(TC, "purpose", at=1),
@@ -246,6 +253,7 @@ def over_cap() -> Scenario:
                 (Give({"mode": "air", "flight_number": "TP1234", "total": 2450, **APPROVAL}),),
             ),
             UserTurn("Fine, leave out the taxi: make it 1,950.", (Correct({"total": 1950}),)),
+            CONFIRM,
         ),
         (
             open_and_blocked(TC, at=1),

@@ -486,7 +486,18 @@ def travel_claim(demo: Demo) -> None:
         "form_fill",
         {"form": "travel-claim", "values": {"manager_email": "joao.silva@example.com"}},
     )
-    expect(r.get("closed") == "completed", "the claim to complete")
+    expect("closed" not in r, "the complete claim to stay open for corrections")
+    expect(
+        "complete (still open for corrections)" in demo.status(),
+        "the status line to say the claim is complete and awaits submission",
+    )
+    r = demo.turn(
+        "Yes, that's everything, please send it in.",
+        "form_fill",
+        {"form": "travel-claim", "submit": True},
+        note="submits once the user confirms",
+    )
+    expect(r.get("closed") == "completed", "the claim to close as submitted")
 
 
 def pi_intake(demo: Demo) -> None:

@@ -51,10 +51,14 @@ class Eligibility(Step):
         "Country the business is based in"
     )
     annual_revenue: Annotated[Decimal, Field(ge=0, le=100_000_000_000, decimal_places=2)] = field(
-        "Annual revenue (GBP)", ask="turnover in the last full financial year"
+        "Annual revenue (GBP)",
+        ask="turnover in the last full financial year",
+        aliases=["revenue", "turnover"],
     )
     employee_count: Annotated[int, Field(ge=0, le=100_000)] = field(
-        "Number of employees", ask="full-time equivalent, not counting the owners"
+        "Number of employees",
+        ask="full-time equivalent, not counting the owners",
+        aliases=["employees", "headcount"],
     )
     years_trading: Annotated[float, Field(ge=0, le=200)] = field(
         "Years trading", ask="a number of years; 8 months is 0.7"
@@ -65,7 +69,9 @@ class Business(Step):
     title = "Business"
     preview = "company name and registration"
 
-    company_name: Annotated[str, Field(min_length=2, max_length=160)] = field("Company name")
+    company_name: Annotated[str, Field(min_length=2, max_length=160)] = field(
+        "Company name", aliases=["business name"]
+    )
     registration_number: Annotated[str, Field(pattern=r"^([A-Za-z][A-Za-z0-9]|\d{2})\d{6}$")] = (
         field(
             "Company registration number",
@@ -84,12 +90,16 @@ class Project(Step):
     title = "Project"
     preview = "what the money is for, how much"
 
-    project_title: Annotated[str, Field(min_length=3, max_length=120)] = field("Project title")
+    project_title: Annotated[str, Field(min_length=3, max_length=120)] = field(
+        "Project title", aliases=["project name"]
+    )
     project_summary: Annotated[str, Field(min_length=20, max_length=3000)] = field(
-        "Project summary", ask="what they will do with the grant and who benefits"
+        "Project summary",
+        ask="what they will do with the grant and who benefits",
+        aliases=["project description"],
     )
     amount_requested: Annotated[Decimal, Field(gt=0, le=MAX_GRANT, decimal_places=2)] = field(
-        "Amount requested (GBP)", ask=f"up to {MAX_GRANT} GBP"
+        "Amount requested (GBP)", ask=f"up to {MAX_GRANT} GBP", aliases=["grant amount"]
     )
     start_date: date = field("Project start date")
 
@@ -99,7 +109,7 @@ class Declaration(Step):
     preview = "contact and sign-off"
 
     contact_email: Annotated[str, Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")] = field(
-        "Contact email", example="owner@example.co.uk"
+        "Contact email", aliases=["email", "email address"], example="owner@example.co.uk"
     )
     declaration_accepted: bool = field(
         "Declaration accepted",
@@ -138,6 +148,8 @@ grant_application = FormDef(
     title="Small business growth grant",
     description="Apply for a grant of up to 25,000 GBP for a small business project.",
     steps=[Eligibility, Business, Project, Declaration],
+    # The declaration is the user's sign-off: completing the form submits it.
+    closes_on_complete=True,
     checkpoints=[
         Checkpoint("eligibility", when=ineligible, run=refuse, title="Eligibility rules"),
     ],

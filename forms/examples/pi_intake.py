@@ -24,16 +24,18 @@ class Identity(Step):
     guidance = "Confirm the spelling of the name and read the phone number back."
 
     full_name: Annotated[str, Field(min_length=2, max_length=120)] = field(
-        "Full name", ask="the injured person's full legal name"
+        "Full name", ask="the injured person's full legal name", aliases=["name"]
     )
-    date_of_birth: date = field("Date of birth", ask="as a date, e.g. 1988-05-02")
+    date_of_birth: date = field(
+        "Date of birth", ask="as a date, e.g. 1988-05-02", aliases=["DOB", "birth date"]
+    )
     phone: Annotated[str, Field(pattern=r"^\+?[0-9][0-9 ()-]{6,19}$")] = field(
         "Phone number", ask="a number we can reach them on during the day", example="020 7946 0958"
     )
     prior_claim_id: Annotated[str, Field(pattern=r"^PC-\d{5}$")] | None = field(
         "Prior claim reference",
         ask="only if they have claimed with us before",
-        aliases=("prior claim",),
+        aliases=("prior claim", "previous claim"),
         example="PC-12345",
     )
 
@@ -47,20 +49,27 @@ class Incident(Step):
         ask="a road accident (vehicle), a fall or injury on someone's property (premises), "
         "or medical treatment that went wrong (medical)",
     )
-    incident_date: date = field("Date of incident")
+    incident_date: date = field("Date of incident", aliases=["accident date"])
     description: Annotated[str, Field(min_length=10, max_length=2000)] = field(
-        "What happened", ask="in the user's own words; a few sentences is enough"
+        "What happened",
+        ask="in the user's own words; a few sentences is enough",
+        aliases=["incident description"],
     )
     vehicle_count: Annotated[int, Field(ge=1, le=50)] = field(
-        "Vehicles involved", when=lambda v: v.incident_type == "vehicle"
+        "Vehicles involved",
+        when=lambda v: v.incident_type == "vehicle",
+        aliases=["number of vehicles"],
     )
     police_report_number: Annotated[str, Field(min_length=3, max_length=40)] | None = field(
-        "Police report number", when=lambda v: v.incident_type == "vehicle"
+        "Police report number",
+        when=lambda v: v.incident_type == "vehicle",
+        aliases=["police reference", "crime reference number"],
     )
     severity: Literal["minor", "moderate", "severe"] = field(
         "Severity",
         ask="minor: no time off and no lasting pain; moderate: time off or ongoing treatment; "
         "severe: hospital stay or lasting harm",
+        aliases=["injury severity"],
     )
 
 
@@ -69,11 +78,15 @@ class Injuries(Step):
     preview = "what hurts, treatment"
 
     injuries: Annotated[str, Field(min_length=3, max_length=2000)] = field(
-        "What hurts", ask="which parts of the body, and how it affects daily life"
+        "What hurts",
+        ask="which parts of the body, and how it affects daily life",
+        aliases=["injury description"],
     )
     treatment_received: bool = field("Treatment received", ask="any doctor, hospital or physio")
     treating_provider: Annotated[str, Field(min_length=2, max_length=200)] = field(
-        "Treating provider", when=lambda v: v.treatment_received is True
+        "Treating provider",
+        when=lambda v: v.treatment_received is True,
+        aliases=["provider", "treatment provider"],
     )
 
 
@@ -83,10 +96,14 @@ class Review(Step):
     guidance = "Read back a short summary of every answer before asking for confirmation."
 
     has_lawyer: bool = field(
-        "Already has a lawyer", ask="whether a solicitor already acts for them on this"
+        "Already has a lawyer",
+        ask="whether a solicitor already acts for them on this",
+        aliases=["has solicitor"],
     )
     lawyer_name: Annotated[str, Field(min_length=2, max_length=200)] = field(
-        "Lawyer's name and firm", when=lambda v: v.has_lawyer is True
+        "Lawyer's name and firm",
+        when=lambda v: v.has_lawyer is True,
+        aliases=["solicitor name"],
     )
     track: Literal["fast", "standard"] | None = field(
         "Handling track", ask="set by triage; never ask the user"
@@ -111,6 +128,8 @@ pi_intake = FormDef(
     title="Personal injury intake",
     description="Take the details of an injury claim: who, what happened, injuries, review.",
     steps=[Identity, Incident, Injuries, Review],
+    # The read-back summary is the user's sign-off: completing the form submits it.
+    closes_on_complete=True,
     checkpoints=[
         Checkpoint(
             "triage",

@@ -18,17 +18,18 @@ class Request(Step):
     preview = "what, from whom, how much"
 
     item: Annotated[str, Field(min_length=3, max_length=200)] = field("What is being bought")
-    supplier: Annotated[str, Field(min_length=2)] = field("Supplier")
-    amount: Annotated[Decimal, Field(gt=0, le=1_000_000, decimal_places=2)] = field("Amount (EUR)")
+    supplier: Annotated[str, Field(min_length=2)] = field("Supplier", aliases=["vendor"])
+    amount: Annotated[Decimal, Field(gt=0, le=1_000_000, decimal_places=2)] = field(
+        "Amount (EUR)", aliases=["price", "cost"]
+    )
     needed_by: str | None = field("Needed by (date or event)")
 
 
 class Review(Step):
     title = "Review"
-    preview = "budget line, approval"
 
     budget_line: Annotated[str, Field(pattern=r"^BL-\d{4}$")] = field(
-        "Budget line", ask="four digits after BL-", example="BL-2041"
+        "Budget line", ask="four digits after BL-", aliases=["budget code"], example="BL-2041"
     )
     finance_decision: Literal["approved", "rejected"] | None = field(
         "Finance decision", decided_by_approver=True
@@ -42,6 +43,8 @@ purchase_request = FormDef(
     title="Purchase request",
     description="Request a purchase; amounts over 5,000 EUR need a finance approver.",
     steps=[Request, Review],
+    # The requester's confirmation is the user's sign-off: completing the form submits it.
+    closes_on_complete=True,
     checkpoints=[
         Checkpoint(
             "finance_approval",

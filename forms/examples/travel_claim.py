@@ -19,9 +19,14 @@ class Claimant(Step):
     title = "Claimant"
     preview = "who is claiming"
 
-    full_name: Annotated[str, Field(min_length=2, max_length=120)] = field("Full name")
+    full_name: Annotated[str, Field(min_length=2, max_length=120)] = field(
+        "Full name", aliases=["name"]
+    )
     staff_id: Annotated[str, Field(pattern=r"^[A-Z]{2}\d{4}$")] = field(
-        "Staff ID", ask="two capital letters and four digits", example="AB1234"
+        "Staff ID",
+        ask="two capital letters and four digits",
+        aliases=["employee ID", "employee number", "staff number"],
+        example="AB1234",
     )
 
 
@@ -32,16 +37,20 @@ class Trip(Step):
     destination: Annotated[str, Field(min_length=2)] = field("Destination")
     departure_date: date = field("Departure date")
     return_date: date = field("Return date")
-    purpose: str | None = field("Purpose of the trip")
+    purpose: str | None = field(
+        "Purpose of the trip", aliases=["trip purpose", "reason for travel"]
+    )
 
 
 class Travel(Step):
     title = "Travel"
     preview = "how they travelled, total"
 
-    mode: Literal["air", "rail", "car"] = field("Mode of travel")
+    mode: Literal["air", "rail", "car"] = field(
+        "Mode of travel", aliases=["travel mode", "transport"]
+    )
     flight_number: Annotated[str, Field(pattern=r"^[A-Z0-9]{2}\d{1,4}$")] = field(
-        "Flight number", when=lambda v: v.mode == "air", example="TP1234"
+        "Flight number", when=lambda v: v.mode == "air", aliases=["flight no"], example="TP1234"
     )
     distance_km: Annotated[int, Field(ge=1, le=20_000)] = field(
         "Distance driven (km)", when=lambda v: v.mode == "car"
@@ -56,7 +65,7 @@ class Approval(Step):
     preview = "cost centre, manager, receipts"
 
     cost_centre: Annotated[str, Field(pattern=r"^CC-\d{3}$")] = field(
-        "Cost centre", example="CC-104"
+        "Cost centre", aliases=["cost center"], example="CC-104"
     )
     manager_email: Annotated[str, Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")] = field(
         "Manager's email", example="j.smith@example.com"

@@ -119,8 +119,11 @@ def test_drive_a_travel_claim_to_completion_through_the_handler(api: Api) -> Non
     last = api.call(
         "form_fill", form="travel-claim", values={k: TRAVEL_ANSWERS[k] for k in approval}
     ).json()
-    # THEN the claim completes, drops out of the status lines, and reads back as completed
-    assert last["ok"] is True
+    # THEN the claim is complete, open for corrections until the agent submits it
+    assert last["ok"] is True and "closed" not in last
+    assert "complete (still open for corrections)" in api.status().json()["lines"][0]
+    last = api.call("form_fill", form="travel-claim", submit=True).json()
+    # AND once submitted it is closed, drops out of the status lines, reads back as completed
     assert last["closed"] == "completed"
     status = api.status()
     assert status.status == 200

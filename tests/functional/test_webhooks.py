@@ -797,7 +797,8 @@ def onboarding(receiver: Receiver) -> FormDef:
         version=1,
         title="Customer onboarding",
         steps=[Company],
-        on_complete=notifier(URL, secret="crm", http=receiver, clock=lambda: NOW + 7),
+        on_close=notifier(URL, secret="crm", http=receiver, clock=lambda: NOW + 7),
+        closes_on_complete=True,
     )
 
 
@@ -827,16 +828,20 @@ def test_a_completed_form_notifies_its_receiver_signed_with_the_occurrence_key(
     body = start_body(form="onboarding", values={"company": "Ferreira Lda"}, metadata={})
     started = crm.post(body)
     assert started.status == 201 and receiver.requests == []
-    # WHEN the agent fills in the last answer
+    # WHEN the agent fills in the last answer, and submits once the user confirms
     done = api.call(
-        "form_fill", CONVERSATION, form="onboarding", values={"start_date": "2025-04-01"}
+        "form_fill",
+        CONVERSATION,
+        form="onboarding",
+        values={"start_date": "2025-04-01"},
+        submit=True,
     )
     assert done.json()["closed"] == "completed"
     # THEN the receiver got one signed notification with the live answers
     ((url, payload, headers),) = receiver.requests
     assert url == URL
     instance = started.json()["instance"]
-    key = f"{instance}:form.complete:1"
+    key = f"{instance}:form.closed:1"
     assert headers["X-Formwork-Delivery"] == key
     assert headers["X-Formwork-Event"] == "form.completed"
     assert (
@@ -904,7 +909,7 @@ def test_a_failing_receiver_makes_the_hook_fail_visibly_so_it_is_retried(
     started = crm.post(start_body(form="onboarding", values=values, metadata={}))
     assert started.status == 201
     instance = started.json()["instance"]
-    entry = service.store.get(instance).state.outbox[f"{instance}:form.complete:1"]
+    entry = service.store.get(instance).state.outbox[f"{instance}:form.closed:1"]
     assert entry.attempts >= 1 and entry.error is not None and "503" in entry.error
     assert len(receiver.requests) == entry.attempts
     assert {h["X-Formwork-Delivery"] for _, _, h in receiver.requests} == {entry.key}

@@ -90,6 +90,7 @@ def approval_form(form_id: str, timeout_seconds: int) -> FormDef:
             ),
             Checkpoint("refused", when=lambda v: v.decision == "rejected", run=refuse),
         ],
+        closes_on_complete=True,  # the requester's "confirmed" is the sign-off
     )
 
 

@@ -564,13 +564,15 @@ def test_a_travel_claim_conversation_runs_to_completion_on_dynamodb(
     assert store.get(instance).state.outbox[f"{instance}:checkpoint.policy_cap:1"].status == "done"
     # WHEN the rest is answered and the total corrected
     assert "closed" not in call("call_4", "form_fill", form=form, values=TRAVEL_APPROVAL)
-    done = call("call_5", "form_revise", form=form, field="total", action="set", value=1950)
+    fixed = call("call_5", "form_revise", form=form, field="total", action="set", value=1950)
+    assert "closed" not in fixed  # complete, and open for corrections until submitted
+    done = call("call_6", "form_fill", form=form, submit=True)
     # THEN the claim completes, every call is recorded and the status line is empty
     assert done.get("closed") == "completed", done
     assert service.status(caller) == []
     final = store.get(instance)
     assert final.state.status == "completed"
-    assert all(store.get_call("user-1", "conv-1", f"call_{n}") is not None for n in range(1, 6))
+    assert all(store.get_call("user-1", "conv-1", f"call_{n}") is not None for n in range(1, 7))
     # WHEN earlier calls are replayed by their tool-call ids
     items = scan(dynamodb, table)
     replay_start = call("call_1", "form_start", form=form, values=TRAVEL_CLAIMANT)

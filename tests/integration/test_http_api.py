@@ -202,10 +202,10 @@ def test_a_travel_claim_driven_to_completion_over_http(
         conversation,
         "form_fill",
         "call_06",
-        {**ref, "values": {"manager_email": "joao.silva@example.com"}},
+        {**ref, "values": {"manager_email": "joao.silva@example.com"}, "submit": True},
     )
 
-    # THEN the claim is complete, stored with every answer, and off the status lines
+    # THEN the claim is complete, submitted, stored with every answer, off the status lines
     assert done["closed"] == "completed", done
     stored = store.get(claim)
     assert stored.state.status == "completed"

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import threading
 from datetime import UTC, datetime, timedelta
-from itertools import count
 from typing import Any
 
 from forms import Caller, FormRegistry, FormService, InMemoryFormStore, InProcessDispatcher
 from forms.examples import EXAMPLES
-from tests.support import TickingClock
+from tests.support import TickingClock, service_for
 
 ALICE = Caller("alice", "conv-1")
 T0 = datetime(2026, 3, 1, 9, tzinfo=UTC)
@@ -18,17 +17,7 @@ T0 = datetime(2026, 3, 1, 9, tzinfo=UTC)
 
 def service(*, window: timedelta = timedelta(hours=24)) -> tuple[FormService, TickingClock]:
     clock = TickingClock(T0)
-    ids = count(1)
-    svc = FormService(
-        FormRegistry(EXAMPLES),
-        InMemoryFormStore(),
-        InProcessDispatcher(),
-        clock=clock,
-        new_id=lambda: f"fi_{next(ids)}",
-        backoff=lambda attempt: None,
-        replay_window=window,
-    )
-    return svc, clock
+    return service_for(*EXAMPLES, clock=clock, replay_window=window), clock
 
 
 def test_parallel_starts_under_one_call_id_make_one_instance_and_replay_it() -> None:
@@ -187,6 +176,7 @@ def test_knock_on_hooks_appear_in_the_result_of_the_call_that_raised_them() -> N
         title="Knock-on",
         steps=[Ask, Stamp],
         on_complete=lambda ctx: ran.append(ctx.key),
+        closes_on_complete=True,
     )
     svc = FormService(FormRegistry([form]), InMemoryFormStore(), InProcessDispatcher())
     svc.call(ALICE, "form_start", "s", {"form": "knock"})

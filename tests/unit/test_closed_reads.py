@@ -3,28 +3,19 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
-from itertools import count
 from typing import Any
 
 import pytest
 
-from forms import Caller, FormRegistry, FormService, InMemoryFormStore, InProcessDispatcher
+from forms import Caller, FormService
 from forms.examples import EXAMPLES
-from tests.support import TickingClock
+from tests.support import service_for
 
 ALICE = Caller("alice", "conv-1")
 
 
 def service() -> FormService:
-    ids = count(1)
-    return FormService(
-        FormRegistry(EXAMPLES),
-        InMemoryFormStore(),
-        InProcessDispatcher(),
-        clock=TickingClock(datetime(2026, 3, 1, 9, tzinfo=UTC)),
-        new_id=lambda: f"fi_{next(ids)}",
-    )
+    return service_for(*EXAMPLES)
 
 
 def terminated_grant(svc: FormService) -> None:
@@ -79,3 +70,19 @@ def test_a_closed_forms_step_and_field_reads_offer_no_moves() -> None:
     assert all(f["status"] != "pending" for f in step["fields"])
     assert "undo" not in field and "redo" not in field
     assert field["revisions"][0]["value"] == "air"
+
+
+def test_unknown_ids_in_a_call_whose_hook_closed_the_form_list_nothing_to_ask() -> None:
+    # GIVEN a grant application, and a fill whose hook terminates it, carrying an unknown id
+    svc = service()
+    svc.call(ALICE, "form_start", "s", {"form": "grant-application"})
+    result = svc.call(
+        ALICE,
+        "form_fill",
+        "f",
+        {"form": "grant-application", "values": {"annual_revenue": 2000000, "shoe_size": 9}},
+    )
+    # THEN the form is closed, and the unknown entry offers nothing more to send
+    assert result["closed"] == "terminated"
+    assert result["unknown"] == [{"sent": "shoe_size"}]
+    assert "hint" not in result

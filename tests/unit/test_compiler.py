@@ -105,38 +105,17 @@ class ClassVarIsNotAField(Step):
     name: str = field("Name")
 
 
-class ReservedId(Step):
-    title = "Reserved id"
-
+class SettingNamesAsFields(Step, id="event", title="Event", preview="the event"):
     id: str = field("Identifier")
-
-
-class ReservedTitle(Step):
     title: str = field("Job title")
-
-
-class ReservedPreview(Step):
-    title = "Reserved preview"
-
     preview: str = field("Preview")
-
-
-class ReservedGuidance(Step):
-    title = "Reserved guidance"
-
     guidance: str = field("Guidance")
-
-
-class ReservedWhen(Step):
-    title = "Reserved when"
-
     when: str = field("When did it happen")
-
-
-class ReservedOnComplete(Step):
-    title = "Reserved on_complete"
-
     on_complete: str = field("Completed on")
+
+
+class TitleFieldButNoTitle(Step):
+    title: str = field("Job title")
 
 
 class Unresolvable(Step):
@@ -465,21 +444,22 @@ def test_classvar_annotations_are_not_fields() -> None:
     assert list(compiled.fields) == ["name"]
 
 
-@pytest.mark.parametrize(
-    ("step", "name"),
-    [
-        (ReservedId, "id"),
-        (ReservedTitle, "title"),
-        (ReservedPreview, "preview"),
-        (ReservedGuidance, "guidance"),
-        (ReservedWhen, "when"),
-        (ReservedOnComplete, "on_complete"),
-    ],
-)
-def test_reserved_names_cannot_be_fields(step: type[Step], name: str) -> None:
-    # GIVEN a field whose id is one of the Step class attributes
-    # WHEN it compiles / THEN it is rejected as reserved, naming the attribute
-    rejects(form(step), f"step {step.step_id()!r}: {name!r} is reserved")
+def test_any_name_a_person_would_choose_works_as_a_field() -> None:
+    # GIVEN a step whose fields are named like step settings, its settings given as keywords
+    compiled = compile_form(form(SettingNamesAsFields))
+    # THEN they are all fields, and the step keeps its own id, title and preview
+    assert list(compiled.fields) == ["id", "title", "preview", "guidance", "when", "on_complete"]
+    step = compiled.steps["event"]
+    assert (step.title, step.preview, step.when, step.on_complete) == (
+        "Event",
+        "the event",
+        None,
+        None,
+    )
+
+
+def test_a_field_called_title_does_not_stand_in_for_the_steps_title() -> None:
+    rejects(form(TitleFieldButNoTitle), "step 'title_field_but_no_title' has no title")
 
 
 def test_unresolvable_annotation_is_rejected_naming_field_and_type() -> None:
@@ -835,3 +815,119 @@ def test_predicate_without_source_reading_a_later_field_fails_when_evaluated() -
     compiled = compile_form(form(EvalReadsLater))
     with pytest.raises(InvalidFormDefinition, match=r"field 'gated' when reads 'later'"):
         evaluate(compiled, blank_instance(compiled))
+
+
+# --------------------------------------------------------------------------- declared aliases
+
+
+class Staff(Step):
+    title = "Staff"
+
+    staff_id: str = field("Staff ID", aliases=["employee ID", "employee number"])
+    total: int = field("Total amount (EUR)")
+    weight_kg: int | None = field("Weight (kg)")
+    weight_lb: int | None = field("Weight (lb)")
+
+
+class AliasIsAnotherId(Step):
+    title = "Alias is another id"
+
+    staff_id: str = field("Staff ID", aliases=["badge"])
+    badge: str | None = field("Badge colour")
+
+
+class TwoFieldsOneAlias(Step):
+    title = "Two fields, one alias"
+
+    mobile: str = field("Mobile phone", aliases=["phone number"])
+    landline: str | None = field("Landline", aliases=["Phone-Number"])
+
+
+class OneStringAlias(Step):
+    title = "One string alias"
+
+    date_of_birth: date = field("Date of birth", aliases="dob")
+
+
+def test_declared_aliases_resolve_and_stay_on_the_compiled_field() -> None:
+    # GIVEN a field declaring synonyms
+    compiled = compile_form(form(Staff))
+    # WHEN any spelling of one is resolved THEN it lands on the field
+    for spelling in ("employee_id", "Employee ID", "employeeNumber", "employee-number"):
+        assert compiled.resolve_field(spelling) == "staff_id", spelling
+    # AND the compiled field keeps them as written
+    assert compiled.fields["staff_id"].aliases == ("employee ID", "employee number")
+
+
+def test_declared_aliases_feed_did_you_mean_word_by_word() -> None:
+    # GIVEN a field whose alias is "employee number"
+    compiled = compile_form(form(Staff))
+    # WHEN a misspelling of the alias is sent THEN the field is suggested
+    assert compiled.suggest_fields("employee_numbr") == ["staff_id"]
+
+
+def test_a_label_without_its_closing_parenthesis_resolves_when_unambiguous() -> None:
+    compiled = compile_form(form(Staff))
+    # GIVEN "Total amount (EUR)" THEN "Total amount" (and total_amount) name the field
+    assert compiled.resolve_field("total_amount") == "total"
+    # AND two labels shortening alike ("Weight (kg)", "Weight (lb)") give neither: no guess
+    assert compiled.resolve_field("weight") is None
+    assert compiled.resolve_field("Weight (lb)") == "weight_lb"
+
+
+def test_an_alias_equal_to_another_fields_id_is_rejected_naming_both() -> None:
+    rejects(form(AliasIsAnotherId), "'staff_id'", "'badge'", "collide", "drop an alias")
+
+
+def test_an_alias_two_fields_declare_is_rejected_naming_both_spellings() -> None:
+    rejects(
+        form(TwoFieldsOneAlias),
+        "'mobile'",
+        "'landline'",
+        "'phone number' and 'Phone-Number'",
+        "'phonenumber'",
+    )
+
+
+def test_aliases_given_as_one_string_are_rejected() -> None:
+    # GIVEN aliases="dob" (three one-letter aliases once made a tuple)
+    # THEN the definition is rejected, saying aliases are whole spellings
+    rejects(form(OneStringAlias), "field 'date_of_birth'", "alias 'd'", "whole spellings")
+
+
+# --------------------------------------------------------------------------- checkpoint ids
+
+
+def test_a_checkpoint_id_may_be_kebab_case() -> None:
+    # GIVEN a checkpoint written kebab-case, like a form id
+    cap = Checkpoint("policy-cap", when=lambda v: v.amount is not None and v.amount > 10)
+    compiled = compile_form(form(Amounts, checkpoints=[cap]))
+    # THEN it compiles under that id, with a hook and a readable default title
+    assert list(compiled.checkpoints) == ["policy-cap"]
+    assert compiled.hook("checkpoint.policy-cap") is not None
+    assert compiled.checkpoints["policy-cap"].title == "policy cap"
+
+
+@pytest.mark.parametrize(
+    ("checkpoints", "fragment"),
+    [
+        (
+            [Checkpoint("policy-cap_two", when=lambda v: True)],
+            "checkpoint id 'policy-cap_two' must be snake_case or kebab-case",
+        ),
+        (
+            [Checkpoint("policy-cap", when=lambda v: True), Checkpoint("policy_cap", when=bool)],
+            "checkpoint id 'policy_cap' is used twice (as 'policy-cap')",
+        ),
+        (
+            [
+                Checkpoint("policy-cap", when=lambda v: True, run=lambda c: None),
+                Checkpoint("after", when=lambda v, s: s.fired("policy_cap")),
+            ],
+            "'policy_cap' is not a checkpoint; did you mean 'policy-cap'?",
+        ),
+    ],
+    ids=["mixed", "two-spellings", "reference-in-the-other-spelling"],
+)
+def test_checkpoint_spellings_are_checked(checkpoints: list[Checkpoint], fragment: str) -> None:
+    rejects(form(Amounts, checkpoints=checkpoints), fragment)

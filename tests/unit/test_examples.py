@@ -125,8 +125,13 @@ def test_examples_are_exported_in_order() -> None:
 def test_travel_claim_straight_through_completes(agent: Agent) -> None:
     # GIVEN every answer, within policy, in one front-loaded start
     result = agent("form_start", form="travel-claim", values=TRAVEL_ANSWERS)
-    # THEN the claim completes and drops out of the status line
-    assert result["ok"] and result.get("closed") == "completed"
+    # THEN the claim is complete and stays open for corrections until it is submitted
+    assert result["ok"] and "closed" not in result
+    assert "complete (still open for corrections)" in agent.status()
+    # WHEN the user confirms and the agent submits it
+    done = agent("form_fill", form="travel-claim", submit=True)
+    # THEN it closes as completed and drops out of the status line
+    assert done.get("closed") == "completed" and done["submitted"] is True
     assert agent.status() == ""
 
 
@@ -145,8 +150,8 @@ def test_travel_claim_over_cap_is_rejected_until_corrected(agent: Agent) -> None
     assert "closed" not in result
     assert "over the 2000 EUR policy cap" in agent.status()
     # WHEN the total is corrected
-    result = agent("form_fill", form="travel-claim", values={"total": 1950})
-    # THEN the rejection clears and the claim completes
+    result = agent("form_fill", form="travel-claim", values={"total": 1950}, submit=True)
+    # THEN the rejection clears and the claim completes (submitted with the correction)
     assert result.get("closed") == "completed"
 
 

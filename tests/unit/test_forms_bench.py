@@ -87,17 +87,13 @@ PROPERTIES: dict[str, Prop] = {
     "no_unmeant_coercion": lambda m: m.coerced_unmeant == 0,
 }
 
-DID_YOU_MEAN = (
-    "FINDING: unknown ids get did_you_mean from string similarity alone: none for paraphrases "
-    "and word-order swaps (employee_id, dob, trading_years, received_treatment, solicitor_name), "
-    "and a wrong first pick for others (injury_description -> description, an answered field)"
-)
 FINDINGS: dict[tuple[str, str], str] = {
-    ("guessed_ids", "collects_every_answer"): DID_YOU_MEAN,
-    ("guessed_ids", "no_write_rejected_entirely"): DID_YOU_MEAN
-    + "; a fill whose ids are all unknown saves nothing",
-    ("guessed_ids", "no_retry_loop"): DID_YOU_MEAN
-    + "; with no suggestion the result gives nothing to send instead",
+    ("guessed_ids", "no_write_rejected_entirely"): (
+        "FINDING: a fill whose ids are all guesses that resolve to nothing saves nothing "
+        '({"lawyer": false, "summary_confirmed_by_user": true} in what_else: no declared alias, '
+        "nothing close; the entries list the ids still to ask, and the resend lands). Resolving "
+        "such a guess would be a guess, so this stays"
+    ),
     ("blank_clear", "no_write_rejected_entirely"): (
         'FINDING: {"purpose": ""} is rejected whole (correctly: a blank is not an answer); the '
         "hint leads to form_revise retract, one extra round trip"

@@ -805,7 +805,9 @@ def test_on_close_runs_once_for_every_way_of_closing() -> None:
     alice = Caller("alice", "c1")
     # WHEN one instance completes, one is terminated by an effect, one is abandoned
     service.call(alice, "form_start", "s1", {"form": "closing", "values": {"amount": 10}})
-    service.call(alice, "form_fill", "f1", {"form": "closing", "values": {"confirmed": True}})
+    service.call(
+        alice, "form_fill", "f1", {"form": "closing", "values": {"confirmed": True}, "submit": True}
+    )
     service.call(alice, "form_start", "s2", {"form": "closing", "values": {"amount": 200_000}})
     service.call(alice, "form_start", "s3", {"form": "closing", "values": {"amount": 5}})
     service.call(
@@ -813,7 +815,7 @@ def test_on_close_runs_once_for_every_way_of_closing() -> None:
     )
     # THEN on_close ran once for each, under occurrence 1, seeing why it closed
     assert seen == [
-        ("completed", "complete", "fi_1:form.closed:1"),
+        ("completed", "submitted", "fi_1:form.closed:1"),
         ("terminated", "over the limit", "fi_2:form.closed:1"),
         ("abandoned", "no", "fi_3:form.closed:1"),
     ]

@@ -448,3 +448,15 @@ def test_a_failing_migration_leaves_the_instance_as_it_was_with_a_clear_error(
     assert any(line.startswith("[form: cats]") for line in lines)
     # AND the rest of the conversation keeps working
     assert world.call(broken, "form_fill", form="cats", values={"name": "Tim"})["ok"]
+
+
+@pytest.mark.parametrize("spelling", ["travel_claim", "Travel-Claim", "travelClaim"])
+def test_a_started_form_is_found_by_a_spelling_of_its_id_when_written(spelling: str) -> None:
+    # GIVEN a travel claim started under its kebab-case id
+    world = World()
+    service = world.deploy(travel_claim)
+    assert world.call(service, "form_start", form="travel-claim")["ok"]
+    # WHEN the model writes to it naming the form in another spelling
+    result = world.call(service, "form_fill", form=spelling, values={"full_name": "Ana Ferreira"})
+    # THEN the write lands on the started instance
+    assert result["ok"] and result["summary"].startswith("Saved 1 (full_name)"), result

@@ -148,7 +148,7 @@ def test_tool_surface_is_six_tools_with_the_documented_required_arguments() -> N
         "form_list": [],
         "form_start": ["form"],
         "form_read": ["form"],
-        "form_fill": ["form", "values"],
+        "form_fill": ["form"],
         "form_revise": ["form", "field", "action"],
         "form_abandon": ["form", "reason"],
     }
@@ -484,8 +484,10 @@ def test_unknown_field_ids_get_did_you_mean() -> None:
     assert result["unknown"] == [
         {"sent": "nmae", "did_you_mean": ["name"]},
         {"sent": "agee", "did_you_mean": ["age"]},
-        {"sent": "zz"},
+        # nothing close: the ids still to ask, open step first, so it can pick the one it meant
+        {"sent": "zz", "still_to_ask": ["name", "age", "member", "notes", "tags"]},
     ]
+    assert "hint" not in result  # the list is whole: no need to read the outline
 
 
 def test_unknown_field_in_revise_gets_did_you_mean() -> None:
@@ -619,7 +621,7 @@ def _terminated(h: Harness) -> str:
 
 def _completed(h: Harness) -> str:
     instance = h.start(name="Ann", age=30)
-    result = h.ok("form_fill", form="signup", values={"member": False})
+    result = h.ok("form_fill", form="signup", values={"member": False}, submit=True)
     assert result["closed"] == "completed"
     return instance
 
@@ -705,3 +707,25 @@ def test_nothing_in_call_raises_for_hostile_input() -> None:
         result = h.call(tool, payload)
         assert result["ok"] is False, (tool, result)
         assert isinstance(result.get("error") or result.get("summary"), str)
+
+
+def test_fields_named_like_step_settings_are_filled_and_read_like_any_other() -> None:
+    # GIVEN a form whose fields are called title and when, the second gated on the first
+    from forms.definition import FormDef, Step, field
+
+    class Event(Step, title="Event", preview="what and when"):
+        title: str = field("Title of the event")
+        when: str | None = field("When it happens", when=lambda v: v.title is not None)
+
+    definition = FormDef(id="event", version=1, title="Event", steps=[Event])
+    service = FormService(FormRegistry([definition]), InMemoryFormStore())
+    caller = Caller("alice", "c")
+    service.call(caller, "form_start", "s", {"form": "event"})
+    # WHEN both are filled
+    result = service.call(
+        caller, "form_fill", "f", {"form": "event", "values": {"title": "Launch", "when": "May"}}
+    )
+    # THEN both are saved, and the step keeps its own title
+    assert result["summary"].startswith("Saved 2 (title, when)"), result
+    read = service.call(caller, "form_read", "r", {"form": "event", "part": "outline"})
+    assert read["steps"][0]["title"] == "Event"

@@ -251,7 +251,7 @@ def test_closed_forms_have_no_status_line() -> None:
     abandoned = h.start()
     h.call("form_abandon", form="errand", reason="user changed their mind")
     completed = h.start(name="Ann", has_car=False)
-    result = h.fill(confirm=True)
+    result = h.call("form_fill", form="errand", values={"confirm": True}, submit=True)
     # THEN neither has a line, anywhere
     assert result["closed"] == "completed"
     assert "status" not in result
@@ -322,6 +322,52 @@ def test_outline_marks_steps_and_fields_that_do_not_apply() -> None:
     ]
     wrap = {f["id"]: f["status"] for f in outline["steps"][2]["fields"]}
     assert wrap == {"notes": "optional", "recheck": "optional", "confirm": "pending"}
+
+
+def test_outline_gives_each_step_its_preview_and_required_progress() -> None:
+    # GIVEN an errand with the name answered and nothing said about a car
+    h = Harness()
+    h.start(name="Ann")
+    outline = h.call("form_read", form="errand", part="outline")
+    # THEN each step that applies says what it collects and how many of its required
+    # fields are answered; the gated Car step keeps its text but has no progress
+    summary = [
+        (s["step"], s.get("preview"), s["state"], s.get("progress")) for s in outline["steps"]
+    ]
+    assert summary == [
+        ("who", "who you are", "open", "1/2 required"),
+        ("car", "the car", "does not apply with the current answers", None),
+        ("wrap_up", "anything else", "open", "0/1 required"),
+    ]
+    # AND the keys come in reading order: what the step is, where it stands, then its rows
+    assert list(outline["steps"][0]) == ["step", "title", "preview", "state", "progress", "fields"]
+    # WHEN the car is confirmed and its plate given
+    h.fill(has_car=True, plate="AB-12")
+    outline = h.call("form_read", form="errand", part="outline")
+    # THEN Car counts only its required field (Passengers is optional)
+    assert [s.get("progress") for s in outline["steps"]] == [
+        "2/2 required",
+        "1/1 required",
+        "0/1 required",
+    ]
+
+
+def test_outline_progress_counts_only_required_fields_that_apply() -> None:
+    # GIVEN a travel claim whose Travel step has a flight number for air, a distance for car
+    h = Harness()
+    h.start("travel-claim", mode="air")
+
+    def travel() -> dict[str, Any]:
+        outline = h.call("form_read", form="travel-claim", part="outline")
+        step: dict[str, Any] = outline["steps"][2]
+        return step
+
+    # THEN by air: mode, flight number and total are required, and mode is answered
+    assert travel()["progress"] == "1/3 required"
+    # WHEN the mode becomes rail / THEN the flight number drops out of the count
+    h.call("form_fill", form="travel-claim", values={"mode": "rail", "total": 80})
+    assert travel()["progress"] == "2/2 required"
+    assert travel()["state"] == "complete"
 
 
 def test_outline_shows_held_answers_with_their_values() -> None:
