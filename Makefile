@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help venv dev worker demo test lint format typecheck check bench validate sam-build clean
+.PHONY: help venv dev worker demo test lint format typecheck check bench validate sam-build lock clean
 
 help:
 	@echo "make dev        the local stack: API on 127.0.0.1:3000, DynamoDB on :8000, Temporal on"
@@ -21,27 +21,33 @@ help:
 	@echo "                and the engine and backend timings, written to bench/results/ (report.md,"
 	@echo "                engine.md, perf.md; the backend bench starts its own local stack: ~1 min)"
 	@echo "make validate   sam validate --lint on template.yaml"
-	@echo "make sam-build  sam build (Lambda artifacts under .aws-sam/)"
+	@echo "make sam-build  sam build (Lambda artifacts under .aws-sam/); your own forms:"
+	@echo "                make sam-build FORMS_SOURCE=my_forms FORMS=my_forms:FORMS (docs/deploy.md)"
+	@echo "make lock       re-pin the Lambda artifact's packages (infra/lambda-requirements.txt)"
 
-$(STAMP): pyproject.toml
+# The Lambda artifact's exact versions (make lock); the development environment is installed
+# under them, so the tests run what ships.
+LOCK := infra/lambda-requirements.txt
+
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[dev]" --constraint $(LOCK)
 	@touch $(STAMP)
 
 venv: $(STAMP)
 
-# ARGS: options of python -m infra.local for make dev (--json-logs, --port, --no-temporal...).
+# ARGS: options of formwork dev (python -m infra.local) for make dev (--json-logs, --port...).
 ARGS ?=
 
 dev: $(STAMP)
-	$(BIN)/python -m infra.local $(ARGS)
+	$(BIN)/formwork dev $(ARGS)
 
 worker: $(STAMP)
 	$(BIN)/python -m workflows.worker
 
 demo: $(STAMP)
-	$(BIN)/python -m forms.examples.demo
+	$(BIN)/formwork demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
@@ -78,17 +84,36 @@ $(SAM):
 validate: $(SAM)
 	SAM_CLI_TELEMETRY=0 $(SAM) validate --lint --template-file template.yaml
 
-sam-build: $(SAM)
+# Your own forms in the artifact (docs/deploy.md): FORMS_SOURCE names the package folders or
+# module files to ship beside forms/ (paths; several separated by spaces), FORMS_REQUIREMENTS
+# an optional requirements file of what they import beyond the engine, and FORMS the
+# module:attribute to check before building (deploy with the same value as Forms=...).
+FORMS_SOURCE ?=
+FORMS_REQUIREMENTS ?=
+FORMS ?=
+export FORMS_SOURCE FORMS_REQUIREMENTS
+empty :=
+space := $(empty) $(empty)
+
+sam-build: $(SAM) $(if $(FORMS),$(STAMP))
+	$(if $(FORMS),PYTHONPATH="$(subst $(space),:,$(abspath $(dir $(FORMS_SOURCE:%/=%)) .))" \
+		$(BIN)/formwork check $(FORMS))
 	SAM_CLI_TELEMETRY=0 $(SAM) build --config-file infra/samconfig.toml --template-file template.yaml
 
-# Called by `sam build` (BuildMethod: makefile) with ARTIFACTS_DIR set: the function's code and
-# its run-time requirements, built for the function's platform (Python 3.11 on arm64).
+# Called by `sam build` (BuildMethod: makefile) with ARTIFACTS_DIR set: the function's code, the
+# forms of FORMS_SOURCE and the locked run-time requirements, built for the function's platform
+# (Python 3.11 on arm64).
 LAMBDA_PLATFORM := --platform manylinux2014_aarch64 --implementation cp --python-version 3.11 --only-binary=:all:
 build-ToolsFunction build-RelayFunction build-SweeperFunction:
 	python3 -m pip install --quiet --target "$(ARTIFACTS_DIR)" $(LAMBDA_PLATFORM) \
-		-r infra/lambda-requirements.txt
-	cp -r forms functions workflows "$(ARTIFACTS_DIR)/"
+		-r $(LOCK) $(if $(FORMS_REQUIREMENTS),-r "$(FORMS_REQUIREMENTS)")
+	cp -r forms formwork functions workflows $(FORMS_SOURCE) "$(ARTIFACTS_DIR)/"
 	find "$(ARTIFACTS_DIR)" -name __pycache__ -type d -prune -exec rm -rf {} +
+
+# Re-resolve the Lambda artifact's packages (newest versions the ranges in pyproject.toml allow)
+# and pin them; make venv then installs the development environment under the new pins.
+lock: $(STAMP)
+	$(BIN)/python -m infra.lock
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -7,7 +7,7 @@ it. ``FormService`` is the composition root that wires it to a store and a dispa
 
 from forms.compiled import CompiledForm
 from forms.compiler import compile_form
-from forms.definition import Checkpoint, FormDef, Migration, Step, field
+from forms.definition import Approval, Checkpoint, FormDef, Migration, Step, field
 from forms.effects import Complete, Effect, Fail, Jump, Patch, Terminate
 from forms.engine import Evaluation, evaluate, transition
 from forms.errors import (
@@ -35,6 +35,7 @@ from forms.tools import TOOLS, ToolSpec
 
 __all__ = [
     "TOOLS",
+    "Approval",
     "Caller",
     "Checkpoint",
     "Commit",

@@ -30,6 +30,8 @@ from forms.compiled import CompiledForm
 from forms.engine import APPROVAL_CALL_PREFIX, WITHDRAWN_ON_CLOSE, Transition, transition
 from forms.errors import FormClosed, NotFound, UnknownApproval
 from forms.instance import FieldChange, FormInstance, OutboxEntry, Revision
+from forms.keys import parse_key
+from forms.outbox import due_approvals
 
 if TYPE_CHECKING:
     from forms.service import FormService
@@ -79,12 +81,7 @@ def expire_due(service: FormService, instance_id: str) -> list[Decided]:
         instance = service.store.get(instance_id)
     except NotFound:
         return []
-    now = service.clock()
-    due = [
-        e.key
-        for e in instance.state.outbox.values()
-        if e.kind == "approval" and e.status == "pending" and e.deadline and e.deadline <= now
-    ]
+    due = [e.key for e in due_approvals(instance.state.outbox, service.clock())]
     return [d for d in (expire(service, key) for key in due) if d is not None]
 
 
@@ -102,8 +99,11 @@ def _settle(
     *,
     approver: Approver | None,
 ) -> Decided:
-    instance_id = approval_id.split(":", 1)[0]
     unknown = _unknown(approval_id)
+    try:
+        instance_id = parse_key(approval_id).instance_id
+    except ValueError:
+        raise unknown from None
     try:
         instance = service.store.get(instance_id)
     except NotFound:

@@ -57,6 +57,7 @@ from forms.instance import (
     applied_unshared,
     replace_instance,
 )
+from forms.keys import idempotency_key, occurrence_of
 from forms.schema import Accepted
 from forms.state import FormState, Values
 
@@ -480,8 +481,7 @@ def decision_occurrence(revision: Revision | None) -> int | None:
         return None
     if not revision.tool_call_id.startswith(APPROVAL_CALL_PREFIX):
         return None
-    tail = revision.tool_call_id.rsplit(":", 1)[-1]
-    return int(tail) if tail.isdigit() else None
+    return occurrence_of(revision.tool_call_id)
 
 
 APPROVAL_CALL_PREFIX = "approval:"
@@ -532,10 +532,6 @@ def _stale_decisions(
             append=(retraction,), cursor=len(history.revisions)
         )
     return changes
-
-
-def idempotency_key(instance_id: str, hook_id: str, occurrence: int) -> str:
-    return f"{instance_id}:{hook_id}:{occurrence}"
 
 
 @dataclass(frozen=True, slots=True)

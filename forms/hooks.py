@@ -23,6 +23,7 @@ from forms.effects import Effect
 from forms.engine import PredicateError, Transition, evaluate, transition
 from forms.errors import InvalidFormDefinition, NotFound, TooManyConflicts
 from forms.instance import FormInstance, OutboxEntry
+from forms.keys import parse_key
 from forms.operations import EffectError, as_effects, plan_effects
 from forms.state import HookContext
 
@@ -61,7 +62,7 @@ def run_hook(
     entry = instance.state.outbox.get(key)
     if entry is None or entry.status != "pending" or entry.kind == "approval":
         return ()  # approvals wait for a decision (forms.approvals), they run no code
-    form, instance = service._current(instance)
+    form, instance = service.current(instance)
     hook = form.hook(entry.hook_id)
     if hook is None or hook.executor is None:
         return _record(service, instance, key, None, "hook no longer exists in the definition")
@@ -247,7 +248,7 @@ class InProcessDispatcher:
 
 
 def _instance_of(key: str) -> str:
-    return key.split(":", 1)[0]
+    return parse_key(key).instance_id
 
 
 def _still_pending(runner: HookRunner, instance_id: str, key: str) -> bool:

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from forms.errors import ConflictError
+from forms.keys import parse_key
 
 RevisionKind = Literal["value", "retraction", "decline"]
 Source = Literal["agent", "executor", "approver", "webhook", "memory", "migration", "operator"]
@@ -142,7 +143,7 @@ class Rejection(_Frozen):
     @property
     def occurrence(self) -> int:
         """The crossing that produced it: the last segment of its idempotency key."""
-        return int(self.key.rsplit(":", 1)[1])
+        return parse_key(self.key).occurrence
 
 
 class CallRecord(_Frozen):

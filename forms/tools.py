@@ -7,10 +7,13 @@ one ``action`` enum. Descriptions say what not to do as plainly as what to do; t
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+
+from forms.errors import BadRequest
 
 FormId = Annotated[
     str,
@@ -185,3 +188,16 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
     result: dict[str, Any] = walk(schema)
     return result
+
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
+
+
+def check_id(value: str, what: str) -> str:
+    """Reject ids that are empty, too long or carry characters outside a safe set."""
+    if not isinstance(value, str) or not _ID.fullmatch(value):
+        raise BadRequest(
+            f"{what} must be 1-128 characters of letters, digits and . _ : @ -",
+            f"send a plain {what}",
+        )
+    return value

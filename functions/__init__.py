@@ -1,6 +1,6 @@
 """The HTTP tool API: AWS Lambda handlers (aws-lambda-powertools) over ``forms.FormService``.
 
 ``functions.api.lambda_handler`` is the Lambda entry point (API Gateway HTTP API, payload v2);
-``functions.bootstrap`` is the composition root; ``functions.local.invoke`` calls the handler
+``formwork.bootstrap`` is the composition root; ``functions.local.invoke`` calls the handler
 outside Lambda (tests, the local gateway).
 """

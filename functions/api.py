@@ -16,7 +16,7 @@ Routes (``docs/http-api.md`` has the full contract):
 
 A request goes through ``functions.http.precheck`` (principal, content type, size, JSON), then
 Powertools routes it and validates it against ``functions.models``, then a handler calls
-``FormService`` through ``functions.bootstrap`` and returns what it says. Handlers hold no
+``FormService`` through ``formwork.bootstrap`` and returns what it says. Handlers hold no
 business rules. Every refusal is JSON ``{"error", "message"}``; a 500 means a bug.
 
 The OpenAPI document lists, for every route, exactly the statuses it can answer, each with its
@@ -55,9 +55,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from forms.approvals import Approver
 from forms.errors import BadRequest
 from forms.formats import FORMATS, Format, tool_definitions
-from forms.service import Caller, check_id
-from forms.tools import TOOLS_BY_NAME
-from functions import bootstrap, webhooks
+from forms.service import Caller
+from forms.tools import TOOLS_BY_NAME, check_id
+from formwork import bootstrap
+from functions import webhooks
 from functions.auth import Unauthenticated, _claims, principal_from_event
 from functions.http import (
     JSON_HEADERS,

@@ -33,8 +33,8 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any, NoReturn
 
+from formwork.config import ConfigError, Settings
 from functions.auth import Unauthenticated, principal_from_event
-from functions.config import ConfigError, Settings
 
 MAX_JSON_DEPTH = 32
 """Deepest nesting of arrays and objects a request body may have (tool inputs are shallow)."""

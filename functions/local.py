@@ -2,7 +2,7 @@
 
 ``invoke(event)`` runs ``functions.api.lambda_handler`` with a ``LocalContext`` standing in
 for the Lambda context object (Powertools' Logger reads its attributes). Inject a service or
-settings with ``functions.bootstrap.use_service`` / ``install`` first.
+settings with ``formwork.bootstrap.use_service`` / ``install`` first.
 """
 
 from __future__ import annotations

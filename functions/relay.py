@@ -50,12 +50,12 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 
 from forms.errors import NotFound
 from forms.instance import InstanceState, OutboxEntry
-from functions import bootstrap
-from functions.dispatch import due_approval_runs, due_approvals, due_entries
+from forms.outbox import due_approval_runs, due_approvals, due_entries
+from formwork import bootstrap
 
 if TYPE_CHECKING:
     from forms.service import FormService, HookRunner
-    from functions.config import Settings
+    from formwork.config import Settings
 
 SERVICE = os.getenv("POWERTOOLS_SERVICE_NAME") or "formwork"
 logger = Logger(service=SERVICE)

@@ -2,7 +2,7 @@
 
 Inbound. An external system (a CRM, say) starts a form session for one of its users. The route
 sits outside the JWT authorizer; the request proves itself with an HMAC signature instead
-(``forms.webhooks`` has the scheme). In order, cheapest first, nothing stored until the end:
+(``formwork.webhooks`` has the scheme). In order, cheapest first, nothing stored until the end:
 
 1. before routing (``precheck``): content type JSON (415), body within the size limit (413);
 2. the source is configured (``FORMWORK_WEBHOOK_SOURCES``; any other is refused like a bad
@@ -21,9 +21,10 @@ sits outside the JWT authorizer; the request proves itself with an HMAC signatur
    tool-call id ``webhook:{source}:{delivery}``, so seed values are revisions by ``webhook``
    and a re-run replays rather than starting a second session. 201 with the instance.
 
-Secrets: ``FORMWORK_WEBHOOK_SECRETS`` when set (local, dev), else Secrets Manager secret
-``<prefix><source>``, read through Powertools' ``SecretsProvider`` on first use and kept per
-container for five minutes.
+The parts come from ``formwork.bootstrap``: the webhook settings, the delivery log (DynamoDB on
+the forms table, or memory), the inbound and outbound secret sources
+(``formwork.webhooks.secrets``: ``FORMWORK_WEBHOOK_SECRETS`` when set, else Secrets Manager
+``<prefix><source>``) and the clock; tests inject them with ``bootstrap.use_webhooks``.
 
 Outbound. ``deliver`` POSTs a ``FormEvent`` signed the same way and raises ``DeliveryFailed``
 on anything but a 2xx, so whoever calls it (an executor run by a Temporal activity) retries.
@@ -37,13 +38,11 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
-import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -51,25 +50,25 @@ from pydantic import ValidationError
 
 from forms.errors import ToolError
 from forms.service import Caller
-from forms.webhooks import (
+from formwork import bootstrap
+from formwork.config import Settings
+from formwork.webhooks import (
     DELIVERY_HEADER,
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
     Claimed,
-    DeliveryConflict,
     DeliveryLog,
     DeliveryRecord,
     FormEvent,
-    InMemoryDeliveryLog,
     InProgress,
     NotAllowed,
     Replay,
     Reused,
+    SecretsUnavailable,
     SignatureRefused,
     WebhookStart,
     bind_signature,
     check_delivery,
-    check_secret,
     check_source,
     claim_delivery,
     delivery_headers,
@@ -80,8 +79,6 @@ from forms.webhooks import (
     tool_call_id,
     verify,
 )
-from functions import bootstrap
-from functions.config import Settings, WebhookSettings
 from functions.http import (
     ApiError,
     _body_text,
@@ -99,343 +96,6 @@ _log = logging.getLogger("formwork.webhooks")
 
 WEBHOOK_AUTH_SCHEME = "Formwork-HMAC-SHA256"
 USER_AGENT = "formwork-webhooks/1"
-SECRET_MAX_AGE = 300
-"""Seconds a secret fetched from Secrets Manager is used before it is fetched again (so a
-rotation reaches every warm container within five minutes)."""
-
-
-# ---------------------------------------------------------------------------- secrets
-
-
-class SecretsUnavailable(Exception):
-    """The secret store could not be read (answered with 503: the sender retries later)."""
-
-
-class SecretSource(Protocol):
-    def keys_for(self, source: str) -> tuple[str, ...]:
-        """The secrets ``source`` may sign with, newest first; empty: an unknown source."""
-        ...
-
-
-class StaticSecrets:
-    """Secrets from configuration (``FORMWORK_WEBHOOK_SECRETS``)."""
-
-    def __init__(self, secrets: Mapping[str, tuple[str, ...]]) -> None:
-        self._secrets = dict(secrets)
-
-    def keys_for(self, source: str) -> tuple[str, ...]:
-        return self._secrets.get(source, ())
-
-    def __repr__(self) -> str:
-        return f"StaticSecrets(sources={sorted(self._secrets)!r})"
-
-
-def parse_secret_value(text: str) -> tuple[str, ...]:
-    """A Secrets Manager ``SecretString``: the secret itself, or a JSON array of secrets
-    (newest first) while rotating. Surrounding whitespace is ignored."""
-    stripped = text.strip()
-    if stripped.startswith("["):
-        try:
-            loaded = json.loads(stripped)
-        except ValueError:
-            loaded = None
-        if isinstance(loaded, list) and all(isinstance(k, str) for k in loaded):
-            return tuple(k.strip() for k in loaded if k.strip())
-    return (stripped,) if stripped else ()
-
-
-class SecretsManagerSecrets:
-    """Secrets from AWS Secrets Manager (``<prefix><name>``), cached per container.
-
-    Reads go through Powertools' ``SecretsProvider``, which keeps each value for ``max_age``
-    seconds. Only configured names are ever asked for (an unknown inbound source is refused
-    before this), so the number of secrets read is bounded by the configuration. A missing
-    secret means no keys (and is logged: the configuration names a secret nobody stored);
-    any other failure is ``SecretsUnavailable``.
-    """
-
-    def __init__(
-        self, client: Any, prefix: str, *, max_age: int = SECRET_MAX_AGE, what: str = "webhook"
-    ) -> None:
-        from aws_lambda_powertools.utilities.parameters import SecretsProvider
-
-        self._provider = SecretsProvider(boto3_client=client)
-        self._prefix = prefix
-        self._max_age = max_age
-        self._what = what
-
-    def keys_for(self, source: str) -> tuple[str, ...]:
-        from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
-
-        name = self._prefix + source
-        try:
-            value = self._provider.get(name, max_age=self._max_age)
-        except GetParameterError as exc:
-            code = _aws_error_code(exc)
-            if code == "ResourceNotFoundException":
-                _log.error("%s secret %s does not exist", self._what, name)
-                return ()
-            _log.error("reading %s secret %s failed: %s", self._what, name, code)
-            raise SecretsUnavailable(f"the secret store could not be read ({code})") from None
-        text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value or "")
-        keys = parse_secret_value(text)
-        if not keys or not all(check_secret(k) for k in keys):
-            _log.error("%s secret %s is empty or shorter than allowed", self._what, name)
-            raise SecretsUnavailable(f"the {self._what} secret {source!r} is misconfigured")
-        return keys
-
-
-def _aws_error_code(exc: BaseException) -> str:
-    """The AWS error code behind a Powertools ``GetParameterError`` (or the error's type)."""
-    from botocore.exceptions import ClientError
-
-    cause = exc.__cause__ or exc.__context__
-    if isinstance(cause, ClientError):
-        return str(cause.response.get("Error", {}).get("Code", "") or "ClientError")
-    return type(cause).__name__ if cause is not None else type(exc).__name__
-
-
-def build_secrets_client(settings: Settings) -> Any:
-    """A boto3 Secrets Manager client (``AWS_ENDPOINT_URL_SECRETS_MANAGER`` points it at a
-    local endpoint, as boto3 reads that itself)."""
-    import boto3
-    from botocore.config import Config
-
-    config = Config(
-        retries={"mode": "standard", "max_attempts": 2}, connect_timeout=2, read_timeout=3
-    )
-    return boto3.client("secretsmanager", region_name=settings.region, config=config)
-
-
-# ---------------------------------------------------------------------------- DynamoDB log
-
-
-def delivery_key(source: str, delivery: str) -> str:
-    return f"W#{source}#{delivery}"
-
-
-def signature_key(source: str, signed: str) -> str:
-    return f"W#{source}#S#{signed}"
-
-
-DELIVERY_SK = "DELIVERY"
-SIGNATURE_SK = "SIGNATURE"
-
-
-class DynamoDBDeliveryLog(DeliveryLog):
-    """The delivery log on the forms table, through an injected boto3 client.
-
-    One item per delivery (``pk = "W#<source>#<delivery>"``, ``sk = "DELIVERY"``: the record
-    as JSON, a ``version`` for compare-and-set) and one per signed request
-    (``pk = "W#<source>#S#<sha256>"``, ``sk = "SIGNATURE"``). Both carry ``expires_at``
-    (unix seconds), the table's TTL attribute; reads do not trust TTL deletion to be prompt
-    (DynamoDB deletes expired items within days), the rules compare ``expires_at`` themselves.
-    Delivery ids contain no ``#``, so the two kinds of key cannot collide.
-    """
-
-    def __init__(self, client: Any, table: str) -> None:
-        self._client = client
-        self._table = table
-
-    def get(self, source: str, delivery: str) -> DeliveryRecord | None:
-        response = self._client.get_item(
-            TableName=self._table,
-            Key=_key(delivery_key(source, delivery), DELIVERY_SK),
-            ConsistentRead=True,
-        )
-        item = response.get("Item")
-        return _record(item) if item else None
-
-    def put(self, record: DeliveryRecord, expected_version: int | None) -> None:
-        item = {
-            **_key(delivery_key(record.source, record.delivery), DELIVERY_SK),
-            "record": {"S": record.model_dump_json()},
-            "version": {"N": str(record.version)},
-            "expires_at": {"N": str(int(record.expires_at.timestamp()))},
-        }
-        request: dict[str, Any] = {
-            "TableName": self._table,
-            "Item": item,
-            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-        }
-        if expected_version is None:
-            request["ConditionExpression"] = "attribute_not_exists(pk)"
-        else:
-            request["ConditionExpression"] = "#version = :expected"
-            request["ExpressionAttributeNames"] = {"#version": "version"}
-            request["ExpressionAttributeValues"] = {":expected": {"N": str(expected_version)}}
-        try:
-            self._client.put_item(**request)
-        except self._client.exceptions.ConditionalCheckFailedException as exc:
-            old = exc.response.get("Item")
-            current = _record(old) if old else self.get(record.source, record.delivery)
-            raise DeliveryConflict(current) from None
-
-    def bind(
-        self, source: str, signed: str, delivery: str, *, expires_at: datetime, now: datetime
-    ) -> str:
-        try:
-            self._client.put_item(
-                TableName=self._table,
-                Item={
-                    **_key(signature_key(source, signed), SIGNATURE_SK),
-                    "delivery": {"S": delivery},
-                    "expires_at": {"N": str(int(expires_at.timestamp()))},
-                },
-                ConditionExpression="attribute_not_exists(pk) OR #delivery = :delivery "
-                "OR #expires < :now",
-                ExpressionAttributeNames={"#delivery": "delivery", "#expires": "expires_at"},
-                ExpressionAttributeValues={
-                    ":delivery": {"S": delivery},
-                    ":now": {"N": str(int(now.timestamp()))},
-                },
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
-        except self._client.exceptions.ConditionalCheckFailedException as exc:
-            old = exc.response.get("Item") or {}
-            return str(old.get("delivery", {}).get("S", ""))
-        return delivery
-
-
-def _key(pk: str, sk: str) -> dict[str, Any]:
-    return {"pk": {"S": pk}, "sk": {"S": sk}}
-
-
-def _record(item: Mapping[str, Any]) -> DeliveryRecord:
-    return DeliveryRecord.model_validate_json(item["record"]["S"])
-
-
-# ---------------------------------------------------------------------------- the container
-
-
-class _Webhooks:
-    """What one warm container keeps for webhooks (beside ``functions.bootstrap``'s)."""
-
-    def __init__(self) -> None:
-        self.lock = threading.RLock()
-        self.settings: WebhookSettings | None = None
-        self.log: DeliveryLog | None = None
-        self.injected_secrets: SecretSource | None = None
-        self.injected_notify: SecretSource | None = None
-        self.secrets_manager: SecretSource | None = None
-        self.notify_manager: SecretSource | None = None
-        self.clock: Callable[[], float] | None = None
-
-
-_container = _Webhooks()
-
-
-def webhook_settings() -> WebhookSettings:
-    with _container.lock:
-        if _container.settings is None:
-            _container.settings = WebhookSettings.from_env()
-        return _container.settings
-
-
-def delivery_log() -> DeliveryLog:
-    """Injected, else DynamoDB on ``TABLE_NAME`` when set, else this process's memory."""
-    with _container.lock:
-        if _container.log is None:
-            settings = bootstrap.settings()
-            if settings.table_name is not None:
-                client = bootstrap.build_dynamodb_client(settings)
-                _container.log = DynamoDBDeliveryLog(client, settings.table_name)
-            else:
-                _container.log = InMemoryDeliveryLog()
-        return _container.log
-
-
-def inbound_secrets() -> SecretSource:
-    """The secrets inbound sources sign with: injected, else ``FORMWORK_WEBHOOK_SECRETS``,
-    else Secrets Manager under the inbound prefix (one client per container)."""
-    configured = webhook_settings()
-    with _container.lock:
-        if _container.injected_secrets is not None:
-            return _container.injected_secrets
-        if configured.secrets is not None:
-            return StaticSecrets(dict(configured.secrets))
-        if _container.secrets_manager is None:
-            client = build_secrets_client(bootstrap.settings())
-            _container.secrets_manager = SecretsManagerSecrets(
-                client, configured.secret_prefix, what="webhook"
-            )
-        return _container.secrets_manager
-
-
-def outbound_secrets() -> SecretSource:
-    """The secrets notifications are signed with: injected, else ``FORMWORK_NOTIFY_SECRETS``,
-    else Secrets Manager under the notify prefix. Never the inbound ones."""
-    configured = webhook_settings()
-    with _container.lock:
-        if _container.injected_notify is not None:
-            return _container.injected_notify
-        if configured.notify_secrets is not None:
-            return StaticSecrets(dict(configured.notify_secrets))
-        if _container.notify_manager is None:
-            client = build_secrets_client(bootstrap.settings())
-            _container.notify_manager = SecretsManagerSecrets(
-                client, configured.notify_prefix, what="notify"
-            )
-        return _container.notify_manager
-
-
-def now() -> float:
-    """Unix seconds (the injected clock in tests)."""
-    clock = _container.clock
-    return clock() if clock is not None else time.time()
-
-
-@contextmanager
-def use_webhooks(
-    *,
-    settings: WebhookSettings | None = None,
-    log: DeliveryLog | None = None,
-    secrets: SecretSource | None = None,
-    notify_secrets: SecretSource | None = None,
-    clock: Callable[[], float] | None = None,
-) -> Iterator[None]:
-    """Serve webhooks with these parts inside the block (tests); restore after.
-
-    ``settings`` defaults to ``WebhookSettings()`` (no configured sources), ``log`` to a fresh
-    in-memory log; ``secrets`` and ``notify_secrets`` stand in for the inbound and outbound
-    secret stores the settings would give.
-    """
-    with _container.lock:
-        previous = (
-            _container.settings,
-            _container.log,
-            _container.injected_secrets,
-            _container.injected_notify,
-            _container.clock,
-        )
-        _container.settings = settings if settings is not None else WebhookSettings()
-        _container.log = log if log is not None else InMemoryDeliveryLog()
-        _container.injected_secrets = secrets
-        _container.injected_notify = notify_secrets
-        _container.clock = clock
-    try:
-        yield
-    finally:
-        with _container.lock:
-            (
-                _container.settings,
-                _container.log,
-                _container.injected_secrets,
-                _container.injected_notify,
-                _container.clock,
-            ) = previous
-
-
-def reset() -> None:
-    """Forget everything built; the next webhook builds it from the environment."""
-    with _container.lock:
-        _container.settings = None
-        _container.log = None
-        _container.injected_secrets = None
-        _container.injected_notify = None
-        _container.secrets_manager = None
-        _container.notify_manager = None
-        _container.clock = None
 
 
 # ---------------------------------------------------------------------------- inbound
@@ -476,14 +136,14 @@ def _refused(error: SignatureRefused) -> ApiError:
 def receive(event: Mapping[str, Any], source: str) -> tuple[int, dict[str, Any], dict[str, str]]:
     """Handle one prechecked webhook event: status, JSON body and extra headers, or raise
     ``ApiError`` for a refusal."""
-    configured = webhook_settings()
+    configured = bootstrap.webhook_settings()
     body = str(event.get("body") or "").encode("utf-8")
-    moment = now()
+    moment = bootstrap.webhook_now()
     # An unconfigured source costs nothing: no secret is looked up, and the answer is the
     # one a bad signature gets (verify refuses an empty key list after checking the headers).
     limits = configured.limits(source) if check_source(source) else None
     try:
-        keys = inbound_secrets().keys_for(source) if limits is not None else ()
+        keys = bootstrap.secret_source("inbound").keys_for(source) if limits is not None else ()
     except SecretsUnavailable as exc:
         raise ApiError(503, "secrets_unavailable", str(exc), {"Retry-After": "30"}) from None
     try:
@@ -523,7 +183,7 @@ def receive(event: Mapping[str, Any], source: str) -> tuple[int, dict[str, Any],
         raise ApiError(403, exc.code, exc.message) from None
 
     at = datetime.fromtimestamp(moment, UTC)
-    log = delivery_log()
+    log = bootstrap.delivery_log()
     if not bind_signature(
         log, source, timestamp, body, delivery, now=at, tolerance=configured.tolerance
     ):
@@ -698,7 +358,7 @@ def outbound_secret(name: str) -> str:
     """The current (first) outbound secret named ``name`` (``FORMWORK_NOTIFY_SECRETS``, else
     Secrets Manager ``<notify prefix><name>``); never an inbound source's secret."""
     try:
-        keys = outbound_secrets().keys_for(name) if check_source(name) else ()
+        keys = bootstrap.secret_source("outbound").keys_for(name) if check_source(name) else ()
     except SecretsUnavailable as exc:
         raise DeliveryFailed(
             None, f"the outbound secret {name!r} could not be read: {exc}"

@@ -10,6 +10,8 @@ from datetime import timedelta
 
 from temporalio.common import RetryPolicy
 
+from forms.keys import parse_key
+
 HOOK_WORKFLOW = "HookWorkflow"
 RUN_HOOK_ACTIVITY = "run_hook_activity"
 APPROVAL_WORKFLOW = "ApprovalWorkflow"
@@ -79,10 +81,10 @@ class HookOutcome:
 
 def instance_of(key: str, hook_id: str, occurrence: int) -> str:
     """The instance id inside an idempotency key ``{instance_id}:{hook_id}:{occurrence}``."""
-    suffix = f":{hook_id}:{occurrence}"
-    if not key.endswith(suffix) or len(key) == len(suffix):
+    parts = parse_key(key)
+    if (parts.hook_id, parts.occurrence) != (hook_id, occurrence):
         raise ValueError(f"{key!r} is not a key of hook {hook_id!r} occurrence {occurrence}")
-    return key[: -len(suffix)]
+    return parts.instance_id
 
 
 APPROVAL_RETRY = RetryPolicy(

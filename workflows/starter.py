@@ -4,7 +4,7 @@ A ``HookInput`` starts a ``HookWorkflow`` (an executor entry); an ``ApprovalInpu
 ``ApprovalWorkflow`` (an approval entry, waiting for a decision or its deadline). Both use the
 outbox key as the workflow id, under the same id policies.
 
-Used by the tool-call Lambda (``functions.dispatch``), the stream relay and the sweeper
+Used by the tool-call Lambda (``workflows.dispatch``), the stream relay and the sweeper
 (``functions.relay``), and by the activity for the follow-up hooks a run fires. Every caller
 may race every other one for the same key; Temporal's id policies make that safe:
 

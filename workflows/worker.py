@@ -1,9 +1,9 @@
 """The hook worker: ``python -m workflows.worker`` (``make worker``).
 
 Connects to Temporal from the same environment variables the Lambda functions read
-(``functions.config``; the credentials from the Secrets Manager secret that
+(``formwork.config``; the credentials from the Secrets Manager secret that
 ``FORMWORK_TEMPORAL_SECRET_ID`` names, or ``TEMPORAL_API_KEY`` locally), builds its
-``FormService`` through ``functions.bootstrap`` (the same forms, the same DynamoDB table), and
+``FormService`` through ``formwork.bootstrap`` (the same forms, the same DynamoDB table), and
 serves ``HookWorkflow``, ``ApprovalWorkflow`` and their activities on ``TEMPORAL_TASK_QUEUE``
 until SIGINT or SIGTERM, then finishes the activities in hand (up to ``--grace`` seconds) and
 exits.
@@ -27,8 +27,8 @@ from pathlib import Path
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from functions import bootstrap
-from functions.config import ConfigError, Settings
+from formwork import bootstrap
+from formwork.config import ConfigError, Settings
 from workflows.activities import HookActivities
 from workflows.approvals import ApprovalWorkflow
 from workflows.client import CredentialsUnavailable, connect

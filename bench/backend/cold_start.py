@@ -117,7 +117,7 @@ def variants() -> list[Variant]:
         found.append(
             Variant(
                 "import functions.api + first service",
-                "import functions.api\nfrom functions import bootstrap\nbootstrap.service()",
+                "import functions.api\nfrom formwork import bootstrap\nbootstrap.service()",
                 True,
             )
         )

@@ -68,8 +68,8 @@ class Container:
 
     def __init__(self, endpoint: str, table_name: str) -> None:
         from forms.storage.dynamodb import DynamoDBFormStore
-        from functions.bootstrap import build_dynamodb_client, build_service
-        from functions.config import Settings
+        from formwork.bootstrap import build_dynamodb_client, build_service
+        from formwork.config import Settings
 
         self.settings = Settings(
             table_name=table_name, dynamodb_endpoint_url=endpoint, tenant_claim=TENANT_CLAIM
@@ -80,7 +80,7 @@ class Container:
         self.service = build_service(self.settings, store=self.store)
 
     def _run(self, event: dict[str, Any], what: str) -> tuple[dict[str, Any], Tally]:
-        from functions.bootstrap import use_service
+        from formwork.bootstrap import use_service
 
         self.log.take()
         with use_service(self.service, settings=self.settings):

@@ -106,7 +106,7 @@ def service_call(service: Any) -> Call:
 def handler_call(service: Any, settings: Any) -> Call:
     """``lambda_handler`` with ``service`` injected, on a fresh event per call (building the
     event and injecting the service are not timed)."""
-    from functions.bootstrap import use_service
+    from formwork.bootstrap import use_service
 
     def call(conversation: str, tool: str, call_id: str, tool_input: dict[str, Any]) -> float:
         event = tool_event(conversation, tool, call_id, tool_input)
@@ -135,8 +135,8 @@ def measure(
 ) -> list[LatencyRow]:
     """All five rows; ``*_rounds`` are conversations (four timed fills each)."""
     from forms.storage import InMemoryFormStore
-    from functions.bootstrap import build_service
-    from functions.config import Settings
+    from formwork.bootstrap import build_service
+    from formwork.config import Settings
 
     memory_settings = Settings(tenant_claim=TENANT_CLAIM)
     memory = build_service(memory_settings, store=InMemoryFormStore())

@@ -91,8 +91,9 @@ Ctrl-C stops everything.
 """
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m infra.local", description=__doc__)
+def main(argv: list[str] | None = None, *, prog: str = "python -m infra.local") -> int:
+    """The command line (``formwork dev`` calls it with its own ``prog``)."""
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument(
         "--host", default="127.0.0.1", help="loopback address (default %(default)s)"
     )

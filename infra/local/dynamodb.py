@@ -25,7 +25,10 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-TEMPLATE = ROOT / "template.yaml"
+"""The repository root in a checkout; in an installed package, the folder holding ``infra``."""
+TEMPLATE = Path(__file__).with_name("template.yaml")
+"""The SAM template: in a checkout a link to the repository's ``template.yaml``, in an
+installed package a copy of it (package data), so the local stack runs from either."""
 TABLE_RESOURCE = "FormsTable"
 
 

@@ -1,7 +1,7 @@
 """Functional tests of the Lambda handler: API Gateway events in, responses out.
 
 The handler runs as Lambda runs it (``functions.api.lambda_handler`` with a context object),
-on a ``FormService`` over ``InMemoryFormStore`` injected with ``functions.bootstrap.use_service``.
+on a ``FormService`` over ``InMemoryFormStore`` injected with ``formwork.bootstrap.use_service``.
 Events are built from the payload v2 fixtures in ``tests/events``.
 """
 
@@ -22,9 +22,9 @@ import pytest
 from forms import FormRegistry, FormService, InMemoryFormStore, InProcessDispatcher
 from forms.examples import EXAMPLES
 from forms.instance import Commit, FormInstance, NewCall
+from formwork.bootstrap import use_service
+from formwork.config import Settings
 from functions.api import lambda_handler
-from functions.bootstrap import use_service
-from functions.config import Settings
 from functions.local import LocalContext
 
 EVENTS = Path(__file__).resolve().parents[1] / "events"

@@ -22,11 +22,11 @@ from forms import FormRegistry, FormService, InMemoryFormStore
 from forms.examples import EXAMPLES
 from forms.hooks import InProcessDispatcher
 from forms.instance import OutboxEntry
+from forms.outbox import due_approval_runs, due_approvals, due_entries
+from formwork.bootstrap import use_service
+from formwork.config import ConfigError, Settings
 from functions import relay
 from functions.api import roles_from_claims
-from functions.bootstrap import use_service
-from functions.config import ConfigError, Settings
-from functions.dispatch import due_approval_runs, due_approvals, due_entries
 from functions.local import LocalContext
 from tests.functional.conftest import ALICE, SETTINGS, Api, RecordingStore
 from tests.support import TickingClock

@@ -13,8 +13,8 @@ import pytest
 
 from forms import InMemoryFormStore
 from forms.examples import EXAMPLES
-from functions import bootstrap
-from functions.config import ConfigError, Settings
+from formwork import bootstrap
+from formwork.config import ConfigError, Settings
 from functions.local import LocalContext, invoke
 from tests.functional.conftest import SETTINGS, build_event, make_service
 
@@ -199,7 +199,7 @@ def test_importing_the_handler_does_not_import_boto3() -> None:
         "import sys, json\n"
         "from functions.local import invoke\n"
         "from tests.functional.conftest import build_event\n"
-        "from functions.bootstrap import use_service\n"
+        "from formwork.bootstrap import use_service\n"
         "with use_service():\n"
         "    r = invoke(build_event('GET', '/tools'))\n"
         "print(json.dumps({'status': r['statusCode'], "

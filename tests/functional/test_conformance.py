@@ -30,10 +30,16 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from forms import FormService
-from forms.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+from formwork.bootstrap import use_service, use_webhooks
+from formwork.webhooks import (
+    DELIVERY_HEADER,
+    SIGNATURE_HEADER,
+    TIMESTAMP_HEADER,
+    SecretsUnavailable,
+    StaticSecrets,
+    sign,
+)
 from functions.api import openapi_json
-from functions.bootstrap import use_service
-from functions.webhooks import SecretsUnavailable, StaticSecrets, use_webhooks
 from tests.functional.conftest import (
     ALICE,
     BOB,

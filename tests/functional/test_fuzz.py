@@ -12,7 +12,7 @@ from hypothesis import event as note
 from hypothesis import strategies as st
 
 from forms.tools import TOOLS_BY_NAME
-from functions.bootstrap import use_service
+from formwork.bootstrap import use_service
 from tests.functional.conftest import (
     ALICE,
     BOB,

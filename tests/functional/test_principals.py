@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forms.service import check_id
+from forms.tools import check_id
+from formwork.bootstrap import use_service
+from formwork.config import Settings
 from functions.api import MAX_ROLES, roles_from_claims
-from functions.bootstrap import use_service
-from functions.config import Settings
 from functions.models import ID_PATTERN
 from tests.functional.conftest import ALICE, BOB, SETTINGS, Api, RecordingStore, make_service
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from functions.bootstrap import use_service
-from functions.config import Settings
+from formwork.bootstrap import use_service
+from formwork.config import Settings
 from functions.http import ApiError, _check_json, parse_json_body
 from tests.functional.conftest import Api, RecordingStore, build_event, load_event
 

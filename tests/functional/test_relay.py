@@ -24,13 +24,15 @@ from forms import FormDef, FormRegistry, FormService, HookContext, InMemoryFormS
 from forms import field as form_field
 from forms.hooks import InProcessDispatcher
 from forms.instance import Commit, FormInstance, OutboxEntry
+from forms.outbox import due_entries
 from forms.service import Caller, HookRunner
 from forms.storage.dynamodb import DynamoDBFormStore
-from functions import bootstrap, relay
-from functions.bootstrap import use_service
-from functions.config import ConfigError, Settings
-from functions.dispatch import TemporalConnection, TemporalDispatcher, due_entries
+from formwork import bootstrap
+from formwork.bootstrap import use_service
+from formwork.config import ConfigError, Settings
+from functions import relay
 from functions.local import LocalContext
+from workflows.dispatch import TemporalConnection, TemporalDispatcher
 from workflows.shared import HookInput, HookPolicy
 
 T0 = datetime(2025, 3, 10, 9, 0, tzinfo=UTC)

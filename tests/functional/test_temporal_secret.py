@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from temporalio.client import Client, TLSConfig
 
-from functions import dispatch
-from functions.config import ConfigError, Settings, TemporalSettings
+from formwork.config import ConfigError, Settings, TemporalSettings
 from tests.support import FakeSecretsManager
 from workflows import client as temporal_client
+from workflows import dispatch
 from workflows.client import (
     Credentials,
     CredentialsUnavailable,

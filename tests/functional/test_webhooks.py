@@ -26,29 +26,28 @@ from forms.definition import FormDef, Step, field
 from forms.examples import EXAMPLES
 from forms.service import Caller
 from forms.state import FormState, HookContext, Values
-from forms.webhooks import (
+from formwork import bootstrap
+from formwork.bootstrap import use_service, use_webhooks
+from formwork.config import ConfigError, Settings, WebhookSettings
+from formwork.webhooks import (
     DEFAULT_LEASE,
     DeliveryRecord,
+    DynamoDBDeliveryLog,
+    FormEvent,
     InMemoryDeliveryLog,
+    SecretsManagerSecrets,
+    SecretsUnavailable,
     SourceLimits,
+    StaticSecrets,
     WebhookStart,
     claim_delivery,
+    parse_secret_value,
     sign,
     sign_all,
     tool_call_id,
     verify,
 )
-from functions.bootstrap import use_service
-from functions.config import ConfigError, WebhookSettings
-from functions.webhooks import (
-    DeliveryFailed,
-    SecretsManagerSecrets,
-    SecretsUnavailable,
-    deliver,
-    notifier,
-    parse_secret_value,
-    use_webhooks,
-)
+from functions.webhooks import DeliveryFailed, deliver, notifier
 from tests.functional.conftest import (
     ALICE,
     SETTINGS,
@@ -919,8 +918,6 @@ def test_a_failing_receiver_makes_the_hook_fail_visibly_so_it_is_retried(
     ("status", "retryable"), [(500, True), (429, True), (408, True), (400, False), (301, False)]
 )
 def test_deliver_raises_on_anything_but_a_2xx(status: int, retryable: bool) -> None:
-    from forms.webhooks import FormEvent
-
     event = FormEvent(
         event="form.completed",
         delivery="fi_1:form.complete:1",
@@ -998,3 +995,87 @@ def test_records_are_json_all_the_way_down(crm: Sender, log: InMemoryDeliveryLog
     crm.post(start_body())
     (record,) = log.records()
     assert DeliveryRecord.model_validate_json(record.model_dump_json()) == record
+
+
+# ---------------------------------------------------------------------------- the parts, built
+
+
+def test_the_delivery_log_is_on_the_table_when_one_is_named() -> None:
+    assert isinstance(bootstrap.build_delivery_log(Settings()), InMemoryDeliveryLog)
+    on_table = Settings(table_name="formwork-test", dynamodb_endpoint_url="http://127.0.0.1:1")
+    assert isinstance(bootstrap.build_delivery_log(on_table), DynamoDBDeliveryLog)
+
+
+def test_each_direction_reads_its_own_secrets_and_never_the_others(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN configured secrets on both sides
+    static = [
+        bootstrap.build_secret_source(Settings(), WEBHOOKS, direction)
+        for direction in ("inbound", "outbound")
+    ]
+    # THEN each side holds only its own
+    assert [source.keys_for("crm") for source in static] == [(SECRET,), (NOTIFY_SECRET,)]
+    assert static[1].keys_for("billing") == ()
+    # GIVEN Secrets Manager instead (no configured secrets), holding both under one name
+    client = FakeSecretsManager(
+        {"formwork/webhooks/crm": SECRET, "formwork/notify/crm": NOTIFY_SECRET}
+    )
+    monkeypatch.setattr(bootstrap, "build_secrets_client", lambda settings: client)
+    managed = [
+        bootstrap.build_secret_source(Settings(), WebhookSettings(), direction)
+        for direction in ("inbound", "outbound")
+    ]
+    # THEN each side reads under its own prefix only
+    assert [source.keys_for("crm") for source in managed] == [(SECRET,), (NOTIFY_SECRET,)]
+    assert client.calls == ["formwork/webhooks/crm", "formwork/notify/crm"]
+
+
+def test_the_container_builds_each_part_on_first_use_and_reset_forgets_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN webhook settings in the environment and nothing built or installed
+    monkeypatch.setenv("FORMWORK_WEBHOOK_SECRETS", json.dumps({"crm": SECRET}))
+    monkeypatch.setenv("FORMWORK_NOTIFY_SECRETS", json.dumps({"crm": NOTIFY_SECRET}))
+    monkeypatch.delenv("TABLE_NAME", raising=False)
+    built: list[str] = []
+    real = bootstrap.build_secret_source
+
+    def counting(settings: Settings, webhooks: WebhookSettings, direction: Any) -> Any:
+        built.append(direction)
+        return real(settings, webhooks, direction)
+
+    monkeypatch.setattr(bootstrap, "build_secret_source", counting)
+    bootstrap.reset()
+    try:
+        # WHEN the inbound secrets and the log are asked for, twice each
+        inbound = bootstrap.secret_source("inbound")
+        assert bootstrap.secret_source("inbound") is inbound
+        log = bootstrap.delivery_log()
+        assert bootstrap.delivery_log() is log
+        # THEN each was built once, from the environment, and the outbound side not at all
+        assert built == ["inbound"]
+        assert inbound.keys_for("crm") == (SECRET,)
+        assert isinstance(log, InMemoryDeliveryLog)  # no TABLE_NAME
+        assert bootstrap.secret_source("outbound").keys_for("crm") == (NOTIFY_SECRET,)
+        # AND reset forgets them all
+        bootstrap.reset()
+        assert bootstrap.delivery_log() is not log
+        assert bootstrap.secret_source("inbound") is not inbound
+    finally:
+        bootstrap.reset()
+
+
+def test_use_webhooks_restores_what_was_there() -> None:
+    outer, inner = InMemoryDeliveryLog(), InMemoryDeliveryLog()
+    down = StaticSecrets({})
+    with use_webhooks(settings=WEBHOOKS, log=outer, clock=Clock(NOW)):
+        with use_webhooks(log=inner, secrets=down, clock=Clock(NOW + 9)):
+            assert bootstrap.delivery_log() is inner
+            assert bootstrap.secret_source("inbound") is down
+            assert bootstrap.webhook_settings() == WebhookSettings()
+            assert bootstrap.webhook_now() == NOW + 9
+        assert bootstrap.delivery_log() is outer
+        assert bootstrap.webhook_settings() is WEBHOOKS
+        assert bootstrap.secret_source("inbound").keys_for("crm") == (SECRET,)
+        assert bootstrap.webhook_now() == NOW

@@ -41,3 +41,18 @@ def table(dynamodb: Any) -> Iterator[str]:
     create_table(dynamodb, name)
     yield name
     dynamodb.delete_table(TableName=name)
+
+
+class Requests:
+    """The DynamoDB operations a client sends, by name, in order."""
+
+    def __init__(self, client: Any) -> None:
+        self.names: list[str] = []
+        client.meta.events.register("before-call.dynamodb.*", self._seen)
+
+    def _seen(self, event_name: str, **_: Any) -> None:
+        self.names.append(event_name.rsplit(".", 1)[1])
+
+    def take(self) -> list[str]:
+        taken, self.names = self.names, []
+        return taken

@@ -29,17 +29,18 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
+from examples import demo
 from forms import FormRegistry, FormService, HookContext, Step, field
 from forms.approvals import Approver
 from forms.definition import Approval, Checkpoint, FormDef
 from forms.effects import Terminate
-from forms.examples import EXAMPLES, demo
+from forms.examples import EXAMPLES
 from forms.instance import FormInstance, OutboxEntry
 from forms.service import Caller, HookRunner
 from forms.storage.dynamodb import DynamoDBFormStore
-from functions.dispatch import TemporalConnection
 from infra.local.gateway import dev_token
 from infra.local.stack import LocalStack
+from workflows.dispatch import TemporalConnection
 from workflows.shared import APPROVAL_WORKFLOW, ApprovalOutcome, HookOutcome
 
 FORMS_REF = "tests.integration.test_approvals_temporal:FORMS"

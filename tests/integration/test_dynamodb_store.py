@@ -34,6 +34,7 @@ from forms.storage.contract import (
     value_revision,
 )
 from forms.storage.dynamodb import DYNAMODB_ITEM_LIMIT, DynamoDBFormStore, conversation_key
+from tests.integration.conftest import Requests
 
 Item = dict[str, Any]
 
@@ -70,21 +71,6 @@ def item_bytes(item: Item) -> int:
     return sum(
         len(name.encode()) + len(next(iter(v.values())).encode()) for name, v in item.items()
     )
-
-
-class Requests:
-    """The DynamoDB operations a client sends, by name, in order."""
-
-    def __init__(self, client: Any) -> None:
-        self.names: list[str] = []
-        client.meta.events.register("before-call.dynamodb.*", self._seen)
-
-    def _seen(self, event_name: str, **_: Any) -> None:
-        self.names.append(event_name.rsplit(".", 1)[1])
-
-    def take(self) -> list[str]:
-        taken, self.names = self.names, []
-        return taken
 
 
 @pytest.fixture

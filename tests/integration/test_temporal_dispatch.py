@@ -37,10 +37,9 @@ from forms import FormDef, FormRegistry, FormService, HookContext, Patch, Step, 
 from forms.instance import FormInstance, OutboxEntry
 from forms.service import Caller, HookRunner
 from forms.storage.dynamodb import DynamoDBFormStore
+from formwork.bootstrap import use_service
+from formwork.config import Settings, TemporalSettings
 from functions import relay
-from functions.bootstrap import use_service
-from functions.config import Settings, TemporalSettings
-from functions.dispatch import TemporalConnection, TemporalDispatcher
 from functions.local import LocalContext
 from infra.local.dynamodb import LocalDynamoDB
 from infra.local.gateway import dev_token
@@ -48,6 +47,7 @@ from infra.local.stack import LocalStack
 from infra.local.streams import StreamReader
 from infra.local.temporal import LocalTemporal, LocalWorker
 from workflows.activities import HookActivities
+from workflows.dispatch import TemporalConnection, TemporalDispatcher
 from workflows.shared import RUN_HOOK_ACTIVITY, HookInput, HookOutcome, HookPolicy
 from workflows.worker import serve
 

@@ -17,7 +17,7 @@ import boto3
 import pytest
 from temporalio.client import Client
 
-from functions.config import Settings
+from formwork.config import Settings
 from infra.local.dynamodb import LocalDynamoDB
 from workflows import client as temporal_client
 from workflows.client import connect

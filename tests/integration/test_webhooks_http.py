@@ -10,9 +10,10 @@ must leave no instance, no conversation index item and no delivery item behind.
 The local gateway asks every route for a dev token (API Gateway asks none for this
 ``Authorizer: NONE`` route), so requests carry one; the handler ignores it.
 
-Also here: the DynamoDB delivery log against the same rules as the in-memory one, Secrets
-Manager through moto's endpoint, an outbound delivery to a receiver on a loopback socket, and
-the development source a plain ``make dev`` stack configures for itself.
+Also here: Secrets Manager through moto's endpoint, an outbound delivery to a receiver on a
+loopback socket, and the development source a plain ``make dev`` stack configures for itself.
+The DynamoDB delivery log passes the delivery log contract in
+``test_delivery_log_dynamodb.py``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -32,27 +33,8 @@ import boto3
 import pytest
 
 from forms.storage.dynamodb import DynamoDBFormStore
-from forms.webhooks import (
-    DEFAULT_LEASE,
-    Claimed,
-    DeliveryConflict,
-    FormEvent,
-    InProgress,
-    Replay,
-    Reused,
-    SignatureRefused,
-    bind_signature,
-    claim_delivery,
-    finish_delivery,
-    sign,
-    verify,
-)
-from functions.webhooks import (
-    DeliveryFailed,
-    DynamoDBDeliveryLog,
-    SecretsManagerSecrets,
-    deliver,
-)
+from formwork.webhooks import FormEvent, SecretsManagerSecrets, SignatureRefused, sign, verify
+from functions.webhooks import DeliveryFailed, deliver
 from infra.local.__main__ import banner
 from infra.local.dynamodb import LocalDynamoDB
 from infra.local.stack import LocalStack, local_webhooks
@@ -322,53 +304,7 @@ def test_a_plain_dev_stack_accepts_webhooks_signed_with_the_secret_its_banner_pr
         assert (status, answer["error"]) == (401, "bad_signature")
 
 
-# ---------------------------------------------------------------------------- DynamoDB log
-
-
-@pytest.fixture
-def dynamo_log(dynamodb: Any, table: str) -> DynamoDBDeliveryLog:
-    return DynamoDBDeliveryLog(dynamodb, table)
-
-
 NOW = datetime(2025, 3, 10, 9, 0, tzinfo=UTC)
-
-
-def test_the_dynamodb_log_follows_the_delivery_rules(dynamo_log: DynamoDBDeliveryLog) -> None:
-    # first claim, a concurrent one, other content, finish, replay, takeover after expiry
-    first = claim_delivery(dynamo_log, "crm", "d-1", "A", now=NOW, metadata={"k": 1})
-    assert isinstance(first, Claimed)
-    assert dynamo_log.get("crm", "d-1") == first.record
-    assert isinstance(claim_delivery(dynamo_log, "crm", "d-1", "A", now=NOW), InProgress)
-    assert isinstance(claim_delivery(dynamo_log, "crm", "d-1", "B", now=NOW), Reused)
-    finish_delivery(dynamo_log, first.record, {"instance": "fi_1"})
-    replay = claim_delivery(dynamo_log, "crm", "d-1", "A", now=NOW + timedelta(hours=1))
-    assert isinstance(replay, Replay) and replay.record.outcome == {"instance": "fi_1"}
-    other = claim_delivery(dynamo_log, "crm", "d-2", "A", now=NOW)
-    taken = claim_delivery(dynamo_log, "crm", "d-2", "A", now=NOW + DEFAULT_LEASE * 2)
-    assert isinstance(other, Claimed) and isinstance(taken, Claimed)
-    assert taken.record.version == 2
-
-
-def test_the_dynamodb_log_put_is_compare_and_set(dynamo_log: DynamoDBDeliveryLog) -> None:
-    claimed = claim_delivery(dynamo_log, "crm", "d-1", "A", now=NOW)
-    assert isinstance(claimed, Claimed)
-    with pytest.raises(DeliveryConflict) as conflict:
-        dynamo_log.put(claimed.record, None)
-    assert conflict.value.current == claimed.record
-    with pytest.raises(DeliveryConflict) as stale:
-        dynamo_log.put(claimed.record.model_copy(update={"version": 5}), 4)
-    assert stale.value.current == claimed.record
-
-
-def test_the_dynamodb_log_binds_a_signed_request_to_one_delivery(
-    dynamo_log: DynamoDBDeliveryLog,
-) -> None:
-    at = datetime.fromtimestamp(1_741_597_200, UTC)
-    assert bind_signature(dynamo_log, "crm", 1_741_597_200, b"{}", "d-1", now=at)
-    assert bind_signature(dynamo_log, "crm", 1_741_597_200, b"{}", "d-1", now=at)
-    assert not bind_signature(dynamo_log, "crm", 1_741_597_200, b"{}", "d-2", now=at)
-    later = at + timedelta(seconds=361)
-    assert bind_signature(dynamo_log, "crm", 1_741_597_200, b"{}", "d-2", now=later)
 
 
 # ---------------------------------------------------------------------------- Secrets Manager

@@ -32,10 +32,8 @@ from forms import (
     CompiledForm,
     FormDef,
     FormInstance,
-    FormRegistry,
     FormService,
     InMemoryFormStore,
-    InProcessDispatcher,
     InstanceState,
     Step,
     compile_form,
@@ -44,7 +42,7 @@ from forms import (
 from forms.engine import Evaluation, Transition, evaluate, transition
 from forms.operations import Author, plan_fill, touched_steps
 from forms.state import HookContext
-from tests.support import TickingClock
+from tests.support import TickingClock, service_for
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 CAP = 1000
@@ -217,15 +215,6 @@ def filled(form: CompiledForm, values: Mapping[str, Any]) -> FormInstance:
 # ---------------------------------------------------------------------- service harness
 
 
-class Ids:
-    def __init__(self, prefix: str = "fi_") -> None:
-        self.prefix, self.count = prefix, 0
-
-    def __call__(self) -> str:
-        self.count += 1
-        return f"{self.prefix}{self.count}"
-
-
 @dataclass
 class Harness:
     """A ``FormService`` over one ``trip`` form with an in-memory store and a fixed clock."""
@@ -293,11 +282,5 @@ def harness(
     script = script if script is not None else Script()
     definition = trip_form(script if executors else None, closes_on_complete=closes_on_complete)
     store = InMemoryFormStore()
-    service = FormService(
-        FormRegistry([definition]),
-        store,
-        InProcessDispatcher() if dispatch else None,
-        clock=TickingClock(T0),
-        new_id=Ids(),
-    )
+    service = service_for(definition, dispatch=dispatch, store=store, clock=TickingClock(T0))
     return Harness(service=service, store=store, form=compile_form(definition), script=script)

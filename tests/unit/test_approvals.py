@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from forms import Caller, FormRegistry, FormService, InMemoryFormStore, InProcessDispatcher
+from forms import Caller
 from forms.approvals import Approver, expire_due, pending_approvals
 from forms.examples.purchase_request import purchase_request
-from tests.support import TickingClock
+from tests.support import TickingClock, service_for
 
 REQUESTER = Caller("alice", "conv-1")
 FINANCE = Approver("bob", frozenset({"finance"}))
@@ -21,17 +21,9 @@ FINANCE = Approver("bob", frozenset({"finance"}))
 class Harness:
     def __init__(self) -> None:
         self.clock = TickingClock(datetime(2026, 3, 1, 9, tzinfo=UTC))
-        ids: Iterator[int] = count(1)
         calls: Iterator[int] = count(1)
         self.next_call = lambda: f"call-{next(calls)}"
-        self.service = FormService(
-            FormRegistry([purchase_request]),
-            InMemoryFormStore(),
-            InProcessDispatcher(),
-            clock=self.clock,
-            new_id=lambda: f"fi_{next(ids)}",
-            backoff=lambda attempt: None,
-        )
+        self.service = service_for(purchase_request, clock=self.clock)
 
     def call(self, tool: str, **payload: Any) -> dict[str, Any]:
         body = {"form": "purchase-request", **payload}

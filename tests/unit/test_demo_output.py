@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-from forms.examples import demo
+from examples import demo
+from infra.local import stack as stacks
+from infra.local.stack import LocalStack
 
 
 def test_the_demo_shows_a_misspelt_id_and_its_did_you_mean(
@@ -46,9 +48,6 @@ class FakeStack:
 def test_a_stack_started_for_the_run_is_announced_with_its_ports(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from infra.local import stack as stacks
-    from infra.local.stack import LocalStack
-
     events: list[str] = []
     options: list[dict[str, Any]] = []
     monkeypatch.setattr(FakeStack, "events", events, raising=False)
@@ -91,8 +90,6 @@ def test_a_stack_started_for_the_run_is_announced_with_its_ports(
 def test_a_stack_already_running_is_used_without_starting_one(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from infra.local import stack as stacks
-
     def refuse(**options: Any) -> None:
         raise AssertionError("no stack should be started")
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from examples import demo
 from forms import (
     Caller,
     FormDef,
@@ -21,7 +22,6 @@ from forms import (
 )
 from forms.examples import (
     EXAMPLES,
-    demo,
     grant_application,
     pi_intake,
     purchase_request,

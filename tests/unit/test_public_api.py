@@ -4,6 +4,7 @@ import forms
 
 EXPECTED = {
     "TOOLS",
+    "Approval",
     "Caller",
     "Checkpoint",
     "Commit",

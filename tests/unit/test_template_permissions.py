@@ -51,7 +51,7 @@ def needed_by(*paths: str) -> set[str]:
 @pytest.mark.parametrize("function", ["ToolsFunction"])
 def test_the_tools_function_may_do_everything_the_store_does(function: str) -> None:
     # GIVEN the DynamoDB calls the store and the webhook delivery log make
-    needed = needed_by("forms/storage/dynamodb.py", "functions/webhooks.py")
+    needed = needed_by("forms/storage/dynamodb.py", "formwork/webhooks/dynamodb.py")
     assert needed, "no DynamoDB calls found: the scan above is broken"
     # THEN the function's policy grants each of them
     assert needed <= dynamodb_actions(function), needed - dynamodb_actions(function)
@@ -164,7 +164,7 @@ def test_webhook_secrets_are_read_under_two_separate_prefixes() -> None:
     assert env["FORMWORK_WEBHOOK_SECRET_PREFIX"] == {"Ref": "WebhookSecretPrefix"}
     assert env["FORMWORK_NOTIFY_SECRET_PREFIX"] == {"Ref": "NotifySecretPrefix"}
     assert env["FORMWORK_WEBHOOK_SOURCES"] == {"Ref": "WebhookSources"}
-    # AND with no sources configured, no webhook is accepted (functions.config's default)
+    # AND with no sources configured, no webhook is accepted (formwork.config's default)
     assert template["Parameters"]["WebhookSources"]["Default"] == ""
 
 

@@ -20,7 +20,6 @@ from forms import (
     FormRegistry,
     FormService,
     InMemoryFormStore,
-    InProcessDispatcher,
     Step,
     field,
 )
@@ -29,7 +28,7 @@ from forms.examples.travel_claim import travel_claim
 from forms.operations import MAX_PATCH_FIELDS, MAX_VALUE_BYTES, MAX_VALUE_DEPTH
 from forms.state import HookContext
 from forms.tools import TOOLS
-from tests.support import TickingClock
+from tests.support import TickingClock, service_for
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 ALICE = Caller("alice", "conv-1")
@@ -75,16 +74,9 @@ signup = FormDef(
 
 class Harness:
     def __init__(self) -> None:
-        counter = itertools.count(1)
         self.call_ids = itertools.count(1)
         self.store = InMemoryFormStore()
-        self.service = FormService(
-            FormRegistry([travel_claim, signup]),
-            self.store,
-            InProcessDispatcher(),
-            clock=TickingClock(T0),
-            new_id=lambda: f"fi_{next(counter)}",
-        )
+        self.service = service_for(travel_claim, signup, store=self.store, clock=TickingClock(T0))
 
     def call(
         self, tool: str, payload: object, caller: Caller = ALICE, call_id: str | None = None

@@ -14,10 +14,7 @@ from forms import (
     Caller,
     Checkpoint,
     FormDef,
-    FormRegistry,
-    FormService,
     InMemoryFormStore,
-    InProcessDispatcher,
     Step,
     compile_form,
     evaluate,
@@ -27,7 +24,7 @@ from forms.effects import Fail, Jump
 from forms.examples.travel_claim import travel_claim
 from forms.state import HookContext
 from forms.view import outline_view, show, status_line, step_view
-from tests.support import TickingClock
+from tests.support import TickingClock, service_for
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 ALICE = Caller("alice", "conv-1")
@@ -87,16 +84,9 @@ errand = FormDef(
 
 class Harness:
     def __init__(self) -> None:
-        counter = itertools.count(1)
         self.calls = itertools.count(1)
         self.store = InMemoryFormStore()
-        self.service = FormService(
-            FormRegistry([errand, travel_claim]),
-            self.store,
-            InProcessDispatcher(),
-            clock=TickingClock(T0),
-            new_id=lambda: f"fi_{next(counter)}",
-        )
+        self.service = service_for(errand, travel_claim, store=self.store, clock=TickingClock(T0))
 
     def call(self, tool: str, **payload: Any) -> dict[str, Any]:
         result = self.service.call(ALICE, tool, f"call-{next(self.calls)}", payload)

@@ -1,4 +1,8 @@
-"""The pure part of webhooks: signatures, payloads, the delivery log's rules, outbound events."""
+"""The pure part of webhooks: signatures, payloads, the delivery log's rules, outbound events.
+
+The delivery log's own promises (compare-and-set, bindings, snapshots) are the contract suite's:
+``tests/unit/test_delivery_log.py`` runs it on the in-memory log.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,8 @@ import hashlib
 import hmac
 import json
 import re
+import subprocess
+import sys
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -15,14 +21,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from forms import webhooks
-from forms.service import check_id
 from forms.state import FormState, HookContext, Values
-from forms.webhooks import (
+from forms.tools import check_id
+from formwork.webhooks import (
     DEFAULT_LEASE,
     DEFAULT_RETENTION,
+    PRINCIPAL_PATTERN,
     Claimed,
-    DeliveryConflict,
     DeliveryRecord,
     InMemoryDeliveryLog,
     InProgress,
@@ -33,6 +38,8 @@ from forms.webhooks import (
     SourceLimits,
     WebhookStart,
     bind_signature,
+    check_delivery,
+    check_source,
     claim_delivery,
     delivery_headers,
     event_body,
@@ -156,7 +163,7 @@ def test_limits_of_none_allow_any_principal_and_any_form() -> None:
     assert not_allowed(any_tenant, "mallory", "grant") == "form_not_allowed"
 
 
-@given(principal=st.from_regex(webhooks.PRINCIPAL_PATTERN, fullmatch=True))
+@given(principal=st.from_regex(PRINCIPAL_PATTERN, fullmatch=True))
 def test_only_a_listed_tenant_passes_a_tenant_limit(principal: str) -> None:
     limits = SourceLimits(tenants=frozenset({"acme"}), forms=None)
     allowed = not_allowed(limits, principal, "travel") is None
@@ -200,7 +207,7 @@ def test_every_candidate_is_compared_in_constant_time_with_no_early_exit(
         calls.append((a, b))
         return real(a, b)
 
-    monkeypatch.setattr(webhooks.hmac, "compare_digest", spy)
+    monkeypatch.setattr(hmac, "compare_digest", spy)
     header = ", ".join([sign(SECRET, T, BODY), "v1=" + "0" * 64, "v1=" + "f" * 64])
     # WHEN it is verified
     assert verify([SECRET, OLD_SECRET], header, str(T), BODY, now=T) == T
@@ -335,9 +342,9 @@ def test_the_content_digest_ignores_key_order_and_spacing_but_not_content() -> N
 
 def test_the_longest_source_and_delivery_ids_make_a_valid_tool_call_id() -> None:
     source, delivery = "s" * 32, "d" * 80
-    assert webhooks.check_source(source) and webhooks.check_delivery(delivery)
+    assert check_source(source) and check_delivery(delivery)
     assert check_id(tool_call_id(source, delivery), "tool_call_id")
-    assert not webhooks.check_source("CRM") and not webhooks.check_delivery("a#b")
+    assert not check_source("CRM") and not check_delivery("a#b")
 
 
 # ---------------------------------------------------------------------------- delivery log
@@ -417,15 +424,6 @@ def test_finishing_a_claim_that_was_taken_over_leaves_the_new_owner_alone(
     stored = finish_delivery(log, first.record, {"instance": "late"})
     assert stored == second.record
     assert log.get("crm", "d-1") == second.record
-
-
-def test_put_is_compare_and_set(log: InMemoryDeliveryLog) -> None:
-    record = claim(log).record
-    with pytest.raises(DeliveryConflict) as conflict:
-        log.put(record, None)
-    assert conflict.value.current == record
-    with pytest.raises(DeliveryConflict):
-        log.put(record.model_copy(update={"version": 3}), 2)
 
 
 def test_a_signed_request_is_bound_to_one_delivery_id(log: InMemoryDeliveryLog) -> None:
@@ -563,3 +561,32 @@ def test_the_documented_shell_signature_matches() -> None:
     # The docs' openssl pipeline signs "{TS}.{BODY}"; the same bytes give the same signature.
     text = DOCS.read_text(encoding="utf-8")
     assert 'printf \'%s.%s\' "$TS" "$BODY" | openssl dgst -sha256 -hmac "$SECRET"' in text
+
+
+# ---------------------------------------------------------------------------- the package
+
+
+def test_every_exported_name_resolves_once() -> None:
+    import formwork.webhooks as package
+
+    assert len(set(package.__all__)) == len(package.__all__)
+    assert [name for name in package.__all__ if not hasattr(package, name)] == []
+    assert {"DeliveryLog", "InMemoryDeliveryLog", "DynamoDBDeliveryLog"} <= set(package.__all__)
+    assert "DeliveryLogContract" not in package.__all__
+
+
+def test_importing_the_package_loads_no_aws_library_and_not_pytest() -> None:
+    # GIVEN a fresh interpreter / WHEN every module of the package but the contract is imported
+    code = (
+        "import json, sys\n"
+        "import formwork.webhooks, formwork.webhooks.dynamodb, formwork.webhooks.secrets\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'boto3', 'botocore', 'aws_lambda_powertools', 'pytest'})))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=False
+    )
+    # THEN none of them was loaded: the adapters take their clients, Powertools comes late
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == []

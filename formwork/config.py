@@ -41,14 +41,22 @@ of misbehaving quietly.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
-if TYPE_CHECKING:
-    from forms.webhooks import SourceLimits
+from formwork.webhooks import (
+    ANY,
+    FORM_ID_PATTERN,
+    MIN_SECRET_LENGTH,
+    TENANT_PATTERN,
+    SourceLimits,
+    check_secret,
+    check_source,
+)
 
 DEFAULT_REGION = "us-east-1"
 DEFAULT_FORMS = "forms.examples:EXAMPLES"
@@ -322,7 +330,6 @@ class WebhookSettings:
     tolerance: int = DEFAULT_WEBHOOK_TOLERANCE
 
     def __post_init__(self) -> None:
-        from forms.webhooks import check_source
 
         for source, _ in self.sources:
             if not check_source(source):
@@ -414,7 +421,6 @@ class WebhookSettings:
 
 
 def _check_secrets(variable: str, secrets: Secrets | None) -> None:
-    from forms.webhooks import MIN_SECRET_LENGTH, check_secret, check_source
 
     for name, keys in secrets or ():
         if not check_source(name):
@@ -429,7 +435,6 @@ def _check_secrets(variable: str, secrets: Secrets | None) -> None:
 def parse_webhook_secrets(text: str, variable: str = "FORMWORK_WEBHOOK_SECRETS") -> Secrets:
     """``{"crm": "secret", "other": ["new", "old"]}`` as sorted pairs; the text itself is
     never echoed in an error (it holds secrets)."""
-    import json
 
     problem = ConfigError(
         f"{variable} is not valid: expected a JSON object mapping each name to its secret or "
@@ -460,9 +465,6 @@ def parse_webhook_sources(text: str) -> tuple[tuple[str, SourceLimits], ...]:
     """``FORMWORK_WEBHOOK_SOURCES``: each source with the tenants and forms it may start
     sessions for, sorted by source. Both keys are required: ``"*"`` (any) has to be written
     out, a list names each one allowed."""
-    import json
-
-    from forms.webhooks import ANY, FORM_ID_PATTERN, TENANT_PATTERN, SourceLimits
 
     variable = "FORMWORK_WEBHOOK_SOURCES"
     try:

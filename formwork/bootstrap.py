@@ -11,25 +11,29 @@ Tests and the local gateway inject what they need instead::
         response = functions.api.lambda_handler(event, LocalContext())
 
 or, for a process that serves one configuration for its whole life, ``install(service,
-settings)`` (``reset()`` undoes it).
+settings)`` (``reset()`` undoes it). The webhook route's parts (its settings, the delivery log,
+the inbound and outbound secret sources, its clock) live in the same container, built on first
+use; tests inject them with ``use_webhooks(...)``.
 """
 
 from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from functions.config import ConfigError, Settings
+from formwork.config import ConfigError, Settings, WebhookSettings
 
 if TYPE_CHECKING:
     from forms.definition import FormDef
     from forms.registry import FormRegistry
     from forms.service import Dispatcher, FormService
     from forms.storage.port import FormStore
+    from formwork.webhooks import DeliveryLog, Direction, SecretSource
 
 # ---------------------------------------------------------------------------- builders
 
@@ -105,9 +109,9 @@ def build_registry(settings: Settings) -> FormRegistry:
 def build_dispatcher(settings: Settings) -> Dispatcher:
     """What runs hooks after a commit: ``FORMWORK_DISPATCH=inprocess`` (default) runs them in
     this process; ``temporal`` starts a Temporal workflow per hook occurrence
-    (``functions.dispatch``), connecting on first use."""
+    (``workflows.dispatch``), connecting on first use."""
     if settings.dispatch == "temporal":
-        from functions.dispatch import TemporalDispatcher
+        from workflows.dispatch import TemporalDispatcher
 
         return TemporalDispatcher.from_settings(settings)
     from forms.hooks import InProcessDispatcher
@@ -131,6 +135,48 @@ def build_service(
     )
 
 
+def build_delivery_log(settings: Settings) -> DeliveryLog:
+    """The webhook delivery log: on the forms table (``TABLE_NAME``) when it is set, else in
+    this process's memory."""
+    if settings.table_name is not None:
+        from formwork.webhooks.dynamodb import DynamoDBDeliveryLog
+
+        return DynamoDBDeliveryLog(build_dynamodb_client(settings), settings.table_name)
+    from formwork.webhooks.memory import InMemoryDeliveryLog
+
+    return InMemoryDeliveryLog()
+
+
+def build_secrets_client(settings: Settings) -> Any:
+    """A boto3 Secrets Manager client (``AWS_ENDPOINT_URL_SECRETS_MANAGER`` points it at a
+    local endpoint, as boto3 reads that itself)."""
+    import boto3
+    from botocore.config import Config
+
+    config = Config(
+        retries={"mode": "standard", "max_attempts": 2}, connect_timeout=2, read_timeout=3
+    )
+    return boto3.client("secretsmanager", region_name=settings.region, config=config)
+
+
+def build_secret_source(
+    settings: Settings, webhooks: WebhookSettings, direction: Direction
+) -> SecretSource:
+    """One direction's secrets, never the other's: inbound from ``FORMWORK_WEBHOOK_SECRETS``
+    when set, else Secrets Manager under the inbound prefix; outbound from
+    ``FORMWORK_NOTIFY_SECRETS`` when set, else Secrets Manager under the notify prefix. One
+    direction at a time, so neither builds a Secrets Manager client before it needs one."""
+    from formwork.webhooks.secrets import SecretsManagerSecrets, StaticSecrets
+
+    if direction == "inbound":
+        configured, prefix, what = webhooks.secrets, webhooks.secret_prefix, "webhook"
+    else:
+        configured, prefix, what = webhooks.notify_secrets, webhooks.notify_prefix, "notify"
+    if configured is not None:
+        return StaticSecrets(dict(configured))
+    return SecretsManagerSecrets(build_secrets_client(settings), prefix, what=what)
+
+
 # ---------------------------------------------------------------------------- the container
 
 
@@ -141,6 +187,10 @@ class _Container:
         self.lock = threading.RLock()
         self.settings: Settings | None = None
         self.service: FormService | None = None
+        self.webhooks: WebhookSettings | None = None
+        self.delivery_log: DeliveryLog | None = None
+        self.secrets: dict[Direction, SecretSource] = {}
+        self.clock: Callable[[], float] | None = None
 
 
 _container = _Container()
@@ -171,11 +221,46 @@ def install(service: FormService | None = None, settings: Settings | None = None
             _container.service = service
 
 
+def webhook_settings() -> WebhookSettings:
+    """The webhook route's settings: injected, else read from the environment once."""
+    with _container.lock:
+        if _container.webhooks is None:
+            _container.webhooks = WebhookSettings.from_env()
+        return _container.webhooks
+
+
+def delivery_log() -> DeliveryLog:
+    """This container's delivery log: injected, else built on first use and kept."""
+    with _container.lock:
+        if _container.delivery_log is None:
+            _container.delivery_log = build_delivery_log(settings())
+        return _container.delivery_log
+
+
+def secret_source(direction: Direction) -> SecretSource:
+    """This container's inbound or outbound secrets: injected, else built on first use."""
+    with _container.lock:
+        if direction not in _container.secrets:
+            built = build_secret_source(settings(), webhook_settings(), direction)
+            _container.secrets[direction] = built
+        return _container.secrets[direction]
+
+
+def webhook_now() -> float:
+    """Unix seconds on the webhook route's clock (the injected one in tests)."""
+    clock = _container.clock
+    return clock() if clock is not None else time.time()
+
+
 def reset() -> None:
-    """Forget the service and settings; the next request builds them from the environment."""
+    """Forget everything built or installed; the next request builds it from the environment."""
     with _container.lock:
         _container.service = None
         _container.settings = None
+        _container.webhooks = None
+        _container.delivery_log = None
+        _container.secrets = {}
+        _container.clock = None
 
 
 @contextmanager
@@ -197,3 +282,48 @@ def use_service(
     finally:
         with _container.lock:
             _container.service, _container.settings = previous
+
+
+@contextmanager
+def use_webhooks(
+    *,
+    settings: WebhookSettings | None = None,
+    log: DeliveryLog | None = None,
+    secrets: SecretSource | None = None,
+    notify_secrets: SecretSource | None = None,
+    clock: Callable[[], float] | None = None,
+) -> Iterator[None]:
+    """Serve webhooks with these parts inside the block (tests); restore after.
+
+    ``settings`` defaults to ``WebhookSettings()`` (no configured sources), ``log`` to a fresh
+    in-memory log, ``clock`` to the real one. ``secrets`` and ``notify_secrets`` stand in for
+    the inbound and outbound secret sources; without them each is built from ``settings``.
+    """
+    from formwork.webhooks.memory import InMemoryDeliveryLog
+
+    injected: dict[Direction, SecretSource] = {}
+    if secrets is not None:
+        injected["inbound"] = secrets
+    if notify_secrets is not None:
+        injected["outbound"] = notify_secrets
+    with _container.lock:
+        previous = (
+            _container.webhooks,
+            _container.delivery_log,
+            _container.secrets,
+            _container.clock,
+        )
+        _container.webhooks = settings if settings is not None else WebhookSettings()
+        _container.delivery_log = log if log is not None else InMemoryDeliveryLog()
+        _container.secrets = injected
+        _container.clock = clock
+    try:
+        yield
+    finally:
+        with _container.lock:
+            (
+                _container.webhooks,
+                _container.delivery_log,
+                _container.secrets,
+                _container.clock,
+            ) = previous

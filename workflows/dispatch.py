@@ -29,11 +29,10 @@ import asyncio
 import atexit
 import logging
 import threading
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from datetime import datetime, timedelta
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
-from functions.config import Settings, TemporalSettings
+from formwork.config import Settings, TemporalSettings
 from workflows.shared import DECIDED_SIGNAL, ApprovalInput, HookInput, HookPolicy, instance_of
 from workflows.starter import RunInput, StartReport, start_hooks
 
@@ -288,56 +287,3 @@ class TemporalDispatcher:
         for task in done:
             task.exception()  # a failed hook is recorded on the instance; nothing to raise
         return [tasks[t] for t in pending]
-
-
-def due_entries(
-    outbox: Mapping[str, OutboxEntry], now: datetime, redispatch_after: timedelta
-) -> list[OutboxEntry]:
-    """The executor entries of an outbox that need a dispatch.
-
-    Pending and never dispatched; or pending and dispatched at least ``redispatch_after`` ago
-    (its run ended without finishing it, or was lost: ``send`` starts those again).
-    """
-    return [
-        entry
-        for entry in outbox.values()
-        if entry.kind == "executor"
-        and entry.status == "pending"
-        and (entry.dispatched_at is None or now - entry.dispatched_at >= redispatch_after)
-    ]
-
-
-def due_approval_runs(
-    outbox: Mapping[str, OutboxEntry], now: datetime, redispatch_after: timedelta
-) -> list[OutboxEntry]:
-    """The approval entries of an outbox whose ``ApprovalWorkflow`` needs starting.
-
-    Pending and never dispatched; or still pending ``redispatch_after`` past their deadline
-    (an approval's run lasts until its deadline by design, so only then is it overdue: the
-    run was lost, or failed; ``send`` starts it again).
-    """
-    return [
-        entry
-        for entry in outbox.values()
-        if entry.kind == "approval"
-        and entry.status == "pending"
-        and (
-            entry.dispatched_at is None
-            or (
-                entry.deadline is not None
-                and now - max(entry.deadline, entry.dispatched_at) >= redispatch_after
-            )
-        )
-    ]
-
-
-def due_approvals(outbox: Mapping[str, OutboxEntry], now: datetime) -> list[OutboxEntry]:
-    """Pending approvals past their deadline (their timeout outcome is due)."""
-    return [
-        entry
-        for entry in outbox.values()
-        if entry.kind == "approval"
-        and entry.status == "pending"
-        and entry.deadline is not None
-        and entry.deadline <= now
-    ]

@@ -1,4 +1,4 @@
-"""A scripted conversation over the example forms: ``python -m forms.examples.demo``.
+"""A scripted conversation over the example forms: ``formwork demo``, ``python -m examples.demo``.
 
 By default the script talks HTTP to the local stack (``make dev``): each tool call is a
 ``POST /conversations/{id}/tools/{tool}`` with a dev token, and each status line comes from
@@ -28,7 +28,6 @@ test of either path.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
@@ -48,7 +47,8 @@ from forms.hooks import InProcessDispatcher
 from forms.registry import FormRegistry
 from forms.service import Caller, FormService
 from forms.storage import InMemoryFormStore
-from forms.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+from formwork.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+from infra.local import stack as stacks
 
 WIDTH = 96
 DECISION_STATUS = {"unknown_approval": 404, "form_closed": 409, "bad_request": 400}
@@ -260,8 +260,7 @@ class OverHttp:
     def workflow(self, key: str, wait: float = 0.0) -> dict[str, str] | None:
         if self.temporal is None:
             return None
-        stacks = importlib.import_module("infra.local.stack")
-        found: dict[str, str] | None = stacks.describe_workflow(self.temporal, key, wait=wait)
+        found = stacks.describe_workflow(self.temporal, key, wait=wait)
         if found is None and self.require_temporal:
             expect(False, f"a Temporal workflow with id {key} at {self.temporal}")
         if found is None and not self._noted:
@@ -726,14 +725,6 @@ def webhook_secret_from_env() -> str | None:
 
 def run_over_http(url: str | None, temporal: str | None = None) -> int:
     """Against ``url``, or the stack on 127.0.0.1:3000, or a stack started for this run."""
-    try:
-        # Imported by name: forms/ does not depend on infra/ (a repository tool, not a library).
-        stacks = importlib.import_module("infra.local.stack")
-    except ImportError as exc:
-        raise SystemExit(
-            f"demo: the HTTP mode needs the repository's infra/ package ({exc}); run it from "
-            "the repository root, or pass --in-process"
-        ) from None
     secret = webhook_secret_from_env()
     if url is not None:
         expect(stacks.running_stack(url), f"a Formwork API answering at {url}")
@@ -780,7 +771,7 @@ def run_over_http(url: str | None, temporal: str | None = None) -> int:
             print(f"\nStopping the local stack this run started (ports: {ports}).", flush=True)
 
 
-def own_stack(stack: Any) -> list[tuple[str, str]]:
+def own_stack(stack: stacks.LocalStack) -> list[tuple[str, str]]:
     """What a ``LocalStack`` the demo started listens on: (service, address) pairs."""
     where = [("API", str(stack.api_url)), ("DynamoDB", str(stack.dynamodb_endpoint))]
     if stack.temporal_address is not None:
@@ -788,13 +779,12 @@ def own_stack(stack: Any) -> list[tuple[str, str]]:
     return where
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """The command line. Called with no arguments at all (as tests do) it runs in-process."""
+def main(argv: Sequence[str] | None = None, *, prog: str = "python -m examples.demo") -> int:
+    """The command line (``formwork demo`` calls it with its own ``prog``). Called with no
+    arguments at all (as tests do) it runs in-process."""
     if argv is None:
         return run(InProcess())
-    parser = argparse.ArgumentParser(
-        prog="python -m forms.examples.demo", description=__doc__.split("\n")[0]
-    )
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument(
         "--in-process", action="store_true", help="no HTTP: the service in this process"

@@ -1,0 +1,103 @@
+"""Tool-call records: what makes a retried write call safe.
+
+Every write tool's call is recorded under its tool-call id, per conversation, whatever its
+outcome, by the store (``FormStore`` promise 5): in the commit that applies it, or on its own.
+This module holds the pieces that decide what a call is (its fingerprint), what is recorded for
+it, and what a retry gets back: the first result within the replay window, a conflict for
+other input under the id, an expiry after the window.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from forms.errors import BadRequest, ToolCallConflict, ToolCallExpired, TooManyConflicts
+from forms.instance import CallRecord, FormInstance, NewCall
+from forms.results import Result, as_json
+
+DEFAULT_REPLAY_WINDOW = timedelta(hours=24)
+"""How long a retried tool call gets its first result back; later it is ``tool_call_expired``."""
+WRITE_TOOLS = frozenset({"form_start", "form_fill", "form_revise", "form_abandon"})
+"""The tools whose calls are recorded (reads have no effect to repeat)."""
+UNRECORDED = (TooManyConflicts, ToolCallConflict, ToolCallExpired)
+"""Refusals that say nothing about the call itself: sending it again is the remedy, or it is
+already someone else's. They are never recorded as the call's result."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallId:
+    """A write tool call being answered: its tool, id, and the fingerprint of what was sent."""
+
+    tool: str
+    id: str
+    fingerprint: str
+
+
+def fingerprint(tool: str, payload: object) -> str:
+    """A digest of a call as the model sent it (before validation, so a refused input binds
+    its id too)."""
+    try:
+        canonical = json.dumps({"tool": tool, "input": payload}, sort_keys=True, default=str)
+    except (ValueError, TypeError, RecursionError):  # an integer past the digit limit, say
+        raise BadRequest(
+            "the input cannot be read as JSON", "send plain JSON values (numbers of sane size)"
+        ) from None
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def new_call(call: CallId, result: Result, instance_id: str | None, now: datetime) -> NewCall:
+    """The record of ``call`` answered with ``result``, to store with its commit."""
+    record = CallRecord(
+        tool=call.tool,
+        fingerprint=call.fingerprint,
+        result=as_json(result),
+        at=now,
+        instance_id=instance_id,
+    )
+    return NewCall(call_id=call.id, record=record)
+
+
+def check_replay(call: CallId, record: CallRecord, now: datetime, window: timedelta) -> None:
+    """Raise unless ``call`` may get ``record``'s result back: the same tool and input
+    (else ``ToolCallConflict``), within ``window`` of the first call (else ``ToolCallExpired``:
+    it is refused, never applied again)."""
+    if record.tool != call.tool or record.fingerprint != call.fingerprint:
+        raise ToolCallConflict(
+            "this tool_call_id was already used for a different call",
+            "use a new tool_call_id for a new call",
+        )
+    age = now - record.at
+    if age > window:
+        raise ToolCallExpired(
+            f"this tool_call_id was used {duration(age)} ago, longer than the "
+            f"{duration(window)} a retry is answered for; it was not applied again",
+            "use a new tool_call_id for a new call; form_read shows what is saved",
+        )
+
+
+def caused_by(instance: FormInstance, fired: Sequence[str]) -> list[str]:
+    """``fired`` and every outbox entry raised by their effects, transitively, in outbox order."""
+    found = {k for k in fired if k in instance.state.outbox}
+    grew = True
+    while grew:
+        grew = False
+        for key, entry in instance.state.outbox.items():
+            if key not in found and entry.cause in found:
+                found.add(key)
+                grew = True
+    return [k for k in instance.state.outbox if k in found]
+
+
+def duration(span: timedelta) -> str:
+    seconds = int(span.total_seconds())
+    if seconds >= 2 * 86_400:
+        return f"{seconds // 86_400} days"
+    if seconds >= 2 * 3_600:
+        return f"{seconds // 3_600} hours"
+    if seconds >= 120:
+        return f"{seconds // 60} minutes"
+    return f"{seconds} seconds"

@@ -1,0 +1,132 @@
+"""The read tools and status lines: what the agent pulls, computed from stored instances.
+
+``form_list``, ``form_read`` and the conversation's status lines change nothing (a read may
+migrate an instance whose definition version is gone, through ``FormService.current``); they
+are functions over a ``FormService`` so the service itself stays a thin facade over writes.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from forms.engine import PredicateError, evaluate
+from forms.errors import InvalidFormDefinition, ToolError, UnknownStep
+from forms.instance import FormInstance
+from forms.results import Result, count
+from forms.tools import FormReadArgs, check_id
+from forms.view import closed_view, field_view, outline_view, status_line, step_view
+
+if TYPE_CHECKING:
+    from forms.service import Caller, FormService
+
+_log = logging.getLogger("formwork")
+
+
+def conversation_status(service: FormService, caller: Caller) -> list[str] | None:
+    """Like ``status``, but None when the caller has no form at all in this conversation
+    (which is also what another principal's conversation looks like). One store read."""
+    check_id(caller.conversation_id, "conversation id")
+    everything = service.store.list_conversation(caller.principal, caller.conversation_id)
+    if not everything:
+        return None
+    instances = [i for i in everything if i.state.status == "open"]
+    lines: list[str] = []
+    for stored in instances:
+        try:
+            form, instance = service.current(stored)
+            same = sum(1 for i in instances if i.form_id == instance.form_id)
+            line = status_line(form, instance, evaluate(form, instance), qualify=same > 1)
+        except ToolError as exc:
+            lines.append(f"[form: {stored.form_id}#{stored.id}] unavailable: {exc.message}")
+            continue
+        except (PredicateError, InvalidFormDefinition) as exc:
+            _log.error("status line of %s failed: %s", stored.id, exc)
+            lines.append(f"[form: {stored.form_id}#{stored.id}] unavailable: internal error")
+            continue
+        if line:
+            lines.append(line)
+    return lines
+
+
+def form_list(service: FormService, caller: Caller) -> Result:
+    mine = service.store.list_conversation(caller.principal, caller.conversation_id)
+    return {
+        "ok": True,
+        "summary": f"{count(len(service.registry.forms()), 'form')} available; "
+        f"{len(mine)} in this conversation.",
+        "forms": [
+            {
+                "id": f.id,
+                "title": f.title,
+                **({"about": f.description} if f.description else {}),
+            }
+            for f in service.registry.forms()
+        ],
+        "started": [
+            {
+                "form": i.form_id,
+                "instance": i.id,
+                "status": list_status(service, i),
+                **({"reason": i.state.closed_reason} if i.state.closed_reason else {}),
+            }
+            for i in mine
+        ],
+    }
+
+
+def list_status(service: FormService, stored: FormInstance) -> str:
+    """An instance's status for form_list: a complete form still open says so."""
+    if stored.state.status != "open":
+        return stored.state.status
+    try:
+        form, instance = service.current(stored)
+        ready = evaluate(form, instance).ready
+    except (ToolError, PredicateError, InvalidFormDefinition):
+        return "open"
+    return "complete (still open for corrections)" if ready else "open"
+
+
+def form_read(service: FormService, caller: Caller, args: FormReadArgs) -> Result:
+    instance, qualify = service.locate(caller, args.form, args.instance)
+    form, instance = service.current(instance)
+    ev = evaluate(form, instance)
+    header: Result = {"ok": True, "form": form.id, "instance": instance.id}
+    if instance.state.status != "open":
+        header["closed"] = instance.state.status
+        if instance.state.closed_reason:
+            header["reason"] = instance.state.closed_reason
+    part = (args.part or "").strip()
+    closed = instance.state.status != "open"
+    if closed and (not part or part.lower() == "outline"):
+        view = closed_view(form, instance, ev)
+        header["summary"] = (
+            f"{form.title} is {instance.state.status}"
+            + (f" ({instance.state.closed_reason})" if instance.state.closed_reason else "")
+            + "; it takes no more changes. The answers on record follow."
+        )
+    elif not part:
+        if ev.open_step is None:
+            view = outline_view(form, instance, ev)
+            header["summary"] = "Nothing left to ask; the outline follows."
+        else:
+            view = step_view(form, instance, ev, ev.open_step)
+            header["summary"] = f"Open step: {form.steps[ev.open_step].title}."
+    elif part.lower() == "outline":
+        view = outline_view(form, instance, ev)
+        header["summary"] = f"Outline of {form.title}."
+    elif (step_id := form.resolve_step(part)) is not None:
+        view = step_view(form, instance, ev, step_id)
+        header["summary"] = f"Step: {form.steps[step_id].title}."
+    elif (field_id := form.resolve_field(part)) is not None:
+        view = field_view(form, instance, ev, field_id)
+        header["summary"] = f"Field {form.fields[field_id].label} with its revisions."
+    else:
+        close = form.suggest_steps(part) + form.suggest_fields(part)
+        raise UnknownStep(
+            f"{part!r} is neither a step nor a field of {form.id!r}",
+            ("did you mean " + ", ".join(repr(c) for c in close) + "? " if close else "")
+            + 'omit part for the open step, or send "outline"',
+        )
+    line = status_line(form, instance, ev, qualify=qualify)
+    return {**header, **view, **({"status_line": line} if line else {})}

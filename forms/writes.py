@@ -1,0 +1,278 @@
+"""The write tools: start, fill, revise, abandon, each through the one commit loop.
+
+A write tool's call is planned on the instance as stored (``plan_fill`` / ``plan_revise``,
+then the engine's ``transition``), committed compare-and-set with its call record
+(``FormService.commit_retrying``), dispatched, and answered with the form's status as it stands
+after in-process hooks ran. A retry is found by the store (the call id is taken) and gets the
+first result back (``forms.calls``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from forms.calls import CallId, caused_by, check_replay, new_call
+from forms.compiled import CompiledForm
+from forms.engine import Transition, evaluate, transition
+from forms.errors import CallRecorded, FormClosed, NotFound
+from forms.instance import CallRecord, FormInstance, InstanceState
+from forms.operations import (
+    Author,
+    plan_declines,
+    plan_fill,
+    plan_revise,
+    resolve_field,
+    touched_steps,
+)
+from forms.results import (
+    Result,
+    fill_result,
+    hook_report,
+    not_ready,
+    revise_result,
+    submitted_result,
+    with_status_line,
+)
+from forms.tools import FormAbandonArgs, FormFillArgs, FormReviseArgs, FormStartArgs
+from forms.view import status_line
+
+if TYPE_CHECKING:
+    from forms.service import Caller, FormService
+
+
+def form_start(service: FormService, caller: Caller, call: CallId, args: FormStartArgs) -> Result:
+    form = service.registry.latest(args.form)
+    mine = service.store.list_conversation(caller.principal, caller.conversation_id)
+    now = service.clock()
+    base = FormInstance(
+        id=service.new_id(),
+        form_id=form.id,
+        form_version=form.version,
+        principal=caller.principal,
+        conversation_id=caller.conversation_id,
+        created_at=now,
+        state=InstanceState(updated_at=now),
+    )
+    author = Author(source=_source(caller), actor=caller.principal, tool_call_id=call.id)
+    plan = plan_fill(form, base, args.values or {}, author, now)
+    plan_declines(form, base, plan, args.decline or (), author, now)
+    step = transition(form, base, plan.changes, now)
+    started = [i for i in mine if i.form_id == form.id and i.state.status == "open"]
+    result = fill_result(form, step, plan, verb="Started")
+    result["instance"] = base.id
+    if started:
+        result["note"] = (
+            f"this conversation already had {len(started)} open {form.id}; pass instance "
+            "ids from now on"
+        )
+    result = with_status_line(result, form, step, qualify=bool(started))
+    try:
+        service.store.create(step.after, new_call(call, result, base.id, now))
+    except CallRecorded as taken:  # a retry of a start that already happened
+        return replay(service, caller, call, taken.record)
+    service.dispatch_entries(step.dispatch)
+    return after_dispatch(service, result, base.id, step, bool(started))
+
+
+def form_fill(service: FormService, caller: Caller, call: CallId, args: FormFillArgs) -> Result:
+    def build(
+        form: CompiledForm, instance: FormInstance, now: datetime
+    ) -> tuple[Transition, Result]:
+        author = Author(source=_source(caller), actor=caller.principal, tool_call_id=call.id)
+        plan = plan_fill(form, instance, args.values or {}, author, now)
+        plan_declines(form, instance, plan, args.decline or (), author, now)
+        touched = touched_steps(form, plan.changes, plan.unchanged)
+        step = transition(form, instance, plan.changes, now, touched_steps=touched)
+        result = fill_result(form, step, plan, verb="Saved")
+        if not args.submit or step.after.state.status != "open":
+            return step, result
+        refusal = not_ready(form, step.evaluation)
+        if refusal is not None:
+            return step, {**result, "submitted": False, "not_submitted": refusal}
+        state = instance.state.model_copy(
+            update={"status": "completed", "closed_reason": "submitted"}
+        )
+        step = transition(form, instance, plan.changes, now, state=state, touched_steps=touched)
+        return step, submitted_result(form, step, plan)
+
+    return write(service, caller, call, args, build)
+
+
+def form_revise(service: FormService, caller: Caller, call: CallId, args: FormReviseArgs) -> Result:
+    def build(
+        form: CompiledForm, instance: FormInstance, now: datetime
+    ) -> tuple[Transition, Result]:
+        field_id = resolve_field(form, args.field)
+        author = Author(source=_source(caller), actor=caller.principal, tool_call_id=call.id)
+        plan = plan_revise(form, instance, field_id, args.action, args.value, author, now)
+        if field_id != args.field:
+            plan.resolved[args.field] = field_id
+        step = transition(
+            form,
+            instance,
+            plan.changes,
+            now,
+            touched_steps=touched_steps(form, plan.changes, plan.unchanged),
+        )
+        return step, revise_result(form, step, plan, args.action, field_id)
+
+    return write(service, caller, call, args, build)
+
+
+def form_abandon(
+    service: FormService, caller: Caller, call: CallId, args: FormAbandonArgs
+) -> Result:
+    def build(
+        form: CompiledForm, instance: FormInstance, now: datetime
+    ) -> tuple[Transition, Result]:
+        state = instance.state.model_copy(
+            update={"status": "abandoned", "closed_reason": args.reason.strip()}
+        )
+        step = transition(form, instance, {}, now, state=state)
+        return step, {
+            "ok": True,
+            "summary": f"Abandoned {form.title}: {args.reason.strip()}. Answers are kept.",
+        }
+
+    return write(service, caller, call, args, build)
+
+
+# ------------------------------------------------------------------ plumbing
+
+
+def write(
+    service: FormService,
+    caller: Caller,
+    call: CallId,
+    args: FormFillArgs | FormReviseArgs | FormAbandonArgs,
+    build: Callable[[CompiledForm, FormInstance, datetime], tuple[Transition, Result]],
+) -> Result:
+    """A write tool's call, through the one commit loop (``commit_retrying``): the commit
+    carries the call's record, so a retry of it is refused by the store and replayed."""
+    instance, qualify = service.locate(caller, args.form, args.instance)
+    answered: list[Result] = []
+    unchanged: list[Result] = []
+
+    def plan(form: CompiledForm, current: FormInstance, now: datetime) -> Transition | None:
+        if current.state.status != "open":
+            raise FormClosed(
+                f"this {current.form_id} is {current.state.status}"
+                + (f" ({current.state.closed_reason})" if current.state.closed_reason else "")
+                + "; it takes no more changes",
+                "nothing to do: it is already closed"
+                if call.tool == "form_abandon"
+                else "start the form again if the user wants to change something",
+            )
+        step, result = build(form, current, now)
+        result = with_status_line(result, form, step, qualify)
+        if not step.commit.fields and step.commit.state == current.state.model_copy(
+            update={"updated_at": step.commit.state.updated_at}
+        ):
+            unchanged[:] = [result]
+            return None
+        answered[:] = [result]
+        record = new_call(call, result, current.id, now)
+        return replace(step, commit=step.commit.model_copy(update={"call": record}))
+
+    try:
+        step = service.commit_retrying(instance, plan)
+    except CallRecorded as taken:
+        return replay(service, caller, call, taken.record)
+    if step is None:
+        return record_alone(service, caller, call, unchanged[0], instance.id)
+    service.dispatch_entries(step.dispatch)
+    return after_dispatch(service, answered[0], instance.id, step, qualify)
+
+
+def record_alone(
+    service: FormService,
+    caller: Caller,
+    call: CallId,
+    result: Result,
+    instance_id: str | None,
+) -> Result:
+    """Bind the call's id to a result that stored nothing (a refusal, or no change), so a
+    different input under the same id is a conflict; a retry gets the first result."""
+    try:
+        service.store.record_call(
+            caller.principal,
+            caller.conversation_id,
+            new_call(call, result, instance_id, service.clock()),
+        )
+    except CallRecorded as taken:
+        return replay(service, caller, call, taken.record)
+    return result
+
+
+def replay(service: FormService, caller: Caller, call: CallId, record: CallRecord) -> Result:
+    """The first result of a call, whole, with the form's status as it stands now; nothing
+    is applied. A different call under the id is a conflict; one past the window expired."""
+    check_replay(call, record, service.clock(), service.replay_window)
+    result: Result = {**record.result, "replayed": True}
+    if record.instance_id is None:
+        return result
+    try:
+        stored = service.store.get(record.instance_id)
+    except NotFound:
+        return result
+    mine = service.store.list_conversation(caller.principal, caller.conversation_id)
+    open_ = [i for i in mine if i.state.status == "open" and i.form_id == stored.form_id]
+    fired = [k for k in result.get("fired", ()) if isinstance(k, str)]
+    return as_now(service, result, stored, fired, len(open_) > 1)
+
+
+def after_dispatch(
+    service: FormService, result: Result, instance_id: str, step: Transition, qualify: bool
+) -> Result:
+    """The result with the status as it stands after in-process hooks ran."""
+    if not step.dispatch or service.dispatcher is None:
+        return result
+    try:
+        instance = service.store.get(instance_id)
+    except NotFound:
+        return result
+    fired = [e.key for e in step.dispatch]
+    return as_now(service, result, instance, fired, qualify)
+
+
+def as_now(
+    service: FormService,
+    result: Result,
+    stored: FormInstance,
+    fired: Sequence[str],
+    qualify: bool,
+) -> Result:
+    """``result`` with the form's status line, closing and hook states as they are now.
+
+    ``hooks`` reports every occurrence the call raised: those its own commit fired and the
+    knock-ons (occurrences raised by their effects, transitively), with their state now.
+    """
+    form, instance = service.current(stored)
+    updated = dict(result)
+    line = status_line(form, instance, evaluate(form, instance), qualify=qualify)
+    updated.pop("status_line", None)
+    if line:
+        updated["status_line"] = line
+    if instance.state.status != "open":
+        updated["closed"] = instance.state.status
+        if instance.state.closed_reason:
+            updated["reason"] = instance.state.closed_reason
+        unknown = updated.get("unknown")
+        if isinstance(unknown, list):  # a closed form takes no more answers: none to list
+            updated["unknown"] = [
+                {k: v for k, v in u.items() if k != "still_to_ask"} if isinstance(u, dict) else u
+                for u in unknown
+            ]
+            if updated.get("hint", "").startswith("form_read"):
+                del updated["hint"]
+    keys = caused_by(instance, fired) if service.dispatcher is not None else []
+    if keys:
+        updated["hooks"] = hook_report(instance, [instance.state.outbox[k] for k in keys])
+    return updated
+
+
+def _source(caller: Caller) -> Any:
+    return caller.source

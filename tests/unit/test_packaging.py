@@ -1,0 +1,134 @@
+"""What the package declares and the Lambda build ships, checked without building anything:
+the engine's light install, the exact pins of the Lambda artifact, the template parameter that
+names the forms, and what ``make build-ToolsFunction`` copies and installs."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+
+from formwork.config import DEFAULT_FORMS
+from infra import lock
+from infra.local.dynamodb import TEMPLATE, load_template
+
+ROOT = Path(__file__).resolve().parents[2]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+PACKAGES = ("examples", "forms", "formwork", "functions", "infra", "workflows")
+
+
+def names(requirements: list[str]) -> set[str]:
+    return {Requirement(r).name for r in requirements}
+
+
+def test_the_engine_installs_with_pydantic_alone() -> None:
+    project = PYPROJECT["project"]
+    assert [Requirement(r).name for r in project["dependencies"]] == ["pydantic"]
+    assert Requirement(project["dependencies"][0]).extras == {"email"}
+    extras = project["optional-dependencies"]
+    assert names(extras["aws"]) == {"aws-lambda-powertools", "boto3"}
+    assert "tracer" in Requirement(extras["aws"][0]).extras  # functions.api's Tracer: X-Ray
+    assert names(extras["temporal"]) == {"temporalio"}
+    # the local stack and dev include the run-time extras
+    assert Requirement(extras["local"][0]).extras == {"aws", "temporal"}
+    assert Requirement(extras["dev"][0]).extras == {"local"}
+    assert project["scripts"] == {"formwork": "formwork.cli:main"}
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_package_is_shipped_typed_and_type_checked(package: str) -> None:
+    assert (ROOT / package / "__init__.py").is_file()
+    assert (ROOT / package / "py.typed").is_file()
+    setuptools = PYPROJECT["tool"]["setuptools"]
+    assert any(
+        re.fullmatch(p.replace("*", ".*"), package)
+        for p in setuptools["packages"]["find"]["include"]
+    )
+    assert package in PYPROJECT["tool"]["mypy"]["files"]
+
+
+def test_the_local_stack_reads_the_repository_template() -> None:
+    # in a checkout the packaged template is the repository's, never a second copy to drift
+    assert TEMPLATE.resolve() == ROOT / "template.yaml"
+    assert "template.yaml" in PYPROJECT["tool"]["setuptools"]["package-data"]["infra.local"]
+
+
+def test_the_lambda_lock_pins_every_run_time_requirement_exactly() -> None:
+    pins = lock.read(lock.LOCK.read_text())
+    assert lock.unsatisfied(pins, lock.runtime_requirements()) == []
+    # the extras' own requirements are in the resolution too
+    assert {"aws-xray-sdk", "email-validator", "pydantic-core"} <= set(pins)
+    assert not {"moto", "pytest", "pyyaml"} & set(pins)
+
+
+@pytest.mark.parametrize("text", ["pydantic>=2.7", "boto3", "temporalio==1.*", "pydantic==2.1,<3"])
+def test_a_lock_line_that_is_not_one_exact_version_is_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="not pinned to one exact version"):
+        lock.read(f"# header\n{text}\n")
+
+
+def test_a_stale_lock_is_reported() -> None:
+    pins = {"pydantic": "2.6.0"}
+    assert lock.unsatisfied(pins, ["pydantic>=2.7,<3", "boto3>=1.34"]) == [
+        "pydantic>=2.7,<3: pinned to 2.6.0",
+        "boto3>=1.34: not pinned",
+    ]
+
+
+def test_the_forms_served_are_a_template_parameter() -> None:
+    template = load_template()
+    parameter = template["Parameters"]["Forms"]
+    env = template["Globals"]["Function"]["Environment"]["Variables"]
+    # every function (the tool API, the relay, the sweeper) serves the same forms
+    assert env["FORMWORK_FORMS"] == {"Ref": "Forms"}
+    assert parameter["Default"] == DEFAULT_FORMS
+    pattern = re.compile(parameter["AllowedPattern"])
+    assert pattern.fullmatch("acme_forms:FORMS") and pattern.fullmatch("acme.forms.hr:ALL")
+    assert not pattern.fullmatch("acme_forms") and not pattern.fullmatch("acme-forms:FORMS")
+
+
+def test_the_lambda_build_ships_the_locked_packages_and_the_users_forms() -> None:
+    # WHEN sam build would call the makefile build with the user's forms (a dry run)
+    done = subprocess.run(
+        [
+            "make",
+            "--dry-run",
+            "--no-print-directory",
+            "build-ToolsFunction",
+            "ARTIFACTS_DIR=/artifact",
+            "FORMS_SOURCE=acme_forms extra/hr.py",
+            "FORMS_REQUIREMENTS=acme-requirements.txt",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    commands = " ".join(done.stdout.split())
+    # THEN it installs the lock and the forms' own requirements for the Lambda platform
+    install = commands[: commands.index("cp -r")]
+    assert '--target "/artifact"' in install
+    assert "--platform manylinux2014_aarch64" in install and "--only-binary=:all:" in install
+    assert "-r infra/lambda-requirements.txt" in install
+    assert '-r "acme-requirements.txt"' in install
+    # AND copies the application's packages and the user's forms beside them
+    assert (
+        'cp -r forms formwork functions workflows acme_forms extra/hr.py "/artifact/"' in commands
+    )
+
+
+def test_without_forms_of_their_own_the_build_ships_the_application_only() -> None:
+    done = subprocess.run(
+        ["make", "--dry-run", "build-RelayFunction", "ARTIFACTS_DIR=/artifact"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    commands = " ".join(done.stdout.split())
+    assert 'cp -r forms formwork functions workflows "/artifact/"' in commands
+    assert "-r infra/lambda-requirements.txt" in commands and '-r "' not in commands
