@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from forms.examples import demo
+from examples import demo
 from forms.formats import FORMATS, tool_definitions
 from forms.instance import FormInstance
 from forms.storage.dynamodb import DynamoDBFormStore
