@@ -68,9 +68,11 @@ def build_store(settings: Settings) -> FormStore:
     return store
 
 
-def load_forms(reference: str) -> tuple[FormDef, ...]:
-    """The form definitions ``module:attribute`` names (a sequence of ``FormDef``)."""
+def load_forms(reference: str) -> tuple[FormDef, ...] | FormRegistry:
+    """What ``module:attribute`` names: a ``FormDef``, a non-empty sequence of them, or a
+    ``FormRegistry`` (several versions of a form, say), as ``formwork check`` accepts."""
     from forms.definition import FormDef
+    from forms.registry import FormRegistry
 
     module_name, _, attribute = reference.partition(":")
     try:
@@ -85,6 +87,8 @@ def load_forms(reference: str) -> tuple[FormDef, ...]:
         raise ConfigError(
             f"FORMWORK_FORMS={reference!r}: module {module_name} has no {attribute}"
         ) from None
+    if isinstance(value, FormRegistry):
+        return value
     if isinstance(value, FormDef):
         return (value,)
     if (
@@ -94,8 +98,8 @@ def load_forms(reference: str) -> tuple[FormDef, ...]:
         or not all(isinstance(item, FormDef) for item in value)
     ):
         raise ConfigError(
-            f"FORMWORK_FORMS={reference!r}: expected a non-empty sequence of FormDef, "
-            f"found {type(value).__name__}"
+            f"FORMWORK_FORMS={reference!r}: expected a FormDef, a non-empty sequence of "
+            f"FormDef or a FormRegistry, found {type(value).__name__}"
         )
     return tuple(value)
 
@@ -103,7 +107,8 @@ def load_forms(reference: str) -> tuple[FormDef, ...]:
 def build_registry(settings: Settings) -> FormRegistry:
     from forms.registry import FormRegistry
 
-    return FormRegistry(load_forms(settings.forms))
+    loaded = load_forms(settings.forms)
+    return loaded if isinstance(loaded, FormRegistry) else FormRegistry(loaded)
 
 
 def build_dispatcher(settings: Settings) -> Dispatcher:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from forms import InMemoryFormStore
+from forms import FormRegistry, InMemoryFormStore
 from forms.examples import EXAMPLES
 from formwork import bootstrap
 from formwork.config import ConfigError, Settings
@@ -107,6 +107,18 @@ def test_forms_load_from_a_module_attribute() -> None:
 def test_bad_forms_references_are_config_errors(reference: str, says: str) -> None:
     with pytest.raises(ConfigError, match=says):
         bootstrap.load_forms(reference)
+
+
+REGISTRY = FormRegistry(EXAMPLES)
+"""A registry a deployment may name as its forms (several versions of a form, say)."""
+
+
+def test_a_registry_is_served_as_it_is() -> None:
+    # GIVEN FORMWORK_FORMS naming a FormRegistry, as formwork check accepts
+    settings = Settings(forms="tests.functional.test_bootstrap:REGISTRY")
+    # WHEN the service is built / THEN it serves that registry itself
+    service = bootstrap.build_service(settings, store=InMemoryFormStore())
+    assert service.registry is REGISTRY
 
 
 def test_build_service_wires_the_registry_a_store_and_a_dispatcher() -> None:
