@@ -582,3 +582,21 @@ class FormStoreContract:
         (only,) = store.list_conversation("alice", "conv-1")
         record = store.get_call("alice", "conv-1", "start-1")
         assert record is not None and record.result["instance"] == only.id
+
+    def test_call_records_are_snapshots(self, store: FormStore) -> None:
+        # GIVEN a recorded call whose result the caller keeps and changes afterwards
+        recorded = call("c-1", summary="first")
+        store.record_call("alice", "conv-1", recorded)
+        recorded.record.result["summary"] = "changed by the caller"
+        # WHEN a reader changes what it got back
+        got = store.get_call("alice", "conv-1", "c-1")
+        assert got is not None
+        got.result["summary"] = "changed by a reader"
+        # THEN the store still holds the first result, for readers and for a refused write
+        again = store.get_call("alice", "conv-1", "c-1")
+        assert again is not None and again.result["summary"] == "first"
+        with pytest.raises(CallRecorded) as raised:
+            store.record_call("alice", "conv-1", call("c-1"))
+        raised.value.record.result["summary"] = "changed through the error"
+        last = store.get_call("alice", "conv-1", "c-1")
+        assert last is not None and last.result["summary"] == "first"

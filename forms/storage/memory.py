@@ -44,7 +44,8 @@ class InMemoryFormStore(FormStore):
 
     def get_call(self, principal: str, conversation_id: str, call_id: str) -> CallRecord | None:
         with self._lock:
-            return self._calls.get((principal, conversation_id), {}).get(call_id)
+            found = self._calls.get((principal, conversation_id), {}).get(call_id)
+        return found.model_copy(deep=True) if found is not None else None
 
     def get(self, instance_id: str) -> FormInstance:
         with self._lock:
@@ -76,11 +77,11 @@ class InMemoryFormStore(FormStore):
             return
         first = self._calls.get(key, {}).get(call.call_id)
         if first is not None:
-            raise CallRecorded(call.call_id, first)
+            raise CallRecorded(call.call_id, first.model_copy(deep=True))
 
     def _keep_call(self, key: _ConversationKey, call: NewCall | None) -> None:
-        if call is not None:
-            self._calls.setdefault(key, {})[call.call_id] = call.record
+        if call is not None:  # a copy: the caller's record stays the caller's
+            self._calls.setdefault(key, {})[call.call_id] = call.record.model_copy(deep=True)
 
     def _load(self, instance_id: str) -> FormInstance:
         """The stored instance itself (never handed out); the caller holds the lock."""
