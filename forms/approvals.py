@@ -32,6 +32,7 @@ from forms.errors import FormClosed, NotFound, UnknownApproval
 from forms.instance import FieldChange, FormInstance, OutboxEntry, Revision
 from forms.keys import parse_key
 from forms.outbox import due_approvals
+from forms.principals import subject_of, tenant_of
 
 if TYPE_CHECKING:
     from forms.service import FormService
@@ -123,9 +124,7 @@ def _settle(
         owed = entry.status == "pending" or entry.error == WITHDRAWN_ON_CLOSE
         if owed and current.state.status != "open":
             raise FormClosed(
-                f"the form is {current.state.status}"
-                + (f" ({current.state.closed_reason})" if current.state.closed_reason else "")
-                + "; no decision is owed on it",
+                f"the form is {current.state.status_text()}; no decision is owed on it",
                 "nothing to decide",
             )
         if entry.status != "pending":
@@ -166,24 +165,13 @@ def _settle(
     return Decided(approval_id, instance_id, outcome, field_id, step.dispatch)
 
 
-def tenant_of(principal: str) -> str | None:
-    """The tenant part of a principal (``tenant/sub``), or None for a tenant-less one."""
-    tenant, slash, _ = principal.partition("/")
-    return tenant if slash else None
-
-
-def subject_of(principal: str) -> str:
-    """The person part of a principal (``sub`` of ``tenant/sub``)."""
-    return principal.rpartition("/")[2]
-
-
 def may_decide(approver: Approver, role: str, filled_by: str) -> bool:
     """Only a principal of the form owner's tenant holding the role the definition names, and
     never the person who filled the form (under any principal), may decide its approval."""
+    # same tenant and another person: so never the filler's own principal either
     return (
         role in approver.roles
         and tenant_of(approver.principal) == tenant_of(filled_by)
-        and approver.principal != filled_by
         and subject_of(approver.principal) != subject_of(filled_by)
     )
 

@@ -180,6 +180,10 @@ class InstanceState(BaseModel):
     outbox: dict[str, OutboxEntry] = Field(default_factory=dict)
     updated_at: datetime
 
+    def status_text(self) -> str:
+        """The status with the reason it closed, for sentences: ``completed (submitted)``."""
+        return self.status + (f" ({self.closed_reason})" if self.closed_reason else "")
+
 
 class FormInstance(BaseModel):
     """One conversation's run of one form definition version."""

@@ -179,7 +179,7 @@ def plan_fill(
             continue
         if outcome.coerced:
             plan.coerced[field_id] = {"sent": raw, "stored": outcome.json_value}
-        _stage_value(plan, instance, field_id, outcome.json_value, author, now)
+        _stage(plan, instance, field_id, "value", outcome.json_value, author, now)
     return plan
 
 
@@ -204,24 +204,29 @@ def _validate(
     return ValueRejection(field_id, result.message, result.hint)
 
 
-def _stage_value(
+def _stage(
     plan: FillPlan,
     instance: FormInstance,
     field_id: str,
+    kind: RevisionKind,
     json_value: Any,
     author: Author,
     now: datetime,
 ) -> None:
+    """Append a revision of ``kind`` to a field's log, unless the same is in force already
+    (then the field is ``unchanged``); an answer it replaces is noted in ``replaced``."""
     history = instance.field(field_id)
     current = history.in_force()
-    if current is not None and current.kind == "value" and current.value == json_value:
+    if current is not None and current.kind == kind and current.value == json_value:
         plan.unchanged.append(field_id)
         return
     if current is not None and current.kind == "value":
         plan.replaced[field_id] = current.value
-    revision = _revision("value", json_value, author, now, history.cursor)
+    revision = _revision(kind, json_value, author, now, history.cursor)
     plan.changes[field_id] = FieldChange(append=(revision,), cursor=len(history.revisions))
     plan.captured.append(field_id)
+    if kind == "decline":
+        plan.declined.append(field_id)
 
 
 def resolve_field(form: CompiledForm, sent: str) -> str:
@@ -285,13 +290,8 @@ def plan_revise(
                 f"{label} has no answer to retract",
                 "nothing to take back; read the field to see its revisions",
             )
-        if action == "decline" and current is not None and current.kind == "decline":
-            plan.unchanged.append(field_id)
-            return plan
         kind: RevisionKind = "retraction" if action == "retract" else "decline"
-        revision = _revision(kind, None, author, now, history.cursor)
-        plan.changes[field_id] = FieldChange(append=(revision,), cursor=len(history.revisions))
-        plan.captured.append(field_id)
+        _stage(plan, instance, field_id, kind, None, author, now)
         return plan
     target = history.undo_target() if action == "undo" else history.redo_target()
     if target is None:
@@ -455,15 +455,5 @@ def plan_declines(
                 ValueRejection(field_id, f"{compiled.label} {refusal[0]}", refusal[1])
             )
             continue
-        history = instance.field(field_id)
-        current = history.in_force()
-        if current is not None and current.kind == "decline":
-            plan.unchanged.append(field_id)
-            continue
-        if current is not None and current.kind == "value":
-            plan.replaced[field_id] = current.value
-        revision = _revision("decline", None, author, now, history.cursor)
-        plan.changes[field_id] = FieldChange(append=(revision,), cursor=len(history.revisions))
-        plan.captured.append(field_id)
-        plan.declined.append(field_id)
+        _stage(plan, instance, field_id, "decline", None, author, now)
     return plan

@@ -14,7 +14,7 @@ from forms.engine import PredicateError, evaluate
 from forms.errors import InvalidFormDefinition, ToolError, UnknownStep
 from forms.instance import FormInstance
 from forms.results import Result, count
-from forms.tools import FormReadArgs, check_id
+from forms.tools import FormListArgs, FormReadArgs, check_id
 from forms.view import closed_view, field_view, outline_view, status_line, step_view
 
 if TYPE_CHECKING:
@@ -49,7 +49,8 @@ def conversation_status(service: FormService, caller: Caller) -> list[str] | Non
     return lines
 
 
-def form_list(service: FormService, caller: Caller) -> Result:
+def form_list(service: FormService, caller: Caller, args: FormListArgs) -> Result:
+    del args  # form_list takes no input
     mine = service.store.list_conversation(caller.principal, caller.conversation_id)
     return {
         "ok": True,
@@ -92,18 +93,17 @@ def form_read(service: FormService, caller: Caller, args: FormReadArgs) -> Resul
     form, instance = service.current(instance)
     ev = evaluate(form, instance)
     header: Result = {"ok": True, "form": form.id, "instance": instance.id}
-    if instance.state.status != "open":
+    closed = instance.state.status != "open"
+    if closed:
         header["closed"] = instance.state.status
         if instance.state.closed_reason:
             header["reason"] = instance.state.closed_reason
     part = (args.part or "").strip()
-    closed = instance.state.status != "open"
     if closed and (not part or part.lower() == "outline"):
         view = closed_view(form, instance, ev)
         header["summary"] = (
-            f"{form.title} is {instance.state.status}"
-            + (f" ({instance.state.closed_reason})" if instance.state.closed_reason else "")
-            + "; it takes no more changes. The answers on record follow."
+            f"{form.title} is {instance.state.status_text()}; it takes no more changes. The "
+            "answers on record follow."
         )
     elif not part:
         if ev.open_step is None:

@@ -74,12 +74,15 @@ def fill_result(form: CompiledForm, step: Transition, plan: FillPlan, verb: str)
     if plan.unknown:
         entries, complete = unknown_entries(form, ev, plan, step.after.state.status == "open")
         if not complete:
-            result["hint"] = 'form_read with part="outline" lists every field id'
+            result["hint"] = OUTLINE_HINT
         result["unknown"] = entries
     if plan.unchanged:
         result["unchanged"] = list(plan.unchanged)
     return finish(form, step, result)
 
+
+OUTLINE_HINT = 'form_read with part="outline" lists every field id'
+"""The way on when the unknown entries of a fill leave the agent nothing to send."""
 
 STILL_TO_ASK_LIMIT = 8
 """Ids an unknown entry names when nothing is close: enough for the open step and the next."""
@@ -115,12 +118,7 @@ def unknown_entries(
     the one it meant without reading the outline first. ``False`` when an entry has neither, or
     its list was cut at ``STILL_TO_ASK_LIMIT``: then the outline is the way on. A form this
     call closed takes no more answers: nothing is listed, and nothing points at the outline."""
-    if not is_open:
-        return [
-            {"sent": u.sent, **({"did_you_mean": list(u.did_you_mean)} if u.did_you_mean else {})}
-            for u in plan.unknown
-        ], True
-    remaining = still_to_ask(form, ev)
+    remaining = still_to_ask(form, ev) if is_open else []
     shown = remaining[:STILL_TO_ASK_LIMIT]
     entries: list[Result] = []
     complete = True
@@ -131,10 +129,29 @@ def unknown_entries(
         elif shown:
             entry["still_to_ask"] = shown
             complete = complete and len(remaining) <= len(shown)
-        else:
+        elif is_open:
             complete = False
         entries.append(entry)
     return entries, complete
+
+
+def closed_since(result: Result) -> Result:
+    """``result`` for a form that closed after it was computed (an in-process hook terminated
+    it in the same call): as ``unknown_entries`` says of a closed form, its unknown ids list
+    nothing more to ask, and nothing points at the outline."""
+    unknown = result.get("unknown")
+    if not isinstance(unknown, list):
+        return result
+    updated = {
+        **result,
+        "unknown": [
+            {k: v for k, v in u.items() if k != "still_to_ask"} if isinstance(u, dict) else u
+            for u in unknown
+        ],
+    }
+    if updated.get("hint") == OUTLINE_HINT:
+        del updated["hint"]
+    return updated
 
 
 def not_ready(form: CompiledForm, ev: Evaluation) -> str | None:

@@ -60,11 +60,6 @@ from forms.results import (
 from forms.storage.port import FormStore
 from forms.tools import (
     TOOLS_BY_NAME,
-    FormAbandonArgs,
-    FormFillArgs,
-    FormReadArgs,
-    FormReviseArgs,
-    FormStartArgs,
     ToolSpec,
     check_id,
 )
@@ -147,11 +142,10 @@ class FormService:
                 raise BadRequest(f"there is no tool {tool!r}", f"the tools are: {known}")
             payload = payload if payload is not None else {}
             if tool not in WRITE_TOOLS:
-                reader: Result = getattr(self, "_" + tool)(caller, _args(spec, payload))
-                return reader
+                return _READERS[tool](self, caller, _args(spec, payload))
             call = CallId(tool, tool_call_id, fingerprint(tool, payload))
             try:
-                result: Result = getattr(self, "_" + tool)(caller, call, _args(spec, payload))
+                result = _WRITERS[tool](self, caller, call, _args(spec, payload))
             except UNRECORDED:
                 raise
             except ToolError as exc:
@@ -186,26 +180,7 @@ class FormService:
         (which is also what another principal's conversation looks like). One store read."""
         return reads.conversation_status(self, caller)
 
-    # ------------------------------------------------------------------ tools
-
-    def _form_list(self, caller: Caller, args: object) -> Result:
-        del args
-        return reads.form_list(self, caller)
-
-    def _form_read(self, caller: Caller, args: FormReadArgs) -> Result:
-        return reads.form_read(self, caller, args)
-
-    def _form_start(self, caller: Caller, call: CallId, args: FormStartArgs) -> Result:
-        return writes.form_start(self, caller, call, args)
-
-    def _form_fill(self, caller: Caller, call: CallId, args: FormFillArgs) -> Result:
-        return writes.form_fill(self, caller, call, args)
-
-    def _form_revise(self, caller: Caller, call: CallId, args: FormReviseArgs) -> Result:
-        return writes.form_revise(self, caller, call, args)
-
-    def _form_abandon(self, caller: Caller, call: CallId, args: FormAbandonArgs) -> Result:
-        return writes.form_abandon(self, caller, call, args)
+    # ------------------------------------------------------------------ plumbing
 
     def locate(
         self, caller: Caller, form_name: str, instance_id: str | None
@@ -370,3 +345,16 @@ def _args(spec: ToolSpec, payload: object) -> Any:
 
 def tag(instance: FormInstance, qualify: bool) -> str:
     return form_tag(instance, qualify)
+
+
+_READERS: dict[str, Callable[[FormService, Caller, Any], Result]] = {
+    "form_list": reads.form_list,
+    "form_read": reads.form_read,
+}
+_WRITERS: dict[str, Callable[[FormService, Caller, CallId, Any], Result]] = {
+    "form_start": writes.form_start,
+    "form_fill": writes.form_fill,
+    "form_revise": writes.form_revise,
+    "form_abandon": writes.form_abandon,
+}
+"""Each tool's function, by name (``WRITE_TOOLS`` are the writers)."""

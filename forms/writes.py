@@ -21,6 +21,7 @@ from forms.errors import CallRecorded, FormClosed, NotFound
 from forms.instance import CallRecord, FormInstance, InstanceState
 from forms.operations import (
     Author,
+    FillPlan,
     plan_declines,
     plan_fill,
     plan_revise,
@@ -29,6 +30,7 @@ from forms.operations import (
 )
 from forms.results import (
     Result,
+    closed_since,
     fill_result,
     hook_report,
     not_ready,
@@ -84,8 +86,7 @@ def form_fill(service: FormService, caller: Caller, call: CallId, args: FormFill
         author = Author(source=_source(caller), actor=caller.principal, tool_call_id=call.id)
         plan = plan_fill(form, instance, args.values or {}, author, now)
         plan_declines(form, instance, plan, args.decline or (), author, now)
-        touched = touched_steps(form, plan.changes, plan.unchanged)
-        step = transition(form, instance, plan.changes, now, touched_steps=touched)
+        step = _planned(form, instance, plan, now)
         result = fill_result(form, step, plan, verb="Saved")
         if not args.submit or step.after.state.status != "open":
             return step, result
@@ -95,7 +96,7 @@ def form_fill(service: FormService, caller: Caller, call: CallId, args: FormFill
         state = instance.state.model_copy(
             update={"status": "completed", "closed_reason": "submitted"}
         )
-        step = transition(form, instance, plan.changes, now, state=state, touched_steps=touched)
+        step = _planned(form, instance, plan, now, state)
         return step, submitted_result(form, step, plan)
 
     return write(service, caller, call, args, build)
@@ -110,13 +111,7 @@ def form_revise(service: FormService, caller: Caller, call: CallId, args: FormRe
         plan = plan_revise(form, instance, field_id, args.action, args.value, author, now)
         if field_id != args.field:
             plan.resolved[args.field] = field_id
-        step = transition(
-            form,
-            instance,
-            plan.changes,
-            now,
-            touched_steps=touched_steps(form, plan.changes, plan.unchanged),
-        )
+        step = _planned(form, instance, plan, now)
         return step, revise_result(form, step, plan, args.action, field_id)
 
     return write(service, caller, call, args, build)
@@ -159,9 +154,8 @@ def write(
     def plan(form: CompiledForm, current: FormInstance, now: datetime) -> Transition | None:
         if current.state.status != "open":
             raise FormClosed(
-                f"this {current.form_id} is {current.state.status}"
-                + (f" ({current.state.closed_reason})" if current.state.closed_reason else "")
-                + "; it takes no more changes",
+                f"this {current.form_id} is {current.state.status_text()}; it takes no more "
+                "changes",
                 "nothing to do: it is already closed"
                 if call.tool == "form_abandon"
                 else "start the form again if the user wants to change something",
@@ -214,11 +208,10 @@ def replay(service: FormService, caller: Caller, call: CallId, record: CallRecor
     result: Result = {**record.result, "replayed": True}
     if record.instance_id is None:
         return result
-    try:
-        stored = service.store.get(record.instance_id)
-    except NotFound:
-        return result
     mine = service.store.list_conversation(caller.principal, caller.conversation_id)
+    stored = next((i for i in mine if i.id == record.instance_id), None)
+    if stored is None:
+        return result
     open_ = [i for i in mine if i.state.status == "open" and i.form_id == stored.form_id]
     fired = [k for k in result.get("fired", ()) if isinstance(k, str)]
     return as_now(service, result, stored, fired, len(open_) > 1)
@@ -257,21 +250,27 @@ def as_now(
     if line:
         updated["status_line"] = line
     if instance.state.status != "open":
+        updated = closed_since(updated)
         updated["closed"] = instance.state.status
         if instance.state.closed_reason:
             updated["reason"] = instance.state.closed_reason
-        unknown = updated.get("unknown")
-        if isinstance(unknown, list):  # a closed form takes no more answers: none to list
-            updated["unknown"] = [
-                {k: v for k, v in u.items() if k != "still_to_ask"} if isinstance(u, dict) else u
-                for u in unknown
-            ]
-            if updated.get("hint", "").startswith("form_read"):
-                del updated["hint"]
     keys = caused_by(instance, fired) if service.dispatcher is not None else []
     if keys:
         updated["hooks"] = hook_report(instance, [instance.state.outbox[k] for k in keys])
     return updated
+
+
+def _planned(
+    form: CompiledForm,
+    instance: FormInstance,
+    plan: FillPlan,
+    now: datetime,
+    state: InstanceState | None = None,
+) -> Transition:
+    """The transition an agent's planned write makes (a write into a reopened step releases
+    the revisit, a value resent unchanged included)."""
+    touched = touched_steps(form, plan.changes, plan.unchanged)
+    return transition(form, instance, plan.changes, now, state=state, touched_steps=touched)
 
 
 def _source(caller: Caller) -> Any:

@@ -512,13 +512,11 @@ def _assemble(
     if logs:
         raise StoreError(f"revisions stored for unknown fields {sorted(logs)}")
     header = _Header.model_validate_json(state["header"]["S"])
-    stored_state = json.loads(state["state"]["S"])
-    stored_state.pop("calls", None)  # kept on the state by an earlier layout
     return FormInstance(
         **header.model_dump(),
         version=version,
         history=history,
-        state=InstanceState.model_validate(stored_state),
+        state=InstanceState.model_validate_json(state["state"]["S"]),
     )
 
 

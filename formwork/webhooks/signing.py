@@ -32,6 +32,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
+from forms.principals import tenant_of
+
 SCHEME = "v1"
 TIMESTAMP_HEADER = "X-Formwork-Timestamp"
 SIGNATURE_HEADER = "X-Formwork-Signature"
@@ -91,10 +93,8 @@ ANY = "*"
 """In a source's limits: any tenant (principals without one too), or any form."""
 
 
-def principal_tenant(principal: str) -> str | None:
-    """The tenant of ``tenant/sub``; None for a bare ``sub``."""
-    tenant, slash, _ = principal.partition("/")
-    return tenant if slash else None
+principal_tenant = tenant_of
+"""The tenant of ``tenant/sub``; None for a bare ``sub`` (the engine's one reading of it)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -90,19 +91,23 @@ class Cat(Step):
 
 cats = FormDef(id="cats", version=1, title="Cat registration", steps=[Cat])
 
-pets_v2 = FormDef(
-    id="pets",
-    version=2,
-    title="Pet registration",
-    steps=[PetV2],
-    migrations=[
-        Migration(
-            1,
-            renames={"pet_name": "animal_name", "weight": "weight_kg"},
-            convert={"weight_kg": pounds_to_kg, "owner": same},
-        )
-    ],
-)
+
+def pets_v2_converting(**convert: Callable[[Any], Any]) -> FormDef:
+    """Version 2 of pets, migrated from version 1 by renames and these conversions."""
+    return FormDef(
+        id="pets",
+        version=2,
+        title="Pet registration",
+        steps=[PetV2],
+        migrations=[
+            Migration(
+                1, renames={"pet_name": "animal_name", "weight": "weight_kg"}, convert=convert
+            )
+        ],
+    )
+
+
+pets_v2 = pets_v2_converting(weight_kg=pounds_to_kg, owner=same)
 
 pets_v2_without_migration = FormDef(id="pets", version=2, title="Pet registration", steps=[PetV2])
 
@@ -406,22 +411,6 @@ def _boom(value: Any) -> Any:
     raise RuntimeError("bad conversion")
 
 
-def _v2_converting(convert: Any) -> FormDef:
-    return FormDef(
-        id="pets",
-        version=2,
-        title="Pet registration",
-        steps=[PetV2],
-        migrations=[
-            Migration(
-                1,
-                renames={"pet_name": "animal_name", "weight": "weight_kg"},
-                convert={"weight_kg": convert},
-            )
-        ],
-    )
-
-
 @pytest.mark.parametrize("convert", [_forty, _boom], ids=["wrong-type", "raises"])
 def test_a_failing_migration_leaves_the_instance_as_it_was_with_a_clear_error(
     convert: Any,
@@ -433,7 +422,7 @@ def test_a_failing_migration_leaves_the_instance_as_it_was_with_a_clear_error(
     before = world.store.get(instance)
     other = world.deploy(pets_v1, cats)
     world.call(other, "form_start", form="cats", values={"name": "Tom"})
-    broken = world.deploy(_v2_converting(convert), cats)
+    broken = world.deploy(pets_v2_converting(weight_kg=convert), cats)
     # WHEN the pets instance is used under v2
     fill = world.call(broken, "form_fill", form="pets", values={"species": "dog"})
     read = world.call(broken, "form_read", form="pets")
