@@ -38,7 +38,7 @@ from forms import (
 )
 from forms.examples.travel_claim import travel_claim
 from forms.operations import Author, plan_fill, touched_steps
-from forms.view import step_view
+from forms.surface.view import step_view
 
 CALLER = Caller("bench", "bench-conversation")
 

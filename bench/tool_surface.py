@@ -10,7 +10,7 @@ Run: ``make bench`` (or ``.venv/bin/python -m bench.tool_surface``).
 from __future__ import annotations
 
 from bench.forms_bench.ledger import compact, status_at_step_two, tokens
-from forms.tools import TOOLS
+from forms.surface.tools import TOOLS
 
 ANCHOR_TOOLS = 1597
 ANCHOR_STATUS = 111

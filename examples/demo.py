@@ -41,11 +41,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 from urllib.parse import quote
 
-from forms.approvals import Approver, Decision
+from forms.app.approvals import Approver, Decision
+from forms.app.conversation import Caller
+from forms.app.hooks import InProcessDispatcher
+from forms.app.service import FormService
 from forms.examples import EXAMPLES
-from forms.hooks import InProcessDispatcher
 from forms.registry import FormRegistry
-from forms.service import Caller, FormService
 from forms.storage import InMemoryFormStore
 from formwork.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
 from infra.local import stack as stacks

@@ -5,6 +5,8 @@ The engine is pure (standard library and pydantic): no clocks, ids, network or s
 it. ``FormService`` is the composition root that wires it to a store and a dispatcher.
 """
 
+from forms.app.hooks import InProcessDispatcher
+from forms.app.service import Caller, FormService
 from forms.compiled import CompiledForm
 from forms.compiler import compile_form
 from forms.definition import Approval, Checkpoint, FormDef, Migration, Step, field
@@ -17,7 +19,6 @@ from forms.errors import (
     StoreError,
     ToolError,
 )
-from forms.hooks import InProcessDispatcher
 from forms.instance import (
     Commit,
     FieldChange,
@@ -28,10 +29,9 @@ from forms.instance import (
     apply_commit,
 )
 from forms.registry import FormRegistry
-from forms.service import Caller, FormService
 from forms.state import FormState, HookContext, Values
 from forms.storage import FormStore, InMemoryFormStore
-from forms.tools import TOOLS, ToolSpec
+from forms.surface.tools import TOOLS, ToolSpec
 
 __all__ = [
     "TOOLS",

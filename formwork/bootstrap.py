@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 from formwork.config import ConfigError, Settings, WebhookSettings
 
 if TYPE_CHECKING:
+    from forms.app.service import Dispatcher, FormService
     from forms.definition import FormDef
     from forms.registry import FormRegistry
-    from forms.service import Dispatcher, FormService
     from forms.storage.port import FormStore
     from formwork.webhooks import DeliveryLog, Direction, SecretSource
 
@@ -119,7 +119,7 @@ def build_dispatcher(settings: Settings) -> Dispatcher:
         from workflows.dispatch import TemporalDispatcher
 
         return TemporalDispatcher.from_settings(settings)
-    from forms.hooks import InProcessDispatcher
+    from forms.app.hooks import InProcessDispatcher
 
     return InProcessDispatcher()
 
@@ -129,7 +129,7 @@ def build_service(
 ) -> FormService:
     """A ``FormService`` over the configured forms, ``store`` (default: DynamoDB) and
     ``dispatcher`` (default: the one ``FORMWORK_DISPATCH`` names)."""
-    from forms.service import FormService
+    from forms.app.service import FormService
 
     registry = build_registry(settings)
     return FormService(

@@ -52,11 +52,11 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from forms.approvals import Approver
+from forms.app.approvals import Approver
+from forms.app.conversation import Caller
 from forms.errors import BadRequest
-from forms.formats import FORMATS, Format, tool_definitions
-from forms.service import Caller
-from forms.tools import TOOLS_BY_NAME, check_id
+from forms.surface.formats import FORMATS, Format, tool_definitions
+from forms.surface.tools import TOOLS_BY_NAME, check_id
 from formwork import bootstrap
 from functions import webhooks
 from functions.auth import Unauthenticated, _claims, principal_from_event

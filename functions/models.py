@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel, model_v
 from pydantic.json_schema import SkipJsonSchema
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
-"""The ids ``forms.service.check_id`` accepts (a test pins the two together)."""
+"""The ids ``forms.app.service.check_id`` accepts (a test pins the two together)."""
 
 IGNORED_IDENTITY_KEYS = frozenset({"principal", "user_id", "userId", "user", "sub", "tenant"})
 """Envelope keys that name a caller. They are dropped, never honoured and never an error:

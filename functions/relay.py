@@ -54,7 +54,8 @@ from forms.outbox import due_approval_runs, due_approvals, due_entries
 from formwork import bootstrap
 
 if TYPE_CHECKING:
-    from forms.service import FormService, HookRunner
+    from forms.app.hooks import HookRunner
+    from forms.app.service import FormService
     from formwork.config import Settings
 
 SERVICE = os.getenv("POWERTOOLS_SERVICE_NAME") or "formwork"

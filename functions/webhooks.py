@@ -48,8 +48,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import ValidationError
 
+from forms.app.conversation import Caller
 from forms.errors import ToolError
-from forms.service import Caller
 from formwork import bootstrap
 from formwork.config import Settings
 from formwork.webhooks import (
@@ -89,7 +89,7 @@ from functions.http import (
 )
 
 if TYPE_CHECKING:
-    from forms.service import FormService
+    from forms.app.service import FormService
     from forms.state import HookContext
 
 _log = logging.getLogger("formwork.webhooks")

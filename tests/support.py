@@ -7,8 +7,26 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from forms import FormDef, FormService
+    from forms.app.hooks import HookRunner
+    from forms.instance import FormInstance, OutboxEntry
     from forms.storage import FormStore
+
+
+class Deferred:
+    """A dispatcher that runs nothing: a tool-call Lambda that died right after its commit.
+    It keeps the entries handed to it, for a test that dispatches them itself."""
+
+    def __init__(self) -> None:
+        self.entries: list[OutboxEntry] = []
+
+    def dispatch(
+        self, runner: HookRunner, entries: Sequence[OutboxEntry], instance: FormInstance
+    ) -> None:
+        del runner, instance
+        self.entries += entries
 
 
 class TickingClock:

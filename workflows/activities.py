@@ -43,8 +43,8 @@ from workflows.starter import RunInput, start_hooks
 if TYPE_CHECKING:
     from temporalio.client import Client
 
+    from forms.app.service import FormService
     from forms.instance import FormInstance, Revision
-    from forms.service import FormService
 
 T = TypeVar("T")
 

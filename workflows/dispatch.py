@@ -39,8 +39,8 @@ from workflows.starter import RunInput, StartReport, start_hooks
 if TYPE_CHECKING:
     from temporalio.client import Client
 
-    from forms.instance import OutboxEntry
-    from forms.service import HookRunner
+    from forms.app.hooks import HookRunner
+    from forms.instance import FormInstance, OutboxEntry
 
 T = TypeVar("T")
 _log = logging.getLogger("formwork.dispatch")
@@ -191,8 +191,12 @@ class TemporalDispatcher:
 
     # ------------------------------------------------------------------ the Dispatcher protocol
 
-    def dispatch(self, runner: HookRunner, entries: Sequence[OutboxEntry]) -> None:
-        """After a commit: start, record, wait up to ``wait_ms``. Never raises (see module)."""
+    def dispatch(
+        self, runner: HookRunner, entries: Sequence[OutboxEntry], instance: FormInstance
+    ) -> None:
+        """After a commit: start, record, wait up to ``wait_ms``. Never raises (see module).
+        The runs happen in workers, so there is no instance to hand back: None."""
+        del instance  # the runs read the instance they run on themselves
         try:
             self.send(runner, entries, wait_ms=self.wait_ms)
         except Exception:

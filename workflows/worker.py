@@ -66,7 +66,7 @@ async def serve(
     activities_class: type[HookActivities] = HookActivities,
 ) -> None:
     """Connect, serve until ``stop`` is set, shut down. ``ready`` runs once polling starts."""
-    from forms.service import FormService
+    from forms.app.service import FormService
 
     identity = f"formwork-worker-{os.getpid()}@{socket.gethostname()}"
     client = await connect(settings.temporal, identity=identity)

@@ -164,7 +164,7 @@ def _three_forms(a: Container) -> RequestRow:
 
 def _conflict(a: Container, b: Container) -> RequestRow:
     """A's fill, with B's fill landing between A's read and A's write."""
-    from forms.service import Caller
+    from forms.app.conversation import Caller
 
     conv = "req-race"
     a.tool(conv, "form_start", "s1", {"form": FORM})

@@ -90,7 +90,7 @@ def interleaved(paths: dict[str, tuple[Call, int]], warmup: int = 2) -> dict[str
 
 def service_call(service: Any) -> Call:
     """``FormService.call`` with the principal the event fixtures carry."""
-    from forms.service import Caller
+    from forms.app.conversation import Caller
 
     def call(conversation: str, tool: str, call_id: str, tool_input: dict[str, Any]) -> float:
         caller = Caller(PRINCIPAL, conversation)

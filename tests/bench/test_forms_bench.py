@@ -28,7 +28,7 @@ from bench.forms_bench.personas import FAILURE_MODES, named_value
 from bench.forms_bench.replay import ReplayBedrockClient, ReplayPost, load
 from bench.forms_bench.run import Results, persona_factories, run, validate_graders
 from bench.forms_bench.scenarios import all_scenarios, termination
-from forms.formats import tool_definitions
+from forms.surface.formats import tool_definitions
 
 SCENARIOS = {s.id: s for s in all_scenarios()}
 

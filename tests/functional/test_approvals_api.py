@@ -19,8 +19,8 @@ from urllib.parse import quote
 import pytest
 
 from forms import FormRegistry, FormService, InMemoryFormStore
+from forms.app.hooks import InProcessDispatcher
 from forms.examples import EXAMPLES
-from forms.hooks import InProcessDispatcher
 from forms.instance import OutboxEntry
 from forms.outbox import due_approval_runs, due_approvals, due_entries
 from formwork.bootstrap import use_service

@@ -101,7 +101,7 @@ def test_forms_load_from_a_module_attribute() -> None:
         ("forms.nowhere:EXAMPLES", "cannot import"),
         ("forms.examples:NOTHING", "has no NOTHING"),
         ("forms.examples:__doc__", "sequence of FormDef"),
-        ("forms.tools:TOOLS", "sequence of FormDef"),
+        ("forms.surface.tools:TOOLS", "sequence of FormDef"),
     ],
 )
 def test_bad_forms_references_are_config_errors(reference: str, says: str) -> None:

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import event as note
 from hypothesis import strategies as st
 
-from forms.tools import TOOLS_BY_NAME
+from forms.surface.tools import TOOLS_BY_NAME
 from formwork.bootstrap import use_service
 from tests.functional.conftest import (
     ALICE,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forms.tools import check_id
+from forms.surface.tools import check_id
 from formwork.bootstrap import use_service
 from formwork.config import Settings
 from functions.api import MAX_ROLES, roles_from_claims

@@ -22,16 +22,17 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from forms import FormDef, FormRegistry, FormService, HookContext, InMemoryFormStore, Patch, Step
 from forms import field as form_field
-from forms.hooks import InProcessDispatcher
+from forms.app.conversation import Caller
+from forms.app.hooks import InProcessDispatcher
 from forms.instance import Commit, FormInstance, OutboxEntry
 from forms.outbox import due_entries
-from forms.service import Caller, HookRunner
 from forms.storage.dynamodb import DynamoDBFormStore
 from formwork import bootstrap
 from formwork.bootstrap import use_service
 from formwork.config import ConfigError, Settings
 from functions import relay
 from functions.local import LocalContext
+from tests.support import Deferred
 from workflows.dispatch import TemporalConnection, TemporalDispatcher
 from workflows.shared import HookInput, HookPolicy
 
@@ -172,13 +173,6 @@ def service(dispatcher: TemporalDispatcher, world: World) -> Iterator[FormServic
     service = world.service(dispatcher)
     with use_service(service, settings=SETTINGS):
         yield service
-
-
-class Deferred:
-    """A dispatcher that dispatches nothing: the Lambda died before it could."""
-
-    def dispatch(self, runner: HookRunner, entries: list[OutboxEntry]) -> None:
-        del runner, entries
 
 
 def committed_not_dispatched(world: World, conversation: str = "conv-1") -> tuple[str, str]:

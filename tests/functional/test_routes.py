@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from forms.tools import TOOLS
+from forms.surface.tools import TOOLS
 from tests.functional.conftest import Api, RecordingStore, load_event
 from tests.support import TRAVEL_ANSWERS
 

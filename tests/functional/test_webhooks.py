@@ -22,9 +22,9 @@ import pytest
 from pydantic import Field
 
 from forms import FormRegistry, FormService, InMemoryFormStore, InProcessDispatcher
+from forms.app.conversation import Caller
 from forms.definition import FormDef, Step, field
 from forms.examples import EXAMPLES
-from forms.service import Caller
 from forms.state import FormState, HookContext, Values
 from formwork import bootstrap
 from formwork.bootstrap import use_service, use_webhooks

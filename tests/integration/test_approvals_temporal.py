@@ -19,7 +19,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 from urllib.parse import quote
 
@@ -31,15 +31,16 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from examples import demo
 from forms import FormRegistry, FormService, HookContext, Step, field
-from forms.approvals import Approver
+from forms.app.approvals import Approver
+from forms.app.conversation import Caller
 from forms.definition import Approval, Checkpoint, FormDef
 from forms.effects import Terminate
 from forms.examples import EXAMPLES
-from forms.instance import FormInstance, OutboxEntry
-from forms.service import Caller, HookRunner
+from forms.instance import FormInstance
 from forms.storage.dynamodb import DynamoDBFormStore
 from infra.local.gateway import dev_token
 from infra.local.stack import LocalStack
+from tests.support import Deferred
 from workflows.dispatch import TemporalConnection
 from workflows.shared import APPROVAL_WORKFLOW, ApprovalOutcome, HookOutcome
 
@@ -428,13 +429,6 @@ def test_a_decision_whose_signal_never_came_is_found_at_the_deadline_and_kept(
         ("approved", "bob")
     ]
     assert instance.state.status == "open"  # waiting for the requester's confirmation only
-
-
-class Deferred:
-    """A tool-call Lambda that died right after its commit: it dispatches nothing."""
-
-    def dispatch(self, runner: HookRunner, entries: Sequence[OutboxEntry]) -> None:
-        del runner, entries
 
 
 def test_the_stream_relay_starts_the_workflow_of_an_approval_nobody_dispatched(

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from examples import demo
-from forms.formats import FORMATS, tool_definitions
 from forms.instance import FormInstance
 from forms.storage.dynamodb import DynamoDBFormStore
+from forms.surface.formats import FORMATS, tool_definitions
 from infra.local.stack import LocalStack, running_stack
 
 WRITERS = 20

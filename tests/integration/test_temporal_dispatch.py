@@ -34,8 +34,9 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 
 from forms import FormDef, FormRegistry, FormService, HookContext, Patch, Step, field
+from forms.app.conversation import Caller
+from forms.app.hooks import HookRunner
 from forms.instance import FormInstance, OutboxEntry
-from forms.service import Caller, HookRunner
 from forms.storage.dynamodb import DynamoDBFormStore
 from formwork.bootstrap import use_service
 from formwork.config import Settings, TemporalSettings
@@ -46,6 +47,7 @@ from infra.local.gateway import dev_token
 from infra.local.stack import LocalStack
 from infra.local.streams import StreamReader
 from infra.local.temporal import LocalTemporal, LocalWorker
+from tests.support import Deferred
 from workflows.activities import HookActivities
 from workflows.dispatch import TemporalConnection, TemporalDispatcher
 from workflows.shared import RUN_HOOK_ACTIVITY, HookInput, HookOutcome, HookPolicy
@@ -110,18 +112,10 @@ class LambdaDied(BaseException):
 
 
 class DiesBeforeDispatch:
-    def dispatch(self, runner: HookRunner, entries: list[OutboxEntry]) -> None:
+    def dispatch(
+        self, runner: HookRunner, entries: list[OutboxEntry], instance: FormInstance
+    ) -> None:
         raise LambdaDied("killed after the commit, before starting any workflow")
-
-
-class Deferred:
-    """Keeps the entries a commit produced, dispatches nothing (the test dispatches them)."""
-
-    def __init__(self) -> None:
-        self.entries: list[OutboxEntry] = []
-
-    def dispatch(self, runner: HookRunner, entries: list[OutboxEntry]) -> None:
-        self.entries += entries
 
 
 class FailsAfterCommit(HookActivities):

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from forms import Caller
-from forms.approvals import Approver, expire_due, pending_approvals
+from forms.app.approvals import Approver, expire_due, pending_approvals
 from forms.examples.purchase_request import purchase_request
 from tests.support import TickingClock, service_for
 
@@ -250,7 +250,7 @@ def test_a_decision_is_taken_once() -> None:
 def test_the_timeout_outcome_applies_after_the_deadline_only() -> None:
     h = Harness()
     big_request(h)
-    assert expire_due(h.service, "fi_1") == []  # not yet due
+    assert expire_due(h.service.loop, "fi_1") == []  # not yet due
     h.clock.now += timedelta(days=5)
     assert h.service.expire_approvals("fi_1") == ["fi_1:checkpoint.finance_approval:1"]
     (revision,) = h.instance().field("finance_decision").revisions

@@ -21,9 +21,9 @@ from forms import (
     compile_form,
     field,
 )
+from forms.app.hooks import MAX_ATTEMPTS
 from forms.effects import Effect
 from forms.engine import evaluate
-from forms.hooks import MAX_ATTEMPTS
 from forms.instance import OutboxEntry
 from forms.operations import EffectError, as_effects, plan_effects
 from forms.state import HookContext

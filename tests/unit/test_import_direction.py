@@ -1,10 +1,15 @@
 """The shape of the tree, checked: which package may import which.
 
 ``forms`` (the engine, its tool surface and application service) imports nothing of the project
-outside itself; ``functions`` (the Lambda shell) and ``workflows`` (the Temporal shell) are
-siblings that never import each other; both reach the application through ``formwork`` (the
-settings and the one bootstrap), which sits above them. Read from the source with ``ast``, so
-imports inside functions count too, and nothing is imported to check it.
+outside itself, and inside it the layers point one way: the pure core (the modules directly in
+``forms/``) imports only the core; the model-facing surface (``forms.surface``) and the storage
+port and adapters (``forms.storage``) import the core; the application (``forms.app``) imports
+all three; nothing of the engine imports the examples. ``functions`` (the Lambda shell) and
+``workflows`` (the Temporal shell) are siblings that never import each other; both reach the
+application through ``formwork`` (the settings and the one bootstrap), which sits above them.
+No two modules import each other, directly or round a loop, when the code runs (a name used
+only in annotations, under ``if TYPE_CHECKING``, may point back). Read from the source with
+``ast``, so imports inside functions count too, and nothing is imported to check it.
 """
 
 from __future__ import annotations
@@ -30,10 +35,18 @@ def modules(package: str) -> Iterator[Path]:
     yield from sorted((ROOT / package).rglob("*.py"))
 
 
-def imported(path: Path) -> Iterator[tuple[int, str, tuple[str, ...]]]:
-    """(line, module, names) for every import in a file, at any depth."""
+def imported(path: Path, *, typing_only: bool = True) -> Iterator[tuple[int, str, tuple[str, ...]]]:
+    """(line, module, names) for every import in a file, at any depth; without
+    ``typing_only``, the imports under ``if TYPE_CHECKING:`` (never run) are left out."""
     tree = ast.parse(path.read_text(), filename=str(path))
+    skipped: set[int] = set()
+    if not typing_only:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+                skipped |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
     for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield node.lineno, alias.name, ()
@@ -74,3 +87,136 @@ def test_the_check_sees_the_imports_it_is_about() -> None:
     assert {"forms", "formwork"} <= targets("functions")
     assert {"forms", "formwork"} <= targets("workflows")
     assert "workflows" in targets("formwork")
+
+
+CORE = "forms"
+LAYERS: dict[str, set[str]] = {
+    CORE: {CORE},
+    "forms.surface": {CORE, "forms.surface"},
+    "forms.storage": {CORE, "forms.storage"},
+    "forms.app": {CORE, "forms.surface", "forms.storage", "forms.app"},
+}
+"""Each layer of ``forms`` and the layers it may import."""
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def layer_of(module: str) -> str | None:
+    """The layer a ``forms`` module belongs to (None: the package itself, or the examples)."""
+    parts = module.split(".")
+    if parts[0] != "forms" or len(parts) == 1 or parts[1] == "examples":
+        return None
+    sub = f"forms.{parts[1]}"
+    return sub if sub in LAYERS else CORE
+
+
+def resolved(module: str, names: tuple[str, ...]) -> list[str]:
+    """The project modules an import statement loads: ``from forms.app import hooks`` loads
+    ``forms.app.hooks`` (a submodule), ``from forms.engine import evaluate`` loads
+    ``forms.engine``."""
+    found = [module]
+    for name in names:
+        candidate = f"{module}.{name}"
+        path = ROOT.joinpath(*candidate.split("."))
+        if path.with_suffix(".py").exists() or (path / "__init__.py").exists():
+            found.append(candidate)
+    return found
+
+
+@pytest.mark.parametrize("layer", sorted(LAYERS))
+def test_the_layers_of_forms_point_one_way(layer: str) -> None:
+    allowed = LAYERS[layer]
+    found = [
+        f"{path.relative_to(ROOT)}:{line} imports {target}"
+        for path in modules("forms")
+        if layer_of(module_name(path)) == layer
+        for line, module, names in imported(path)
+        for target in resolved(module, names)
+        if target.split(".")[0] == "forms" and layer_of(target) not in allowed
+    ]
+    assert found == []
+
+
+def test_the_core_is_where_the_layers_say() -> None:
+    # the layer test is not vacuous: the modules are found where the layers say
+    layers = {layer_of(module_name(p)) for p in modules("forms")}
+    assert set(LAYERS) <= layers
+    assert layer_of("forms.engine") == CORE and layer_of("forms.app.loop") == "forms.app"
+
+
+def graph() -> dict[str, set[str]]:
+    """Project module -> the project modules it imports when it runs (at any depth)."""
+    edges: dict[str, set[str]] = {}
+    for package in MAY_NOT_IMPORT:
+        for path in modules(package):
+            source = module_name(path)
+            edges[source] = {
+                target
+                for _, module, names in imported(path, typing_only=False)
+                if module.split(".")[0] in PROJECT
+                for target in resolved(module, names)
+                if target != source and path.name != "__init__.py"
+            }
+    return edges
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of more than one module (Tarjan), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for succ in sorted(edges.get(node, ())):
+            if succ not in index:
+                visit(succ)
+                low[node] = min(low[node], low[succ])
+            elif succ in on_stack:
+                low[node] = min(low[node], index[succ])
+        if low[node] == index[node]:
+            group: list[str] = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_the_import_graph_has_no_cycles() -> None:
+    assert cycles(graph()) == []
+
+
+def test_a_type_only_import_is_left_out_of_the_runtime_graph(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\nimport forms.engine\n"
+        "if TYPE_CHECKING:\n    from forms.app import loop\n"
+        "def f() -> None:\n    import forms.keys\n"
+    )
+    assert [m for _, m, _ in imported(source, typing_only=False)] == [
+        "typing",
+        "forms.engine",
+        "forms.keys",
+    ]
+    assert "forms.app" in [m for _, m, _ in imported(source)]
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(edges) == [["a", "b", "c"]]

@@ -80,7 +80,7 @@ def test_importing_every_forms_module_pulls_in_no_cloud_sdk() -> None:
     # THEN it worked, covered the engine, and no SDK module was loaded
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    assert {"forms.engine", "forms.service", "forms.hooks"} <= set(report["imported"])
+    assert {"forms.engine", "forms.app.service", "forms.app.hooks"} <= set(report["imported"])
     assert report["heavy"] == []
 
 
@@ -88,19 +88,19 @@ def engine_sources() -> list[Path]:
     return sorted(
         p
         for p in FORMS.rglob("*.py")
-        if p != FORMS / "service.py" and (FORMS / "examples") not in p.parents
+        if p != FORMS / "app" / "service.py" and (FORMS / "examples") not in p.parents
     )
 
 
 def test_the_sources_to_check_are_found() -> None:
     names = {p.relative_to(FORMS).as_posix() for p in engine_sources()}
-    assert {"engine.py", "operations.py", "hooks.py", "instance.py"} <= names
-    assert "service.py" not in names
+    assert {"engine.py", "operations.py", "app/hooks.py", "instance.py"} <= names
+    assert "app/service.py" not in names
 
 
 @pytest.mark.parametrize("path", engine_sources(), ids=lambda p: p.relative_to(FORMS).as_posix())
 def test_no_engine_module_reads_the_clock_or_randomness(path: Path) -> None:
-    # GIVEN the source of a module under forms/ (service.py, the composition root, aside)
+    # GIVEN the source of a module under forms/ (app/service.py, which wires the clock, aside)
     source = path.read_text(encoding="utf-8")
     # WHEN it is searched for clock and randomness reads (code, not strings or comments)
     # THEN there are none

@@ -27,7 +27,7 @@ from forms.effects import Terminate
 from forms.examples.travel_claim import travel_claim
 from forms.operations import MAX_PATCH_FIELDS, MAX_VALUE_BYTES, MAX_VALUE_DEPTH
 from forms.state import HookContext
-from forms.tools import TOOLS
+from forms.surface.tools import TOOLS
 from tests.support import TickingClock, service_for
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

@@ -1,7 +1,7 @@
 """What the model reads: the tier-0 status line and the on-demand reads (step, outline, field).
 
 Instances are built through ``FormService`` (in-memory store, in-process hooks, a ticking clock
-and counted ids), then read both through ``form_read`` and through ``forms.view`` directly.
+and counted ids), then read both through ``form_read`` and through ``forms.surface.view`` directly.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from forms import (
 from forms.effects import Fail, Jump
 from forms.examples.travel_claim import travel_claim
 from forms.state import HookContext
-from forms.view import outline_view, show, status_line, step_view
+from forms.surface.view import outline_view, show, status_line, step_view
 from tests.support import TickingClock, service_for
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from forms.state import FormState, HookContext, Values
-from forms.tools import check_id
+from forms.surface.tools import check_id
 from formwork.webhooks import (
     DEFAULT_LEASE,
     DEFAULT_RETENTION,

@@ -19,7 +19,7 @@ from forms.engine import Evaluation, Transition
 from forms.errors import ToolError
 from forms.instance import FormInstance, OutboxEntry
 from forms.operations import FillPlan
-from forms.view import status_line
+from forms.surface.view import status_line
 
 Result = dict[str, Any]
 

@@ -1,40 +1,37 @@
 """The read tools and status lines: what the agent pulls, computed from stored instances.
 
 ``form_list``, ``form_read`` and the conversation's status lines change nothing (a read may
-migrate an instance whose definition version is gone, through ``FormService.current``); they
-are functions over a ``FormService`` so the service itself stays a thin facade over writes.
+migrate an instance whose definition version is gone, through the commit loop's ``settle``).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
+from forms.app.conversation import Caller, locate
+from forms.app.loop import CommitLoop
 from forms.engine import PredicateError, evaluate
 from forms.errors import InvalidFormDefinition, ToolError, UnknownStep
 from forms.instance import FormInstance
-from forms.results import Result, count
-from forms.tools import FormListArgs, FormReadArgs, check_id
-from forms.view import closed_view, field_view, outline_view, status_line, step_view
-
-if TYPE_CHECKING:
-    from forms.service import Caller, FormService
+from forms.surface.results import Result, count
+from forms.surface.tools import FormListArgs, FormReadArgs, check_id
+from forms.surface.view import closed_view, field_view, outline_view, status_line, step_view
 
 _log = logging.getLogger("formwork")
 
 
-def conversation_status(service: FormService, caller: Caller) -> list[str] | None:
+def conversation_status(loop: CommitLoop, caller: Caller) -> list[str] | None:
     """Like ``status``, but None when the caller has no form at all in this conversation
     (which is also what another principal's conversation looks like). One store read."""
     check_id(caller.conversation_id, "conversation id")
-    everything = service.store.list_conversation(caller.principal, caller.conversation_id)
+    everything = loop.store.list_conversation(caller.principal, caller.conversation_id)
     if not everything:
         return None
     instances = [i for i in everything if i.state.status == "open"]
     lines: list[str] = []
     for stored in instances:
         try:
-            form, instance = service.current(stored)
+            form, instance = loop.settle(stored)
             same = sum(1 for i in instances if i.form_id == instance.form_id)
             line = status_line(form, instance, evaluate(form, instance), qualify=same > 1)
         except ToolError as exc:
@@ -49,12 +46,12 @@ def conversation_status(service: FormService, caller: Caller) -> list[str] | Non
     return lines
 
 
-def form_list(service: FormService, caller: Caller, args: FormListArgs) -> Result:
+def form_list(loop: CommitLoop, caller: Caller, args: FormListArgs) -> Result:
     del args  # form_list takes no input
-    mine = service.store.list_conversation(caller.principal, caller.conversation_id)
+    mine = loop.store.list_conversation(caller.principal, caller.conversation_id)
     return {
         "ok": True,
-        "summary": f"{count(len(service.registry.forms()), 'form')} available; "
+        "summary": f"{count(len(loop.registry.forms()), 'form')} available; "
         f"{len(mine)} in this conversation.",
         "forms": [
             {
@@ -62,13 +59,13 @@ def form_list(service: FormService, caller: Caller, args: FormListArgs) -> Resul
                 "title": f.title,
                 **({"about": f.description} if f.description else {}),
             }
-            for f in service.registry.forms()
+            for f in loop.registry.forms()
         ],
         "started": [
             {
                 "form": i.form_id,
                 "instance": i.id,
-                "status": list_status(service, i),
+                "status": list_status(loop, i),
                 **({"reason": i.state.closed_reason} if i.state.closed_reason else {}),
             }
             for i in mine
@@ -76,21 +73,21 @@ def form_list(service: FormService, caller: Caller, args: FormListArgs) -> Resul
     }
 
 
-def list_status(service: FormService, stored: FormInstance) -> str:
+def list_status(loop: CommitLoop, stored: FormInstance) -> str:
     """An instance's status for form_list: a complete form still open says so."""
     if stored.state.status != "open":
         return stored.state.status
     try:
-        form, instance = service.current(stored)
+        form, instance = loop.settle(stored)
         ready = evaluate(form, instance).ready
     except (ToolError, PredicateError, InvalidFormDefinition):
         return "open"
     return "complete (still open for corrections)" if ready else "open"
 
 
-def form_read(service: FormService, caller: Caller, args: FormReadArgs) -> Result:
-    instance, qualify = service.locate(caller, args.form, args.instance)
-    form, instance = service.current(instance)
+def form_read(loop: CommitLoop, caller: Caller, args: FormReadArgs) -> Result:
+    instance, qualify = locate(loop, caller, args.form, args.instance)
+    form, instance = loop.settle(instance)
     ev = evaluate(form, instance)
     header: Result = {"ok": True, "form": form.id, "instance": instance.id}
     closed = instance.state.status != "open"

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 
 from forms.errors import BadRequest, ToolCallConflict, ToolCallExpired, TooManyConflicts
 from forms.instance import CallRecord, FormInstance, NewCall
-from forms.results import Result, as_json
+from forms.surface.results import Result, as_json
 
 DEFAULT_REPLAY_WINDOW = timedelta(hours=24)
 """How long a retried tool call gets its first result back; later it is ``tool_call_expired``."""

@@ -1,7 +1,7 @@
 """The tool specs in each model vendor's tool-definition shape.
 
 Every vendor reduces a tool to a name, a description and a JSON schema of its input; only the
-envelope differs. One pydantic model per tool (``forms.tools``) produces all of them.
+envelope differs. One pydantic model per tool (``forms.surface.tools``) produces all of them.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
-from forms.tools import TOOLS, ToolSpec
+from forms.surface.tools import TOOLS, ToolSpec
 
 Format = Literal["generic", "openai", "anthropic", "bedrock", "mcp"]
 FORMATS: tuple[Format, ...] = ("generic", "openai", "anthropic", "bedrock", "mcp")

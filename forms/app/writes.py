@@ -1,24 +1,26 @@
 """The write tools: start, fill, revise, abandon, each through the one commit loop.
 
 A write tool's call is planned on the instance as stored (``plan_fill`` / ``plan_revise``,
-then the engine's ``transition``), committed compare-and-set with its call record
-(``FormService.commit_retrying``), dispatched, and answered with the form's status as it stands
-after in-process hooks ran. A retry is found by the store (the call id is taken) and gets the
-first result back (``forms.calls``).
+then the engine's ``transition``), committed compare-and-set with its call record through the
+one commit loop (``forms.app.loop``), dispatched, and answered with the form's status as it
+stands after in-process hooks ran (on the instance they left, not read back). A retry is found
+by the store (the call id is taken) and gets the first result back (``forms.app.calls``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
 
-from forms.calls import CallId, caused_by, check_replay, new_call
+from forms.app.calls import CallId, caused_by, check_replay, new_call
+from forms.app.conversation import Caller, locate
+from forms.app.loop import CommitLoop, Planned
 from forms.compiled import CompiledForm
 from forms.engine import Transition, evaluate, transition
-from forms.errors import CallRecorded, FormClosed, NotFound
-from forms.instance import CallRecord, FormInstance, InstanceState
+from forms.errors import CallRecorded, FormClosed
+from forms.instance import CallRecord, FormInstance, InstanceState, OutboxEntry
 from forms.operations import (
     Author,
     FillPlan,
@@ -28,7 +30,7 @@ from forms.operations import (
     resolve_field,
     touched_steps,
 )
-from forms.results import (
+from forms.surface.results import (
     Result,
     closed_since,
     fill_result,
@@ -38,19 +40,30 @@ from forms.results import (
     submitted_result,
     with_status_line,
 )
-from forms.tools import FormAbandonArgs, FormFillArgs, FormReviseArgs, FormStartArgs
-from forms.view import status_line
-
-if TYPE_CHECKING:
-    from forms.service import Caller, FormService
+from forms.surface.tools import FormAbandonArgs, FormFillArgs, FormReviseArgs, FormStartArgs
+from forms.surface.view import status_line
 
 
-def form_start(service: FormService, caller: Caller, call: CallId, args: FormStartArgs) -> Result:
-    form = service.registry.latest(args.form)
-    mine = service.store.list_conversation(caller.principal, caller.conversation_id)
-    now = service.clock()
+@dataclass(frozen=True, slots=True)
+class Writer:
+    """What the write tools run on: the commit loop, the hand-off to the dispatcher (returns
+    the instance as in-process hooks left it, None when they run elsewhere), new instance ids,
+    the replay window, and whether hooks run at all (a dispatcher is configured)."""
+
+    loop: CommitLoop
+    dispatch: Callable[[FormInstance, Sequence[OutboxEntry]], FormInstance | None]
+    new_id: Callable[[], str]
+    replay_window: timedelta
+    runs_hooks: bool
+
+
+def form_start(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs) -> Result:
+    loop = writer.loop
+    form = loop.registry.latest(args.form)
+    mine = loop.store.list_conversation(caller.principal, caller.conversation_id)
+    now = loop.clock()
     base = FormInstance(
-        id=service.new_id(),
+        id=writer.new_id(),
         form_id=form.id,
         form_version=form.version,
         principal=caller.principal,
@@ -72,14 +85,13 @@ def form_start(service: FormService, caller: Caller, call: CallId, args: FormSta
         )
     result = with_status_line(result, form, step, qualify=bool(started))
     try:
-        service.store.create(step.after, new_call(call, result, base.id, now))
+        loop.store.create(step.after, new_call(call, result, base.id, now))
     except CallRecorded as taken:  # a retry of a start that already happened
-        return replay(service, caller, call, taken.record)
-    service.dispatch_entries(step.dispatch)
-    return after_dispatch(service, result, base.id, step, bool(started))
+        return replay(writer, caller, call, taken.record)
+    return dispatched(writer, result, step.after, step, bool(started))
 
 
-def form_fill(service: FormService, caller: Caller, call: CallId, args: FormFillArgs) -> Result:
+def form_fill(writer: Writer, caller: Caller, call: CallId, args: FormFillArgs) -> Result:
     def build(
         form: CompiledForm, instance: FormInstance, now: datetime
     ) -> tuple[Transition, Result]:
@@ -99,10 +111,10 @@ def form_fill(service: FormService, caller: Caller, call: CallId, args: FormFill
         step = _planned(form, instance, plan, now, state)
         return step, submitted_result(form, step, plan)
 
-    return write(service, caller, call, args, build)
+    return write(writer, caller, call, args, build)
 
 
-def form_revise(service: FormService, caller: Caller, call: CallId, args: FormReviseArgs) -> Result:
+def form_revise(writer: Writer, caller: Caller, call: CallId, args: FormReviseArgs) -> Result:
     def build(
         form: CompiledForm, instance: FormInstance, now: datetime
     ) -> tuple[Transition, Result]:
@@ -114,12 +126,10 @@ def form_revise(service: FormService, caller: Caller, call: CallId, args: FormRe
         step = _planned(form, instance, plan, now)
         return step, revise_result(form, step, plan, args.action, field_id)
 
-    return write(service, caller, call, args, build)
+    return write(writer, caller, call, args, build)
 
 
-def form_abandon(
-    service: FormService, caller: Caller, call: CallId, args: FormAbandonArgs
-) -> Result:
+def form_abandon(writer: Writer, caller: Caller, call: CallId, args: FormAbandonArgs) -> Result:
     def build(
         form: CompiledForm, instance: FormInstance, now: datetime
     ) -> tuple[Transition, Result]:
@@ -132,26 +142,24 @@ def form_abandon(
             "summary": f"Abandoned {form.title}: {args.reason.strip()}. Answers are kept.",
         }
 
-    return write(service, caller, call, args, build)
+    return write(writer, caller, call, args, build)
 
 
 # ------------------------------------------------------------------ plumbing
 
 
 def write(
-    service: FormService,
+    writer: Writer,
     caller: Caller,
     call: CallId,
     args: FormFillArgs | FormReviseArgs | FormAbandonArgs,
     build: Callable[[CompiledForm, FormInstance, datetime], tuple[Transition, Result]],
 ) -> Result:
-    """A write tool's call, through the one commit loop (``commit_retrying``): the commit
-    carries the call's record, so a retry of it is refused by the store and replayed."""
-    instance, qualify = service.locate(caller, args.form, args.instance)
-    answered: list[Result] = []
-    unchanged: list[Result] = []
+    """A write tool's call, through the one commit loop: the commit carries the call's
+    record, so a retry of it is refused by the store and replayed."""
+    instance, qualify = locate(writer.loop, caller, args.form, args.instance)
 
-    def plan(form: CompiledForm, current: FormInstance, now: datetime) -> Transition | None:
+    def plan(form: CompiledForm, current: FormInstance, now: datetime) -> Planned[Result]:
         if current.state.status != "open":
             raise FormClosed(
                 f"this {current.form_id} is {current.state.status_text()}; it takes no more "
@@ -165,24 +173,23 @@ def write(
         if not step.commit.fields and step.commit.state == current.state.model_copy(
             update={"updated_at": step.commit.state.updated_at}
         ):
-            unchanged[:] = [result]
-            return None
-        answered[:] = [result]
+            return Planned(result)  # nothing changes: no commit
         record = new_call(call, result, current.id, now)
-        return replace(step, commit=step.commit.model_copy(update={"call": record}))
+        return Planned(
+            result, replace(step, commit=step.commit.model_copy(update={"call": record}))
+        )
 
     try:
-        step = service.commit_retrying(instance, plan)
+        done = writer.loop.commit(instance, plan)
     except CallRecorded as taken:
-        return replay(service, caller, call, taken.record)
-    if step is None:
-        return record_alone(service, caller, call, unchanged[0], instance.id)
-    service.dispatch_entries(step.dispatch)
-    return after_dispatch(service, answered[0], instance.id, step, qualify)
+        return replay(writer, caller, call, taken.record)
+    if done.step is None:
+        return record_alone(writer, caller, call, done.value, instance.id)
+    return dispatched(writer, done.value, done.instance, done.step, qualify)
 
 
 def record_alone(
-    service: FormService,
+    writer: Writer,
     caller: Caller,
     call: CallId,
     result: Result,
@@ -191,48 +198,50 @@ def record_alone(
     """Bind the call's id to a result that stored nothing (a refusal, or no change), so a
     different input under the same id is a conflict; a retry gets the first result."""
     try:
-        service.store.record_call(
+        writer.loop.store.record_call(
             caller.principal,
             caller.conversation_id,
-            new_call(call, result, instance_id, service.clock()),
+            new_call(call, result, instance_id, writer.loop.clock()),
         )
     except CallRecorded as taken:
-        return replay(service, caller, call, taken.record)
+        return replay(writer, caller, call, taken.record)
     return result
 
 
-def replay(service: FormService, caller: Caller, call: CallId, record: CallRecord) -> Result:
+def replay(writer: Writer, caller: Caller, call: CallId, record: CallRecord) -> Result:
     """The first result of a call, whole, with the form's status as it stands now; nothing
     is applied. A different call under the id is a conflict; one past the window expired."""
-    check_replay(call, record, service.clock(), service.replay_window)
+    check_replay(call, record, writer.loop.clock(), writer.replay_window)
     result: Result = {**record.result, "replayed": True}
     if record.instance_id is None:
         return result
-    mine = service.store.list_conversation(caller.principal, caller.conversation_id)
+    mine = writer.loop.store.list_conversation(caller.principal, caller.conversation_id)
     stored = next((i for i in mine if i.id == record.instance_id), None)
     if stored is None:
         return result
     open_ = [i for i in mine if i.state.status == "open" and i.form_id == stored.form_id]
     fired = [k for k in result.get("fired", ()) if isinstance(k, str)]
-    return as_now(service, result, stored, fired, len(open_) > 1)
+    return as_now(writer, result, stored, fired, len(open_) > 1)
 
 
-def after_dispatch(
-    service: FormService, result: Result, instance_id: str, step: Transition, qualify: bool
+def dispatched(
+    writer: Writer, result: Result, stored: FormInstance, step: Transition, qualify: bool
 ) -> Result:
-    """The result with the status as it stands after in-process hooks ran."""
-    if not step.dispatch or service.dispatcher is None:
+    """Hand what the commit put in the outbox to the dispatcher, then answer with the status
+    as it stands after in-process hooks ran (on the instance they left; read back only when
+    the hooks ran elsewhere)."""
+    if not step.dispatch or not writer.runs_hooks:
         return result
-    try:
-        instance = service.store.get(instance_id)
-    except NotFound:
-        return result
-    fired = [e.key for e in step.dispatch]
-    return as_now(service, result, instance, fired, qualify)
+    after = writer.dispatch(stored, step.dispatch)
+    if after is None:
+        after = writer.loop.load(stored.id)
+        if after is None:
+            return result
+    return as_now(writer, result, after, [e.key for e in step.dispatch], qualify)
 
 
 def as_now(
-    service: FormService,
+    writer: Writer,
     result: Result,
     stored: FormInstance,
     fired: Sequence[str],
@@ -243,7 +252,7 @@ def as_now(
     ``hooks`` reports every occurrence the call raised: those its own commit fired and the
     knock-ons (occurrences raised by their effects, transitively), with their state now.
     """
-    form, instance = service.current(stored)
+    form, instance = writer.loop.settle(stored)
     updated = dict(result)
     line = status_line(form, instance, evaluate(form, instance), qualify=qualify)
     updated.pop("status_line", None)
@@ -254,7 +263,7 @@ def as_now(
         updated["closed"] = instance.state.status
         if instance.state.closed_reason:
             updated["reason"] = instance.state.closed_reason
-    keys = caused_by(instance, fired) if service.dispatcher is not None else []
+    keys = caused_by(instance, fired) if writer.runs_hooks else []
     if keys:
         updated["hooks"] = hook_report(instance, [instance.state.outbox[k] for k in keys])
     return updated

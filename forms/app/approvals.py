@@ -24,18 +24,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
+from forms.app.loop import CommitLoop, Planned
 from forms.compiled import CompiledForm
-from forms.engine import APPROVAL_CALL_PREFIX, WITHDRAWN_ON_CLOSE, Transition, transition
-from forms.errors import FormClosed, NotFound, UnknownApproval
+from forms.engine import APPROVAL_CALL_PREFIX, WITHDRAWN_ON_CLOSE, transition
+from forms.errors import FormClosed, UnknownApproval
 from forms.instance import FieldChange, FormInstance, OutboxEntry, Revision
 from forms.keys import parse_key
 from forms.outbox import due_approvals
 from forms.principals import subject_of, tenant_of
-
-if TYPE_CHECKING:
-    from forms.service import FormService
 
 Decision = Literal["approved", "rejected"]
 
@@ -55,35 +53,36 @@ class Decided:
     decision: Decision
     field: str
     dispatch: tuple[OutboxEntry, ...]
+    instance: FormInstance
+    """The instance as the decision's commit stored it."""
 
 
 def decide(
-    service: FormService,
+    loop: CommitLoop,
     approval_id: str,
     approver: Approver,
     decision: Decision,
     note: str | None = None,
 ) -> Decided:
     """Record ``approver``'s decision on a pending approval (see the module docstring)."""
-    return _settle(service, approval_id, decision, note, approver=approver)
+    return _settle(loop, approval_id, decision, note, approver=approver)
 
 
-def expire(service: FormService, approval_id: str) -> Decided | None:
+def expire(loop: CommitLoop, approval_id: str) -> Decided | None:
     """Apply the timeout outcome if the approval is still pending past its deadline."""
     try:
-        return _settle(service, approval_id, None, None, approver=None)
+        return _settle(loop, approval_id, None, None, approver=None)
     except UnknownApproval:
         return None
 
 
-def expire_due(service: FormService, instance_id: str) -> list[Decided]:
+def expire_due(loop: CommitLoop, instance_id: str) -> list[Decided]:
     """Expire every approval of an instance whose deadline has passed."""
-    try:
-        instance = service.store.get(instance_id)
-    except NotFound:
+    instance = loop.load(instance_id)
+    if instance is None:
         return []
-    due = [e.key for e in due_approvals(instance.state.outbox, service.clock())]
-    return [d for d in (expire(service, key) for key in due) if d is not None]
+    due = [e.key for e in due_approvals(instance.state.outbox, loop.clock())]
+    return [d for d in (expire(loop, key) for key in due) if d is not None]
 
 
 def pending_approvals(instance: FormInstance) -> Sequence[OutboxEntry]:
@@ -93,7 +92,7 @@ def pending_approvals(instance: FormInstance) -> Sequence[OutboxEntry]:
 
 
 def _settle(
-    service: FormService,
+    loop: CommitLoop,
     approval_id: str,
     decision: Decision | None,
     note: str | None,
@@ -105,13 +104,13 @@ def _settle(
         instance_id = parse_key(approval_id).instance_id
     except ValueError:
         raise unknown from None
-    try:
-        instance = service.store.get(instance_id)
-    except NotFound:
-        raise unknown from None
-    settled: list[tuple[Decision, str]] = []
+    instance = loop.load(instance_id)
+    if instance is None:
+        raise unknown
 
-    def plan(form: CompiledForm, current: FormInstance, now: datetime) -> Transition:
+    def plan(
+        form: CompiledForm, current: FormInstance, now: datetime
+    ) -> Planned[tuple[Decision, str]]:
         entry = current.state.outbox.get(approval_id)
         if entry is None or entry.kind != "approval":
             raise unknown
@@ -156,13 +155,13 @@ def _settle(
         state = current.state.model_copy(
             update={"outbox": {**current.state.outbox, approval_id: done}, "updated_at": now}
         )
-        settled[:] = [(outcome, approval.field)]
-        return transition(form, current, changes, now, state=state, cause=approval_id)
+        step = transition(form, current, changes, now, state=state, cause=approval_id)
+        return Planned((outcome, approval.field), step)
 
-    step = service.commit_retrying(instance, plan)
-    assert step is not None and settled
-    outcome, field_id = settled[0]
-    return Decided(approval_id, instance_id, outcome, field_id, step.dispatch)
+    done = loop.commit(instance, plan)
+    assert done.step is not None  # every plan that does not refuse writes the decision
+    outcome, field_id = done.value
+    return Decided(approval_id, instance_id, outcome, field_id, done.step.dispatch, done.instance)
 
 
 def may_decide(approver: Approver, role: str, filled_by: str) -> bool:

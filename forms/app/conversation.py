@@ -1,0 +1,52 @@
+"""Who is calling, and which of their conversation's instances a call is about."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from forms.app.loop import CommitLoop
+from forms.errors import AmbiguousInstance, UnknownForm, UnknownInstance
+from forms.instance import FormInstance
+from forms.surface.tools import check_id
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who is calling and from where. ``principal`` comes only from verified identity."""
+
+    principal: str
+    conversation_id: str
+    source: str = "agent"
+
+
+def locate(
+    loop: CommitLoop, caller: Caller, form_name: str, instance_id: str | None
+) -> tuple[FormInstance, bool]:
+    """The caller's instance of a form: by id, or the only open one (else the latest).
+
+    Also says whether the conversation has several open instances of that form, in which case
+    the status line names the instance. One store read, of this principal's conversation only:
+    another principal's instance is as unknown as a missing one.
+    """
+    mine = loop.store.list_conversation(caller.principal, caller.conversation_id)
+    if instance_id is not None:
+        check_id(instance_id, "instance id")
+        for instance in mine:
+            if instance.id == instance_id:
+                open_ = [i for i in mine if i.state.status == "open"]
+                return instance, sum(i.form_id == instance.form_id for i in open_) > 1
+        raise UnknownInstance(
+            f"no instance {instance_id!r} in this conversation",
+            "call form_list to see this conversation's forms",
+        )
+    form = loop.registry.latest(form_name)
+    ofthis = [i for i in mine if i.form_id == form.id]
+    if not ofthis:
+        raise UnknownForm(f"this conversation has no {form.id} yet", "call form_start to begin it")
+    open_ = [i for i in ofthis if i.state.status == "open"]
+    if len(open_) > 1:
+        raise AmbiguousInstance(
+            f"this conversation has {len(open_)} open {form.id}",
+            "pass instance, one of: " + ", ".join(i.id for i in open_),
+        )
+    return (open_[0] if open_ else ofthis[-1]), False

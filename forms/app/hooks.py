@@ -1,0 +1,274 @@
+"""Running executors: commit, then run, at least once per outbox entry, effects once per key.
+
+``run_hook`` is what every dispatcher ends up calling, wherever it runs (in this process, or in
+a Temporal activity): it runs the executor of one pending outbox entry with the typed values,
+the form state and the idempotency key, and commits the executor's effects in a commit that
+also marks the entry done, through the one commit loop (``forms.app.loop``). The commit is
+compare-and-set and checks the entry is still pending, so a retried or duplicated run applies
+its effects at most once; the executor itself may run more than once (at-least-once), which is
+why it gets the key.
+
+``InProcessDispatcher`` runs entries right after the commit that produced them, in order,
+including the entries that their effects produce, up to a bound. It starts from the instance
+that commit stored and carries each run's stored result to the next, so it reads nothing back.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from forms.app.loop import CommitLoop, Outcome, Plan, Planned, T
+from forms.compiled import CompiledForm
+from forms.effects import Effect
+from forms.engine import PredicateError, Transition, evaluate, transition
+from forms.errors import InvalidFormDefinition, TooManyConflicts
+from forms.instance import FormInstance, OutboxEntry
+from forms.keys import parse_key
+from forms.operations import EffectError, as_effects, plan_effects
+from forms.state import HookContext
+
+MAX_ATTEMPTS = 3
+"""Attempts before an executor's failure is recorded as final (an operator can retry it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HookRun:
+    """One run of an entry: the outbox entries its effects added, and the instance as stored
+    after it (None when the instance is gone)."""
+
+    added: tuple[OutboxEntry, ...] = ()
+    instance: FormInstance | None = None
+
+    def pending(self, key: str) -> bool:
+        """Whether entry ``key`` still waits for a run (its executor failed with attempts left,
+        or a commit kept losing)."""
+        entry = self.instance.state.outbox.get(key) if self.instance is not None else None
+        return entry is not None and entry.status == "pending"
+
+
+class HookRunner(Protocol):
+    """What dispatchers call to run an entry: by id (a durable runner, elsewhere) or on the
+    instance a commit just stored (in process)."""
+
+    def run_hook(self, instance_id: str, key: str) -> Sequence[OutboxEntry]: ...
+
+    def run(self, instance: FormInstance | str, key: str) -> HookRun: ...
+
+
+class Dispatcher(Protocol):
+    """Runs the hook occurrences a commit put in the outbox, after the commit is stored.
+
+    ``instance`` is the instance as that commit stored it. Returns the instance as the runs
+    left it when they ran here, in process, or None when they run elsewhere (read the store
+    for the state after them).
+    """
+
+    def dispatch(
+        self, runner: HookRunner, entries: Sequence[OutboxEntry], instance: FormInstance
+    ) -> FormInstance | None: ...
+
+
+class ExecutorFailed(Exception):
+    """An executor raised and has attempts left; raised by ``run_hook(raise_on_retry=True)``
+    after the attempt is recorded, so a durable runner (a Temporal activity) retries it."""
+
+
+def run_hook(
+    loop: CommitLoop,
+    instance: FormInstance | str,
+    key: str,
+    *,
+    max_attempts: int = MAX_ATTEMPTS,
+    raise_on_retry: bool = False,
+) -> HookRun:
+    """Run the executor of outbox entry ``key`` of ``instance`` (as stored, or its id).
+
+    An executor that raises has the attempt recorded on its entry (attempts, error); after
+    ``max_attempts`` the entry is ``failed``. With ``raise_on_retry`` a failure that still has
+    attempts left raises ``ExecutorFailed`` once recorded, for runners that own the retrying.
+    """
+    loaded = loop.load(instance) if isinstance(instance, str) else instance
+    if loaded is None:
+        return HookRun()
+    entry = loaded.state.outbox.get(key)
+    if entry is None or entry.status != "pending" or entry.kind == "approval":
+        return HookRun(instance=loaded)  # approvals wait for a decision, they run no code
+    form, current = loop.settle(loaded)
+    hook = form.hook(entry.hook_id)
+    if hook is None or hook.executor is None:
+        return _record(loop, current, key, None, "hook no longer exists in the definition")
+    ev = evaluate(form, current)
+    context = HookContext(
+        values=ev.values_for(form),
+        state=ev.state_for(form, hook, entry.occurrence),
+        answers=dict(ev.live),
+        key=entry.key,
+        hook_id=entry.hook_id,
+        occurrence=entry.occurrence,
+        instance_id=current.id,
+        form_id=current.form_id,
+        conversation_id=current.conversation_id,
+        principal=current.principal,
+        status=current.state.status,
+        closed_reason=current.state.closed_reason,
+        occurred_at=entry.created_at,
+    )
+    try:
+        outcome = hook.executor(context)
+        if inspect.isawaitable(outcome):
+            close = getattr(outcome, "close", None)
+            if callable(close):
+                close()
+            raise EffectError("executor returned an awaitable; executors are synchronous")
+        effects = as_effects(outcome)
+    except (EffectError, InvalidFormDefinition) as exc:
+        return _record(loop, current, key, None, str(exc), final=True)
+    except Exception as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        run = _record(loop, current, key, None, error, max_attempts=max_attempts)
+        if raise_on_retry and run.pending(key):
+            raise ExecutorFailed(error) from exc
+        return run
+    return _record(loop, current, key, effects, None)
+
+
+def _record(
+    loop: CommitLoop,
+    instance: FormInstance,
+    key: str,
+    effects: tuple[Effect, ...] | None,
+    error: str | None,
+    final: bool = False,
+    max_attempts: int = MAX_ATTEMPTS,
+) -> HookRun:
+    """Commit the effects (or the failure) of one run, exactly once per key."""
+
+    def plan(form: CompiledForm, current: FormInstance, now: datetime) -> Planned[None]:
+        entry = current.state.outbox.get(key)
+        if entry is None or entry.status != "pending":
+            return Planned(None)  # another run got there first: its effects stand
+        try:
+            if error is not None:
+                raise EffectError(error)
+            ev = evaluate(form, current)
+            effect_plan = plan_effects(
+                form, current, entry, tuple(effects or ()), ev.open_step, ev.step_complete, now
+            )
+            step = transition(
+                form, current, effect_plan.changes, now, state=effect_plan.state, cause=key
+            )
+            return Planned(None, step)
+        except (EffectError, PredicateError, InvalidFormDefinition) as exc:
+            attempts = entry.attempts + 1
+            failed = final or error is None or attempts >= max_attempts
+            updated = entry.model_copy(
+                update={
+                    "attempts": attempts,
+                    "error": str(exc),
+                    "status": "failed" if failed else "pending",
+                    "finished_at": now if failed else None,
+                }
+            )
+            return Planned(None, _with_entry(form, current, updated, now))
+
+    done = _commit_or_none(loop, instance, plan)
+    if done is None:
+        return HookRun(instance=instance)
+    return HookRun(done.step.dispatch if done.step is not None else (), done.instance)
+
+
+def reopen(loop: CommitLoop, instance_id: str, key: str) -> Outcome[OutboxEntry | None] | None:
+    """Set a failed entry back to pending (attempts reset), compare-and-set. The outcome's
+    value is the entry reopened (None when there was no such failed entry); None when the
+    instance is gone or the commit kept losing."""
+
+    def plan(
+        form: CompiledForm, current: FormInstance, now: datetime
+    ) -> Planned[OutboxEntry | None]:
+        entry = current.state.outbox.get(key)
+        if entry is None or entry.status != "failed":
+            return Planned(None)
+        update = {"status": "pending", "attempts": 0, "finished_at": None}
+        reopened = entry.model_copy(update=update)
+        return Planned(reopened, _with_entry(form, current, reopened, now))
+
+    instance = loop.load(instance_id)
+    return None if instance is None else _commit_or_none(loop, instance, plan)
+
+
+def mark_dispatched(loop: CommitLoop, instance_id: str, keys: Sequence[str]) -> list[str]:
+    """Record ``dispatched_at`` on the pending entries among ``keys`` that lack it (one CAS
+    commit, retried on conflict); returns the keys marked. Entries already dispatched, done or
+    failed are left alone, so marking is idempotent."""
+
+    def plan(form: CompiledForm, current: FormInstance, now: datetime) -> Planned[list[str]]:
+        outbox = dict(current.state.outbox)
+        marked: list[str] = []
+        for key in keys:
+            entry = outbox.get(key)
+            if entry is not None and entry.status == "pending" and entry.dispatched_at is None:
+                outbox[key] = entry.model_copy(update={"dispatched_at": now})
+                marked.append(key)
+        if not marked:
+            return Planned(marked)
+        state = current.state.model_copy(update={"outbox": outbox, "updated_at": now})
+        return Planned(marked, transition(form, current, {}, now, state=state))
+
+    instance = loop.load(instance_id)
+    done = None if instance is None else _commit_or_none(loop, instance, plan)
+    return done.value if done is not None and done.step is not None else []
+
+
+def _with_entry(
+    form: CompiledForm, instance: FormInstance, entry: OutboxEntry, now: datetime
+) -> Transition:
+    """A transition that only replaces one outbox entry (edges are recomputed as always)."""
+    outbox = {**instance.state.outbox, entry.key: entry}
+    state = instance.state.model_copy(update={"outbox": outbox, "updated_at": now})
+    return transition(form, instance, {}, now, state=state)
+
+
+def _commit_or_none(loop: CommitLoop, instance: FormInstance, plan: Plan[T]) -> Outcome[T] | None:
+    """The commit loop, where running out of attempts just leaves the entry as it was: it is
+    still in the outbox, and the relay or the next dispatch picks it up."""
+    try:
+        return loop.commit(instance, plan)
+    except TooManyConflicts:
+        return None
+
+
+class InProcessDispatcher:
+    """Runs hooks synchronously after each commit; retries a failing executor a few times.
+
+    Suitable for tests, the demo and single-process deployments. ``max_runs`` bounds one
+    dispatch (hooks whose effects fire further hooks), so a definition that loops cannot hang a
+    tool call; what is left stays pending in the outbox for a later dispatch.
+    """
+
+    def __init__(self, max_runs: int = 64) -> None:
+        self.max_runs = max_runs
+
+    def dispatch(
+        self, runner: HookRunner, entries: Sequence[OutboxEntry], instance: FormInstance
+    ) -> FormInstance | None:
+        latest = instance
+        queue = [e.key for e in entries if e.kind == "executor"]
+        runs = 0
+        while queue and runs < self.max_runs:
+            key = queue.pop(0)
+            if parse_key(key).instance_id != instance.id:
+                continue  # a commit only fires hooks of its own instance
+            for _ in range(MAX_ATTEMPTS):
+                runs += 1
+                run = runner.run(latest, key)
+                if run.instance is None:
+                    return None  # the instance is gone
+                latest = run.instance
+                queue.extend(e.key for e in run.added if e.kind == "executor")
+                if not run.pending(key):
+                    break
+        return latest

@@ -1,0 +1,123 @@
+"""The one commit loop: load, migrate, plan, compare-and-set, and on a conflict, again.
+
+Everything that changes an instance goes through ``CommitLoop.commit``: the write tools, hook
+runs, approval decisions and expiries, operator retries, dispatch marks, and a read that finds
+an instance on a definition version that is gone (its migration is a commit like any other).
+A plan is a pure function of the definition, the instance as stored and the time; it returns
+what to commit and a value for its caller (``Planned``), or nothing to commit. On a conflict
+the loop waits (jittered backoff) and plans again on the instance the store hands back, so a
+plan never acts on a stale read. The caller gets the transition committed, the value its last
+plan computed, and the instance as stored after the commit (``Outcome``), so nothing the commit
+just produced is read back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Generic, TypeVar
+
+from forms.compiled import CompiledForm
+from forms.engine import Transition
+from forms.errors import ConflictError, NotFound, TooManyConflicts
+from forms.instance import FormInstance
+from forms.registry import FormRegistry, migration_commit
+from forms.storage.port import FormStore
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Planned(Generic[T]):
+    """What one plan decided: ``value`` for the caller, and the transition to commit (None:
+    nothing to write, the instance stays as it is)."""
+
+    value: T
+    step: Transition | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome(Generic[T]):
+    """What the loop did: the definition the instance runs on, the instance as stored after
+    the loop (committed or not), the transition committed (None when the plan wrote nothing)
+    and the value of the plan that won."""
+
+    form: CompiledForm
+    instance: FormInstance
+    value: T
+    step: Transition | None = None
+
+
+Plan = Callable[[CompiledForm, FormInstance, datetime], Planned[T]]
+"""``plan(form, instance, now)``: pure; may raise a ``ToolError`` to refuse (nothing is saved)."""
+
+
+class CommitLoop:
+    """Plans and commits on instances of a registry's forms in a store, compare-and-set.
+
+    The clock and the wait between attempts are given (``FormService`` wires the real ones),
+    so the loop itself reads no clock and draws no randomness."""
+
+    def __init__(
+        self,
+        registry: FormRegistry,
+        store: FormStore,
+        *,
+        clock: Callable[[], datetime],
+        backoff: Callable[[int], None],
+        max_conflict_retries: int = 10,
+    ) -> None:
+        self.registry = registry
+        self.store = store
+        self.clock = clock
+        self.backoff = backoff
+        self.max_conflict_retries = max_conflict_retries
+
+    def load(self, instance_id: str) -> FormInstance | None:
+        """The stored instance, or None when there is none."""
+        try:
+            return self.store.get(instance_id)
+        except NotFound:
+            return None
+
+    def commit(self, instance: FormInstance, plan: Plan[T]) -> Outcome[T]:
+        """Run ``plan`` on ``instance`` (migrated first when its definition version is gone)
+        and commit what it returns, compare-and-set; on a conflict, wait and start again from
+        the instance the store hands back. Raises ``TooManyConflicts`` when every attempt lost
+        (nothing of this call is saved then; a migration committed on the way stands, it is
+        what any later call would do first)."""
+        for attempt in range(self.max_conflict_retries + 1):
+            if attempt:
+                self.backoff(attempt - 1)
+            try:
+                form, instance = self._migrated(instance)
+                planned = plan(form, instance, self.clock())
+                if planned.step is None:
+                    return Outcome(form, instance, planned.value)
+                stored = self.store.commit(planned.step.commit)
+            except ConflictError as conflict:
+                instance = conflict.current or self.store.get(instance.id)
+                continue
+            return Outcome(form, stored, planned.value, planned.step)
+        raise TooManyConflicts(
+            "the form was busy with other writes; nothing was saved", "send the same call again"
+        )
+
+    def settle(self, instance: FormInstance) -> tuple[CompiledForm, FormInstance]:
+        """The definition ``instance`` runs on, and the instance on it: the stored instance
+        itself, or, when its version is gone, the instance after its migration commit."""
+        done = self.commit(instance, _nothing)
+        return done.form, done.instance
+
+    def _migrated(self, instance: FormInstance) -> tuple[CompiledForm, FormInstance]:
+        form, chain = self.registry.for_instance(instance)
+        if not chain:
+            return form, instance
+        migrated = self.store.commit(migration_commit(form, instance, chain, self.clock()))
+        return self.registry.for_instance(migrated)[0], migrated
+
+
+def _nothing(form: CompiledForm, instance: FormInstance, now: datetime) -> Planned[None]:
+    del form, instance, now
+    return Planned(None)

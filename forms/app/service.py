@@ -1,0 +1,264 @@
+"""The facade handlers call: one tool call in, a JSON-ready result out.
+
+``FormService`` is where the engine meets storage, the clock, ids and dispatch. Handlers
+(in-process, Lambda, MCP) call ``FormService.call`` with a verified principal, a conversation
+id, a tool name, a tool-call id and the model's input, and get a result back. Every failure a
+caller can cause comes back as data (``ok: false`` with an error code, a message and a hint);
+nothing the model sends can raise out of ``call``.
+
+Every write goes through one commit loop (``forms.app.loop``); the write tools
+(``forms.app.writes``), hook runs (``forms.app.hooks``) and approval decisions
+(``forms.app.approvals``) are built on it, and the read tools live in ``forms.app.reads``. A
+write tool's call is recorded under its tool-call id, per conversation, whatever its outcome
+(``forms.app.calls``): the store refuses a second record of an id, so a retried call returns
+its first result (within the replay window) and applies nothing twice, even when the retries
+race.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from forms.app import approvals, hooks, reads, writes
+from forms.app.approvals import Approver
+from forms.app.calls import DEFAULT_REPLAY_WINDOW, UNRECORDED, WRITE_TOOLS, CallId, fingerprint
+from forms.app.conversation import Caller
+from forms.app.hooks import Dispatcher, HookRun
+from forms.app.loop import CommitLoop
+from forms.app.writes import Writer
+from forms.engine import PredicateError, evaluate
+from forms.errors import BadRequest, InvalidFormDefinition, ToolError
+from forms.instance import FormInstance, OutboxEntry
+from forms.registry import FormRegistry
+from forms.storage.port import FormStore
+from forms.surface.results import Result, describe_validation, error_result
+from forms.surface.tools import TOOLS_BY_NAME, ToolSpec, check_id
+from forms.surface.view import status_line
+
+_log = logging.getLogger("formwork")
+
+
+def jittered_backoff(attempt: int, base: float = 0.005, cap: float = 0.25) -> None:
+    """Wait before retry ``attempt`` (0-based) of a conflicted commit: "full jitter", a random
+    time up to ``base * 2**attempt`` seconds, capped. Spreading retries out is what lets twenty
+    writers on one instance all land instead of colliding again in lockstep."""
+    time.sleep(random.uniform(0, min(cap, base * 2**attempt)))
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_instance_id() -> str:
+    return "fi_" + uuid.uuid4().hex[:20]
+
+
+class FormService:
+    """Tool calls over a registry of forms, a store and a dispatcher."""
+
+    def __init__(
+        self,
+        registry: FormRegistry,
+        store: FormStore,
+        dispatcher: Dispatcher | None = None,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+        new_id: Callable[[], str] = new_instance_id,
+        max_conflict_retries: int = 10,
+        backoff: Callable[[int], None] | None = None,
+        replay_window: timedelta = DEFAULT_REPLAY_WINDOW,
+    ) -> None:
+        self.loop = CommitLoop(
+            registry,
+            store,
+            clock=clock,
+            backoff=backoff if backoff is not None else jittered_backoff,
+            max_conflict_retries=max_conflict_retries,
+        )
+        self.dispatcher = dispatcher
+        self.replay_window = replay_window
+        self._writer = Writer(
+            loop=self.loop,
+            dispatch=self.dispatch_entries,
+            new_id=new_id,
+            replay_window=replay_window,
+            runs_hooks=dispatcher is not None,
+        )
+
+    @property
+    def registry(self) -> FormRegistry:
+        return self.loop.registry
+
+    @property
+    def store(self) -> FormStore:
+        return self.loop.store
+
+    @property
+    def clock(self) -> Callable[[], datetime]:
+        return self.loop.clock
+
+    # ------------------------------------------------------------------ entry point
+
+    def call(self, caller: Caller, tool: str, tool_call_id: str, payload: object) -> Result:
+        """Run one tool call; every failure comes back as data."""
+        try:
+            check_id(caller.conversation_id, "conversation id")
+            check_id(tool_call_id, "tool_call_id")
+            spec = TOOLS_BY_NAME.get(tool)
+            if spec is None:
+                known = ", ".join(TOOLS_BY_NAME)
+                raise BadRequest(f"there is no tool {tool!r}", f"the tools are: {known}")
+            payload = payload if payload is not None else {}
+            if tool not in WRITE_TOOLS:
+                return _READERS[tool](self.loop, caller, _args(spec, payload))
+            call = CallId(tool, tool_call_id, fingerprint(tool, payload))
+            try:
+                result = _WRITERS[tool](self._writer, caller, call, _args(spec, payload))
+            except UNRECORDED:
+                raise
+            except ToolError as exc:
+                return writes.record_alone(self._writer, caller, call, error_result(exc), None)
+            return result
+        except ToolError as exc:
+            return error_result(exc)
+        except (PredicateError, InvalidFormDefinition) as exc:
+            _log.error("form definition failed in %s: %s", tool, exc)
+            return {
+                "ok": False,
+                "error": "definition_error",
+                "message": f"the form definition failed: {exc}; nothing was saved",
+                "hint": "tell the user something went wrong on our side",
+            }
+        except Exception:
+            _log.exception("tool call %s failed", tool)
+            return {
+                "ok": False,
+                "error": "internal_error",
+                "message": "the call failed on our side",
+                "hint": "read the form to see what was saved, then retry once; if it fails "
+                "again, tell the user",
+            }
+
+    def status(self, caller: Caller) -> list[str]:
+        """The tier-0 status lines of the conversation's open forms (for the system prompt)."""
+        return self.conversation_status(caller) or []
+
+    def conversation_status(self, caller: Caller) -> list[str] | None:
+        """Like ``status``, but None when the caller has no form at all in this conversation
+        (which is also what another principal's conversation looks like). One store read."""
+        return reads.conversation_status(self.loop, caller)
+
+    # ------------------------------------------------------------------ hooks
+
+    def dispatch_entries(
+        self, instance: FormInstance, entries: Sequence[OutboxEntry]
+    ) -> FormInstance | None:
+        """Hand what a commit put in the outbox to the dispatcher (after it is stored).
+
+        ``instance`` is the instance as that commit stored it; returns it as in-process hooks
+        left it (itself when nothing ran), or None when the hooks run elsewhere."""
+        if not entries or self.dispatcher is None:
+            return instance
+        return self.dispatcher.dispatch(self, entries, instance)
+
+    def run(self, instance: FormInstance | str, key: str) -> HookRun:
+        """Run one outbox entry's executor on ``instance`` (as stored, or its id) and commit its
+        effects; see ``forms.app.hooks``. What in-process dispatch calls."""
+        return hooks.run_hook(self.loop, instance, key)
+
+    def run_hook(
+        self, instance_id: str, key: str, *, max_attempts: int = 3, raise_on_retry: bool = False
+    ) -> Sequence[OutboxEntry]:
+        """Run one outbox entry's executor and commit its effects; returns the outbox entries
+        its effects added. What durable runners call (``forms.app.hooks``)."""
+        run = hooks.run_hook(
+            self.loop, instance_id, key, max_attempts=max_attempts, raise_on_retry=raise_on_retry
+        )
+        return run.added
+
+    def retry_hook(self, instance_id: str, key: str) -> bool:
+        """Operator action: put a failed outbox entry back to pending and dispatch it again.
+
+        The occurrence and its key stay the same, so the executor sees the key it saw before.
+        Returns False when there is no such failed entry.
+        """
+        done = hooks.reopen(self.loop, instance_id, key)
+        if done is None or done.value is None:
+            return False
+        self.dispatch_entries(done.instance, [done.value])
+        return True
+
+    def mark_dispatched(self, instance_id: str, keys: Sequence[str]) -> list[str]:
+        """Record that durable runs were started for ``keys``; see ``forms.app.hooks``."""
+        return hooks.mark_dispatched(self.loop, instance_id, keys)
+
+    # ------------------------------------------------------------------ approvals
+
+    def decide(
+        self,
+        approver: Approver,
+        approval_id: str,
+        decision: Literal["approved", "rejected"],
+        note: str | None = None,
+    ) -> Result:
+        """An approver's decision on a pending approval, as data (see ``forms.app.approvals``)."""
+        try:
+            check_id(approval_id, "approval id")
+            if note is not None and len(note) > 1000:
+                raise BadRequest("the note is over 1000 characters", "shorten it")
+            decided = approvals.decide(self.loop, approval_id, approver, decision, note)
+        except ToolError as exc:
+            return error_result(exc)
+        after = self.dispatch_entries(decided.instance, decided.dispatch)
+        if after is None:
+            after = self.loop.load(decided.instance_id) or decided.instance
+        form, instance = self.loop.settle(after)
+        line = status_line(form, instance, evaluate(form, instance))
+        result: Result = {
+            "ok": True,
+            "summary": f"Recorded {decision} on {form.fields[decided.field].label}.",
+            "approval": approval_id,
+            "instance": instance.id,
+            "form_status": instance.state.status,
+        }
+        if line:
+            result["status_line"] = line
+        return result
+
+    def expire_approvals(self, instance_id: str) -> list[str]:
+        """Apply the timeout outcome of every approval of an instance past its deadline, then
+        dispatch what that fires. Returns the approval ids expired."""
+        expired = approvals.expire_due(self.loop, instance_id)
+        for decided in expired:
+            self.dispatch_entries(decided.instance, decided.dispatch)
+        return [d.approval_id for d in expired]
+
+
+def _args(spec: ToolSpec, payload: object) -> Any:
+    try:
+        return spec.args.model_validate(payload)
+    except ValidationError as exc:
+        raise BadRequest(describe_validation(exc), "check the tool's input schema") from None
+
+
+_READERS: dict[str, Callable[[CommitLoop, Caller, Any], Result]] = {
+    "form_list": reads.form_list,
+    "form_read": reads.form_read,
+}
+_WRITERS: dict[str, Callable[[Writer, Caller, CallId, Any], Result]] = {
+    "form_start": writes.form_start,
+    "form_fill": writes.form_fill,
+    "form_revise": writes.form_revise,
+    "form_abandon": writes.form_abandon,
+}
+"""Each tool's function, by name (``WRITE_TOOLS`` are the writers)."""
+
+__all__ = ["Caller", "Dispatcher", "FormService", "new_instance_id"]

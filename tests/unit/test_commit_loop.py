@@ -1,0 +1,223 @@
+"""The one commit loop: what a write costs in store calls, and how it plans again on conflict."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from forms import (
+    Checkpoint,
+    Commit,
+    ConflictError,
+    FormDef,
+    FormInstance,
+    InMemoryFormStore,
+    Migration,
+    Patch,
+    Step,
+    field,
+)
+from forms.app.conversation import Caller
+from forms.app.loop import Planned
+from forms.compiled import CompiledForm
+from forms.engine import transition
+from forms.errors import TooManyConflicts
+from forms.instance import NewCall
+from tests.support import service_for
+
+
+class Counting(InMemoryFormStore):
+    """The in-memory store, counting the calls made on it; ``lose`` conflicts that many
+    commits first (another writer got there), committing the rival's write for real."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: Counter[str] = Counter()
+        self.lose = 0
+        self.rival: Commit | None = None
+
+    def get(self, instance_id: str) -> FormInstance:
+        self.calls["get"] += 1
+        return super().get(instance_id)
+
+    def list_conversation(self, principal: str, conversation_id: str) -> list[FormInstance]:
+        self.calls["list"] += 1
+        return super().list_conversation(principal, conversation_id)
+
+    def create(self, instance: FormInstance, call: NewCall | None = None) -> None:
+        self.calls["create"] += 1
+        super().create(instance, call)
+
+    def commit(self, commit: Commit) -> FormInstance:
+        self.calls["commit"] += 1
+        if self.lose:
+            self.lose -= 1
+            current = super().get(commit.instance_id)
+            raise ConflictError(commit.instance_id, commit.expected_version, current)
+        return super().commit(commit)
+
+
+class Order(Step, title="Order"):
+    item: str = field("Item")
+    quantity: int = field("Quantity")
+
+
+class Note(Step, title="Note"):
+    note: str | None = field("Note")
+
+
+def noted(ctx: Any) -> Patch:
+    return Patch({"note": f"{ctx.values.quantity} x {ctx.values.item}"})
+
+
+def confirmed(ctx: Any) -> Patch:
+    return Patch({"item": ctx.values.item.upper()})
+
+
+ORDER = FormDef(
+    id="order",
+    version=1,
+    title="Order",
+    steps=[Order, Note],
+    checkpoints=[
+        Checkpoint("big", when=lambda v: v.quantity is not None and v.quantity > 10, run=noted)
+    ],
+)
+CHAIN = FormDef(
+    id="chain",
+    version=1,
+    title="Chain",
+    steps=[Order, Note],
+    checkpoints=[
+        Checkpoint("big", when=lambda v: v.quantity is not None and v.quantity > 10, run=noted),
+        Checkpoint("noted", when=lambda v: v.note is not None, run=confirmed),
+    ],
+)
+CALLER = Caller("alice", "conv-1")
+
+
+def answers(instance: FormInstance) -> dict[str, Any]:
+    """The values in force, by field id."""
+    in_force = {f: h.in_force() for f, h in instance.history.items()}
+    return {f: r.value for f, r in in_force.items() if r is not None and r.kind == "value"}
+
+
+def started(store: Counting, form: FormDef) -> Any:
+    service = service_for(form, store=store)
+    assert service.call(CALLER, "form_start", "c1", {"form": form.id})["ok"]
+    store.calls.clear()
+    return service
+
+
+def test_a_fill_that_fires_an_executor_reads_nothing_its_commits_returned() -> None:
+    # GIVEN a started order whose checkpoint patches a field when the quantity is over 10
+    store = Counting()
+    service = started(store, ORDER)
+    # WHEN a fill raises the checkpoint (its executor runs in process)
+    result = service.call(CALLER, "form_fill", "c2", {"form": "order", "values": {"quantity": 12}})
+    # THEN the fill and the executor's effects are two commits, after one read of the
+    # conversation: the run starts from what the fill's commit stored, the answer from what
+    # the run's commit stored
+    assert result["ok"] and result["hooks"][0]["status"] == "done"
+    assert store.calls == Counter({"list": 1, "commit": 2})
+
+
+def test_a_knock_on_chain_reads_nothing_either() -> None:
+    # GIVEN a checkpoint whose effect raises a second checkpoint
+    store = Counting()
+    service = started(store, CHAIN)
+    # WHEN a fill raises the first
+    result = service.call(
+        CALLER, "form_fill", "c2", {"form": "chain", "values": {"item": "pen", "quantity": 12}}
+    )
+    # THEN both runs and their effects cost one commit each, and nothing is read back
+    assert [h["status"] for h in result["hooks"]] == ["done", "done"]
+    assert store.calls == Counter({"list": 1, "commit": 3})
+    assert answers(service.store.get("fi_1"))["item"] == "PEN"
+
+
+def test_a_lost_commit_is_planned_again_on_the_instance_the_store_hands_back() -> None:
+    # GIVEN a started order, and a store that loses the next two commits to another writer
+    store = Counting()
+    service = started(store, ORDER)
+    store.lose = 2
+    # WHEN a fill is sent
+    result = service.call(CALLER, "form_fill", "c2", {"form": "order", "values": {"item": "pen"}})
+    # THEN it lands on the third attempt, planned on the instance each conflict handed back
+    assert result["ok"]
+    assert store.calls["commit"] == 3 and store.calls["get"] == 0
+    assert answers(service.store.get("fi_1")) == {"item": "pen"}
+
+
+def test_a_loop_that_loses_every_attempt_saves_nothing_and_says_so() -> None:
+    store = Counting()
+    service = started(store, ORDER)
+    before = service.store.get("fi_1")
+    store.lose = 1_000
+    result = service.call(CALLER, "form_fill", "c2", {"form": "order", "values": {"item": "pen"}})
+    assert result["error"] == "busy"
+    assert service.store.get("fi_1") == before
+    assert store.calls["commit"] == service.loop.max_conflict_retries + 1
+
+
+def test_the_plan_that_won_gives_the_value() -> None:
+    # GIVEN a plan that reports how many times it ran, and a store that loses once
+    store = Counting()
+    service = started(store, ORDER)
+    store.lose = 1
+    runs: list[int] = []
+
+    def plan(form: CompiledForm, instance: FormInstance, now: datetime) -> Planned[int]:
+        runs.append(instance.version)
+        step = transition(form, instance, {}, now, state=instance.state.model_copy())
+        return Planned(len(runs), step)
+
+    # WHEN it is committed through the loop
+    done = service.loop.commit(service.store.get("fi_1"), plan)
+    # THEN the caller gets the value of the run that committed, with the stored instance
+    assert done.value == 2 and len(runs) == 2
+    assert done.instance == service.store.get("fi_1")
+
+
+def test_a_plan_that_writes_nothing_commits_nothing() -> None:
+    store = Counting()
+    service = started(store, ORDER)
+    done = service.loop.commit(service.store.get("fi_1"), lambda f, i, n: Planned("same"))
+    assert done.value == "same" and done.step is None
+    assert store.calls["commit"] == 0
+
+
+def test_an_instance_on_a_gone_version_is_migrated_in_the_same_loop() -> None:
+    # GIVEN an instance on version 1 of a form whose registry now serves version 2 only
+    store = Counting()
+    started(store, ORDER)
+    v2 = FormDef(
+        id="order",
+        version=2,
+        title="Order",
+        steps=[Order, Note],
+        migrations=[Migration(from_version=1)],
+    )
+    service = service_for(v2, store=store)
+    store.lose = 1  # and the migration's first commit loses to another writer
+    # WHEN a fill is sent
+    result = service.call(CALLER, "form_fill", "c2", {"form": "order", "values": {"item": "pen"}})
+    # THEN the loop migrates (again, after the conflict), then applies the fill
+    assert result["ok"]
+    stored = service.store.get("fi_1")
+    assert stored.form_version == 2 and answers(stored) == {"item": "pen"}
+    assert store.calls["commit"] == 3
+
+
+def test_too_many_conflicts_is_what_the_loop_raises() -> None:
+    store = Counting()
+    service = started(store, ORDER)
+    store.lose = 1_000
+    with pytest.raises(TooManyConflicts):
+        service.loop.commit(
+            service.store.get("fi_1"),
+            lambda f, i, n: Planned(None, transition(f, i, {}, n, state=i.state.model_copy())),
+        )
