@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from forms import FormDef, FormService
-    from forms.app.hooks import HookRunner
+    from forms import Caller, FormDef, FormService
+    from forms.app.hooks import Dispatcher, HookRunner
     from forms.instance import FormInstance, OutboxEntry
     from forms.storage import FormStore
+    from formwork.bootstrap import App
+    from formwork.config import Settings, WebhookSettings
 
 
 class Deferred:
@@ -86,20 +88,85 @@ def service_for(
     dispatch: bool = True,
     store: FormStore | None = None,
     clock: TickingClock | None = None,
+    dispatcher: Dispatcher | None = None,
     **options: Any,
 ) -> FormService:
     """A ``FormService`` over ``definitions``: an in-memory store, hooks run in process (unless
-    ``dispatch=False``), a ticking clock from ``T0``, instance ids ``fi_1``, ``fi_2``, ... and
-    no backoff between conflict retries; ``options`` go to ``FormService`` as they are."""
+    ``dispatch=False``, or by ``dispatcher`` when given), a ticking clock from ``T0``, instance
+    ids ``fi_1``, ``fi_2``, ... and no backoff between conflict retries; ``options`` go to
+    ``FormService`` as they are."""
     from forms import FormRegistry, FormService, InMemoryFormStore, InProcessDispatcher
 
     ids = itertools.count(1)
     options.setdefault("backoff", lambda attempt: None)
+    options.setdefault("new_id", lambda: f"fi_{next(ids)}")
     return FormService(
         FormRegistry(definitions),
         store if store is not None else InMemoryFormStore(),
-        InProcessDispatcher() if dispatch else None,
+        dispatcher if dispatcher is not None else InProcessDispatcher() if dispatch else None,
         clock=clock if clock is not None else TickingClock(T0),
-        new_id=lambda: f"fi_{next(ids)}",
         **options,
     )
+
+
+def app_for(
+    service: FormService | None = None,
+    *,
+    settings: Settings | None = None,
+    webhook_settings: WebhookSettings | None = None,
+    **parts: Any,
+) -> App:
+    """An App for a test: ``formwork.bootstrap.bootstrap`` with ``service`` (or its parts) and
+    ``parts`` as given, and the settings and webhook settings given or the defaults, never
+    the environment of the shell that runs the tests. What is not given is built on first
+    use, as in production: with the default settings, an in-memory delivery log."""
+    from formwork.bootstrap import bootstrap
+    from formwork.config import Settings, WebhookSettings
+
+    return bootstrap(
+        settings if settings is not None else Settings(),
+        service=service,
+        webhook_settings=webhook_settings if webhook_settings is not None else WebhookSettings(),
+        **parts,
+    )
+
+
+class Session:
+    """One caller's side of a conversation with a service, as tests drive it: tool calls with
+    numbered ids (``call-1``, ``call-2``, ...) unless a test names one, from ``caller`` unless
+    a call names another. Harnesses add their form's moves on top."""
+
+    def __init__(self, service: FormService, caller: Caller) -> None:
+        self.service = service
+        self.caller = caller
+        self._ids = itertools.count(1)
+
+    @property
+    def store(self) -> FormStore:
+        return self.service.store
+
+    def call(
+        self,
+        tool: str,
+        payload: object = None,
+        *,
+        caller: Caller | None = None,
+        call_id: str | None = None,
+        **fields: Any,
+    ) -> dict[str, Any]:
+        """The result of one call; ``fields`` are merged into a mapping ``payload`` (a payload
+        of another type is sent as it is, for tests of bad input)."""
+        if fields:
+            payload = {**(payload if isinstance(payload, dict) else {}), **fields}
+        call_id = call_id if call_id is not None else self.next_call_id()
+        return self.service.call(caller or self.caller, tool, call_id, payload)
+
+    def next_call_id(self) -> str:
+        """The id the next call without one gets."""
+        return f"call-{next(self._ids)}"
+
+    def ok(self, tool: str, caller: Caller | None = None, **fields: Any) -> dict[str, Any]:
+        """A call that must succeed; its result."""
+        result = self.call(tool, None, caller=caller, **fields)
+        assert result["ok"] is True, result
+        return result

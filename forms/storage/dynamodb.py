@@ -58,6 +58,8 @@ DYNAMODB_ITEM_LIMIT = 400_000
 """DynamoDB's item size limit (400 KB)."""
 
 STATE_SK = "STATE"
+INSTANCE_PREFIX = "I#"
+"""The partition key of an instance's items is this prefix and the instance id."""
 _REVISIONS = "R#"
 _CALL = "C#"
 _ITEM_OVERHEAD = 200
@@ -410,7 +412,7 @@ class DynamoDBFormStore(FormStore):
 
 
 def instance_key(instance_id: str) -> str:
-    return f"I#{instance_id}"
+    return f"{INSTANCE_PREFIX}{instance_id}"
 
 
 def conversation_key(principal: str, conversation_id: str) -> str:

@@ -8,18 +8,21 @@ tuples shared between snapshots, so a read or a commit costs O(fields), never O(
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator
 
 from forms.errors import AlreadyExists, CallRecorded, ConflictError, NotFound
-from forms.instance import CallRecord, Commit, FormInstance, NewCall, apply_commit
-from forms.storage.port import FormStore
+from forms.instance import CallRecord, Commit, FormInstance, InstanceState, NewCall, apply_commit
+from forms.storage.port import FormStore, OutboxScan
 
 _ConversationKey = tuple[str, str]
 
 
-class InMemoryFormStore(FormStore):
-    """A thread-safe ``FormStore`` held in memory; every method runs under one lock."""
+class InMemoryFormStore(FormStore, OutboxScan):
+    """A thread-safe ``FormStore`` held in memory; every method runs under one lock. It is
+    also its own ``OutboxScan`` (pages of ``page_size`` instances, in creation order)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, page_size: int = 100) -> None:
+        self.page_size = page_size
         self._lock = threading.Lock()
         self._instances: dict[str, FormInstance] = {}
         self._by_conversation: dict[_ConversationKey, list[str]] = {}
@@ -70,6 +73,23 @@ class InMemoryFormStore(FormStore):
             self._instances[applied.id] = applied
             self._keep_call(key, commit.call)
             return applied.snapshot()
+
+    def pending(
+        self, keep_going: Callable[[], bool] | None = None
+    ) -> Iterator[tuple[str, InstanceState]]:
+        with self._lock:
+            ids = list(self._instances)
+        for start in range(0, len(ids), self.page_size):
+            if start and keep_going is not None and not keep_going():
+                return
+            with self._lock:  # each page as stored when it is read, like a paged scan
+                page = [self._instances[i] for i in ids[start : start + self.page_size]]
+                found = [
+                    (i.id, i.state.model_copy(deep=True))
+                    for i in page
+                    if any(e.status == "pending" for e in i.state.outbox.values())
+                ]
+            yield from found
 
     def _check_call(self, key: _ConversationKey, call: NewCall | None) -> None:
         """Raise ``CallRecorded`` if ``call``'s id is taken; the caller holds the lock."""

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
 
-from forms.instance import CallRecord, Commit, FormInstance, NewCall
+from forms.instance import CallRecord, Commit, FormInstance, InstanceState, NewCall
 
 
 class FormStore(ABC):
@@ -79,3 +80,22 @@ class FormStore(ABC):
         stale, and ``ValueError`` when the commit would rewrite history (a cursor outside its
         log). Nothing is stored in any of those cases.
         """
+
+
+class OutboxScan(ABC):
+    """Finds the instances whose outbox holds a pending entry: what the sweeper looks at when
+    the stream relay could not deliver (a batch past its retries, records past the stream's
+    retention, a relay that was down).
+
+    The promise: every instance whose stored outbox held a pending entry for the whole scan is
+    yielded at least once. The states yielded may be stale (a scan is not a snapshot of the
+    whole store), so a caller decides anything that matters on the instance as stored now. A
+    scan is paged; ``keep_going()``, when given, is asked before each further page, and a
+    False stops the scan there (a Lambda running out of time).
+    """
+
+    @abstractmethod
+    def pending(
+        self, keep_going: Callable[[], bool] | None = None
+    ) -> Iterator[tuple[str, InstanceState]]:
+        """(instance id, state) of each instance with a pending outbox entry, page by page."""

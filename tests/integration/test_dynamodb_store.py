@@ -34,6 +34,8 @@ from forms.storage.contract import (
     value_revision,
 )
 from forms.storage.dynamodb import DYNAMODB_ITEM_LIMIT, DynamoDBFormStore, conversation_key
+from forms.storage.dynamodb_outbox import DynamoDBOutboxScan
+from forms.storage.outbox_contract import OutboxScanContract, Stores
 from tests.integration.conftest import Requests
 
 Item = dict[str, Any]
@@ -43,6 +45,12 @@ class TestDynamoDBFormStore(FormStoreContract):
     @pytest.fixture
     def store(self, dynamodb: Any, table: str) -> FormStore:
         return DynamoDBFormStore(dynamodb, table)
+
+
+class TestDynamoDBOutboxScan(OutboxScanContract):
+    @pytest.fixture
+    def stores(self, dynamodb: Any, table: str) -> Stores:
+        return DynamoDBFormStore(dynamodb, table), DynamoDBOutboxScan(dynamodb, table, page_size=1)
 
 
 @pytest.fixture

@@ -33,7 +33,6 @@ from forms import (
     FormDef,
     FormInstance,
     FormService,
-    InMemoryFormStore,
     InstanceState,
     Step,
     compile_form,
@@ -42,7 +41,7 @@ from forms import (
 from forms.engine import Evaluation, Transition, evaluate, transition
 from forms.operations import Author, plan_fill, touched_steps
 from forms.state import HookContext
-from tests.support import TickingClock, service_for
+from tests.support import Session, TickingClock, service_for
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 CAP = 1000
@@ -215,23 +214,14 @@ def filled(form: CompiledForm, values: Mapping[str, Any]) -> FormInstance:
 # ---------------------------------------------------------------------- service harness
 
 
-@dataclass
-class Harness:
+class Harness(Session):
     """A ``FormService`` over one ``trip`` form with an in-memory store and a fixed clock."""
 
-    service: FormService
-    store: InMemoryFormStore
-    form: CompiledForm
-    script: Script
-    caller: Caller = dc_field(default_factory=lambda: Caller(PRINCIPAL, CONVERSATION))
-    instance_id: str = ""
-    calls: int = 0
-
-    def call(self, tool: str, payload: Mapping[str, Any], call_id: str | None = None) -> Any:
-        if call_id is None:
-            self.calls += 1
-            call_id = f"call-{self.calls}"
-        return self.service.call(self.caller, tool, call_id, dict(payload))
+    def __init__(self, service: FormService, form: CompiledForm, script: Script) -> None:
+        super().__init__(service, Caller(PRINCIPAL, CONVERSATION))
+        self.form = form
+        self.script = script
+        self.instance_id = ""
 
     def start(self, values: Mapping[str, Any] | None = None) -> dict[str, Any]:
         payload: dict[str, Any] = {"form": FORM_ID}
@@ -281,6 +271,5 @@ def harness(
     """A fresh service; ``executors=False`` builds the form without any executor."""
     script = script if script is not None else Script()
     definition = trip_form(script if executors else None, closes_on_complete=closes_on_complete)
-    store = InMemoryFormStore()
-    service = service_for(definition, dispatch=dispatch, store=store, clock=TickingClock(T0))
-    return Harness(service=service, store=store, form=compile_form(definition), script=script)
+    service = service_for(definition, dispatch=dispatch, clock=TickingClock(T0))
+    return Harness(service, compile_form(definition), script)

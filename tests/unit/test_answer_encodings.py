@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from forms import Caller, FormRegistry, FormService, InMemoryFormStore, compile_form
+from forms import Caller, compile_form
 from forms.examples.grant_application import grant_application
 from forms.examples.pi_intake import pi_intake
 from forms.examples.purchase_request import purchase_request
 from forms.examples.travel_claim import travel_claim
 from forms.operations import RETRACT_HINT, Author, plan_fill
-from tests.support import TickingClock
+from tests.support import service_for
 from tests.unit.forms_for_tests import AGENT, T0, filled, harness, new_instance, trip_form
 
 FORM = compile_form(trip_form())
@@ -151,12 +151,7 @@ PURCHASE = {"item": "Laser cutter", "supplier": "Acme"}
 )
 def test_an_absurd_purchase_amount_is_refused_and_opens_no_approval(amount: object) -> None:
     # GIVEN the purchase request (amount > 0, <= 1,000,000, two decimals)
-    service = FormService(
-        FormRegistry([purchase_request]),
-        InMemoryFormStore(),
-        None,
-        clock=TickingClock(T0),
-    )
+    service = service_for(purchase_request, dispatch=False)
     caller = Caller("alice", "conv-1")
     # WHEN the amount is huge, past the bound, or a tiny exponent
     values = {**PURCHASE, "amount": amount}

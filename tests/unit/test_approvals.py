@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from itertools import count
 from typing import Any
 
 import pytest
@@ -12,22 +10,30 @@ import pytest
 from forms import Caller
 from forms.app.approvals import Approver, expire_due, pending_approvals
 from forms.examples.purchase_request import purchase_request
-from tests.support import TickingClock, service_for
+from tests.support import Session, TickingClock, service_for
 
 REQUESTER = Caller("alice", "conv-1")
 FINANCE = Approver("bob", frozenset({"finance"}))
 
 
-class Harness:
+class Harness(Session):
     def __init__(self) -> None:
         self.clock = TickingClock(datetime(2026, 3, 1, 9, tzinfo=UTC))
-        calls: Iterator[int] = count(1)
-        self.next_call = lambda: f"call-{next(calls)}"
-        self.service = service_for(purchase_request, clock=self.clock)
+        super().__init__(service_for(purchase_request, clock=self.clock), REQUESTER)
 
-    def call(self, tool: str, **payload: Any) -> dict[str, Any]:
-        body = {"form": "purchase-request", **payload}
-        return self.service.call(REQUESTER, tool, self.next_call(), body)
+    def call(
+        self,
+        tool: str,
+        payload: object = None,
+        *,
+        caller: Caller | None = None,
+        call_id: str | None = None,
+        **fields: Any,
+    ) -> dict[str, Any]:
+        """Every call is about the purchase request."""
+        return super().call(
+            tool, payload, caller=caller, call_id=call_id, form="purchase-request", **fields
+        )
 
     def instance(self) -> Any:
         return self.service.store.get("fi_1")

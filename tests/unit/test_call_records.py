@@ -7,7 +7,7 @@ import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from forms import Caller, FormRegistry, FormService, InMemoryFormStore, InProcessDispatcher
+from forms import Caller, FormService
 from forms.examples import EXAMPLES
 from tests.support import TickingClock, service_for
 
@@ -144,7 +144,7 @@ def test_summaries_keep_the_case_of_field_ids() -> None:
         staffId: str = field("Staff ID")  # noqa: N815
 
     form = FormDef(id="camel", version=1, title="Camel", steps=[Person])
-    svc = FormService(FormRegistry([form]), InMemoryFormStore())
+    svc = service_for(form, dispatch=False)
     svc.call(ALICE, "form_start", "s", {"form": "camel"})
     # WHEN both are filled
     result = svc.call(
@@ -178,7 +178,7 @@ def test_knock_on_hooks_appear_in_the_result_of_the_call_that_raised_them() -> N
         on_complete=lambda ctx: ran.append(ctx.key),
         closes_on_complete=True,
     )
-    svc = FormService(FormRegistry([form]), InMemoryFormStore(), InProcessDispatcher())
+    svc = service_for(form)
     svc.call(ALICE, "form_start", "s", {"form": "knock"})
     # WHEN the name is filled
     result = svc.call(ALICE, "form_fill", "f", {"form": "knock", "values": {"name": "Ann"}})

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
-from itertools import count
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -14,10 +12,7 @@ from examples import demo
 from forms import (
     Caller,
     FormDef,
-    FormRegistry,
     FormService,
-    InMemoryFormStore,
-    InProcessDispatcher,
     compile_form,
 )
 from forms.examples import (
@@ -27,7 +22,7 @@ from forms.examples import (
     purchase_request,
     travel_claim,
 )
-from tests.support import TRAVEL_ANSWERS
+from tests.support import TRAVEL_ANSWERS, Session, TickingClock, service_for
 
 T0 = datetime(2025, 3, 10, 9, 0, tzinfo=UTC)
 
@@ -67,16 +62,14 @@ GRANT_REST: dict[str, Any] = {
 }
 
 
-class Agent:
+class Agent(Session):
     """One conversation's tool calls, with sequential tool-call ids."""
 
     def __init__(self, service: FormService, conversation: str) -> None:
-        self.service = service
-        self.caller = Caller("user-1", conversation)
-        self.calls = count(1)
+        super().__init__(service, Caller("user-1", conversation))
 
     def __call__(self, tool: str, **payload: Any) -> dict[str, Any]:
-        return self.service.call(self.caller, tool, f"call_{next(self.calls)}", payload)
+        return self.call(tool, payload)
 
     def status(self) -> str:
         return "\n".join(self.service.status(self.caller))
@@ -88,15 +81,7 @@ class Agent:
 
 @pytest.fixture
 def service() -> FormService:
-    ticks: Iterator[int] = count(1)
-    ids: Iterator[int] = count(1)
-    return FormService(
-        FormRegistry(EXAMPLES),
-        InMemoryFormStore(),
-        InProcessDispatcher(),
-        clock=lambda: T0 + timedelta(seconds=next(ticks)),
-        new_id=lambda: f"fi_{next(ids)}",
-    )
+    return service_for(*EXAMPLES, clock=TickingClock(T0))
 
 
 @pytest.fixture

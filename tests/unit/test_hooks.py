@@ -10,10 +10,7 @@ from forms import (
     Complete,
     Fail,
     FormDef,
-    FormRegistry,
     FormService,
-    InMemoryFormStore,
-    InProcessDispatcher,
     Jump,
     Patch,
     Step,
@@ -27,6 +24,7 @@ from forms.engine import evaluate
 from forms.instance import OutboxEntry
 from forms.operations import EffectError, as_effects, plan_effects
 from forms.state import HookContext
+from tests.support import service_for
 from tests.unit.forms_for_tests import (
     ADULT,
     CAP,
@@ -788,14 +786,7 @@ def _closing_service(seen: list[tuple[str, str | None, str]]) -> FormService:
         ],
         on_close=closing,
     )
-    counter = iter(range(1, 100))
-    return FormService(
-        FormRegistry([definition]),
-        InMemoryFormStore(),
-        InProcessDispatcher(),
-        new_id=lambda: f"fi_{next(counter)}",
-        backoff=lambda attempt: None,
-    )
+    return service_for(definition)
 
 
 def test_on_close_runs_once_for_every_way_of_closing() -> None:
@@ -840,7 +831,7 @@ def test_fired_in_a_checkpoints_own_executor_means_fired_before_this_occurrence(
         checkpoints=[Checkpoint("big", when=lambda v: (v.amount or 0) > 10, run=router)],
         closes_on_complete=False,
     )
-    svc = FormService(FormRegistry([form]), InMemoryFormStore(), InProcessDispatcher())
+    svc = service_for(form)
     caller = Caller("alice", "c")
     svc.call(caller, "form_start", "s", {"form": "router"})
     # WHEN it crosses, uncrosses and crosses again

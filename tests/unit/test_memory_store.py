@@ -13,12 +13,20 @@ from forms.storage.contract import (
     make_instance,
     seeded_log,
 )
+from forms.storage.outbox_contract import OutboxScanContract, Stores
 
 
 class TestInMemoryFormStore(FormStoreContract):
     @pytest.fixture
     def store(self) -> FormStore:
         return InMemoryFormStore()
+
+
+class TestInMemoryOutboxScan(OutboxScanContract):
+    @pytest.fixture
+    def stores(self) -> Stores:
+        store = InMemoryFormStore(page_size=1)
+        return store, store
 
 
 def test_commit_shares_untouched_logs_instead_of_copying_them() -> None:

@@ -120,9 +120,8 @@ class FormMachine(RuleBasedStateMachine):
     # ---------------------------------------------------------------- calls
 
     def write(self, tool: str, payload: dict[str, Any]) -> dict[str, Any]:
-        self.h.calls += 1
-        call_id = f"call-{self.h.calls}"
-        result = self.h.call(tool, payload, call_id)
+        call_id = self.h.next_call_id()
+        result = self.h.call(tool, payload, call_id=call_id)
         assert isinstance(result, dict)
         assert isinstance(result["ok"], bool)
         assert "summary" in result or "error" in result
@@ -189,7 +188,7 @@ class FormMachine(RuleBasedStateMachine):
             instance.principal, instance.conversation_id, call_id
         )
         assert record is not None  # every write call is recorded, whatever its outcome
-        result = self.h.call(tool, payload, call_id)
+        result = self.h.call(tool, payload, call_id=call_id)
         # THEN the first result comes back, with the status as it stands now
         live = ("status_line", "closed", "reason", "hooks")
         first = {k: v for k, v in record.result.items() if k not in live}

@@ -20,7 +20,7 @@ import importlib, json, pkgutil, sys
 import forms
 names = []
 for info in pkgutil.walk_packages(forms.__path__, "forms."):
-    if info.name == "forms.storage.contract":
+    if info.name.endswith("contract"):  # the adapters' test suites import pytest
         continue
     importlib.import_module(info.name)
     names.append(info.name)

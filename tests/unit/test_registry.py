@@ -16,7 +16,6 @@ from forms import (
     FormRegistry,
     FormService,
     InMemoryFormStore,
-    InProcessDispatcher,
     InstanceState,
     Migration,
     Step,
@@ -24,7 +23,7 @@ from forms import (
 )
 from forms.errors import InvalidFormDefinition, UnknownForm, VersionMismatch
 from forms.examples.travel_claim import travel_claim
-from tests.support import TickingClock
+from tests.support import TickingClock, service_for
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 ALICE = Caller("alice", "conv-1")
@@ -152,12 +151,8 @@ class World:
         self.call_ids = itertools.count(1)
 
     def deploy(self, *definitions: FormDef) -> FormService:
-        return FormService(
-            FormRegistry(definitions),
-            self.store,
-            InProcessDispatcher(),
-            clock=self.clock,
-            new_id=lambda: f"fi_{next(self.ids)}",
+        return service_for(
+            *definitions, store=self.store, clock=self.clock, new_id=lambda: f"fi_{next(self.ids)}"
         )
 
     def call(self, service: FormService, tool: str, **payload: Any) -> dict[str, Any]:

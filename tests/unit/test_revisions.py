@@ -80,7 +80,11 @@ def test_revisions_carry_their_provenance() -> None:
     # GIVEN a service with a fixed clock
     h = started()
     # WHEN the agent sets a name under a known call id
-    h.call("form_revise", {"form": "trip", "field": "name", "action": "set", "value": "Ann"}, "c9")
+    h.call(
+        "form_revise",
+        {"form": "trip", "field": "name", "action": "set", "value": "Ann"},
+        call_id="c9",
+    )
     # THEN the revision records who, through which call, and when
     (revision,) = h.instance().field("name").revisions
     assert (revision.by, revision.actor, revision.tool_call_id) == ("agent", "alice", "c9")

@@ -6,7 +6,6 @@ code, a message and a hint, and a refused write leaves the stored instance exact
 
 from __future__ import annotations
 
-import itertools
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,9 +16,6 @@ from forms import (
     Checkpoint,
     FormDef,
     FormInstance,
-    FormRegistry,
-    FormService,
-    InMemoryFormStore,
     Step,
     field,
 )
@@ -28,7 +24,7 @@ from forms.examples.travel_claim import travel_claim
 from forms.operations import MAX_PATCH_FIELDS, MAX_VALUE_BYTES, MAX_VALUE_DEPTH
 from forms.state import HookContext
 from forms.surface.tools import TOOLS
-from tests.support import TickingClock, service_for
+from tests.support import Session, TickingClock, service_for
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 ALICE = Caller("alice", "conv-1")
@@ -72,21 +68,9 @@ signup = FormDef(
 )
 
 
-class Harness:
+class Harness(Session):
     def __init__(self) -> None:
-        self.call_ids = itertools.count(1)
-        self.store = InMemoryFormStore()
-        self.service = service_for(travel_claim, signup, store=self.store, clock=TickingClock(T0))
-
-    def call(
-        self, tool: str, payload: object, caller: Caller = ALICE, call_id: str | None = None
-    ) -> dict[str, Any]:
-        return self.service.call(caller, tool, call_id or f"call-{next(self.call_ids)}", payload)
-
-    def ok(self, tool: str, caller: Caller = ALICE, **payload: Any) -> dict[str, Any]:
-        result = self.call(tool, payload, caller)
-        assert result["ok"] is True, result
-        return result
+        super().__init__(service_for(travel_claim, signup, clock=TickingClock(T0)), ALICE)
 
     def start(self, form: str = "signup", caller: Caller = ALICE, **values: Any) -> str:
         instance: str = self.ok("form_start", caller, form=form, values=values or None)["instance"]
@@ -329,7 +313,7 @@ def test_another_principals_instances_are_invisible_and_untouched() -> None:
         ("form_abandon", {"form": "signup", "instance": mine, "reason": "mine now"}, None),
     ]
     for tool, payload, code in attempts:
-        refused(h.call(tool, payload, BOB_SAME_CONVERSATION), code or "unknown_instance")
+        refused(h.call(tool, payload, caller=BOB_SAME_CONVERSATION), code or "unknown_instance")
     # THEN bob sees nothing of alice's, and alice's data is unchanged
     assert h.ok("form_list", BOB_SAME_CONVERSATION)["started"] == []
     assert h.stored(mine) == before
@@ -340,7 +324,7 @@ def test_the_same_principal_in_another_conversation_sees_nothing() -> None:
     h = Harness()
     mine = h.start()
     refused(
-        h.call("form_read", {"form": "signup", "instance": mine}, ALICE_ELSEWHERE),
+        h.call("form_read", {"form": "signup", "instance": mine}, caller=ALICE_ELSEWHERE),
         "unknown_instance",
     )
 
@@ -710,7 +694,7 @@ def test_fields_named_like_step_settings_are_filled_and_read_like_any_other() ->
         when: str | None = field("When it happens", when=lambda v: v.title is not None)
 
     definition = FormDef(id="event", version=1, title="Event", steps=[Event])
-    service = FormService(FormRegistry([definition]), InMemoryFormStore())
+    service = service_for(definition, dispatch=False)
     caller = Caller("alice", "c")
     service.call(caller, "form_start", "s", {"form": "event"})
     # WHEN both are filled

@@ -6,7 +6,6 @@ and counted ids), then read both through ``form_read`` and through ``forms.surfa
 
 from __future__ import annotations
 
-import itertools
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,7 +13,6 @@ from forms import (
     Caller,
     Checkpoint,
     FormDef,
-    InMemoryFormStore,
     Step,
     compile_form,
     evaluate,
@@ -24,7 +22,7 @@ from forms.effects import Fail, Jump
 from forms.examples.travel_claim import travel_claim
 from forms.state import HookContext
 from forms.surface.view import outline_view, show, status_line, step_view
-from tests.support import TickingClock, service_for
+from tests.support import Session, TickingClock, service_for
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 ALICE = Caller("alice", "conv-1")
@@ -82,24 +80,17 @@ errand = FormDef(
 )
 
 
-class Harness:
+class Harness(Session):
     def __init__(self) -> None:
-        self.calls = itertools.count(1)
-        self.store = InMemoryFormStore()
-        self.service = service_for(errand, travel_claim, store=self.store, clock=TickingClock(T0))
-
-    def call(self, tool: str, **payload: Any) -> dict[str, Any]:
-        result = self.service.call(ALICE, tool, f"call-{next(self.calls)}", payload)
-        assert result["ok"], result
-        return result
+        super().__init__(service_for(errand, travel_claim, clock=TickingClock(T0)), ALICE)
 
     def start(self, form: str = "errand", **values: Any) -> str:
-        result = self.call("form_start", form=form, values=values or None)
+        result = self.ok("form_start", form=form, values=values or None)
         instance: str = result["instance"]
         return instance
 
     def fill(self, **values: Any) -> dict[str, Any]:
-        return self.call("form_fill", form="errand", values=values)
+        return self.ok("form_fill", form="errand", values=values)
 
     def line(self, instance_id: str) -> str | None:
         """The status line of one instance, built from the stored instance."""
@@ -114,7 +105,7 @@ class Harness:
 def test_status_line_shows_position_pending_labels_and_later_previews() -> None:
     # GIVEN a travel claim where the claimant step is done and one trip field is answered
     h = Harness()
-    result = h.call(
+    result = h.ok(
         "form_start",
         form="travel-claim",
         values={"full_name": "Ann Lee", "staff_id": "AB1234", "return_date": "2026-03-04"},
@@ -130,7 +121,7 @@ def test_status_line_shows_position_pending_labels_and_later_previews() -> None:
 
 def test_status_line_on_a_fresh_form_lists_every_later_step() -> None:
     h = Harness()
-    result = h.call("form_start", form="travel-claim")
+    result = h.ok("form_start", form="travel-claim")
     assert result["status_line"] == (
         '[form: travel-claim] step 1/4 "Claimant" · pending: Full name, Staff ID\n'
         "later: Trip (destination and dates) · "
@@ -213,7 +204,7 @@ def test_revisit_says_go_through_the_step_again() -> None:
     assert result["status_line"] == expected
     assert h.line(instance) == expected
     # AND the step reads as a revisit with its answers flagged ask_again
-    read = h.call("form_read", form="errand")
+    read = h.ok("form_read", form="errand")
     assert read["step"] == "who"
     assert read["state"] == "revisit"
     assert [f["status"] for f in read["fields"]] == ["ask_again", "ask_again"]
@@ -239,16 +230,16 @@ def test_closed_forms_have_no_status_line() -> None:
     # GIVEN one abandoned and one completed errand in the conversation
     h = Harness()
     abandoned = h.start()
-    h.call("form_abandon", form="errand", reason="user changed their mind")
+    h.ok("form_abandon", form="errand", reason="user changed their mind")
     completed = h.start(name="Ann", has_car=False)
-    result = h.call("form_fill", form="errand", values={"confirm": True}, submit=True)
+    result = h.ok("form_fill", form="errand", values={"confirm": True}, submit=True)
     # THEN neither has a line, anywhere
     assert result["closed"] == "completed"
     assert "status" not in result
     assert h.line(abandoned) is None
     assert h.line(completed) is None
     assert h.service.status(ALICE) == []
-    read = h.call("form_read", form="errand", instance=abandoned)
+    read = h.ok("form_read", form="errand", instance=abandoned)
     assert read["closed"] == "abandoned"
     assert read["reason"] == "user changed their mind"
     assert "status" not in read
@@ -266,7 +257,7 @@ def test_two_open_instances_qualify_the_tag_with_the_instance_id() -> None:
         f'[form: errand#{second}] step 2/2 "Wrap-up" · pending: Confirmed',
     ]
     # WHEN one is closed / THEN the other goes back to the plain tag
-    h.call("form_abandon", form="errand", instance=first, reason="duplicate")
+    h.ok("form_abandon", form="errand", instance=first, reason="duplicate")
     assert h.service.status(ALICE) == ['[form: errand] step 2/2 "Wrap-up" · pending: Confirmed']
 
 
@@ -284,7 +275,7 @@ def test_tool_results_qualify_the_tag_when_two_instances_are_open() -> None:
     h.start()
     second = h.start()
     # WHEN one is written to
-    result = h.call("form_fill", form="errand", instance=second, values={"name": "Bob"})
+    result = h.ok("form_fill", form="errand", instance=second, values={"name": "Bob"})
     # THEN the status line in the result says which one it is about
     assert result["status_line"].startswith(f"[form: errand#{second}]")
 
@@ -296,7 +287,7 @@ def test_outline_marks_steps_and_fields_that_do_not_apply() -> None:
     # GIVEN an errand without a car
     h = Harness()
     h.start(name="Ann", has_car=False)
-    outline = h.call("form_read", form="errand", part="outline")
+    outline = h.ok("form_read", form="errand", part="outline")
     # THEN the Car step says it does not apply and its fields are not_applicable
     assert outline["note"] == "fields marked not_applicable may never be asked; don't promise them"
     states = {s["step"]: s["state"] for s in outline["steps"]}
@@ -318,7 +309,7 @@ def test_outline_gives_each_step_its_preview_and_required_progress() -> None:
     # GIVEN an errand with the name answered and nothing said about a car
     h = Harness()
     h.start(name="Ann")
-    outline = h.call("form_read", form="errand", part="outline")
+    outline = h.ok("form_read", form="errand", part="outline")
     # THEN each step that applies says what it collects and how many of its required
     # fields are answered; the gated Car step keeps its text but has no progress
     summary = [
@@ -333,7 +324,7 @@ def test_outline_gives_each_step_its_preview_and_required_progress() -> None:
     assert list(outline["steps"][0]) == ["step", "title", "preview", "state", "progress", "fields"]
     # WHEN the car is confirmed and its plate given
     h.fill(has_car=True, plate="AB-12")
-    outline = h.call("form_read", form="errand", part="outline")
+    outline = h.ok("form_read", form="errand", part="outline")
     # THEN Car counts only its required field (Passengers is optional)
     assert [s.get("progress") for s in outline["steps"]] == [
         "2/2 required",
@@ -348,14 +339,14 @@ def test_outline_progress_counts_only_required_fields_that_apply() -> None:
     h.start("travel-claim", mode="air")
 
     def travel() -> dict[str, Any]:
-        outline = h.call("form_read", form="travel-claim", part="outline")
+        outline = h.ok("form_read", form="travel-claim", part="outline")
         step: dict[str, Any] = outline["steps"][2]
         return step
 
     # THEN by air: mode, flight number and total are required, and mode is answered
     assert travel()["progress"] == "1/3 required"
     # WHEN the mode becomes rail / THEN the flight number drops out of the count
-    h.call("form_fill", form="travel-claim", values={"mode": "rail", "total": 80})
+    h.ok("form_fill", form="travel-claim", values={"mode": "rail", "total": 80})
     assert travel()["progress"] == "2/2 required"
     assert travel()["state"] == "complete"
 
@@ -365,7 +356,7 @@ def test_outline_shows_held_answers_with_their_values() -> None:
     h = Harness()
     h.start(name="Ann", has_car=True, plate="AB-12")
     h.fill(has_car=False)
-    outline = h.call("form_read", form="errand", part="outline")
+    outline = h.ok("form_read", form="errand", part="outline")
     # THEN the plate is held (kept, with its value), not lost
     assert outline["steps"][1]["fields"][0] == {
         "id": "plate",
@@ -378,7 +369,7 @@ def test_outline_shows_held_answers_with_their_values() -> None:
 def test_step_view_of_a_gated_step_says_it_does_not_apply() -> None:
     h = Harness()
     h.start(name="Ann", has_car=False)
-    view = h.call("form_read", form="errand", part="car")
+    view = h.ok("form_read", form="errand", part="car")
     assert view["state"] == "does not apply with the current answers"
     assert "position" not in view
     assert [f["status"] for f in view["fields"]] == ["not_applicable", "not_applicable"]
@@ -387,7 +378,7 @@ def test_step_view_of_a_gated_step_says_it_does_not_apply() -> None:
 def test_step_view_rows_carry_type_status_value_and_ask_guidance() -> None:
     h = Harness()
     h.start(name="Ann", has_car=True, count=2)
-    view = h.call("form_read", form="errand")
+    view = h.ok("form_read", form="errand")
     assert view["summary"] == "Open step: Car."
     assert (view["step"], view["title"], view["position"], view["state"]) == (
         "car",
@@ -417,9 +408,9 @@ def test_field_view_lists_revisions_oldest_first_marking_the_one_in_force() -> N
     # GIVEN a name set, changed, then undone
     h = Harness()
     h.start(name="Ann")
-    h.call("form_revise", form="errand", field="name", action="set", value="Bob")
-    h.call("form_revise", form="errand", field="name", action="undo")
-    view = h.call("form_read", form="errand", part="Name")
+    h.ok("form_revise", form="errand", field="name", action="set", value="Bob")
+    h.ok("form_revise", form="errand", field="name", action="undo")
+    view = h.ok("form_read", form="errand", part="Name")
     # THEN the log is oldest first and the first entry is in force again
     assert view["summary"] == "Field Name with its revisions."
     assert view["id"] == "name"
@@ -439,8 +430,8 @@ def test_field_view_lists_revisions_oldest_first_marking_the_one_in_force() -> N
 def test_field_view_shows_retractions_without_a_value() -> None:
     h = Harness()
     h.start(name="Ann")
-    h.call("form_revise", form="errand", field="name", action="retract")
-    view = h.call("form_read", form="errand", part="name")
+    h.ok("form_revise", form="errand", field="name", action="retract")
+    view = h.ok("form_read", form="errand", part="name")
     assert [(r["kind"], "value" in r, r.get("in_force")) for r in view["revisions"]] == [
         ("value", True, None),
         ("retraction", False, True),
@@ -453,7 +444,7 @@ def test_field_view_keeps_the_field_status() -> None:
     # GIVEN an answered field
     h = Harness()
     h.start(name="Ann")
-    view = h.call("form_read", form="errand", part="name")
+    view = h.ok("form_read", form="errand", part="name")
     # THEN its own status is readable in the field view (not replaced by the status line)
     assert view["status"] == "answered"
 
@@ -462,10 +453,10 @@ def test_undo_and_redo_are_one_line_each_at_view_level() -> None:
     # GIVEN two answers, the last one changed and then undone
     h = Harness()
     h.start(name="Ann", has_car=False)
-    h.call("form_revise", form="errand", field="has_car", action="set", value=True)
-    h.call("form_revise", form="errand", field="has_car", action="undo")
-    outline = h.call("form_read", form="errand", part="outline")
-    step = h.call("form_read", form="errand", part="who")
+    h.ok("form_revise", form="errand", field="has_car", action="set", value=True)
+    h.ok("form_revise", form="errand", field="has_car", action="undo")
+    outline = h.ok("form_read", form="errand", part="outline")
+    step = h.ok("form_read", form="errand", part="who")
     for view in (outline, step):
         # THEN undo names the field changed last, redo what it could bring back
         assert view["undo"] == "has_car back to no answer"
@@ -478,7 +469,7 @@ def test_undo_and_redo_are_one_line_each_at_view_level() -> None:
 def test_no_undo_line_before_anything_is_written() -> None:
     h = Harness()
     h.start()
-    view = h.call("form_read", form="errand")
+    view = h.ok("form_read", form="errand")
     assert "undo" not in view
     assert "redo" not in view
 
