@@ -11,7 +11,7 @@ from forms.compiled import CompiledForm
 from forms.compiler import compile_form
 from forms.definition import Approval, Checkpoint, FormDef, Migration, Step, field
 from forms.effects import Complete, Effect, Fail, Jump, Patch, Terminate
-from forms.engine import Evaluation, evaluate, transition
+from forms.engine import evaluate, transition
 from forms.errors import (
     ConflictError,
     FormworkError,
@@ -19,6 +19,7 @@ from forms.errors import (
     StoreError,
     ToolError,
 )
+from forms.evaluation import Evaluation
 from forms.instance import (
     Commit,
     FieldChange,

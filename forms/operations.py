@@ -1,8 +1,9 @@
-"""The write-side moves, as pure functions over a compiled form and an instance.
+"""The write-side moves of answers, as pure functions over a compiled form and an instance.
 
 Each returns field changes (revisions to append, cursors to move) and a per-field account of
 what happened; ``forms.engine.transition`` then turns them into a commit. Nothing here touches
-storage, the clock or ids: the caller passes ``now`` and the author of the write.
+storage, the clock or ids: the caller passes ``now`` and the author of the write. What an
+executor's effects amount to is planned in ``forms.effect_plans``, on top of these.
 """
 
 from __future__ import annotations
@@ -14,19 +15,14 @@ from datetime import datetime
 from typing import Any, Literal
 
 from forms.compiled import CompiledForm
-from forms.effects import Complete, Effect, Fail, Jump, Patch, Terminate
 from forms.errors import BadRequest, CannotRevise, UnknownField
 from forms.instance import (
     FieldChange,
     FormInstance,
-    InstanceState,
-    OutboxEntry,
     Revision,
     RevisionKind,
     Source,
-    StepOverride,
 )
-from forms.instance import Rejection as InstanceRejection
 from forms.schema import Accepted, json_depth
 
 MAX_VALUE_BYTES = 16_384
@@ -314,105 +310,6 @@ def touched_steps(
     """
     written = [*changes, *unchanged]
     return {form.fields[f].step for f in written if f in form.fields}
-
-
-@dataclass(frozen=True, slots=True)
-class EffectPlan:
-    """The field changes and bookkeeping an executor's effects amount to."""
-
-    changes: dict[str, FieldChange]
-    state: InstanceState
-    ignored: tuple[str, ...]
-
-
-class EffectError(ValueError):
-    """An executor returned something the engine cannot apply (a bug in the executor)."""
-
-
-def as_effects(result: object) -> tuple[Effect, ...]:
-    """Normalise an executor's return value: None, one effect, or a sequence of effects."""
-    if result is None:
-        return ()
-    items = result if isinstance(result, (list, tuple)) else (result,)
-    for item in items:
-        if not isinstance(item, (Patch, Jump, Fail, Complete, Terminate)):
-            raise EffectError(f"executor returned {type(item).__name__}, which is not an effect")
-    return tuple(items)
-
-
-def plan_effects(
-    form: CompiledForm,
-    instance: FormInstance,
-    entry: OutboxEntry,
-    effects: tuple[Effect, ...],
-    open_step: str | None,
-    step_complete: Mapping[str, bool],
-    now: datetime,
-) -> EffectPlan:
-    """Turn one occurrence's effects into a commit plan that also marks its entry done.
-
-    All or nothing: an effect that cannot apply (an unknown field, an invalid patch value, a jump
-    to an unknown step) raises ``EffectError`` and the caller records the entry as failed.
-    A terminate anywhere in the list beats a complete. On a closed instance only patches on a
-    completed form apply (stamping, say, a reference number); the rest are listed as ignored.
-    """
-    state = instance.state
-    author = Author(source="executor", actor=entry.key)
-    changes: dict[str, FieldChange] = {}
-    ignored: list[str] = []
-    override, status, reason = state.override, state.status, state.closed_reason
-    rejections = list(state.rejections)
-    closed = status != "open"
-    for effect in effects:
-        if isinstance(effect, Patch):
-            if status in ("terminated", "abandoned"):
-                ignored.append("patch")
-                continue
-            plan = plan_fill(form, instance, dict(effect.values), author, now)
-            if plan.unknown or plan.rejected:
-                problems = [f"{u.sent!r} is not a field" for u in plan.unknown] + [
-                    f"{r.field}: {r.message}" for r in plan.rejected
-                ]
-                raise EffectError("patch rejected: " + "; ".join(problems))
-            changes.update(plan.changes)
-        elif closed:
-            ignored.append(type(effect).__name__.lower())
-        elif isinstance(effect, Jump):
-            target = effect.step_id
-            if target not in form.steps:
-                raise EffectError(f"jump to {target!r}, which is not a step")
-            kind: Literal["focus", "revisit"] = "revisit" if step_complete.get(target) else "focus"
-            override = StepOverride(step=target, kind=kind, by=entry.key)
-        elif isinstance(effect, Fail):
-            rejections.append(
-                InstanceRejection(
-                    key=entry.key, hook_id=entry.hook_id, message=effect.message, at=now
-                )
-            )
-        elif isinstance(effect, Terminate):
-            status, reason = "terminated", effect.reason
-        elif isinstance(effect, Complete) and status != "terminated":
-            status, reason = "completed", f"completed by {entry.hook_id}"
-    del open_step
-    done = entry.model_copy(
-        update={
-            "status": "done",
-            "attempts": entry.attempts + 1,
-            "finished_at": now,
-            "error": ("ignored on a closed form: " + ", ".join(ignored)) if ignored else None,
-        }
-    )
-    new_state = state.model_copy(
-        update={
-            "override": override,
-            "status": status,
-            "closed_reason": reason,
-            "rejections": rejections,
-            "outbox": {**state.outbox, entry.key: done},
-            "updated_at": now,
-        }
-    )
-    return EffectPlan(changes=changes, state=new_state, ignored=tuple(ignored))
 
 
 def plan_declines(

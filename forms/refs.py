@@ -16,21 +16,20 @@ callable was compiled from and reports every reference it can see:
 * ``Jump("x")`` / ``Jump(step="x")`` -> step ``x``;
 * ``Patch({"x": ...})`` / ``Patch(values={"x": ...})`` -> field ``x``.
 
-The form compiler checks these against the form's ids at import time.  The
-module is pure: it depends on the standard library only.
+Finding that node is :mod:`forms.callable_source`'s part.  The form compiler
+checks these against the form's ids at import time.  Both modules are pure:
+they depend on the standard library only.
 """
 
 from __future__ import annotations
 
 import ast
-import functools
-import inspect
 import json
-import linecache
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from types import FunctionType
 from typing import Literal, TypeAlias
+
+from forms.callable_source import FuncNode, Target, locate_function, param_names, resolve_callable
 
 __all__ = ["Ref", "RefKind", "Style", "references"]
 
@@ -38,13 +37,10 @@ RefKind: TypeAlias = Literal["field", "step", "checkpoint"]
 Style: TypeAlias = Literal["predicate", "executor"]
 
 _RootKind: TypeAlias = Literal["values", "state", "ctx"]
-_FuncNode: TypeAlias = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
-_Position: TypeAlias = tuple[int, int, int, int]
 
 _STEP_METHODS = frozenset({"step_complete", "step_applies", "step_open"})
 _CHECKPOINT_METHODS = frozenset({"fired"})
 _CTX_ATTRIBUTES: Mapping[str, _RootKind] = {"values": "values", "state": "state"}
-_MAX_UNWRAP_LAYERS = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +78,8 @@ def references(fn: Callable[..., object], *, style: Style) -> tuple[Ref, ...] | 
     for odd inputs.
     """
     try:
-        target = _resolve(fn)
-        node = _locate(target.function) if target is not None else None
+        target = resolve_callable(fn)
+        node = locate_function(target.function) if target is not None else None
     except Exception:  # arbitrary user objects may raise anything on attribute access
         return None
     if target is None or node is None:
@@ -94,147 +90,17 @@ def references(fn: Callable[..., object], *, style: Style) -> tuple[Ref, ...] | 
 
 
 # --------------------------------------------------------------------------
-# Resolving the callable to a plain Python function
-# --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Target:
-    """A plain function plus how many leading parameters are already bound."""
-
-    function: FunctionType
-    skip: int
-    bound_keywords: frozenset[str]
-
-
-def _resolve(obj: object) -> _Target | None:
-    """Peel partials, methods, wrappers and callable instances off ``obj``."""
-    skip = 0
-    bound: set[str] = set()
-    for _ in range(_MAX_UNWRAP_LAYERS):
-        if isinstance(obj, functools.partial):
-            skip += len(obj.args)
-            bound.update(obj.keywords)
-            obj = obj.func
-        elif inspect.ismethod(obj):
-            skip += 1
-            obj = obj.__func__
-        elif hasattr(obj, "__wrapped__"):
-            obj = obj.__wrapped__
-        elif isinstance(obj, FunctionType):
-            return _Target(obj, skip, frozenset(bound))
-        elif isinstance(obj, type):
-            return None
-        else:
-            call = inspect.getattr_static(type(obj), "__call__", None)
-            if not isinstance(call, FunctionType | staticmethod):
-                return None
-            skip += 0 if isinstance(call, staticmethod) else 1
-            obj = call.__func__ if isinstance(call, staticmethod) else call
-    return None
-
-
-# --------------------------------------------------------------------------
-# Locating the AST node the function was compiled from
-# --------------------------------------------------------------------------
-
-
-def _locate(fn: FunctionType) -> _FuncNode | None:
-    """Find the unique ``def``/``lambda`` node ``fn`` was compiled from."""
-    code = fn.__code__
-    lines = linecache.getlines(code.co_filename, fn.__globals__)
-    if not lines:
-        return None
-    candidates = _index_source("".join(lines)).get(code.co_firstlineno, ())
-    expected_params = list(code.co_varnames[: code.co_argcount])
-    matching = [n for n in candidates if _param_names(n) == expected_params]
-    if code.co_name == "<lambda>":
-        lambdas = [n for n in matching if isinstance(n, ast.Lambda)]
-        return _pick_lambda(lambdas, _real_positions(code.co_positions()))
-    defs = [n for n in matching if not isinstance(n, ast.Lambda) and n.name == code.co_name]
-    return defs[0] if len(defs) == 1 else None
-
-
-@functools.lru_cache(maxsize=64)
-def _index_source(source: str) -> Mapping[int, tuple[_FuncNode, ...]]:
-    """Parse a module once and index its functions by possible first line.
-
-    A ``def`` is indexed under its own line and its first decorator's line
-    (``co_firstlineno`` uses the latter); a lambda under its ``lambda`` line.
-    """
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}
-    index: dict[int, list[_FuncNode]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Lambda):
-            index.setdefault(node.lineno, []).append(node)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            for line in {node.lineno, *(d.lineno for d in node.decorator_list)}:
-                index.setdefault(line, []).append(node)
-    return {line: tuple(nodes) for line, nodes in index.items()}
-
-
-def _param_names(node: _FuncNode) -> list[str]:
-    """Names of the positional parameters, in order."""
-    return [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
-
-
-def _real_positions(
-    positions: Iterable[tuple[int | None, int | None, int | None, int | None]],
-) -> list[_Position]:
-    """Keep instruction positions that cover real source text.
-
-    Bookkeeping instructions (``RESUME``, implicit returns) carry empty or
-    missing spans and say nothing about where the lambda is.
-    """
-    real: list[_Position] = []
-    for line, end_line, col, end_col in positions:
-        if line is None or end_line is None or col is None or end_col is None:
-            continue
-        if (end_line, end_col) > (line, col):
-            real.append((line, end_line, col, end_col))
-    return real
-
-
-def _pick_lambda(lambdas: Sequence[ast.Lambda], positions: list[_Position]) -> ast.Lambda | None:
-    """Choose the lambda whose body encloses all of the code's positions.
-
-    Containing candidates are nested in one another (a lambda inside a lambda),
-    so the innermost, the one whose body starts last, is the one compiled.
-    Without position information only an unambiguous single candidate is used.
-    """
-    if not positions:
-        return lambdas[0] if len(lambdas) == 1 else None
-    containing = [n for n in lambdas if all(_encloses(n.body, p) for p in positions)]
-    if not containing:
-        return None
-    return max(containing, key=lambda n: (n.body.lineno, n.body.col_offset))
-
-
-def _encloses(node: ast.expr, position: _Position) -> bool:
-    """Whether ``node``'s source span contains the instruction span."""
-    line, end_line, col, end_col = position
-    if node.end_lineno is None or node.end_col_offset is None:
-        return False
-    starts_inside = (line, col) >= (node.lineno, node.col_offset)
-    ends_inside = (end_line, end_col) <= (node.end_lineno, node.end_col_offset)
-    return starts_inside and ends_inside
-
-
-# --------------------------------------------------------------------------
 # Roots: which names stand for the values, the state and the context
 # --------------------------------------------------------------------------
 
 
-def _root_slots(node: _FuncNode, target: _Target) -> list[str | None]:
+def _root_slots(node: FuncNode, target: Target) -> list[str | None]:
     """Parameter names that receive the caller's positional arguments.
 
     Parameters filled by a ``partial`` keyword keep their slot but are not
     roots (``None``): the caller's argument can never reach them.
     """
-    names = _param_names(node)[target.skip :]
+    names = param_names(node)[target.skip :]
     return [None if name in target.bound_keywords else name for name in names]
 
 
@@ -253,7 +119,7 @@ def _root_kind(expr: ast.expr, roots: Mapping[str, _RootKind]) -> _RootKind | No
     return None
 
 
-def _add_aliases(node: _FuncNode, roots: dict[str, _RootKind]) -> None:
+def _add_aliases(node: FuncNode, roots: dict[str, _RootKind]) -> None:
     """Add ``name = <root expr>`` aliases anywhere in the body, to a fixpoint.
 
     Order and shadowing are ignored: an alias counts everywhere in the body.
@@ -269,7 +135,7 @@ def _add_aliases(node: _FuncNode, roots: dict[str, _RootKind]) -> None:
                 changed = True
 
 
-def _simple_assignments(node: _FuncNode) -> Iterator[tuple[str, ast.expr]]:
+def _simple_assignments(node: FuncNode) -> Iterator[tuple[str, ast.expr]]:
     """Yield ``(name, value)`` for plain assignments to a single name."""
     for sub in _walk_body(node):
         if isinstance(sub, ast.Assign):
@@ -284,7 +150,7 @@ def _simple_assignments(node: _FuncNode) -> Iterator[tuple[str, ast.expr]]:
             yield sub.target.id, sub.value
 
 
-def _walk_body(node: _FuncNode) -> Iterator[ast.AST]:
+def _walk_body(node: FuncNode) -> Iterator[ast.AST]:
     """Every node in the function's body, nested functions included."""
     body: list[ast.stmt] | list[ast.expr] = (
         [node.body] if isinstance(node, ast.Lambda) else node.body
@@ -309,7 +175,7 @@ class _Found:
     context: str
 
 
-def _collect(node: _FuncNode, roots: Mapping[str, _RootKind], filename: str) -> tuple[Ref, ...]:
+def _collect(node: FuncNode, roots: Mapping[str, _RootKind], filename: str) -> tuple[Ref, ...]:
     """All references in the body, ordered by where their names appear."""
     found: list[_Found] = []
     for sub in _walk_body(node):

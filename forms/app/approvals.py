@@ -28,7 +28,8 @@ from typing import Literal
 
 from forms.app.loop import CommitLoop, Planned
 from forms.compiled import CompiledForm
-from forms.engine import APPROVAL_CALL_PREFIX, WITHDRAWN_ON_CLOSE, transition
+from forms.decisions import APPROVAL_CALL_PREFIX, WITHDRAWN_ON_CLOSE
+from forms.engine import transition
 from forms.errors import FormClosed, UnknownApproval
 from forms.instance import FieldChange, FormInstance, OutboxEntry, Revision
 from forms.keys import parse_key

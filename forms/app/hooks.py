@@ -23,12 +23,13 @@ from typing import Protocol
 
 from forms.app.loop import CommitLoop, Outcome, Plan, Planned, T
 from forms.compiled import CompiledForm
+from forms.effect_plans import EffectError, as_effects, plan_effects
 from forms.effects import Effect
-from forms.engine import PredicateError, Transition, evaluate, transition
+from forms.engine import Transition, evaluate, transition
 from forms.errors import InvalidFormDefinition, TooManyConflicts
+from forms.evaluation import PredicateError
 from forms.instance import FormInstance, OutboxEntry
 from forms.keys import parse_key
-from forms.operations import EffectError, as_effects, plan_effects
 from forms.state import HookContext
 
 MAX_ATTEMPTS = 3

@@ -10,8 +10,9 @@ import logging
 
 from forms.app.conversation import Caller, locate
 from forms.app.loop import CommitLoop
-from forms.engine import PredicateError, evaluate
+from forms.engine import evaluate
 from forms.errors import InvalidFormDefinition, ToolError, UnknownStep
+from forms.evaluation import PredicateError
 from forms.instance import FormInstance
 from forms.surface.results import Result, count
 from forms.surface.tools import FormListArgs, FormReadArgs, check_id

@@ -34,8 +34,9 @@ from forms.app.conversation import Caller
 from forms.app.hooks import Dispatcher, HookRun
 from forms.app.loop import CommitLoop
 from forms.app.writes import Writer
-from forms.engine import PredicateError, evaluate
+from forms.engine import evaluate
 from forms.errors import BadRequest, InvalidFormDefinition, ToolError
+from forms.evaluation import PredicateError
 from forms.instance import FormInstance, OutboxEntry
 from forms.registry import FormRegistry
 from forms.storage.port import FormStore

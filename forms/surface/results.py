@@ -15,8 +15,9 @@ from typing import Any
 from pydantic import JsonValue, ValidationError
 
 from forms.compiled import CompiledForm
-from forms.engine import Evaluation, Transition
+from forms.engine import Transition
 from forms.errors import ToolError
+from forms.evaluation import Evaluation
 from forms.instance import FormInstance, OutboxEntry
 from forms.operations import FillPlan
 from forms.surface.view import status_line

@@ -19,7 +19,7 @@ import json
 from typing import Any
 
 from forms.compiled import CompiledField, CompiledForm, CompiledStep
-from forms.engine import Evaluation, FieldEval
+from forms.evaluation import Evaluation, FieldEval
 from forms.instance import FieldHistory, FormInstance, Revision
 
 _MAX_SHOWN = 60

@@ -19,10 +19,10 @@ from forms import (
     field,
 )
 from forms.app.hooks import MAX_ATTEMPTS
+from forms.effect_plans import EffectError, as_effects, plan_effects
 from forms.effects import Effect
 from forms.engine import evaluate
 from forms.instance import OutboxEntry
-from forms.operations import EffectError, as_effects, plan_effects
 from forms.state import HookContext
 from tests.support import service_for
 from tests.unit.forms_for_tests import (

@@ -1,0 +1,179 @@
+"""Edges: each hook's condition compared with the previous commit's, and what waits on them.
+
+A hook's condition is its field answered (live), its step complete, its checkpoint's predicate
+holding, or, for the form's hooks, the form ready (complete) or no longer open (closed). A
+*rising edge* is the first commit on which the condition holds having not held before, or, for
+a checkpoint whose approval is bound to answers, a commit that changes those answers while it
+holds (``basis_of``). Every rising edge bumps the hook's counter, which is the occurrence in the
+outbox key. This module also says which rejections are still active and which hooks the form
+must wait for before it can complete.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from forms.compiled import CompiledForm, Hook
+from forms.evaluation import Evaluation, call_predicate
+from forms.instance import FormInstance, HookState, Rejection
+from forms.state import FormState, Values
+
+
+def hook_edges(
+    form: CompiledForm,
+    instance: FormInstance,
+    previous: Mapping[str, HookState],
+    values: Values,
+    applies: Mapping[str, bool],
+    complete: Mapping[str, bool],
+    open_step: str | None,
+    live: Mapping[str, Any],
+) -> tuple[dict[str, HookState], list[Hook]]:
+    """Conditions and counters for every hook but the form's (which needs readiness)."""
+    hooks: dict[str, HookState] = {}
+    rising: list[Hook] = []
+    fired: dict[str, int] = {}
+    state = FormState(form.step_index, applies, complete, fired, False, open_step)
+    for hook in form.hooks:
+        if hook.kind == "field":
+            holds = hook.target in live
+        elif hook.kind == "step":
+            holds = complete[hook.target]
+        elif hook.kind == "checkpoint":
+            checkpoint = form.checkpoints[hook.target]
+            for cp in form.checkpoints:
+                fired.setdefault(cp, previous.get(f"checkpoint.{cp}", NEVER).count)
+            holds = call_predicate(
+                checkpoint.when,
+                checkpoint.when_arity,
+                values,
+                state,
+                f"checkpoint {checkpoint.id!r} when",
+            )
+        else:
+            continue
+        before = previous.get(hook.id, NEVER)
+        basis = basis_of(instance, hook.binds, live) if holds and hook.binds else None
+        rebased = before.basis is not None and basis is not None and before.basis != basis
+        count = before.count + 1 if holds and (not before.holds or rebased) else before.count
+        if count != before.count:
+            rising.append(hook)
+            if hook.kind == "checkpoint":
+                fired[hook.target] = count
+        hooks[hook.id] = _hook_state(before, holds, count, basis)
+    return hooks, rising
+
+
+NEVER = HookState()
+"""The state of a hook no commit has recorded: never held, never risen."""
+
+
+def _hook_state(before: HookState, holds: bool, count: int, basis: str | None = None) -> HookState:
+    """The new state of a hook, reusing the old object when nothing changed (the common case)."""
+    if before.holds == holds and before.count == count and before.basis == basis:
+        return before
+    return HookState.model_construct(holds=holds, count=count, basis=basis)
+
+
+def bound_answers(
+    instance: FormInstance, binds: Iterable[str], live: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The stored answers of ``binds`` that are live (None for the others), in ``binds`` order."""
+    found: dict[str, Any] = {}
+    for field_id in binds:
+        revision = instance.field(field_id).in_force() if field_id in live else None
+        found[field_id] = revision.value if revision is not None else None
+    return found
+
+
+def basis_of(instance: FormInstance, binds: Iterable[str], live: Mapping[str, Any]) -> str:
+    """A digest of the answers an approval's decision is bound to (see ``HookState.basis``)."""
+    canonical = json.dumps(
+        list(bound_answers(instance, binds, live).items()), sort_keys=True, default=str
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()[:24]
+
+
+def rejection_active(rejection: Rejection, hooks: Mapping[str, HookState]) -> bool:
+    """A rejection holds for the crossing that produced it: while its hook still holds and has
+    not risen again since. A later crossing is judged afresh by its own run."""
+    hook = hooks.get(rejection.hook_id, NEVER)
+    return hook.holds and hook.count == rejection.occurrence
+
+
+def waiting_on(
+    form: CompiledForm,
+    instance: FormInstance,
+    rising: Iterable[Hook],
+    hooks: Mapping[str, HookState],
+) -> tuple[str, ...]:
+    """Hook ids the form must wait for before it can complete, in hook order.
+
+    Every executor still to run (it may yet reject or reroute), and a checkpoint whose run
+    failed for good while its crossing lasts: a gate that could not be evaluated is not passed.
+    A correction that ends the crossing releases it; so does an operator's retry.
+    """
+    waiting: set[str] = {h.id for h in rising if h.dispatched and h.kind != "form"}
+    for entry in instance.state.outbox.values():
+        if entry.status == "done":
+            continue
+        hook = form.hook(entry.hook_id)
+        if hook is None or hook.kind == "form":
+            continue
+        state = hooks.get(entry.hook_id, NEVER)
+        crossing = state.holds and state.count == entry.occurrence
+        if entry.kind == "approval":
+            # a decision still owed for the crossing in progress holds completion
+            if entry.status == "pending" and crossing:
+                waiting.add(entry.hook_id)
+        elif entry.status == "pending" or (hook.kind == "checkpoint" and crossing):
+            waiting.add(entry.hook_id)
+    return tuple(h.id for h in form.hooks if h.id in waiting)
+
+
+FORM_COMPLETE = "form.complete"
+FORM_CLOSED = "form.closed"
+
+
+def form_edges(
+    form: CompiledForm,
+    previous: Mapping[str, HookState],
+    hooks: dict[str, HookState],
+    rising: list[Hook],
+    ready: bool,
+    closed: bool,
+) -> tuple[dict[str, HookState], tuple[Hook, ...]]:
+    """The form-level hooks, last: completion (readiness) and closing (status not open)."""
+    for hook_id, holds in ((FORM_COMPLETE, ready), (FORM_CLOSED, closed)):
+        hook = form.hook(hook_id)
+        assert hook is not None
+        before = previous.get(hook_id, NEVER)
+        count = before.count + 1 if holds and not before.holds else before.count
+        if count != before.count:
+            rising.append(hook)
+        hooks[hook_id] = _hook_state(before, holds, count)
+    return hooks, tuple(rising)
+
+
+def closed_edge(
+    form: CompiledForm,
+    evaluation: Evaluation,
+    previous: Mapping[str, HookState],
+    closed: bool,
+) -> Evaluation:
+    """The evaluation with the closing hook recomputed, for a status decided after it (a
+    completion closes the instance in the same commit that detected it)."""
+    hooks = dict(evaluation.hooks)
+    rising = [h for h in evaluation.rising if h.id != FORM_CLOSED]
+    before = previous.get(FORM_CLOSED, NEVER)
+    count = before.count + 1 if closed and not before.holds else before.count
+    hook = form.hook(FORM_CLOSED)
+    assert hook is not None
+    if count != before.count:
+        rising.append(hook)
+    hooks[FORM_CLOSED] = _hook_state(before, closed, count)
+    return replace(evaluation, hooks=hooks, rising=tuple(rising))
