@@ -15,10 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from forms.compile_checks import did_you_mean, fail
+from forms.compile_checks import Problems, did_you_mean, fail
 from forms.compiled import CompiledCheckpoint, CompiledField, CompiledStep
 from forms.definition import FormDef
 from forms.refs import Ref, references
+
+Style = Literal["predicate", "executor"]
 
 
 def check_references(
@@ -28,123 +30,41 @@ def check_references(
     checkpoints: Mapping[str, CompiledCheckpoint],
     field_index: Mapping[str, int],
     step_index: Mapping[str, int],
+    problems: Problems,
 ) -> None:
-    """Every name a predicate or executor mentions must exist, and predicates must look back."""
+    """Every name a predicate or executor mentions must exist, and predicates must look back.
+    Each reference is checked on its own: every bad one is recorded in ``problems``."""
+    del field_index
+    # (callable, how it is read, who owns it, horizons: a predicate sees earlier parts only)
+    owned: list[tuple[Callable[..., Any], Style, str, int | None, int | None]] = []
     for step in steps.values():
         if step.when:
-            _check_refs(
-                definition,
-                step.when,
-                "predicate",
-                f"step {step.id!r} when",
-                fields,
-                steps,
-                checkpoints,
-                step.first_field,
-                step.index,
+            owned.append(
+                (step.when, "predicate", f"step {step.id!r} when", step.first_field, step.index)
             )
         if step.on_complete:
-            _check_refs(
-                definition,
-                step.on_complete,
-                "executor",
-                f"step {step.id!r} on_complete",
-                fields,
-                steps,
-                checkpoints,
-                None,
-                None,
+            owned.append(
+                (step.on_complete, "executor", f"step {step.id!r} on_complete", None, None)
             )
     for f in fields.values():
         if f.when:
-            _check_refs(
-                definition,
-                f.when,
-                "predicate",
-                f"field {f.id!r} when",
-                fields,
-                steps,
-                checkpoints,
-                f.index,
-                step_index[f.step],
-            )
+            owned.append((f.when, "predicate", f"field {f.id!r} when", f.index, step_index[f.step]))
         if f.on_fill:
-            _check_refs(
-                definition,
-                f.on_fill,
-                "executor",
-                f"field {f.id!r} on_fill",
-                fields,
-                steps,
-                checkpoints,
-                None,
-                None,
-            )
+            owned.append((f.on_fill, "executor", f"field {f.id!r} on_fill", None, None))
     for cp in checkpoints.values():
-        _check_refs(
-            definition,
-            cp.when,
-            "predicate",
-            f"checkpoint {cp.id!r} when",
-            fields,
-            steps,
-            checkpoints,
-            None,
-            None,
-        )
+        owned.append((cp.when, "predicate", f"checkpoint {cp.id!r} when", None, None))
         if cp.run:
-            _check_refs(
-                definition,
-                cp.run,
-                "executor",
-                f"checkpoint {cp.id!r} run",
-                fields,
-                steps,
-                checkpoints,
-                None,
-                None,
-            )
+            owned.append((cp.run, "executor", f"checkpoint {cp.id!r} run", None, None))
     if definition.on_close:
-        _check_refs(
-            definition,
-            definition.on_close,
-            "executor",
-            "form on_close",
-            fields,
-            steps,
-            checkpoints,
-            None,
-            None,
-        )
+        owned.append((definition.on_close, "executor", "form on_close", None, None))
     if definition.on_complete:
-        _check_refs(
-            definition,
-            definition.on_complete,
-            "executor",
-            "form on_complete",
-            fields,
-            steps,
-            checkpoints,
-            None,
-            None,
-        )
-    del field_index
-
-
-def _check_refs(
-    definition: FormDef,
-    fn: Callable[..., Any],
-    style: Literal["predicate", "executor"],
-    owner: str,
-    fields: Mapping[str, CompiledField],
-    steps: Mapping[str, CompiledStep],
-    checkpoints: Mapping[str, CompiledCheckpoint],
-    field_horizon: int | None,
-    step_horizon: int | None,
-) -> None:
-    refs = references(fn, style=style)
-    for ref in refs or ():
-        _check_ref(definition, ref, owner, fields, steps, checkpoints, field_horizon, step_horizon)
+        owned.append((definition.on_complete, "executor", "form on_complete", None, None))
+    for fn, style, owner, field_horizon, step_horizon in owned:
+        for ref in references(fn, style=style) or ():
+            with problems.each():
+                _check_ref(
+                    definition, ref, owner, fields, steps, checkpoints, field_horizon, step_horizon
+                )
 
 
 def _check_ref(

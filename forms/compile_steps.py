@@ -15,10 +15,10 @@ from __future__ import annotations
 import inspect
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from forms.compile_checks import arity, fail
+from forms.compile_checks import Problems, arity, fail
 from forms.compiled import CompiledField, CompiledStep, normalise
 from forms.definition import FieldSpec, FormDef, Step
 from forms.errors import InvalidFormDefinition
@@ -28,32 +28,44 @@ _STEP_ID = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _PARENTHESIS = re.compile(r"\s*\([^()]*\)\s*$")
 
 
-def check_steps(definition: FormDef) -> None:
+def check_steps(definition: FormDef, problems: Problems) -> list[type[Step]]:
+    """Each step's own rules, each broken one recorded in ``problems``. Returns the steps the
+    index can be built from (Step classes, each id once), whatever else they break."""
     if not definition.steps:
-        raise fail(definition, "has no steps")
+        with problems.each():
+            raise fail(definition, "has no steps")
     seen: set[str] = set()
+    usable: list[type[Step]] = []
     for step in definition.steps:
-        if not (isinstance(step, type) and issubclass(step, Step)):
-            raise fail(definition, f"{step!r} is not a Step subclass")
-        step_id = step.step_id()
-        if not _STEP_ID.match(step_id):
-            raise fail(definition, f"step id {step_id!r} must be snake_case")
-        if step_id in seen:
-            raise fail(definition, f"step id {step_id!r} is used twice")
-        seen.add(step_id)
-        _check_annotations_are_fields(definition, step)
-        title = step.setting("title")
-        if not isinstance(title, str) or not title.strip():
-            raise fail(definition, f"step {step_id!r} has no title")
-        for name in ("preview", "guidance"):
-            if step.setting(name) is not None and not isinstance(step.setting(name), str):
-                raise fail(definition, f"step {step_id!r}: {name} must be text")
-        if not step.field_specs():
-            raise fail(definition, f"step {step_id!r} declares no fields")
-        for name in ("when", "on_complete"):
-            value = step.setting(name)
-            if value is not None and not callable(value):
-                raise fail(definition, f"step {step_id!r}: {name} is not callable")
+        if isinstance(step, type) and issubclass(step, Step) and step.step_id() not in seen:
+            usable.append(step)
+        with problems.each():
+            _check_step(definition, step, seen)
+    return usable
+
+
+def _check_step(definition: FormDef, step: type[Step], seen: set[str]) -> None:
+    if not (isinstance(step, type) and issubclass(step, Step)):
+        raise fail(definition, f"{step!r} is not a Step subclass")
+    step_id = step.step_id()
+    if not _STEP_ID.match(step_id):
+        raise fail(definition, f"step id {step_id!r} must be snake_case")
+    if step_id in seen:
+        raise fail(definition, f"step id {step_id!r} is used twice")
+    seen.add(step_id)
+    _check_annotations_are_fields(definition, step)
+    title = step.setting("title")
+    if not isinstance(title, str) or not title.strip():
+        raise fail(definition, f"step {step_id!r} has no title")
+    for name in ("preview", "guidance"):
+        if step.setting(name) is not None and not isinstance(step.setting(name), str):
+            raise fail(definition, f"step {step_id!r}: {name} must be text")
+    if not step.field_specs():
+        raise fail(definition, f"step {step_id!r} declares no fields")
+    for name in ("when", "on_complete"):
+        value = step.setting(name)
+        if value is not None and not callable(value):
+            raise fail(definition, f"step {step_id!r}: {name} is not callable")
 
 
 def _check_annotations_are_fields(definition: FormDef, step: type[Step]) -> None:
@@ -100,21 +112,29 @@ def _resolve_hints(definition: FormDef, step: type[Step]) -> dict[str, Any]:
 
 
 def build_index(
-    definition: FormDef,
+    definition: FormDef, usable: Sequence[type[Step]], problems: Problems
 ) -> tuple[dict[str, CompiledStep], dict[str, CompiledField]]:
+    """The compiled steps and fields in definition order. A field that cannot be built is
+    recorded in ``problems`` and left out (the compiler stops after this stage then)."""
     steps: dict[str, CompiledStep] = {}
     fields: dict[str, CompiledField] = {}
-    for step_number, step in enumerate(definition.steps):
+    for step_number, step in enumerate(usable):
         step_id = step.step_id()
-        hints = _resolve_hints(definition, step)
+        hints: dict[str, Any] = {}
+        with problems.each():
+            hints = _resolve_hints(definition, step)
         first = len(fields)
         names: list[str] = []
         for name, spec in step.field_specs().items():
-            fields[name] = _build_field(
-                definition, step_id, name, spec, hints.get(name), len(fields)
-            )
-            names.append(name)
+            with problems.each():
+                fields[name] = _build_field(
+                    definition, step_id, name, spec, hints.get(name), len(fields)
+                )
+                names.append(name)
         when = step.predicate()
+        when_arity = 0
+        with problems.each():
+            when_arity = arity(definition, when, f"step {step_id!r} when", (1, 2)) if when else 0
         steps[step_id] = CompiledStep(
             id=step_id,
             title=str(step.setting("title")).strip(),
@@ -124,7 +144,7 @@ def build_index(
             fields=tuple(names),
             first_field=first,
             when=when,
-            when_arity=arity(definition, when, f"step {step_id!r} when", (1, 2)) if when else 0,
+            when_arity=when_arity,
             on_complete=step.completion_executor(),
         )
     return steps, fields

@@ -5,8 +5,9 @@ each field's type facts (optionality, type string, validator), the alias index t
 agent say ``Full name`` or ``full_name`` for ``full_name``, the hook ids, and the migrations.
 
 Each rule is one ``check_*`` function raising ``InvalidFormDefinition`` with a message naming
-what is wrong. The form's own rules are here; the rules of each kind live beside this module:
-steps and fields in ``forms.compile_steps``, checkpoints and approvals in
+what is wrong; the compiler collects them (``forms.compile_checks.Problems``) and reports every
+problem of a definition at once. The form's own rules are here; the rules of each kind live
+beside this module: steps and fields in ``forms.compile_steps``, checkpoints and approvals in
 ``forms.compile_checkpoints``. References from predicates and executors (``v.some_field``,
 ``s.step_complete("some_step")``, ``Jump("some_step")``, ``Patch({"some_field": ...})``) are
 read from the source and checked by ``forms.compile_references``, so a typo fails at import
@@ -21,7 +22,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from forms.compile_checkpoints import build_checkpoints, check_approvals
-from forms.compile_checks import fail
+from forms.compile_checks import Problems, fail
 from forms.compile_references import check_references
 from forms.compile_steps import (
     build_index,
@@ -67,18 +68,31 @@ def compile_form(definition: FormDef) -> CompiledForm:
 
 
 def _compile(definition: FormDef) -> CompiledForm:
-    _check_form_header(definition)
-    check_steps(definition)
-    steps, fields = build_index(definition)
-    checkpoints = build_checkpoints(definition)
-    check_unique_fields(definition)
-    aliases = check_aliases(definition, fields)
-    step_aliases = check_step_aliases(steps)
+    problems = Problems()
+    with problems.each():
+        _check_form_header(definition)
+    # the structure: what every later check reads, so it must be whole before they run
+    usable = check_steps(definition, problems)
+    steps, fields = build_index(definition, usable, problems)
+    checkpoints = build_checkpoints(definition, problems)
+    problems.stop_if_any()
+    # the rules over the structure, each reported on its own
+    aliases: dict[str, str] = {}
+    step_aliases: dict[str, str] = {}
+    migrations: dict[int, Migration] = {}
+    with problems.each():
+        check_unique_fields(definition)
+    with problems.each():
+        aliases = check_aliases(definition, fields)
+    with problems.each():
+        step_aliases = check_step_aliases(steps)
     field_index = {f: i for i, f in enumerate(fields)}
     step_index = {s: i for i, s in enumerate(steps)}
-    check_references(definition, fields, steps, checkpoints, field_index, step_index)
-    migrations = _check_migrations(definition, fields)
-    checkpoints = check_approvals(definition, fields, checkpoints)
+    check_references(definition, fields, steps, checkpoints, field_index, step_index, problems)
+    with problems.each():
+        migrations = _check_migrations(definition, fields)
+    checkpoints = check_approvals(definition, fields, checkpoints, problems)
+    problems.stop_if_any()
     hooks = _hooks(definition, fields, steps, checkpoints)
     return CompiledForm(
         definition=definition,

@@ -14,6 +14,7 @@ now, so the engine can retry without another read.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -25,7 +26,19 @@ class FormworkError(Exception):
 
 
 class InvalidFormDefinition(FormworkError):
-    """A form definition breaks a rule; the message names the rule and the offending part."""
+    """A form definition breaks a rule; the message names the rule and the offending part.
+
+    The compiler reports every rule a definition breaks at once: ``problems`` holds one
+    message per problem (the message is them all, one per line)."""
+
+    def __init__(self, message: str, *, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.problems: tuple[str, ...] = tuple(problems) or (message,)
+
+    @classmethod
+    def of(cls, problems: Sequence[str]) -> InvalidFormDefinition:
+        """One error for several problems."""
+        return cls("\n".join(problems), problems=problems)
 
 
 class ToolError(FormworkError):

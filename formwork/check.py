@@ -84,14 +84,14 @@ def check(reference: str) -> Report:
     except ModuleNotFoundError as exc:
         if exc.name is not None and (module_name + ".").startswith(exc.name + "."):
             raise LoadError(f"{reference}: no module named {exc.name!r}") from None
-        report.faults.append(_import_fault(exc))
+        report.faults.extend(_import_faults(exc))
         return report
     except SyntaxError as exc:
         where = f"{_shown(exc.filename)}:{exc.lineno}" if exc.filename else ""
         report.faults.append(Fault(where, f"SyntaxError: {exc.msg}"))
         return report
     except Exception as exc:
-        report.faults.append(_import_fault(exc))
+        report.faults.extend(_import_faults(exc))
         return report
     try:
         value = getattr(module, attribute)
@@ -104,7 +104,7 @@ def check(reference: str) -> Report:
             compile_form(definition)
             report.compiled.append(together.register(definition))
         except InvalidFormDefinition as exc:
-            report.faults.append(_fault(definition, str(exc), module))
+            report.faults.extend(_fault(definition, problem, module) for problem in exc.problems)
     return report
 
 
@@ -138,15 +138,18 @@ def _definitions(reference: str, value: object) -> list[FormDef]:
     )
 
 
-def _import_fault(exc: BaseException) -> Fault:
-    """The module raised while importing: the deepest line of the user's code that raised."""
+def _import_faults(exc: BaseException) -> list[Fault]:
+    """The module raised while importing: at the deepest line of the user's code that raised,
+    the error (each of its problems, for a definition compiled while importing)."""
     frames = [
         frame
         for frame in traceback.extract_tb(exc.__traceback__)
         if not frame.filename.startswith("<") and _ENGINE not in Path(frame.filename).parents
     ]
     where = f"{_shown(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
-    return Fault(where, f"{type(exc).__name__}: {exc}".rstrip(": "))
+    name = type(exc).__name__
+    messages = exc.problems if isinstance(exc, InvalidFormDefinition) else (str(exc),)
+    return [Fault(where, f"{name}: {message}".rstrip(": ")) for message in messages]
 
 
 # ---------------------------------------------------------------------------------- locations

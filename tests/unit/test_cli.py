@@ -134,6 +134,68 @@ def test_every_broken_form_is_reported_at_the_line_that_breaks_it(
     assert out.splitlines()[-1] == "6 errors, 1 form compiled"
 
 
+MANY = """\
+from forms import Checkpoint, FormDef, Step, field
+
+
+class Who(Step):
+    title = "Who"
+
+    name: str = field("Name")
+    age: int = field("Age", when=lambda v: v.nmae is not None)
+    city: str = field("")
+
+
+class Where(Step):
+    title = ""
+
+    town: str = field("Town", when=lambda v: v.agee is not None)
+
+
+MESSY = FormDef(
+    id="messy",
+    version=1,
+    title="Messy",
+    steps=[Who, Where],
+    checkpoints=[Checkpoint("Bad Id", when=lambda v: True)],
+)
+"""
+
+
+def test_every_problem_of_one_form_is_reported_not_only_the_first(
+    module: Callable[[str], str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN one form breaking four rules in four places
+    name = module(MANY)
+    # WHEN it is checked
+    assert cli.main(["check", f"{name}:MESSY"]) == 1
+    out = capsys.readouterr().out
+    # THEN each problem is printed at its own line: the structure first (an untitled step, an
+    # empty label, a bad checkpoint id), since the references are read once it is whole
+    lines = {int(line) for line in re.findall(r"^\S+\.py:(\d+): ", out, re.MULTILINE)}
+    assert lines == {
+        line_of(MANY, "class Where"),
+        line_of(MANY, 'city: str = field("")'),
+        line_of(MANY, "Checkpoint("),
+    }
+    assert out.splitlines()[-1] == "3 errors, 0 forms compiled"
+
+
+def test_a_form_whose_structure_is_whole_gets_every_bad_reference_reported(
+    module: Callable[[str], str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN the same form with its structure repaired: only the two typos are left
+    source = MANY.replace('title = ""', 'title = "Where"').replace('field("")', 'field("City")')
+    source = source.replace('"Bad Id"', '"ok"')
+    name = module(source)
+    assert cli.main(["check", f"{name}:MESSY"]) == 1
+    out = capsys.readouterr().out
+    # THEN both references are reported, each at its predicate, with the name it meant
+    lines = {int(line) for line in re.findall(r"^\S+\.py:(\d+): ", out, re.MULTILINE)}
+    assert lines == {line_of(source, "v.nmae"), line_of(source, "v.agee")}
+    assert "did you mean 'name'?" in out and "did you mean 'age'?" in out
+
+
 def test_a_module_that_raises_while_importing_is_reported_where_it_raised(
     module: Callable[[str], str], capsys: pytest.CaptureFixture[str]
 ) -> None:
