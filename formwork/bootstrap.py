@@ -1,19 +1,22 @@
-"""The composition root: the one place that builds the real adapters and wires them together.
+"""The composition root: ``bootstrap(settings, **overrides) -> App``, the one place that builds
+the real adapters and wires them together.
 
-A warm Lambda container builds one ``FormService`` on its first tool call and keeps it (the
-boto3 client, the compiled forms). boto3 and the DynamoDB adapter are imported inside the
-builders, so requests that never touch storage (``GET /tools``, the OpenAPI document) and cold
-starts that fail early do not pay for them.
+An ``App`` holds the application's parts for one configuration: the settings, the
+``FormService`` (its registry, store and dispatcher), the webhook settings, the delivery log,
+the inbound and outbound secret sources and the webhook route's clock. Every entry point takes
+its parts from one: the Lambda handlers (``functions.api``, ``functions.relay``), the Temporal
+worker (``workflows.worker``) and the benches. Lambda calls a handler with the event and the
+context alone, and it serves with its process's App (``formwork.process.app()``); every handler
+also takes ``app=``, which tests and the local tools pass with an App of their own::
 
-Tests and the local gateway inject what they need instead::
+    app = bootstrap(Settings(tenant_claim="tenant"), service=service)
+    response = functions.api.lambda_handler(event, LocalContext(), app=app)
 
-    with use_service(service, settings=Settings(tenant_claim="tenant")):
-        response = functions.api.lambda_handler(event, LocalContext())
-
-or, for a process that serves one configuration for its whole life, ``install(service,
-settings)`` (``reset()`` undoes it). The webhook route's parts (its settings, the delivery log,
-the inbound and outbound secret sources, its clock) live in the same container, built on first
-use; tests inject them with ``use_webhooks(...)``.
+A part given to ``bootstrap`` is used as it is; every other part, the settings included (read
+from the environment), is built on first use and kept, under a lock. A warm Lambda container
+keeps its App, so the boto3 client and the compiled forms are built once. boto3 and the
+DynamoDB adapter are imported inside the builders, so requests that never touch storage
+(``GET /tools``, the OpenAPI document) and cold starts that fail early do not pay for them.
 """
 
 from __future__ import annotations
@@ -21,18 +24,19 @@ from __future__ import annotations
 import importlib
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast
 
-from formwork.config import ConfigError, Settings, WebhookSettings
+from formwork.config import ConfigError, Settings
+from formwork.webhook_settings import WebhookSettings
 
 if TYPE_CHECKING:
     from forms.app.service import Dispatcher, FormService
     from forms.definition import FormDef
     from forms.registry import FormRegistry
-    from forms.storage.port import FormStore
+    from forms.storage.port import FormStore, OutboxScan
     from formwork.webhooks import DeliveryLog, Direction, SecretSource
 
 # ---------------------------------------------------------------------------- builders
@@ -59,12 +63,14 @@ def build_dynamodb_client(settings: Settings) -> Any:
     )
 
 
-def build_store(settings: Settings) -> FormStore:
-    """The DynamoDB store on ``TABLE_NAME``."""
+def build_store(settings: Settings, client: Any = None) -> FormStore:
+    """The DynamoDB store on ``TABLE_NAME``, on ``client`` (default: a new one)."""
     table = settings.require_table()
     from forms.storage.dynamodb import DynamoDBFormStore
 
-    store: FormStore = DynamoDBFormStore(build_dynamodb_client(settings), table)
+    store: FormStore = DynamoDBFormStore(
+        client if client is not None else build_dynamodb_client(settings), table
+    )
     return store
 
 
@@ -124,29 +130,16 @@ def build_dispatcher(settings: Settings) -> Dispatcher:
     return InProcessDispatcher()
 
 
-def build_service(
-    settings: Settings, store: FormStore | None = None, dispatcher: Dispatcher | None = None
-) -> FormService:
-    """A ``FormService`` over the configured forms, ``store`` (default: DynamoDB) and
-    ``dispatcher`` (default: the one ``FORMWORK_DISPATCH`` names)."""
-    from forms.app.service import FormService
-
-    registry = build_registry(settings)
-    return FormService(
-        registry,
-        store if store is not None else build_store(settings),
-        dispatcher if dispatcher is not None else build_dispatcher(settings),
-        replay_window=timedelta(hours=settings.replay_window_hours),
-    )
-
-
-def build_delivery_log(settings: Settings) -> DeliveryLog:
-    """The webhook delivery log: on the forms table (``TABLE_NAME``) when it is set, else in
-    this process's memory."""
+def build_delivery_log(settings: Settings, client: Any = None) -> DeliveryLog:
+    """The webhook delivery log: on the forms table (``TABLE_NAME``, through ``client``,
+    default a new one) when it is set, else in this process's memory."""
     if settings.table_name is not None:
         from formwork.webhooks.dynamodb import DynamoDBDeliveryLog
 
-        return DynamoDBDeliveryLog(build_dynamodb_client(settings), settings.table_name)
+        return DynamoDBDeliveryLog(
+            client if client is not None else build_dynamodb_client(settings),
+            settings.table_name,
+        )
     from formwork.webhooks.memory import InMemoryDeliveryLog
 
     return InMemoryDeliveryLog()
@@ -182,153 +175,189 @@ def build_secret_source(
     return SecretsManagerSecrets(build_secrets_client(settings), prefix, what=what)
 
 
-# ---------------------------------------------------------------------------- the container
+# ---------------------------------------------------------------------------- the application
 
 
-class _Container:
-    """What one warm Lambda container keeps between requests."""
+class FromSettings(Enum):
+    """``bootstrap(dispatcher=FROM_SETTINGS)``, the default: the dispatcher ``FORMWORK_DISPATCH``
+    names. (``dispatcher=None`` is a choice of its own: no dispatcher at all.)"""
 
-    def __init__(self) -> None:
-        self.lock = threading.RLock()
-        self.settings: Settings | None = None
-        self.service: FormService | None = None
-        self.webhooks: WebhookSettings | None = None
-        self.delivery_log: DeliveryLog | None = None
-        self.secrets: dict[Direction, SecretSource] = {}
-        self.clock: Callable[[], float] | None = None
+    FROM_SETTINGS = "from settings"
 
 
-_container = _Container()
+FROM_SETTINGS: Final = FromSettings.FROM_SETTINGS
+
+_T = TypeVar("_T")
 
 
-def settings() -> Settings:
-    """This container's settings: installed ones, else read from the environment once."""
-    with _container.lock:
-        if _container.settings is None:
-            _container.settings = Settings.from_env()
-        return _container.settings
+class App:
+    """The application's parts for one configuration; ``bootstrap`` makes one.
 
-
-def service() -> FormService:
-    """This container's service: installed, else built on first use and kept while warm."""
-    with _container.lock:
-        if _container.service is None:
-            _container.service = build_service(settings())
-        return _container.service
-
-
-def install(service: FormService | None = None, settings: Settings | None = None) -> None:
-    """Use ``service`` and/or ``settings`` from now on (a long-running local process)."""
-    with _container.lock:
-        if settings is not None:
-            _container.settings = settings
-        if service is not None:
-            _container.service = service
-
-
-def webhook_settings() -> WebhookSettings:
-    """The webhook route's settings: injected, else read from the environment once."""
-    with _container.lock:
-        if _container.webhooks is None:
-            _container.webhooks = WebhookSettings.from_env()
-        return _container.webhooks
-
-
-def delivery_log() -> DeliveryLog:
-    """This container's delivery log: injected, else built on first use and kept."""
-    with _container.lock:
-        if _container.delivery_log is None:
-            _container.delivery_log = build_delivery_log(settings())
-        return _container.delivery_log
-
-
-def secret_source(direction: Direction) -> SecretSource:
-    """This container's inbound or outbound secrets: injected, else built on first use."""
-    with _container.lock:
-        if direction not in _container.secrets:
-            built = build_secret_source(settings(), webhook_settings(), direction)
-            _container.secrets[direction] = built
-        return _container.secrets[direction]
-
-
-def webhook_now() -> float:
-    """Unix seconds on the webhook route's clock (the injected one in tests)."""
-    clock = _container.clock
-    return clock() if clock is not None else time.time()
-
-
-def reset() -> None:
-    """Forget everything built or installed; the next request builds it from the environment."""
-    with _container.lock:
-        _container.service = None
-        _container.settings = None
-        _container.webhooks = None
-        _container.delivery_log = None
-        _container.secrets = {}
-        _container.clock = None
-
-
-@contextmanager
-def use_service(
-    service: FormService | None = None, *, settings: Settings | None = None
-) -> Iterator[None]:
-    """Serve requests with ``service`` (and ``settings``) inside the block; restore after.
-
-    Without ``settings`` the block uses ``Settings()`` (the defaults, no environment), so a
-    test does not depend on the variables of the shell that runs it.
+    Each part is what ``bootstrap`` was given, or built on first use and kept (one build per
+    App, however many threads ask at once). Nothing is built when the App is made, not even the
+    settings, so an entry point can make its App at import and still answer a bad variable
+    with a 500 on its first request.
     """
-    with _container.lock:
-        previous = (_container.service, _container.settings)
-        _container.settings = settings if settings is not None else Settings()
-        if service is not None:
-            _container.service = service
-    try:
-        yield
-    finally:
-        with _container.lock:
-            _container.service, _container.settings = previous
+
+    def __init__(self, settings: Settings | None, parts: dict[str, object]) -> None:
+        self._lock = threading.RLock()
+        self._parts: dict[str, object] = dict(parts)
+        if settings is not None:
+            self._parts["settings"] = settings
+
+    def _part(self, name: str, build: Callable[[], _T]) -> _T:
+        with self._lock:
+            if name not in self._parts:
+                self._parts[name] = build()
+            return cast("_T", self._parts[name])
+
+    # ------------------------------------------------------------------ the service
+
+    @property
+    def settings(self) -> Settings:
+        """The deployment's settings (default: read from the environment)."""
+        return self._part("settings", Settings.from_env)
+
+    @property
+    def registry(self) -> FormRegistry:
+        """The forms ``FORMWORK_FORMS`` names."""
+        return self._part("registry", lambda: build_registry(self.settings))
+
+    @property
+    def dynamodb_client(self) -> Any:
+        """The boto3 DynamoDB client every DynamoDB adapter of this App shares."""
+        return self._part("dynamodb_client", lambda: build_dynamodb_client(self.settings))
+
+    @property
+    def store(self) -> FormStore:
+        """The form store (default: DynamoDB on ``TABLE_NAME``)."""
+
+        def build() -> FormStore:
+            self.settings.require_table()  # before building a client for nothing
+            return build_store(self.settings, self.dynamodb_client)
+
+        return self._part("store", build)
+
+    @property
+    def outbox_scan(self) -> OutboxScan:
+        """What the sweeper reads: the store itself when it is its own scan (in memory), else
+        a Scan of the forms table (``TABLE_NAME``) on the App's DynamoDB client."""
+
+        def build() -> OutboxScan:
+            from forms.storage.port import OutboxScan
+
+            store = self.store
+            if isinstance(store, OutboxScan):
+                return store
+            from forms.storage.dynamodb_outbox import DynamoDBOutboxScan
+
+            return DynamoDBOutboxScan(self.dynamodb_client, self.settings.require_table())
+
+        return self._part("outbox_scan", build)
+
+    @property
+    def dispatcher(self) -> Dispatcher | None:
+        """What runs hooks after a commit (default: the one ``FORMWORK_DISPATCH`` names)."""
+        return self._part("dispatcher", lambda: build_dispatcher(self.settings))
+
+    @property
+    def service(self) -> FormService:
+        """The ``FormService`` over the registry, the store and the dispatcher."""
+
+        def build() -> FormService:
+            from forms.app.service import FormService
+
+            return FormService(
+                self.registry,
+                self.store,
+                self.dispatcher,
+                replay_window=timedelta(hours=self.settings.replay_window_hours),
+            )
+
+        return self._part("service", build)
+
+    # ------------------------------------------------------------------ webhooks
+
+    @property
+    def webhook_settings(self) -> WebhookSettings:
+        """The webhook sources and secrets (default: read from the environment)."""
+        return self._part("webhook_settings", WebhookSettings.from_env)
+
+    @property
+    def delivery_log(self) -> DeliveryLog:
+        """The webhook delivery log (on the forms table when ``TABLE_NAME`` is set)."""
+
+        def build() -> DeliveryLog:
+            if self.settings.table_name is None:
+                return build_delivery_log(self.settings)
+            return build_delivery_log(self.settings, self.dynamodb_client)
+
+        return self._part("delivery_log", build)
+
+    def secret_source(self, direction: Direction) -> SecretSource:
+        """The inbound or the outbound secrets; each built on its first use, never the other's
+        with it (neither builds a Secrets Manager client before it needs one)."""
+        return self._part(
+            f"secrets.{direction}",
+            lambda: build_secret_source(self.settings, self.webhook_settings, direction),
+        )
+
+    def now(self) -> float:
+        """Unix seconds on the webhook route's clock (the real one unless given)."""
+        clock = cast("Callable[[], float] | None", self._parts.get("clock"))
+        return clock() if clock is not None else time.time()
 
 
-@contextmanager
-def use_webhooks(
+def bootstrap(
+    settings: Settings | None = None,
     *,
-    settings: WebhookSettings | None = None,
-    log: DeliveryLog | None = None,
+    service: FormService | None = None,
+    registry: FormRegistry | None = None,
+    store: FormStore | None = None,
+    outbox_scan: OutboxScan | None = None,
+    dispatcher: Dispatcher | Literal[FromSettings.FROM_SETTINGS] | None = FROM_SETTINGS,
+    dynamodb_client: Any = None,
+    webhook_settings: WebhookSettings | None = None,
+    delivery_log: DeliveryLog | None = None,
     secrets: SecretSource | None = None,
     notify_secrets: SecretSource | None = None,
     clock: Callable[[], float] | None = None,
-) -> Iterator[None]:
-    """Serve webhooks with these parts inside the block (tests); restore after.
+) -> App:
+    """The application for ``settings`` (default: the environment's, read on first use).
 
-    ``settings`` defaults to ``WebhookSettings()`` (no configured sources), ``log`` to a fresh
-    in-memory log, ``clock`` to the real one. ``secrets`` and ``notify_secrets`` stand in for
-    the inbound and outbound secret sources; without them each is built from ``settings``.
+    Every other argument replaces the part of that name; a part not given is built from the
+    settings on first use. ``service`` is the whole ``FormService`` (then its registry, store
+    and dispatcher are its own: do not pass them too); ``dispatcher=None`` builds the service
+    without a dispatcher (commits record their hooks and nothing runs them here: the Temporal
+    worker). ``outbox_scan`` is what the sweeper reads (default: the store when it scans
+    itself, else the forms table). ``dynamodb_client`` is the boto3 client the DynamoDB
+    adapters and the sweeper's scan use; ``secrets`` and ``notify_secrets`` are the inbound
+    and outbound secret sources; ``clock`` is the webhook route's (Unix seconds).
     """
-    from formwork.webhooks.memory import InMemoryDeliveryLog
-
-    injected: dict[Direction, SecretSource] = {}
-    if secrets is not None:
-        injected["inbound"] = secrets
-    if notify_secrets is not None:
-        injected["outbound"] = notify_secrets
-    with _container.lock:
-        previous = (
-            _container.webhooks,
-            _container.delivery_log,
-            _container.secrets,
-            _container.clock,
+    if service is not None and (
+        registry is not None or store is not None or dispatcher is not FROM_SETTINGS
+    ):
+        raise ValueError("pass a service or its parts (registry, store, dispatcher), not both")
+    parts: dict[str, object] = {}
+    if service is not None:
+        parts.update(
+            service=service,
+            registry=service.registry,
+            store=service.store,
+            dispatcher=service.dispatcher,
         )
-        _container.webhooks = settings if settings is not None else WebhookSettings()
-        _container.delivery_log = log if log is not None else InMemoryDeliveryLog()
-        _container.secrets = injected
-        _container.clock = clock
-    try:
-        yield
-    finally:
-        with _container.lock:
-            (
-                _container.webhooks,
-                _container.delivery_log,
-                _container.secrets,
-                _container.clock,
-            ) = previous
+    given: dict[str, object | None] = {
+        "registry": registry,
+        "store": store,
+        "outbox_scan": outbox_scan,
+        "dynamodb_client": dynamodb_client,
+        "webhook_settings": webhook_settings,
+        "delivery_log": delivery_log,
+        "secrets.inbound": secrets,
+        "secrets.outbound": notify_secrets,
+        "clock": clock,
+    }
+    parts.update({name: part for name, part in given.items() if part is not None})
+    if dispatcher is not FROM_SETTINGS:
+        parts["dispatcher"] = dispatcher
+    return App(settings, parts)

@@ -1,9 +1,10 @@
 """Deployment settings, read once from the environment and checked when read.
 
-Every variable the tool API reads is here; nothing else in ``functions/`` touches
-``os.environ``. A bad value fails with a ``ConfigError`` that names the variable, what it holds
-and what it should hold, so a misconfigured deployment fails its first request loudly instead
-of misbehaving quietly.
+Every variable the tool API reads is here, and the webhook route's in
+``formwork.webhook_settings``; nothing else in ``functions/`` touches ``os.environ``. A bad
+value fails with a ``ConfigError`` that names the variable, what it holds and what it should
+hold, so a misconfigured deployment fails its first request loudly instead of misbehaving
+quietly.
 
 | variable | meaning | default |
 | --- | --- | --- |
@@ -31,32 +32,15 @@ of misbehaving quietly.
 | ``TEMPORAL_TLS_CLIENT_KEY_PATH`` | mTLS client key (PEM) | unset |
 | ``TEMPORAL_TLS_SERVER_CA_CERT_PATH`` | CA bundle of the server (PEM) | system roots |
 | ``TEMPORAL_TLS_SERVER_NAME`` | server name to verify, when it differs from the address | unset |
-| ``FORMWORK_WEBHOOK_SOURCES`` | JSON: the inbound sources, their tenants and forms | none |
-| ``FORMWORK_WEBHOOK_SECRETS`` | JSON ``{source: secret(s)}``: inbound secrets (dev) | unset |
-| ``FORMWORK_WEBHOOK_SECRET_PREFIX`` | else Secrets Manager ``<prefix><source>`` | see below |
-| ``FORMWORK_NOTIFY_SECRETS`` | JSON ``{name: secret(s)}``: outbound secrets (dev) | unset |
-| ``FORMWORK_NOTIFY_SECRET_PREFIX`` | else Secrets Manager ``<prefix><name>`` | see below |
-| ``FORMWORK_WEBHOOK_TOLERANCE`` | seconds a signed webhook timestamp may be off | ``300`` |
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NoReturn
-
-from formwork.webhooks import (
-    ANY,
-    FORM_ID_PATTERN,
-    MIN_SECRET_LENGTH,
-    TENANT_PATTERN,
-    SourceLimits,
-    check_secret,
-    check_source,
-)
 
 DEFAULT_REGION = "us-east-1"
 DEFAULT_FORMS = "forms.examples:EXAMPLES"
@@ -120,13 +104,13 @@ class TemporalSettings:
 
     def __post_init__(self) -> None:
         if not _ADDRESS.fullmatch(self.address):
-            _fail("TEMPORAL_ADDRESS", self.address, "host:port, for example localhost:7233")
+            invalid("TEMPORAL_ADDRESS", self.address, "host:port, for example localhost:7233")
         if not _NAME.fullmatch(self.namespace):
-            _fail("TEMPORAL_NAMESPACE", self.namespace, "a namespace name")
+            invalid("TEMPORAL_NAMESPACE", self.namespace, "a namespace name")
         if not _NAME.fullmatch(self.task_queue):
-            _fail("TEMPORAL_TASK_QUEUE", self.task_queue, "a task queue name")
+            invalid("TEMPORAL_TASK_QUEUE", self.task_queue, "a task queue name")
         if (self.tls_cert is None) != (self.tls_key is None):
-            _fail(
+            invalid(
                 "TEMPORAL_TLS_CLIENT_CERT_PATH"
                 if self.tls_cert is None
                 else "TEMPORAL_TLS_CLIENT_KEY_PATH",
@@ -135,7 +119,7 @@ class TemporalSettings:
             )
         if self.secret_id is not None:
             if not _SECRET_ID.fullmatch(self.secret_id):
-                _fail(
+                invalid(
                     "FORMWORK_TEMPORAL_SECRET_ID",
                     self.secret_id,
                     "a Secrets Manager secret name or ARN",
@@ -177,30 +161,30 @@ class Settings:
 
     def __post_init__(self) -> None:
         if self.table_name is not None and not _TABLE.fullmatch(self.table_name):
-            _fail("TABLE_NAME", self.table_name, "3-255 characters of letters, digits, _ . -")
+            invalid("TABLE_NAME", self.table_name, "3-255 characters of letters, digits, _ . -")
         url = self.dynamodb_endpoint_url
         if url is not None and not re.fullmatch(r"https?://[^\s/]+(/\S*)?", url):
-            _fail("DYNAMODB_ENDPOINT_URL", url, "an http:// or https:// URL")
+            invalid("DYNAMODB_ENDPOINT_URL", url, "an http:// or https:// URL")
         if not _REGION.fullmatch(self.region):
-            _fail("AWS_REGION", self.region, "a region name such as us-east-1")
+            invalid("AWS_REGION", self.region, "a region name such as us-east-1")
         if self.tenant_claim is not None and not _CLAIM.fullmatch(self.tenant_claim):
-            _fail("TENANT_CLAIM", self.tenant_claim, "a claim name (letters, digits, _ : . -)")
+            invalid("TENANT_CLAIM", self.tenant_claim, "a claim name (letters, digits, _ : . -)")
         if not _CLAIM.fullmatch(self.roles_claim):
-            _fail("ROLES_CLAIM", self.roles_claim, "a claim name (letters, digits, _ : . -)")
+            invalid("ROLES_CLAIM", self.roles_claim, "a claim name (letters, digits, _ : . -)")
         if not _FORMS.fullmatch(self.forms):
-            _fail("FORMWORK_FORMS", self.forms, '"package.module:attribute"')
+            invalid("FORMWORK_FORMS", self.forms, '"package.module:attribute"')
         if (
             isinstance(self.max_body_bytes, bool)
             or not isinstance(self.max_body_bytes, int)
             or not 1 <= self.max_body_bytes <= MAX_BODY_BYTES_LIMIT
         ):
-            _fail(
+            invalid(
                 "FORMWORK_MAX_BODY_BYTES",
                 str(self.max_body_bytes),
                 f"a whole number of bytes from 1 to {MAX_BODY_BYTES_LIMIT}",
             )
         if self.dispatch not in DISPATCH_MODES:
-            _fail("FORMWORK_DISPATCH", self.dispatch, " or ".join(DISPATCH_MODES))
+            invalid("FORMWORK_DISPATCH", self.dispatch, " or ".join(DISPATCH_MODES))
         for variable, number, low, high in (
             ("FORMWORK_HOOK_WAIT_MS", self.hook_wait_ms, 0, 60_000),
             ("FORMWORK_HOOK_MAX_ATTEMPTS", self.hook_max_attempts, 1, 100),
@@ -210,7 +194,7 @@ class Settings:
             ("FORMWORK_REPLAY_WINDOW_HOURS", self.replay_window_hours, 1, 8_760),
         ):
             if isinstance(number, bool) or not isinstance(number, int) or not low <= number <= high:
-                _fail(variable, str(number), f"a whole number from {low} to {high}")
+                invalid(variable, str(number), f"a whole number from {low} to {high}")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -225,7 +209,7 @@ class Settings:
         max_body = DEFAULT_MAX_BODY_BYTES
         if raw_max is not None:
             if not re.fullmatch(r"\d{1,9}", raw_max):
-                _fail("FORMWORK_MAX_BODY_BYTES", raw_max, "a whole number of bytes")
+                invalid("FORMWORK_MAX_BODY_BYTES", raw_max, "a whole number of bytes")
             max_body = int(raw_max)
 
         def number(name: str, default: int) -> int:
@@ -233,12 +217,12 @@ class Settings:
             if raw is None:
                 return default
             if not re.fullmatch(r"\d{1,9}", raw):
-                _fail(name, raw, "a whole number")
+                invalid(name, raw, "a whole number")
             return int(raw)
 
         tls = (get("TEMPORAL_TLS") or "false").lower()
         if tls not in ("true", "false", "1", "0"):
-            _fail("TEMPORAL_TLS", tls, "true or false")
+            invalid("TEMPORAL_TLS", tls, "true or false")
         temporal = TemporalSettings(
             address=get("TEMPORAL_ADDRESS") or DEFAULT_TEMPORAL_ADDRESS,
             namespace=get("TEMPORAL_NAMESPACE") or DEFAULT_TEMPORAL_NAMESPACE,
@@ -285,224 +269,7 @@ class Settings:
         return self.table_name
 
 
-def _fail(variable: str, value: str, expected: str) -> NoReturn:
+def invalid(variable: str, value: str, expected: str) -> NoReturn:
+    """Raise the ``ConfigError`` of a bad ``value`` of ``variable`` (shortened if long)."""
     shown = value if len(value) <= 80 else value[:77] + "..."
     raise ConfigError(f"{variable}={shown!r} is not valid: expected {expected}")
-
-
-# ---------------------------------------------------------------------------- webhooks
-
-DEFAULT_WEBHOOK_SECRET_PREFIX = "formwork/webhooks/"
-"""Inbound source ``crm`` reads the Secrets Manager secret ``formwork/webhooks/crm`` by default."""
-DEFAULT_NOTIFY_SECRET_PREFIX = "formwork/notify/"
-"""``notifier(..., secret="crm")`` signs with the secret ``formwork/notify/crm`` by default."""
-DEFAULT_WEBHOOK_TOLERANCE = 300
-_SECRET_PREFIX = re.compile(r"[A-Za-z0-9/_+=.@-]{1,256}")
-
-Secrets = tuple[tuple[str, tuple[str, ...]], ...]
-"""``(name, secrets)`` pairs, sorted by name; each name's secrets newest first."""
-
-
-@dataclass(frozen=True, slots=True)
-class WebhookSettings:
-    """Webhooks: which sources may call in and what for, whose secrets, how much clock skew.
-
-    Inbound (``POST /webhooks/{source}``). ``sources`` (``FORMWORK_WEBHOOK_SOURCES``) are the
-    only sources there are, each with its ``SourceLimits``; a request naming any other is
-    refused before any secret is looked up. Their secrets are ``secrets``
-    (``FORMWORK_WEBHOOK_SECRETS``, local and dev) when set, else the Secrets Manager secret
-    ``secret_prefix + source``.
-
-    Outbound (``functions.webhooks.notifier``). The secret named ``n`` is ``notify_secrets``'s
-    (``FORMWORK_NOTIFY_SECRETS``) when set, else the Secrets Manager secret
-    ``notify_prefix + n``. The two directions never share a secret: the prefixes may not
-    overlap, and a configured secret may not appear on both sides, so whoever receives
-    notifications holds nothing that signs a request in.
-
-    Secrets are never shown in ``repr`` or in error messages.
-    """
-
-    sources: tuple[tuple[str, SourceLimits], ...] = ()
-    secrets: Secrets | None = field(default=None, repr=False)
-    secret_prefix: str = DEFAULT_WEBHOOK_SECRET_PREFIX
-    notify_secrets: Secrets | None = field(default=None, repr=False)
-    notify_prefix: str = DEFAULT_NOTIFY_SECRET_PREFIX
-    tolerance: int = DEFAULT_WEBHOOK_TOLERANCE
-
-    def __post_init__(self) -> None:
-
-        for source, _ in self.sources:
-            if not check_source(source):
-                _fail(
-                    "FORMWORK_WEBHOOK_SOURCES",
-                    source,
-                    "source names of 1-32 lower-case letters, digits, _ and -",
-                )
-        _check_secrets("FORMWORK_WEBHOOK_SECRETS", self.secrets)
-        _check_secrets("FORMWORK_NOTIFY_SECRETS", self.notify_secrets)
-        for variable, prefix in (
-            ("FORMWORK_WEBHOOK_SECRET_PREFIX", self.secret_prefix),
-            ("FORMWORK_NOTIFY_SECRET_PREFIX", self.notify_prefix),
-        ):
-            if not _SECRET_PREFIX.fullmatch(prefix):
-                _fail(
-                    variable,
-                    prefix,
-                    "a Secrets Manager name prefix (letters, digits, / _ + = . @ -)",
-                )
-        if self.secret_prefix.startswith(self.notify_prefix) or self.notify_prefix.startswith(
-            self.secret_prefix
-        ):
-            raise ConfigError(
-                f"FORMWORK_WEBHOOK_SECRET_PREFIX={self.secret_prefix!r} and "
-                f"FORMWORK_NOTIFY_SECRET_PREFIX={self.notify_prefix!r} overlap: inbound and "
-                "outbound secrets need prefixes of their own, neither starting with the other"
-            )
-        inbound = {key for _, keys in self.secrets or () for key in keys}
-        shared = [name for name, keys in self.notify_secrets or () if inbound & set(keys)]
-        if shared:
-            raise ConfigError(
-                f"FORMWORK_NOTIFY_SECRETS: the secret of {shared[0]!r} is also an inbound "
-                "secret in FORMWORK_WEBHOOK_SECRETS; a notification's receiver could then sign "
-                "requests in. Give each direction its own secrets"
-            )
-        tolerance = self.tolerance
-        if (
-            isinstance(tolerance, bool)
-            or not isinstance(tolerance, int)
-            or not 1 <= tolerance <= 3600
-        ):
-            _fail("FORMWORK_WEBHOOK_TOLERANCE", str(tolerance), "a whole number of seconds, 1-3600")
-
-    def limits(self, source: str) -> SourceLimits | None:
-        """What ``source`` may do; None: it is not a configured source."""
-        return dict(self.sources).get(source)
-
-    def static_keys(self, source: str) -> tuple[str, ...] | None:
-        """The configured inbound secrets of ``source`` (empty: none), or None when inbound
-        secrets come from Secrets Manager."""
-        if self.secrets is None:
-            return None
-        return dict(self.secrets).get(source, ())
-
-    def static_notify_keys(self, name: str) -> tuple[str, ...] | None:
-        """The configured outbound secrets named ``name`` (empty: none), or None when
-        outbound secrets come from Secrets Manager."""
-        if self.notify_secrets is None:
-            return None
-        return dict(self.notify_secrets).get(name, ())
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> WebhookSettings:
-        env = os.environ if environ is None else environ
-
-        def get(name: str) -> str:
-            return env.get(name, "").strip()
-
-        raw_tolerance = get("FORMWORK_WEBHOOK_TOLERANCE")
-        tolerance = DEFAULT_WEBHOOK_TOLERANCE
-        if raw_tolerance:
-            if not re.fullmatch(r"\d{1,9}", raw_tolerance):
-                _fail("FORMWORK_WEBHOOK_TOLERANCE", raw_tolerance, "a whole number of seconds")
-            tolerance = int(raw_tolerance)
-        raw_sources = get("FORMWORK_WEBHOOK_SOURCES")
-        raw_secrets = get("FORMWORK_WEBHOOK_SECRETS")
-        raw_notify = get("FORMWORK_NOTIFY_SECRETS")
-        return cls(
-            sources=parse_webhook_sources(raw_sources) if raw_sources else (),
-            secrets=parse_webhook_secrets(raw_secrets) if raw_secrets else None,
-            secret_prefix=get("FORMWORK_WEBHOOK_SECRET_PREFIX") or DEFAULT_WEBHOOK_SECRET_PREFIX,
-            notify_secrets=parse_webhook_secrets(raw_notify, "FORMWORK_NOTIFY_SECRETS")
-            if raw_notify
-            else None,
-            notify_prefix=get("FORMWORK_NOTIFY_SECRET_PREFIX") or DEFAULT_NOTIFY_SECRET_PREFIX,
-            tolerance=tolerance,
-        )
-
-
-def _check_secrets(variable: str, secrets: Secrets | None) -> None:
-
-    for name, keys in secrets or ():
-        if not check_source(name):
-            _fail(variable, name, "names of 1-32 lower-case letters, digits, _ and -")
-        if not keys or not all(check_secret(key) for key in keys):
-            raise ConfigError(
-                f"{variable}: the secret of {name!r} is not valid: expected a string of at "
-                f"least {MIN_SECRET_LENGTH} characters, or a non-empty list of them"
-            )
-
-
-def parse_webhook_secrets(text: str, variable: str = "FORMWORK_WEBHOOK_SECRETS") -> Secrets:
-    """``{"crm": "secret", "other": ["new", "old"]}`` as sorted pairs; the text itself is
-    never echoed in an error (it holds secrets)."""
-
-    problem = ConfigError(
-        f"{variable} is not valid: expected a JSON object mapping each name to its secret or "
-        'a list of secrets, such as {"crm": "..."}'
-    )
-    try:
-        loaded = json.loads(text)
-    except ValueError:
-        raise problem from None
-    if not isinstance(loaded, dict):
-        raise problem
-    pairs: list[tuple[str, tuple[str, ...]]] = []
-    for source, value in loaded.items():
-        keys = (value,) if isinstance(value, str) else value
-        if not isinstance(keys, list | tuple) or not all(isinstance(k, str) for k in keys):
-            raise problem
-        pairs.append((source, tuple(keys)))
-    return tuple(sorted(pairs))
-
-
-_SOURCES_EXAMPLE = (
-    '{"crm": {"tenants": ["acme"], "forms": ["travel-claim"]}, '
-    '"intranet": {"tenants": "*", "forms": "*"}}'
-)
-
-
-def parse_webhook_sources(text: str) -> tuple[tuple[str, SourceLimits], ...]:
-    """``FORMWORK_WEBHOOK_SOURCES``: each source with the tenants and forms it may start
-    sessions for, sorted by source. Both keys are required: ``"*"`` (any) has to be written
-    out, a list names each one allowed."""
-
-    variable = "FORMWORK_WEBHOOK_SOURCES"
-    try:
-        loaded = json.loads(text)
-    except ValueError:
-        loaded = None
-    if not isinstance(loaded, dict):
-        _fail(variable, text, f"a JSON object such as {_SOURCES_EXAMPLE}")
-
-    def names(source: str, key: str, value: object, pattern: str) -> frozenset[str] | None:
-        if value == ANY:
-            return None
-        if (
-            isinstance(value, list)
-            and value
-            and all(isinstance(v, str) and re.fullmatch(pattern, v) for v in value)
-        ):
-            return frozenset(value)
-        what = "tenant names" if key == "tenants" else "form ids"
-        raise ConfigError(
-            f'{variable}: {key!r} of source {source!r} is not valid: expected "*" (any) or '
-            f"a non-empty list of {what}"
-        )
-
-    sources: list[tuple[str, SourceLimits]] = []
-    for source, limits in loaded.items():
-        if not isinstance(limits, dict) or set(limits) != {"tenants", "forms"}:
-            raise ConfigError(
-                f'{variable}: source {source!r} needs exactly the keys "tenants" and '
-                f'"forms", each "*" or a list, such as {_SOURCES_EXAMPLE}'
-            )
-        sources.append(
-            (
-                source,
-                SourceLimits(
-                    tenants=names(source, "tenants", limits["tenants"], TENANT_PATTERN),
-                    forms=names(source, "forms", limits["forms"], FORM_ID_PATTERN),
-                ),
-            )
-        )
-    return tuple(sorted(sources, key=lambda pair: pair[0]))

@@ -1,15 +1,18 @@
 """Calling the Lambda handler outside Lambda: tests and the local gateway.
 
-``invoke(event)`` runs ``functions.api.lambda_handler`` with a ``LocalContext`` standing in
-for the Lambda context object (Powertools' Logger reads its attributes). Inject a service or
-settings with ``formwork.bootstrap.use_service`` / ``install`` first.
+``invoke(event, app=app)`` runs ``functions.api.lambda_handler`` with a ``LocalContext``
+standing in for the Lambda context object (Powertools' Logger reads its attributes), serving
+with ``app`` (an App from ``formwork.bootstrap.bootstrap``; default: this process's).
 """
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from formwork.bootstrap import App
 
 
 @dataclass(frozen=True)
@@ -30,9 +33,12 @@ class LocalContext:
         return 15_000
 
 
-def invoke(event: dict[str, Any], context: LocalContext | None = None) -> dict[str, Any]:
-    """Run the handler on one API Gateway HTTP API (payload v2) event; return its response."""
+def invoke(
+    event: dict[str, Any], context: LocalContext | None = None, *, app: App | None = None
+) -> dict[str, Any]:
+    """Run the handler on one API Gateway HTTP API (payload v2) event with ``app``; return its
+    response."""
     from functions.api import lambda_handler
 
-    response: dict[str, Any] = lambda_handler(event, context or LocalContext())
+    response: dict[str, Any] = lambda_handler(event, context or LocalContext(), app=app)
     return response

@@ -13,14 +13,18 @@ Two Lambda handlers. With ``FORMWORK_DISPATCH=temporal``:
   the batch's coordinates go to the on-failure queue.
 * ``sweep_handler``: on a schedule, for what the stream can no longer deliver (a batch that
   exhausted its retries, records past the stream's 24-hour retention, a relay that was down).
-  With ``{"instance_ids": [...]}`` it looks at those instances only; otherwise it scans the
-  table for STATE items whose outbox holds a pending entry. ``docs/dispatch.md`` has what a
-  scan costs and the alternatives.
+  With ``{"instance_ids": [...]}`` it looks at those instances only; otherwise it reads the
+  App's outbox scan (``forms.storage.port.OutboxScan``: on DynamoDB, a Scan for the STATE
+  items whose outbox holds a pending entry). ``docs/dispatch.md`` has what a scan costs and
+  the alternatives.
 
 With in-process dispatch there are no runs to catch up on (in-process hooks never record a
 dispatch), so the stream relay does nothing; the sweeper still sweeps, for approvals: nothing
 else waits on their deadlines, so it applies the timeout outcome of every approval past its
 deadline (``FormService.expire_approvals``). On Temporal the approval's workflow does that.
+
+Lambda calls both with the event and the context, and they work with this process's App
+(``formwork.process.app()``); tests pass ``app=`` to work with theirs.
 
 Both are idempotent: starting a run is deduplicated by its workflow id (the key), recording
 dispatch is a compare-and-set commit that leaves recorded entries alone, and an approval
@@ -31,8 +35,7 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -49,23 +52,19 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 )
 
 from forms.errors import NotFound
-from forms.instance import InstanceState, OutboxEntry
+from forms.instance import OutboxEntry
 from forms.outbox import due_approval_runs, due_approvals, due_entries
-from formwork import bootstrap
+from forms.storage.dynamodb_outbox import state_of
+from formwork import process
 
 if TYPE_CHECKING:
     from forms.app.hooks import HookRunner
     from forms.app.service import FormService
-    from formwork.config import Settings
+    from formwork.bootstrap import App
 
 SERVICE = os.getenv("POWERTOOLS_SERVICE_NAME") or "formwork"
 logger = Logger(service=SERVICE)
 
-STATE_SK = "STATE"
-INSTANCE_PREFIX = "I#"
-PENDING_MARK = '"status":"pending"'
-"""What the JSON of a STATE item's ``state`` attribute contains when some outbox entry is
-pending (no other part of the state has a ``status`` that can be ``pending``)."""
 SWEEP_MARGIN_MS = 10_000
 """A sweep stops taking new pages when the invocation has less time than this left."""
 
@@ -180,60 +179,22 @@ class Sweep:
         return result
 
 
-def state_of(image: Mapping[str, Any]) -> tuple[str, InstanceState] | None:
-    """The instance id and state of a STATE item's image (deserialized), else None."""
-    pk, sk, state = image.get("pk"), image.get("sk"), image.get("state")
-    if sk != STATE_SK or not isinstance(pk, str) or not pk.startswith(INSTANCE_PREFIX):
-        return None
-    if not isinstance(state, str) or PENDING_MARK not in state:
-        return None
-    return pk[len(INSTANCE_PREFIX) :], InstanceState.model_validate_json(state)
-
-
-# ---------------------------------------------------------------------------- scanning
-
-
-def scan_pending(
-    client: Any, table: str, *, keep_going: Any = None
-) -> Iterator[tuple[str, InstanceState]]:
-    """STATE items whose outbox holds a pending entry: one Scan of the whole table, paged.
-
-    The filter only trims what comes back; DynamoDB charges the scan for every item it reads.
-    ``keep_going()``, if given, is asked before each further page.
-    """
-    request: dict[str, Any] = {
-        "TableName": table,
-        "FilterExpression": "sk = :state AND contains(#state, :pending)",
-        "ProjectionExpression": "pk, sk, #state",
-        "ExpressionAttributeNames": {"#state": "state"},
-        "ExpressionAttributeValues": {":state": {"S": STATE_SK}, ":pending": {"S": PENDING_MARK}},
-    }
-    while True:
-        page = client.scan(**request)
-        for item in page.get("Items", []):
-            image = {name: value.get("S") for name, value in item.items()}
-            found = state_of(image)
-            if found is not None:
-                yield found
-        last = page.get("LastEvaluatedKey")
-        if not last or (keep_going is not None and not keep_going()):
-            return
-        request["ExclusiveStartKey"] = last
-
-
 # ---------------------------------------------------------------------------- handlers
 
 
-def relay() -> Relay:
-    settings = bootstrap.settings()
+def relay(app: App) -> Relay:
+    """The relay over ``app``'s service."""
     return Relay(
-        bootstrap.service(), redispatch_after=timedelta(seconds=settings.redispatch_after_seconds)
+        app.service,
+        redispatch_after=timedelta(seconds=app.settings.redispatch_after_seconds),
     )
 
 
-def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+def lambda_handler(
+    event: dict[str, Any], context: Any, *, app: App | None = None
+) -> dict[str, Any]:
     """DynamoDB Streams batches; reports the records that could not be dispatched."""
-    current = relay()
+    current = relay(app if app is not None else process.app())
     processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
     response: dict[str, Any] = dict(
         process_partial_response(
@@ -243,38 +204,27 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return response
 
 
-_clients: dict[Settings, Any] = {}
-_clients_lock = threading.Lock()
-
-
-def _dynamodb_client(settings: Settings) -> Any:
-    with _clients_lock:
-        if settings not in _clients:
-            _clients[settings] = bootstrap.build_dynamodb_client(settings)
-        return _clients[settings]
-
-
-def sweep_handler(event: dict[str, Any] | None, context: Any) -> dict[str, Any]:
+def sweep_handler(
+    event: dict[str, Any] | None, context: Any, *, app: App | None = None
+) -> dict[str, Any]:
     """Scheduled: scan for undispatched entries (and, with in-process dispatch, approvals past
     their deadline). ``{"instance_ids": [...]}``: those only.
 
     ``dispatched`` lists the keys whose runs were started (Temporal); with in-process dispatch
     ``expired`` lists the approvals whose timeout outcome was applied.
     """
-    current = relay()
+    served = app if app is not None else process.app()
+    current = relay(served)
     ids = (event or {}).get("instance_ids")
     if isinstance(ids, list):
         return current.sweep([str(i) for i in ids])
-    settings = bootstrap.settings()
 
     def keep_going() -> bool:
         remaining = getattr(context, "get_remaining_time_in_millis", None)
         return remaining is None or remaining() > SWEEP_MARGIN_MS
 
     found = Sweep()
-    for instance_id, state in scan_pending(
-        _dynamodb_client(settings), settings.require_table(), keep_going=keep_going
-    ):
+    for instance_id, state in served.outbox_scan.pending(keep_going):
         current.sweep_one(instance_id, state.outbox, found)
     summary = found.summary(found.seen, inprocess=current.sender is None)
     logger.info("sweep finished", extra={"summary": json.dumps(summary)})

@@ -21,16 +21,18 @@ sits outside the JWT authorizer; the request proves itself with an HMAC signatur
    tool-call id ``webhook:{source}:{delivery}``, so seed values are revisions by ``webhook``
    and a re-run replays rather than starting a second session. 201 with the instance.
 
-The parts come from ``formwork.bootstrap``: the webhook settings, the delivery log (DynamoDB on
-the forms table, or memory), the inbound and outbound secret sources
+The parts come from the request's ``App`` (``formwork.bootstrap``): the webhook settings, the
+delivery log (DynamoDB on the forms table, or memory), the inbound and outbound secret sources
 (``formwork.webhooks.secrets``: ``FORMWORK_WEBHOOK_SECRETS`` when set, else Secrets Manager
-``<prefix><source>``) and the clock; tests inject them with ``bootstrap.use_webhooks``.
+``<prefix><source>``) and the clock; tests pass them to ``bootstrap(...)``.
 
 Outbound. ``deliver`` POSTs a ``FormEvent`` signed the same way and raises ``DeliveryFailed``
 on anything but a 2xx, so whoever calls it (an executor run by a Temporal activity) retries.
 ``notifier`` wraps it as an executor for ``FormDef.on_complete``. Its secrets are a separate
 set (``FORMWORK_NOTIFY_SECRETS``, else Secrets Manager ``<notify prefix><name>``): a receiver
-of notifications holds nothing that verifies as an inbound request.
+of notifications holds nothing that verifies as an inbound request. A notifier reads them from
+the source it is given, else from this process's App (``formwork.process``): it is built with
+the form definitions, before any App exists.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from pydantic import ValidationError
 
 from forms.app.conversation import Caller
 from forms.errors import ToolError
-from formwork import bootstrap
+from formwork import process
 from formwork.config import Settings
 from formwork.webhooks import (
     DELIVERY_HEADER,
@@ -91,6 +93,8 @@ from functions.http import (
 if TYPE_CHECKING:
     from forms.app.service import FormService
     from forms.state import HookContext
+    from formwork.bootstrap import App
+    from formwork.webhooks import SecretSource
 
 _log = logging.getLogger("formwork.webhooks")
 
@@ -133,17 +137,19 @@ def _refused(error: SignatureRefused) -> ApiError:
     return ApiError(401, error.code, error.message, {"WWW-Authenticate": WEBHOOK_AUTH_SCHEME})
 
 
-def receive(event: Mapping[str, Any], source: str) -> tuple[int, dict[str, Any], dict[str, str]]:
-    """Handle one prechecked webhook event: status, JSON body and extra headers, or raise
-    ``ApiError`` for a refusal."""
-    configured = bootstrap.webhook_settings()
+def receive(
+    event: Mapping[str, Any], source: str, app: App
+) -> tuple[int, dict[str, Any], dict[str, str]]:
+    """Handle one prechecked webhook event with ``app``'s parts: status, JSON body and extra
+    headers, or raise ``ApiError`` for a refusal."""
+    configured = app.webhook_settings
     body = str(event.get("body") or "").encode("utf-8")
-    moment = bootstrap.webhook_now()
+    moment = app.now()
     # An unconfigured source costs nothing: no secret is looked up, and the answer is the
     # one a bad signature gets (verify refuses an empty key list after checking the headers).
     limits = configured.limits(source) if check_source(source) else None
     try:
-        keys = bootstrap.secret_source("inbound").keys_for(source) if limits is not None else ()
+        keys = app.secret_source("inbound").keys_for(source) if limits is not None else ()
     except SecretsUnavailable as exc:
         raise ApiError(503, "secrets_unavailable", str(exc), {"Retry-After": "30"}) from None
     try:
@@ -167,7 +173,7 @@ def receive(event: Mapping[str, Any], source: str) -> tuple[int, dict[str, Any],
         )
     assert delivery is not None
     payload = _payload(body)
-    service = bootstrap.service()
+    service = app.service
     try:
         form_id = service.registry.latest(payload.form).id
     except ToolError as exc:
@@ -183,7 +189,7 @@ def receive(event: Mapping[str, Any], source: str) -> tuple[int, dict[str, Any],
         raise ApiError(403, exc.code, exc.message) from None
 
     at = datetime.fromtimestamp(moment, UTC)
-    log = bootstrap.delivery_log()
+    log = app.delivery_log
     if not bind_signature(
         log, source, timestamp, body, delivery, now=at, tolerance=configured.tolerance
     ):
@@ -354,11 +360,13 @@ def deliver(
     return status
 
 
-def outbound_secret(name: str) -> str:
-    """The current (first) outbound secret named ``name`` (``FORMWORK_NOTIFY_SECRETS``, else
-    Secrets Manager ``<notify prefix><name>``); never an inbound source's secret."""
+def outbound_secret(name: str, secrets: SecretSource | None = None) -> str:
+    """The current (first) outbound secret named ``name``, from ``secrets`` (default: this
+    process's App's outbound source: ``FORMWORK_NOTIFY_SECRETS``, else Secrets Manager
+    ``<notify prefix><name>``); never an inbound source's secret."""
+    source = secrets if secrets is not None else process.app().secret_source("outbound")
     try:
-        keys = bootstrap.secret_source("outbound").keys_for(name) if check_source(name) else ()
+        keys = source.keys_for(name) if check_source(name) else ()
     except SecretsUnavailable as exc:
         raise DeliveryFailed(
             None, f"the outbound secret {name!r} could not be read: {exc}"
@@ -372,6 +380,7 @@ def notifier(
     url: str,
     *,
     secret: str,
+    secrets: SecretSource | None = None,
     http: HttpPost | None = None,
     clock: Callable[[], float] | None = None,
     timeout: float = 10.0,
@@ -381,7 +390,8 @@ def notifier(
     reason) or as ``FormDef.on_complete`` (completions only).
 
     ``secret`` names the outbound secret (a ``FORMWORK_NOTIFY_SECRETS`` key, or Secrets
-    Manager ``<notify prefix><secret>``), a set apart from inbound sources' secrets. The
+    Manager ``<notify prefix><secret>``), a set apart from inbound sources' secrets, read
+    from ``secrets`` when given, else from this process's App when a notice goes out. The
     delivery id is the hook occurrence's idempotency key, so every
     retry carries the same one. A failed delivery raises, and the hook runner retries.
     """
@@ -402,7 +412,7 @@ def notifier(
         )
         deliver(
             url,
-            outbound_secret(secret),
+            outbound_secret(secret, secrets),
             payload,
             timestamp=int(moment),
             http=http or urllib_post,

@@ -7,14 +7,15 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from forms import Caller, FormDef, FormService
     from forms.app.hooks import Dispatcher, HookRunner
     from forms.instance import FormInstance, OutboxEntry
     from forms.storage import FormStore
     from formwork.bootstrap import App
-    from formwork.config import Settings, WebhookSettings
+    from formwork.config import Settings
+    from formwork.webhook_settings import WebhookSettings
 
 
 class Deferred:
@@ -87,7 +88,7 @@ def service_for(
     *definitions: FormDef,
     dispatch: bool = True,
     store: FormStore | None = None,
-    clock: TickingClock | None = None,
+    clock: Callable[[], datetime] | None = None,
     dispatcher: Dispatcher | None = None,
     **options: Any,
 ) -> FormService:
@@ -121,7 +122,8 @@ def app_for(
     the environment of the shell that runs the tests. What is not given is built on first
     use, as in production: with the default settings, an in-memory delivery log."""
     from formwork.bootstrap import bootstrap
-    from formwork.config import Settings, WebhookSettings
+    from formwork.config import Settings
+    from formwork.webhook_settings import WebhookSettings
 
     return bootstrap(
         settings if settings is not None else Settings(),

@@ -2,11 +2,15 @@
 
 Connects to Temporal from the same environment variables the Lambda functions read
 (``formwork.config``; the credentials from the Secrets Manager secret that
-``FORMWORK_TEMPORAL_SECRET_ID`` names, or ``TEMPORAL_API_KEY`` locally), builds its
-``FormService`` through ``formwork.bootstrap`` (the same forms, the same DynamoDB table), and
+``FORMWORK_TEMPORAL_SECRET_ID`` names, or ``TEMPORAL_API_KEY`` locally), builds its App
+with ``formwork.bootstrap`` (the same forms, the same DynamoDB table; no dispatcher, as the
+worker is what runs the hooks: what their effects fire is started by the activities), and
 serves ``HookWorkflow``, ``ApprovalWorkflow`` and their activities on ``TEMPORAL_TASK_QUEUE``
 until SIGINT or SIGTERM, then finishes the activities in hand (up to ``--grace`` seconds) and
 exits.
+
+A ``notifier`` among the forms reads its outbound secret from this process's App
+(``formwork.process``), made from the same environment.
 
 Run it wherever you run workers: a container service (ECS/Fargate, Kubernetes), a VM, or a
 laptop against the local stack. ``docs/dispatch.md`` discusses the options.
@@ -27,7 +31,7 @@ from pathlib import Path
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from formwork import bootstrap
+from formwork.bootstrap import App, bootstrap
 from formwork.config import ConfigError, Settings
 from workflows.activities import HookActivities
 from workflows.approvals import ApprovalWorkflow
@@ -55,8 +59,14 @@ def build_worker(
     )
 
 
+def worker_app(settings: Settings) -> App:
+    """The worker's App for ``settings``: its service records what hooks fire and dispatches
+    nothing itself (the activities start what an executor's effects fire)."""
+    return bootstrap(settings, dispatcher=None)
+
+
 async def serve(
-    settings: Settings,
+    app: App,
     *,
     stop: asyncio.Event,
     ready: Callable[[], None] | None = None,
@@ -65,14 +75,15 @@ async def serve(
     threads: int = 16,
     activities_class: type[HookActivities] = HookActivities,
 ) -> None:
-    """Connect, serve until ``stop`` is set, shut down. ``ready`` runs once polling starts."""
-    from forms.app.service import FormService
-
+    """Connect, serve ``app``'s service until ``stop`` is set, shut down. ``ready`` runs once
+    polling starts. ``app`` is a ``worker_app``: one whose service has no dispatcher."""
+    if app.dispatcher is not None:
+        raise ValueError("the worker runs hooks; its App has no dispatcher (see worker_app)")
+    settings = app.settings
     identity = f"formwork-worker-{os.getpid()}@{socket.gethostname()}"
     client = await connect(settings.temporal, identity=identity)
-    service = FormService(bootstrap.build_registry(settings), bootstrap.build_store(settings), None)
     activities = activities_class(
-        service, client, task_queue=settings.temporal.task_queue, threads=threads
+        app.service, client, task_queue=settings.temporal.task_queue, threads=threads
     )
     worker = build_worker(
         client,
@@ -130,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.ready_file.write_text(str(os.getpid()))
 
         await serve(
-            settings,
+            worker_app(settings),
             stop=stop,
             ready=ready,
             sticky_timeout=args.sticky_timeout,

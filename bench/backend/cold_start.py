@@ -9,7 +9,7 @@ Environments: *local* is the function's template variables on this machine (Powe
 tracing off outside Lambda); *Lambda-like* adds what the Lambda runtime sets
 (``LAMBDA_TASK_ROOT`` among them), so the Tracer is on, as ``Tracing: Active`` makes it in AWS,
 and imports and patches the X-Ray SDK at import time. The extra row "+ first service" also
-builds what the first tool call builds (``bootstrap.service()``: boto3, the client, the forms),
+builds what the first tool call builds (``process.app().service``: boto3, the client, the forms),
 which a cold invocation pays before its first DynamoDB request.
 """
 
@@ -117,7 +117,7 @@ def variants() -> list[Variant]:
         found.append(
             Variant(
                 "import functions.api + first service",
-                "import functions.api\nfrom formwork import bootstrap\nbootstrap.service()",
+                "import functions.api\nfrom formwork import process\nprocess.app().service",
                 True,
             )
         )

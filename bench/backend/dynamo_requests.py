@@ -1,9 +1,10 @@
 """Section 2, part 2: DynamoDB requests per tool call, by kind, counted from boto3's hooks.
 
-Each tool call goes through ``functions.api.lambda_handler`` in this process with a service
-built by the composition root over ``DynamoDBFormStore`` on the local endpoint; a
-``RequestLog`` on the service's boto3 client counts what that one call sent. A "container" is
-one service with its own client and store, as one warm Lambda execution environment has.
+Each tool call goes through ``functions.api.lambda_handler`` in this process with an App built
+by the composition root (``formwork.bootstrap``) over ``DynamoDBFormStore`` on the local
+endpoint; a ``RequestLog`` on the App's boto3 client counts what that one call sent. A
+"container" is one App with its own client, store and service, as one warm Lambda execution
+environment has.
 
 The conflict is made deterministic: container B writes to the instance from inside container
 A's ``before-call`` hook of A's ``TransactWriteItems``, i.e. after A has read and before its
@@ -64,27 +65,25 @@ class RequestRow:
 
 
 class Container:
-    """One warm execution environment: its own boto3 client, store and service."""
+    """One warm execution environment: its own App (boto3 client, store and service)."""
 
     def __init__(self, endpoint: str, table_name: str) -> None:
-        from forms.storage.dynamodb import DynamoDBFormStore
-        from formwork.bootstrap import build_dynamodb_client, build_service
+        from formwork.bootstrap import bootstrap
         from formwork.config import Settings
 
-        self.settings = Settings(
-            table_name=table_name, dynamodb_endpoint_url=endpoint, tenant_claim=TENANT_CLAIM
+        self.app = bootstrap(
+            Settings(
+                table_name=table_name, dynamodb_endpoint_url=endpoint, tenant_claim=TENANT_CLAIM
+            )
         )
-        self.client = build_dynamodb_client(self.settings)
+        self.client = self.app.dynamodb_client
         self.log = RequestLog(self.client)
-        self.store = DynamoDBFormStore(self.client, table_name)
-        self.service = build_service(self.settings, store=self.store)
+        self.store = self.app.store
+        self.service = self.app.service
 
     def _run(self, event: dict[str, Any], what: str) -> tuple[dict[str, Any], Tally]:
-        from formwork.bootstrap import use_service
-
         self.log.take()
-        with use_service(self.service, settings=self.settings):
-            body = body_of(invoke(event))
+        body = body_of(invoke(event, self.app))
         return check_ok(body, what), self.log.take()
 
     def tool(

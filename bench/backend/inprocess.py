@@ -20,10 +20,13 @@ import sys
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infra.local.dynamodb import ROOT, load_template
 from infra.local.runtime import functions_from_template
+
+if TYPE_CHECKING:
+    from formwork.bootstrap import App
 
 EVENTS = Path(ROOT) / "tests" / "events"
 PRINCIPAL = "acme/alice"
@@ -81,12 +84,13 @@ def status_event(conversation: str) -> dict[str, Any]:
     return event
 
 
-def invoke(event: dict[str, Any]) -> dict[str, Any]:
-    """Run ``functions.api.lambda_handler`` on ``event``; the raw Lambda response."""
+def invoke(event: dict[str, Any], app: App) -> dict[str, Any]:
+    """Run ``functions.api.lambda_handler`` on ``event``, serving with ``app``; the raw Lambda
+    response."""
     from functions.api import lambda_handler
     from functions.local import LocalContext
 
-    response: dict[str, Any] = lambda_handler(event, LocalContext(aws_request_id="bench"))
+    response: dict[str, Any] = lambda_handler(event, LocalContext(aws_request_id="bench"), app=app)
     return response
 
 

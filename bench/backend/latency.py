@@ -103,17 +103,15 @@ def service_call(service: Any) -> Call:
     return call
 
 
-def handler_call(service: Any, settings: Any) -> Call:
-    """``lambda_handler`` with ``service`` injected, on a fresh event per call (building the
-    event and injecting the service are not timed)."""
-    from formwork.bootstrap import use_service
+def handler_call(app: Any) -> Call:
+    """``lambda_handler`` serving with ``app``, on a fresh event per call (building the event
+    is not timed)."""
 
     def call(conversation: str, tool: str, call_id: str, tool_input: dict[str, Any]) -> float:
         event = tool_event(conversation, tool, call_id, tool_input)
-        with use_service(service, settings=settings):
-            start = time.perf_counter()
-            response = invoke(event)
-            seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        response = invoke(event, app)
+        seconds = time.perf_counter() - start
         check_ok(body_of(response), f"{tool} in {conversation} (handler)")
         return seconds
 
@@ -135,15 +133,15 @@ def measure(
 ) -> list[LatencyRow]:
     """All five rows; ``*_rounds`` are conversations (four timed fills each)."""
     from forms.storage import InMemoryFormStore
-    from formwork.bootstrap import build_service
+    from formwork.bootstrap import bootstrap
     from formwork.config import Settings
 
-    memory_settings = Settings(tenant_claim=TENANT_CLAIM)
-    memory = build_service(memory_settings, store=InMemoryFormStore())
+    memory_app = bootstrap(Settings(tenant_claim=TENANT_CLAIM), store=InMemoryFormStore())
     dynamo_settings = Settings(
         table_name=table_name, dynamodb_endpoint_url=dynamodb_endpoint, tenant_claim=TENANT_CLAIM
     )
-    dynamo = build_service(dynamo_settings)
+    dynamo_app = bootstrap(dynamo_settings)
+    memory, dynamo = memory_app.service, dynamo_app.service
     service_path = "FormService.call"
     handler_path = "lambda_handler, in-process"
     http_path = "HTTP, local API (keep-alive)"
@@ -154,9 +152,9 @@ def measure(
             samples = interleaved(
                 {
                     "mem-svc": (service_call(memory), memory_rounds),
-                    "mem-handler": (handler_call(memory, memory_settings), memory_rounds),
+                    "mem-handler": (handler_call(memory_app), memory_rounds),
                     "ddb-svc": (service_call(dynamo), remote_rounds),
-                    "ddb-handler": (handler_call(dynamo, dynamo_settings), remote_rounds),
+                    "ddb-handler": (handler_call(dynamo_app), remote_rounds),
                     "http": (http_call(client), remote_rounds),
                 }
             )

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import yaml
 
@@ -106,8 +106,9 @@ def wait_for_port(
     raise TimeoutError(f"nothing listening on 127.0.0.1:{port} after {timeout}s")
 
 
-class LocalDynamoDB:
-    """moto's DynamoDB in a child process, single-threaded, on a loopback port."""
+class LoopbackServer:
+    """A server in a child process on a loopback port: ``start`` it (or use it as a context
+    manager); ``stop`` ends the process, killing it if it does not exit within ten seconds."""
 
     def __init__(self, port: int | None = None) -> None:
         self.port = port or free_port()
@@ -117,17 +118,8 @@ class LocalDynamoDB:
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> LocalDynamoDB:
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "infra.local.dynamodb", "--port", str(self.port)],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        wait_for_port(self.port, process=self.process)
-        return self
+    def start(self) -> Self:
+        raise NotImplementedError
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -139,11 +131,27 @@ class LocalDynamoDB:
                 self.process.wait()
         self.process = None
 
-    def __enter__(self) -> LocalDynamoDB:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class LocalDynamoDB(LoopbackServer):
+    """moto's DynamoDB in a child process, single-threaded, on a loopback port."""
+
+    def start(self) -> Self:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "infra.local.dynamodb", "--port", str(self.port)],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_for_port(self.port, process=self.process)
+        return self
 
 
 def client(endpoint: str) -> Any:

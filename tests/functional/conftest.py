@@ -1,8 +1,11 @@
 """Functional tests of the Lambda handler: API Gateway events in, responses out.
 
 The handler runs as Lambda runs it (``functions.api.lambda_handler`` with a context object),
-on a ``FormService`` over ``InMemoryFormStore`` injected with ``formwork.bootstrap.use_service``.
-Events are built from the payload v2 fixtures in ``tests/events``.
+served by an App (``formwork.bootstrap``) over a ``FormService`` on ``InMemoryFormStore``,
+handed to it with ``app=``. Events are built from the payload v2 fixtures in ``tests/events``.
+
+The fixtures build on each other: ``store`` → ``service`` → ``app`` → ``api``; a test module
+replaces the one it needs another of (``app`` with webhook parts, ``service`` over other forms).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import base64
 import copy
 import json
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from itertools import count
 from pathlib import Path
 from typing import Any
@@ -19,13 +22,14 @@ from urllib.parse import urlencode
 
 import pytest
 
-from forms import FormRegistry, FormService, InMemoryFormStore, InProcessDispatcher
+from forms import FormService, InMemoryFormStore
 from forms.examples import EXAMPLES
 from forms.instance import Commit, FormInstance, NewCall
-from formwork.bootstrap import use_service
+from formwork.bootstrap import App
 from formwork.config import Settings
 from functions.api import lambda_handler
 from functions.local import LocalContext
+from tests.support import TickingClock, app_for, service_for
 
 EVENTS = Path(__file__).resolve().parents[1] / "events"
 T0 = datetime(2025, 3, 10, 9, 0, tzinfo=UTC)
@@ -57,14 +61,12 @@ class RecordingStore(InMemoryFormStore):
 
 
 def make_service(store: InMemoryFormStore | None = None) -> FormService:
-    ticks = count(1)
-    ids = count(1)
-    return FormService(
-        FormRegistry(EXAMPLES),
-        store if store is not None else RecordingStore(),
-        InProcessDispatcher(),
-        clock=lambda: T0 + timedelta(seconds=next(ticks)),
-        new_id=lambda: f"fi_{next(ids)}",
+    """The examples on ``store`` (default: a fresh ``RecordingStore``), hooks in process, a
+    clock ticking a second per reading from ``T0``, ids ``fi_1``, ``fi_2``, ..."""
+    return service_for(
+        *EXAMPLES,
+        store=store if store is not None else RecordingStore(),
+        clock=TickingClock(T0),
     )
 
 
@@ -119,14 +121,29 @@ class Response:
 
 
 class Api:
-    """Sends events to the handler the way API Gateway would."""
+    """Sends events to the handler the way API Gateway would, served by ``app``."""
 
-    def __init__(self, service: FormService) -> None:
-        self.service = service
-        self.calls = count(1)
+    def __init__(self, app: App, calls: Iterator[int] | None = None) -> None:
+        self.app = app
+        self.calls = calls if calls is not None else count(1)
+
+    @classmethod
+    def over(cls, service: FormService, settings: Settings = SETTINGS, **parts: Any) -> Api:
+        """An Api whose App serves ``service`` with ``settings`` and ``parts``."""
+        return cls(app_for(service, settings=settings, **parts))
+
+    @property
+    def service(self) -> FormService:
+        return self.app.service
+
+    def using(self, *, settings: Settings | None = None, **parts: Any) -> Api:
+        """This Api's service (and tool-call ids) on a new App: ``settings`` (default: this
+        App's) and ``parts`` (the webhook parts, say), every other part built afresh."""
+        settings = settings if settings is not None else self.app.settings
+        return Api(app_for(self.service, settings=settings, **parts), self.calls)
 
     def send(self, event: dict[str, Any]) -> Response:
-        return Response(lambda_handler(event, LocalContext()))
+        return Response(lambda_handler(event, LocalContext(), app=self.app))
 
     def get(self, path: str, **kwargs: Any) -> Response:
         return self.send(build_event("GET", path, **kwargs))
@@ -161,6 +178,12 @@ def service(store: RecordingStore) -> FormService:
 
 
 @pytest.fixture
-def api(service: FormService) -> Iterator[Api]:
-    with use_service(service, settings=SETTINGS):
-        yield Api(service)
+def app(service: FormService) -> App:
+    """The App the handler serves with: ``service`` and ``SETTINGS``, every other part built
+    on first use from the defaults."""
+    return app_for(service, settings=SETTINGS)
+
+
+@pytest.fixture
+def api(app: App) -> Api:
+    return Api(app)

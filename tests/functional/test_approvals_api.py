@@ -10,26 +10,24 @@ starts Temporal runs for.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from itertools import count
 from typing import Any
 from urllib.parse import quote
 
 import pytest
 
-from forms import FormRegistry, FormService, InMemoryFormStore
+from forms import FormService, InMemoryFormStore
 from forms.app.hooks import InProcessDispatcher
 from forms.examples import EXAMPLES
 from forms.instance import OutboxEntry
 from forms.outbox import due_approval_runs, due_approvals, due_entries
-from formwork.bootstrap import use_service
 from formwork.config import ConfigError, Settings
 from functions import relay
-from functions.api import roles_from_claims
+from functions.approval_routes import roles_from_claims
 from functions.local import LocalContext
-from tests.functional.conftest import ALICE, SETTINGS, Api, RecordingStore
-from tests.support import TickingClock
+from tests.functional.conftest import ALICE, Api, RecordingStore
+from tests.support import TickingClock, service_for
 
 FINANCE: dict[str, Any] = {"sub": "bob", "tenant": "acme", "roles": "[finance]"}
 """An approver as API Gateway's JWT authorizer hands the claims over (array as one string)."""
@@ -253,13 +251,12 @@ def test_roles_arrive_in_every_shape_issuers_and_gateways_use(value: Any, roles:
 def test_the_roles_claim_is_configurable(service: FormService, store: RecordingStore) -> None:
     # GIVEN a deployment whose roles are Cognito user pool groups
     settings = Settings(tenant_claim="tenant", roles_claim="cognito:groups")
-    with use_service(service, settings=settings):
-        api = Api(service)
-        approval_id = open_approval(api)
-        # WHEN a member of the finance group decides (a "roles" claim no longer counts)
-        refused = decide(api, approval_id, claims=FINANCE)
-        cognito = {"sub": "bob", "tenant": "acme", "cognito:groups": "[admins finance]"}
-        accepted = decide(api, approval_id, claims=cognito)
+    api = Api.over(service, settings)
+    approval_id = open_approval(api)
+    # WHEN a member of the finance group decides (a "roles" claim no longer counts)
+    refused = decide(api, approval_id, claims=FINANCE)
+    cognito = {"sub": "bob", "tenant": "acme", "cognito:groups": "[admins finance]"}
+    accepted = decide(api, approval_id, claims=cognito)
     # THEN only the configured claim's roles count
     assert refused.status == 404 and accepted.status == 200
     assert Settings.from_env({"ROLES_CLAIM": "cognito:groups"}).roles_claim == "cognito:groups"
@@ -287,17 +284,10 @@ class Notifying(InProcessDispatcher):
 
 
 @pytest.fixture
-def notifying_service(request: pytest.FixtureRequest) -> Iterator[tuple[FormService, Notifying]]:
+def notifying_service(request: pytest.FixtureRequest) -> tuple[FormService, Notifying]:
     dispatcher = Notifying(fails=bool(getattr(request, "param", False)))
-    ids = count(1)
-    service = FormService(
-        FormRegistry(EXAMPLES),
-        RecordingStore(),
-        dispatcher,
-        new_id=lambda: f"fi_{next(ids)}",
-    )
-    with use_service(service, settings=SETTINGS):
-        yield service, dispatcher
+    service = service_for(*EXAMPLES, store=RecordingStore(), dispatcher=dispatcher)
+    return service, dispatcher
 
 
 @pytest.mark.parametrize("notifying_service", [False, True], indirect=True)
@@ -305,7 +295,7 @@ def test_a_decision_signals_the_wait_and_a_failed_signal_does_not_fail_it(
     notifying_service: tuple[FormService, Notifying],
 ) -> None:
     service, dispatcher = notifying_service
-    api = Api(service)
+    api = Api.over(service)
     approval_id = open_approval(api)
     # WHEN finance decides (Temporal reachable or not)
     response = decide(api, approval_id)
@@ -320,34 +310,23 @@ def test_a_decision_signals_the_wait_and_a_failed_signal_does_not_fail_it(
 # ---------------------------------------------------------------------------- the sweeper
 
 
-def in_process_service(clock: TickingClock) -> FormService:
-    ids = count(1)
-    return FormService(
-        FormRegistry(EXAMPLES),
-        InMemoryFormStore(),
-        InProcessDispatcher(),
-        clock=clock,
-        new_id=lambda: f"fi_{next(ids)}",
-    )
-
-
 def test_with_in_process_dispatch_the_sweeper_applies_timeout_outcomes() -> None:
     # GIVEN in-process dispatch and a request waiting for finance (5-day timeout)
     clock = TickingClock(datetime(2026, 3, 1, 9, tzinfo=UTC))
-    service = in_process_service(clock)
-    with use_service(service, settings=Settings()):
-        api = Api(service)
-        approval_id = open_approval(api)
-        instance_id = approval_id.split(":", 1)[0]
-        # WHEN the sweeper runs before the deadline
-        early = relay.sweep_handler({"instance_ids": [instance_id]}, LocalContext())
-        # THEN it leaves the approval waiting
-        assert early["expired"] == [] and early["skipped"] == "inprocess dispatch"
-        assert service.store.get(instance_id).state.status == "open"
-        # WHEN it runs after the deadline
-        clock.now += timedelta(days=5)
-        late = relay.sweep_handler({"instance_ids": [instance_id]}, LocalContext())
-        again = relay.sweep_handler({"instance_ids": [instance_id]}, LocalContext())
+    service = service_for(*EXAMPLES, clock=clock)
+    api = Api.over(service, Settings())
+    approval_id = open_approval(api)
+    instance_id = approval_id.split(":", 1)[0]
+    sweep = {"instance_ids": [instance_id]}
+    # WHEN the sweeper runs before the deadline
+    early = relay.sweep_handler(sweep, LocalContext(), app=api.app)
+    # THEN it leaves the approval waiting
+    assert early["expired"] == [] and early["skipped"] == "inprocess dispatch"
+    assert service.store.get(instance_id).state.status == "open"
+    # WHEN it runs after the deadline
+    clock.now += timedelta(days=5)
+    late = relay.sweep_handler(sweep, LocalContext(), app=api.app)
+    again = relay.sweep_handler(sweep, LocalContext(), app=api.app)
     # THEN the declared outcome is applied once, and its edge ran (rejection terminates)
     assert late["expired"] == [approval_id] and late["dispatched"] == []
     assert late["skipped"] == "inprocess dispatch"
@@ -407,14 +386,13 @@ def test_a_correction_below_the_threshold_is_not_rejected_at_the_deadline() -> N
     # GIVEN a request over 5,000 EUR waiting for finance, then corrected to 900 EUR (no
     # approval needed any more), not yet confirmed
     clock = TickingClock(datetime(2026, 3, 1, 9, tzinfo=UTC))
-    service = in_process_service(clock)
-    with use_service(service, settings=SETTINGS):
-        api = Api(service)
-        api.call("form_start", form="purchase-request", values=BIG)
-        api.call("form_fill", form="purchase-request", values={"amount": "900.00"})
-        # WHEN the approval's deadline passes
-        clock.now += timedelta(days=6)
-        service.expire_approvals("fi_1")
+    service = service_for(*EXAMPLES, clock=clock)
+    api = Api.over(service)
+    api.call("form_start", form="purchase-request", values=BIG)
+    api.call("form_fill", form="purchase-request", values={"amount": "900.00"})
+    # WHEN the approval's deadline passes
+    clock.now += timedelta(days=6)
+    service.expire_approvals("fi_1")
     # THEN the request is still open (it was never the approver's to reject), and the
     # approval was withdrawn when the correction ended its crossing
     instance = service.store.get("fi_1")

@@ -1,10 +1,13 @@
-"""Settings from the environment, the composition root, and what the handler costs to import."""
+"""Settings from the environment, the composition root (``bootstrap`` and its ``App``), and what
+the handler costs to import."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -12,11 +15,13 @@ from typing import Any
 import pytest
 
 from forms import FormRegistry, InMemoryFormStore
+from forms.app.hooks import InProcessDispatcher
 from forms.examples import EXAMPLES
 from formwork import bootstrap
 from formwork.config import ConfigError, Settings
 from functions.local import LocalContext, invoke
 from tests.functional.conftest import SETTINGS, build_event, make_service
+from tests.support import Deferred, app_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -117,23 +122,55 @@ def test_a_registry_is_served_as_it_is() -> None:
     # GIVEN FORMWORK_FORMS naming a FormRegistry, as formwork check accepts
     settings = Settings(forms="tests.functional.test_bootstrap:REGISTRY")
     # WHEN the service is built / THEN it serves that registry itself
-    service = bootstrap.build_service(settings, store=InMemoryFormStore())
-    assert service.registry is REGISTRY
+    app = bootstrap.bootstrap(settings, store=InMemoryFormStore())
+    assert app.service.registry is REGISTRY
 
 
-def test_build_service_wires_the_registry_a_store_and_a_dispatcher() -> None:
+def test_the_service_wires_the_registry_a_store_and_a_dispatcher() -> None:
     store = InMemoryFormStore()
-    service = bootstrap.build_service(Settings(), store=store)
-    assert service.store is store
+    app = bootstrap.bootstrap(Settings(), store=store)
+    service = app.service
+    assert service.store is store is app.store
     assert [f.id for f in service.registry.forms()] == [f.id for f in EXAMPLES]
-    assert service.dispatcher is not None
+    assert isinstance(service.dispatcher, InProcessDispatcher)
+    assert service.dispatcher is app.dispatcher
     assert service.replay_window == timedelta(hours=24)
 
 
 def test_the_replay_window_comes_from_the_environment() -> None:
     settings = Settings.from_env({"FORMWORK_REPLAY_WINDOW_HOURS": "72"})
-    service = bootstrap.build_service(settings, store=InMemoryFormStore())
+    service = bootstrap.bootstrap(settings, store=InMemoryFormStore()).service
     assert service.replay_window == timedelta(hours=72)
+
+
+def test_the_parts_given_are_used_as_they_are() -> None:
+    # GIVEN a service, and parts of a service
+    service, deferred, store = make_service(), Deferred(), InMemoryFormStore()
+    # WHEN Apps are made with them / THEN they serve exactly those
+    whole = bootstrap.bootstrap(SETTINGS, service=service)
+    assert (whole.service, whole.store, whole.registry) == (
+        service,
+        service.store,
+        service.registry,
+    )
+    assert whole.settings is SETTINGS
+    parts = bootstrap.bootstrap(Settings(), registry=REGISTRY, store=store, dispatcher=deferred)
+    assert parts.service.registry is REGISTRY and parts.service.store is store
+    assert parts.service.dispatcher is deferred
+    # AND dispatcher=None is a service without a dispatcher (the Temporal worker's)
+    assert bootstrap.bootstrap(Settings(), store=store, dispatcher=None).service.dispatcher is None
+    # AND a service and its parts are not given together
+    with pytest.raises(ValueError, match="not both"):
+        bootstrap.bootstrap(Settings(), service=service, store=store)
+
+
+def test_the_dynamodb_adapters_of_an_app_share_one_client() -> None:
+    settings = Settings(table_name="formwork-test", dynamodb_endpoint_url="http://127.0.0.1:1")
+    app = bootstrap.bootstrap(settings)
+    store, log = app.store, app.delivery_log
+    assert type(store).__name__ == "DynamoDBFormStore"
+    assert type(log).__name__ == "DynamoDBDeliveryLog"
+    assert store._client is log._client is app.dynamodb_client  # type: ignore[attr-defined]
 
 
 def test_the_dynamodb_client_points_at_the_local_endpoint() -> None:
@@ -150,51 +187,53 @@ def test_build_store_builds_the_dynamodb_adapter() -> None:
     assert type(store).__name__ == "DynamoDBFormStore"
 
 
-def test_a_warm_container_keeps_one_service(monkeypatch: pytest.MonkeyPatch) -> None:
-    # GIVEN no installed service, and a builder that counts its calls
-    built: list[Any] = []
+def test_an_app_builds_each_part_once_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN an App given nothing, and a builder that counts its calls
+    built: list[Settings] = []
 
-    def build(settings: Settings, store: Any = None) -> Any:
+    def build(settings: Settings) -> FormRegistry:
         built.append(settings)
-        return make_service()
+        return REGISTRY
 
-    monkeypatch.setattr(bootstrap, "build_service", build)
+    monkeypatch.setattr(bootstrap, "build_registry", build)
     monkeypatch.setenv("TENANT_CLAIM", "org")
-    bootstrap.reset()
-    try:
-        # WHEN the service is asked for twice
-        first, second = bootstrap.service(), bootstrap.service()
-        # THEN it was built once, from the environment's settings
-        assert first is second
-        assert len(built) == 1 and built[0].tenant_claim == "org"
-    finally:
-        bootstrap.reset()
+    monkeypatch.delenv("TABLE_NAME", raising=False)
+    monkeypatch.delenv("FORMWORK_DISPATCH", raising=False)
+    app = bootstrap.bootstrap(store=InMemoryFormStore())
+    # WHEN the service is asked for twice, from two threads at once
+    with ThreadPoolExecutor(2) as pool:
+        first, second = pool.map(lambda _: app.service, range(2))
+    # THEN it was built once, from the environment's settings
+    assert first is second
+    assert len(built) == 1 and built[0].tenant_claim == "org"
+    assert app.settings is built[0]
 
 
-def test_use_service_restores_what_was_there() -> None:
-    outer, inner = make_service(), make_service()
-    bootstrap.install(outer, SETTINGS)
-    try:
-        with bootstrap.use_service(inner, settings=Settings(max_body_bytes=10)):
-            assert bootstrap.service() is inner
-            assert bootstrap.settings().max_body_bytes == 10
-        assert bootstrap.service() is outer
-        assert bootstrap.settings() is SETTINGS
-    finally:
-        bootstrap.reset()
+def test_this_processs_app_is_made_once_and_builds_nothing_until_asked() -> None:
+    # GIVEN a fresh interpreter / WHEN its App is asked for twice
+    code = (
+        "import sys, json\n"
+        "from formwork import process\n"
+        "app = process.app()\n"
+        "print(json.dumps({'same': process.app() is app, 'built': sorted(app._parts)}))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.splitlines()[-1]
+    # THEN it is one App, with nothing built yet (not even the settings)
+    assert json.loads(out) == {"same": True, "built": []}
 
 
 def test_a_misconfigured_deployment_answers_500_without_details(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # GIVEN an environment with a broken setting and nothing installed
+    # GIVEN an environment with a broken setting, and an App reading it
     monkeypatch.setenv("FORMWORK_MAX_BODY_BYTES", "lots")
-    bootstrap.reset()
-    try:
-        # WHEN a request arrives / THEN it is a generic JSON 500 (the log has the cause)
-        response = invoke(build_event("GET", "/tools"), LocalContext())
-    finally:
-        bootstrap.reset()
+    app = bootstrap.bootstrap()
+    # WHEN a request arrives / THEN it is a generic JSON 500 (the log has the cause)
+    response = invoke(build_event("GET", "/tools"), LocalContext(), app=app)
     assert response["statusCode"] == 500
     assert json.loads(response["body"]) == {
         "error": "internal_error",
@@ -211,9 +250,9 @@ def test_importing_the_handler_does_not_import_boto3() -> None:
         "import sys, json\n"
         "from functions.local import invoke\n"
         "from tests.functional.conftest import build_event\n"
-        "from formwork.bootstrap import use_service\n"
-        "with use_service():\n"
-        "    r = invoke(build_event('GET', '/tools'))\n"
+        "from formwork.bootstrap import bootstrap\n"
+        "from formwork.config import Settings\n"
+        "r = invoke(build_event('GET', '/tools'), app=bootstrap(Settings()))\n"
         "print(json.dumps({'status': r['statusCode'], "
         "'boto3': 'boto3' in sys.modules, "
         "'adapter': 'forms.storage.dynamodb' in sys.modules}))\n"
@@ -236,9 +275,9 @@ def test_a_genuine_bug_is_a_bare_500(caplog: pytest.LogCaptureFixture) -> None:
         def list_conversation(self, principal: str, conversation_id: str) -> Any:
             raise RuntimeError("secret internals /var/task/forms/x.py")
 
-    with bootstrap.use_service(make_service(BrokenStore()), settings=SETTINGS):
-        # WHEN a route reaches it
-        response = invoke(build_event("GET", "/conversations/conv-1/status"))
+    app = app_for(make_service(BrokenStore()), settings=SETTINGS)
+    # WHEN a route reaches it
+    response = invoke(build_event("GET", "/conversations/conv-1/status"), app=app)
     # THEN the caller gets a generic JSON 500, and only the log has the details
     assert response["statusCode"] == 500
     assert json.loads(response["body"]) == {
@@ -247,3 +286,19 @@ def test_a_genuine_bug_is_a_bare_500(caplog: pytest.LogCaptureFixture) -> None:
     }
     assert "secret" not in response["body"]
     assert any("unhandled error" in r.getMessage() for r in caplog.records)
+
+
+# ---------------------------------------------------------------------------- the worker
+
+
+def test_the_worker_serves_an_app_without_a_dispatcher() -> None:
+    from workflows.worker import serve, worker_app
+
+    # GIVEN the worker's App: same settings, no dispatcher (the worker runs the hooks)
+    settings = Settings(table_name="formwork-test", dispatch="temporal")
+    assert worker_app(settings).dispatcher is None
+    assert worker_app(settings).settings is settings
+    # WHEN it is handed an App whose service would dispatch / THEN it refuses before connecting
+    dispatching = bootstrap.bootstrap(settings, store=InMemoryFormStore(), dispatcher=Deferred())
+    with pytest.raises(ValueError, match="no dispatcher"):
+        asyncio.run(serve(dispatching, stop=asyncio.Event()))

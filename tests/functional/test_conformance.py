@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -30,7 +29,6 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from forms import FormService
-from formwork.bootstrap import use_service, use_webhooks
 from formwork.webhooks import (
     DELIVERY_HEADER,
     SIGNATURE_HEADER,
@@ -43,7 +41,6 @@ from functions.api import openapi_json
 from tests.functional.conftest import (
     ALICE,
     BOB,
-    SETTINGS,
     T0,
     Api,
     RecordingStore,
@@ -431,26 +428,22 @@ def seeded() -> tuple[Api, RecordingStore]:
     """Alice's travel claim in conv-1 (fi_1) and her purchase request waiting for finance in
     conv-3 (fi_2, approval ``fi_2:checkpoint.finance_approval:1``)."""
     store = RecordingStore()
-    api = Api(make_service(store))
-    with use_service(api.service, settings=SETTINGS):
-        api.call("form_start", form="travel-claim", values={"destination": "Lisbon"})
-        api.call("form_start", "conv-3", form="purchase-request", values=BIG)
-        api.call(
-            "form_fill",
-            "conv-3",
-            form="purchase-request",
-            values={"budget_line": "BL-2041", "confirmed": True},
-        )
+    api = serving(make_service(store))
+    api.call("form_start", form="travel-claim", values={"destination": "Lisbon"})
+    api.call("form_start", "conv-3", form="purchase-request", values=BIG)
+    api.call(
+        "form_fill",
+        "conv-3",
+        form="purchase-request",
+        values={"budget_line": "BL-2041", "confirmed": True},
+    )
     return api, store
 
 
-@contextmanager
-def serving(service: FormService) -> Iterator[None]:
-    with (
-        use_service(service, settings=SETTINGS),
-        use_webhooks(secrets=StaticSecrets({"crm": (SECRET,)}), clock=lambda: NOW + 5),
-    ):
-        yield
+def serving(service: FormService) -> Api:
+    """The handler serving ``service``, with the inbound secret of ``crm`` (no configured
+    sources, so no webhook gets past its signature check) and a fixed clock."""
+    return Api.over(service, secrets=StaticSecrets({"crm": (SECRET,)}), clock=lambda: NOW + 5)
 
 
 def snapshot(store: RecordingStore) -> Any:
@@ -504,8 +497,7 @@ def test_every_answer_is_one_the_document_lists(event: dict[str, Any]) -> None:
     api, store = seeded()
     before, writes = snapshot(store), store.writes
     # WHEN a request generated from the document (valid, or broken in places) arrives
-    with serving(api.service):
-        response = api.send(event)
+    response = api.send(event)
     op = operation_of(event)
     note(f"{op.key if op else 'unmatched'} {response.status}")
     # THEN the answer is one the document lists, in the documented shape, never a 5xx
@@ -639,8 +631,7 @@ def test_every_documented_status_is_answered(
     service = api.service if answer is None else scripted(answer)
     # WHEN the example request is sent
     event = make()
-    with serving(service):
-        response = api.send(event)
+    response = serving(service).send(event)
     # THEN it is the documented status, in the documented shape
     assert response.status == status, response
     assert matching(event["requestContext"]["http"]["method"], event["rawPath"]) is BY_KEY[key]
@@ -661,8 +652,7 @@ def test_an_unreadable_secret_store_is_the_documented_503() -> None:
 
     api, _ = seeded()
     event = _unsigned_webhook('{"form": "travel-claim"}')
-    with use_service(api.service, settings=SETTINGS), use_webhooks(secrets=Down()):
-        response = api.send(event)
+    response = api.using(secrets=Down()).send(event)
     # (a deployment that checks its sources first refuses an unknown one with 401 instead)
     assert response.status in (401, 503), response
     assert_conforms(event, response, outage=True)

@@ -12,11 +12,9 @@ from hypothesis import event as note
 from hypothesis import strategies as st
 
 from forms.surface.tools import TOOLS_BY_NAME
-from formwork.bootstrap import use_service
 from tests.functional.conftest import (
     ALICE,
     BOB,
-    SETTINGS,
     Api,
     RecordingStore,
     build_event,
@@ -152,8 +150,7 @@ breakage = st.lists(
 
 def seeded() -> tuple[Api, RecordingStore]:
     store = RecordingStore()
-    service = make_service(store)
-    return Api(service), store
+    return Api.over(make_service(store)), store
 
 
 def snapshot(store: RecordingStore) -> Any:
@@ -302,11 +299,10 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
 def test_fuzzed_requests_never_fail_and_refusals_write_nothing(request: dict[str, Any]) -> None:
     # GIVEN a store holding alice's claim in conv-1
     api, store = seeded()
-    with use_service(api.service, settings=SETTINGS):
-        api.call("form_start", form="travel-claim", values={"destination": "Lisbon"})
-        before, writes = snapshot(store), store.writes
-        # WHEN any request at all arrives
-        response = api.send(request)
+    api.call("form_start", form="travel-claim", values={"destination": "Lisbon"})
+    before, writes = snapshot(store), store.writes
+    # WHEN any request at all arrives
+    response = api.send(request)
     # THEN the answer is a JSON 2xx/4xx, never a 500
     note(f"status {response.status}")
     assert_well_formed(response)
@@ -331,26 +327,24 @@ def test_fuzzed_tool_calls_are_answered_as_data(
 ) -> None:
     # GIVEN a conversation with a travel claim under way
     api, _ = seeded()
-    with use_service(api.service, settings=SETTINGS):
-        api.call("form_start", form="travel-claim", values={"destination": "Lisbon"})
-        # WHEN the model sends any sequence of well-enveloped calls with any input
-        for tool, call_id, tool_input in calls:
-            response = api.post(
-                f"/conversations/conv-1/tools/{tool}",
-                {"tool_call_id": call_id, "input": tool_input},
-            )
-            # THEN each is a 200 whose result leads with ok, never the engine's catch-all
-            assert_well_formed(response)
-            assert response.status == 200, response
-            note(f"{tool} ok={response.json()['ok']}")
-            assert isinstance(response.json()["ok"], bool)
+    api.call("form_start", form="travel-claim", values={"destination": "Lisbon"})
+    # WHEN the model sends any sequence of well-enveloped calls with any input
+    for tool, call_id, tool_input in calls:
+        response = api.post(
+            f"/conversations/conv-1/tools/{tool}",
+            {"tool_call_id": call_id, "input": tool_input},
+        )
+        # THEN each is a 200 whose result leads with ok, never the engine's catch-all
+        assert_well_formed(response)
+        assert response.status == 200, response
+        note(f"{tool} ok={response.json()['ok']}")
+        assert isinstance(response.json()["ok"], bool)
 
 
 def test_base64_flag_on_plain_text_is_a_400_not_a_500() -> None:
     api, store = seeded()
-    with use_service(api.service, settings=SETTINGS):
-        event = build_event("POST", "/conversations/conv-1/tools/form_list", body="{}")
-        event["isBase64Encoded"] = True
-        response = api.send(event)
+    event = build_event("POST", "/conversations/conv-1/tools/form_list", body="{}")
+    event["isBase64Encoded"] = True
+    response = api.send(event)
     assert response.status == 400
     assert store.writes == 0

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from formwork.config import ConfigError
-from functions.api import logger
 from functions.http import LOCAL_LOG_HASH_KEY, _log_hash_key, log_hash
+from functions.routing import logger
 from tests.functional.conftest import Api, load_event
 
 

@@ -10,11 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from forms.surface.tools import check_id
-from formwork.bootstrap import use_service
 from formwork.config import Settings
-from functions.api import MAX_ROLES, roles_from_claims
+from functions.approval_routes import MAX_ROLES, roles_from_claims
 from functions.models import ID_PATTERN
-from tests.functional.conftest import ALICE, BOB, SETTINGS, Api, RecordingStore, make_service
+from tests.functional.conftest import ALICE, BOB, Api, RecordingStore, make_service
 
 
 def test_principal_in_the_body_is_ignored(api: Api, store: RecordingStore) -> None:
@@ -56,21 +55,17 @@ def test_principal_inside_the_tool_input_is_not_honoured(api: Api, store: Record
 
 def test_another_principals_conversation_is_indistinguishable_from_none() -> None:
     # GIVEN alice has a claim in conv-1
-    service = make_service()
-    with use_service(service, settings=SETTINGS):
-        alice = Api(service)
-        alice.call("form_start", form="travel-claim", values={"destination": "Lisbon"})
-        # WHEN bob asks about conv-1: its status, and a read of the claim
-        bob_status = alice.status(claims=BOB)
-        bob_read = alice.call("form_read", claims=BOB, tool_call_id="r1", form="travel-claim")
-        bob_list = alice.call("form_list", claims=BOB, tool_call_id="l1")
+    alice = Api.over(make_service())
+    alice.call("form_start", form="travel-claim", values={"destination": "Lisbon"})
+    # WHEN bob asks about conv-1: its status, and a read of the claim
+    bob_status = alice.status(claims=BOB)
+    bob_read = alice.call("form_read", claims=BOB, tool_call_id="r1", form="travel-claim")
+    bob_list = alice.call("form_list", claims=BOB, tool_call_id="l1")
     # AND bob asks the same of a deployment where conv-1 never existed
-    fresh = make_service()
-    with use_service(fresh, settings=SETTINGS):
-        empty = Api(fresh)
-        none_status = empty.status(claims=BOB)
-        none_read = empty.call("form_read", claims=BOB, tool_call_id="r1", form="travel-claim")
-        none_list = empty.call("form_list", claims=BOB, tool_call_id="l1")
+    empty = Api.over(make_service())
+    none_status = empty.status(claims=BOB)
+    none_read = empty.call("form_read", claims=BOB, tool_call_id="r1", form="travel-claim")
+    none_list = empty.call("form_list", claims=BOB, tool_call_id="l1")
     # THEN every answer is the same: status code, headers and body
     assert bob_status.status == none_status.status == 404
     for seen, unseen in ((bob_status, none_status), (bob_read, none_read), (bob_list, none_list)):
@@ -101,9 +96,7 @@ def test_same_sub_in_another_tenant_is_another_principal(api: Api) -> None:
 
 
 def test_without_a_tenant_claim_setting_the_principal_is_the_sub(store: RecordingStore) -> None:
-    service = make_service(store)
-    with use_service(service, settings=Settings()):
-        Api(service).call("form_start", form="travel-claim")
+    Api.over(make_service(store), Settings()).call("form_start", form="travel-claim")
     assert store.get("fi_1").principal == "alice"
 
 

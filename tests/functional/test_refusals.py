@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from formwork.bootstrap import use_service
 from formwork.config import Settings
 from functions.http import ApiError, _check_json, parse_json_body
 from tests.functional.conftest import Api, RecordingStore, build_event, load_event
@@ -167,8 +166,8 @@ def test_malformed_json_fixture_is_a_400(api: Api) -> None:
 )
 def test_malformed_bodies_are_a_400(body: str, api: Api) -> None:
     # GIVEN a size limit that lets the very deep body through to the parser
-    with use_service(api.service, settings=Settings(tenant_claim="tenant", max_body_bytes=200_000)):
-        assert_error(api.post(CALL, body), 400, "malformed_json")
+    roomy = api.using(settings=Settings(tenant_claim="tenant", max_body_bytes=200_000))
+    assert_error(roomy.post(CALL, body), 400, "malformed_json")
 
 
 def test_invalid_utf8_is_a_400(api: Api) -> None:

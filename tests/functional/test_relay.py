@@ -20,19 +20,20 @@ import pytest
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
-from forms import FormDef, FormRegistry, FormService, HookContext, InMemoryFormStore, Patch, Step
+from forms import FormDef, FormService, HookContext, InMemoryFormStore, Patch, Step
 from forms import field as form_field
 from forms.app.conversation import Caller
 from forms.app.hooks import InProcessDispatcher
 from forms.instance import Commit, FormInstance, OutboxEntry
 from forms.outbox import due_entries
 from forms.storage.dynamodb import DynamoDBFormStore
+from forms.storage.dynamodb_outbox import PENDING_MARK
 from formwork import bootstrap
-from formwork.bootstrap import use_service
+from formwork.bootstrap import App
 from formwork.config import ConfigError, Settings
 from functions import relay
 from functions.local import LocalContext
-from tests.support import Deferred
+from tests.support import Deferred, app_for, service_for
 from workflows.dispatch import TemporalConnection, TemporalDispatcher
 from workflows.shared import HookInput, HookPolicy
 
@@ -144,10 +145,10 @@ class World:
     ids: Iterator[int] = field(default_factory=lambda: count(1))
 
     def service(self, dispatcher: Any) -> FormService:
-        return FormService(
-            FormRegistry([FORM]),
-            self.store,
-            dispatcher,
+        return service_for(
+            FORM,
+            store=self.store,
+            dispatcher=dispatcher,
             clock=lambda: self.now,
             new_id=lambda: f"fi_{next(self.ids)}",
         )
@@ -169,10 +170,14 @@ def dispatcher(connection: TemporalConnection) -> TemporalDispatcher:
 
 
 @pytest.fixture
-def service(dispatcher: TemporalDispatcher, world: World) -> Iterator[FormService]:
-    service = world.service(dispatcher)
-    with use_service(service, settings=SETTINGS):
-        yield service
+def service(dispatcher: TemporalDispatcher, world: World) -> FormService:
+    return world.service(dispatcher)
+
+
+@pytest.fixture
+def app(service: FormService) -> App:
+    """What the relay's Lambda runs with: ``service`` (Temporal dispatch) and ``SETTINGS``."""
+    return app_for(service, settings=SETTINGS)
 
 
 def committed_not_dispatched(world: World, conversation: str = "conv-1") -> tuple[str, str]:
@@ -227,8 +232,11 @@ def record(image: dict[str, Any] | None, name: str = "MODIFY") -> dict[str, Any]
     }
 
 
-def deliver(*records: dict[str, Any]) -> dict[str, Any]:
-    response: dict[str, Any] = relay.lambda_handler({"Records": list(records)}, LocalContext())
+def deliver(app: App, *records: dict[str, Any]) -> dict[str, Any]:
+    """The relay's answer to one batch of stream ``records``, running with ``app``."""
+    response: dict[str, Any] = relay.lambda_handler(
+        {"Records": list(records)}, LocalContext(), app=app
+    )
     return response
 
 
@@ -240,13 +248,13 @@ def policies(temporal: FakeTemporal, key: str) -> list[WorkflowIDReusePolicy]:
 
 
 def test_a_hook_committed_but_never_dispatched_is_started_and_recorded(
-    service: FormService, store: InMemoryFormStore, temporal: FakeTemporal, world: World
+    app: App, store: InMemoryFormStore, temporal: FakeTemporal, world: World
 ) -> None:
     # GIVEN a committed hook occurrence whose tool call died before dispatching it
     instance_id, key = committed_not_dispatched(world)
 
     # WHEN its STATE record comes through the stream
-    response = deliver(record(state_image(store.get(instance_id))))
+    response = deliver(app, record(state_image(store.get(instance_id))))
 
     # THEN the relay started one run under the key (first dispatch: no reuse of closed ids)
     assert response == {"batchItemFailures": []}
@@ -258,16 +266,16 @@ def test_a_hook_committed_but_never_dispatched_is_started_and_recorded(
 
 
 def test_replayed_and_stale_records_start_no_second_run(
-    service: FormService, store: InMemoryFormStore, temporal: FakeTemporal, world: World
+    app: App, store: InMemoryFormStore, temporal: FakeTemporal, world: World
 ) -> None:
     # GIVEN a hook dispatched from its stream record, whose run then finished
     instance_id, key = committed_not_dispatched(world)
     stale = record(state_image(store.get(instance_id)))
-    deliver(stale)
+    deliver(app, stale)
     temporal.close_all()
 
     # WHEN the same record is delivered again (a retried batch), twice
-    responses = [deliver(stale), deliver(stale)]
+    responses = [deliver(app, stale), deliver(app, stale)]
 
     # THEN nothing failed and there is still one run for the key
     assert responses == [{"batchItemFailures": []}] * 2
@@ -275,11 +283,11 @@ def test_replayed_and_stale_records_start_no_second_run(
 
 
 def test_records_that_need_no_dispatch_are_skipped(
-    service: FormService, store: InMemoryFormStore, temporal: FakeTemporal, world: World
+    app: App, store: InMemoryFormStore, temporal: FakeTemporal, world: World
 ) -> None:
     # GIVEN an instance whose hook was dispatched a minute ago (still pending: it runs)
     instance_id, key = committed_not_dispatched(world)
-    deliver(record(state_image(store.get(instance_id))))
+    deliver(app, record(state_image(store.get(instance_id))))
     world.now = T0 + timedelta(minutes=1)
     current = state_image(store.get(instance_id))
     revision_item = {"pk": {"S": f"I#{instance_id}"}, "sk": {"S": "R#0000000002#000"}}
@@ -287,6 +295,7 @@ def test_records_that_need_no_dispatch_are_skipped(
 
     # WHEN the stream brings that STATE, a revision item, an index item, and a removal
     response = deliver(
+        app,
         record(current),
         record(revision_item, "INSERT"),
         record(index_item, "INSERT"),
@@ -299,16 +308,16 @@ def test_records_that_need_no_dispatch_are_skipped(
 
 
 def test_a_hook_still_pending_long_after_its_dispatch_is_started_again(
-    service: FormService, store: InMemoryFormStore, temporal: FakeTemporal, world: World
+    app: App, store: InMemoryFormStore, temporal: FakeTemporal, world: World
 ) -> None:
     # GIVEN a hook dispatched, whose run ended without finishing the entry
     instance_id, key = committed_not_dispatched(world)
-    deliver(record(state_image(store.get(instance_id))))
+    deliver(app, record(state_image(store.get(instance_id))))
     temporal.close_all()
 
     # WHEN a record of the instance arrives past FORMWORK_REDISPATCH_AFTER_SECONDS
     world.now = T0 + timedelta(seconds=SETTINGS.redispatch_after_seconds)
-    deliver(record(state_image(store.get(instance_id))))
+    deliver(app, record(state_image(store.get(instance_id))))
 
     # THEN a new run starts under the same id, allowed to follow a closed one
     assert policies(temporal, key) == [
@@ -318,7 +327,7 @@ def test_a_hook_still_pending_long_after_its_dispatch_is_started_again(
 
 
 def test_a_record_whose_dispatch_fails_is_reported_and_the_others_go_on(
-    service: FormService, store: InMemoryFormStore, temporal: FakeTemporal, world: World
+    app: App, store: InMemoryFormStore, temporal: FakeTemporal, world: World
 ) -> None:
     # GIVEN two instances with undispatched hooks, and Temporal refusing the first one's
     first, first_key = committed_not_dispatched(world, "conv-1")
@@ -327,7 +336,7 @@ def test_a_record_whose_dispatch_fails_is_reported_and_the_others_go_on(
     failing = record(state_image(store.get(first)))
 
     # WHEN both records come in one batch
-    response = deliver(failing, record(state_image(store.get(second))))
+    response = deliver(app, failing, record(state_image(store.get(second))))
 
     # THEN the failed record is reported (Lambda retries from it) and the other went through
     assert response == {
@@ -343,11 +352,10 @@ def test_with_in_process_dispatch_the_relay_and_the_sweeper_do_nothing(
 ) -> None:
     # GIVEN in-process dispatch (it never records dispatch: there is nothing to catch up on)
     instance_id, _ = committed_not_dispatched(world)
-    inprocess = world.service(InProcessDispatcher())
-    with use_service(inprocess, settings=Settings()):
-        # WHEN the relay and the sweeper run
-        response = deliver(record(state_image(store.get(instance_id))))
-        swept = relay.sweep_handler({"instance_ids": [instance_id]}, LocalContext())
+    inprocess = app_for(world.service(InProcessDispatcher()))
+    # WHEN the relay and the sweeper run
+    response = deliver(inprocess, record(state_image(store.get(instance_id))))
+    swept = relay.sweep_handler({"instance_ids": [instance_id]}, LocalContext(), app=inprocess)
     # THEN they leave the hook alone
     assert response == {"batchItemFailures": []}
     assert swept["dispatched"] == [] and swept["skipped"] == "inprocess dispatch"
@@ -358,19 +366,42 @@ def test_with_in_process_dispatch_the_relay_and_the_sweeper_do_nothing(
 
 
 def test_the_sweeper_dispatches_what_the_named_instances_still_need(
-    service: FormService, store: InMemoryFormStore, temporal: FakeTemporal, world: World
+    app: App, store: InMemoryFormStore, temporal: FakeTemporal, world: World
 ) -> None:
     # GIVEN one instance with an undispatched hook, and an id that is not there
     instance_id, key = committed_not_dispatched(world)
 
     # WHEN the sweeper is asked about both, twice
-    first = relay.sweep_handler({"instance_ids": [instance_id, "fi_gone"]}, LocalContext())
-    second = relay.sweep_handler({"instance_ids": [instance_id]}, LocalContext())
+    first = relay.sweep_handler({"instance_ids": [instance_id, "fi_gone"]}, LocalContext(), app=app)
+    second = relay.sweep_handler({"instance_ids": [instance_id]}, LocalContext(), app=app)
 
     # THEN the first sweep dispatched the hook; the second found nothing to do
     assert first == {"instances": 2, "dispatched": [key], "failed": {}}
     assert second == {"instances": 1, "dispatched": [], "failed": {}}
     assert len(temporal.runs[key]) == 1
+
+
+def test_a_sweep_of_everything_reads_the_apps_outbox_scan_and_stops_when_told(
+    app: App, store: InMemoryFormStore, temporal: FakeTemporal, world: World
+) -> None:
+    # GIVEN three instances with an undispatched hook, in an in-memory store (its own scan),
+    # paged one instance at a time
+    store.page_size = 1
+    found = [committed_not_dispatched(world, f"conv-{n}") for n in range(3)]
+
+    class Ending:
+        """A Lambda context whose time is running out: no time for a further page."""
+
+        def get_remaining_time_in_millis(self) -> int:
+            return relay.SWEEP_MARGIN_MS - 1
+
+    # WHEN a sweep runs out of time after its first page, and a second has time for all
+    short = relay.sweep_handler(None, Ending(), app=app)
+    full = relay.sweep_handler(None, LocalContext(), app=app)
+    # THEN the first dispatched the first instance's hook only; the second, the other two
+    assert short["dispatched"] == [found[0][1]]
+    assert sorted(full["dispatched"]) == sorted(key for _, key in found[1:])
+    assert all(len(temporal.runs[key]) == 1 for _, key in found)
 
 
 def test_the_scan_filter_matches_exactly_the_states_with_a_pending_entry(
@@ -384,8 +415,8 @@ def test_the_scan_filter_matches_exactly_the_states_with_a_pending_entry(
     assert store.get(instance_id).state.outbox[key].status == "done"
     done = state_image(store.get(instance_id))["state"]["S"]
     # THEN the marker the sweeper's scan filters on is in the first and not in the second
-    assert relay.PENDING_MARK in pending
-    assert relay.PENDING_MARK not in done
+    assert PENDING_MARK in pending
+    assert PENDING_MARK not in done
 
 
 # ---------------------------------------------------------------------------- the tool path
@@ -516,18 +547,18 @@ def test_the_connection_runs_calls_from_any_thread_on_one_loop(
 
 
 def test_an_old_record_does_not_start_a_run_again_for_a_hook_since_done(
-    service: FormService, store: InMemoryFormStore, temporal: FakeTemporal, world: World
+    app: App, service: FormService, store: InMemoryFormStore, temporal: FakeTemporal, world: World
 ) -> None:
     # GIVEN a hook dispatched, then run to completion
     instance_id, key = committed_not_dispatched(world)
-    deliver(record(state_image(store.get(instance_id))))
+    deliver(app, record(state_image(store.get(instance_id))))
     dispatched = record(state_image(store.get(instance_id)))  # pending, dispatched_at = T0
     service.run_hook(instance_id, key)
     temporal.close_all()
 
     # WHEN the record showing it dispatched and pending arrives late (a replay, an outage)
     world.now = T0 + timedelta(hours=1)
-    response = deliver(dispatched)
+    response = deliver(app, dispatched)
 
     # THEN the relay checks the stored entry, finds it done, and starts nothing
     assert response == {"batchItemFailures": []}

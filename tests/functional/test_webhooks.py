@@ -13,22 +13,27 @@ their own (``notify_secrets``), never the inbound ones.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
 from datetime import date, datetime, timedelta, tzinfo
-from itertools import count
+from pathlib import Path
 from typing import Annotated, Any, cast
 
 import pytest
 from pydantic import Field
 
-from forms import FormRegistry, FormService, InMemoryFormStore, InProcessDispatcher
+from forms import FormService
 from forms.app.conversation import Caller
 from forms.definition import FormDef, Step, field
 from forms.examples import EXAMPLES
 from forms.state import FormState, HookContext, Values
 from formwork import bootstrap
-from formwork.bootstrap import use_service, use_webhooks
-from formwork.config import ConfigError, Settings, WebhookSettings
+from formwork.bootstrap import App
+from formwork.config import ConfigError, Settings
+from formwork.webhook_settings import WebhookSettings
 from formwork.webhooks import (
     DEFAULT_LEASE,
     DeliveryRecord,
@@ -36,6 +41,7 @@ from formwork.webhooks import (
     FormEvent,
     InMemoryDeliveryLog,
     SecretsManagerSecrets,
+    SecretSource,
     SecretsUnavailable,
     SourceLimits,
     StaticSecrets,
@@ -58,8 +64,9 @@ from tests.functional.conftest import (
     build_event,
     load_event,
 )
-from tests.support import FakeSecretsManager
+from tests.support import FakeSecretsManager, TickingClock, app_for, service_for
 
+ROOT = Path(__file__).resolve().parents[2]
 NOW = int(T0.timestamp())
 SECRET = "crm-secret-0123456789"
 NEW, OLD = "billing-new-0123456789", "billing-old-0123456789"
@@ -151,9 +158,17 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def crm(api: Api, log: InMemoryDeliveryLog, clock: Clock) -> Iterator[Sender]:
-    with use_webhooks(settings=WEBHOOKS, log=log, clock=clock):
-        yield Sender(api, log, clock)
+def app(service: FormService, log: InMemoryDeliveryLog, clock: Clock) -> App:
+    """The handler's App: the service and settings of ``conftest``, and the webhook parts:
+    the two sources, the in-memory ``log`` and the fixed ``clock``."""
+    return app_for(
+        service, settings=SETTINGS, webhook_settings=WEBHOOKS, delivery_log=log, clock=clock
+    )
+
+
+@pytest.fixture
+def crm(api: Api, log: InMemoryDeliveryLog, clock: Clock) -> Sender:
+    return Sender(api, log, clock)
 
 
 def nothing_stored(store: RecordingStore, log: InMemoryDeliveryLog) -> bool:
@@ -350,11 +365,11 @@ def test_the_tolerance_is_inclusive_and_configurable(
     api: Api, store: RecordingStore, log: InMemoryDeliveryLog
 ) -> None:
     strict = WebhookSettings(sources=WEBHOOKS.sources, secrets=WEBHOOKS.secrets, tolerance=30)
-    with use_webhooks(settings=strict, log=log, clock=Clock(NOW + 30)):
-        assert Sender(api, log, Clock(0)).post(start_body()).status == 201
-    with use_webhooks(settings=strict, log=log, clock=Clock(NOW + 31)):
-        response = Sender(api, log, Clock(0)).post(start_body(), delivery="d-2")
-        assert response.json()["error"] == "stale_timestamp"
+    on_time = api.using(webhook_settings=strict, delivery_log=log, clock=Clock(NOW + 30))
+    assert Sender(on_time, log, Clock(0)).post(start_body()).status == 201
+    late = api.using(webhook_settings=strict, delivery_log=log, clock=Clock(NOW + 31))
+    response = Sender(late, log, Clock(0)).post(start_body(), delivery="d-2")
+    assert response.json()["error"] == "stale_timestamp"
 
 
 # ---------------------------------------------------------------------------- replayed
@@ -520,8 +535,8 @@ def test_a_secret_store_outage_is_a_503_to_retry(
         def keys_for(self, source: str) -> tuple[str, ...]:
             raise SecretsUnavailable("the secret store could not be reached")
 
-    with use_webhooks(settings=WEBHOOKS, log=log, secrets=Down(), clock=Clock(NOW)):
-        response = Sender(api, log, Clock(NOW)).post(start_body())
+    down = api.using(webhook_settings=WEBHOOKS, delivery_log=log, secrets=Down(), clock=Clock(NOW))
+    response = Sender(down, log, Clock(NOW)).post(start_body())
     assert (response.status, response.json()["error"]) == (503, "secrets_unavailable")
     assert response.headers["retry-after"] == "30"
     assert nothing_stored(store, log)
@@ -717,14 +732,16 @@ def test_unknown_sources_are_refused_without_reading_any_secret(
     client = FakeSecretsManager({"formwork/webhooks/crm": SECRET})
     settings = WebhookSettings(sources=(("crm", CRM_LIMITS),))
     secrets = SecretsManagerSecrets(client, settings.secret_prefix)
-    with use_webhooks(settings=settings, log=log, secrets=secrets, clock=Clock(NOW)):
-        sender = Sender(api, log, Clock(NOW))
-        forged = sender.post(start_body(), secret="guessed-secret-000000").json()
-        reads = len(client.calls)
-        # WHEN more made-up sources arrive than any cache would hold
-        answers = {
-            json.dumps(sender.post(start_body(), source=f"made-up-{n}").json()) for n in range(300)
-        }
+    served = api.using(
+        webhook_settings=settings, delivery_log=log, secrets=secrets, clock=Clock(NOW)
+    )
+    sender = Sender(served, log, Clock(NOW))
+    forged = sender.post(start_body(), secret="guessed-secret-000000").json()
+    reads = len(client.calls)
+    # WHEN more made-up sources arrive than any cache would hold
+    answers = {
+        json.dumps(sender.post(start_body(), source=f"made-up-{n}").json()) for n in range(300)
+    }
     # THEN every one is refused as a bad signature, and none cost a secret read
     assert answers == {json.dumps(forged)}
     assert len(client.calls) == reads == 1
@@ -738,8 +755,8 @@ def test_a_source_with_a_secret_but_no_configuration_is_unknown(
     settings = WebhookSettings(
         sources=(("crm", CRM_LIMITS),), secrets=(("crm", (SECRET,)), ("erp", (NEW,)))
     )
-    with use_webhooks(settings=settings, log=log, clock=Clock(NOW)):
-        response = Sender(api, log, Clock(NOW)).post(start_body(), source="erp", secret=NEW)
+    served = api.using(webhook_settings=settings, delivery_log=log, clock=Clock(NOW))
+    response = Sender(served, log, Clock(NOW)).post(start_body(), source="erp", secret=NEW)
     # THEN it is refused like any unknown source
     assert (response.status, response.json()["error"]) == (401, "bad_signature")
     assert nothing_stored(store, log)
@@ -751,8 +768,8 @@ def test_without_configured_sources_every_webhook_is_refused(
     # GIVEN the default: secrets may exist, but no FORMWORK_WEBHOOK_SOURCES
     settings = WebhookSettings.from_env({"FORMWORK_WEBHOOK_SECRETS": json.dumps({"crm": SECRET})})
     assert settings.sources == ()
-    with use_webhooks(settings=settings, log=log, clock=Clock(NOW)):
-        response = Sender(api, log, Clock(NOW)).post(start_body())
+    served = api.using(webhook_settings=settings, delivery_log=log, clock=Clock(NOW))
+    response = Sender(served, log, Clock(NOW)).post(start_body())
     assert (response.status, response.json()["error"]) == (401, "bad_signature")
     assert nothing_stored(store, log)
 
@@ -790,32 +807,34 @@ class Company(Step):
 URL = "https://crm.example.com/hooks/formwork"
 
 
+def outbound_secrets(webhooks: WebhookSettings = WEBHOOKS) -> SecretSource:
+    """The outbound secret source an App builds from ``webhooks``."""
+    return app_for(webhook_settings=webhooks).secret_source("outbound")
+
+
 def onboarding(receiver: Receiver) -> FormDef:
     return FormDef(
         id="onboarding",
         version=1,
         title="Customer onboarding",
         steps=[Company],
-        on_close=notifier(URL, secret="crm", http=receiver, clock=lambda: NOW + 7),
+        on_close=notifier(
+            URL,
+            secret="crm",
+            secrets=outbound_secrets(),
+            http=receiver,
+            clock=lambda: NOW + 7,
+        ),
         closes_on_complete=True,
     )
 
 
 @pytest.fixture
-def outbound(log: InMemoryDeliveryLog) -> Iterator[tuple[Receiver, FormService, Api]]:
+def outbound(log: InMemoryDeliveryLog) -> tuple[Receiver, FormService, Api]:
     receiver = Receiver()
-    ticks = count(1)
-    service = FormService(
-        FormRegistry([*EXAMPLES, onboarding(receiver)]),
-        InMemoryFormStore(),
-        InProcessDispatcher(),
-        clock=lambda: T0 + timedelta(seconds=next(ticks)),
-    )
-    with (
-        use_service(service, settings=SETTINGS),
-        use_webhooks(settings=WEBHOOKS, log=log, clock=Clock(NOW + 5)),
-    ):
-        yield receiver, service, Api(service)
+    service = service_for(*EXAMPLES, onboarding(receiver), clock=TickingClock(T0))
+    api = Api.over(service, webhook_settings=WEBHOOKS, delivery_log=log, clock=Clock(NOW + 5))
+    return receiver, service, api
 
 
 def test_a_completed_form_notifies_its_receiver_signed_with_the_occurrence_key(
@@ -891,9 +910,10 @@ def test_what_a_notification_receiver_holds_cannot_start_sessions(
 def test_a_notifier_never_signs_with_an_inbound_secret(log: InMemoryDeliveryLog) -> None:
     # GIVEN "billing", an inbound source with secrets, and no outbound secret of that name
     receiver = Receiver(204)
-    notify = notifier(URL, secret="billing", http=receiver, clock=lambda: NOW)
+    secrets = outbound_secrets()
+    notify = notifier(URL, secret="billing", secrets=secrets, http=receiver, clock=lambda: NOW)
     # THEN notifying with it fails rather than signing with the inbound secret
-    with use_webhooks(settings=WEBHOOKS, log=log), pytest.raises(DeliveryFailed, match="notify"):
+    with pytest.raises(DeliveryFailed, match="notify"):
         notify(hook_context())
     assert receiver.requests == []
 
@@ -965,26 +985,27 @@ def hook_context() -> HookContext:
 
 def test_an_unknown_outbound_secret_fails_the_attempt(log: InMemoryDeliveryLog) -> None:
     receiver = Receiver(204)
-    notify = notifier(URL, secret="nobody", http=receiver, clock=lambda: NOW)
-    with use_webhooks(settings=WEBHOOKS, log=log), pytest.raises(DeliveryFailed):
+    secrets = outbound_secrets()
+    notify = notifier(URL, secret="nobody", secrets=secrets, http=receiver, clock=lambda: NOW)
+    with pytest.raises(DeliveryFailed):
         notify(hook_context())
     assert receiver.requests == []
 
 
 def test_outbound_secrets_come_from_secrets_manager_under_their_own_prefix(
-    log: InMemoryDeliveryLog,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # GIVEN Secrets Manager holding an inbound and an outbound secret, both named "crm"
     client = FakeSecretsManager(
         {"formwork/webhooks/crm": SECRET, "formwork/notify/crm": NOTIFY_SECRET}
     )
-    receiver = Receiver(204)
-    notify = notifier(URL, secret="crm", http=receiver, clock=lambda: NOW)
+    monkeypatch.setattr(bootstrap, "build_secrets_client", lambda settings: client)
     settings = WebhookSettings(sources=(("crm", CRM_LIMITS),))
-    outbound = SecretsManagerSecrets(client, settings.notify_prefix, what="notify")
+    receiver = Receiver(204)
+    secrets = outbound_secrets(settings)
+    notify = notifier(URL, secret="crm", secrets=secrets, http=receiver, clock=lambda: NOW)
     # WHEN a notification goes out
-    with use_webhooks(settings=settings, log=log, notify_secrets=outbound):
-        notify(hook_context())
+    notify(hook_context())
     # THEN it is signed with the outbound secret, read from the notify prefix only
     ((_, body, headers),) = receiver.requests
     assert verify([NOTIFY_SECRET], headers["X-Formwork-Signature"], str(NOW), body, now=NOW)
@@ -1031,10 +1052,10 @@ def test_each_direction_reads_its_own_secrets_and_never_the_others(
     assert client.calls == ["formwork/webhooks/crm", "formwork/notify/crm"]
 
 
-def test_the_container_builds_each_part_on_first_use_and_reset_forgets_them(
+def test_an_app_builds_each_webhook_part_on_first_use_from_the_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # GIVEN webhook settings in the environment and nothing built or installed
+    # GIVEN webhook settings in the environment, and a builder that counts its calls
     monkeypatch.setenv("FORMWORK_WEBHOOK_SECRETS", json.dumps({"crm": SECRET}))
     monkeypatch.setenv("FORMWORK_NOTIFY_SECRETS", json.dumps({"crm": NOTIFY_SECRET}))
     monkeypatch.delenv("TABLE_NAME", raising=False)
@@ -1046,36 +1067,43 @@ def test_the_container_builds_each_part_on_first_use_and_reset_forgets_them(
         return real(settings, webhooks, direction)
 
     monkeypatch.setattr(bootstrap, "build_secret_source", counting)
-    bootstrap.reset()
-    try:
-        # WHEN the inbound secrets and the log are asked for, twice each
-        inbound = bootstrap.secret_source("inbound")
-        assert bootstrap.secret_source("inbound") is inbound
-        log = bootstrap.delivery_log()
-        assert bootstrap.delivery_log() is log
-        # THEN each was built once, from the environment, and the outbound side not at all
-        assert built == ["inbound"]
-        assert inbound.keys_for("crm") == (SECRET,)
-        assert isinstance(log, InMemoryDeliveryLog)  # no TABLE_NAME
-        assert bootstrap.secret_source("outbound").keys_for("crm") == (NOTIFY_SECRET,)
-        # AND reset forgets them all
-        bootstrap.reset()
-        assert bootstrap.delivery_log() is not log
-        assert bootstrap.secret_source("inbound") is not inbound
-    finally:
-        bootstrap.reset()
+    app = bootstrap.bootstrap()
+    # WHEN the inbound secrets and the log are asked for, twice each
+    inbound = app.secret_source("inbound")
+    assert app.secret_source("inbound") is inbound
+    log = app.delivery_log
+    assert app.delivery_log is log
+    # THEN each was built once, from the environment, and the outbound side not at all
+    assert built == ["inbound"]
+    assert inbound.keys_for("crm") == (SECRET,)
+    assert isinstance(log, InMemoryDeliveryLog)  # no TABLE_NAME
+    assert app.secret_source("outbound").keys_for("crm") == (NOTIFY_SECRET,)
+    # AND another App builds its own
+    other = bootstrap.bootstrap()
+    assert other.delivery_log is not log
+    assert other.secret_source("inbound") is not inbound
 
 
-def test_use_webhooks_restores_what_was_there() -> None:
-    outer, inner = InMemoryDeliveryLog(), InMemoryDeliveryLog()
-    down = StaticSecrets({})
-    with use_webhooks(settings=WEBHOOKS, log=outer, clock=Clock(NOW)):
-        with use_webhooks(log=inner, secrets=down, clock=Clock(NOW + 9)):
-            assert bootstrap.delivery_log() is inner
-            assert bootstrap.secret_source("inbound") is down
-            assert bootstrap.webhook_settings() == WebhookSettings()
-            assert bootstrap.webhook_now() == NOW + 9
-        assert bootstrap.delivery_log() is outer
-        assert bootstrap.webhook_settings() is WEBHOOKS
-        assert bootstrap.secret_source("inbound").keys_for("crm") == (SECRET,)
-        assert bootstrap.webhook_now() == NOW
+def test_the_webhook_parts_given_to_bootstrap_are_used_as_they_are() -> None:
+    log, down = InMemoryDeliveryLog(), StaticSecrets({})
+    app = bootstrap.bootstrap(
+        Settings(), webhook_settings=WEBHOOKS, delivery_log=log, secrets=down, clock=Clock(NOW)
+    )
+    assert app.delivery_log is log
+    assert app.secret_source("inbound") is down
+    assert app.secret_source("outbound").keys_for("crm") == (NOTIFY_SECRET,)  # built
+    assert app.webhook_settings is WEBHOOKS
+    assert app.now() == NOW
+    # AND an App given none uses the real clock
+    assert abs(bootstrap.bootstrap(Settings()).now() - time.time()) < 60
+
+
+def test_a_notifier_given_no_secrets_reads_this_processs_app() -> None:
+    # GIVEN a process whose environment holds the outbound secret "crm"
+    code = "from functions.webhooks import outbound_secret\nprint(outbound_secret('crm'))\n"
+    env = {**os.environ, "FORMWORK_NOTIFY_SECRETS": json.dumps({"crm": NOTIFY_SECRET})}
+    # WHEN a notifier there asks for it / THEN it comes from the process's App
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == NOTIFY_SECRET

@@ -1,7 +1,11 @@
 """Integration fixtures: real services on loopback, started and stopped by the tests.
 
-``local_dynamodb`` runs moto's DynamoDB server single-threaded in a child process for the whole
-session; each test that asks for ``table`` gets a fresh table created from ``template.yaml``.
+``local_dynamodb`` is a DynamoDB on loopback for the whole session, twice over: moto's server,
+single-threaded in a child process, and AWS's own DynamoDB Local (``infra.local.dynamodb_local``);
+every test that uses it runs against both, so what passes is DynamoDB's behaviour, not one
+emulator's. Each test that asks for ``table`` gets a fresh table created from ``template.yaml``,
+and ``table_settings``, ``store`` and ``app`` are a deployment on it: its settings, its form
+store, and its App (``formwork.bootstrap``), every DynamoDB part on the test's client.
 Everything here talks to the services over the network, as production code talks to AWS.
 """
 
@@ -13,7 +17,13 @@ from typing import Any
 
 import pytest
 
+from forms.storage.dynamodb import DynamoDBFormStore
+from formwork.bootstrap import App, bootstrap
+from formwork.config import Settings
 from infra.local.dynamodb import LocalDynamoDB, client, create_table
+from infra.local.dynamodb_local import DynamoDBLocal
+
+Endpoint = LocalDynamoDB | DynamoDBLocal
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -22,14 +32,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
 
 
+@pytest.fixture(scope="session", params=["moto", "dynamodb-local"])
+def local_dynamodb(request: pytest.FixtureRequest) -> Iterator[Endpoint]:
+    """moto's DynamoDB, then DynamoDB Local: each started once, on a free loopback port."""
+    server: Endpoint = LocalDynamoDB() if request.param == "moto" else DynamoDBLocal()
+    with server:
+        yield server
+
+
 @pytest.fixture(scope="session")
-def local_dynamodb() -> Iterator[LocalDynamoDB]:
-    with LocalDynamoDB() as db:
-        yield db
+def moto_server() -> Iterator[LocalDynamoDB]:
+    """moto's server alone, for what only moto serves beside DynamoDB (Secrets Manager)."""
+    with LocalDynamoDB() as server:
+        yield server
 
 
 @pytest.fixture
-def dynamodb(local_dynamodb: LocalDynamoDB) -> Any:
+def dynamodb(local_dynamodb: Endpoint) -> Any:
     """A boto3 DynamoDB client pointed at the local endpoint."""
     return client(local_dynamodb.endpoint)
 
@@ -41,6 +60,25 @@ def table(dynamodb: Any) -> Iterator[str]:
     create_table(dynamodb, name)
     yield name
     dynamodb.delete_table(TableName=name)
+
+
+@pytest.fixture
+def table_settings(local_dynamodb: Endpoint, table: str) -> Settings:
+    """The settings of a deployment on ``table`` at the local endpoint (the rest defaults)."""
+    return Settings(table_name=table, dynamodb_endpoint_url=local_dynamodb.endpoint)
+
+
+@pytest.fixture
+def store(dynamodb: Any, table: str) -> DynamoDBFormStore:
+    """The DynamoDB form store on ``table``."""
+    return DynamoDBFormStore(dynamodb, table)
+
+
+@pytest.fixture
+def app(table_settings: Settings, dynamodb: Any, store: DynamoDBFormStore) -> App:
+    """The App of a deployment on ``table``: ``store``, and the other parts built from
+    ``table_settings`` on first use, on the test's client."""
+    return bootstrap(table_settings, store=store, dynamodb_client=dynamodb)
 
 
 class Requests:

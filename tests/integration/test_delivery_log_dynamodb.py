@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from forms.storage.contract import make_instance
-from forms.storage.dynamodb import DynamoDBFormStore
+from formwork.bootstrap import App
 from formwork.webhooks import DeliveryConflict, DeliveryLog, DynamoDBDeliveryLog
 from formwork.webhooks.contract import SIGNED, DeliveryLogContract, at, bind, delivery_record
 from tests.integration.conftest import Requests
@@ -81,11 +81,11 @@ def test_each_primitive_is_one_request_and_a_lost_write_reads_nothing_more(
     assert requests.take() == ["PutItem", "PutItem"]
 
 
-def test_the_log_shares_the_forms_table_without_touching_instances(
-    log: DynamoDBDeliveryLog, dynamodb: Any, table: str
-) -> None:
-    # GIVEN an instance in the table
-    store = DynamoDBFormStore(dynamodb, table)
+def test_the_log_shares_the_forms_table_without_touching_instances(app: App) -> None:
+    # GIVEN a deployment on the table: its App keeps the delivery log beside the instances
+    store, log = app.store, app.delivery_log
+    assert isinstance(log, DynamoDBDeliveryLog)
+    # AND an instance in the table
     store.create(make_instance("d-1"))
     before = store.get("d-1")
     # WHEN a delivery and a binding of the same name are written beside it

@@ -24,6 +24,7 @@ import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +35,12 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 
 from forms import FormDef, FormRegistry, FormService, HookContext, Patch, Step, field
+from forms.app import dispatcher_contract
 from forms.app.conversation import Caller
+from forms.app.dispatcher_contract import RUNS, DispatcherContract, Wiring
 from forms.app.hooks import HookRunner
 from forms.instance import FormInstance, OutboxEntry
 from forms.storage.dynamodb import DynamoDBFormStore
-from formwork.bootstrap import use_service
 from formwork.config import Settings, TemporalSettings
 from functions import relay
 from functions.local import LocalContext
@@ -47,11 +49,11 @@ from infra.local.gateway import dev_token
 from infra.local.stack import LocalStack
 from infra.local.streams import StreamReader
 from infra.local.temporal import LocalTemporal, LocalWorker
-from tests.support import Deferred
+from tests.support import Deferred, app_for
 from workflows.activities import HookActivities
 from workflows.dispatch import TemporalConnection, TemporalDispatcher
 from workflows.shared import RUN_HOOK_ACTIVITY, HookInput, HookOutcome, HookPolicy
-from workflows.worker import serve
+from workflows.worker import serve, worker_app
 
 FLAGS = "FORMWORK_TEST_FLAGS"
 FORMS_REF = "tests.integration.test_temporal_dispatch:FORMS"
@@ -147,7 +149,7 @@ class ThreadWorker:
             self.loop = asyncio.get_running_loop()
             self.stop = asyncio.Event()
             await serve(
-                self.settings,
+                worker_app(self.settings),
                 stop=self.stop,
                 ready=self.ready.set,
                 sticky_timeout=1.0,
@@ -205,13 +207,10 @@ def flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def settings(
-    local_dynamodb: LocalDynamoDB, table: str, temporal: LocalTemporal, queue: str
-) -> Settings:
+def settings(table_settings: Settings, temporal: LocalTemporal, queue: str) -> Settings:
     """What the worker and the relay read from their environment, for this test."""
-    return Settings(
-        table_name=table,
-        dynamodb_endpoint_url=local_dynamodb.endpoint,
+    return replace(
+        table_settings,
         forms=FORMS_REF,
         dispatch="temporal",
         temporal=TemporalSettings(address=temporal.address, task_queue=queue),
@@ -237,11 +236,6 @@ def worker_env(settings: Settings, flags: Path) -> dict[str, str]:
 def worker(worker_env: dict[str, str]) -> Iterator[LocalWorker]:
     with LocalWorker(worker_env, sticky_timeout=1.0, grace=1.0, quiet=True) as running:
         yield running
-
-
-@pytest.fixture
-def store(dynamodb: Any, table: str) -> DynamoDBFormStore:
-    return DynamoDBFormStore(dynamodb, table)
 
 
 @pytest.fixture
@@ -393,8 +387,8 @@ def test_crash_after_commit_the_stream_relay_dispatches(
 
     # WHEN the relay gets the table's stream (every item the commits wrote)
     event = {"Records": StreamReader(local_dynamodb.endpoint, table).read()}
-    with use_service(service_with(store, dispatcher), settings=settings):
-        response = relay.lambda_handler(event, LocalContext())
+    app = app_for(service_with(store, dispatcher), settings=settings)
+    response = relay.lambda_handler(event, LocalContext(), app=app)
 
     # THEN nothing is reported failed, and the hook runs as the workflow named by its key
     assert response == {"batchItemFailures": []}
@@ -426,8 +420,8 @@ def test_crash_after_commit_the_sweeper_dispatches(
     instance_id, key = crash_after_commit(store)
 
     # WHEN the scheduled sweeper scans the table
-    with use_service(service_with(store, dispatcher), settings=settings):
-        swept = relay.sweep_handler({}, LocalContext())
+    app = app_for(service_with(store, dispatcher), settings=settings)
+    swept = relay.sweep_handler({}, LocalContext(), app=app)
 
     # THEN it dispatched that hook, which ran once
     assert swept["dispatched"] == [key] and swept["failed"] == {}
@@ -441,8 +435,7 @@ def test_crash_after_commit_the_sweeper_dispatches(
         lambda: all(e.status == "done" for e in store.get(instance_id).state.outbox.values()),
         "the follow-up hook to finish",
     )
-    with use_service(service_with(store, dispatcher), settings=settings):
-        assert relay.sweep_handler({}, LocalContext())["dispatched"] == []
+    assert relay.sweep_handler({}, LocalContext(), app=app)["dispatched"] == []
 
 
 # ------------------------------------------------------------------ 2. worker killed
@@ -506,13 +499,15 @@ def test_one_occurrence_dispatched_from_everywhere_at_once_runs_once(
     key = entry.key
     event = {"Records": StreamReader(local_dynamodb.endpoint, table).read()}
     durable = service_with(store, dispatcher)
+    app = app_for(durable, settings=settings)
+    sweep = {"instance_ids": [instance_id]}
 
     # WHEN the tool path (and its retries), the relay (and replays of its batch) and the
     # sweeper all dispatch it at the same moment
     calls: list[Callable[[], object]] = (
         [lambda: dispatcher.send(durable, [entry])] * 6
-        + [lambda: relay.lambda_handler(event, LocalContext())] * 6
-        + [lambda: relay.sweep_handler({"instance_ids": [instance_id]}, LocalContext())] * 2
+        + [lambda: relay.lambda_handler(event, LocalContext(), app=app)] * 6
+        + [lambda: relay.sweep_handler(sweep, LocalContext(), app=app)] * 2
     )
     barrier = threading.Barrier(len(calls))
 
@@ -520,12 +515,12 @@ def test_one_occurrence_dispatched_from_everywhere_at_once_runs_once(
         barrier.wait(DEADLINE)
         return call()
 
-    with use_service(durable, settings=settings), ThreadPoolExecutor(len(calls)) as pool:
+    with ThreadPoolExecutor(len(calls)) as pool:
         results = list(pool.map(together, calls))
         outcome = outcome_of(connection, key)
         # ... and again, replayed after the run has finished
         dispatcher.send(durable, [entry])
-        late = relay.lambda_handler(event, LocalContext())
+        late = relay.lambda_handler(event, LocalContext(), app=app)
 
     # THEN every dispatch succeeded, and Temporal holds exactly one run for the key
     assert all(r == {"batchItemFailures": []} for r in [*results[6:12], late])
@@ -650,6 +645,57 @@ def test_the_tool_call_waits_for_fast_hooks_and_reports_slow_ones_running(
     assert "(running)" in result["status_line"]
     (flags / f"{other}.block").unlink()
     assert outcome_of(connection, slow).status == "done"
+
+
+# ------------------------------------------------------------------ the dispatcher contract
+
+CONTRACT_POLICY = HookPolicy(
+    max_attempts=3, initial_interval_seconds=0.2, heartbeat_seconds=2.0, timeout_seconds=60.0
+)
+"""Production's retries, with a short first wait: a failing run is retried within a second."""
+
+
+class TestTemporalDispatcher(DispatcherContract):
+    """What the in-process dispatcher promises, kept by workflows on a real dev server, a worker
+    process and the DynamoDB store."""
+
+    @pytest.fixture
+    def wiring(
+        self,
+        table_settings: Settings,
+        store: DynamoDBFormStore,
+        temporal: LocalTemporal,
+        connection: TemporalConnection,
+        queue: str,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> Iterator[Wiring]:
+        monkeypatch.setenv(RUNS, str(tmp_path))
+        assert table_settings.table_name and table_settings.dynamodb_endpoint_url
+        env = {
+            "TABLE_NAME": table_settings.table_name,
+            "DYNAMODB_ENDPOINT_URL": table_settings.dynamodb_endpoint_url,
+            "AWS_ACCESS_KEY_ID": "local",
+            "AWS_SECRET_ACCESS_KEY": "local",
+            "FORMWORK_FORMS": "forms.app.dispatcher_contract:FORMS",
+            "TEMPORAL_ADDRESS": temporal.address,
+            "TEMPORAL_TASK_QUEUE": queue,
+            RUNS: str(tmp_path),
+        }
+        dispatcher = TemporalDispatcher(
+            connection, task_queue=queue, policy=CONTRACT_POLICY, wait_ms=0
+        )
+        service = FormService(FormRegistry(dispatcher_contract.FORMS), store, dispatcher)
+
+        def settle(instance_id: str) -> None:
+            def quiet() -> bool:
+                outbox = store.get(instance_id).state.outbox.values()
+                return all(e.status != "pending" for e in outbox if e.kind == "executor")
+
+            wait_until(quiet, f"the runs of {instance_id} to finish")
+
+        with LocalWorker(env, sticky_timeout=1.0, grace=1.0, quiet=True):
+            yield Wiring(service, settle)
 
 
 # ------------------------------------------------------------------ make dev

@@ -26,10 +26,10 @@ API_KEY = "tmprl-api-key-from-moto-0123456789"
 
 
 @pytest.fixture
-def secrets(local_dynamodb: LocalDynamoDB, monkeypatch: pytest.MonkeyPatch) -> Any:
+def secrets(moto_server: LocalDynamoDB, monkeypatch: pytest.MonkeyPatch) -> Any:
     """A Secrets Manager client on moto's endpoint, and this process pointed at it."""
     for name, value in {
-        "AWS_ENDPOINT_URL_SECRETS_MANAGER": local_dynamodb.endpoint,
+        "AWS_ENDPOINT_URL_SECRETS_MANAGER": moto_server.endpoint,
         "AWS_ACCESS_KEY_ID": "local",
         "AWS_SECRET_ACCESS_KEY": "local",
     }.items():
@@ -37,7 +37,7 @@ def secrets(local_dynamodb: LocalDynamoDB, monkeypatch: pytest.MonkeyPatch) -> A
     monkeypatch.setattr(temporal_client, "_providers", {})
     return boto3.client(
         "secretsmanager",
-        endpoint_url=local_dynamodb.endpoint,
+        endpoint_url=moto_server.endpoint,
         region_name="eu-west-1",
         aws_access_key_id="local",
         aws_secret_access_key="local",

@@ -310,11 +310,11 @@ NOW = datetime(2025, 3, 10, 9, 0, tzinfo=UTC)
 # ---------------------------------------------------------------------------- Secrets Manager
 
 
-def test_secrets_come_from_secrets_manager_under_the_prefix(local_dynamodb: LocalDynamoDB) -> None:
+def test_secrets_come_from_secrets_manager_under_the_prefix(moto_server: LocalDynamoDB) -> None:
     # GIVEN moto's endpoint (it serves Secrets Manager too) holding two sources' secrets
     client = boto3.client(
         "secretsmanager",
-        endpoint_url=local_dynamodb.endpoint,
+        endpoint_url=moto_server.endpoint,
         region_name="us-east-1",
         aws_access_key_id="local",
         aws_secret_access_key="local",

@@ -1,0 +1,172 @@
+"""The approval route: ``POST /approvals/{approval_id}``, an approver's decision.
+
+The approver is the token's principal; their roles are what the ``ROLES_CLAIM`` claim lists
+(``roles_from_claims``). What the caller may not decide is answered exactly like an approval
+that does not exist (404). A recorded decision is signalled, best effort, to the approval's
+wait when hooks run elsewhere (``DecisionNotifier``).
+"""
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any, Protocol, runtime_checkable
+from urllib.parse import unquote
+
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+
+from forms.app.approvals import Approver
+from forms.surface.tools import check_id
+from functions.auth import _claims, principal_from_event
+from functions.http import ApiError
+from functions.models import ApprovalAnswer, ApprovalDecisionRequest
+from functions.openapi import DESCRIBED, error_responses, json_body
+from functions.routing import logger, request_app
+
+router = Router()  # type: ignore[no-untyped-call]
+
+
+@router.post(
+    "/approvals/<approval_id>",
+    summary="Decide a pending approval",
+    description="Records the caller's decision (approved or rejected, with an optional note) on "
+    "a pending approval checkpoint, as a revision by the approver on the approval's decision "
+    "field; the decision fires that field's edges (the form may complete, or terminate) and "
+    "the agent sees it in its next view. An approval is decided only by a principal of the "
+    "form owner's tenant holding the role the definition names (in the token's roles claim, "
+    "ROLES_CLAIM), never by the person who filled the form; anything else is the same 404 as "
+    "an approval that does not exist. A decision on a closed form is refused with 409 "
+    "form_closed. The approval id is the outbox key from the tool result (fired / hooks), "
+    "{instance_id}:checkpoint.<id>:<occurrence>; its ':' may be sent percent-encoded.",
+    responses={
+        200: json_body(
+            ApprovalAnswer,
+            "Decision recorded (ok=true), with the form's status after it; or not recorded for "
+            "a passing reason (ok=false, error busy): send the same request again",
+        ),
+        **error_responses(
+            400,
+            401,
+            404,
+            409,
+            413,
+            415,
+            422,
+            s400=DESCRIBED[400] + "; a malformed approval id (bad_request)",
+            s404="No pending approval with that id that the caller may decide: it never "
+            "existed, was decided already, expired, or is not the caller's to decide "
+            "(unknown_approval; one answer for all of them)",
+            s409="The form is closed (form_closed): nothing was recorded",
+        ),
+    },
+    tags=["approvals"],
+)
+def decide_approval(
+    approval_id: Annotated[
+        str,
+        Path(
+            description="{instance_id}:checkpoint.<checkpoint>:<occurrence> (1-128 of A-Z a-z "
+            "0-9 . _ : @ -; percent-encoding accepted)"
+        ),
+    ],
+    request: Annotated[ApprovalDecisionRequest, Body()],
+) -> dict[str, Any]:
+    approver = _approver()
+    approval = check_id(unquote(approval_id), "approval id")
+    service = request_app(router.context).service
+    result = service.decide(approver, approval, request.decision, request.note)
+    if not result.get("ok"):
+        code = str(result.get("error", "error"))
+        if code == "forbidden":  # never told apart from an approval that does not exist
+            raise _unknown_approval(approval)
+        status = _DECISION_REFUSALS.get(code)
+        if status is not None:
+            raise ApiError(status, code, str(result.get("message", code)))
+        logger.info("approval not recorded", extra={"error": code})
+        return result  # as data, like a tool's result (``busy``: send it again)
+    logger.info(
+        "approval decided",
+        extra={"instance_id": result.get("instance"), "decision": request.decision},
+    )
+    _notify_decided(service.dispatcher, approval)
+    return result
+
+
+_DECISION_REFUSALS = {"unknown_approval": 404, "bad_request": 400, "form_closed": 409}
+"""The service's refusals that are HTTP statuses; any other ``ok: false`` is a 200 (data)."""
+
+
+def _unknown_approval(approval_id: str) -> ApiError:
+    """The service answers a caller who may not decide with ``unknown_approval``, the same as
+    for an approval that does not exist. Should it ever say ``forbidden`` instead, the route
+    still answers 404 with that same body, never a 403 that would tell the two apart."""
+    return ApiError(404, "unknown_approval", f"no pending approval {approval_id!r}")
+
+
+@runtime_checkable
+class DecisionNotifier(Protocol):
+    """A dispatcher that runs approval waits elsewhere (``TemporalDispatcher``): told, best
+    effort, that a decision was recorded so the wait ends now rather than at its deadline."""
+
+    def notify_decided(self, approval_id: str) -> bool: ...
+
+
+def _notify_decided(dispatcher: object, approval_id: str) -> None:
+    """Never fails the request: the decision is already stored; at worst the approval's
+    workflow finds it decided when its timer fires."""
+    if not isinstance(dispatcher, DecisionNotifier):
+        return
+    try:
+        dispatcher.notify_decided(approval_id)
+    except Exception:
+        logger.warning("could not notify the approval's workflow", exc_info=True)
+
+
+MAX_ROLES = 64
+_ROLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,127}")
+
+
+def roles_from_claims(claims: Mapping[str, Any], claim: str) -> frozenset[str]:
+    """The roles the token's ``claim`` lists, each entry taken whole, as the issuer sent it.
+
+    The claim holds either a list of roles or one string of roles separated by whitespace:
+
+    * a JSON array (or a JSON array as text, ``'["finance", "admins"]'``): each string in it is
+      one role;
+    * a string: roles separated by whitespace (the OAuth ``scope`` convention). API Gateway's
+      JWT authorizer hands an array claim to the function in this shape, in brackets,
+      ``"[finance admins]"``; the brackets are not part of the roles.
+
+    Nothing is split on commas, and an entry of a list is never split: a group named
+    ``sales,finance`` is one entry (malformed, so ignored), never ``finance``. Entries that are
+    not 1-128 of letters, digits and ``. _ : @ / + = -`` are ignored (they could never match a
+    role a definition names); at most ``MAX_ROLES`` count; no claim, no roles.
+    """
+    value = claims.get(claim)
+    entries = _role_entries(value) if isinstance(value, str) else value
+    if not isinstance(entries, list | tuple):
+        return frozenset()
+    roles = [entry for entry in entries if isinstance(entry, str) and _ROLE.fullmatch(entry)]
+    return frozenset(roles[:MAX_ROLES])
+
+
+def _role_entries(text: str) -> list[Any]:
+    """The entries of a roles claim that arrived as one string."""
+    stripped = text.strip()
+    if stripped.startswith("[") and stripped.endswith("]"):
+        try:
+            loaded = json.loads(stripped)
+        except ValueError:
+            loaded = None
+        if isinstance(loaded, list) and all(isinstance(entry, str) for entry in loaded):
+            return loaded  # a JSON array as text
+        stripped = stripped[1:-1]  # API Gateway's "[a b]"
+    return stripped.split()
+
+
+def _approver() -> Approver:
+    """The verified principal, with the roles the roles claim lists."""
+    settings = request_app(router.context).settings
+    event = router.current_event.raw_event
+    principal = principal_from_event(event, settings.tenant_claim)
+    return Approver(principal, roles_from_claims(_claims(event), settings.roles_claim))

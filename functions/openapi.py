@@ -1,0 +1,151 @@
+"""The OpenAPI document's plumbing: what every route declares it answers.
+
+Routes declare their answers with ``json_body`` (a status's body model) and ``error_responses``
+(the error statuses, each with ``ErrorBody``; 401 also with API Gateway's own body).
+``Resolver`` is Powertools' resolver with a document that lists only those: the validation 422
+Powertools adds to every operation is dropped, and so is every component schema nothing refers
+to. ``OPENAPI`` is the document's title, description and security schemes.
+"""
+
+import json
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+from aws_lambda_powertools.event_handler.openapi.models import (
+    APIKey,
+    APIKeyIn,
+    HTTPBearer,
+    OpenAPI,
+)
+from aws_lambda_powertools.event_handler.openapi.params import Path
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+
+from forms.surface.tools import TOOLS_BY_NAME
+from functions.models import ID_PATTERN, ErrorBody, Unauthorized
+
+
+class Resolver(APIGatewayHttpResolver):
+    """Powertools' resolver, whose OpenAPI document lists only what the routes answer."""
+
+    def get_openapi_schema(self, *args: Any, **kwargs: Any) -> OpenAPI:
+        schema = super().get_openapi_schema(*args, **kwargs)
+        only_declared_responses(schema)
+        return schema
+
+
+def only_declared_responses(schema: OpenAPI) -> None:
+    """Drop the 422 Powertools adds to every operation (its ``HTTPValidationError``): this API
+    answers validation failures with its own statuses and ``ErrorBody``, and a route that
+    answers 422 at all declares it. Then drop the component schemas nothing refers to."""
+    for item in (schema.paths or {}).values():
+        for method in ("get", "put", "post", "delete", "options", "head", "patch", "trace"):
+            operation = getattr(item, method, None)
+            if operation is None or not operation.responses:
+                continue
+            for status, response in list(operation.responses.items()):
+                if "HTTPValidationError" in _dumped(response):
+                    del operation.responses[status]
+    components = schema.components
+    if components is None or not components.schemas:
+        return
+    named = components.schemas
+    wanted = _referenced(_dumped(schema.paths))
+    pending = list(wanted)
+    while pending:
+        name = pending.pop()
+        for ref in _referenced(_dumped(named.get(name))) - wanted:
+            wanted.add(ref)
+            pending.append(ref)
+    components.schemas = {name: value for name, value in named.items() if name in wanted}
+
+
+_REF = re.compile(r'"#/components/schemas/([^"]+)"')
+
+
+def _dumped(value: Any) -> str:
+    return json.dumps(_plain(value), default=str)
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "model_dump"):
+        return value.model_dump(by_alias=True, exclude_none=True, mode="json")
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _referenced(text: str) -> set[str]:
+    return set(_REF.findall(text))
+
+
+if TYPE_CHECKING:
+    ToolName = str
+else:
+    ToolName = Literal[tuple(TOOLS_BY_NAME)]
+
+ConversationId = Annotated[
+    str,
+    Path(
+        pattern=ID_PATTERN,
+        description="The agent's conversation id (1-128 of A-Z a-z 0-9 . _ : @ -)",
+    ),
+]
+
+
+_GATEWAY_401 = (
+    "API Gateway's JWT authorizer answers a missing, expired or invalid token itself, before "
+    'the function runs, with 401 {"message": "Unauthorized"} (and a WWW-Authenticate header); '
+    "HTTP APIs have no gateway responses, so that body cannot be reshaped. The function's own "
+    '401 is {"error": "unauthorized", "message"}.'
+)
+DESCRIBED = {
+    400: "Malformed request: an event that is not API Gateway's, or a body that is not base64 "
+    "when flagged so (bad_request); a body that is empty, not UTF-8 JSON, NaN, lone surrogates, "
+    "nested too deep (malformed_json), or holding a key twice in one object (duplicate_key)",
+    401: "No verified principal. " + _GATEWAY_401,
+    413: "Body over the size limit (payload_too_large)",
+    415: "Body is not UTF-8 JSON, or has no content type (unsupported_media_type)",
+    422: "The body is well-formed JSON of the wrong shape (invalid_request; the message names "
+    "the field)",
+}
+
+
+def json_body(model: Any, description: str) -> OpenAPIResponse:
+    return {"description": description, "content": {"application/json": {"model": model}}}
+
+
+def error_responses(*statuses: int, **described: str) -> dict[int, OpenAPIResponse]:
+    """OpenAPI entries for the error statuses a route can answer: ``ErrorBody``, and for 401
+    also API Gateway's own body. ``described`` overrides a description (key ``s404``)."""
+    entries: dict[int, OpenAPIResponse] = {}
+    for status in statuses:
+        text = described.get(f"s{status}") or DESCRIBED[status]
+        entries[status] = json_body(Unauthorized if status == 401 else ErrorBody, text)
+    return entries
+
+
+OPENAPI: dict[str, Any] = {
+    "title": "Formwork tool API",
+    "version": "1.0.0",
+    "description": "Agent tools for collecting structured information through conversations. "
+    "Every route needs a bearer JWT (API Gateway's JWT authorizer verifies it), except "
+    "POST /webhooks/{source}, which is signed with the source's secret instead.\n\n"
+    "Every route lists exactly the statuses it answers. Every refusal from the function is "
+    'JSON {"error", "message"}. ' + _GATEWAY_401 + " Any other method or path is a 404 "
+    "route_not_found, after the checks every request goes through (401; for POST also 415, "
+    "413, 400). A 500 internal_error is a bug and is not listed.",
+    "security_schemes": {
+        "bearerAuth": HTTPBearer(bearerFormat="JWT"),
+        "webhookSignature": APIKey(
+            **{"in": APIKeyIn.header},
+            name="X-Formwork-Signature",
+            description="POST /webhooks/{source} only: v1=<hex HMAC-SHA256 of "
+            '"{X-Formwork-Timestamp}.{body}"> under the source\'s secret; see docs/webhooks.md',
+        ),
+    },
+    "security": [{"bearerAuth": []}],
+}

@@ -1,0 +1,121 @@
+"""Refusals: what an exception raised while routing stands for, as a JSON 4xx.
+
+``refusal`` maps every exception a route can raise (``ApiError``, an unverified principal, the
+engine's ``BadRequest``, Powertools' validation and routing errors) to one ``ApiError``, or to
+``None`` for a bug (a bare 500). Validation errors are classified in a fixed order: path ids,
+then the tool name, the query, the body. ``route_label`` names a request's route with a fixed
+label (a log key and a metric dimension, never raw input).
+"""
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
+
+from forms.errors import BadRequest
+from forms.surface.formats import FORMATS
+from forms.surface.tools import TOOLS_BY_NAME
+from functions.auth import Unauthenticated
+from functions.http import JSON_HEADERS, ApiError, error_body, unauthorized
+
+
+def json_error(
+    status: int, code: str, message: str, headers: Mapping[str, str] | None = None
+) -> Response[Any]:
+    """A refusal as the resolver answers it: JSON ``{"error", "message"}``."""
+    return Response(
+        status,
+        "application/json",
+        error_body(code, message),
+        headers={**JSON_HEADERS, **(headers or {})},
+    )
+
+
+def refusal(error: Exception, event: Mapping[str, Any]) -> ApiError | None:
+    """The 4xx an exception raised while routing ``event`` stands for; ``None`` for a bug."""
+    if isinstance(error, ApiError):
+        return error
+    if isinstance(error, Unauthenticated):
+        return unauthorized(error.message)
+    if isinstance(error, BadRequest):
+        return ApiError(400, "bad_request", error.message)
+    if isinstance(error, RequestUnsupportedContentType):
+        return ApiError(415, "unsupported_media_type", "send the body as application/json")
+    if isinstance(error, RequestValidationError):
+        return classify(list(error.errors()))
+    if isinstance(error, NotFoundError):
+        if route_label(event) != "unmatched":
+            # a route's shape, with a path parameter no route pattern takes (a quote, a
+            # backslash, a control character): a malformed id, not a missing route
+            return ApiError(400, "bad_request", "malformed path: a path parameter is not an id")
+        return ApiError(404, "route_not_found", "no such route; see GET /openapi.json")
+    return None
+
+
+def classify(errors: list[Any]) -> ApiError:
+    """Map Powertools' validation errors to one refusal: path ids, then tool, query, body."""
+    where: dict[str, list[Any]] = {}
+    for error in errors:
+        loc = tuple(error.get("loc") or ("body",))
+        where.setdefault(str(loc[0]), []).append(error)
+    path = {str(e["loc"][-1]) for e in where.get("path", []) if e.get("loc")}
+    if "conversation_id" in path:
+        return ApiError(
+            400,
+            "bad_request",
+            "conversation id must be 1-128 characters of letters, digits and . _ : @ -",
+        )
+    if "tool_name" in path:
+        return unknown_tool()
+    if where.get("query"):
+        return ApiError(400, "bad_request", "format must be one of: " + ", ".join(FORMATS))
+    if path:
+        return ApiError(400, "bad_request", "malformed path")
+    body = where.get("body", []) + [
+        e for k, v in where.items() if k not in ("body", "path", "query") for e in v
+    ]
+    if any(e.get("type") == "json_invalid" for e in body):
+        return ApiError(400, "malformed_json", "the request body is not valid JSON")
+    problems = [describe(e) for e in body[:5]]
+    return ApiError(422, "invalid_request", "; ".join(problems) or "the request body is invalid")
+
+
+def describe(error: Mapping[str, Any]) -> str:
+    loc = [str(part) for part in error.get("loc", ()) if part != "body"]
+    where = ".".join(loc[:4]) or "body"
+    return f"{where}: {str(error.get('msg', 'invalid'))[:120]}"
+
+
+def unknown_tool() -> ApiError:
+    known = ", ".join(TOOLS_BY_NAME)
+    return ApiError(404, "unknown_tool", f"there is no such tool; the tools are: {known}")
+
+
+ROUTES = (
+    ("GET", re.compile(r"/tools"), "list_tools"),
+    ("POST", re.compile(r"/conversations/[^/]+/tools/[^/]+"), "call_tool"),
+    ("GET", re.compile(r"/conversations/[^/]+/status"), "status"),
+    ("GET", re.compile(r"/openapi\.json"), "openapi"),
+    ("GET", re.compile(r"/swagger"), "swagger"),
+    ("POST", re.compile(r"/webhooks/[^/]+"), "webhook"),
+    ("POST", re.compile(r"/approvals/[^/]+"), "approval"),
+)
+
+
+def route_label(event: Mapping[str, Any]) -> str:
+    """A bounded label for the request's route (a metric dimension, never raw input)."""
+    context = event.get("requestContext")
+    http = context.get("http") if isinstance(context, Mapping) else None
+    method = http.get("method") if isinstance(http, Mapping) else None
+    path = event.get("rawPath")
+    if isinstance(method, str) and isinstance(path, str):
+        for route_method, pattern, label in ROUTES:
+            if method.upper() == route_method and pattern.fullmatch(path):
+                return label
+    return "unmatched"

@@ -1,0 +1,147 @@
+"""The tool routes: the tool definitions, a tool call, a conversation's status lines.
+
+``GET /tools`` needs nothing but the tool surface (no App part is built for it: a cold start
+that serves it never imports boto3). A tool call and the status lines are the caller's: the
+principal comes from the verified claims only (``functions.auth``), and the conversation id is
+checked before anything is read.
+"""
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
+
+from forms.app.conversation import Caller
+from forms.surface.formats import FORMATS, Format, tool_definitions
+from forms.surface.tools import TOOLS_BY_NAME, check_id
+from functions.auth import principal_from_event
+from functions.http import ApiError, log_hash
+from functions.models import (
+    ConversationStatus,
+    ToolCallRequest,
+    ToolList,
+    ToolResult,
+)
+from functions.openapi import DESCRIBED, ConversationId, ToolName, error_responses, json_body
+from functions.refusals import unknown_tool
+from functions.routing import NAMESPACE, logger, metrics, request_app
+
+router = Router()  # type: ignore[no-untyped-call]
+
+
+@router.get(
+    "/tools",
+    summary="The tool definitions",
+    description="Name, description and input JSON schema of every tool; with format, in that "
+    "vendor's tool-definition shape.",
+    responses={
+        200: json_body(ToolList, "The tools, in surface order, in the requested shape"),
+        **error_responses(
+            400,
+            401,
+            s400="format is not one of the shapes, or an event that is not API Gateway's "
+            "(bad_request)",
+        ),
+    },
+    tags=["tools"],
+)
+def list_tools(
+    format: Annotated[  # the public query parameter's name
+        Format, Query(description="Tool-definition shape: " + ", ".join(FORMATS))
+    ] = "generic",
+) -> ToolList:
+    return ToolList(tools=tool_definitions(format))
+
+
+@router.post(
+    "/conversations/<conversation_id>/tools/<tool_name>",
+    summary="Run one tool call",
+    description="Runs the tool for the caller's conversation and returns its result. A "
+    "tool-level failure (a bad value, an unknown field) is a 200 with ok=false and a hint, for "
+    "the model to read. A replayed tool_call_id returns the first result.",
+    responses={
+        200: json_body(
+            ToolResult,
+            "The tool's result, also when the tool refused (ok=false with error, message, hint)",
+        ),
+        **error_responses(
+            400,
+            401,
+            404,
+            413,
+            415,
+            422,
+            s400=DESCRIBED[400] + "; a malformed conversation id (bad_request)",
+            s404="No such tool (unknown_tool; the message lists the tools)",
+        ),
+    },
+    tags=["tools"],
+)
+def call_tool(
+    conversation_id: ConversationId,
+    tool_name: Annotated[ToolName, Path(description="A tool name from GET /tools")],
+    request: Annotated[ToolCallRequest, Body()],
+) -> dict[str, Any]:
+    caller = _caller(conversation_id)
+    if tool_name not in TOOLS_BY_NAME:
+        raise unknown_tool()
+    conversation = log_hash(caller.conversation_id)  # before the call: a bad key fails first
+    result = request_app(router.context).service.call(
+        caller, tool_name, request.tool_call_id, request.input or {}
+    )
+    outcome = "ok" if result.get("ok") else str(result.get("error", "error"))
+    _count_tool_call(tool_name, outcome)
+    logger.info(
+        "tool call",
+        extra={"tool": tool_name, "outcome": outcome, "conversation_hash": conversation},
+    )
+    return result
+
+
+@router.get(
+    "/conversations/<conversation_id>/status",
+    summary="The conversation's status lines",
+    description="Tier-0 status lines of the caller's open forms in this conversation, for the "
+    "system prompt. 404 when the caller has no forms in it (another principal's conversation "
+    "looks exactly like one that does not exist).",
+    responses={
+        200: json_body(
+            ConversationStatus, "The status lines (empty when every form there is closed)"
+        ),
+        **error_responses(
+            400,
+            401,
+            404,
+            s400="A malformed conversation id, or an event that is not API Gateway's (bad_request)",
+            s404="The caller has no forms in this conversation (not_found)",
+        ),
+    },
+    tags=["conversations"],
+)
+def conversation_status(conversation_id: ConversationId) -> ConversationStatus:
+    caller = _caller(conversation_id)
+    service = request_app(router.context).service
+    lines = service.conversation_status(caller)
+    if lines is None:
+        raise ApiError(404, "not_found", f"no conversation {conversation_id!r}")
+    return ConversationStatus(conversation_id=conversation_id, lines=lines)
+
+
+def _caller(conversation_id: str) -> Caller:
+    """The verified principal, in the conversation of the path."""
+    settings = request_app(router.context).settings
+    principal = principal_from_event(router.current_event.raw_event, settings.tenant_claim)
+    return Caller(principal=principal, conversation_id=check_id(conversation_id, "conversation id"))
+
+
+def _count_tool_call(tool: str, outcome: str) -> None:
+    with single_metric(
+        name="ToolCalls",
+        unit=MetricUnit.Count,
+        value=1,
+        namespace=NAMESPACE,
+        default_dimensions=metrics.default_dimensions,
+    ) as metric:
+        metric.add_dimension(name="tool", value=tool)
+        metric.add_dimension(name="outcome", value=outcome)
