@@ -67,12 +67,18 @@ class CommitLoop:
         clock: Callable[[], datetime],
         backoff: Callable[[int], None],
         max_conflict_retries: int = 10,
+        timer: Callable[[], float] | None = None,
+        conflict_budget: float | None = None,
     ) -> None:
         self.registry = registry
         self.store = store
         self.clock = clock
         self.backoff = backoff
         self.max_conflict_retries = max_conflict_retries
+        self.timer = timer
+        self.conflict_budget = conflict_budget
+        """Seconds (on ``timer``) a call keeps planning again after lost commits; None: only
+        ``max_conflict_retries`` bounds it."""
 
     def load(self, instance_id: str) -> FormInstance | None:
         """The stored instance, or None when there is none."""
@@ -84,11 +90,15 @@ class CommitLoop:
     def commit(self, instance: FormInstance, plan: Plan[T]) -> Outcome[T]:
         """Run ``plan`` on ``instance`` (migrated first when its definition version is gone)
         and commit what it returns, compare-and-set; on a conflict, wait and start again from
-        the instance the store hands back. Raises ``TooManyConflicts`` when every attempt lost
+        the instance the store hands back, for up to ``max_conflict_retries`` retries within
+        ``conflict_budget`` seconds. Raises ``TooManyConflicts`` when every attempt lost
         (nothing of this call is saved then; a migration committed on the way stands, it is
         what any later call would do first)."""
+        started = self.timer() if self.timer is not None else 0.0
         for attempt in range(self.max_conflict_retries + 1):
             if attempt:
+                if self._out_of_time(started):
+                    break
                 self.backoff(attempt - 1)
             try:
                 form, instance = self._migrated(instance)
@@ -103,6 +113,11 @@ class CommitLoop:
         raise TooManyConflicts(
             "the form was busy with other writes; nothing was saved", "send the same call again"
         )
+
+    def _out_of_time(self, started: float) -> bool:
+        if self.timer is None or self.conflict_budget is None:
+            return False
+        return self.timer() - started >= self.conflict_budget
 
     def settle(self, instance: FormInstance) -> tuple[CompiledForm, FormInstance]:
         """The definition ``instance`` runs on, and the instance on it: the stored instance

@@ -221,3 +221,21 @@ def test_too_many_conflicts_is_what_the_loop_raises() -> None:
             service.store.get("fi_1"),
             lambda f, i, n: Planned(None, transition(f, i, {}, n, state=i.state.model_copy())),
         )
+
+
+def test_a_write_keeps_planning_again_until_its_time_budget_is_spent() -> None:
+    # GIVEN a loop with a one-second budget on a timer that moves 0.3 s per reading, and a
+    # store that loses every commit
+    store = Counting()
+    service = started(store, ORDER)
+    readings = iter(n * 0.3 for n in range(1_000))
+    service.loop.timer = lambda: next(readings)
+    service.loop.conflict_budget = 1.0
+    store.lose = 1_000
+    # WHEN a fill is sent
+    result = service.call(CALLER, "form_fill", "c2", {"form": "order", "values": {"item": "pen"}})
+    # THEN it tried while the budget lasted (the first attempt, then retries at 0.3, 0.6, 0.9 s
+    # after the start), well short of the retry bound, and answered busy
+    assert result["error"] == "busy"
+    assert store.calls["commit"] == 4 < service.loop.max_conflict_retries
+
