@@ -2,7 +2,7 @@
 one.
 
 Lambda calls a module-level function (``functions.api.lambda_handler``, ...) with nothing but
-the event and a context, and a form definition's executor (``functions.webhooks.notifier``) is
+the event and a context, and a form definition's executor (``functions.notify.notifier``) is
 built before any App exists; they take the App from ``app()``. It is made by
 ``formwork.bootstrap.bootstrap()`` on first use, from the environment (the settings too are read
 on first use, so a bad variable is a 500 on the first request, not an import error), and kept

@@ -1,7 +1,7 @@
-"""Webhooks over HTTP: ``POST /webhooks/{source}`` in, signed notifications out.
+"""Webhooks over HTTP, inbound: the route ``POST /webhooks/{source}``.
 
-Inbound. An external system (a CRM, say) starts a form session for one of its users. The route
-sits outside the JWT authorizer; the request proves itself with an HMAC signature instead
+An external system (a CRM, say) starts a form session for one of its users. The route sits
+outside the JWT authorizer; the request proves itself with an HMAC signature instead
 (``formwork.webhooks`` has the scheme). In order, cheapest first, nothing stored until the end:
 
 1. before routing (``precheck``): content type JSON (415), body within the size limit (413);
@@ -22,37 +22,27 @@ sits outside the JWT authorizer; the request proves itself with an HMAC signatur
    and a re-run replays rather than starting a second session. 201 with the instance.
 
 The parts come from the request's ``App`` (``formwork.bootstrap``): the webhook settings, the
-delivery log (DynamoDB on the forms table, or memory), the inbound and outbound secret sources
+delivery log (DynamoDB on the forms table, or memory), the inbound secret source
 (``formwork.webhooks.secrets``: ``FORMWORK_WEBHOOK_SECRETS`` when set, else Secrets Manager
 ``<prefix><source>``) and the clock; tests pass them to ``bootstrap(...)``.
 
-Outbound. ``deliver`` POSTs a ``FormEvent`` signed the same way and raises ``DeliveryFailed``
-on anything but a 2xx, so whoever calls it (an executor run by a Temporal activity) retries.
-``notifier`` wraps it as an executor for ``FormDef.on_complete``. Its secrets are a separate
-set (``FORMWORK_NOTIFY_SECRETS``, else Secrets Manager ``<notify prefix><name>``): a receiver
-of notifications holds nothing that verifies as an inbound request. A notifier reads them from
-the source it is given, else from this process's App (``formwork.process``): it is built with
-the form definitions, before any App exists.
+The outbound side, signed notifications to other systems (``deliver``, ``notifier``), is
+``functions.notify``; its names are importable from here too (a forms module may import
+``notifier`` from either).
 """
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
-import time
-import urllib.error
-import urllib.parse
-import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from forms.app.conversation import Caller
 from forms.errors import ToolError
-from formwork import process
 from formwork.config import Settings
 from formwork.webhooks import (
     DELIVERY_HEADER,
@@ -61,7 +51,6 @@ from formwork.webhooks import (
     Claimed,
     DeliveryLog,
     DeliveryRecord,
-    FormEvent,
     InProgress,
     NotAllowed,
     Replay,
@@ -73,10 +62,7 @@ from formwork.webhooks import (
     check_delivery,
     check_source,
     claim_delivery,
-    delivery_headers,
-    event_body,
     finish_delivery,
-    form_event,
     release_delivery,
     tool_call_id,
     verify,
@@ -89,20 +75,39 @@ from functions.http import (
     _header,
     _well_formed,
 )
+from functions.notify import (
+    USER_AGENT,
+    DeliveryFailed,
+    HttpPost,
+    check_url,
+    deliver,
+    notifier,
+    outbound_secret,
+    urllib_post,
+)
 
 if TYPE_CHECKING:
     from forms.app.service import FormService
-    from forms.state import HookContext
     from formwork.bootstrap import App
-    from formwork.webhooks import SecretSource
+
+__all__ = [
+    "USER_AGENT",
+    "WEBHOOK_AUTH_SCHEME",
+    "DeliveryFailed",
+    "HttpPost",
+    "check_url",
+    "deliver",
+    "is_webhook",
+    "notifier",
+    "outbound_secret",
+    "precheck",
+    "receive",
+    "urllib_post",
+]
 
 _log = logging.getLogger("formwork.webhooks")
 
 WEBHOOK_AUTH_SCHEME = "Formwork-HMAC-SHA256"
-USER_AGENT = "formwork-webhooks/1"
-
-
-# ---------------------------------------------------------------------------- inbound
 
 
 def is_webhook(event: Mapping[str, Any]) -> bool:
@@ -272,152 +277,3 @@ def _start(
         extra={"source": claimed.source, "delivery": claimed.delivery, "instance": instance},
     )
     return (200 if replayed else 201), outcome, {}
-
-
-# ---------------------------------------------------------------------------- outbound
-
-
-class DeliveryFailed(Exception):
-    """An outbound delivery attempt failed; raise it out so the caller's retry policy retries.
-
-    ``status`` is the receiver's HTTP status (None: no answer). ``retryable`` is False for a
-    4xx other than 408, 425 and 429: retrying the same request will not change the answer.
-    """
-
-    def __init__(self, status: int | None, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.retryable = status is None or status >= 500 or status in (408, 425, 429)
-
-
-class HttpPost(Protocol):
-    def __call__(
-        self, url: str, body: bytes, headers: Mapping[str, str], timeout: float
-    ) -> int: ...
-
-
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None  # a 3xx is an answer (not a 2xx), never followed
-
-
-_OPENER = urllib.request.build_opener(_NoRedirects)
-
-
-def urllib_post(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> int:
-    """POST with the standard library; the HTTP status (redirects are not followed)."""
-    request = urllib.request.Request(url, data=body, headers=dict(headers), method="POST")
-    try:
-        with _OPENER.open(request, timeout=timeout) as response:
-            response.read(65536)
-            return int(response.status)
-    except urllib.error.HTTPError as error:
-        return int(error.code)
-
-
-def check_url(url: str) -> str:
-    """An https URL, or http to a loopback address (local development); else ValueError."""
-    parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    if parts.scheme == "https" and host:
-        return url
-    if parts.scheme == "http" and host:
-        try:
-            loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            loopback = False
-        if loopback:
-            return url
-    raise ValueError(f"webhook URLs must be https (http only to loopback): {url!r}")
-
-
-def deliver(
-    url: str,
-    secret: str,
-    payload: FormEvent,
-    *,
-    timestamp: int,
-    http: HttpPost = urllib_post,
-    timeout: float = 10.0,
-) -> int:
-    """POST ``payload`` to ``url``, signed with ``secret`` at ``timestamp``; the 2xx status.
-
-    Raises ``DeliveryFailed`` on a non-2xx answer or no answer. Pass a fresh ``timestamp`` on
-    every attempt (a receiver refuses stale ones); the delivery id stays the payload's.
-    """
-    check_url(url)
-    body = event_body(payload)
-    headers = {
-        **delivery_headers(payload, body, secret, timestamp=timestamp),
-        "User-Agent": USER_AGENT,
-    }
-    try:
-        status = http(url, body, headers, timeout)
-    except OSError as exc:
-        raise DeliveryFailed(None, f"no answer from the webhook receiver: {exc}") from exc
-    if not 200 <= status < 300:
-        raise DeliveryFailed(status, f"the webhook receiver answered {status}")
-    return status
-
-
-def outbound_secret(name: str, secrets: SecretSource | None = None) -> str:
-    """The current (first) outbound secret named ``name``, from ``secrets`` (default: this
-    process's App's outbound source: ``FORMWORK_NOTIFY_SECRETS``, else Secrets Manager
-    ``<notify prefix><name>``); never an inbound source's secret."""
-    source = secrets if secrets is not None else process.app().secret_source("outbound")
-    try:
-        keys = source.keys_for(name) if check_source(name) else ()
-    except SecretsUnavailable as exc:
-        raise DeliveryFailed(
-            None, f"the outbound secret {name!r} could not be read: {exc}"
-        ) from None
-    if not keys:
-        raise DeliveryFailed(None, f"no outbound (notify) secret named {name!r} is configured")
-    return keys[0]
-
-
-def notifier(
-    url: str,
-    *,
-    secret: str,
-    secrets: SecretSource | None = None,
-    http: HttpPost | None = None,
-    clock: Callable[[], float] | None = None,
-    timeout: float = 10.0,
-) -> Callable[[HookContext], None]:
-    """An executor that notifies ``url`` of how a form ended: use it as ``FormDef.on_close``
-    (completed, terminated or abandoned; abandoned is sent as ``form.terminated`` with the
-    reason) or as ``FormDef.on_complete`` (completions only).
-
-    ``secret`` names the outbound secret (a ``FORMWORK_NOTIFY_SECRETS`` key, or Secrets
-    Manager ``<notify prefix><secret>``), a set apart from inbound sources' secrets, read
-    from ``secrets`` when given, else from this process's App when a notice goes out. The
-    delivery id is the hook occurrence's idempotency key, so every
-    retry carries the same one. A failed delivery raises, and the hook runner retries.
-    """
-    check_url(url)
-    if not check_source(secret):
-        raise ValueError(f"secret names are 1-32 lower-case letters, digits, _ and -: {secret!r}")
-
-    def notify(context: HookContext) -> None:
-        moment = clock() if clock is not None else time.time()
-        ended: Literal["completed", "terminated"] = (
-            "completed" if context.status in ("open", "completed") else "terminated"
-        )
-        payload = form_event(
-            context,
-            occurred_at=context.occurred_at or datetime.fromtimestamp(moment, UTC),
-            status=ended,
-            closed_reason=context.closed_reason if ended == "terminated" else None,
-        )
-        deliver(
-            url,
-            outbound_secret(secret, secrets),
-            payload,
-            timestamp=int(moment),
-            http=http or urllib_post,
-            timeout=timeout,
-        )
-
-    notify.__qualname__ = notify.__name__ = f"notify_{secret.replace('-', '_')}"
-    return notify

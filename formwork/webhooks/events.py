@@ -3,7 +3,7 @@
 ``FormEvent`` is the body, ``event_body`` the bytes sent (and signed), ``delivery_headers``
 the headers of one attempt. The delivery id is the hook occurrence's idempotency key, the same
 on every retry, so a receiver deduplicates on it. Sending is the shell's
-(``functions.webhooks.deliver``); nothing here does IO or reads a clock.
+(``functions.notify.deliver``); nothing here does IO or reads a clock.
 """
 
 from __future__ import annotations

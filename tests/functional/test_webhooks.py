@@ -53,7 +53,7 @@ from formwork.webhooks import (
     tool_call_id,
     verify,
 )
-from functions.webhooks import DeliveryFailed, deliver, notifier
+from functions.notify import DeliveryFailed, deliver, notifier
 from tests.functional.conftest import (
     ALICE,
     SETTINGS,
@@ -1100,10 +1100,20 @@ def test_the_webhook_parts_given_to_bootstrap_are_used_as_they_are() -> None:
 
 def test_a_notifier_given_no_secrets_reads_this_processs_app() -> None:
     # GIVEN a process whose environment holds the outbound secret "crm"
-    code = "from functions.webhooks import outbound_secret\nprint(outbound_secret('crm'))\n"
+    code = "from functions.notify import outbound_secret\nprint(outbound_secret('crm'))\n"
     env = {**os.environ, "FORMWORK_NOTIFY_SECRETS": json.dumps({"crm": NOTIFY_SECRET})}
     # WHEN a notifier there asks for it / THEN it comes from the process's App
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == NOTIFY_SECRET
+
+
+def test_a_forms_module_may_import_the_notifier_from_the_webhook_route_module() -> None:
+    # GIVEN the outbound side in functions.notify, the route in functions.webhooks
+    from functions import notify, webhooks
+
+    # WHEN a forms module imports the outbound names from the route's module
+    # THEN it gets the same objects
+    for name in ("DeliveryFailed", "deliver", "notifier", "outbound_secret"):
+        assert getattr(webhooks, name) is getattr(notify, name)

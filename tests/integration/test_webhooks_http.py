@@ -34,7 +34,7 @@ import pytest
 
 from forms.storage.dynamodb import DynamoDBFormStore
 from formwork.webhooks import FormEvent, SecretsManagerSecrets, SignatureRefused, sign, verify
-from functions.webhooks import DeliveryFailed, deliver
+from functions.notify import DeliveryFailed, deliver
 from infra.local.__main__ import banner
 from infra.local.dynamodb import LocalDynamoDB
 from infra.local.stack import LocalStack, local_webhooks

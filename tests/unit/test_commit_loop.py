@@ -238,4 +238,3 @@ def test_a_write_keeps_planning_again_until_its_time_budget_is_spent() -> None:
     # after the start), well short of the retry bound, and answered busy
     assert result["error"] == "busy"
     assert store.calls["commit"] == 4 < service.loop.max_conflict_retries
-

