@@ -5,6 +5,7 @@ The engine is pure (standard library and pydantic): no clocks, ids, network or s
 it. ``FormService`` is the composition root that wires it to a store and a dispatcher.
 """
 
+from forms.app.approvals import Approver
 from forms.app.hooks import InProcessDispatcher
 from forms.app.service import Caller, FormService
 from forms.compiled import CompiledForm
@@ -37,6 +38,7 @@ from forms.surface.tools import TOOLS, ToolSpec
 __all__ = [
     "TOOLS",
     "Approval",
+    "Approver",
     "Caller",
     "Checkpoint",
     "Commit",

@@ -14,8 +14,8 @@ from typing import Any
 
 from examples.demo.printing import WIDTH, compact, expect, say
 from examples.demo.transports import InProcess, OverHttp, Transport
+from forms import Caller
 from forms.app.approvals import Decision
-from forms.app.conversation import Caller
 
 _SHOWN: tuple[str, ...] = ("resolved", "coerced", "held", "now_held", "restored", "rejected")
 _SHOWN += ("unknown",)

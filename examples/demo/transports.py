@@ -22,10 +22,9 @@ from typing import Any, Protocol
 from urllib.parse import quote
 
 from examples.demo.printing import expect, say
-from forms.app.approvals import Approver, Decision
-from forms.app.conversation import Caller
+from forms import Approver, Caller, FormService
+from forms.app.approvals import Decision
 from forms.app.hooks import InProcessDispatcher
-from forms.app.service import FormService
 from forms.examples import EXAMPLES
 from forms.registry import FormRegistry
 from forms.storage import InMemoryFormStore

@@ -5,6 +5,7 @@ import forms
 EXPECTED = {
     "TOOLS",
     "Approval",
+    "Approver",
     "Caller",
     "Checkpoint",
     "Commit",
