@@ -50,15 +50,18 @@ def fingerprint(tool: str, payload: object) -> str:
 
 
 def new_call(call: CallId, result: Result, instance_id: str | None, now: datetime) -> NewCall:
-    """The record of ``call`` answered with ``result``, to store with its commit."""
-    record = CallRecord(
+    """The record of ``call`` answered with ``result``, to store with its commit.
+
+    ``as_json`` makes the result plain JSON (a copy that shares nothing with ``result``), so the
+    record is built without validating it again."""
+    record = CallRecord.model_construct(
         tool=call.tool,
         fingerprint=call.fingerprint,
         result=as_json(result),
         at=now,
         instance_id=instance_id,
     )
-    return NewCall(call_id=call.id, record=record)
+    return NewCall.model_construct(call_id=call.id, record=record)
 
 
 def check_replay(call: CallId, record: CallRecord, now: datetime, window: timedelta) -> None:

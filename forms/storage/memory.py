@@ -26,7 +26,10 @@ class InMemoryFormStore(FormStore, OutboxScan):
         self._lock = threading.Lock()
         self._instances: dict[str, FormInstance] = {}
         self._by_conversation: dict[_ConversationKey, list[str]] = {}
-        self._calls: dict[_ConversationKey, dict[str, CallRecord]] = {}
+        self._calls: dict[_ConversationKey, dict[str, str]] = {}
+        """Call records as JSON text: a record is written on every write call and read back
+        only by a retry, so it is serialised once (cheap, and nothing shared) and parsed when
+        read."""
 
     def create(self, instance: FormInstance, call: NewCall | None = None) -> None:
         stored = instance.snapshot()
@@ -48,7 +51,7 @@ class InMemoryFormStore(FormStore, OutboxScan):
     def get_call(self, principal: str, conversation_id: str, call_id: str) -> CallRecord | None:
         with self._lock:
             found = self._calls.get((principal, conversation_id), {}).get(call_id)
-        return found.model_copy(deep=True) if found is not None else None
+        return CallRecord.model_validate_json(found) if found is not None else None
 
     def get(self, instance_id: str) -> FormInstance:
         with self._lock:
@@ -97,11 +100,11 @@ class InMemoryFormStore(FormStore, OutboxScan):
             return
         first = self._calls.get(key, {}).get(call.call_id)
         if first is not None:
-            raise CallRecorded(call.call_id, first.model_copy(deep=True))
+            raise CallRecorded(call.call_id, CallRecord.model_validate_json(first))
 
     def _keep_call(self, key: _ConversationKey, call: NewCall | None) -> None:
-        if call is not None:  # a copy: the caller's record stays the caller's
-            self._calls.setdefault(key, {})[call.call_id] = call.record.model_copy(deep=True)
+        if call is not None:  # serialised: the caller's record stays the caller's
+            self._calls.setdefault(key, {})[call.call_id] = call.record.model_dump_json()
 
     def _load(self, instance_id: str) -> FormInstance:
         """The stored instance itself (never handed out); the caller holds the lock."""
