@@ -227,7 +227,16 @@ class DynamoDBFormStore(FormStore):
     # ------------------------------------------------------------------ reading
 
     def _load(self, instance_id: str) -> FormInstance | None:
-        """The instance, or None when there is none."""
+        """The instance, or None when there is none. When this store remembers a state of it,
+        only what was written since is read (items up to a version never change): a container
+        that has seen an instance reads its STATE item and the newest revisions, not its whole
+        history."""
+        with self._recent_lock:
+            known = self._recent.get(instance_id)
+        return self._catch_up(known) if known is not None else self._read_whole(instance_id)
+
+    def _read_whole(self, instance_id: str) -> FormInstance | None:
+        """The instance from all its items, or None when there is none."""
         for attempt in range(self._read_attempts):
             if attempt and self._pause is not None:
                 self._pause(attempt)
@@ -264,9 +273,9 @@ class DynamoDBFormStore(FormStore):
     def _catch_up(self, base: FormInstance) -> FormInstance | None:
         """The instance as stored now, reading only what was written after ``base``.
 
-        ``base`` is a read taken moments ago in the same call. Items up to its version never
-        change, so one Query from the revision items after it (through STATE) gives the same
-        result as a full read.
+        ``base`` is a state of the instance read earlier (moments ago in the same call, or
+        remembered from an earlier call). Items up to its version never change, so one Query
+        from the revision items after it (through STATE) gives the same result as a full read.
         """
         pk = instance_key(base.id)
         after = f"{_REVISIONS}{base.version:010d}#~"  # past every part of base's version
@@ -281,7 +290,7 @@ class DynamoDBFormStore(FormStore):
             if built is not None:
                 self._keep(built)
                 return built.snapshot()
-        return self._load(base.id)
+        return self._read_whole(base.id)
 
     def _query(
         self, pk: str, *, after: str | None = None, prefix: str | None = None

@@ -351,6 +351,32 @@ def test_a_commit_that_loses_the_race_raises_conflict_with_the_current_instance(
     assert [r.value for r in retried.field("name").revisions] == ["Ada", "r1", "mine"]
 
 
+def test_a_store_that_has_seen_an_instance_reads_only_what_was_written_since(
+    dynamodb: Any, table: str
+) -> None:
+    # GIVEN an instance with a long history, read once by this store (a warm container)
+    seed = make_instance(history={"name": seeded_log(list(range(2_000)), T0)})
+    DynamoDBFormStore(dynamodb, table).create(seed)
+    warm = DynamoDBFormStore(dynamodb, table)
+    warm.get("inst-1")
+    # AND another writer's commit since
+    rival = DynamoDBFormStore(dynamodb, table)
+    rival.commit(append_values(rival.get("inst-1"), "name", ["new"], at(1)))
+    returned: list[int] = []
+
+    def count(parsed: dict[str, Any], **_: Any) -> None:
+        returned.append(int(parsed.get("Count", 0)))
+
+    dynamodb.meta.events.register("after-call.dynamodb.Query", count)
+    # WHEN the warm store reads it again
+    again = warm.get("inst-1")
+    # THEN one Query returned only the STATE item and the new revision's item, and the
+    # instance is the whole of it, as stored
+    assert returned == [2]
+    assert again == rival.get("inst-1")
+    assert [r.value for r in again.field("name").revisions][-2:] == [1_999, "new"]
+
+
 # ---------------------------------------------------------------------- torn reads
 
 
