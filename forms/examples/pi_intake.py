@@ -98,7 +98,7 @@ class Review(Step):
     has_lawyer: bool = field(
         "Already has a lawyer",
         ask="whether a solicitor already acts for them on this",
-        aliases=["has solicitor"],
+        aliases=["has solicitor", "lawyer", "represented"],
     )
     lawyer_name: Annotated[str, Field(min_length=2, max_length=200)] = field(
         "Lawyer's name and firm",
@@ -109,7 +109,9 @@ class Review(Step):
         "Handling track", ask="set by triage; never ask the user"
     )
     confirmed: bool = field(
-        "Summary confirmed", ask="true once the user says the summary read back is correct"
+        "Summary confirmed",
+        ask="true once the user says the summary read back is correct",
+        aliases=["confirmation", "summary confirmed by user"],
     )
 
 

@@ -88,12 +88,6 @@ PROPERTIES: dict[str, Prop] = {
 }
 
 FINDINGS: dict[tuple[str, str], str] = {
-    ("guessed_ids", "no_write_rejected_entirely"): (
-        "FINDING: a fill whose ids are all guesses that resolve to nothing saves nothing "
-        '({"lawyer": false, "summary_confirmed_by_user": true} in what_else: no declared alias, '
-        "nothing close; the entries list the ids still to ask, and the resend lands). Resolving "
-        "such a guess would be a guess, so this stays"
-    ),
     ("blank_clear", "no_write_rejected_entirely"): (
         'FINDING: {"purpose": ""} is rejected whole (correctly: a blank is not an answer); the '
         "hint leads to form_revise retract, one extra round trip"
