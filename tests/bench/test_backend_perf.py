@@ -12,7 +12,14 @@ from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.config import Config
 
 from bench.backend.client import Reply
-from bench.backend.cold_start import direct_imports, handler_modules
+from bench.backend.cold_start import (
+    Variant,
+    direct_imports,
+    handler_modules,
+    summarise,
+    target,
+    variants,
+)
 from bench.backend.counting import RequestLog, Tally, kind_of
 from bench.backend.dynamo_requests import RequestRow
 from bench.backend.emulator import patched_moto
@@ -252,6 +259,46 @@ def test_direct_imports_splits_a_module_total_into_its_own_imports() -> None:
 
 def test_handler_modules_include_the_template_handler() -> None:
     assert "functions.api" in handler_modules()
+
+
+def test_cold_start_ratios_are_to_the_boto3_of_the_same_round_and_mode() -> None:
+    # GIVEN three rounds where the machine slowed down in round 2, in both bytecode modes
+    boto3 = {m: Variant("import boto3", "import boto3", False, m) for m in ("cached", "none")}
+    api = {
+        m: Variant("import functions.api", "import functions.api", False, m, "", True)
+        for m in ("cached", "none")
+    }
+    samples = {
+        boto3["cached"]: [0.10, 0.20, 0.10],
+        api["cached"]: [0.20, 0.40, 0.30],
+        boto3["none"]: [1.0, 1.0, 1.0],
+        api["none"]: [1.2, 1.4, 1.3],
+    }
+    chosen = [boto3["cached"], api["cached"], boto3["none"], api["none"]]
+    # WHEN the rows are summarised
+    rows = summarise(chosen, samples, {})
+    # THEN each ratio pairs a figure with its own round's boto3 in its own mode: median, range
+    cached = rows[1]
+    assert cached.ratios == pytest.approx((2.0, 2.0, 3.0))
+    assert (cached.ratio, cached.spread) == (pytest.approx(2.0), pytest.approx((2.0, 3.0)))
+    assert rows[3].ratio == pytest.approx(1.3)
+    # AND the goal is judged on every import row: missed by the worst one
+    measured, verdict = target(rows)
+    assert "functions.api (local, cached) 2.00×" in measured
+    assert verdict.startswith("missed: 1 of 2 over 1.5×, worst 2.00×")
+
+
+def test_cold_start_times_functions_api_with_bytecode_and_without() -> None:
+    chosen = variants(["functions.api", "functions.relay"])
+    assert {(v.label, v.mode) for v in chosen if v.label == "import boto3"} == {
+        ("import boto3", "cached"),
+        ("import boto3", "none"),
+    }
+    judged = {(v.label, v.lambda_like, v.mode) for v in chosen if v.judged}
+    assert ("import functions.api", False, "none") in judged
+    assert ("import functions.api", True, "none") in judged
+    assert ("import functions.relay", False, "cached") in judged
+    assert ("import functions.relay", False, "none") not in judged
 
 
 # ---------------------------------------------------------------------------- events

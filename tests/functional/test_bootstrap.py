@@ -241,34 +241,6 @@ def test_a_misconfigured_deployment_answers_500_without_details(
     }
 
 
-# ---------------------------------------------------------------------------- cold start
-
-
-def test_importing_the_handler_does_not_import_boto3() -> None:
-    # GIVEN a fresh interpreter / WHEN the handler module is imported and GET /tools served
-    code = (
-        "import sys, json\n"
-        "from functions.local import invoke\n"
-        "from tests.functional.conftest import build_event\n"
-        "from formwork.bootstrap import bootstrap\n"
-        "from formwork.config import Settings\n"
-        "r = invoke(build_event('GET', '/tools'), app=bootstrap(Settings()))\n"
-        "print(json.dumps({'status': r['statusCode'], "
-        "'boto3': 'boto3' in sys.modules, "
-        "'adapter': 'forms.storage.dynamodb' in sys.modules}))\n"
-    )
-    out = (
-        subprocess.run(
-            [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
-        )
-        .stdout.strip()
-        .splitlines()[-1]
-    )
-    # THEN neither boto3 nor the DynamoDB adapter was loaded: only a request that needs the
-    # store pays for them (botocore itself comes in with the X-Ray SDK that Tracer imports)
-    assert json.loads(out) == {"status": 200, "boto3": False, "adapter": False}
-
-
 def test_a_genuine_bug_is_a_bare_500(caplog: pytest.LogCaptureFixture) -> None:
     # GIVEN a store that fails (a bug or an outage below the service)
     class BrokenStore(InMemoryFormStore):

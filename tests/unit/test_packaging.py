@@ -121,6 +121,27 @@ def test_the_lambda_build_ships_the_locked_packages_and_the_users_forms() -> Non
     )
 
 
+def test_the_lambda_build_ships_bytecode_the_runtime_reads() -> None:
+    # WHEN sam build would call the makefile build (a dry run)
+    done = subprocess.run(
+        ["make", "--dry-run", "build-ToolsFunction", "ARTIFACTS_DIR=/artifact"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    commands = " ".join(done.stdout.split())
+    # THEN Python 3.11 (the runtime's) installs without compiling, the copied __pycache__ is
+    # dropped, and the whole artifact is compiled last, hash-based and unchecked (SAM's zip
+    # dates every file 1980-01-01, which a timestamp .pyc would never match)
+    assert "sys.version_info[:2] != (3, 11)" in commands
+    assert "python3.11 -m pip install --quiet --no-compile" in commands
+    compile_all = 'python3.11 -m compileall -q -j 0 --invalidation-mode unchecked-hash "/artifact"'
+    assert commands.index("cp -r") < commands.index("-name __pycache__")
+    assert commands.index("-name __pycache__") < commands.index(compile_all)
+    assert commands.endswith(compile_all)
+
+
 def test_without_forms_of_their_own_the_build_ships_the_application_only() -> None:
     done = subprocess.run(
         ["make", "--dry-run", "build-RelayFunction", "ARTIFACTS_DIR=/artifact"],
