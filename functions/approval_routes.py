@@ -9,19 +9,21 @@ wait when hooks run elsewhere (``DecisionNotifier``).
 import json
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Annotated, Any, Protocol, runtime_checkable
 from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
-from forms.app.approvals import Approver
 from forms.surface.tools import check_id
 from functions.auth import _claims, principal_from_event
 from functions.http import ApiError
 from functions.models import ApprovalAnswer, ApprovalDecisionRequest
 from functions.openapi import DESCRIBED, error_responses, json_body
 from functions.routing import logger, request_app
+
+if TYPE_CHECKING:
+    from forms.app.approvals import Approver
 
 router = Router()  # type: ignore[no-untyped-call]
 
@@ -164,8 +166,10 @@ def _role_entries(text: str) -> list[Any]:
     return stripped.split()
 
 
-def _approver() -> Approver:
+def _approver() -> "Approver":
     """The verified principal, with the roles the roles claim lists."""
+    from forms.app.approvals import Approver  # the engine: loaded by a decision, not at import
+
     settings = request_app(router.context).settings
     event = router.current_event.raw_event
     principal = principal_from_event(event, settings.tenant_claim)

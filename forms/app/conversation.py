@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from forms.app.loop import CommitLoop
 from forms.errors import AmbiguousInstance, UnknownForm, UnknownInstance
-from forms.instance import FormInstance
 from forms.surface.tools import check_id
+
+if TYPE_CHECKING:  # annotations only: the Lambda handlers import ``Caller`` without the engine
+    from forms.app.loop import CommitLoop
+    from forms.instance import FormInstance
 
 
 @dataclass(frozen=True, slots=True)

@@ -71,7 +71,7 @@ def form_start(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs
         created_at=now,
         state=InstanceState(updated_at=now),
     )
-    author = Author(source=_source(caller), actor=caller.principal, tool_call_id=call.id)
+    author = _author(caller, call)
     plan = plan_fill(form, base, args.values or {}, author, now)
     plan_declines(form, base, plan, args.decline or (), author, now)
     step = transition(form, base, plan.changes, now)
@@ -95,7 +95,7 @@ def form_fill(writer: Writer, caller: Caller, call: CallId, args: FormFillArgs) 
     def build(
         form: CompiledForm, instance: FormInstance, now: datetime
     ) -> tuple[Transition, Result]:
-        author = Author(source=_source(caller), actor=caller.principal, tool_call_id=call.id)
+        author = _author(caller, call)
         plan = plan_fill(form, instance, args.values or {}, author, now)
         plan_declines(form, instance, plan, args.decline or (), author, now)
         step = _planned(form, instance, plan, now)
@@ -119,7 +119,7 @@ def form_revise(writer: Writer, caller: Caller, call: CallId, args: FormReviseAr
         form: CompiledForm, instance: FormInstance, now: datetime
     ) -> tuple[Transition, Result]:
         field_id = resolve_field(form, args.field)
-        author = Author(source=_source(caller), actor=caller.principal, tool_call_id=call.id)
+        author = _author(caller, call)
         plan = plan_revise(form, instance, field_id, args.action, args.value, author, now)
         if field_id != args.field:
             plan.resolved[args.field] = field_id
@@ -282,5 +282,7 @@ def _planned(
     return transition(form, instance, plan.changes, now, state=state, touched_steps=touched)
 
 
-def _source(caller: Caller) -> Any:
-    return caller.source
+def _author(caller: Caller, call: CallId) -> Author:
+    """Who writes through this call: the caller's source and principal, and the call's id."""
+    source: Any = caller.source
+    return Author(source=source, actor=caller.principal, tool_call_id=call.id)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+EVENTS = ROOT / "tests" / "events"
 
 DEFERRED = (
     "aws_xray_sdk",  # the Tracer's: only when tracing is on, and then on the first invocation
@@ -23,6 +24,15 @@ DEFERRED = (
     "forms.storage.dynamodb",
     "aws_lambda_powertools.event_handler.openapi.models",  # the document and Swagger UI only
     "aws_lambda_powertools.event_handler.openapi.swagger_ui",
+    # The engine: a tool call or an approval decision loads it with the service; the handler
+    # needs only the errors, the tool surface and ``Caller`` (``forms`` loads names lazily).
+    "forms.instance",
+    "forms.compiled",
+    "forms.engine",
+    "forms.registry",
+    "forms.app.loop",
+    "forms.app.approvals",
+    "forms.app.service",
 )
 """Heavy modules that ``import functions.api`` must leave for the requests that need them."""
 
@@ -66,10 +76,11 @@ def test_importing_the_handler_leaves_the_heavy_modules_to_the_routes_that_need_
         "import functions.api\n"
         "after_import = [m for m in watched if m in sys.modules]\n"
         "from functions.local import invoke\n"
-        "from tests.functional.conftest import build_event\n"
         "from formwork.bootstrap import bootstrap\n"
         "from formwork.config import Settings\n"
-        "status = invoke(build_event('GET', '/tools'), app=bootstrap(Settings()))['statusCode']\n"
+        # the event from its file: the tests' helpers import the engine themselves
+        f"event = json.loads(open({str(EVENTS / 'list_tools.json')!r}).read())\n"
+        "status = invoke(event, app=bootstrap(Settings()))['statusCode']\n"
         "after_get = [m for m in watched if m in sys.modules]\n"
         "print(json.dumps([after_import, status, after_get]))\n"
     )

@@ -124,7 +124,13 @@ def test_the_lambda_build_ships_the_locked_packages_and_the_users_forms() -> Non
 def test_the_lambda_build_ships_bytecode_the_runtime_reads() -> None:
     # WHEN sam build would call the makefile build (a dry run)
     done = subprocess.run(
-        ["make", "--dry-run", "build-ToolsFunction", "ARTIFACTS_DIR=/artifact"],
+        [
+            "make",
+            "--no-print-directory",
+            "--dry-run",
+            "build-ToolsFunction",
+            "ARTIFACTS_DIR=/artifact",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -144,7 +150,13 @@ def test_the_lambda_build_ships_bytecode_the_runtime_reads() -> None:
 
 def test_without_forms_of_their_own_the_build_ships_the_application_only() -> None:
     done = subprocess.run(
-        ["make", "--dry-run", "build-RelayFunction", "ARTIFACTS_DIR=/artifact"],
+        [
+            "make",
+            "--no-print-directory",
+            "--dry-run",
+            "build-RelayFunction",
+            "ARTIFACTS_DIR=/artifact",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
