@@ -87,7 +87,7 @@ def form_start(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs
     try:
         loop.store.create(step.after, new_call(call, result, base.id, now))
     except CallRecorded as taken:  # a retry of a start that already happened
-        return replay(writer, caller, call, taken.record)
+        return replay(writer, caller, call, taken.record, mine)
     return dispatched(writer, result, step.after, step, bool(started))
 
 
@@ -182,9 +182,11 @@ def write(
     try:
         done = writer.loop.commit(instance, plan)
     except CallRecorded as taken:
-        return replay(writer, caller, call, taken.record)
+        return replay(writer, caller, call, taken.record, seen=(instance, qualify))
     if done.step is None:
-        return record_alone(writer, caller, call, done.value, instance.id)
+        return record_alone(
+            writer, caller, call, done.value, instance.id, seen=(done.instance, qualify)
+        )
     return dispatched(writer, done.value, done.instance, done.step, qualify)
 
 
@@ -194,6 +196,8 @@ def record_alone(
     call: CallId,
     result: Result,
     instance_id: str | None,
+    *,
+    seen: tuple[FormInstance, bool] | None = None,
 ) -> Result:
     """Bind the call's id to a result that stored nothing (a refusal, or no change), so a
     different input under the same id is a conflict; a retry gets the first result."""
@@ -204,23 +208,38 @@ def record_alone(
             new_call(call, result, instance_id, writer.loop.clock()),
         )
     except CallRecorded as taken:
-        return replay(writer, caller, call, taken.record)
+        return replay(writer, caller, call, taken.record, seen=seen)
     return result
 
 
-def replay(writer: Writer, caller: Caller, call: CallId, record: CallRecord) -> Result:
+def replay(
+    writer: Writer,
+    caller: Caller,
+    call: CallId,
+    record: CallRecord,
+    mine: Sequence[FormInstance] | None = None,
+    *,
+    seen: tuple[FormInstance, bool] | None = None,
+) -> Result:
     """The first result of a call, whole, with the form's status as it stands now; nothing
-    is applied. A different call under the id is a conflict; one past the window expired."""
+    is applied. A different call under the id is a conflict; one past the window expired.
+
+    The status comes from what this call already read when it can: ``mine`` (the
+    conversation's instances) or ``seen`` (the instance it located, and whether the status
+    line names it); otherwise the conversation is read."""
     check_replay(call, record, writer.loop.clock(), writer.replay_window)
     result: Result = {**record.result, "replayed": True}
     if record.instance_id is None:
         return result
-    mine = writer.loop.store.list_conversation(caller.principal, caller.conversation_id)
+    fired = [k for k in result.get("fired", ()) if isinstance(k, str)]
+    if seen is not None and seen[0].id == record.instance_id:
+        return as_now(writer, result, seen[0], fired, seen[1])
+    if mine is None:
+        mine = writer.loop.store.list_conversation(caller.principal, caller.conversation_id)
     stored = next((i for i in mine if i.id == record.instance_id), None)
     if stored is None:
         return result
     open_ = [i for i in mine if i.state.status == "open" and i.form_id == stored.form_id]
-    fired = [k for k in result.get("fired", ()) if isinstance(k, str)]
     return as_now(writer, result, stored, fired, len(open_) > 1)
 
 

@@ -238,3 +238,40 @@ def test_a_write_keeps_planning_again_until_its_time_budget_is_spent() -> None:
     # after the start), well short of the retry bound, and answered busy
     assert result["error"] == "busy"
     assert store.calls["commit"] == 4 < service.loop.max_conflict_retries
+
+
+def test_a_replayed_call_reads_the_conversation_once() -> None:
+    # GIVEN a fill that landed
+    store = Counting()
+    service = started(store, ORDER)
+    payload = {"form": "order", "values": {"item": "pen"}}
+    first = service.call(CALLER, "form_fill", "c2", payload)
+    store.calls.clear()
+    # WHEN it is sent again under its id
+    again = service.call(CALLER, "form_fill", "c2", payload)
+    # THEN the first result comes back, the status from the one read that located the form
+    # (the write changes nothing now, so the store is asked only to record the id, and
+    # refuses: it is the first call's)
+    assert again == {**first, "replayed": True}
+    assert store.calls == Counter({"list": 1})
+
+
+def test_a_replay_the_store_refuses_on_commit_reads_nothing_more() -> None:
+    # GIVEN a fill, then a later fill that changed the same field
+    store = Counting()
+    service = started(store, ORDER)
+    payload = {"form": "order", "values": {"item": "pen"}}
+    first = service.call(CALLER, "form_fill", "c2", payload)
+    service.call(CALLER, "form_fill", "c3", {"form": "order", "values": {"item": "ink"}})
+    store.calls.clear()
+    # WHEN the first is sent again: its plan would change the answer back, so it is committed
+    # with its call id, which the store refuses
+    again = service.call(CALLER, "form_fill", "c2", payload)
+    # THEN nothing is applied, the first result comes back, and the status is from the read
+    # that located the form
+    assert {k: v for k, v in again.items() if k != "status_line"} == {
+        **{k: v for k, v in first.items() if k != "status_line"},
+        "replayed": True,
+    }
+    assert store.calls == Counter({"list": 1, "commit": 1})
+    assert answers(service.store.get("fi_1"))["item"] == "ink"
