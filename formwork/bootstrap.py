@@ -16,7 +16,9 @@ A part given to ``bootstrap`` is used as it is; every other part, the settings i
 from the environment), is built on first use and kept, under a lock. A warm Lambda container
 keeps its App, so the boto3 client and the compiled forms are built once. boto3 and the
 DynamoDB adapter are imported inside the builders, so requests that never touch storage
-(``GET /tools``, the OpenAPI document) and cold starts that fail early do not pay for them.
+(``GET /tools``, the OpenAPI document) and cold starts that fail early do not pay for them; so
+are the webhook route's parts (``formwork.webhook_settings``, ``formwork.webhooks``: pydantic
+models), which only a webhook request builds.
 """
 
 from __future__ import annotations
@@ -30,13 +32,13 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast
 
 from formwork.config import ConfigError, Settings
-from formwork.webhook_settings import WebhookSettings
 
 if TYPE_CHECKING:
     from forms.app.service import Dispatcher, FormService
     from forms.definition import FormDef
     from forms.registry import FormRegistry
     from forms.storage.port import FormStore, OutboxScan
+    from formwork.webhook_settings import WebhookSettings
     from formwork.webhooks import DeliveryLog, Direction, SecretSource
 
 # ---------------------------------------------------------------------------- builders
@@ -281,6 +283,8 @@ class App:
     @property
     def webhook_settings(self) -> WebhookSettings:
         """The webhook sources and secrets (default: read from the environment)."""
+        from formwork.webhook_settings import WebhookSettings
+
         return self._part("webhook_settings", WebhookSettings.from_env)
 
     @property

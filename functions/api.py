@@ -9,7 +9,9 @@ Routes (``docs/http-api.md`` has the full contract):
 * ``GET /conversations/{conversation_id}/status``: the conversation's status lines.
 * ``GET /openapi.json`` and ``GET /swagger``: the OpenAPI document and Swagger UI.
 * ``POST /webhooks/{source}``: an external system starts a form session; no JWT, an HMAC
-  signature instead (``functions.webhooks``, ``docs/webhooks.md``).
+  signature instead (``functions.webhooks``, ``docs/webhooks.md``). Its modules (the route,
+  the signature scheme, the delivery log, the outbound side) load with the first webhook
+  request, not with this module: the route is declared here with its models only.
 * ``POST /approvals/{approval_id}``: an approver's decision on a pending approval; the
   approver's roles come from the ``ROLES_CLAIM`` claim (``roles_from_claims``). What the
   caller may not decide is answered exactly like an approval that does not exist (404).
@@ -51,9 +53,16 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from forms.errors import BadRequest
 from formwork import process
 from formwork.bootstrap import App
-from functions import approval_routes, tool_routes, webhooks
+from functions import approval_routes, tool_routes
 from functions.auth import Unauthenticated
-from functions.http import JSON_HEADERS, ApiError, error_response, precheck
+from functions.http import (
+    JSON_HEADERS,
+    ApiError,
+    error_response,
+    is_webhook,
+    precheck,
+    precheck_webhook,
+)
 from functions.models import ErrorBody, OpenApiDocument, WebhookOutcome
 from functions.openapi import DESCRIBED, Resolver, error_responses, json_body, openapi_settings
 from functions.refusals import json_error, refusal, route_label
@@ -128,7 +137,9 @@ resolver.include_router(tool_routes.router)
 def receive_webhook(
     source: Annotated[str, Path(description="The sending system, as configured")],
 ) -> Response[str]:
-    status, body, headers = webhooks.receive(
+    from functions.webhooks import receive
+
+    status, body, headers = receive(
         resolver.current_event.raw_event, source, request_app(resolver.context)
     )
     return Response(
@@ -211,9 +222,7 @@ def lambda_handler(
         served = app if app is not None else process.app()
         settings = served.settings
         checked = (
-            webhooks.precheck(event, settings)
-            if webhooks.is_webhook(event)
-            else precheck(event, settings)
+            precheck_webhook(event, settings) if is_webhook(event) else precheck(event, settings)
         )
         resolver.append_context(**{APP_KEY: served})  # type: ignore[no-untyped-call]
         response = resolver.resolve(checked, context)

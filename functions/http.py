@@ -10,7 +10,10 @@ validates it, ``precheck`` refuses what no route should see, cheapest check firs
    ``duplicate_key``).
 
 A body that passes is handed on decoded (never base64) and labelled ``application/json``, so
-the resolver parses exactly what was checked. Every refusal is an ``ApiError``;
+the resolver parses exactly what was checked. The webhook route (``is_webhook``) has no principal
+and its signature is checked on the raw body: ``precheck_webhook`` checks its content type and
+size only (it is here, not in ``functions.webhooks``, so that telling a webhook request apart
+loads none of the webhook route). Every refusal is an ``ApiError``;
 ``error_response`` turns one into the payload v2 response API Gateway expects, with a JSON
 body ``{"error": code, "message": ...}``.
 
@@ -93,6 +96,34 @@ def precheck(event: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
         if not (isinstance(k, str) and k.lower() == "content-type")
     }
     # The resolver only knows the exact spelling "application/json": hand it that.
+    headers["content-type"] = "application/json"
+    return {**event, "headers": headers, "body": text, "isBase64Encoded": False}
+
+
+def is_webhook(event: Mapping[str, Any]) -> bool:
+    """Whether the event is a ``POST /webhooks/{source}`` request."""
+    context = event.get("requestContext")
+    http = context.get("http") if isinstance(context, Mapping) else None
+    method = http.get("method") if isinstance(http, Mapping) else None
+    path = event.get("rawPath")
+    if not (isinstance(method, str) and isinstance(path, str)):
+        return False
+    parts = path.split("/")
+    return method.upper() == "POST" and len(parts) == 3 and parts[:2] == ["", "webhooks"]
+
+
+def precheck_webhook(event: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
+    """The webhook event to route, body decoded; no principal is asked for (the signature is
+    checked by the route, on these exact bytes)."""
+    if not _well_formed(event):
+        raise ApiError(400, "bad_request", "not an API Gateway HTTP API (payload v2) event")
+    _check_content_type(_header(event, "content-type"))
+    text = _body_text(event, settings.max_body_bytes)
+    headers = {
+        k: v
+        for k, v in (event.get("headers") or {}).items()
+        if not (isinstance(k, str) and k.lower() == "content-type")
+    }
     headers["content-type"] = "application/json"
     return {**event, "headers": headers, "body": text, "isBase64Encoded": False}
 

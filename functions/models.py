@@ -19,6 +19,13 @@ IGNORED_IDENTITY_KEYS = frozenset({"principal", "user_id", "userId", "user", "su
 the principal comes only from the verified token, and a client that sends its user id out of
 habit should not be broken by it."""
 
+ON_FIRST_USE = ConfigDict(defer_build=True)
+"""The config of the models that only the approval, status, webhook and document routes use:
+their schemas are built on first use (Powertools builds a route's request and response fields
+on that route's first request), not at import, so a cold start that serves ``GET /tools`` or a
+tool call never builds them. The models those two use are built at import, once: deferred, each
+route's first request would build them again."""
+
 
 class ToolCallRequest(BaseModel):
     """One tool call: the model's tool-call id and the tool's input.
@@ -63,7 +70,7 @@ class ApprovalDecisionRequest(BaseModel):
     approver is the verified principal, never a name in the body.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(**ON_FIRST_USE, extra="forbid", frozen=True)
 
     decision: Literal["approved", "rejected"] = Field(
         description="The decision, written to the approval's decision field as a revision by "
@@ -86,7 +93,9 @@ class ApprovalDecisionRequest(BaseModel):
 
 # ---------------------------------------------------------------------------- responses
 # Documentation of what the routes answer (the OpenAPI document's response schemas). Optional
-# keys are ``SkipJsonSchema[None] | ...``: the key may be absent, but is never ``null``.
+# keys are ``SkipJsonSchema[None] | ...``: the key may be absent, but is never ``null``. A body
+# that is a union or a mapping subclasses ``RootModel[Any]`` and annotates ``root``, the same
+# schema as ``RootModel[X]``, which would build a second model (the parametrized one) for each.
 
 
 class ToolResult(BaseModel):
@@ -120,6 +129,8 @@ class ToolResult(BaseModel):
 class ApprovalResult(BaseModel):
     """What a recorded decision left: the form's status after the decision's edges ran."""
 
+    model_config = ON_FIRST_USE
+
     ok: Literal[True] = True
     summary: str = Field(examples=["Recorded approved on Finance decision."])
     approval: str = Field(description="The approval id")
@@ -136,14 +147,20 @@ class DecisionNotRecorded(BaseModel):
     """A decision that was not recorded for a reason that passes (``busy``: the form kept
     changing under it): nothing was written; send the same request again."""
 
+    model_config = ON_FIRST_USE
+
     ok: Literal[False] = False
     error: str = Field(examples=["busy"])
     message: str
     hint: SkipJsonSchema[None] | str = None
 
 
-class ApprovalAnswer(RootModel[ApprovalResult | DecisionNotRecorded]):
+class ApprovalAnswer(RootModel[Any]):
     """The 200 of ``POST /approvals/{approval_id}``: recorded, or not recorded (as data)."""
+
+    model_config = ON_FIRST_USE
+
+    root: ApprovalResult | DecisionNotRecorded
 
 
 class ToolList(BaseModel):
@@ -153,6 +170,8 @@ class ToolList(BaseModel):
 
 
 class ConversationStatus(BaseModel):
+    model_config = ON_FIRST_USE
+
     conversation_id: str
     lines: list[str] = Field(
         description="Tier-0 status lines of the conversation's open forms, for the system prompt"
@@ -161,6 +180,8 @@ class ConversationStatus(BaseModel):
 
 class WebhookOutcome(BaseModel):
     """The 201 (and, replayed, 200) of ``POST /webhooks/{source}`` (docs/webhooks.md)."""
+
+    model_config = ON_FIRST_USE
 
     ok: Literal[True] = True
     delivery: str = Field(description="The X-Formwork-Delivery id")
@@ -186,10 +207,16 @@ class GatewayError(BaseModel):
     message: str = Field(examples=["Unauthorized"])
 
 
-class Unauthorized(RootModel[ErrorBody | GatewayError]):
+class Unauthorized(RootModel[Any]):
     """A 401: the function's ``{"error": "unauthorized", ...}``, or API Gateway's own
     ``{"message": "Unauthorized"}`` when its JWT authorizer refused the token."""
 
+    root: ErrorBody | GatewayError
 
-class OpenApiDocument(RootModel[dict[str, Any]]):
+
+class OpenApiDocument(RootModel[Any]):
     """The OpenAPI 3.1 document (this one)."""
+
+    model_config = ON_FIRST_USE
+
+    root: dict[str, Any]

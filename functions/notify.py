@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import ipaddress
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from formwork import process
@@ -34,6 +33,8 @@ from formwork.webhooks import (
 )
 
 if TYPE_CHECKING:
+    from urllib.request import OpenerDirector
+
     from forms.state import HookContext
     from formwork.webhooks import SecretSource
 
@@ -59,19 +60,27 @@ class HttpPost(Protocol):
     ) -> int: ...
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None  # a 3xx is an answer (not a 2xx), never followed
+@cache
+def _opener() -> OpenerDirector:
+    """The opener ``urllib_post`` uses, built on the first POST: ``urllib.request`` (with
+    ``http.client`` and ``email``) is for sending, not for building a notifier."""
+    import urllib.request
 
+    class _NoRedirects(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None  # a 3xx is an answer (not a 2xx), never followed
 
-_OPENER = urllib.request.build_opener(_NoRedirects)
+    return urllib.request.build_opener(_NoRedirects)
 
 
 def urllib_post(url: str, body: bytes, headers: Mapping[str, str], timeout: float) -> int:
     """POST with the standard library; the HTTP status (redirects are not followed)."""
+    import urllib.error
+    import urllib.request
+
     request = urllib.request.Request(url, data=body, headers=dict(headers), method="POST")
     try:
-        with _OPENER.open(request, timeout=timeout) as response:
+        with _opener().open(request, timeout=timeout) as response:
             response.read(65536)
             return int(response.status)
     except urllib.error.HTTPError as error:

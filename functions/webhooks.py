@@ -4,7 +4,9 @@ An external system (a CRM, say) starts a form session for one of its users. The 
 outside the JWT authorizer; the request proves itself with an HMAC signature instead
 (``formwork.webhooks`` has the scheme). In order, cheapest first, nothing stored until the end:
 
-1. before routing (``precheck``): content type JSON (415), body within the size limit (413);
+1. before routing (``precheck``, which is ``functions.http.precheck_webhook``: the handler
+   calls it without loading this module): content type JSON (415), body within the size
+   limit (413);
 2. the source is configured (``FORMWORK_WEBHOOK_SOURCES``; any other is refused like a bad
    signature, before any secret is looked up) and the signature matches one of its secrets
    (401), then the timestamp is within the tolerance (401); the signature is checked on the
@@ -43,7 +45,6 @@ from pydantic import ValidationError
 
 from forms.app.conversation import Caller
 from forms.errors import ToolError
-from formwork.config import Settings
 from formwork.webhooks import (
     DELIVERY_HEADER,
     SIGNATURE_HEADER,
@@ -67,14 +68,8 @@ from formwork.webhooks import (
     tool_call_id,
     verify,
 )
-from functions.http import (
-    ApiError,
-    _body_text,
-    _check_content_type,
-    _check_json,
-    _header,
-    _well_formed,
-)
+from functions.http import ApiError, _check_json, _header, is_webhook
+from functions.http import precheck_webhook as precheck
 from functions.notify import (
     USER_AGENT,
     DeliveryFailed,
@@ -108,34 +103,6 @@ __all__ = [
 _log = logging.getLogger("formwork.webhooks")
 
 WEBHOOK_AUTH_SCHEME = "Formwork-HMAC-SHA256"
-
-
-def is_webhook(event: Mapping[str, Any]) -> bool:
-    """Whether the event is a ``POST /webhooks/{source}`` request."""
-    context = event.get("requestContext")
-    http = context.get("http") if isinstance(context, Mapping) else None
-    method = http.get("method") if isinstance(http, Mapping) else None
-    path = event.get("rawPath")
-    if not (isinstance(method, str) and isinstance(path, str)):
-        return False
-    parts = path.split("/")
-    return method.upper() == "POST" and len(parts) == 3 and parts[:2] == ["", "webhooks"]
-
-
-def precheck(event: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
-    """The webhook event to route, body decoded; no principal is asked for (the signature is
-    checked by the route, on these exact bytes)."""
-    if not _well_formed(event):
-        raise ApiError(400, "bad_request", "not an API Gateway HTTP API (payload v2) event")
-    _check_content_type(_header(event, "content-type"))
-    text = _body_text(event, settings.max_body_bytes)
-    headers = {
-        k: v
-        for k, v in (event.get("headers") or {}).items()
-        if not (isinstance(k, str) and k.lower() == "content-type")
-    }
-    headers["content-type"] = "application/json"
-    return {**event, "headers": headers, "body": text, "isBase64Encoded": False}
 
 
 def _refused(error: SignatureRefused) -> ApiError:

@@ -17,7 +17,30 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "tests" / "events"
 
+WEBHOOK_ROUTE = (
+    "functions.webhooks",
+    "functions.notify",
+    "formwork.webhooks",  # pydantic models: the signed body, the delivery log, the events
+    "formwork.webhook_settings",
+    "urllib.request",  # the outbound POST's, when a notification is sent
+)
+"""The webhook route's modules: they load with the first ``POST /webhooks/{source}``, never
+with the import, ``GET /tools`` or a tool call."""
+
+BUILT_ON_FIRST_USE = (
+    "ApprovalDecisionRequest",
+    "ApprovalResult",
+    "DecisionNotRecorded",
+    "ApprovalAnswer",
+    "ConversationStatus",
+    "WebhookOutcome",
+    "OpenApiDocument",
+)
+"""``functions.models`` whose schemas only the approval, status, webhook and document routes
+build (``ON_FIRST_USE``): neither ``GET /tools`` nor a tool call builds them."""
+
 DEFERRED = (
+    *WEBHOOK_ROUTE,
     "aws_xray_sdk",  # the Tracer's: only when tracing is on, and then on the first invocation
     "boto3",
     "botocore.client",
@@ -86,6 +109,29 @@ def test_importing_the_handler_leaves_the_heavy_modules_to_the_routes_that_need_
     )
     # THEN none of the deferred modules was imported, by the import or by GET /tools
     assert run(code) == [[], 200, []]
+
+
+def test_a_tool_call_leaves_the_webhook_route_unloaded_and_other_routes_models_unbuilt() -> None:
+    # GIVEN a fresh interpreter with an App on an in-memory store
+    code = (
+        "import sys, json\n"
+        f"watched = {WEBHOOK_ROUTE!r}\n"
+        "from functions import models\n"
+        "from functions.local import invoke\n"
+        "from formwork.bootstrap import bootstrap\n"
+        "from formwork.config import Settings\n"
+        "from forms.storage.memory import InMemoryFormStore\n"
+        f"event = json.loads(open({str(EVENTS / 'call_tool.json')!r}).read())\n"
+        "app = bootstrap(Settings(), store=InMemoryFormStore())\n"
+        "response = invoke(event, app=app)\n"
+        "ok = json.loads(response['body'])['ok']\n"
+        "loaded = [m for m in watched if m in sys.modules]\n"
+        f"built = [n for n in {BUILT_ON_FIRST_USE!r} if getattr(models, n).__pydantic_complete__]\n"
+        "print(json.dumps([response['statusCode'], ok, loaded, built]))\n"
+    )
+    # WHEN a tool call is served (form_start)
+    # THEN it lands; no webhook module was loaded, and no other route's model built
+    assert run(code) == [200, True, [], []]
 
 
 def test_the_swagger_ui_route_loads_the_openapi_models_when_asked() -> None:
