@@ -90,14 +90,7 @@ def precheck(event: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
     _check_content_type(_header(event, "content-type"))
     text = _body_text(event, settings.max_body_bytes)
     _check_json(text)
-    headers = {
-        k: v
-        for k, v in (event.get("headers") or {}).items()
-        if not (isinstance(k, str) and k.lower() == "content-type")
-    }
-    # The resolver only knows the exact spelling "application/json": hand it that.
-    headers["content-type"] = "application/json"
-    return {**event, "headers": headers, "body": text, "isBase64Encoded": False}
+    return _as_json_event(event, text)
 
 
 def is_webhook(event: Mapping[str, Any]) -> bool:
@@ -118,7 +111,12 @@ def precheck_webhook(event: Mapping[str, Any], settings: Settings) -> dict[str, 
     if not _well_formed(event):
         raise ApiError(400, "bad_request", "not an API Gateway HTTP API (payload v2) event")
     _check_content_type(_header(event, "content-type"))
-    text = _body_text(event, settings.max_body_bytes)
+    return _as_json_event(event, _body_text(event, settings.max_body_bytes))
+
+
+def _as_json_event(event: Mapping[str, Any], text: str) -> dict[str, Any]:
+    """The event with its body decoded to ``text`` and its content type spelled exactly
+    "application/json", the only spelling the resolver knows."""
     headers = {
         k: v
         for k, v in (event.get("headers") or {}).items()
