@@ -95,14 +95,11 @@ def precheck(event: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
 
 def is_webhook(event: Mapping[str, Any]) -> bool:
     """Whether the event is a ``POST /webhooks/{source}`` request."""
-    context = event.get("requestContext")
-    http = context.get("http") if isinstance(context, Mapping) else None
-    method = http.get("method") if isinstance(http, Mapping) else None
     path = event.get("rawPath")
-    if not (isinstance(method, str) and isinstance(path, str)):
+    if _method(event) != "POST" or not isinstance(path, str):
         return False
     parts = path.split("/")
-    return method.upper() == "POST" and len(parts) == 3 and parts[:2] == ["", "webhooks"]
+    return len(parts) == 3 and parts[:2] == ["", "webhooks"]
 
 
 def precheck_webhook(event: Mapping[str, Any], settings: Settings) -> dict[str, Any]:

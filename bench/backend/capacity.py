@@ -110,6 +110,11 @@ class Row:
     units: Units
 
 
+def container(dynamodb: Any, table: str) -> FormService:
+    """A service on a store of its own: a container that has seen nothing yet."""
+    return FormService(FormRegistry([travel_claim]), DynamoDBFormStore(dynamodb, table))
+
+
 def run(endpoint: str) -> list[Row]:
     rows: list[Row] = []
     calls = itertools.count(1)
@@ -120,21 +125,17 @@ def run(endpoint: str) -> list[Row]:
         caller = Caller(CALLER.principal, f"capacity-{revisions}")
         instance = seeded(revisions).model_copy(update={"conversation_id": caller.conversation_id})
         DynamoDBFormStore(dynamodb, table).create(instance)
-        warm = FormService(FormRegistry([travel_claim]), DynamoDBFormStore(dynamodb, table))
-        for container in ("cold", "warm"):
-            fill = {"form": travel_claim.id, "values": {"destination": f"Lisbon {container}"}}
+        warm = container(dynamodb, table)
+        for kind in ("cold", "warm"):
+            fill = {"form": travel_claim.id, "values": {"destination": f"Lisbon {kind}"}}
             for tool, payload in (("form_fill", fill), ("form_read", {"form": travel_claim.id})):
-                service = (
-                    FormService(FormRegistry([travel_claim]), DynamoDBFormStore(dynamodb, table))
-                    if container == "cold"
-                    else warm
-                )
+                service = container(dynamodb, table) if kind == "cold" else warm
                 units.take()
                 result = service.call(caller, tool, f"cap-{next(calls)}", payload)
                 if not result.get("ok"):
                     raise SystemExit(f"capacity bench: {tool} failed: {result}")
-                rows.append(Row(revisions, tool, container, units.take()))
-            if container == "cold":  # the warm container sees the instance once first
+                rows.append(Row(revisions, tool, kind, units.take()))
+            if kind == "cold":  # the warm container sees the instance once first
                 warm.call(caller, "form_read", f"cap-{next(calls)}", {"form": travel_claim.id})
         dynamodb.delete_table(TableName=table)
     return rows

@@ -91,24 +91,34 @@ def test_the_forms_served_are_a_template_parameter() -> None:
     assert not pattern.fullmatch("acme_forms") and not pattern.fullmatch("acme-forms:FORMS")
 
 
-def test_the_lambda_build_ships_the_locked_packages_and_the_users_forms() -> None:
-    # WHEN sam build would call the makefile build with the user's forms (a dry run)
+def build_commands(target: str, *variables: str) -> str:
+    """What ``make <target>`` would run for ``sam build`` (a dry run, into ``/artifact``), as one
+    line with whitespace collapsed. Run without make's directory lines, which a make above
+    this one (``make test``) would otherwise add."""
     done = subprocess.run(
         [
             "make",
-            "--dry-run",
             "--no-print-directory",
-            "build-ToolsFunction",
+            "--dry-run",
+            target,
             "ARTIFACTS_DIR=/artifact",
-            "FORMS_SOURCE=acme_forms extra/hr.py",
-            "FORMS_REQUIREMENTS=acme-requirements.txt",
+            *variables,
         ],
         cwd=ROOT,
         capture_output=True,
         text=True,
         check=True,
     )
-    commands = " ".join(done.stdout.split())
+    return " ".join(done.stdout.split())
+
+
+def test_the_lambda_build_ships_the_locked_packages_and_the_users_forms() -> None:
+    # WHEN sam build would call the makefile build with the user's forms (a dry run)
+    commands = build_commands(
+        "build-ToolsFunction",
+        "FORMS_SOURCE=acme_forms extra/hr.py",
+        "FORMS_REQUIREMENTS=acme-requirements.txt",
+    )
     # THEN it installs the lock and the forms' own requirements for the Lambda platform
     install = commands[: commands.index("cp -r")]
     assert '--target "/artifact"' in install
@@ -123,20 +133,7 @@ def test_the_lambda_build_ships_the_locked_packages_and_the_users_forms() -> Non
 
 def test_the_lambda_build_ships_bytecode_the_runtime_reads() -> None:
     # WHEN sam build would call the makefile build (a dry run)
-    done = subprocess.run(
-        [
-            "make",
-            "--no-print-directory",
-            "--dry-run",
-            "build-ToolsFunction",
-            "ARTIFACTS_DIR=/artifact",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    commands = " ".join(done.stdout.split())
+    commands = build_commands("build-ToolsFunction")
     # THEN Python 3.11 (the runtime's) installs without compiling, the copied __pycache__ is
     # dropped, and the whole artifact is compiled last, hash-based and unchecked (SAM's zip
     # dates every file 1980-01-01, which a timestamp .pyc would never match)
@@ -149,19 +146,6 @@ def test_the_lambda_build_ships_bytecode_the_runtime_reads() -> None:
 
 
 def test_without_forms_of_their_own_the_build_ships_the_application_only() -> None:
-    done = subprocess.run(
-        [
-            "make",
-            "--no-print-directory",
-            "--dry-run",
-            "build-RelayFunction",
-            "ARTIFACTS_DIR=/artifact",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    commands = " ".join(done.stdout.split())
+    commands = build_commands("build-RelayFunction")
     assert 'cp -r forms formwork functions workflows "/artifact/"' in commands
     assert "-r infra/lambda-requirements.txt" in commands and '-r "' not in commands
