@@ -108,7 +108,5 @@ def stale_decisions(
             prev=history.cursor,
             note=f"withdrawn: {why}",
         )
-        changes[hook.approval.field] = FieldChange(
-            append=(retraction,), cursor=len(history.revisions)
-        )
+        changes[hook.approval.field] = FieldChange(append=(retraction,), cursor=history.count)
     return changes

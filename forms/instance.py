@@ -17,10 +17,12 @@ do the same thing in their own storage) rather than writing their own.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, JsonValue
+from pydantic_core import core_schema
 
 from forms.errors import ConflictError
 from forms.keys import parse_key
@@ -53,23 +55,95 @@ class Revision(_Frozen):
     """Free text the writer attached (an approver's reason, say)."""
 
 
-class FieldHistory(_Frozen):
-    """A field's append-only revision log and the cursor naming the revision in force.
+class FieldHistory:
+    """A field's append-only revision log and the cursor naming the entry in force.
 
-    Immutable, so two snapshots of an instance can share a log without copying it.
+    Immutable, so two snapshots of an instance share a log without copying it. A store may
+    hand out a *partial* log: the entry count, the cursor, the entries the engine reads on
+    every call (the one in force, the one undo would restore, the one redo would bring back)
+    and a way to read the rest. Filling, retracting and declining append on top of the cursor
+    and never need more; undo, redo and the history view read the whole log (``revisions``),
+    which a partial log loads once, on first use. Serialises as ``{"revisions", "cursor"}``.
     """
 
-    revisions: tuple[Revision, ...] = ()
-    cursor: int = -1
+    __slots__ = ("_count", "_cursor", "_entries", "_load", "_redo", "_revisions")
+
+    def __init__(self, revisions: Sequence[Revision] = (), cursor: int = -1) -> None:
+        log = tuple(revisions)
+        if not -1 <= cursor < len(log):
+            raise ValueError(f"cursor {cursor} outside a log of {len(log)} entries")
+        self._revisions: tuple[Revision, ...] | None = log
+        self._count = len(log)
+        self._cursor = cursor
+        self._entries: Mapping[int, Revision] = {}
+        self._redo: int | None = None
+        self._load: Callable[[], tuple[Revision, ...]] | None = None
+
+    @classmethod
+    def partial(
+        cls,
+        count: int,
+        cursor: int,
+        entries: Mapping[int, Revision],
+        redo: int | None,
+        load: Callable[[], tuple[Revision, ...]],
+    ) -> FieldHistory:
+        """A log of ``count`` entries of which only ``entries`` (by index) are in memory.
+
+        ``redo`` is what ``redo_target`` answers; ``load()`` returns the whole log, and is
+        called at most once (a log of another length is a ``ValueError``).
+        """
+        if not -1 <= cursor < count:
+            raise ValueError(f"cursor {cursor} outside a log of {count} entries")
+        log = cls.__new__(cls)
+        log._revisions = None
+        log._count = count
+        log._cursor = cursor
+        log._entries = entries
+        log._redo = redo
+        log._load = load
+        return log
+
+    @property
+    def cursor(self) -> int:
+        return self._cursor
+
+    @property
+    def count(self) -> int:
+        """How many entries the log has (the index the next appended entry gets)."""
+        return self._count
+
+    @property
+    def loaded(self) -> bool:
+        """Whether every entry is in memory (always, except for a partial log not yet read)."""
+        return self._revisions is not None
+
+    @property
+    def revisions(self) -> tuple[Revision, ...]:
+        """Every entry, oldest first (a partial log reads them now, once)."""
+        if self._revisions is None:
+            assert self._load is not None
+            log = tuple(self._load())
+            if len(log) != self._count:
+                raise ValueError(f"read {len(log)} revisions of a log of {self._count}")
+            self._revisions = log
+        return self._revisions
+
+    def entry(self, index: int) -> Revision:
+        """The entry at ``index`` (0 <= index < count)."""
+        if self._revisions is None and index in self._entries:
+            return self._entries[index]
+        if not 0 <= index < self._count:
+            raise IndexError(f"no revision {index} in a log of {self._count}")
+        return self.revisions[index]
 
     def in_force(self) -> Revision | None:
-        return self.revisions[self.cursor] if self.cursor >= 0 else None
+        return self.entry(self._cursor) if self._cursor >= 0 else None
 
     def undo_target(self) -> int | None:
         """The cursor undo would move to, or None when there is nothing to undo."""
-        if self.cursor < 0:
-            return None
-        return self.revisions[self.cursor].prev
+        current = self.in_force()
+        return None if current is None else current.prev
 
     def redo_target(self) -> int | None:
         """The cursor redo would move to: the newest entry appended on top of the current one.
@@ -77,10 +151,91 @@ class FieldHistory(_Frozen):
         The entry in force is always the newest child of its own ``prev``, so undo followed by
         redo returns to exactly where it started, and redo followed by undo likewise.
         """
-        for index in range(len(self.revisions) - 1, self.cursor, -1):
-            if self.revisions[index].prev == self.cursor:
+        if self._revisions is None:
+            return self._redo
+        for index in range(len(self._revisions) - 1, self._cursor, -1):
+            if self._revisions[index].prev == self._cursor:
                 return index
         return None
+
+    def head(self) -> dict[int, Revision]:
+        """The entries the engine reads on every call, by index: the one in force, the one
+        undo would restore and the one redo would bring back (those that exist)."""
+        head: dict[int, Revision] = {}
+        for index in (self._cursor, self.undo_target(), self.redo_target()):
+            if index is not None and index >= 0:
+                head[index] = self.entry(index)
+        return head
+
+    def appended(self, more: Sequence[Revision], cursor: int) -> FieldHistory:
+        """This log with ``more`` appended and ``cursor`` in force (``ValueError`` when the
+        cursor is outside the new log). A partial log stays partial when the move is the
+        usual one (append on top of the cursor, the newest entry in force); any other move
+        reads the whole log first."""
+        count = self._count + len(more)
+        if not -1 <= cursor < count:
+            raise ValueError(f"cursor {cursor} outside a log of {count} entries")
+        if self._revisions is None and more and cursor == count - 1:
+            newest = more[-1]
+            entries = {self._count + i: revision for i, revision in enumerate(more)}
+            if newest.prev < 0 or newest.prev in entries or newest.prev in self._entries:
+                kept = {cursor: newest}
+                if newest.prev >= 0:
+                    known_entries = entries if newest.prev in entries else self._entries
+                    kept[newest.prev] = known_entries[newest.prev]
+                assert self._load is not None
+                load, known = self._load, self._count
+
+                def extended() -> tuple[Revision, ...]:
+                    return (*load()[:known], *more)
+
+                return FieldHistory.partial(count, cursor, kept, None, _once(extended))
+        return FieldHistory((*self.revisions, *more), cursor)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FieldHistory):
+            return NotImplemented
+        return (self._cursor, self.revisions) == (other._cursor, other.revisions)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        if self._revisions is None:
+            return f"FieldHistory(partial, count={self._count}, cursor={self._cursor})"
+        return f"FieldHistory(revisions={self._revisions!r}, cursor={self._cursor})"
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        data = handler.generate_schema(_LogData)
+        return core_schema.no_info_after_validator_function(
+            lambda d: d if isinstance(d, FieldHistory) else FieldHistory(d.revisions, d.cursor),
+            core_schema.union_schema([core_schema.is_instance_schema(cls), data]),
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                lambda log: _LogData(revisions=log.revisions, cursor=log.cursor),
+                return_schema=data,
+            ),
+        )
+
+
+class _LogData(_Frozen):
+    """A ``FieldHistory`` as data: how it is validated and serialised."""
+
+    revisions: tuple[Revision, ...] = ()
+    cursor: int = -1
+
+
+def _once(load: Callable[[], tuple[Revision, ...]]) -> Callable[[], tuple[Revision, ...]]:
+    """``load`` memoised: the first call's result, returned to every later one."""
+    done: list[tuple[Revision, ...]] = []
+
+    def loaded() -> tuple[Revision, ...]:
+        if not done:
+            done.append(load())
+        return done[0]
+
+    return loaded
 
 
 class HookState(_Frozen):
@@ -218,7 +373,7 @@ class FormInstance(BaseModel):
         )
 
     def revision_count(self) -> int:
-        return sum(len(h.revisions) for h in self.history.values())
+        return sum(h.count for h in self.history.values())
 
 
 class FieldChange(_Frozen):
@@ -264,10 +419,10 @@ def applied_unshared(instance: FormInstance, commit: Commit) -> FormInstance:
     history = dict(instance.history)
     for field_id, change in commit.fields.items():
         old = instance.history.get(field_id, _EMPTY_HISTORY)
-        revisions = old.revisions + change.append
-        if not -1 <= change.cursor < len(revisions):
-            raise ValueError(f"field {field_id}: cursor {change.cursor} outside its log")
-        history[field_id] = FieldHistory.model_construct(revisions=revisions, cursor=change.cursor)
+        try:
+            history[field_id] = old.appended(change.append, change.cursor)
+        except ValueError:
+            raise ValueError(f"field {field_id}: cursor {change.cursor} outside its log") from None
     return replace_instance(
         instance,
         history=history,

@@ -219,7 +219,7 @@ def _stage(
     if current is not None and current.kind == "value":
         plan.replaced[field_id] = current.value
     revision = _revision(kind, json_value, author, now, history.cursor)
-    plan.changes[field_id] = FieldChange(append=(revision,), cursor=len(history.revisions))
+    plan.changes[field_id] = FieldChange(append=(revision,), cursor=history.count)
     plan.captured.append(field_id)
     if kind == "decline":
         plan.declined.append(field_id)

@@ -150,7 +150,7 @@ def migration_commit(
                 "tool_call_id": None,
             }
         )
-        changes[field_id] = FieldChange(append=(entry,), cursor=len(history.revisions))
+        changes[field_id] = FieldChange(append=(entry,), cursor=history.count)
     return Commit(
         instance_id=instance.id,
         expected_version=instance.version,

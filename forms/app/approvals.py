@@ -151,7 +151,7 @@ def _settle(
             prev=history.cursor,
             note=note,
         )
-        changes = {approval.field: FieldChange(append=(revision,), cursor=len(history.revisions))}
+        changes = {approval.field: FieldChange(append=(revision,), cursor=history.count)}
         done = entry.model_copy(update={"status": "done", "finished_at": now})
         state = current.state.model_copy(
             update={"outbox": {**current.state.outbox, approval_id: done}, "updated_at": now}

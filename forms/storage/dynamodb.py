@@ -519,7 +519,7 @@ def _assemble(
             return None  # a revision item of this version is not visible yet
         if len(revisions) > count:
             raise StoreError(f"field {field_id}: {len(revisions)} revisions stored, {count} known")
-        history[field_id] = FieldHistory.model_construct(revisions=tuple(revisions), cursor=cursor)
+        history[field_id] = FieldHistory(revisions, cursor)
     if logs:
         raise StoreError(f"revisions stored for unknown fields {sorted(logs)}")
     header = _Header.model_validate_json(state["header"]["S"])

@@ -286,7 +286,7 @@ def _revision_row(index: int, revision: Revision, in_force: bool) -> dict[str, A
 def _describe_target(history: FieldHistory, target: int) -> str:
     if target < 0:
         return "no answer"
-    revision = history.revisions[target]
+    revision = history.entry(target)
     if revision.kind == "value":
         return show(revision.value)
     return "retracted" if revision.kind == "retraction" else "declined"
@@ -319,7 +319,7 @@ def undo_redo(form: CompiledForm, instance: FormInstance) -> dict[str, str]:
             newest = (current.at, field.index, field_id)
         target = history.redo_target()
         if target is not None:
-            at = history.revisions[target].at
+            at = history.entry(target).at
             if redo_pick is None or (at, field.index) > redo_pick[:2]:
                 redo_pick = (at, field.index, field_id)
     lines: dict[str, str] = {}
