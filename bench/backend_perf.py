@@ -286,15 +286,14 @@ def _render_emulators(emulators: list[tuple[str, list[emulator.Cost]]]) -> str:
 def _request_notes(rows: list[dynamo_requests.RequestRow]) -> list[str]:
     return [
         "Why: a tool call names a conversation, not an instance, so the service first runs "
-        "`list_conversation`: one Query on the conversation's index partition plus one Query "
-        "per instance in it (1 + N, `docs/dynamodb.md`). The commit then reads nothing: the "
-        "adapter remembers the state it just read (by instance and version) and sends one "
-        "TransactWriteItems conditioned on the version. So a write call is 1 + N reads and 1 "
-        "write; a read call 1 + N reads; `form_start` reads the (empty) index once. A "
-        "container that never saw the instance costs the same, since the locate step reads it "
-        "anyway. A hook that fires (the policy-cap checkpoint) is dispatched in-process after "
-        "the commit and reads and commits again. A conflict costs the refused transaction, "
-        "one catch-up Query of what changed since the read, and the retried write.",
+        "`list_conversation`: one Query of the conversation's partition, which holds every "
+        "instance's home item (its fields' heads and its state, not its history; "
+        "`docs/dynamodb.md`). The commit then reads nothing: the adapter remembers the state "
+        "it just read (by instance and version) and sends one write conditioned on the "
+        "version. A container that never saw the instance costs the same, since the locate "
+        "step reads it anyway. A hook that fires (the policy-cap checkpoint) is dispatched "
+        "in-process after the commit and commits again. A conflict costs the refused write, "
+        "one GetItem of the home item, and the retried write.",
     ]
 
 
@@ -332,14 +331,13 @@ def _targets(
             "DynamoDB: ≤1 read + ≤1 write per write call without conflict",
             _grouped(writes),
             f"met by {len(met_w)} of {len(writes)} ({', '.join(met_w) or 'none'}); the rest "
-            "read 1 + N to locate the instance (N = forms in the conversation), plus a hook's "
-            "own commit when one fires",
+            "are a hook's own commit when one fires (a second write, by design: commit, then "
+            "run) or a replay's read of the first record",
         ],
         [
             "DynamoDB: one read per read call",
             _grouped(reads),
-            f"met by {len(met_r)} of {len(reads)}; each reads 1 + N (the index, then each "
-            "instance)",
+            f"met by {len(met_r)} of {len(reads)}",
         ],
         [
             "Handler import within 1.5× of `import boto3` (same rounds; bytecode cached and none)",

@@ -4,7 +4,7 @@ Two Lambda handlers. With ``FORMWORK_DISPATCH=temporal``:
 
 * ``lambda_handler``: the table's DynamoDB stream (Powertools ``BatchProcessor`` for
   DynamoDB Streams, partial failures reported with ``ReportBatchItemFailures``). For each
-  STATE item written, the entries of its outbox that need a run are started
+  instance home item written, the entries of its outbox that need a run are started
   (``TemporalDispatcher.send``, no waiting) and marked dispatched: executors pending and never
   dispatched, or dispatched at least ``FORMWORK_REDISPATCH_AFTER_SECONDS`` ago and still
   pending (``due_entries``); approvals never dispatched, or still pending that long past
@@ -14,7 +14,7 @@ Two Lambda handlers. With ``FORMWORK_DISPATCH=temporal``:
 * ``sweep_handler``: on a schedule, for what the stream can no longer deliver (a batch that
   exhausted its retries, records past the stream's 24-hour retention, a relay that was down).
   With ``{"instance_ids": [...]}`` it looks at those instances only; otherwise it reads the
-  App's outbox scan (``forms.storage.port.OutboxScan``: on DynamoDB, a Scan for the STATE
+  App's outbox scan (``forms.storage.port.OutboxScan``: on DynamoDB, a Scan for the home
   items whose outbox holds a pending entry). ``docs/dispatch.md`` has what a scan costs and
   the alternatives.
 
@@ -138,7 +138,7 @@ class Relay:
             into.failed[instance_id] = f"{type(exc).__name__}: {exc}"
 
     def on_record(self, record: DynamoDBRecord) -> None:
-        """One stream record: act on STATE items that were inserted or modified."""
+        """One stream record: act on instance home items that were inserted or modified."""
         if record.event_name == DynamoDBRecordEventName.REMOVE or record.dynamodb is None:
             return
         found = state_of(record.dynamodb.new_image)

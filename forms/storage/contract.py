@@ -121,7 +121,7 @@ def append_values(
     prev, appended = log.cursor, []
     for offset, value in enumerate(values):
         appended.append(value_revision(value, when, prev=prev, tool_call_id=tool_call_id))
-        prev = len(log.revisions) + offset
+        prev = log.count + offset
     return Commit(
         instance_id=instance.id,
         expected_version=instance.version,

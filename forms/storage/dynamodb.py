@@ -4,26 +4,26 @@ No boto3 import here: the caller builds the client (``boto3.client("dynamodb")``
 in, and errors are caught through ``client.exceptions``. Values are stored as JSON text in
 string attributes, so numbers never go through DynamoDB's Number type.
 
-Items of one instance share its partition, ``pk = "I#<instance_id>"`` (sort keys below); a
-principal's conversation has a partition of its own for its index and its tool-call records::
+An instance lives in its conversation's partition, beside the conversation's other instances
+and its tool-call records; its revision log lives in a partition of its own::
 
-    I#<id> / STATE                    header, version (N), per-field cursor and count, state
-    I#<id> / R#<version:010d>#<part>  revisions appended by the commit that produced <version>
-    P#<principal>#C#<conv> / I#<created_at>#<id>   the conversation index item
+    P#<principal>#C#<conv> / I#<created_at>#<id>   the instance's home: header, version (N),
+                                                    per-field heads, state
     P#<principal>#C#<conv> / C#<tool_call_id>      one CallRecord (written once, conditionally)
+    I#<id> / HOME                                  where its home is (written once, never changed)
+    I#<id> / R#<version:010d>#<part>               revisions appended by the commit of <version>
 
-``docs/dynamodb.md`` has the access patterns and their cost in requests.
+A field's *head* is what every call reads of its log: the count, the cursor, the entries in
+force, undo would restore and redo would bring back. The home item holds the heads, not the
+revisions, so reading an instance costs its form's size, never its history: listing a
+conversation is one Query, reading an instance by id one GetItem (plus one for its HOME item
+the first time this store meets the id). Logs come back partial (``FieldHistory.partial``);
+undo, redo and the history view read the revision items, once, when they first need them.
 
-Query is only read-committed against transactions: one page may show a transaction's STATE item
-and not yet its revision items, or the reverse. Every item written by a commit therefore carries
-the version it belongs to, the STATE item says exactly which items make up that version (counts
-per field), and a read that does not add up is taken again. Call records are outside the
-instance partition, so reading an instance never reads them; a commit carrying a call puts its
-record with ``attribute_not_exists`` in the same transaction, so an id applies at most once.
-
-A commit is one strongly consistent Query, ``apply_commit`` on what it read, and one conditional
-write (``version = expected``). A commit that loses the race reads only what was written since
-its own read to build the ``current`` its ``ConflictError`` carries.
+A commit is ``apply_commit`` on the instance this store last read or wrote (or one GetItem)
+and one conditional write (``version = expected``) of the home item, the new revision items
+and the call record, in one transaction. ``docs/dynamodb.md`` has the access patterns and
+their cost in requests and capacity.
 """
 
 from __future__ import annotations
@@ -57,20 +57,21 @@ MAX_TRANSACTION_BYTES = 4_000_000
 DYNAMODB_ITEM_LIMIT = 400_000
 """DynamoDB's item size limit (400 KB)."""
 
-STATE_SK = "STATE"
+HOME_PREFIX = "I#"
+"""The sort keys of instance homes in a conversation's partition start with this."""
 INSTANCE_PREFIX = "I#"
-"""The partition key of an instance's items is this prefix and the instance id."""
+"""The partition key of an instance's own items (HOME, revisions) is this and its id."""
+HOME_SK = "HOME"
 _REVISIONS = "R#"
 _CALL = "C#"
 _ITEM_OVERHEAD = 200
 """Bytes reserved in a revision item for its keys and other attributes besides the payload."""
 
 _Parts = TypeAdapter(dict[str, list[Revision]])
-_Fields = TypeAdapter(dict[str, tuple[int, int]])
 
 
 class _Header(BaseModel):
-    """The instance's identity, as stored on its STATE item."""
+    """The instance's identity, as stored on its home item."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -82,18 +83,47 @@ class _Header(BaseModel):
     created_at: datetime
 
 
+class _Head(BaseModel):
+    """What a home item keeps of one field's log (``FieldHistory.head``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cursor: int
+    count: int
+    redo: int | None = None
+    entries: dict[int, Revision] = {}
+
+
+_Heads = TypeAdapter(dict[str, _Head])
+
+
+class _Known:
+    """An instance this store read or wrote, with each field's head as JSON text.
+
+    The text of a head that a commit does not touch is reused as is, so a commit serialises
+    only the fields it changes.
+    """
+
+    __slots__ = ("heads", "instance")
+
+    def __init__(self, instance: FormInstance, heads: dict[str, str]) -> None:
+        self.instance = instance
+        self.heads = heads
+
+
 class DynamoDBFormStore(FormStore):
     """Form instances in one DynamoDB table (``pk``/``sk`` strings), strongly consistent.
 
     ``client`` is a boto3 DynamoDB *client*; ``max_item_bytes`` bounds the payload of one
-    revision item (below DynamoDB's 400 KB). ``read_attempts`` bounds how often a read that
-    caught a transaction half-visible is repeated; ``pause(attempt)``, if given, runs between
-    attempts (the composition root may pass a short sleep; the engine keeps no clock).
+    revision item (below DynamoDB's 400 KB). ``read_attempts`` bounds how often a read of a
+    log that does not add up yet (a transaction still landing) is repeated; ``pause(attempt)``,
+    if given, runs between attempts (the composition root may pass a short sleep; the engine
+    keeps no clock).
 
     ``remember`` is how many instances to keep the last read (or write) of, by id and version,
     so that a commit computed from a read this adapter just made does not read again. That is
-    safe because everything up to a version is immutable, and the write's condition on
-    ``version`` refuses it if the instance moved on; callers still only ever receive snapshots.
+    safe because the write's condition on ``version`` refuses it if the instance moved on;
+    callers still only ever receive snapshots.
     """
 
     def __init__(
@@ -116,42 +146,41 @@ class DynamoDBFormStore(FormStore):
         self._read_attempts = read_attempts
         self._pause = pause
         self._remember = remember
-        self._recent: OrderedDict[str, FormInstance] = OrderedDict()
-        self._recent_lock = threading.Lock()
+        self._recent: OrderedDict[str, _Known] = OrderedDict()
+        self._homes: OrderedDict[str, tuple[str, str]] = OrderedDict()
+        self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ the port
 
     def create(self, instance: FormInstance, call: NewCall | None = None) -> None:
         stored = instance.snapshot()
         pk = instance_key(stored.id)
-        conversation = conversation_key(stored.principal, stored.conversation_id)
+        home = home_key(stored)
+        known = _Known(stored, {f: _head_text(log) for f, log in stored.history.items()})
         actions = [
-            self._put(self._state_item(stored), "attribute_not_exists(pk)"),
             self._put(
-                {
-                    "pk": _s(conversation),
-                    "sk": _s(f"I#{sortable(stored.created_at)}#{stored.id}"),
-                    "instance_id": _s(stored.id),
-                },
+                {"pk": _s(pk), "sk": _s(HOME_SK), "home_pk": _s(home[0]), "home_sk": _s(home[1])},
                 "attribute_not_exists(pk)",
             ),
+            self._put(home_item(known.instance, known.heads), "attribute_not_exists(pk)"),
         ]
-        appended = {f: log.revisions for f, log in stored.history.items() if log.revisions}
+        appended = {f: log.revisions for f, log in stored.history.items() if log.count}
         actions += [
             self._put(item, "attribute_not_exists(pk)")
             for item in self._revision_items(pk, stored.version, appended)
         ]
         if call is not None:
-            actions.append(self._call_put(conversation, call))
+            actions.append(self._call_put(home[0], call))
         try:
             self._transact(actions)
         except self._client.exceptions.TransactionCanceledException as exc:
             codes = _reason_codes(exc)
             if call is not None and codes[-1:] == ["ConditionalCheckFailed"]:
-                raise self._recorded(conversation, call) from None
+                raise self._recorded(home[0], call) from None
             if "ConditionalCheckFailed" in codes:
                 raise AlreadyExists(f"instance {stored.id} already exists") from None
             raise
+        self._keep(known, home)
 
     def record_call(self, principal: str, conversation_id: str, call: NewCall) -> None:
         conversation = conversation_key(principal, conversation_id)
@@ -164,47 +193,50 @@ class DynamoDBFormStore(FormStore):
         return self._get_call(conversation_key(principal, conversation_id), call_id)
 
     def get(self, instance_id: str) -> FormInstance:
-        loaded = self._load(instance_id)
-        if loaded is None:
+        known = self._read(instance_id)
+        if known is None:
             raise NotFound(f"instance {instance_id} not found")
-        return loaded
+        return known.instance.snapshot()
 
     def list_conversation(self, principal: str, conversation_id: str) -> list[FormInstance]:
-        index = self._query(conversation_key(principal, conversation_id), prefix="I#")
-        found: list[FormInstance] = []
-        for item in index:
-            loaded = self._load(item["instance_id"]["S"])
-            if loaded is not None:  # an index item whose create is not visible yet
-                found.append(loaded)
-        return sorted(found, key=lambda inst: (inst.created_at, inst.id))
+        pk = conversation_key(principal, conversation_id)
+        found = [self._known_from(item) for item in self._query(pk, prefix=HOME_PREFIX)]
+        return [known.instance.snapshot() for known in found]  # sort-key order: created, id
 
     def commit(self, commit: Commit) -> FormInstance:
-        current = self._recalled(commit.instance_id, commit.expected_version)
-        if current is None:
-            current = self._load(commit.instance_id)
-        if current is None:
+        known = self._recalled(commit.instance_id, commit.expected_version)
+        if known is None:
+            known = self._read(commit.instance_id)
+        if known is None:
             raise NotFound(f"instance {commit.instance_id} not found")
-        conversation = conversation_key(current.principal, current.conversation_id)
+        current = known.instance
         applied = apply_commit(current, commit)  # ConflictError / ValueError: nothing written
-        pk = instance_key(applied.id)
-        version = applied.version
+        heads = dict(known.heads)
+        for field_id in commit.fields:
+            heads[field_id] = _head_text(applied.history[field_id])
+        after = _Known(applied, heads)
+        home = home_key(applied)
         appended = {f: change.append for f, change in commit.fields.items() if change.append}
-        revision_actions = [
-            self._put(item, "attribute_not_exists(pk)")
-            for item in self._revision_items(pk, version, appended)
-        ]
-        state_put = self._put(
-            self._state_item(applied),
+        home_put = self._put(
+            home_item(after.instance, after.heads),
             "#v = :expected",
             names={"#v": "version"},
             values={":expected": {"N": str(commit.expected_version)}},
         )
-        actions = [state_put, *revision_actions]
+        actions = [
+            home_put,
+            *(
+                self._put(item, "attribute_not_exists(pk)")
+                for item in self._revision_items(
+                    instance_key(applied.id), applied.version, appended
+                )
+            ),
+        ]
         if commit.call is not None:
-            actions.append(self._call_put(conversation, commit.call))
+            actions.append(self._call_put(home[0], commit.call))
         try:
             if len(actions) == 1:
-                self._client.put_item(**state_put["Put"])
+                self._client.put_item(**home_put["Put"])
             else:
                 self._transact(actions)
         except (
@@ -213,104 +245,167 @@ class DynamoDBFormStore(FormStore):
         ) as exc:
             codes = _reason_codes(exc)
             if commit.call is not None and codes[-1:] == ["ConditionalCheckFailed"]:
-                raise self._recorded(conversation, commit.call) from None
+                raise self._recorded(home[0], commit.call) from None
             lost = codes[:1] == ["ConditionalCheckFailed"] or "TransactionConflict" in codes
             if not lost:
                 raise StoreError(f"commit to {applied.id} cancelled: {codes}") from exc
-            fresh = self._catch_up(current)
+            fresh = self._read_home(applied.id, home)
             if fresh is None:
                 raise NotFound(f"instance {applied.id} not found") from None
-            raise ConflictError(applied.id, commit.expected_version, fresh) from None
-        self._keep(applied)
+            current_now = fresh.instance.snapshot()
+            raise ConflictError(applied.id, commit.expected_version, current_now) from None
+        self._keep(after, home)
         return applied.snapshot()
 
     # ------------------------------------------------------------------ reading
 
-    def _load(self, instance_id: str) -> FormInstance | None:
-        """The instance, or None when there is none. When this store remembers a state of it,
-        only what was written since is read (items up to a version never change): a container
-        that has seen an instance reads its STATE item and the newest revisions, not its whole
-        history."""
-        with self._recent_lock:
-            known = self._recent.get(instance_id)
-        return self._catch_up(known) if known is not None else self._read_whole(instance_id)
+    def _read(self, instance_id: str) -> _Known | None:
+        """The instance as stored now (one GetItem of its home, plus one of its HOME item
+        the first time this store meets the id), or None when there is none."""
+        with self._lock:
+            home = self._homes.get(instance_id)
+        if home is None:
+            found = self._client.get_item(
+                TableName=self._table,
+                Key=_key(instance_key(instance_id), HOME_SK),
+                ConsistentRead=True,
+            ).get("Item")
+            if found is None:
+                return None
+            home = (found["home_pk"]["S"], found["home_sk"]["S"])
+        return self._read_home(instance_id, home)
 
-    def _read_whole(self, instance_id: str) -> FormInstance | None:
-        """The instance from all its items, or None when there is none."""
+    def _read_home(self, instance_id: str, home: tuple[str, str]) -> _Known | None:
+        item = self._client.get_item(
+            TableName=self._table, Key=_key(*home), ConsistentRead=True
+        ).get("Item")
+        if item is None:  # its HOME item is written in the same transaction: a TTL removal
+            return None
+        return self._known_from(item)
+
+    def _known_from(self, item: Mapping[str, Any]) -> _Known:
+        """The instance a home item holds: the remembered one if it is that version."""
+        instance_id = item["instance_id"]["S"]
+        version = int(item["version"]["N"])
+        with self._lock:
+            remembered = self._recent.get(instance_id)
+        if remembered is not None and remembered.instance.version == version:
+            return remembered
+        known = self._parse(item, instance_id, version)
+        self._keep(known, (item["pk"]["S"], item["sk"]["S"]))
+        return known
+
+    def _parse(self, item: Mapping[str, Any], instance_id: str, version: int) -> _Known:
+        header = _Header.model_validate_json(item["header"]["S"])
+        heads_text = item["heads"]["S"]
+        heads = _Heads.validate_json(heads_text)
+        load = self._log_reader(instance_id, version, {f: h.count for f, h in heads.items()})
+        history = {
+            field_id: FieldHistory.partial(
+                head.count,
+                head.cursor,
+                head.entries,
+                head.redo,
+                _field_of(load, field_id),
+            )
+            for field_id, head in heads.items()
+        }
+        instance = FormInstance.model_construct(
+            **dict(header),
+            version=version,
+            history=history,
+            state=InstanceState.model_validate_json(item["state"]["S"]),
+        )
+        return _Known(instance, {f: head.model_dump_json() for f, head in heads.items()})
+
+    def _log_reader(
+        self, instance_id: str, version: int, counts: Mapping[str, int]
+    ) -> Callable[[], dict[str, tuple[Revision, ...]]]:
+        """A function reading every field's log as of ``version`` (once; later calls return
+        the first result): one Query of the instance's revision items up to that version."""
+        done: list[dict[str, tuple[Revision, ...]]] = []
+        lock = threading.Lock()
+
+        def read() -> dict[str, tuple[Revision, ...]]:
+            with lock:
+                if not done:
+                    done.append(self._read_logs(instance_id, version, counts))
+                return done[0]
+
+        return read
+
+    def _read_logs(
+        self, instance_id: str, version: int, counts: Mapping[str, int]
+    ) -> dict[str, tuple[Revision, ...]]:
+        """Every field's revisions up to ``version``, taken again while they do not add up to
+        ``counts`` (a read-committed Query may see part of a transaction still landing)."""
+        pk = instance_key(instance_id)
+        upto = f"{_REVISIONS}{version:010d}#~"
         for attempt in range(self._read_attempts):
             if attempt and self._pause is not None:
                 self._pause(attempt)
-            items = self._query(instance_key(instance_id))
-            state = _state_of(items)
-            if state is None:
-                return None
-            built = _assemble(state, items)
-            if built is not None:
-                self._keep(built)
-                return built.snapshot()
+            logs: dict[str, list[Revision]] = {}
+            for item in self._query(pk, between=(_REVISIONS, upto)):
+                for field_id, revisions in _Parts.validate_json(item["revs"]["S"]).items():
+                    logs.setdefault(field_id, []).extend(revisions)
+            unknown = sorted(set(logs) - set(counts))
+            if unknown:
+                raise StoreError(f"instance {instance_id}: revisions of unknown fields {unknown}")
+            over = [f for f, log in logs.items() if len(log) > counts[f]]
+            if over:
+                raise StoreError(f"instance {instance_id}: more revisions than counted in {over}")
+            if all(len(logs.get(f, ())) == n for f, n in counts.items()):
+                return {f: tuple(log) for f, log in logs.items()}
         raise StoreError(
-            f"instance {instance_id}: {self._read_attempts} reads did not add up to one version"
+            f"instance {instance_id}: {self._read_attempts} reads of its log did not add up"
         )
 
-    def _keep(self, instance: FormInstance) -> None:
-        """Remember ``instance`` (never handed out) as the last known state of its id."""
-        if self._remember <= 0:
-            return
-        with self._recent_lock:
-            self._recent[instance.id] = instance
-            self._recent.move_to_end(instance.id)
+    def _keep(self, known: _Known, home: tuple[str, str]) -> None:
+        """Remember ``known`` (never handed out) as the last state of its id, and its home."""
+        instance_id = known.instance.id
+        with self._lock:
+            self._homes[instance_id] = home
+            self._homes.move_to_end(instance_id)
+            while len(self._homes) > max(self._remember, 1) * 16:
+                self._homes.popitem(last=False)
+            if self._remember <= 0:
+                return
+            self._recent[instance_id] = known
+            self._recent.move_to_end(instance_id)
             while len(self._recent) > self._remember:
                 self._recent.popitem(last=False)
 
-    def _recalled(self, instance_id: str, version: int) -> FormInstance | None:
+    def _recalled(self, instance_id: str, version: int) -> _Known | None:
         """The remembered state of ``instance_id`` if it is exactly ``version``."""
-        with self._recent_lock:
+        with self._lock:
             found = self._recent.get(instance_id)
-        if found is None or found.version != version:
+        if found is None or found.instance.version != version:
             return None
         return found
 
-    def _catch_up(self, base: FormInstance) -> FormInstance | None:
-        """The instance as stored now, reading only what was written after ``base``.
-
-        ``base`` is a state of the instance read earlier (moments ago in the same call, or
-        remembered from an earlier call). Items up to its version never change, so one Query
-        from the revision items after it (through STATE) gives the same result as a full read.
-        """
-        pk = instance_key(base.id)
-        after = f"{_REVISIONS}{base.version:010d}#~"  # past every part of base's version
-        for attempt in range(self._read_attempts):
-            if attempt and self._pause is not None:
-                self._pause(attempt)
-            items = self._query(pk, after=after)
-            state = _state_of(items)
-            if state is None:
-                return None
-            built = _assemble(state, items, base)
-            if built is not None:
-                self._keep(built)
-                return built.snapshot()
-        return self._read_whole(base.id)
-
     def _query(
-        self, pk: str, *, after: str | None = None, prefix: str | None = None
+        self,
+        pk: str,
+        *,
+        prefix: str | None = None,
+        between: tuple[str, str] | None = None,
     ) -> list[dict[str, Any]]:
-        """The items of a partition (with sort key past ``after``, or starting with ``prefix``),
-        in sort-key order. One strongly consistent Query, paged.
-        """
-        items: list[dict[str, Any]] = []
+        """The items of a partition (with sort key starting with ``prefix``, or between the
+        two bounds), in sort-key order. One strongly consistent Query, paged."""
         request: dict[str, Any] = {
             "TableName": self._table,
             "KeyConditionExpression": "pk = :pk",
             "ExpressionAttributeValues": {":pk": _s(pk)},
             "ConsistentRead": True,
         }
-        if after is not None:
-            request["KeyConditionExpression"] = "pk = :pk AND sk > :after"
-            request["ExpressionAttributeValues"][":after"] = _s(after)
-        elif prefix is not None:
+        if prefix is not None:
             request["KeyConditionExpression"] = "pk = :pk AND begins_with(sk, :prefix)"
             request["ExpressionAttributeValues"][":prefix"] = _s(prefix)
+        elif between is not None:
+            request["KeyConditionExpression"] = "pk = :pk AND sk BETWEEN :low AND :high"
+            request["ExpressionAttributeValues"][":low"] = _s(between[0])
+            request["ExpressionAttributeValues"][":high"] = _s(between[1])
+        items: list[dict[str, Any]] = []
         while True:
             page = self._client.query(**request)
             items.extend(page.get("Items", []))
@@ -365,31 +460,6 @@ class DynamoDBFormStore(FormStore):
             put["ExpressionAttributeValues"] = values
         return {"Put": put}
 
-    def _state_item(self, instance: FormInstance) -> dict[str, Any]:
-        header = _Header(
-            id=instance.id,
-            form_id=instance.form_id,
-            form_version=instance.form_version,
-            principal=instance.principal,
-            conversation_id=instance.conversation_id,
-            created_at=instance.created_at,
-        )
-        fields = {f: (log.cursor, len(log.revisions)) for f, log in instance.history.items()}
-        item = {
-            "pk": _s(instance_key(instance.id)),
-            "sk": _s(STATE_SK),
-            "version": {"N": str(instance.version)},
-            "header": _s(header.model_dump_json()),
-            "fields": _s(_Fields.dump_json(fields).decode()),
-            "state": _s(instance.state.model_dump_json()),
-        }
-        if _item_bytes(item) > DYNAMODB_ITEM_LIMIT:
-            raise ValueError(
-                f"instance {instance.id}: its state item would be {_item_bytes(item)} bytes, "
-                "over DynamoDB's 400 KB; nothing was stored"
-            )
-        return item
-
     def _call_put(self, conversation: str, call: NewCall) -> dict[str, Any]:
         item = {
             "pk": _s(conversation),
@@ -417,11 +487,90 @@ class DynamoDBFormStore(FormStore):
         return items
 
 
+def home_item(instance: FormInstance, heads: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The home item of ``instance`` as this store writes it (``heads``: each field's head as
+    JSON text, when the caller has them already).
+
+    When the answers at hand would take the item past DynamoDB's 400 KB, the biggest heads
+    keep only their cursors (those fields read their log when a call needs them); when even
+    that is not enough, ``ValueError``.
+    """
+    texts = dict(heads) if heads is not None else {}
+    for field_id, log in instance.history.items():
+        if field_id not in texts:
+            texts[field_id] = _head_text(log)
+    header = _Header(
+        id=instance.id,
+        form_id=instance.form_id,
+        form_version=instance.form_version,
+        principal=instance.principal,
+        conversation_id=instance.conversation_id,
+        created_at=instance.created_at,
+    )
+    pk, sk = home_key(instance)
+    item = {
+        "pk": _s(pk),
+        "sk": _s(sk),
+        "instance_id": _s(instance.id),
+        "version": {"N": str(instance.version)},
+        "header": _s(header.model_dump_json()),
+        "heads": _s(_heads_text(texts)),
+        "state": _s(instance.state.model_dump_json()),
+    }
+    excess = _item_bytes(item) - (DYNAMODB_ITEM_LIMIT - _ITEM_OVERHEAD)
+    if excess > 0:
+        for field_id in sorted(texts, key=lambda f: -len(texts[f])):
+            if excess <= 0:
+                break
+            slim = _slim(instance.history[field_id])
+            excess -= len(texts[field_id].encode()) - len(slim.encode())
+            texts[field_id] = slim
+        item["heads"] = _s(_heads_text(texts))
+    if _item_bytes(item) > DYNAMODB_ITEM_LIMIT:
+        raise ValueError(
+            f"instance {instance.id}: its home item would be {_item_bytes(item)} bytes, "
+            "over DynamoDB's 400 KB; nothing was stored"
+        )
+    return item
+
+
+def _head_text(log: FieldHistory) -> str:
+    """A field's head as JSON text, as a home item stores it."""
+    head = _Head(cursor=log.cursor, count=log.count, redo=log.redo_target(), entries=log.head())
+    return head.model_dump_json()
+
+
+def _slim(log: FieldHistory) -> str:
+    """A field's head without its entries (read from the log when needed)."""
+    return _Head(cursor=log.cursor, count=log.count, redo=log.redo_target()).model_dump_json()
+
+
+def _heads_text(heads: Mapping[str, str]) -> str:
+    return "{" + ",".join(f"{json.dumps(f)}:{text}" for f, text in heads.items()) + "}"
+
+
+def _field_of(
+    load: Callable[[], dict[str, tuple[Revision, ...]]], field_id: str
+) -> Callable[[], tuple[Revision, ...]]:
+    def revisions() -> tuple[Revision, ...]:
+        return load().get(field_id, ())
+
+    return revisions
+
+
 # ---------------------------------------------------------------------- keys
 
 
 def instance_key(instance_id: str) -> str:
     return f"{INSTANCE_PREFIX}{instance_id}"
+
+
+def home_key(instance: FormInstance) -> tuple[str, str]:
+    """Where an instance's home item is: its conversation's partition, by creation instant."""
+    return (
+        conversation_key(instance.principal, instance.conversation_id),
+        f"{HOME_PREFIX}{sortable(instance.created_at)}#{instance.id}",
+    )
 
 
 def conversation_key(principal: str, conversation_id: str) -> str:
@@ -482,58 +631,6 @@ def _dump_part(part: dict[str, list[str]]) -> str:
         for field_id, revisions in part.items()
     )
     return "{" + body + "}"
-
-
-def _state_of(items: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The STATE item among a partition's items (it sorts last), if there is one."""
-    return next((i for i in reversed(items) if i["sk"]["S"] == STATE_SK), None)
-
-
-def _assemble(
-    state: Mapping[str, Any],
-    items: list[dict[str, Any]],
-    base: FormInstance | None = None,
-) -> FormInstance | None:
-    """The instance as of ``state``'s version, or None when ``items`` miss some of it.
-
-    With ``base`` (an earlier read), ``items`` need only hold the revision items of later
-    versions. Items of other kinds in the partition (call records of an earlier layout) are
-    ignored.
-    """
-    version = int(state["version"]["N"])
-    fields = _Fields.validate_json(state["fields"]["S"])
-    since = -1 if base is None else base.version
-    logs: dict[str, list[Revision]] = {}
-    if base is not None:
-        logs = {f: list(log.revisions) for f, log in base.history.items()}
-    for item in items:
-        sk: str = item["sk"]["S"]
-        # Revision items of a later version belong to a commit this STATE does not show yet.
-        if sk.startswith(_REVISIONS) and since < _revision_version(sk) <= version:
-            for field_id, revisions in _Parts.validate_json(item["revs"]["S"]).items():
-                logs.setdefault(field_id, []).extend(revisions)
-    history: dict[str, FieldHistory] = {}
-    for field_id, (cursor, count) in fields.items():
-        revisions = logs.pop(field_id, [])
-        if len(revisions) < count:
-            return None  # a revision item of this version is not visible yet
-        if len(revisions) > count:
-            raise StoreError(f"field {field_id}: {len(revisions)} revisions stored, {count} known")
-        history[field_id] = FieldHistory(revisions, cursor)
-    if logs:
-        raise StoreError(f"revisions stored for unknown fields {sorted(logs)}")
-    header = _Header.model_validate_json(state["header"]["S"])
-    return FormInstance(
-        **header.model_dump(),
-        version=version,
-        history=history,
-        state=InstanceState.model_validate_json(state["state"]["S"]),
-    )
-
-
-def _revision_version(sk: str) -> int:
-    """The version in a revision item's sort key ``R#<version>#<part>``."""
-    return int(sk[len(_REVISIONS) : len(_REVISIONS) + 10])
 
 
 def _reason_codes(exc: Any) -> list[str]:

@@ -1,7 +1,7 @@
 """Finding pending outbox entries in the DynamoDB adapter's table: the scan and stream images.
 
-Both read STATE items (``forms.storage.dynamodb`` has the layout): their ``state`` attribute is
-the instance state as JSON, so an item whose outbox holds a pending entry contains
+Both read instance home items (``forms.storage.dynamodb`` has the layout): their ``state``
+attribute is the instance state as JSON, so an item whose outbox holds a pending entry contains
 ``PENDING_MARK`` in it (nothing else in a state has a ``status`` that can be ``pending``).
 ``DynamoDBOutboxScan`` is the ``OutboxScan`` port on one Scan of the table, filtered on that
 mark; ``state_of`` reads a DynamoDB Streams image of an item the same way, for the relay.
@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from forms.instance import InstanceState
-from forms.storage.dynamodb import INSTANCE_PREFIX, STATE_SK
+from forms.storage.dynamodb import HOME_PREFIX
 from forms.storage.port import OutboxScan
 
 PENDING_MARK = '"status":"pending"'
@@ -21,18 +21,18 @@ PENDING_MARK = '"status":"pending"'
 
 
 def state_of(image: Mapping[str, Any]) -> tuple[str, InstanceState] | None:
-    """The instance id and state of a STATE item (attribute values already deserialized, as
+    """The instance id and state of a home item (attribute values already deserialized, as
     in a stream record's image) whose outbox holds a pending entry; None for any other item."""
-    pk, sk, state = image.get("pk"), image.get("sk"), image.get("state")
-    if sk != STATE_SK or not isinstance(pk, str) or not pk.startswith(INSTANCE_PREFIX):
+    sk, instance_id, state = image.get("sk"), image.get("instance_id"), image.get("state")
+    if not (isinstance(sk, str) and sk.startswith(HOME_PREFIX) and isinstance(instance_id, str)):
         return None
     if not isinstance(state, str) or PENDING_MARK not in state:
         return None
-    return pk[len(INSTANCE_PREFIX) :], InstanceState.model_validate_json(state)
+    return instance_id, InstanceState.model_validate_json(state)
 
 
 class DynamoDBOutboxScan(OutboxScan):
-    """One paged Scan of the whole table, filtered to STATE items with a pending entry.
+    """One paged Scan of the whole table, filtered to home items with a pending entry.
 
     The filter only trims what comes back: DynamoDB charges a scan for every item it reads,
     so a sweep costs the table's size in read units (``docs/dispatch.md`` has the numbers and
@@ -49,11 +49,11 @@ class DynamoDBOutboxScan(OutboxScan):
     ) -> Iterator[tuple[str, InstanceState]]:
         request: dict[str, Any] = {
             "TableName": self._table,
-            "FilterExpression": "sk = :state AND contains(#state, :pending)",
-            "ProjectionExpression": "pk, sk, #state",
+            "FilterExpression": "begins_with(sk, :home) AND contains(#state, :pending)",
+            "ProjectionExpression": "sk, instance_id, #state",
             "ExpressionAttributeNames": {"#state": "state"},
             "ExpressionAttributeValues": {
-                ":state": {"S": STATE_SK},
+                ":home": {"S": HOME_PREFIX},
                 ":pending": {"S": PENDING_MARK},
             },
         }

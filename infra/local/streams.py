@@ -32,10 +32,11 @@ def lambda_record(raw: Record, stream_arn: str, region: str) -> Record:
     return record
 
 
-def is_state_record(record: Record) -> bool:
-    """The filter the template puts on the relay's event source: STATE items only."""
+def is_home_record(record: Record) -> bool:
+    """The filter the template puts on the relay's event source: instance home items only
+    (sort key starting ``I#``)."""
     keys = record.get("dynamodb", {}).get("Keys", {})
-    return bool(keys.get("sk", {}).get("S") == "STATE")
+    return str(keys.get("sk", {}).get("S", "")).startswith("I#")
 
 
 class StreamReader:
@@ -92,7 +93,7 @@ class StreamPoller:
         batch_size: int = 25,
         interval: float = 0.25,
         max_retries: int = 5,
-        accept: Callable[[Record], bool] = is_state_record,
+        accept: Callable[[Record], bool] = is_home_record,
     ) -> None:
         self.reader = reader
         self.function = function

@@ -1,6 +1,6 @@
 """The stream relay, the sweeper and the Temporal dispatcher, as Lambda runs them.
 
-DynamoDB Streams events go in (STATE item images exactly as ``DynamoDBFormStore`` writes
+DynamoDB Streams events go in (home item images exactly as ``DynamoDBFormStore`` writes
 them), partial batch responses come out. The store is the in-memory one; Temporal is a small
 stand-in client that keeps runs by workflow id and applies the id policies the way the server
 does (``tests/integration/test_temporal_dispatch.py`` checks the same paths against the real
@@ -26,7 +26,7 @@ from forms.app.conversation import Caller
 from forms.app.hooks import InProcessDispatcher
 from forms.instance import Commit, FormInstance, OutboxEntry
 from forms.outbox import due_entries
-from forms.storage.dynamodb import DynamoDBFormStore
+from forms.storage.dynamodb import home_item
 from forms.storage.dynamodb_outbox import PENDING_MARK
 from formwork import bootstrap
 from formwork.bootstrap import App
@@ -196,9 +196,8 @@ _SEQUENCE = count(100)
 
 
 def state_image(instance: FormInstance) -> dict[str, Any]:
-    """The STATE item ``DynamoDBFormStore`` writes for ``instance`` (its own item builder)."""
-    item: dict[str, Any] = DynamoDBFormStore(None, "formwork")._state_item(instance)
-    return item
+    """The home item ``DynamoDBFormStore`` writes for ``instance`` (its own item builder)."""
+    return home_item(instance)
 
 
 def record(image: dict[str, Any] | None, name: str = "MODIFY") -> dict[str, Any]:
@@ -253,7 +252,7 @@ def test_a_hook_committed_but_never_dispatched_is_started_and_recorded(
     # GIVEN a committed hook occurrence whose tool call died before dispatching it
     instance_id, key = committed_not_dispatched(world)
 
-    # WHEN its STATE record comes through the stream
+    # WHEN its home item's record comes through the stream
     response = deliver(app, record(state_image(store.get(instance_id))))
 
     # THEN the relay started one run under the key (first dispatch: no reuse of closed ids)
@@ -291,14 +290,14 @@ def test_records_that_need_no_dispatch_are_skipped(
     world.now = T0 + timedelta(minutes=1)
     current = state_image(store.get(instance_id))
     revision_item = {"pk": {"S": f"I#{instance_id}"}, "sk": {"S": "R#0000000002#000"}}
-    index_item = {"pk": {"S": "P#alice#C#conv-1"}, "sk": {"S": f"I#2025#{instance_id}"}}
+    call_item = {"pk": {"S": "P#alice#C#conv-1"}, "sk": {"S": "C#call-1"}}
 
-    # WHEN the stream brings that STATE, a revision item, an index item, and a removal
+    # WHEN the stream brings that home item, a revision item, a call record, and a removal
     response = deliver(
         app,
         record(current),
         record(revision_item, "INSERT"),
-        record(index_item, "INSERT"),
+        record(call_item, "INSERT"),
         record(current, "REMOVE"),
     )
 
