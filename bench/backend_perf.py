@@ -332,7 +332,8 @@ def _targets(
             _grouped(writes),
             f"met by {len(met_w)} of {len(writes)} ({', '.join(met_w) or 'none'}); the rest "
             "are a hook's own commit when one fires (a second write, by design: commit, then "
-            "run) or a replay's read of the first record",
+            "run), a replay's read of the first record, or an undo in a container that holds "
+            "only the heads (it reads that instance's revision log, once)",
         ],
         [
             "DynamoDB: one read per read call",

@@ -152,6 +152,26 @@ class CompiledForm:
     def _step_spellings(self) -> dict[str, tuple[str, ...]]:
         return {s: (s, step.title) for s, step in self.steps.items()}
 
+    @cached_property
+    def step_order(self) -> tuple[str, ...]:
+        """Step ids by position."""
+        return tuple(self.steps)
+
+    @cached_property
+    def field_order(self) -> tuple[str, ...]:
+        """Field ids by position (``field_index``)."""
+        return tuple(self.fields)
+
+    @cached_property
+    def checkpoint_hooks(self) -> tuple[Hook, ...]:
+        """The checkpoints' hooks, in dispatch order."""
+        return tuple(hook for hook in self.hooks if hook.kind == "checkpoint")
+
+    @cached_property
+    def hook_position(self) -> dict[str, int]:
+        """Each hook's place in dispatch order."""
+        return {hook.id: i for i, hook in enumerate(self.hooks)}
+
     def hook(self, hook_id: str) -> Hook | None:
         return self._hooks_by_id.get(hook_id)
 

@@ -19,7 +19,9 @@ from typing import Any
 
 from forms.compiled import CompiledForm, Hook
 from forms.evaluation import Evaluation, call_predicate
+from forms.incremental import Core
 from forms.instance import FormInstance, HookState, Rejection
+from forms.marked import Marked
 from forms.state import FormState, Values
 
 
@@ -34,7 +36,7 @@ def hook_edges(
     live: Mapping[str, Any],
 ) -> tuple[dict[str, HookState], list[Hook]]:
     """Conditions and counters for every hook but the form's (which needs readiness)."""
-    hooks: dict[str, HookState] = {}
+    hooks: dict[str, HookState] = Marked()
     rising: list[Hook] = []
     fired: dict[str, int] = {}
     state = FormState(form.step_index, applies, complete, fired, False, open_step)
@@ -44,28 +46,118 @@ def hook_edges(
         elif hook.kind == "step":
             holds = complete[hook.target]
         elif hook.kind == "checkpoint":
-            checkpoint = form.checkpoints[hook.target]
-            for cp in form.checkpoints:
-                fired.setdefault(cp, previous.get(f"checkpoint.{cp}", NEVER).count)
-            holds = call_predicate(
-                checkpoint.when,
-                checkpoint.when_arity,
-                values,
-                state,
-                f"checkpoint {checkpoint.id!r} when",
-            )
+            holds = _checkpoint_holds(form, hook, previous, values, state, fired)
         else:
             continue
-        before = previous.get(hook.id, NEVER)
-        basis = basis_of(instance, hook.binds, live) if holds and hook.binds else None
-        rebased = before.basis is not None and basis is not None and before.basis != basis
-        count = before.count + 1 if holds and (not before.holds or rebased) else before.count
-        if count != before.count:
-            rising.append(hook)
-            if hook.kind == "checkpoint":
-                fired[hook.target] = count
-        hooks[hook.id] = _hook_state(before, holds, count, basis)
+        _edge(instance, hook, previous, holds, live, hooks, rising, fired)
     return hooks, rising
+
+
+def core_edges(
+    form: CompiledForm,
+    instance: FormInstance,
+    previous: Mapping[str, HookState],
+    values: Values,
+    core: Core,
+    open_step: str | None,
+) -> tuple[dict[str, HookState], list[Hook], tuple[str, ...]]:
+    """``hook_edges`` over a core, and the fields whose answer flipped (live or not) against
+    ``previous``, looking again only at the hooks whose condition can differ from it.
+
+    ``previous`` may carry the core its field and step conditions were derived from
+    (``Marked.derived``, left by the commit that stored it): this core itself, or the one it
+    was derived from, whose differences it lists. A hook outside those differences holds as
+    it did, so its state is the one before (no edge); checkpoints are always asked again
+    (their predicates read anything, ``fired`` included). Otherwise every hook is looked at.
+    """
+    basis = getattr(previous, "derived", None)
+    live = core.live
+    if basis is core:
+        changed_fields: Iterable[str] = ()
+        changed_steps: Iterable[str] = ()
+    elif isinstance(basis, Core) and basis.form is form and basis.token == core.parent:
+        changed_fields, changed_steps = core.flipped, core.completion_flipped
+    else:
+        hooks, rising = hook_edges(
+            form, instance, previous, values, core.step_applies, core.step_complete, open_step, live
+        )
+        flipped = tuple(
+            h.target
+            for h in form.hooks
+            if h.kind == "field" and hooks[h.id].holds != previous.get(h.id, NEVER).holds
+        )
+        return _marked(hooks, core), rising, flipped
+    hooks = Marked(previous)
+    rising = []
+    fired: dict[str, int] = {}
+    for field_id in changed_fields:
+        hook = form.hook(f"field.{field_id}.filled")
+        assert hook is not None
+        _edge(instance, hook, previous, field_id in live, live, hooks, rising, fired)
+    for step_id in changed_steps:
+        hook = form.hook(f"step.{step_id}.complete")
+        assert hook is not None
+        _edge(instance, hook, previous, core.step_complete[step_id], live, hooks, rising, fired)
+    state = FormState(
+        form.step_index, core.step_applies, core.step_complete, fired, False, open_step
+    )
+    for hook in form.checkpoint_hooks:
+        holds = _checkpoint_holds(form, hook, previous, values, state, fired)
+        _edge(instance, hook, previous, holds, live, hooks, rising, fired)
+    position = form.hook_position
+    rising.sort(key=lambda h: position[h.id])
+    index = form.field_index
+    flipped = tuple(sorted(changed_fields, key=index.__getitem__))
+    return _marked(hooks, core), rising, flipped
+
+
+def _marked(hooks: dict[str, HookState], core: Core) -> dict[str, HookState]:
+    marked = hooks if isinstance(hooks, Marked) else Marked(hooks)
+    marked.derived = core
+    return marked
+
+
+def _checkpoint_holds(
+    form: CompiledForm,
+    hook: Hook,
+    previous: Mapping[str, HookState],
+    values: Values,
+    state: FormState,
+    fired: dict[str, int],
+) -> bool:
+    """Whether a checkpoint's predicate holds (it sees ``fired`` as of the hooks before it)."""
+    checkpoint = form.checkpoints[hook.target]
+    for cp in form.checkpoints:
+        fired.setdefault(cp, previous.get(f"checkpoint.{cp}", NEVER).count)
+    return call_predicate(
+        checkpoint.when,
+        checkpoint.when_arity,
+        values,
+        state,
+        f"checkpoint {checkpoint.id!r} when",
+    )
+
+
+def _edge(
+    instance: FormInstance,
+    hook: Hook,
+    previous: Mapping[str, HookState],
+    holds: bool,
+    live: Mapping[str, Any],
+    hooks: dict[str, HookState],
+    rising: list[Hook],
+    fired: dict[str, int],
+) -> None:
+    """Record ``hook``'s state for a condition that ``holds`` (or not), and its edge."""
+    before = previous.get(hook.id, NEVER)
+    basis = basis_of(instance, hook.binds, live) if holds and hook.binds else None
+    rebased = before.basis is not None and basis is not None and before.basis != basis
+    count = before.count + 1 if holds and (not before.holds or rebased) else before.count
+    if count != before.count:
+        rising.append(hook)
+        if hook.kind == "checkpoint":
+            fired[hook.target] = count
+    hooks[hook.id] = _hook_state(before, holds, count, basis)
 
 
 NEVER = HookState()
@@ -132,7 +224,7 @@ def waiting_on(
                 waiting.add(entry.hook_id)
         elif entry.status == "pending" or (hook.kind == "checkpoint" and crossing):
             waiting.add(entry.hook_id)
-    return tuple(h.id for h in form.hooks if h.id in waiting)
+    return tuple(sorted(waiting, key=form.hook_position.__getitem__))
 
 
 FORM_COMPLETE = "form.complete"
@@ -147,7 +239,10 @@ def form_edges(
     ready: bool,
     closed: bool,
 ) -> tuple[dict[str, HookState], tuple[Hook, ...]]:
-    """The form-level hooks, last: completion (readiness) and closing (status not open)."""
+    """The form-level hooks, last: completion (readiness) and closing (status not open).
+
+    What ``hooks`` carries (``Marked.derived``) stays: it is about the other hooks."""
+    derived = getattr(hooks, "derived", None)
     for hook_id, holds in ((FORM_COMPLETE, ready), (FORM_CLOSED, closed)):
         hook = form.hook(hook_id)
         assert hook is not None
@@ -156,6 +251,8 @@ def form_edges(
         if count != before.count:
             rising.append(hook)
         hooks[hook_id] = _hook_state(before, holds, count)
+    if isinstance(hooks, Marked):
+        hooks.derived = derived
     return hooks, tuple(rising)
 
 
@@ -167,7 +264,7 @@ def closed_edge(
 ) -> Evaluation:
     """The evaluation with the closing hook recomputed, for a status decided after it (a
     completion closes the instance in the same commit that detected it)."""
-    hooks = dict(evaluation.hooks)
+    hooks = Marked.copy_of(evaluation.hooks)
     rising = [h for h in evaluation.rising if h.id != FORM_CLOSED]
     before = previous.get(FORM_CLOSED, NEVER)
     count = before.count + 1 if closed and not before.holds else before.count
@@ -175,5 +272,7 @@ def closed_edge(
     assert hook is not None
     if count != before.count:
         rising.append(hook)
+    derived = hooks.derived
     hooks[FORM_CLOSED] = _hook_state(before, closed, count)
+    hooks.derived = derived
     return replace(evaluation, hooks=hooks, rising=tuple(rising))

@@ -9,15 +9,20 @@ One commit, in order:
    decline, undo, redo are all cursor arithmetic over an append-only log). Values were
    validated one by one before this point; a rejected value changes nothing.
 2. **Overrides.** A revisit (backward jump) is released by a write into the revisited step.
-3. **Evaluation, from scratch** (``evaluate``). Walking steps and fields in definition order:
-   a step applies when its predicate holds; a field applies when its step applies and its own
+3. **Evaluation** (``evaluate``). As if walking steps and fields in definition order: a step
+   applies when its predicate holds; a field applies when its step applies and its own
    predicate holds; an answer in force on a field that applies is *live*, one on a field that
    does not is *held* (kept, not shown to predicates, not part of the result). Predicates
    only read what is declared before them, so one pass in that order is the fixed point. A step
    is complete when it applies and every applicable required field in it has a live answer.
    Then checkpoint predicates see every live value; a rejection is active while the hook that
    recorded it holds; the form is *ready* when every applicable required field is answered
-   and no rejection is active.
+   and no rejection is active. The walk is done once per set of field logs and kept with
+   them (``forms.incremental``): a commit re-derives only what can depend on the fields it
+   changed (the predicates that read them, learnt by watching each predicate run, and what
+   depends on those in turn), and only the hooks whose condition can have changed are looked
+   at again (checkpoints always are). ``evaluate_from_scratch`` walks everything every time;
+   it is the definition the incremental one is tested against.
 4. **Edges.** For each hook, in the fixed order field on-fill, step on-complete, checkpoint,
    form on-complete (definition order within each), its condition is compared with the one
    stored by the previous commit. A *rising edge* is the first commit on which the condition
@@ -34,23 +39,26 @@ done, so a retried executor cannot apply its effects twice.
 
 ``evaluate`` and ``transition`` are here; what they are built from lives beside this module:
 ``forms.evaluation`` (what an evaluation holds, and the per-step and per-field readings of step
-3), ``forms.edges`` (step 4) and ``forms.decisions`` (approval decisions withdrawn when the
-answers they were made on change).
+3), ``forms.incremental`` (step 3 re-derived from what a commit touches), ``forms.edges``
+(step 4) and ``forms.decisions`` (approval decisions withdrawn when the answers they were made
+on change).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from forms.compiled import CompiledForm
+from forms.compiled import CompiledForm, Hook
 from forms.decisions import stale_decisions, withdraw_stale_approvals
 from forms.edges import (
     FORM_COMPLETE,
+    NEVER,
     bound_answers,
     closed_edge,
+    core_edges,
     form_edges,
     hook_edges,
     rejection_active,
@@ -58,12 +66,14 @@ from forms.edges import (
 )
 from forms.evaluation import (
     Evaluation,
+    FieldEval,
     call_predicate,
     field_eval,
     find_open_step,
     no_preference,
     typed_value,
 )
+from forms.incremental import Core, advance, core_for, mark
 from forms.instance import (
     Commit,
     FieldChange,
@@ -71,13 +81,15 @@ from forms.instance import (
     HookState,
     InstanceState,
     OutboxEntry,
+    StepOverride,
     applied_unshared,
     replace_instance,
 )
 from forms.keys import idempotency_key
+from forms.marked import Marked, constructed, replaced
 from forms.state import FormState, Values
 
-__all__ = ["Evaluation", "Transition", "evaluate", "transition"]
+__all__ = ["Evaluation", "Transition", "evaluate", "evaluate_from_scratch", "transition"]
 
 
 def evaluate(
@@ -85,10 +97,102 @@ def evaluate(
     instance: FormInstance,
     previous: Mapping[str, HookState] | None = None,
 ) -> Evaluation:
-    """Recompute applicability, statuses, readiness and hook conditions from scratch.
+    """Applicability, statuses, readiness and hook conditions of ``instance``.
 
     ``previous`` is the hook state of the commit before (defaults to what ``instance`` stores,
-    for which nothing is rising); edges are detected against it.
+    for which nothing is rising); edges are detected against it. The same as
+    ``evaluate_from_scratch``, derived incrementally: the readings of the field logs come from
+    what the logs carry (``forms.incremental``), and only the hooks whose condition can differ
+    from ``previous`` are looked at again.
+    """
+    previous = instance.state.hooks if previous is None else previous
+    core = core_for(form, instance.history)
+    values = Values(core.live, form.field_index)
+    applies, complete = core.step_applies, core.step_complete
+    override = instance.state.override
+    revisit = _revisit(override, applies)
+    open_step = (
+        find_open_step(form, override, applies, complete, revisit)
+        if revisit is not None or override is not None
+        else core.open_step()
+    )
+    hooks, edges, flipped = core_edges(form, instance, previous, values, core, open_step)
+    return _concluded(
+        form,
+        instance,
+        previous,
+        Evaluation(
+            fields=core.fields if revisit is None else _revisited(form, core, revisit),
+            live=core.live,
+            step_applies=applies,
+            step_complete=complete,
+            open_step=open_step,
+            revisit=revisit,
+            active_rejections=(),
+            waiting=(),
+            ready=not core.unfinished,
+            hooks=hooks,
+            rising=(),
+            flipped=flipped,
+        ),
+        hooks,
+        edges,
+    )
+
+
+def _revisit(override: StepOverride | None, applies: Mapping[str, bool]) -> str | None:
+    """The step a backward jump reopened, while it applies."""
+    if override is not None and override.kind == "revisit" and applies.get(override.step):
+        return override.step
+    return None
+
+
+def _concluded(
+    form: CompiledForm,
+    instance: FormInstance,
+    previous: Mapping[str, HookState],
+    draft: Evaluation,
+    hooks: dict[str, HookState],
+    edges: list[Hook],
+) -> Evaluation:
+    """``draft`` (fields, steps and field/step/checkpoint hooks decided; ``ready`` saying
+    whether every applicable required field is answered; ``hooks`` and ``edges`` those hooks'
+    states and rising edges) completed with the rejections in force, the hooks still running,
+    readiness and the form's own hooks."""
+    active = tuple(r for r in instance.state.rejections if rejection_active(r, hooks))
+    waiting = waiting_on(form, instance, edges, hooks)
+    ready = (
+        draft.ready
+        and draft.revisit is None
+        and not active
+        and not waiting
+        and instance.state.status in ("open", "completed")
+    )
+    closed = instance.state.status != "open"
+    hooks, rising = form_edges(form, previous, hooks, edges, ready, closed)
+    return replace(
+        draft, active_rejections=active, waiting=waiting, ready=ready, hooks=hooks, rising=rising
+    )
+
+
+def _revisited(form: CompiledForm, core: Core, revisit: str) -> dict[str, FieldEval]:
+    """The core's field statuses with the answers of the revisited step to ask again."""
+    fields = dict(core.fields)
+    for field_id in form.steps[revisit].fields:
+        fe = fields[field_id]
+        if fe.status == "answered":
+            fields[field_id] = FieldEval(field_id, fe.applies, "ask_again", fe.revision)
+    return fields
+
+
+def evaluate_from_scratch(
+    form: CompiledForm,
+    instance: FormInstance,
+    previous: Mapping[str, HookState] | None = None,
+) -> Evaluation:
+    """Recompute applicability, statuses, readiness and hook conditions from scratch: one
+    walk over every step, field and hook. The definition ``evaluate`` is held to (the
+    property tests compare the two); nothing on the hot path calls it.
     """
     previous = instance.state.hooks if previous is None else previous
     live: dict[str, Any] = {}
@@ -125,41 +229,36 @@ def evaluate(
         complete[step.id] = done
     values._limit(len(form.field_index), "")
     override = instance.state.override
-    revisit = (
-        override.step
-        if override is not None and override.kind == "revisit" and applies.get(override.step)
-        else None
-    )
+    revisit = _revisit(override, applies)
     open_step = find_open_step(form, override, applies, complete, revisit)
     fields = {
         fid: field_eval(form.fields[fid], field_applies[fid], instance, revisit)
         for fid in form.fields
     }
     hooks, edges = hook_edges(form, instance, previous, values, applies, complete, open_step, live)
-    active = tuple(r for r in instance.state.rejections if rejection_active(r, hooks))
-    all_answered = all(complete[s] or not applies[s] for s in form.steps)
-    waiting = waiting_on(form, instance, edges, hooks)
-    ready = (
-        all_answered
-        and revisit is None
-        and not active
-        and not waiting
-        and instance.state.status in ("open", "completed")
+    flipped = tuple(
+        f for f in form.fields if (f in live) != previous.get(f"field.{f}.filled", NEVER).holds
     )
-    closed = instance.state.status != "open"
-    hooks, rising = form_edges(form, previous, hooks, edges, ready, closed)
-    return Evaluation(
-        fields=fields,
-        live=live,
-        step_applies=applies,
-        step_complete=complete,
-        open_step=open_step,
-        revisit=revisit,
-        active_rejections=active,
-        waiting=waiting,
-        ready=ready,
-        hooks=hooks,
-        rising=rising,
+    return _concluded(
+        form,
+        instance,
+        previous,
+        Evaluation(
+            fields=fields,
+            live=live,
+            step_applies=applies,
+            step_complete=complete,
+            open_step=open_step,
+            revisit=revisit,
+            active_rejections=(),
+            waiting=(),
+            ready=all(complete[s] or not applies[s] for s in form.steps),
+            hooks=hooks,
+            rising=(),
+            flipped=flipped,
+        ),
+        hooks,
+        edges,
     )
 
 
@@ -176,21 +275,21 @@ class Transition:
 
     def orphaned(self) -> list[str]:
         """Fields whose answer stopped applying on this commit (now held)."""
+        fields = self.evaluation.fields
         return [
-            f
-            for f, fe in self.evaluation.fields.items()
-            if fe.status == "held" and self._was_live(f)
+            f for f in self.evaluation.flipped if fields[f].status == "held" and self._was_live(f)
         ]
 
     def restored(self) -> list[str]:
         """Fields whose held answer applies again on this commit, without being rewritten."""
+        fields = self.evaluation.fields
         return [
             f
-            for f, fe in self.evaluation.fields.items()
+            for f in self.evaluation.flipped
             if f not in self.commit.fields
-            and fe.status == "answered"
+            and fields[f].status == "answered"
             and not self._was_live(f)
-            and fe.revision is not None
+            and fields[f].revision is not None
         ]
 
     def _was_live(self, field_id: str) -> bool:
@@ -198,14 +297,35 @@ class Transition:
         return before is not None and before.holds
 
 
-def _provisional(
-    base: FormInstance, changes: Mapping[str, FieldChange], state: InstanceState
-) -> FormInstance:
-    """``base`` with ``changes`` and ``state`` applied, for evaluation (nobody else holds it)."""
-    commit = Commit(
-        instance_id=base.id, expected_version=base.version, fields=dict(changes), state=state
+def _commit_on(base: FormInstance, fields: Marked[FieldChange], state: InstanceState) -> Commit:
+    """A commit of ``fields`` and ``state`` on ``base``'s version, built from validated parts."""
+    return constructed(
+        Commit,
+        instance_id=base.id,
+        expected_version=base.version,
+        fields=fields,
+        state=state,
+        form_version=None,
+        call=None,
     )
-    return applied_unshared(base, commit)
+
+
+def _provisional(
+    form: CompiledForm,
+    base: FormInstance,
+    changes: Mapping[str, FieldChange],
+    state: InstanceState,
+) -> tuple[FormInstance, Marked[FieldChange]]:
+    """``base`` with ``changes`` and ``state`` applied, for evaluation (nobody else holds it),
+    and the changes to commit, marked with what the engine derived before and after them (so
+    the store's copy of the instance carries the readings of its logs too)."""
+    fields: Marked[FieldChange] = Marked(changes)
+    provisional = applied_unshared(base, _commit_on(base, fields, state))
+    before = core_for(form, base.history)
+    after = advance(before, provisional.history, changes)
+    mark(provisional.history, after)
+    fields.derived = (before, after)
+    return provisional, fields
 
 
 def transition(
@@ -229,14 +349,14 @@ def transition(
     override = state.override
     if override is not None and override.kind == "revisit" and override.step in touched_steps:
         override = None
-    provisional = _provisional(base, changes, state.model_copy(update={"override": override}))
+    provisional, fields = _provisional(form, base, changes, replaced(state, override=override))
     evaluation = evaluate(form, provisional, previous=base.state.hooks)
     for _ in range(len(form.checkpoints)):
         withdrawn = stale_decisions(form, provisional, evaluation, state.outbox, now)
         if not withdrawn:
             break
         changes = {**changes, **withdrawn}
-        provisional = _provisional(base, changes, provisional.state)
+        provisional, fields = _provisional(form, base, changes, provisional.state)
         evaluation = evaluate(form, provisional, previous=base.state.hooks)
     if (
         override is not None
@@ -269,22 +389,16 @@ def transition(
         )
         outbox[key] = entry
         added.append(entry)
-    new_state = state.model_copy(
-        update={
-            "hooks": dict(evaluation.hooks),
-            "override": override,
-            "outbox": outbox,
-            "status": status,
-            "closed_reason": reason,
-            "updated_at": now,
-        }
+    new_state = replaced(
+        state,
+        hooks=Marked.copy_of(evaluation.hooks),
+        override=override,
+        outbox=outbox,
+        status=status,
+        closed_reason=reason,
+        updated_at=now,
     )
-    commit = Commit(
-        instance_id=base.id,
-        expected_version=base.version,
-        fields=dict(changes),
-        state=new_state,
-    )
+    commit = _commit_on(base, fields, new_state)
     after = replace_instance(provisional, state=new_state)
     if override != provisional.state.override:
         evaluation = evaluate(form, after, previous=base.state.hooks)

@@ -1,11 +1,12 @@
 """What an evaluation is: the statuses, values and conditions derived from an instance.
 
-``evaluate`` (in ``forms.engine``, step 3 of the processing model) recomputes an ``Evaluation``
-from scratch on every call. This module holds what one is made of and the readings it takes per
-step and per field: the typed value of a stored answer, a predicate called with the values and
-state it may see (a predicate that raises is a ``PredicateError``, a definition bug), the step
-the conversation is on, and each field's status (answered, pending, optional, held, not
-applicable, declined, no preference, or ask again while its step is revisited).
+``evaluate`` (in ``forms.engine``, step 3 of the processing model) derives an ``Evaluation``
+on every call (incrementally, from what the field logs carry: ``forms.incremental``). This
+module holds what one is made of and the readings it takes per step and per field: the typed
+value of a stored answer, a predicate called with the values and state it may see (a
+predicate that raises is a ``PredicateError``, a definition bug), the step the conversation is
+on, and each field's status (answered, pending, optional, held, not applicable, declined, no
+preference, or ask again while its step is revisited).
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ class FieldEval:
 
 @dataclass(frozen=True, slots=True)
 class Evaluation:
-    """Everything the engine derives from an instance, recomputed on every call."""
+    """Everything the engine derives from an instance, on every call. Read-only: its mappings
+    may be shared with what the field logs carry (``forms.incremental``)."""
 
     fields: Mapping[str, FieldEval]
     live: Mapping[str, Any]
@@ -61,6 +63,9 @@ class Evaluation:
     ready: bool
     hooks: Mapping[str, HookState]
     rising: tuple[Hook, ...]
+    flipped: tuple[str, ...] = ()
+    """Fields whose answer is live now and was not before (or the reverse), by the hook states
+    edges were detected against, in definition order: where held and restored answers are."""
 
     def state_for(
         self, form: CompiledForm, running: Hook | None = None, occurrence: int = 0
@@ -158,6 +163,13 @@ def field_eval(
 ) -> FieldEval:
     """A field's status, from whether it applies and the kind of its revision in force."""
     revision = instance.field(field.id).in_force()
+    return FieldEval(field.id, applies, field_status(field, applies, revision, revisit), revision)
+
+
+def field_status(
+    field: CompiledField, applies: bool, revision: Revision | None, revisit: str | None
+) -> FieldStatus:
+    """The status of a field that applies (or not) with ``revision`` in force."""
     kind = revision.kind if revision is not None else None
     status: FieldStatus
     if not applies:
@@ -168,4 +180,4 @@ def field_eval(
         status = "no_preference" if field.no_preference else "declined"
     else:
         status = "optional" if field.optional else "pending"
-    return FieldEval(field.id, applies, status, revision)
+    return status

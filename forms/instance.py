@@ -6,9 +6,12 @@ bookkeeping (``InstanceState``): status, per-hook edge state and counters, the s
 by a jump, recorded rejections and the dispatch outbox. Tool-call records live beside instances,
 per conversation (``CallRecord``), so they stay out of the path of every read.
 
-Everything the engine *means* (liveness, applicability, statuses, completion) is recomputed from
-this record on every call; nothing here is a cache of it except ``HookState.holds``, which is the
-previous commit's condition and is what makes a rising edge detectable.
+Everything the engine *means* (liveness, applicability, statuses, completion) is derived from
+this record on every call; nothing stored is a cache of it except ``HookState.holds``, which is
+the previous commit's condition and is what makes a rising edge detectable. In memory, the
+field logs and hook states (``Marked`` dicts) carry what the engine last derived from them, so
+the next call re-derives only what its changes touch; that is never stored, and any change
+to them drops it.
 
 A ``Commit`` is how an instance changes: per field, revisions to append and a new cursor, plus the
 new bookkeeping. ``apply_commit`` is the one implementation of applying it; adapters call it (or
@@ -26,6 +29,7 @@ from pydantic_core import core_schema
 
 from forms.errors import ConflictError
 from forms.keys import parse_key
+from forms.marked import Marked, constructed
 
 RevisionKind = Literal["value", "retraction", "decline"]
 Source = Literal["agent", "executor", "approver", "webhook", "memory", "migration", "operator"]
@@ -360,16 +364,19 @@ class FormInstance(BaseModel):
         return self.history.get(field_id) or _EMPTY_HISTORY
 
     def snapshot(self) -> FormInstance:
-        """A copy that shares no mutable container with this one (logs are immutable, so shared)."""
+        """A copy that shares no mutable container with this one (logs are immutable, so shared).
+
+        What the engine derived from the containers (``Marked.derived``) is carried over: the
+        copy holds the same content."""
         state = self.state
-        values = {name: getattr(state, name) for name in InstanceState.model_fields}
+        values = dict(state.__dict__)
         values.update(
-            hooks=dict(state.hooks),
+            hooks=Marked.copy_of(state.hooks),
             rejections=list(state.rejections),
             outbox=dict(state.outbox),
         )
         return replace_instance(
-            self, history=dict(self.history), state=InstanceState.model_construct(**values)
+            self, history=Marked.copy_of(self.history), state=constructed(InstanceState, **values)
         )
 
     def revision_count(self) -> int:
@@ -416,13 +423,19 @@ def applied_unshared(instance: FormInstance, commit: Commit) -> FormInstance:
         raise ValueError(f"commit for {commit.instance_id} applied to {instance.id}")
     if commit.expected_version != instance.version:
         raise ConflictError(instance.id, commit.expected_version, instance.snapshot())
-    history = dict(instance.history)
+    history: Marked[FieldHistory] = Marked(instance.history)
     for field_id, change in commit.fields.items():
         old = instance.history.get(field_id, _EMPTY_HISTORY)
         try:
             history[field_id] = old.appended(change.append, change.cursor)
         except ValueError:
             raise ValueError(f"field {field_id}: cursor {change.cursor} outside its log") from None
+    # The engine marks the changes it planned with (what it derived from the logs it planned
+    # on, what it derived from the logs after them): applied on logs that carry the first,
+    # they give logs the second describes.
+    derived = getattr(commit.fields, "derived", None)
+    if derived is not None and derived[0] is getattr(instance.history, "derived", None):
+        history.derived = derived[1]
     return replace_instance(
         instance,
         history=history,
@@ -438,9 +451,9 @@ def replace_instance(instance: FormInstance, **changes: Any) -> FormInstance:
     The engine builds every replacement from validated parts, so checking them again would
     only cost time (this sits on the path of every commit).
     """
-    values = {name: getattr(instance, name) for name in FormInstance.model_fields}
+    values = dict(instance.__dict__)
     values.update(changes)
-    return FormInstance.model_construct(**values)
+    return constructed(FormInstance, **values)
 
 
 _EMPTY_HISTORY = FieldHistory()

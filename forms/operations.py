@@ -110,10 +110,25 @@ def _revision(kind: RevisionKind, value: Any, author: Author, now: datetime, pre
     )
 
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+_SHORT_TEXT = MAX_VALUE_BYTES // 6 - 2
+"""Text this long or shorter fits whatever it holds (a character takes at most six bytes of
+JSON, as an escape), so its size needs no encoding to check."""
+
+
 def check_value_size(value: object) -> str | None:
     """Why ``value`` is too large or deep to store as one answer, or None when it fits."""
+    kind = type(value)
+    if (
+        value is None
+        or kind is bool
+        or kind is float
+        or (kind is str and len(value) <= _SHORT_TEXT)  # type: ignore[arg-type]
+        or (kind is int and value.bit_length() < 10_000)  # type: ignore[attr-defined]
+    ):
+        return None  # a scalar that fits: nothing nests, nothing to measure
     try:
-        encoded = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        encoded = _COMPACT.encode(value)
     except (TypeError, ValueError):
         return "the value is not plain JSON"
     if len(encoded.encode()) > MAX_VALUE_BYTES:

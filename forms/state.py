@@ -26,17 +26,23 @@ if TYPE_CHECKING:
 class Values:
     """Read-only attribute view over live, validated, typed answers."""
 
-    __slots__ = ("_horizon", "_index", "_reader", "_values")
+    __slots__ = ("_horizon", "_index", "_reader", "_reads", "_values")
 
     def __init__(self, values: Mapping[str, Any], index: Mapping[str, int]) -> None:
         object.__setattr__(self, "_values", values)
         object.__setattr__(self, "_index", index)
         object.__setattr__(self, "_horizon", len(index))
         object.__setattr__(self, "_reader", "")
+        object.__setattr__(self, "_reads", None)
 
     def _limit(self, horizon: int, reader: str) -> None:
         object.__setattr__(self, "_horizon", horizon)
         object.__setattr__(self, "_reader", reader)
+
+    def _record(self, reads: set[str] | None) -> None:
+        """Note every field read from now on in ``reads`` (None: stop noting). Incremental
+        evaluation learns from it what each predicate depends on."""
+        object.__setattr__(self, "_reads", reads)
 
     def __getattr__(self, name: str) -> Any:
         position = self._index.get(name)
@@ -47,14 +53,26 @@ class Values:
                 f"{self._reader} reads {name!r}, which is declared after it; a predicate may "
                 "only read fields declared before the field or step it gates"
             )
+        if self._reads is not None:
+            self._reads.add(name)
         return self._values.get(name)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("values are read-only; return a Patch effect to change them")
 
     def __repr__(self) -> str:
-        live = {k: self._values[k] for k in self._index if k in self._values}
+        if self._reads is not None:
+            self._reads.add(READS_ALL)
+        live = {
+            k: self._values[k]
+            for k, position in self._index.items()
+            if position < self._horizon and k in self._values
+        }
         return f"Values({live!r})"
+
+
+READS_ALL = "*"
+"""Noted as read by a predicate that looked at every value at once (``repr(v)``)."""
 
 
 def _step_id(step: str | type[Step]) -> str:
@@ -68,7 +86,17 @@ class FormState:
     and executors may ask about anything, including ``fired``.
     """
 
-    __slots__ = ("_applies", "_complete", "_done", "_fired", "_open_step", "_order", "_reader")
+    __slots__ = (
+        "_applies",
+        "_complete",
+        "_done",
+        "_fired",
+        "_horizon",
+        "_open_step",
+        "_order",
+        "_reader",
+        "_reads",
+    )
 
     def __init__(
         self,
@@ -86,12 +114,24 @@ class FormState:
         self._done = done
         self._open_step = open_step
         self._reader = ""
+        self._horizon: int | None = None
+        self._reads: set[str] | None = None
+
+    def _limit(self, horizon: int | None, reads: set[str] | None) -> None:
+        """Decide only steps before position ``horizon`` (None: those in ``complete``), and
+        note every step asked about in ``reads`` (None: do not note)."""
+        self._horizon = horizon
+        self._reads = reads
 
     def _known(self, step: str | type[Step]) -> str:
         step_id = _step_id(step)
-        if step_id not in self._order:
+        position = self._order.get(step_id)
+        if position is None:
             raise InvalidFormDefinition(f"{step_id!r} is not a step of this form")
-        if step_id not in self._complete:
+        if self._reads is not None:
+            self._reads.add(step_id)
+        decided = step_id in self._complete if self._horizon is None else position < self._horizon
+        if not decided:
             raise InvalidFormDefinition(
                 f"{self._reader} asks about step {step_id!r}, which is not decided yet at that "
                 "point; a predicate may only ask about steps declared before it"

@@ -139,6 +139,12 @@ def _one_conversation(a: Container, b: Container) -> list[RequestRow]:
             "its store never saw the instance",
         ),
         RequestRow(
+            "form_revise undo, another container",
+            "write",
+            b.tool(conv, "form_revise", "r2", {**undo, "field": "full_name"})[1],
+            "undo reads the field's log (the home holds heads only)",
+        ),
+        RequestRow(
             "form_fill over the policy cap",
             "write",
             a.tool(conv, "form_fill", "f3", cap)[1],
@@ -157,7 +163,7 @@ def _three_forms(a: Container) -> RequestRow:
         "form_fill, 3 forms in the conversation",
         "write",
         a.tool(conv, "form_fill", "f1", fill)[1],
-        "list_conversation is 1 + N",
+        "one Query reads all three homes",
     )
 
 

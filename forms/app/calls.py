@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 
 from forms.errors import BadRequest, ToolCallConflict, ToolCallExpired, TooManyConflicts
 from forms.instance import CallRecord, FormInstance, NewCall
+from forms.marked import constructed
 from forms.surface.results import Result, as_json
 
 DEFAULT_REPLAY_WINDOW = timedelta(hours=24)
@@ -37,11 +38,16 @@ class CallId:
     fingerprint: str
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, default=str)
+"""``json.dumps(..., sort_keys=True, default=str)``, built once (the same text, so the same
+digests as before)."""
+
+
 def fingerprint(tool: str, payload: object) -> str:
     """A digest of a call as the model sent it (before validation, so a refused input binds
     its id too)."""
     try:
-        canonical = json.dumps({"tool": tool, "input": payload}, sort_keys=True, default=str)
+        canonical = _CANONICAL.encode({"tool": tool, "input": payload})
     except (ValueError, TypeError, RecursionError):  # an integer past the digit limit, say
         raise BadRequest(
             "the input cannot be read as JSON", "send plain JSON values (numbers of sane size)"
@@ -54,14 +60,15 @@ def new_call(call: CallId, result: Result, instance_id: str | None, now: datetim
 
     ``as_json`` makes the result plain JSON (a copy that shares nothing with ``result``), so the
     record is built without validating it again."""
-    record = CallRecord.model_construct(
+    record = constructed(
+        CallRecord,
         tool=call.tool,
         fingerprint=call.fingerprint,
         result=as_json(result),
         at=now,
         instance_id=instance_id,
     )
-    return NewCall.model_construct(call_id=call.id, record=record)
+    return constructed(NewCall, call_id=call.id, record=record)
 
 
 def check_replay(call: CallId, record: CallRecord, now: datetime, window: timedelta) -> None:

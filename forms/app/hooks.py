@@ -106,7 +106,7 @@ def run_hook(
     context = HookContext(
         values=ev.values_for(form),
         state=ev.state_for(form, hook, entry.occurrence),
-        answers=dict(ev.live),
+        answers={f: ev.live[f] for f in sorted(ev.live, key=form.field_index.__getitem__)},
         key=entry.key,
         hook_id=entry.hook_id,
         occurrence=entry.occurrence,

@@ -21,6 +21,7 @@ from forms.compiled import CompiledForm
 from forms.engine import Transition, evaluate, transition
 from forms.errors import CallRecorded, FormClosed
 from forms.instance import CallRecord, FormInstance, InstanceState, OutboxEntry
+from forms.marked import replaced
 from forms.operations import (
     Author,
     FillPlan,
@@ -170,14 +171,12 @@ def write(
             )
         step, result = build(form, current, now)
         result = with_status_line(result, form, step, qualify)
-        if not step.commit.fields and step.commit.state == current.state.model_copy(
-            update={"updated_at": step.commit.state.updated_at}
+        if not step.commit.fields and step.commit.state == replaced(
+            current.state, updated_at=step.commit.state.updated_at
         ):
             return Planned(result)  # nothing changes: no commit
         record = new_call(call, result, current.id, now)
-        return Planned(
-            result, replace(step, commit=step.commit.model_copy(update={"call": record}))
-        )
+        return Planned(result, replace(step, commit=replaced(step.commit, call=record)))
 
     try:
         done = writer.loop.commit(instance, plan)

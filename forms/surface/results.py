@@ -254,8 +254,41 @@ def hook_report(instance: FormInstance, entries: Sequence[OutboxEntry]) -> list[
 
 
 def as_json(result: Result) -> dict[str, JsonValue]:
+    """``result`` as plain JSON data (what a JSON round trip gives), sharing nothing with it."""
+    copied = _plain(result)
+    if isinstance(copied, dict):
+        return copied
     loaded: dict[str, JsonValue] = json.loads(json.dumps(result, default=str))
     return loaded
+
+
+_SCALARS = (str, int, bool, type(None))
+
+
+def _plain(value: Any) -> Any:
+    """A copy of ``value`` built of dicts with text keys, lists, text, integers, booleans and
+    None (what a JSON round trip returns unchanged), or ``_OTHER`` when it holds anything
+    else: then only the round trip says what it becomes."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        copied: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                return _OTHER
+            plain = _plain(item)
+            if plain is _OTHER:
+                return _OTHER
+            copied[key] = plain
+        return copied
+    if kind is list or kind is tuple:
+        items = [_plain(item) for item in value]
+        return _OTHER if any(item is _OTHER for item in items) else items
+    return _OTHER
+
+
+_OTHER: Any = object()
 
 
 def describe_validation(exc: ValidationError) -> str:

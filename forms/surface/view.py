@@ -20,6 +20,7 @@ from typing import Any
 
 from forms.compiled import CompiledField, CompiledForm, CompiledStep
 from forms.evaluation import Evaluation, FieldEval
+from forms.incremental import Core
 from forms.instance import FieldHistory, FormInstance, Revision
 
 _MAX_SHOWN = 60
@@ -302,12 +303,11 @@ def _moves(field: CompiledField, history: FieldHistory) -> dict[str, str]:
     return moves
 
 
-def undo_redo(form: CompiledForm, instance: FormInstance) -> dict[str, str]:
-    """One line each: what undo would do to the field changed last, and what redo could bring back.
-
-    Undo names the field whose answer in force is the newest; redo names the field with a
-    redo available whose undone entry is the newest.
-    """
+def _walk_moves(
+    form: CompiledForm, instance: FormInstance
+) -> tuple[tuple[Any, int, str] | None, tuple[Any, int, str] | None]:
+    """The field whose answer in force is the newest and the one whose redo is, by a walk
+    over every field's log: for logs the engine has kept no reading of."""
     newest: tuple[Any, int, str] | None = None
     redo_pick: tuple[Any, int, str] | None = None
     for field_id, field in form.fields.items():
@@ -322,6 +322,26 @@ def undo_redo(form: CompiledForm, instance: FormInstance) -> dict[str, str]:
             at = history.entry(target).at
             if redo_pick is None or (at, field.index) > redo_pick[:2]:
                 redo_pick = (at, field.index, field_id)
+    return newest, redo_pick
+
+
+def undo_redo(form: CompiledForm, instance: FormInstance) -> dict[str, str]:
+    """One line each: what undo would do to the field changed last, and what redo could bring back.
+
+    Undo names the field whose answer in force is the newest; redo names the field with a
+    redo available whose undone entry is the newest.
+    """
+    newest: tuple[Any, int, str] | None = None
+    redo_pick: tuple[Any, int, str] | None = None
+    core = getattr(instance.history, "derived", None)
+    if isinstance(core, Core) and core.form is form:
+        # what the engine keeps of the logs names both fields, without a walk over them all
+        newest = core.newest
+        if core.redo:
+            field_id, (at, index) = max(core.redo.items(), key=lambda item: item[1])
+            redo_pick = (at, index, field_id)
+    else:
+        newest, redo_pick = _walk_moves(form, instance)
     lines: dict[str, str] = {}
     if newest is not None:
         history = instance.history[newest[2]]

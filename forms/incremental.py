@@ -1,0 +1,402 @@
+"""Incremental evaluation: what a write changes, re-derived from what it touches.
+
+``forms.engine.evaluate`` walks the whole form; this module derives the same readings (each
+field's applicability, status and live value, each step's applicability and completeness) and
+keeps them as a ``Core``, then, for a commit, re-derives only what can depend on the fields
+it changed.
+
+**What a predicate depends on** is learnt by watching it run: every field it reads through the
+values (``Values`` notes each read) and every step it asks about (``FormState`` notes each
+question) while it decides. A predicate is a deterministic function of what it reads there (the
+engine already relies on this: evaluation is repeatable), so as long as none of those readings
+changes, running it again would read the same things in the same order and return the same
+answer. One that reads every value at once (``repr(v)``) depends on every field before it.
+
+**The pass** visits, in definition order, only the items something changed under: a step's
+predicate (its applicability), a field (its predicate, its status, its live value) and a step's
+completion. A changed field is visited; a visit whose outcome changed schedules every item that
+read it (a live value: the predicates that read the field; a step's applicability: its fields,
+its completion and the predicates that asked about it; a completion: the predicates that asked
+about the step). Predicates read only what is declared before them (``Values`` and
+``FormState`` enforce it while they run), so whatever an item reads is final before the item
+is visited, and one ordered pass reaches the same fixed point as a walk of the whole form.
+The readings of every item not visited are unchanged, and are shared with the core before.
+
+A ``Core`` is attached to the field logs it describes (``forms.instance.Marked``), and carried
+with them through snapshots and commits; any change to the logs outside a commit drops it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from forms.compiled import CompiledField, CompiledForm
+from forms.evaluation import FieldEval, call_predicate, field_status, no_preference, typed_value
+from forms.instance import FieldHistory, Revision
+from forms.marked import Marked
+from forms.state import READS_ALL, FormState, Values
+
+Item = tuple[int, int, int]
+"""A visit, ordered as definition order runs: ``(step, 0, 0)`` a step's predicate, ``(step, 1,
+field)`` a field, ``(step, 2, 0)`` the step's completion (positions, not ids)."""
+
+_EMPTY: frozenset[Item] = frozenset()
+_NO_READS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+_tokens = itertools.count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class Core:
+    """The readings of one form over one set of field logs, and what each predicate read.
+
+    ``token`` names this core; ``parent`` the core it was derived from (None: from nothing),
+    and ``flipped`` / ``completion_flipped`` the fields whose liveness and the steps whose
+    completeness differ from that parent's. ``newest`` and ``redo`` are what the undo/redo
+    line of the views needs: the field whose answer in force is the newest, and the fields
+    with a redo available, each with the time of the entry in question.
+    """
+
+    form: CompiledForm
+    token: int
+    parent: int | None
+    fields: dict[str, FieldEval]
+    live: dict[str, Any]
+    step_applies: dict[str, bool]
+    step_complete: dict[str, bool]
+    missing: dict[str, int]
+    unfinished: frozenset[str]
+    reads: dict[Item, tuple[frozenset[str], frozenset[str]]]
+    field_readers: dict[str, frozenset[Item]]
+    step_readers: dict[str, frozenset[Item]]
+    reads_all: frozenset[Item]
+    flipped: frozenset[str]
+    completion_flipped: frozenset[str]
+    newest: tuple[datetime, int, str] | None
+    redo: dict[str, tuple[datetime, int]]
+
+    def open_step(self) -> str | None:
+        """The first step that applies and is not complete."""
+        if not self.unfinished:
+            return None
+        return min(self.unfinished, key=self.form.step_index.__getitem__)
+
+
+def core_for(form: CompiledForm, history: Mapping[str, FieldHistory]) -> Core:
+    """The core of ``form`` over ``history``: the one the logs carry, or derived now (and
+    left on them when they can carry one)."""
+    known = getattr(history, "derived", None)
+    if isinstance(known, Core) and known.form is form:
+        return known
+    core = _Pass(form, history, None).scratch()
+    if isinstance(history, Marked):
+        history.derived = core
+    return core
+
+
+def advance(core: Core, history: Mapping[str, FieldHistory], changed: Iterable[str]) -> Core:
+    """The core over ``history``, which holds the logs ``core`` describes except those of
+    ``changed``: only what can depend on them is visited again."""
+    return _Pass(core.form, history, core).incremental(changed)
+
+
+def mark(history: Mapping[str, FieldHistory], core: Core) -> None:
+    """Leave ``core`` on ``history`` (the logs it describes), when they can carry it."""
+    if isinstance(history, Marked):
+        history.derived = core
+
+
+class _Pass:
+    """One derivation: from nothing (every item visited), or from a core (items scheduled)."""
+
+    def __init__(
+        self, form: CompiledForm, history: Mapping[str, FieldHistory], base: Core | None
+    ) -> None:
+        self.form = form
+        self.history = history
+        self.base = base
+        self.steps = form.step_order
+        self.field_ids = form.field_order
+        if base is None:
+            self.fields: dict[str, FieldEval] = {}
+            self.live: dict[str, Any] = {}
+            self.applies: dict[str, bool] = {}
+            self.complete: dict[str, bool] = {}
+            self.missing: dict[str, int] = {}
+            self.reads: dict[Item, tuple[frozenset[str], frozenset[str]]] = {}
+            self.field_readers: dict[str, frozenset[Item]] = {}
+            self.step_readers: dict[str, frozenset[Item]] = {}
+            self.reads_all: frozenset[Item] = frozenset()
+        else:
+            self.fields = dict(base.fields)
+            self.live = dict(base.live)
+            self.applies = dict(base.step_applies)
+            self.complete = dict(base.step_complete)
+            self.missing = dict(base.missing)
+            self.reads = base.reads
+            self.field_readers = base.field_readers
+            self.step_readers = base.step_readers
+            self.reads_all = base.reads_all
+        self.own_reads = base is None
+        self.values = Values(self.live, form.field_index)
+        self.state = FormState(form.step_index, self.applies, self.complete, None, False, None)
+        self.queue: list[Item] = []
+        self.queued: set[Item] = set()
+        self.flipped: set[str] = set()
+        self.completion_flipped: set[str] = set()
+        self.touched_steps: set[str] = set()
+
+    # ---------------------------------------------------------------- the two passes
+
+    def scratch(self) -> Core:
+        for si, step_id in enumerate(self.steps):
+            self._step(si)
+            for field_id in self.form.steps[step_id].fields:
+                self._field(si, self.form.fields[field_id])
+            self._completion(si)
+        newest = _newest(self.form, self.history, self.form.fields)
+        redo = {}
+        for field_id, field in self.form.fields.items():
+            target = _redo_at(self.history.get(field_id), field)
+            if target is not None:
+                redo[field_id] = target
+        unfinished = frozenset(s for s in self.steps if self.applies[s] and not self.complete[s])
+        return self._core(unfinished, newest, redo)
+
+    def incremental(self, changed: Iterable[str]) -> Core:
+        base = self.base
+        assert base is not None
+        written = [f for f in dict.fromkeys(changed) if f in self.form.fields]
+        for field_id in written:
+            field = self.form.fields[field_id]
+            self._schedule((self.form.step_index[field.step], 1, field.index))
+        while self.queue:
+            item = heapq.heappop(self.queue)
+            si, kind, position = item
+            if kind == 0:
+                self._step(si)
+            elif kind == 1:
+                self._field(si, self.form.fields[self.field_ids[position]])
+            else:
+                self._completion(si)
+        unfinished = set(base.unfinished)
+        for step_id in self.touched_steps:
+            if self.applies[step_id] and not self.complete[step_id]:
+                unfinished.add(step_id)
+            else:
+                unfinished.discard(step_id)
+        newest, redo = self._moves(base, written)
+        return self._core(frozenset(unfinished), newest, redo)
+
+    def _core(
+        self,
+        unfinished: frozenset[str],
+        newest: tuple[datetime, int, str] | None,
+        redo: dict[str, tuple[datetime, int]],
+    ) -> Core:
+        return Core(
+            form=self.form,
+            token=next(_tokens),
+            parent=None if self.base is None else self.base.token,
+            fields=self.fields,
+            live=self.live,
+            step_applies=self.applies,
+            step_complete=self.complete,
+            missing=self.missing,
+            unfinished=unfinished,
+            reads=self.reads,
+            field_readers=self.field_readers,
+            step_readers=self.step_readers,
+            reads_all=self.reads_all,
+            flipped=frozenset(self.flipped),
+            completion_flipped=frozenset(self.completion_flipped),
+            newest=newest,
+            redo=redo,
+        )
+
+    def _moves(
+        self, base: Core, written: list[str]
+    ) -> tuple[tuple[datetime, int, str] | None, dict[str, tuple[datetime, int]]]:
+        """``newest`` and ``redo`` after the writes: only the written logs moved."""
+        redo = base.redo
+        if written:
+            redo = dict(redo)
+            for field_id in written:
+                target = _redo_at(self.history.get(field_id), self.form.fields[field_id])
+                if target is None:
+                    redo.pop(field_id, None)
+                else:
+                    redo[field_id] = target
+        newest = base.newest
+        fresh = _newest(self.form, self.history, written)
+        moved_back = newest is not None and (fresh is None or fresh[:2] < newest[:2])
+        if newest is not None and newest[2] in written and moved_back:
+            # the newest answer moved back in time: any field may hold the newest one now
+            return _newest(self.form, self.history, self.form.fields), redo
+        if fresh is not None and (newest is None or fresh[:2] > newest[:2]):
+            newest = fresh
+        return newest, redo
+
+    # ---------------------------------------------------------------- visits
+
+    def _schedule(self, item: Item) -> None:
+        if item not in self.queued:
+            self.queued.add(item)
+            heapq.heappush(self.queue, item)
+
+    def _readers(self, readers: frozenset[Item], after: Item) -> None:
+        for item in readers:
+            assert item > after, "a predicate read something declared after it"
+            self._schedule(item)
+
+    def _step(self, si: int) -> None:
+        step = self.form.steps[self.steps[si]]
+        item = (si, 0, 0)
+        if step.when is None:
+            applies = True
+        else:
+            reader = f"step {step.id!r} when"
+            applies, reads = self._watched(step.when, step.when_arity, step.first_field, si, reader)
+            self._note_reads(item, *reads)
+        if self.base is not None and self.applies.get(step.id) == applies:
+            return
+        self.applies[step.id] = applies
+        self.touched_steps.add(step.id)
+        self.missing.setdefault(step.id, 0)
+        if self.base is not None:
+            for field_id in step.fields:
+                self._schedule((si, 1, self.form.fields[field_id].index))
+            self._schedule((si, 2, 0))
+            self._readers(self.step_readers.get(step.id, _EMPTY), item)
+
+    def _watched(
+        self, predicate: Any, arity: int, horizon: int, si: int, reader: str
+    ) -> tuple[bool, tuple[frozenset[str], frozenset[str]]]:
+        """Run a step or field predicate (of step position ``si``, seeing the fields before
+        ``horizon``), and what it read: the fields, then the steps it asked about."""
+        field_reads: set[str] = set()
+        step_reads: set[str] = set()
+        self.values._limit(horizon, reader)
+        self.values._record(field_reads)
+        self.state._limit(si, step_reads)
+        try:
+            outcome = call_predicate(predicate, arity, self.values, self.state, reader)
+        finally:
+            self.values._record(None)
+            self.state._limit(None, None)
+        return outcome, (frozenset(field_reads), frozenset(step_reads))
+
+    def _field(self, si: int, field: CompiledField) -> None:
+        item = (si, 1, field.index)
+        ok = self.applies[field.step]
+        reads = _NO_READS
+        if ok and field.when is not None:
+            reader = f"field {field.id!r} when"
+            ok, reads = self._watched(field.when, field.when_arity, field.index, si, reader)
+        if field.when is not None:
+            self._note_reads(item, *reads)
+        history = self.history.get(field.id)
+        revision = history.in_force() if history is not None else None
+        before = self.fields.get(field.id)
+        was_live = field.id in self.live
+        answered = revision is not None and revision.kind == "value"
+        if ok and answered:
+            assert revision is not None
+            if not (was_live and before is not None and before.revision is revision):
+                self.live[field.id] = typed_value(field, revision)
+        elif was_live:
+            del self.live[field.id]
+        now_live = field.id in self.live
+        if before is None or before.applies != ok or before.revision is not revision:
+            self.fields[field.id] = FieldEval(
+                field.id, ok, field_status(field, ok, revision, None), revision
+            )
+        blocking = _blocking(field, ok, revision)
+        was_blocking = before is not None and _blocking(field, before.applies, before.revision)
+        if blocking != was_blocking:
+            self.missing[field.step] = self.missing.get(field.step, 0) + (1 if blocking else -1)
+            if self.base is not None:
+                self._schedule((si, 2, 0))
+        if self.base is None:
+            return
+        if was_live != now_live:
+            self.flipped.add(field.id)
+        if was_live != now_live or (
+            now_live and before is not None and before.revision is not revision
+        ):
+            self._readers(self.field_readers.get(field.id, _EMPTY), item)
+            self._readers(frozenset(r for r in self.reads_all if r > item), item)
+
+    def _completion(self, si: int) -> None:
+        step_id = self.steps[si]
+        complete = self.applies[step_id] and self.missing.get(step_id, 0) == 0
+        if self.base is not None and self.complete.get(step_id) == complete:
+            return
+        self.complete[step_id] = complete
+        self.touched_steps.add(step_id)
+        if self.base is not None:
+            self.completion_flipped.add(step_id)
+            self._readers(self.step_readers.get(step_id, _EMPTY), (si, 2, 0))
+
+    def _note_reads(
+        self, item: Item, field_reads: Iterable[str], step_reads: Iterable[str]
+    ) -> None:
+        """Record what ``item``'s predicate read, keeping the reverse index in step."""
+        new = (frozenset(field_reads), frozenset(step_reads))
+        old = self.reads.get(item, _NO_READS)
+        if old == new:
+            return
+        if not self.own_reads:  # copy on first write: the core before keeps its own
+            self.reads = dict(self.reads)
+            self.field_readers = dict(self.field_readers)
+            self.step_readers = dict(self.step_readers)
+            self.own_reads = True
+        self.reads[item] = new
+        for readers, was, now in (
+            (self.field_readers, old[0], new[0]),
+            (self.step_readers, old[1], new[1]),
+        ):
+            for name in was - now:
+                readers[name] = readers[name] - {item}
+            for name in now - was:
+                readers[name] = readers.get(name, _EMPTY) | {item}
+        if (READS_ALL in new[0]) != (READS_ALL in old[0]):
+            self.reads_all = (
+                self.reads_all | {item} if READS_ALL in new[0] else self.reads_all - {item}
+            )
+
+
+def _blocking(field: CompiledField, applies: bool, revision: Revision | None) -> bool:
+    """Whether the field keeps its step from completing: it applies, it is required, and it
+    has neither a live answer nor "no preference"."""
+    answered = revision is not None and revision.kind == "value"
+    return applies and not answered and not field.optional and not no_preference(field, revision)
+
+
+def _newest(
+    form: CompiledForm, history: Mapping[str, FieldHistory], field_ids: Iterable[str]
+) -> tuple[datetime, int, str] | None:
+    """Among ``field_ids``, the field whose answer in force is the newest (by time, then
+    position): what undo applies to."""
+    newest: tuple[datetime, int, str] | None = None
+    for field_id in field_ids:
+        log = history.get(field_id)
+        current = log.in_force() if log is not None else None
+        if current is None:
+            continue
+        key = (current.at, form.fields[field_id].index, field_id)
+        if newest is None or key[:2] > newest[:2]:
+            newest = key
+    return newest
+
+
+def _redo_at(log: FieldHistory | None, field: CompiledField) -> tuple[datetime, int] | None:
+    """When the entry redo would bring back was written (None: no redo)."""
+    if log is None:
+        return None
+    target = log.redo_target()
+    return None if target is None else (log.entry(target).at, field.index)

@@ -1,0 +1,326 @@
+"""Incremental evaluation against the from-scratch oracle, on random forms and random writes.
+
+``hypothesis`` draws a form (steps and fields, each field or step gated by a predicate built
+from reads of earlier fields and questions about earlier steps: equality, presence, ``and`` /
+``or`` with short circuits, so what a predicate reads depends on the answers; some read every
+value through ``repr``; checkpoints that read values and ``fired``; executors on some hooks)
+and a sequence of moves (fills, retractions, declines, undo, redo, jumps, executor runs that
+finish, fail or reject). Each move is planned twice on the same instance: with the engine as
+it is (incremental: the readings the logs carry, advanced by what the commit touches) and with
+``evaluate`` replaced by ``evaluate_from_scratch`` everywhere in the engine. The two must
+give the same commit (field changes, hook states, outbox keys) and the same evaluation, and the
+stored instance, evaluated incrementally, must agree with the oracle on it.
+
+GIVEN a random form and instance WHEN a random move is planned and committed THEN the
+incremental path and the oracle agree on statuses, held answers, live values, steps, the open
+step, readiness, edges and idempotency keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+from unittest.mock import patch
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from forms import Checkpoint, FormDef, Step, compile_form, engine, field
+from forms.compiled import CompiledForm
+from forms.engine import Evaluation, Transition, evaluate, evaluate_from_scratch, transition
+from forms.errors import CannotRevise
+from forms.instance import (
+    FormInstance,
+    InstanceState,
+    Rejection,
+    StepOverride,
+    apply_commit,
+)
+from forms.keys import idempotency_key
+from forms.operations import Author, plan_declines, plan_fill, plan_revise, touched_steps
+from tests.unit.test_properties import comparable
+
+T0 = datetime(2025, 1, 1, tzinfo=UTC)
+AUTHOR = Author(source="agent", actor="tester", tool_call_id="t")
+CHOICES = ("a", "b", "c")
+
+# ---------------------------------------------------------------- random predicates
+
+Spec = tuple[Any, ...]
+"""A predicate as data: ``("is", field, value)``, ``("set", field)``, ``("done", step)``,
+``("on", step)``, ``("all",)`` (reads every value), ``("not", p)``, ``("and", p, q)``,
+``("or", p, q)``, ``("fired", checkpoint)`` (checkpoints only)."""
+
+
+def predicate_specs(
+    fields: list[str], steps: list[str], checkpoints: list[str]
+) -> st.SearchStrategy[Spec]:
+    leaves: list[st.SearchStrategy[Spec]] = []
+    if fields:
+        leaves.append(st.tuples(st.just("is"), st.sampled_from(fields), st.sampled_from(CHOICES)))
+        leaves.append(st.tuples(st.just("set"), st.sampled_from(fields)))
+        leaves.append(st.just(("all",)))
+    if steps:
+        leaves.append(st.tuples(st.just("done"), st.sampled_from(steps)))
+        leaves.append(st.tuples(st.just("on"), st.sampled_from(steps)))
+    if checkpoints:
+        leaves.append(st.tuples(st.just("fired"), st.sampled_from(checkpoints)))
+    if not leaves:
+        return st.just(("true",))
+    return st.recursive(
+        st.one_of(leaves),
+        lambda inner: st.one_of(
+            st.tuples(st.just("not"), inner),
+            st.tuples(st.just("and"), inner, inner),
+            st.tuples(st.just("or"), inner, inner),
+        ),
+        max_leaves=4,
+    )
+
+
+def run_spec(spec: Spec, v: Any, s: Any) -> bool:
+    kind = spec[0]
+    if kind == "is":
+        return bool(getattr(v, spec[1]) == spec[2])
+    if kind == "set":
+        return getattr(v, spec[1]) is not None
+    if kind == "done":
+        return bool(s.step_complete(spec[1]))
+    if kind == "on":
+        return bool(s.step_applies(spec[1]))
+    if kind == "all":
+        return "'a'" in repr(v)
+    if kind == "fired":
+        return bool(s.fired(spec[1]))
+    if kind == "not":
+        return not run_spec(spec[1], v, s)
+    if kind == "and":
+        return run_spec(spec[1], v, s) and run_spec(spec[2], v, s)
+    if kind == "or":
+        return run_spec(spec[1], v, s) or run_spec(spec[2], v, s)
+    return True
+
+
+def predicate(spec: Spec) -> Any:
+    def when(v: Any, s: Any) -> bool:
+        return run_spec(spec, v, s)
+
+    return when
+
+
+def executor(ctx: Any) -> None:
+    del ctx
+
+
+# ---------------------------------------------------------------- random forms
+
+
+@dataclass(frozen=True)
+class FieldPlan:
+    id: str
+    kind: Literal["choice", "optional", "no_preference"]
+    when: Spec | None
+    on_fill: bool
+
+
+@dataclass(frozen=True)
+class StepPlan:
+    id: str
+    when: Spec | None
+    fields: tuple[FieldPlan, ...]
+    on_complete: bool
+
+
+@st.composite
+def form_plans(draw: st.DrawFn) -> tuple[list[StepPlan], list[tuple[str, Spec, bool]], bool]:
+    steps: list[StepPlan] = []
+    earlier_fields: list[str] = []
+    for k in range(draw(st.integers(1, 4))):
+        step_id = f"s{k}"
+        earlier_steps = [s.id for s in steps]
+        when = (
+            draw(predicate_specs(earlier_fields, earlier_steps, []))
+            if draw(st.booleans()) and (earlier_fields or earlier_steps)
+            else None
+        )
+        fields: list[FieldPlan] = []
+        for j in range(draw(st.integers(1, 4))):
+            field_id = f"f{k}_{j}"
+            gated = draw(st.booleans()) and bool(earlier_fields or earlier_steps)
+            fields.append(
+                FieldPlan(
+                    field_id,
+                    draw(st.sampled_from(["choice", "choice", "optional", "no_preference"])),
+                    draw(predicate_specs(earlier_fields, earlier_steps, [])) if gated else None,
+                    draw(st.booleans()),
+                )
+            )
+            earlier_fields.append(field_id)
+        steps.append(StepPlan(step_id, when, tuple(fields), draw(st.booleans())))
+    checkpoints: list[tuple[str, Spec, bool]] = []
+    for c in range(draw(st.integers(0, 2))):
+        names = [f"c{i}" for i in range(c + 1)]
+        spec = draw(predicate_specs(earlier_fields, [s.id for s in steps], names))
+        checkpoints.append((f"c{c}", spec, draw(st.booleans())))
+    return steps, checkpoints, draw(st.booleans())
+
+
+def build_form(plans: tuple[list[StepPlan], list[tuple[str, Spec, bool]], bool]) -> CompiledForm:
+    steps, checkpoints, closes = plans
+    classes: list[type[Step]] = []
+    for step in steps:
+        annotations: dict[str, Any] = {}
+        namespace: dict[str, Any] = {"__annotations__": annotations}
+        for f in step.fields:
+            choice = Literal["a", "b", "c"]
+            annotations[f.id] = choice | None if f.kind == "optional" else choice
+            namespace[f.id] = field(
+                f"Label {f.id}",
+                when=predicate(f.when) if f.when is not None else None,
+                on_fill=executor if f.on_fill else None,
+                no_preference=f.kind == "no_preference",
+            )
+        settings_: dict[str, Any] = {"id": step.id, "title": f"Step {step.id}"}
+        if step.when is not None:
+            settings_["when"] = predicate(step.when)
+        if step.on_complete:
+            settings_["on_complete"] = executor
+        classes.append(type(f"Step_{step.id}", (Step,), namespace, **settings_))
+    definition = FormDef(
+        id="random",
+        version=1,
+        title="Random",
+        steps=classes,
+        checkpoints=[
+            Checkpoint(id=c, when=predicate(spec), run=executor if run else None)
+            for c, spec, run in checkpoints
+        ],
+        closes_on_complete=closes,
+    )
+    return compile_form(definition)
+
+
+# ---------------------------------------------------------------- random moves
+
+Move = tuple[Any, ...]
+
+
+def moves(form_fields: int) -> st.SearchStrategy[list[Move]]:
+    index = st.integers(0, form_fields - 1)
+    one = st.one_of(
+        st.tuples(
+            st.just("fill"),
+            st.lists(st.tuples(index, st.sampled_from(CHOICES)), min_size=1, max_size=3),
+        ),
+        st.tuples(st.just("revise"), index, st.sampled_from(["retract", "undo", "redo"])),
+        st.tuples(st.just("decline"), index),
+        st.tuples(st.just("jump"), st.integers(0, 3), st.sampled_from(["focus", "revisit"])),
+        st.tuples(st.just("run"), st.sampled_from(["done", "failed", "reject"])),
+    )
+    return st.lists(one, min_size=1, max_size=12)
+
+
+def plan_move(
+    form: CompiledForm, instance: FormInstance, move: Move, now: datetime
+) -> Transition | None:
+    """The transition ``move`` makes on ``instance`` (None: the move cannot apply)."""
+    field_ids = list(form.fields)
+    kind = move[0]
+    if kind == "fill":
+        patch_ = {field_ids[i]: value for i, value in move[1]}
+        plan = plan_fill(form, instance, patch_, AUTHOR, now)
+    elif kind == "decline":
+        plan = plan_declines(
+            form,
+            instance,
+            plan_fill(form, instance, {}, AUTHOR, now),
+            [field_ids[move[1]]],
+            AUTHOR,
+            now,
+        )
+    elif kind == "revise":
+        try:
+            plan = plan_revise(form, instance, field_ids[move[1]], move[2], None, AUTHOR, now)
+        except CannotRevise:
+            return None
+    elif kind == "jump":
+        steps = list(form.steps)
+        step = steps[move[1] % len(steps)]
+        override = StepOverride(step=step, kind=move[2], by="test")
+        state = instance.state.model_copy(update={"override": override})
+        return transition(form, instance, {}, now, state=state)
+    else:
+        pending = [e for e in instance.state.outbox.values() if e.status == "pending"]
+        if not pending:
+            return None
+        entry = pending[0]
+        outbox = dict(instance.state.outbox)
+        status = "failed" if move[1] == "failed" else "done"
+        outbox[entry.key] = entry.model_copy(update={"status": status, "finished_at": now})
+        rejections = list(instance.state.rejections)
+        if move[1] == "reject":
+            rejections.append(Rejection(key=entry.key, hook_id=entry.hook_id, message="no", at=now))
+        state = instance.state.model_copy(update={"outbox": outbox, "rejections": rejections})
+        return transition(form, instance, {}, now, state=state, cause=entry.key)
+    touched = touched_steps(form, plan.changes, plan.unchanged)
+    return transition(form, instance, plan.changes, now, touched_steps=touched)
+
+
+# ---------------------------------------------------------------- what must agree
+
+
+def readings(ev: Evaluation) -> tuple[Any, ...]:
+    """What must agree, in order too: the field and hook orders are part of the results."""
+    return (*comparable(ev), list(ev.fields), list(ev.hooks))
+
+
+def outcome(step: Transition) -> tuple[Any, ...]:
+    commit = step.commit
+    return (
+        readings(step.evaluation),
+        dict(commit.fields),
+        commit.state.model_dump(),
+        [e.key for e in step.dispatch],
+        step.orphaned(),
+        step.restored(),
+    )
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(data=st.data())
+def test_incremental_evaluation_matches_the_oracle(data: st.DataObject) -> None:
+    form = build_form(data.draw(form_plans()))
+    instance = FormInstance(
+        id="fi_1",
+        form_id=form.id,
+        form_version=form.version,
+        principal="p",
+        conversation_id="c",
+        created_at=T0,
+        state=InstanceState(updated_at=T0),
+    )
+    for n, move in enumerate(data.draw(moves(len(form.fields)))):
+        now = T0 + timedelta(seconds=n + 1)
+        if instance.state.status != "open":
+            break
+        step = plan_move(form, instance, move, now)
+        with patch.object(engine, "evaluate", evaluate_from_scratch):
+            oracle = plan_move(form, instance, move, now)
+        assert (step is None) == (oracle is None)
+        if step is None or oracle is None:
+            continue
+        assert outcome(step) == outcome(oracle), move
+        assert readings(step.evaluation) == readings(
+            evaluate_from_scratch(form, step.after, previous=instance.state.hooks)
+        )
+        instance = apply_commit(instance, step.commit)
+        assert readings(evaluate(form, instance)) == readings(evaluate_from_scratch(form, instance))
+        keys = [e.key for e in step.dispatch]
+        assert keys == [
+            idempotency_key(instance.id, e.hook_id, e.occurrence) for e in step.dispatch
+        ]
