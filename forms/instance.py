@@ -20,6 +20,7 @@ do the same thing in their own storage) rather than writing their own.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
@@ -70,18 +71,37 @@ class FieldHistory:
     which a partial log loads once, on first use. Serialises as ``{"revisions", "cursor"}``.
     """
 
-    __slots__ = ("_count", "_cursor", "_entries", "_load", "_redo", "_revisions")
+    __slots__ = ("_base", "_based", "_count", "_cursor", "_entries", "_redo", "_revisions", "_tail")
+
+    # A log is a *base* (the first ``_based`` entries: read by ``_base()`` on first use, or
+    # none) and a *tail* (the entries after it, in a list that logs appended from this one
+    # share: an append on the newest log of a list extends the list in place instead of
+    # copying it, so appending costs what is appended, not the history).
 
     def __init__(self, revisions: Sequence[Revision] = (), cursor: int = -1) -> None:
-        log = tuple(revisions)
-        if not -1 <= cursor < len(log):
-            raise ValueError(f"cursor {cursor} outside a log of {len(log)} entries")
-        self._revisions: tuple[Revision, ...] | None = log
-        self._count = len(log)
+        tail = list(revisions)
+        if not -1 <= cursor < len(tail):
+            raise ValueError(f"cursor {cursor} outside a log of {len(tail)} entries")
+        self._set(None, 0, {}, tail, len(tail), cursor, None)
+
+    def _set(
+        self,
+        base: Callable[[], tuple[Revision, ...]] | None,
+        based: int,
+        entries: Mapping[int, Revision],
+        tail: list[Revision],
+        count: int,
+        cursor: int,
+        redo: int | None,
+    ) -> None:
+        self._base = base
+        self._based = based
+        self._entries = entries
+        self._tail = tail
+        self._count = count
         self._cursor = cursor
-        self._entries: Mapping[int, Revision] = {}
-        self._redo: int | None = None
-        self._load: Callable[[], tuple[Revision, ...]] | None = None
+        self._redo = redo
+        self._revisions: tuple[Revision, ...] | None = None
 
     @classmethod
     def partial(
@@ -100,12 +120,7 @@ class FieldHistory:
         if not -1 <= cursor < count:
             raise ValueError(f"cursor {cursor} outside a log of {count} entries")
         log = cls.__new__(cls)
-        log._revisions = None
-        log._count = count
-        log._cursor = cursor
-        log._entries = entries
-        log._redo = redo
-        log._load = load
+        log._set(_once(load), count, entries, [], count, cursor, redo)
         return log
 
     @property
@@ -120,26 +135,34 @@ class FieldHistory:
     @property
     def loaded(self) -> bool:
         """Whether every entry is in memory (always, except for a partial log not yet read)."""
-        return self._revisions is not None
+        return self._base is None or _is_done(self._base)
+
+    def _base_entries(self) -> tuple[Revision, ...]:
+        """The base's entries (read now if they were not yet)."""
+        if self._base is None:
+            return ()
+        base = self._base()
+        if len(base) != self._based:
+            raise ValueError(f"read {len(base)} revisions of a log of {self._based}")
+        return base
 
     @property
     def revisions(self) -> tuple[Revision, ...]:
         """Every entry, oldest first (a partial log reads them now, once)."""
         if self._revisions is None:
-            assert self._load is not None
-            log = tuple(self._load())
-            if len(log) != self._count:
-                raise ValueError(f"read {len(log)} revisions of a log of {self._count}")
-            self._revisions = log
+            own = self._count - self._based
+            self._revisions = (*self._base_entries(), *self._tail[:own])
         return self._revisions
 
     def entry(self, index: int) -> Revision:
         """The entry at ``index`` (0 <= index < count)."""
-        if self._revisions is None and index in self._entries:
-            return self._entries[index]
         if not 0 <= index < self._count:
             raise IndexError(f"no revision {index} in a log of {self._count}")
-        return self.revisions[index]
+        if index >= self._based:
+            return self._tail[index - self._based]
+        if index in self._entries and not self.loaded:
+            return self._entries[index]
+        return self._base_entries()[index]
 
     def in_force(self) -> Revision | None:
         return self.entry(self._cursor) if self._cursor >= 0 else None
@@ -155,10 +178,10 @@ class FieldHistory:
         The entry in force is always the newest child of its own ``prev``, so undo followed by
         redo returns to exactly where it started, and redo followed by undo likewise.
         """
-        if self._revisions is None:
+        if not self.loaded:
             return self._redo
-        for index in range(len(self._revisions) - 1, self._cursor, -1):
-            if self._revisions[index].prev == self._cursor:
+        for index in range(self._count - 1, self._cursor, -1):
+            if self.entry(index).prev == self._cursor:
                 return index
         return None
 
@@ -179,22 +202,25 @@ class FieldHistory:
         count = self._count + len(more)
         if not -1 <= cursor < count:
             raise ValueError(f"cursor {cursor} outside a log of {count} entries")
-        if self._revisions is None and more and cursor == count - 1:
-            newest = more[-1]
-            entries = {self._count + i: revision for i, revision in enumerate(more)}
-            if newest.prev < 0 or newest.prev in entries or newest.prev in self._entries:
-                kept = {cursor: newest}
-                if newest.prev >= 0:
-                    known_entries = entries if newest.prev in entries else self._entries
-                    kept[newest.prev] = known_entries[newest.prev]
-                assert self._load is not None
-                load, known = self._load, self._count
-
-                def extended() -> tuple[Revision, ...]:
-                    return (*load()[:known], *more)
-
-                return FieldHistory.partial(count, cursor, kept, None, _once(extended))
-        return FieldHistory((*self.revisions, *more), cursor)
+        if not self.loaded:
+            prev = more[-1].prev if more else -1
+            usual = bool(more) and cursor == count - 1
+            if not (usual and (prev < 0 or prev >= self._based or prev in self._entries)):
+                self._base_entries()  # anything but the usual append needs the whole log
+        own = self._count - self._based
+        with _APPENDING:
+            tail = self._tail
+            if len(tail) == own:
+                tail.extend(more)  # this is the newest log of the list: share it
+            elif not all(
+                own + i < len(tail) and tail[own + i] is revision for i, revision in enumerate(more)
+            ):
+                tail = [*tail[:own], *more]  # an older log: a branch of its own
+            # else the same entries were appended to this log already (a commit applied
+            # twice: planned, then stored): share them
+        log = FieldHistory.__new__(FieldHistory)
+        log._set(self._base, self._based, self._entries, tail, count, cursor, None)
+        return log
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, FieldHistory):
@@ -204,9 +230,9 @@ class FieldHistory:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        if self._revisions is None:
+        if not self.loaded:
             return f"FieldHistory(partial, count={self._count}, cursor={self._cursor})"
-        return f"FieldHistory(revisions={self._revisions!r}, cursor={self._cursor})"
+        return f"FieldHistory(revisions={self.revisions!r}, cursor={self._cursor})"
 
     @classmethod
     def __get_pydantic_core_schema__(
@@ -230,16 +256,33 @@ class _LogData(_Frozen):
     cursor: int = -1
 
 
-def _once(load: Callable[[], tuple[Revision, ...]]) -> Callable[[], tuple[Revision, ...]]:
+_APPENDING = threading.Lock()
+"""Held while a log checks that it is the newest of its list and extends it."""
+
+
+class _Once:
     """``load`` memoised: the first call's result, returned to every later one."""
-    done: list[tuple[Revision, ...]] = []
 
-    def loaded() -> tuple[Revision, ...]:
-        if not done:
-            done.append(load())
-        return done[0]
+    __slots__ = ("_load", "_lock", "done")
 
-    return loaded
+    def __init__(self, load: Callable[[], tuple[Revision, ...]]) -> None:
+        self._load = load
+        self._lock = threading.Lock()
+        self.done: tuple[Revision, ...] | None = None
+
+    def __call__(self) -> tuple[Revision, ...]:
+        with self._lock:
+            if self.done is None:
+                self.done = tuple(self._load())
+            return self.done
+
+
+def _once(load: Callable[[], tuple[Revision, ...]]) -> Callable[[], tuple[Revision, ...]]:
+    return load if isinstance(load, _Once) else _Once(load)
+
+
+def _is_done(load: Callable[[], tuple[Revision, ...]]) -> bool:
+    return isinstance(load, _Once) and load.done is not None
 
 
 class HookState(_Frozen):
