@@ -37,11 +37,38 @@ def check_steps(definition: FormDef, problems: Problems) -> list[type[Step]]:
     seen: set[str] = set()
     usable: list[type[Step]] = []
     for step in definition.steps:
-        if isinstance(step, type) and issubclass(step, Step) and step.step_id() not in seen:
+        is_step = isinstance(step, type) and issubclass(step, Step)
+        if is_step and _shadowing(step):
+            with problems.each():
+                _check_names_free(definition, step)
+            continue  # its own methods are gone: nothing more can be asked of it
+        if is_step and step.step_id() not in seen:
             usable.append(step)
         with problems.each():
             _check_step(definition, step, seen)
     return usable
+
+
+STEP_METHODS = frozenset(
+    name
+    for name, value in vars(Step).items()
+    if isinstance(value, classmethod) and not name.startswith("_")
+)
+"""What a field may not be called: the Step methods the compiler asks a step class."""
+
+
+def _shadowing(step: type[Step]) -> list[str]:
+    return sorted(n for n in STEP_METHODS if isinstance(step.__dict__.get(n), FieldSpec))
+
+
+def _check_names_free(definition: FormDef, step: type[Step]) -> None:
+    if names := _shadowing(step):
+        raise fail(
+            definition,
+            f"step class {step.__name__}: {', '.join(repr(n) for n in names)} "
+            f"{'is a name' if len(names) == 1 else 'are names'} the compiler asks every step "
+            f"for ({', '.join(sorted(STEP_METHODS))}); rename the field",
+        )
 
 
 def _check_step(definition: FormDef, step: type[Step], seen: set[str]) -> None:

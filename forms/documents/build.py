@@ -1,0 +1,386 @@
+"""A form document turned into a ``FormDef``, then compiled by the one compiler.
+
+``to_definition`` builds, for each step of the document, a ``Step`` class exactly as a person
+would write it (annotated fields declared with ``field(...)``, the step's settings as class
+keywords), the predicates from the document's rules (``forms.documents.rules``) and the
+executors from its actions and from the names it gives, looked up in the deployment's
+``executors``. ``compile_document`` hands that definition to ``compile_form``, so a document
+passes every check a Python form does (ids, duplicates, aliases, references, arity) and comes
+out as the same ``CompiledForm``, run by the same engine.
+
+What only a document can get wrong is checked here, all of it in one pass, and reported in
+one ``InvalidFormDefinition`` before the compiler runs: rules naming unknown or later fields
+(with the closest names), comparisons a field's kind does not support, literals its type does
+not accept, unknown steps in jumps, unknown fields in ``set`` actions and message
+placeholders, executor names the deployment did not register, constraints that contradict
+each other (a minimum over the maximum, a pattern that does not compile), and block ids used
+twice.
+"""
+
+from __future__ import annotations
+
+import re
+import types
+from collections.abc import Callable, Mapping
+from datetime import date
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+from pydantic import EmailStr, Field
+
+from forms.compile_checks import did_you_mean
+from forms.compile_steps import STEP_METHODS
+from forms.compiled import CompiledForm
+from forms.compiler import compile_form
+from forms.definition import Checkpoint, Executor, FormDef, Step, field
+from forms.documents.model import (
+    ChoiceField,
+    ContactField,
+    DateField,
+    DecimalField,
+    Divider,
+    FailAction,
+    FieldDoc,
+    FormDocument,
+    Heading,
+    IntegerField,
+    JumpAction,
+    Paragraph,
+    RunAction,
+    SetAction,
+    StepDoc,
+    TerminateAction,
+    TextField,
+)
+from forms.documents.rules import Known, Predicate, RuleError, compile_rule
+from forms.effect_plans import as_effects
+from forms.effects import Effect, Fail, Jump, Patch, Terminate
+from forms.errors import InvalidFormDefinition
+from forms.schema import Accepted, field_type
+
+ExecutorRegistry = Mapping[str, Executor]
+"""The executors a deployment lets documents name: ``{"notify_crm": notify_crm}``."""
+
+SHORT_TEXT_MAX = 300
+LONG_TEXT_MAX = 4_000
+PHONE_PATTERN = r"^\+?[0-9][0-9 ()./-]{5,24}$"
+URL_PATTERN = r"^https?://[^\s/?#]+\.[^\s]+$"
+_PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
+ACTIONS_ATTRIBUTE = "__form_actions__"
+"""Set on a checkpoint executor compiled from actions: the actions (what export writes)."""
+
+
+def compile_document(
+    document: FormDocument, *, version: int = 1, executors: ExecutorRegistry | None = None
+) -> CompiledForm:
+    """``document`` compiled for the engine, as version ``version``; ``InvalidFormDefinition``
+    (with every problem in ``problems``) when it does not compile."""
+    return compile_form(to_definition(document, version=version, executors=executors))
+
+
+def to_definition(
+    document: FormDocument, *, version: int = 1, executors: ExecutorRegistry | None = None
+) -> FormDef:
+    """The ``FormDef`` a person would write for ``document`` (not yet compiled)."""
+    return _Builder(document, executors or {}).definition(version)
+
+
+class _Builder:
+    def __init__(self, document: FormDocument, executors: ExecutorRegistry) -> None:
+        self.document = document
+        self.executors = executors
+        self.problems: list[str] = []
+        self.known: dict[str, Known] = {}
+        self.first_field: dict[str, int] = {}  # step id -> position of its first field
+
+    def definition(self, version: int) -> FormDef:
+        doc = self.document
+        self._index()
+        steps = [self._step(step) for step in doc.steps]
+        checkpoints = [self._checkpoint(c) for c in doc.checkpoints]
+        on_complete = self._executor(doc.on_complete, "the form's on_complete")
+        if self.problems:
+            raise InvalidFormDefinition.of([f"form {doc.id!r}: {p}" for p in self.problems])
+        return FormDef(
+            id=doc.id,
+            version=version,
+            title=doc.title,
+            description=doc.description,
+            steps=steps,
+            checkpoints=checkpoints,
+            on_complete=on_complete,
+            closes_on_complete=doc.closes_on_complete,
+        )
+
+    # ------------------------------------------------------------------ the index
+
+    def _index(self) -> None:
+        """Every field's kind, type and position, and each step's first position."""
+        blocks: set[str] = set()
+        position = 0
+        for step in self.document.steps:
+            self.first_field[step.id] = position
+            for item in step.items:
+                if isinstance(item, Heading | Paragraph | Divider):
+                    if item.id in blocks:
+                        self.problems.append(f"block id {item.id!r} is used twice")
+                    blocks.add(item.id)
+                    continue
+                if item.id in STEP_METHODS:
+                    self.problems.append(
+                        f"field id {item.id!r} is a name the compiler asks every step for "
+                        f"({', '.join(sorted(STEP_METHODS))}); rename the field"
+                    )
+                annotation = self._annotation(item)
+                if annotation is None or item.id in self.known:
+                    position += 1
+                    continue  # a duplicate id is the compiler's to report
+                try:
+                    item_type = field_type(_item_annotation(item, annotation))
+                except TypeError as exc:
+                    self.problems.append(f"field {item.id!r}: {exc}")
+                    position += 1
+                    continue
+                self.known[item.id] = Known(item.kind, item_type, position)
+                position += 1
+
+    def _annotation(self, item: FieldDoc) -> Any | None:
+        """The field's type as a Python annotation, or None after recording why not."""
+        try:
+            base = _base_annotation(item)
+        except ValueError as exc:
+            self.problems.append(f"field {item.id!r}: {exc}")
+            return None
+        return base if item.required else base | None
+
+    # ------------------------------------------------------------------ steps and fields
+
+    def _step(self, step: StepDoc) -> type[Step]:
+        where = f"step {step.id!r} when"
+        when = self._rule(step.when, self.first_field[step.id], where)
+        texts = [i.text for i in step.items if isinstance(i, Heading | Paragraph)]
+        guidance = "\n".join([*([step.guidance] if step.guidance else []), *texts]) or None
+        annotations: dict[str, Any] = {}
+        namespace: dict[str, Any] = {"__annotations__": annotations}
+        for item in step.items:
+            if isinstance(item, Heading | Paragraph | Divider):
+                continue
+            annotation = self._annotation(item)
+            if annotation is None:
+                continue
+            known = self.known.get(item.id)
+            before = known.position if known is not None else 0
+            annotations[item.id] = annotation
+            namespace[item.id] = field(
+                item.label,
+                ask=_ask(item),
+                when=self._rule(item.when, before, f"field {item.id!r} when"),
+                on_fill=self._executor(item.on_fill, f"field {item.id!r} on_fill"),
+                aliases=item.aliases,
+                example=item.example if isinstance(item, TextField) else _EXAMPLES.get(item.kind),
+            )
+        settings: dict[str, Any] = {"id": step.id, "title": step.title}
+        optional = {
+            "preview": step.preview,
+            "guidance": guidance,
+            "when": when,
+            "on_complete": self._executor(step.on_complete, f"step {step.id!r} on_complete"),
+        }
+        settings.update({k: v for k, v in optional.items() if v is not None})
+        return types.new_class(
+            _class_name(step.id), (Step,), settings, lambda body: body.update(namespace)
+        )
+
+    def _rule(self, rule: Any, before: int, where: str) -> Predicate | None:
+        if rule is None:
+            return None
+        try:
+            predicate, _ = compile_rule(rule, self.known, before, where)
+        except RuleError as exc:
+            self.problems.append(str(exc))
+            return None
+        return predicate
+
+    def _executor(self, name: str | None, where: str) -> Executor | None:
+        if name is None:
+            return None
+        found = self.executors.get(name)
+        if found is None:
+            self.problems.append(
+                f"{where} names executor {name!r}, which this deployment does not register"
+                + did_you_mean(name, self.executors)
+            )
+        return found
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def _checkpoint(self, doc: Any) -> Checkpoint:
+        where = f"checkpoint {doc.id!r}"
+        when = self._rule(doc.when, len(self.known) + 1_000_000, f"{where} when")
+        steps = [s.id for s in self.document.steps]
+        plan: list[Callable[[Any], list[Effect]]] = []
+        for action in doc.then:
+            made = self._action(action, where, steps)
+            if made is not None:
+                plan.append(made)
+
+        def run(ctx: Any) -> list[Effect]:
+            return [effect for part in plan for effect in part(ctx)]
+
+        setattr(run, ACTIONS_ATTRIBUTE, list(doc.then))
+        return Checkpoint(doc.id, when=when or _never, run=run, title=doc.title)
+
+    def _action(
+        self, action: Any, where: str, steps: list[str]
+    ) -> Callable[[Any], list[Effect]] | None:
+        if isinstance(action, FailAction):
+            message = action.message
+            for name in _PLACEHOLDER.findall(message):
+                if name not in self.known:
+                    self.problems.append(
+                        f"{where}: the message names {{{name}}}, which is not a field"
+                        + did_you_mean(name, self.known)
+                    )
+            return lambda ctx: [Fail(_render(message, ctx.values))]
+        if isinstance(action, TerminateAction):
+            reason = action.reason
+            return lambda ctx: [Terminate(reason)]
+        if isinstance(action, JumpAction):
+            if action.step not in steps:
+                self.problems.append(
+                    f"{where} jumps to {action.step!r}, which is not a step"
+                    + did_you_mean(action.step, steps)
+                )
+            target = action.step
+            return lambda ctx: [Jump(target)]
+        if isinstance(action, SetAction):
+            return self._set(action, where)
+        assert isinstance(action, RunAction)
+        executor = self._executor(action.executor, f"{where} run")
+        if executor is None:
+            return None
+        return lambda ctx: list(as_effects(executor(ctx)))
+
+    def _set(self, action: SetAction, where: str) -> Callable[[Any], list[Effect]] | None:
+        known = self.known.get(action.field)
+        if known is None:
+            self.problems.append(
+                f"{where} sets {action.field!r}, which is not a field"
+                + did_you_mean(action.field, self.known)
+            )
+            return None
+        whole = field_type(_field_annotation(self.document, action.field))
+        outcome = whole.accept(action.value)
+        if not isinstance(outcome, Accepted):
+            self.problems.append(
+                f"{where} sets {action.field!r} to {action.value!r}: {outcome.message}"
+            )
+            return None
+        name, value = action.field, outcome.json_value
+        return lambda ctx: [Patch({name: value})]
+
+
+# ---------------------------------------------------------------------- field types
+
+
+_EXAMPLES = {"phone": "+351 912 345 678", "url": "https://example.com"}
+
+
+def _base_annotation(item: FieldDoc) -> Any:
+    """The annotation of a required field of ``item``'s kind and constraints (``ValueError``
+    when the constraints contradict each other)."""
+    if isinstance(item, TextField):
+        _ordered(item.min_length, item.max_length, "min_length", "max_length")
+        if item.pattern is not None:
+            try:
+                re.compile(item.pattern)
+            except re.error as exc:
+                raise ValueError(f"pattern {item.pattern!r} does not compile: {exc}") from None
+        default = SHORT_TEXT_MAX if item.kind == "short_text" else LONG_TEXT_MAX
+        return Annotated[
+            str,
+            Field(
+                min_length=item.min_length or 1,
+                max_length=item.max_length or default,
+                pattern=item.pattern,
+            ),
+        ]
+    if isinstance(item, ContactField):
+        if item.kind == "email":
+            return EmailStr
+        pattern = PHONE_PATTERN if item.kind == "phone" else URL_PATTERN
+        return Annotated[str, Field(pattern=pattern, max_length=2_000)]
+    if isinstance(item, IntegerField):
+        _ordered(item.minimum, item.maximum, "minimum", "maximum")
+        return Annotated[int, Field(ge=item.minimum, le=item.maximum)]
+    if isinstance(item, DecimalField):
+        _ordered(item.minimum, item.maximum, "minimum", "maximum")
+        low = None if item.minimum is None else Decimal(str(item.minimum))
+        high = None if item.maximum is None else Decimal(str(item.maximum))
+        return Annotated[Decimal, Field(ge=low, le=high, decimal_places=item.decimal_places)]
+    if isinstance(item, DateField):
+        _ordered(item.earliest, item.latest, "earliest", "latest")
+        return Annotated[date, Field(ge=item.earliest, le=item.latest)]
+    if isinstance(item, ChoiceField):
+        values = [o.value for o in item.options]
+        if len(set(values)) != len(values):
+            raise ValueError("two options have the same value")
+        choice = Literal[tuple(values)]  # type: ignore[valid-type]
+        if item.kind == "single_choice":
+            return choice
+        _ordered(item.min_selected, item.max_selected, "min_selected", "max_selected")
+        return Annotated[
+            list[choice],  # type: ignore[valid-type]
+            Field(min_length=item.min_selected or 1, max_length=item.max_selected or len(values)),
+        ]
+    return bool
+
+
+def _item_annotation(item: FieldDoc, annotation: Any) -> Any:
+    """What one value a rule compares is checked against: the option type of a multiple
+    choice, else the field's own type."""
+    if isinstance(item, ChoiceField) and item.kind == "multiple_choice":
+        return Literal[tuple(o.value for o in item.options)]
+    return annotation
+
+
+def _field_annotation(document: FormDocument, field_id: str) -> Any:
+    for step in document.steps:
+        for item in step.items:
+            if item.id == field_id and not isinstance(item, Heading | Paragraph | Divider):
+                base = _base_annotation(item)
+                return base if item.required else base | None
+    raise KeyError(field_id)
+
+
+def _ordered(low: Any, high: Any, low_name: str, high_name: str) -> None:
+    if low is not None and high is not None and low > high:
+        raise ValueError(f"{low_name} {low} is over {high_name} {high}")
+
+
+def _ask(item: FieldDoc) -> str | None:
+    """The field's help, and the options' labels where they say more than their values."""
+    parts = [item.help] if item.help else []
+    if isinstance(item, ChoiceField):
+        labelled = [o for o in item.options if o.label and o.label != o.value]
+        if labelled:
+            parts.append("options: " + "; ".join(f"{o.value} = {o.label}" for o in labelled))
+    return " ".join(parts) or None
+
+
+def _class_name(step_id: str) -> str:
+    return "".join(part.capitalize() for part in step_id.split("_")) or "Step"
+
+
+def _render(message: str, values: Any) -> str:
+    """``{field}`` in ``message`` replaced by that field's answer (nothing when it has none)."""
+
+    def answer(match: re.Match[str]) -> str:
+        value = getattr(values, match.group(1), None)
+        return "" if value is None else str(value)
+
+    return _PLACEHOLDER.sub(answer, message)
+
+
+def _never(v: Any) -> bool:
+    return False
