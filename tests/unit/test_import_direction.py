@@ -2,15 +2,16 @@
 
 ``forms`` (the engine, its tool surface and application service) imports nothing of the project
 outside itself, and inside it the layers point one way: the pure core (the modules directly in
-``forms/``) imports only the core; the model-facing surface (``forms.surface``), the storage
-port and adapters (``forms.storage``) and forms as data (``forms.documents``) import the
-core; the application (``forms.app``) imports all four; nothing of the engine imports the
-examples. ``functions`` (the Lambda shell) and ``workflows`` (the Temporal shell) are
-siblings that never import each other; both reach the application through ``formwork`` (the
-settings and the one bootstrap), which sits above them. No two modules import each other,
-directly or round a loop, when the code runs (a name used only in annotations, under
-``if TYPE_CHECKING``, may point back). Read from the source with ``ast``, so imports inside
-functions count too, and nothing is imported to check it.
+``forms/``) imports only the core; the model-facing surface (``forms.surface``) and forms as
+data (``forms.documents``) import the core; the storage ports and adapters
+(``forms.storage``) import the core and the documents they store; the application
+(``forms.app``) imports all four; nothing of the engine imports the examples. ``functions``
+(the Lambda shell) and ``workflows`` (the Temporal shell) are siblings that never import each
+other; both reach the application through ``formwork`` (the settings and the one bootstrap),
+which sits above them. No two modules import each other, directly or round a loop, when the
+code runs (a name used only in annotations, under ``if TYPE_CHECKING``, may point back). Read
+from the source with ``ast``, so imports inside functions count too, and nothing is imported
+to check it.
 """
 
 from __future__ import annotations
@@ -94,8 +95,8 @@ CORE = "forms"
 LAYERS: dict[str, set[str]] = {
     CORE: {CORE},
     "forms.surface": {CORE, "forms.surface"},
-    "forms.storage": {CORE, "forms.storage"},
     "forms.documents": {CORE, "forms.documents"},
+    "forms.storage": {CORE, "forms.documents", "forms.storage"},
     "forms.app": {CORE, "forms.surface", "forms.storage", "forms.documents", "forms.app"},
 }
 """Each layer of ``forms`` and the layers it may import."""

@@ -1,0 +1,181 @@
+"""The forms a caller can use: the deployment's, and its tenant's published documents.
+
+A ``Catalog`` answers what a ``FormRegistry`` answers (the latest version of a form by name,
+the forms to list, the definition an instance runs on) for one principal at a time: the code
+forms every tenant shares, plus the documents the principal's tenant published
+(``forms.storage.documents``), compiled on first use with the deployment's executors. A form
+published a moment ago is served without a redeploy (the tenant's catalog is read again once
+``ttl`` seconds have passed on ``timer``, a monotonic clock the composition root passes in:
+0 reads it on every call).
+
+Versions of a document are immutable, so each is compiled once and kept (up to
+``cache_size``). An open instance of a document form moves to the latest published version on
+its next write, by field id: answers to fields the new version still has carry over as they
+are, answers to fields it dropped stay on record in the instance's logs (never removed), and
+the migration commit says so (``by: migration``). A closed instance stays on its version.
+
+Another tenant's form is ``UnknownForm``, exactly as a form that does not exist.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from datetime import datetime
+
+from forms.compiled import CompiledForm, normalise
+from forms.definition import Migration
+from forms.documents.build import ExecutorRegistry, compile_document
+from forms.documents.model import FormDocument
+from forms.errors import InvalidFormDefinition, NotFound, UnknownForm
+from forms.instance import FormInstance
+from forms.principals import tenant_of
+from forms.registry import FormRegistry
+from forms.storage.documents import FormDocumentStore, Published
+
+
+class Catalog:
+    """Code forms for everyone, published documents per tenant, behind one registry API."""
+
+    def __init__(
+        self,
+        registry: FormRegistry,
+        documents: FormDocumentStore,
+        *,
+        timer: Callable[[], float],
+        executors: ExecutorRegistry | None = None,
+        ttl: float = 5.0,
+        cache_size: int = 512,
+    ) -> None:
+        self.registry = registry
+        self.documents = documents
+        self.executors = dict(executors or {})
+        self.ttl = ttl
+        self._timer = timer
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+        self._compiled: OrderedDict[tuple[str, str, int], CompiledForm] = OrderedDict()
+        self._catalogs: dict[str, tuple[float, dict[str, int]]] = {}
+
+    # ------------------------------------------------------------------ the registry's API
+
+    def latest(self, name: str, principal: str | None = None) -> CompiledForm:
+        """The current version of the form ``name`` denotes, for ``principal``."""
+        try:
+            return self.registry.latest(name)
+        except UnknownForm as unknown:
+            if principal is None:
+                raise
+            tenant = tenant_key(principal)
+            catalog = self._catalog(tenant)
+            form_id = _resolve(name, catalog)
+            if form_id is None:
+                known = [f.id for f in self.registry.forms()] + list(catalog)
+                raise UnknownForm(
+                    f"no form {name!r}", f"forms you can start: {', '.join(known) or 'none'}"
+                ) from unknown
+            return self._version(tenant, form_id, catalog[form_id])
+
+    def forms(self, principal: str | None = None) -> list[CompiledForm]:
+        """The latest version of every form ``principal`` can start: code forms first."""
+        found = self.registry.forms()
+        if principal is not None:
+            tenant = tenant_key(principal)
+            found += [self._version(tenant, f, v) for f, v in self._catalog(tenant).items()]
+        return found
+
+    def for_instance(self, instance: FormInstance) -> tuple[CompiledForm, list[Migration]]:
+        """The definition ``instance`` runs on, and the migrations to apply first."""
+        if self._is_code_form(instance.form_id):
+            return self.registry.for_instance(instance)
+        tenant = tenant_key(instance.principal)
+        pinned = self._version(tenant, instance.form_id, instance.form_version)
+        if instance.state.status != "open":
+            return pinned, []
+        latest = self._catalog(tenant).get(instance.form_id, instance.form_version)
+        if latest <= instance.form_version:
+            return pinned, []
+        return self._version(tenant, instance.form_id, latest), [
+            Migration(from_version=instance.form_version)
+        ]
+
+    # ------------------------------------------------------------------ publishing
+
+    def check(self, document: FormDocument, version: int = 1) -> CompiledForm:
+        """``document`` compiled with this deployment's executors (``InvalidFormDefinition``
+        with every problem when it does not compile, or when its id is a code form's)."""
+        if self._is_code_form(document.id):
+            raise InvalidFormDefinition(
+                f"form {document.id!r}: that id is a form of this deployment; choose another"
+            )
+        return compile_document(document, version=version, executors=self.executors)
+
+    def publish(
+        self,
+        principal: str,
+        document: FormDocument,
+        *,
+        at: datetime,
+        expected: int | None = None,
+    ) -> Published:
+        """Check ``document`` and publish it as the next version of its form in
+        ``principal``'s tenant; the tenant's next call sees it."""
+        self.check(document)
+        tenant = tenant_key(principal)
+        published = self.documents.publish(tenant, document, by=principal, at=at, expected=expected)
+        with self._lock:
+            self._catalogs.pop(tenant, None)
+        return published
+
+    # ------------------------------------------------------------------ inside
+
+    def _is_code_form(self, form_id: str) -> bool:
+        try:
+            self.registry.latest(form_id)
+        except UnknownForm:
+            return False
+        return True
+
+    def _catalog(self, tenant: str) -> dict[str, int]:
+        now = self._timer()
+        with self._lock:
+            cached = self._catalogs.get(tenant)
+        if cached is not None and now < cached[0]:
+            return cached[1]
+        catalog = self.documents.catalog(tenant)
+        with self._lock:
+            self._catalogs[tenant] = (now + self.ttl, catalog)
+        return catalog
+
+    def _version(self, tenant: str, form_id: str, version: int) -> CompiledForm:
+        key = (tenant, form_id, version)
+        with self._lock:
+            found = self._compiled.get(key)
+            if found is not None:
+                self._compiled.move_to_end(key)
+                return found
+        try:
+            published = self.documents.published(tenant, form_id, version)
+        except NotFound:
+            raise UnknownForm(
+                f"form {form_id!r} is no longer served", "abandon this instance"
+            ) from None
+        compiled = compile_document(published.document, version=version, executors=self.executors)
+        with self._lock:
+            self._compiled[key] = compiled
+            while len(self._compiled) > self._cache_size:
+                self._compiled.popitem(last=False)
+        return compiled
+
+
+def tenant_key(principal: str) -> str:
+    """The tenant a principal publishes under and reads from (``""`` without tenants)."""
+    return tenant_of(principal) or ""
+
+
+def _resolve(name: str, catalog: dict[str, int]) -> str | None:
+    if name in catalog:
+        return name
+    wanted = normalise(name)
+    return next((form_id for form_id in catalog if normalise(form_id) == wanted), None)

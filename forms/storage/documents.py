@@ -1,0 +1,121 @@
+"""Published form documents, per tenant: the port, and its in-memory adapter.
+
+A tenant publishes a form document; the store gives it the next version of that form, and
+keeps every version as it was published, for ever: instances pin the version they started
+on, so what they were written against never changes. The *catalog* of a tenant is each of
+its forms' latest version. Every method takes the tenant; nothing of one tenant is reachable
+through another's, and another tenant's form is ``NotFound`` exactly like a missing one.
+
+The tenant is the verified principal's (``forms.principals.tenant_of``); a deployment without
+tenants keeps its documents under the tenant ``""``.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from datetime import datetime
+
+from forms.documents.model import FormDocument
+from forms.errors import NotFound, StoreError
+
+
+class PublishConflict(StoreError):
+    """A publish that expected another latest version of the form; nothing was stored."""
+
+    def __init__(self, form_id: str, expected: int, latest: int) -> None:
+        super().__init__(
+            f"form {form_id!r}: expected version {expected} to be the latest, found {latest}"
+        )
+        self.form_id = form_id
+        self.expected = expected
+        self.latest = latest
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """One published version of a tenant's form."""
+
+    tenant: str
+    version: int
+    document: FormDocument
+    by: str
+    at: datetime
+
+    @property
+    def form_id(self) -> str:
+        return self.document.id
+
+
+class FormDocumentStore(ABC):
+    """Where a tenant's published form documents live.
+
+    1. **Versions are immutable.** ``published(tenant, form, n)`` returns the same document
+       for ever once version ``n`` exists.
+    2. **Versions are dense and assigned once.** A publish gets the latest version plus one
+       (1 for a new form); two concurrent publishes of one form get two different versions,
+       never the same one. With ``expected`` (the version the publisher last saw), a publish
+       on a form that moved on fails with ``PublishConflict`` and stores nothing.
+    3. **Tenants are apart.** Nothing a method returns for one tenant was published by
+       another; an unknown tenant has an empty catalog.
+    """
+
+    @abstractmethod
+    def publish(
+        self,
+        tenant: str,
+        document: FormDocument,
+        *,
+        by: str,
+        at: datetime,
+        expected: int | None = None,
+    ) -> Published:
+        """Store ``document`` as the next version of its form in ``tenant``'s catalog."""
+
+    @abstractmethod
+    def published(self, tenant: str, form_id: str, version: int) -> Published:
+        """One version of a tenant's form; ``NotFound`` when the tenant has no such version."""
+
+    @abstractmethod
+    def catalog(self, tenant: str) -> dict[str, int]:
+        """The tenant's forms and each one's latest version, in the order first published."""
+
+
+class InMemoryFormDocumentStore(FormDocumentStore):
+    """A thread-safe ``FormDocumentStore`` in memory: for tests and single-process use."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._versions: dict[tuple[str, str], list[Published]] = {}
+        self._order: dict[str, list[str]] = {}
+
+    def publish(
+        self,
+        tenant: str,
+        document: FormDocument,
+        *,
+        by: str,
+        at: datetime,
+        expected: int | None = None,
+    ) -> Published:
+        with self._lock:
+            versions = self._versions.setdefault((tenant, document.id), [])
+            if expected is not None and expected != len(versions):
+                raise PublishConflict(document.id, expected, len(versions))
+            if not versions:
+                self._order.setdefault(tenant, []).append(document.id)
+            published = Published(tenant, len(versions) + 1, document, by, at)
+            versions.append(published)
+            return published
+
+    def published(self, tenant: str, form_id: str, version: int) -> Published:
+        with self._lock:
+            versions = self._versions.get((tenant, form_id), [])
+            if not 1 <= version <= len(versions):
+                raise NotFound(f"no version {version} of form {form_id!r}")
+            return versions[version - 1]
+
+    def catalog(self, tenant: str) -> dict[str, int]:
+        with self._lock:
+            return {f: len(self._versions[(tenant, f)]) for f in self._order.get(tenant, [])}
