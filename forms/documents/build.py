@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import types
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from typing import Annotated, Any, Literal
@@ -89,13 +90,13 @@ class _Builder:
     def __init__(self, document: FormDocument, executors: ExecutorRegistry) -> None:
         self.document = document
         self.executors = executors
-        self.problems: list[str] = []
-        self.known: dict[str, Known] = {}
-        self.first_field: dict[str, int] = {}  # step id -> position of its first field
+        index = index_document(document)
+        self.problems: list[str] = list(index.problems)
+        self.known: Mapping[str, Known] = index.known
+        self.first_field: Mapping[str, int] = index.first_field
 
     def definition(self, version: int) -> FormDef:
         doc = self.document
-        self._index()
         steps = [self._step(step) for step in doc.steps]
         checkpoints = [self._checkpoint(c) for c in doc.checkpoints]
         on_complete = self._executor(doc.on_complete, "the form's on_complete")
@@ -112,47 +113,6 @@ class _Builder:
             closes_on_complete=doc.closes_on_complete,
         )
 
-    # ------------------------------------------------------------------ the index
-
-    def _index(self) -> None:
-        """Every field's kind, type and position, and each step's first position."""
-        blocks: set[str] = set()
-        position = 0
-        for step in self.document.steps:
-            self.first_field[step.id] = position
-            for item in step.items:
-                if isinstance(item, Heading | Paragraph | Divider):
-                    if item.id in blocks:
-                        self.problems.append(f"block id {item.id!r} is used twice")
-                    blocks.add(item.id)
-                    continue
-                if item.id in STEP_METHODS:
-                    self.problems.append(
-                        f"field id {item.id!r} is a name the compiler asks every step for "
-                        f"({', '.join(sorted(STEP_METHODS))}); rename the field"
-                    )
-                annotation = self._annotation(item)
-                if annotation is None or item.id in self.known:
-                    position += 1
-                    continue  # a duplicate id is the compiler's to report
-                try:
-                    item_type = field_type(_item_annotation(item, annotation))
-                except TypeError as exc:
-                    self.problems.append(f"field {item.id!r}: {exc}")
-                    position += 1
-                    continue
-                self.known[item.id] = Known(item.kind, item_type, position)
-                position += 1
-
-    def _annotation(self, item: FieldDoc) -> Any | None:
-        """The field's type as a Python annotation, or None after recording why not."""
-        try:
-            base = _base_annotation(item)
-        except ValueError as exc:
-            self.problems.append(f"field {item.id!r}: {exc}")
-            return None
-        return base if item.required else base | None
-
     # ------------------------------------------------------------------ steps and fields
 
     def _step(self, step: StepDoc) -> type[Step]:
@@ -165,7 +125,7 @@ class _Builder:
         for item in step.items:
             if isinstance(item, Heading | Paragraph | Divider):
                 continue
-            annotation = self._annotation(item)
+            annotation = _annotation(item, [])  # a problem with it is the index's, recorded
             if annotation is None:
                 continue
             known = self.known.get(item.id)
@@ -278,6 +238,67 @@ class _Builder:
             return None
         name, value = action.field, outcome.json_value
         return lambda ctx: [Patch({name: value})]
+
+
+# ---------------------------------------------------------------------- the index
+
+
+@dataclass(frozen=True, slots=True)
+class FieldIndex:
+    """What rules are checked against: every field's kind, type and position (``known``), the
+    position of each step's first field (``first_field``, by step id), and what was wrong with
+    an item on the way (``problems``: contradicting constraints, block ids used twice, field
+    ids that are names of ``Step`` methods)."""
+
+    known: Mapping[str, Known]
+    first_field: Mapping[str, int]
+    problems: tuple[str, ...]
+
+
+def index_document(document: FormDocument) -> FieldIndex:
+    """The ``FieldIndex`` of ``document``: what ``compile_document`` checks rules against, for
+    whoever checks a rule before the document compiles (the builder's edits)."""
+    problems: list[str] = []
+    known: dict[str, Known] = {}
+    first_field: dict[str, int] = {}
+    blocks: set[str] = set()
+    position = 0
+    for step in document.steps:
+        first_field[step.id] = position
+        for item in step.items:
+            if isinstance(item, Heading | Paragraph | Divider):
+                if item.id in blocks:
+                    problems.append(f"block id {item.id!r} is used twice")
+                blocks.add(item.id)
+                continue
+            if item.id in STEP_METHODS:
+                problems.append(
+                    f"field id {item.id!r} is a name the compiler asks every step for "
+                    f"({', '.join(sorted(STEP_METHODS))}); rename the field"
+                )
+            annotation = _annotation(item, problems)
+            if annotation is None or item.id in known:
+                position += 1
+                continue  # a duplicate id is the compiler's to report
+            try:
+                item_type = field_type(_item_annotation(item, annotation))
+            except TypeError as exc:
+                problems.append(f"field {item.id!r}: {exc}")
+                position += 1
+                continue
+            known[item.id] = Known(item.kind, item_type, position)
+            position += 1
+    return FieldIndex(known, first_field, tuple(problems))
+
+
+def _annotation(item: FieldDoc, problems: list[str]) -> Any | None:
+    """The field's type as a Python annotation, or None after recording why not."""
+    try:
+        base = _base_annotation(item)
+    except ValueError as exc:
+        problems.append(f"field {item.id!r}: {exc}")
+        return None
+    return base if item.required else base | None
 
 
 # ---------------------------------------------------------------------- field types

@@ -1,0 +1,152 @@
+"""What an edit may not break: the references between the parts of a draft.
+
+Rules (``when`` of fields and steps, checkpoints' ``when``), checkpoints' ``set`` fields,
+message placeholders and jump targets name other parts of the form. An edit that would leave
+one of them pointing at nothing, reading a field declared after what it gates, or comparing a
+field in a way its (new) kind does not take, is refused: ``problems`` lists what is wrong with
+a document the way ``compile_document`` checks it (the same ``index_document`` and
+``compile_rule``), and an edit may not add to that list. A draft may stay incomplete (a step
+with no fields), never inconsistent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from forms.documents.build import index_document
+from forms.documents.model import (
+    AllOf,
+    AnyOf,
+    Condition,
+    Divider,
+    FailAction,
+    FormDocument,
+    Heading,
+    JumpAction,
+    Paragraph,
+    Rule,
+    SetAction,
+)
+from forms.documents.rules import RuleError, compile_rule
+
+_PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
+_ANYWHERE = 10**9
+"""The position a checkpoint's rule reads from: after every field."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problems:
+    """What is wrong with a draft, in words: its items' own settings (contradicting
+    constraints, reserved ids) and its references (rules, checkpoints)."""
+
+    settings: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
+
+
+def problems(document: FormDocument) -> Problems:
+    """Everything wrong with how the parts of ``document`` refer to each other and with its
+    fields' own settings, in document order."""
+    index = index_document(document)
+    found: list[str] = []
+    steps = [s.id for s in document.steps]
+
+    def check(rule: Rule | None, before: int, where: str) -> None:
+        if rule is not None:
+            try:
+                compile_rule(rule, index.known, before, where)
+            except RuleError as exc:
+                found.append(str(exc))
+
+    for step in document.steps:
+        check(step.when, index.first_field[step.id], f"the rule of step {step.id!r}")
+        for item in step.items:
+            if isinstance(item, Heading | Paragraph | Divider):
+                continue
+            known = index.known.get(item.id)
+            check(item.when, known.position if known else 0, f"the rule of field {item.id!r}")
+    for checkpoint in document.checkpoints:
+        where = f"checkpoint {checkpoint.id!r}"
+        check(checkpoint.when, _ANYWHERE, f"the rule of {where}")
+        for action in checkpoint.then:
+            if isinstance(action, SetAction) and action.field not in index.known:
+                found.append(f"{where} sets {action.field!r}, which is not a field")
+            if isinstance(action, JumpAction) and action.step not in steps:
+                found.append(f"{where} jumps to {action.step!r}, which is not a step")
+            if isinstance(action, FailAction):
+                for name in _PLACEHOLDER.findall(action.message):
+                    if name not in index.known:
+                        found.append(f"{where}: the message names {{{name}}}, not a field")
+    return Problems(index.problems, tuple(found))
+
+
+def introduced(before: FormDocument | None, after: FormDocument) -> Problems:
+    """The problems ``after`` has that ``before`` (None: nothing) did not."""
+    now = problems(after)
+    if before is None or not (now.settings or now.references):
+        return now  # the usual case: one index per edit, not two
+    had = problems(before)
+    return Problems(
+        tuple(p for p in now.settings if p not in had.settings),
+        tuple(p for p in now.references if p not in had.references),
+    )
+
+
+def readers(document: FormDocument, fields: set[str], steps: set[str]) -> list[str]:
+    """The parts of ``document`` (outside ``fields`` and ``steps``) that name one of the
+    ``fields`` (rules, ``set`` actions, placeholders) or ``steps`` (jumps), in words."""
+    found: list[str] = []
+    for step in document.steps:
+        if step.id in steps:
+            continue
+        if step.when is not None and fields & set(reads(step.when)):
+            found.append(f'step "{step.id}"')
+        for item in step.items:
+            if item.id in fields or isinstance(item, Heading | Paragraph | Divider):
+                continue
+            if item.when is not None and fields & set(reads(item.when)):
+                found.append(f'field "{item.id}"')
+    for checkpoint in document.checkpoints:
+        named = set(reads(checkpoint.when))
+        targets: set[str] = set()
+        for action in checkpoint.then:
+            if isinstance(action, SetAction):
+                named.add(action.field)
+            if isinstance(action, FailAction):
+                named.update(_PLACEHOLDER.findall(action.message))
+            if isinstance(action, JumpAction):
+                targets.add(action.step)
+        if named & fields or targets & steps:
+            found.append(f'checkpoint "{checkpoint.id}"')
+    return found
+
+
+def reads(rule: Rule) -> Iterator[str]:
+    """The fields ``rule`` reads, in order (with repeats)."""
+    if isinstance(rule, Condition):
+        yield rule.field
+    elif isinstance(rule, AllOf):
+        for part in rule.all:
+            yield from reads(part)
+    elif isinstance(rule, AnyOf):
+        for part in rule.any:
+            yield from reads(part)
+    else:
+        yield from reads(rule.not_)
+
+
+def describe_rule(rule: Rule) -> str:
+    """A rule in a few words: ``role equals "designer" and years greater than 3``."""
+    if isinstance(rule, Condition):
+        op = rule.op.replace("_", " ")
+        if rule.value is None:
+            return f"{rule.field} {op}"
+        return f"{rule.field} {op} {json.dumps(rule.value)}"
+    if isinstance(rule, AllOf | AnyOf):
+        parts = rule.all if isinstance(rule, AllOf) else rule.any
+        joiner = " and " if isinstance(rule, AllOf) else " or "
+        inner = joiner.join(describe_rule(p) for p in parts)
+        return inner if len(parts) == 1 else f"({inner})"
+    return f"not ({describe_rule(rule.not_)})"

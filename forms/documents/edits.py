@@ -1,0 +1,159 @@
+"""The builder's edit engine: a builder agent changes a draft form document in small tool calls.
+
+Pure: no storage, no clock, no ids from nowhere. The shell keeps the draft, its edit log and
+the tool-call ids; this module turns one call into the next draft, or refuses it.
+
+What one ``apply_edit`` does, in order:
+
+1. reads the arguments into the tool's model (``edit_arguments``, ``edit_parse``), strictly,
+   except for the strings models send for numbers and booleans, which are read and noted;
+2. finds what the call names, falling back to the editor's selection when it leaves out which
+   field or step (``no_selection`` when nothing is selected), with the closest names when
+   something is not there (``not_found``);
+3. applies the change to a working copy: ids derived from labels and made unique, display
+   blocks given their defaults, the layout packed on the 12-column grid (``edit_layout``),
+   the plan's ``Limits`` enforced (``plan_limit``);
+4. validates the copy into a ``FormDocument`` (``invalid``, naming each problem), then checks
+   that the edit broke no reference the draft had right: a rule reading a deleted or later
+   field, a comparison a field's new kind does not take, a checkpoint naming a step that went
+   (``edit_checks``);
+5. returns ``Edited``: the new draft, one sentence for the model, and ``notes`` on what it did
+   on its own (values coerced, ids rewritten, positions clamped, keys dropped, layout packed).
+
+Any failure is an ``EditError`` (code, message, hint) and nothing is applied: the draft given
+is never changed. A draft is shape-valid after every edit; it compiles when it is published.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import JsonValue
+
+from forms.documents.edit_arguments import GENEROUS, TOOL_ARGUMENTS, Limits, Selection
+from forms.documents.edit_checkpoints import delete_checkpoint, set_checkpoint
+from forms.documents.edit_checks import Problems, introduced
+from forms.documents.edit_draft import Draft, Notes, finish
+from forms.documents.edit_errors import EditError, sentence
+from forms.documents.edit_fields import (
+    add_field,
+    delete_field,
+    move_field,
+    set_conditional_logic,
+    update_field,
+)
+from forms.documents.edit_inspect import inspect, outline, selection_line
+from forms.documents.edit_parse import parse_arguments
+from forms.documents.edit_steps import add_step, create_form, delete_step, move_step, update_step
+from forms.documents.model import FormDocument
+
+__all__ = [
+    "TOOL_ARGUMENTS",
+    "EditError",
+    "Edited",
+    "Limits",
+    "Selection",
+    "apply_edit",
+    "inspect",
+    "outline",
+    "selection_line",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Edited:
+    """An edit that was applied: the new draft, the sentence for the model, and what the edit
+    did on its own that the model should know (``notes``, JSON)."""
+
+    document: FormDocument
+    summary: str
+    notes: dict[str, JsonValue] = field(default_factory=dict)
+
+    def as_result(self) -> dict[str, JsonValue]:
+        """What the model reads: ``{"ok": true, "summary": ..., "notes": ...}``."""
+        result: dict[str, JsonValue] = {"ok": True, "summary": self.summary}
+        if self.notes:
+            result["notes"] = self.notes
+        return result
+
+
+_Tool = Callable[[Draft, Any, Selection | None, Limits], str]
+_TOOLS: Mapping[str, _Tool] = {
+    "add_step": add_step,
+    "update_step": update_step,
+    "delete_step": delete_step,
+    "move_step": move_step,
+    "add_field": add_field,
+    "update_field": update_field,
+    "delete_field": delete_field,
+    "move_field": move_field,
+    "set_conditional_logic": set_conditional_logic,
+    "set_checkpoint": set_checkpoint,
+    "delete_checkpoint": delete_checkpoint,
+}
+_NEW_RULES = frozenset({"create_form", "add_field", "set_checkpoint"})
+"""Tools whose arguments may carry a rule: a broken reference is the rule's fault."""
+_HINTS: Mapping[str, str] = {
+    "move_field": "A rule may only read fields before what it gates: move the field before "
+    "its readers, or change their rules first (set_conditional_logic).",
+    "move_step": "A step's rule may only read fields of earlier steps, and a field's rule only "
+    "earlier fields: move it elsewhere, or change those rules first (set_conditional_logic).",
+    "update_field": "Rules compare the field as its kind reads it: change those rules first "
+    "(set_conditional_logic), or keep the kind and options they use.",
+}
+
+
+def apply_edit(
+    draft: FormDocument | None,
+    tool: str,
+    arguments: Mapping[str, object],
+    *,
+    selection: Selection | None = None,
+    limits: Limits = GENEROUS,
+) -> Edited:
+    """``draft`` after the builder tool ``tool`` with ``arguments``; ``EditError`` when the
+    call is refused (``draft`` is never changed). ``draft`` is None before ``create_form``."""
+    model = TOOL_ARGUMENTS.get(tool)
+    if model is None:
+        raise EditError(
+            "unknown_tool",
+            f"There is no builder tool {tool!r}.",
+            "The tools are: " + ", ".join(TOOL_ARGUMENTS) + ".",
+        )
+    args, coerced = parse_arguments(model, arguments)
+    notes = Notes(coerced)
+    if tool == "create_form":
+        data, summary = create_form(draft, args, notes, limits)
+        document, before = finish(data), None
+    else:
+        if draft is None:
+            raise EditError(
+                "no_draft",
+                "There is no form yet.",
+                "Start it with create_form (a title and the steps), then add fields.",
+            )
+        working = Draft(draft, notes)
+        summary = _TOOLS[tool](working, args, selection, limits)
+        document, before = working.finish(), draft
+    _refuse_new_problems(tool, introduced(before, document))
+    return Edited(document, summary, notes.as_json())
+
+
+def _refuse_new_problems(tool: str, new: Problems) -> None:
+    if new.settings:
+        raise EditError(
+            "invalid",
+            sentence("That would make the form invalid: " + "; ".join(new.settings)),
+            "Fix the values named and send the call again; nothing was applied.",
+        )
+    if new.references:
+        rule = tool in _NEW_RULES
+        raise EditError(
+            "invalid_rule" if rule else "breaks_rules",
+            sentence(("" if rule else "That would break a rule: ") + "; ".join(new.references)),
+            _HINTS.get(
+                tool, "Change those rules first (set_conditional_logic); nothing was applied."
+            ),
+        )
