@@ -1,0 +1,346 @@
+"""The builder service: a builder agent's tool calls on a tenant's durable drafts, and
+publishing what they built (``docs/builder.md``).
+
+The edits themselves are pure (``forms.documents.edits``); this is the shell around them:
+the draft as stored (``forms.storage.drafts``), the edit log, idempotency by tool-call id, the
+user's Stop, per-tenant limits, and publishing through the ``Catalog``. The tenant is the
+verified principal's (``tenant_key``); nothing of one tenant's drafts reaches another.
+
+What one ``call`` does, in order:
+
+1. checks the form id and the tool-call id, and fingerprints the call as sent (tool, input and
+   selection; ``forms.app.calls.fingerprint``);
+2. ``inspect_form`` is a read: it reads the draft and answers, recording nothing;
+3. a cancelled call (the person pressed Stop or closed the panel) records ``cancelled`` under
+   its id and applies nothing;
+4. otherwise it reads the draft (one read) and plans on it: ``undo_edit`` and ``redo_edit``
+   move over the edit log, every other tool goes through ``apply_edit`` with the tenant's
+   ``Limits``; a refusal is recorded under the id (``record_call``), an edit or move is
+   committed with the call's record in the same write (one write), compare-and-set;
+5. a lost compare-and-set plans again on the draft the store hands back (up to
+   ``max_conflict_retries`` times, then ``busy``, recording nothing); a write refused because
+   the id is recorded answers the first result with ``"replayed": true`` (or
+   ``tool_call_conflict`` when the id came with other input), applying nothing.
+
+Every failure a caller can cause comes back as data: ``{"ok": false, "error": code,
+"message": ..., "hint": ...}``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel, JsonValue
+
+from forms.app.builder_tools import (
+    BUILDER_ARGUMENTS,
+    CANCELLED,
+    DraftView,
+    InspectForm,
+    LogLine,
+    NotPublishable,
+    RedoEdit,
+    UndoEdit,
+    moved,
+    no_draft,
+)
+from forms.app.calls import DEFAULT_REPLAY_WINDOW, CallId, check_replay, fingerprint
+from forms.app.catalog import Catalog, tenant_key
+from forms.documents import EditError, Limits, Selection, apply_edit, inspect
+from forms.documents.edit_parse import parse_arguments
+from forms.errors import (
+    BadRequest,
+    CallRecorded,
+    InvalidFormDefinition,
+    NotFound,
+    ToolError,
+    TooManyConflicts,
+)
+from forms.instance import CallRecord, NewCall
+from forms.storage.documents import Published
+from forms.storage.drafts import (
+    Draft,
+    DraftCommit,
+    DraftConflict,
+    DraftStore,
+    DraftSummary,
+    EditEntry,
+)
+from forms.surface.results import error_result
+from forms.surface.tools import check_id
+
+__all__ = [
+    "BUILDER_ARGUMENTS",
+    "CANCELLED",
+    "BuilderService",
+    "DraftView",
+    "InspectForm",
+    "LogLine",
+    "NotPublishable",
+    "RedoEdit",
+    "UndoEdit",
+]
+
+_log = logging.getLogger(__name__)
+_M = TypeVar("_M", bound=BaseModel)
+
+Result = dict[str, JsonValue]
+_FORM_ID = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
+
+
+class BuilderService:
+    """Builder tool calls on durable drafts, per tenant; publishing a draft.
+
+    The clock and the wait between attempts are given (the composition root wires real ones).
+    Who may publish is the HTTP layer's to decide (a role from the verified claims): this
+    service publishes for any principal of the tenant it is handed."""
+
+    def __init__(
+        self,
+        drafts: DraftStore,
+        catalog: Catalog,
+        *,
+        clock: Callable[[], datetime],
+        limits: Callable[[str], Limits] | None = None,
+        max_conflict_retries: int = 5,
+        backoff: Callable[[int], None] | None = None,
+        replay_window: timedelta = DEFAULT_REPLAY_WINDOW,
+    ) -> None:
+        self.store = drafts
+        self.catalog = catalog
+        self.clock = clock
+        self.limits = limits or (lambda tenant: Limits())
+        self.max_conflict_retries = max_conflict_retries
+        self.backoff = backoff or (lambda attempt: None)
+        self.replay_window = replay_window
+
+    # ------------------------------------------------------------------ tool calls
+
+    def call(
+        self,
+        principal: str,
+        form_id: str,
+        tool: str,
+        call_id: str,
+        payload: object,
+        *,
+        selection: Selection | Mapping[str, object] | None = None,
+        cancelled: bool = False,
+    ) -> Result:
+        """One builder tool call on ``principal``'s tenant's draft of ``form_id``; the result
+        is JSON for the model, every failure as data."""
+        try:
+            _check_form_id(form_id)
+            check_id(call_id, "tool_call_id")
+            sent = (
+                selection.model_dump(exclude_none=True)
+                if isinstance(selection, Selection)
+                else selection
+            )
+            call = CallId(tool, call_id, fingerprint(tool, {"input": payload, "selection": sent}))
+            tenant = tenant_key(principal)
+            if tool == "inspect_form":
+                return (
+                    dict(CANCELLED) if cancelled else self._inspect(tenant, form_id, payload, sent)
+                )
+            if cancelled:
+                return self._record(tenant, form_id, call, dict(CANCELLED))
+            return self._write(principal, tenant, form_id, call, payload, sent)
+        except EditError as refused:
+            return refused.as_result()
+        except ToolError as refused:
+            return error_result(refused)
+        except Exception:
+            _log.exception("builder call %s on %s failed", tool, form_id)
+            return {
+                "ok": False,
+                "error": "internal_error",
+                "message": "The call failed on our side.",
+                "hint": "Send the same call again (same tool_call_id) once; if it fails again, "
+                "tell the person.",
+            }
+
+    def _inspect(self, tenant: str, form_id: str, payload: object, sent: object) -> Result:
+        args = _parse(InspectForm, payload)
+        draft = self._load(tenant, form_id)
+        if draft is None:
+            raise no_draft()
+        return {"ok": True, **inspect(draft.document, args.scope, args.id, _selection(sent))}
+
+    def _write(
+        self,
+        principal: str,
+        tenant: str,
+        form_id: str,
+        call: CallId,
+        payload: object,
+        sent: object,
+    ) -> Result:
+        draft = self._load(tenant, form_id)
+        for attempt in range(self.max_conflict_retries + 1):
+            if attempt:
+                self.backoff(attempt - 1)
+            now = self.clock()
+            try:
+                result, commit = self._plan(
+                    principal, tenant, form_id, draft, call, payload, sent, now
+                )
+            except EditError as refused:
+                return self._record(tenant, form_id, call, refused.as_result())
+            try:
+                self.store.commit(commit)
+            except DraftConflict as lost:
+                draft = lost.current
+                continue
+            except CallRecorded as taken:
+                return self._replay(call, taken.record)
+            return result
+        raise TooManyConflicts(
+            "The draft was busy with other edits; nothing was applied.",
+            "Send the same call again.",
+        )
+
+    def _plan(
+        self,
+        principal: str,
+        tenant: str,
+        form_id: str,
+        draft: Draft | None,
+        call: CallId,
+        payload: object,
+        sent: object,
+        now: datetime,
+    ) -> tuple[Result, DraftCommit]:
+        """The result of ``call`` on ``draft`` and the commit that applies it (with its
+        record); ``EditError`` when it is refused."""
+        version = draft.version if draft is not None else 0
+        if call.tool in ("undo_edit", "redo_edit"):
+            _parse(BUILDER_ARGUMENTS[call.tool], payload)
+            result = moved(draft, "undo" if call.tool == "undo_edit" else "redo")
+            record = _new_call(call, result, now)
+            way: Literal["undo", "redo"] = "undo" if call.tool == "undo_edit" else "redo"
+            return result, DraftCommit(
+                tenant, form_id, version, principal, now, move=way, call=record
+            )
+        arguments = _arguments(payload)
+        if call.tool == "create_form" and "id" not in arguments:
+            arguments = {**arguments, "id": form_id}
+        edited = apply_edit(
+            draft.document if draft is not None else None,
+            call.tool,
+            arguments,
+            selection=_selection(sent),
+            limits=self.limits(tenant),
+        )
+        if edited.document.id != form_id:
+            raise EditError(
+                "invalid",
+                f"This draft is the form {form_id!r}; its id cannot change.",
+                f"Leave out id, or send {form_id!r}.",
+            )
+        result = edited.as_result()
+        entry = EditEntry(
+            tool=call.tool,
+            call_id=call.id,
+            by=principal,
+            at=now,
+            summary=edited.summary,
+            document=edited.document,
+            prev=draft.cursor if draft is not None else -1,
+        )
+        record = _new_call(call, result, now)
+        return result, DraftCommit(
+            tenant, form_id, version, principal, now, edit=entry, call=record
+        )
+
+    def _record(self, tenant: str, form_id: str, call: CallId, result: Result) -> Result:
+        """Bind the id to a result that applied nothing; a retry gets the first result."""
+        try:
+            self.store.record_call(tenant, form_id, _new_call(call, result, self.clock()))
+        except CallRecorded as taken:
+            return self._replay(call, taken.record)
+        return result
+
+    def _replay(self, call: CallId, record: CallRecord) -> Result:
+        check_replay(call, record, self.clock(), self.replay_window)
+        return {**record.result, "replayed": True}
+
+    def _load(self, tenant: str, form_id: str) -> Draft | None:
+        try:
+            return self.store.get(tenant, form_id)
+        except NotFound:
+            return None
+
+    # ------------------------------------------------------------------ the editor and people
+
+    def draft(self, principal: str, form_id: str) -> DraftView:
+        """The principal's tenant's draft of ``form_id`` with its edit log; ``NotFound`` when
+        there is none (another tenant's draft included)."""
+        tenant = tenant_key(principal)
+        draft = self.store.get(tenant, form_id)
+        log = self.store.history(tenant, form_id)[: draft.count]
+        lines = tuple(
+            LogLine(i, e.tool, e.call_id, e.by, e.at, e.summary, e.prev, i == draft.cursor)
+            for i, e in enumerate(log)
+        )
+        return DraftView(draft, lines)
+
+    def drafts(self, principal: str) -> list[DraftSummary]:
+        """The drafts of the principal's tenant, by form id."""
+        return self.store.list_drafts(tenant_key(principal))
+
+    def publish(self, principal: str, form_id: str, *, expected: int | None = None) -> Published:
+        """Compile the current draft and publish it as the next version of its form in the
+        principal's tenant (``Catalog.publish``): its principals' next calls can start it.
+
+        A human action: the HTTP layer checks the role from the verified claims before calling
+        this. ``NotFound`` when the tenant has no such draft; ``NotPublishable`` with every
+        problem when the draft does not compile (or takes a code form's id);
+        ``PublishConflict`` when ``expected`` (the latest version the publisher saw) is not
+        the latest."""
+        draft = self.store.get(tenant_key(principal), form_id)
+        try:
+            return self.catalog.publish(
+                principal, draft.document, at=self.clock(), expected=expected
+            )
+        except InvalidFormDefinition as invalid:
+            raise NotPublishable(form_id, invalid.problems) from None
+
+
+def _new_call(call: CallId, result: Result, now: datetime) -> NewCall:
+    record = CallRecord(tool=call.tool, fingerprint=call.fingerprint, result=result, at=now)
+    return NewCall(call_id=call.id, record=record)
+
+
+def _parse(model: type[_M], payload: object) -> _M:
+    parsed: _M = parse_arguments(model, _arguments(payload))[0]
+    return parsed
+
+
+def _arguments(payload: object) -> Mapping[str, object]:
+    if payload is None:
+        return {}
+    if not isinstance(payload, Mapping):
+        raise EditError(
+            "invalid", "The arguments must be a JSON object.", "Send the tool's arguments as keys."
+        )
+    return payload
+
+
+def _selection(sent: object) -> Selection | None:
+    if sent is None:
+        return None
+    return _parse(Selection, sent)
+
+
+def _check_form_id(form_id: str) -> None:
+    if not isinstance(form_id, str) or not _FORM_ID.fullmatch(form_id):
+        raise BadRequest(
+            "the form id must be a lowercase letter, then up to 62 lowercase letters, digits "
+            "or hyphens",
+            "name the draft like a form id: job-application",
+        )

@@ -1,0 +1,156 @@
+"""What the builder's model and editor see: the tools' arguments beside the editing tools'
+(``BUILDER_ARGUMENTS``), the answers of a cancelled call and of undo and redo, the draft as
+its editor reads it (``DraftView``), and the error of a draft that cannot be published yet.
+``forms.app.builder`` is the service that answers the calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, JsonValue
+
+from forms.documents import TOOL_ARGUMENTS, EditError, FormDocument
+from forms.documents.edit_arguments import Ref
+from forms.errors import ToolError
+from forms.storage.drafts import Draft
+
+Result = dict[str, JsonValue]
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class InspectForm(_Args):
+    """Read the draft as it is now, with this turn's edits: the whole form as an outline
+    (``form``), one step with its fields in full (``step``), or one field in full with where it
+    is and what reads it (``field``). ``id`` defaults to the selected step or field."""
+
+    scope: Literal["form", "step", "field"] = "form"
+    id: Ref | None = None
+
+
+class UndoEdit(_Args):
+    """Undo the last edit in force (the draft goes back to how it was before it). Nothing is
+    lost: redo_edit brings it back."""
+
+
+class RedoEdit(_Args):
+    """Redo the edit undo_edit last took back."""
+
+
+BUILDER_ARGUMENTS: Mapping[str, type[BaseModel]] = {
+    **TOOL_ARGUMENTS,
+    "inspect_form": InspectForm,
+    "undo_edit": UndoEdit,
+    "redo_edit": RedoEdit,
+}
+"""Every builder tool and the model of its arguments (the docstring is its description)."""
+CANCELLED: Result = {
+    "ok": False,
+    "error": "cancelled",
+    "message": "Cancelled: the person stopped the assistant or closed the panel; nothing was "
+    "applied.",
+}
+"""What a cancelled call is answered, and recorded as, under its id."""
+
+
+class NotPublishable(ToolError):
+    """The draft does not compile yet; ``problems`` names each thing to fix."""
+
+    code = "not_publishable"
+
+    def __init__(self, form_id: str, problems: tuple[str, ...]) -> None:
+        listed = "; ".join(problems)
+        super().__init__(
+            f"The draft {form_id!r} cannot be published yet ({len(problems)} "
+            f"problem{'s' if len(problems) != 1 else ''}): {listed}",
+            "Fix them in the builder (inspect_form shows the draft), then publish again.",
+        )
+        self.problems = problems
+
+
+@dataclass(frozen=True, slots=True)
+class LogLine:
+    """One entry of a draft's edit log, without its document."""
+
+    index: int
+    tool: str
+    call_id: str
+    by: str
+    at: datetime
+    summary: str
+    prev: int
+    in_force: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DraftView:
+    """A draft for its editor: the document, where it stands, and its edit log."""
+
+    draft: Draft
+    log: tuple[LogLine, ...]
+
+    @property
+    def document(self) -> FormDocument:
+        return self.draft.document
+
+    def as_json(self) -> Result:
+        draft = self.draft
+        return {
+            "form_id": draft.form_id,
+            "version": draft.version,
+            "document": draft.document.model_dump(mode="json", by_alias=True, exclude_none=True),
+            "undo": draft.current.summary if draft.undo_target is not None else None,
+            "redo": draft.redo[0].summary if draft.redo else None,
+            "changed_by": draft.changed_by,
+            "changed_at": draft.changed_at.isoformat(),
+            "log": [
+                {
+                    "index": line.index,
+                    "tool": line.tool,
+                    "call_id": line.call_id,
+                    "by": line.by,
+                    "at": line.at.isoformat(),
+                    "summary": line.summary,
+                    "prev": line.prev,
+                    "in_force": line.in_force,
+                }
+                for line in self.log
+            ],
+        }
+
+
+def moved(draft: Draft | None, way: Literal["undo", "redo"]) -> Result:
+    """The answer of an undo or redo on ``draft``; ``EditError`` when there is nothing to move
+    to."""
+    if draft is None:
+        raise no_draft()
+    if way == "undo":
+        if draft.undo_target is None:
+            raise EditError(
+                "nothing_to_undo",
+                "There is no edit to undo: the draft is as create_form started it.",
+                "To start over, call create_form with replace: true.",
+            )
+        return {"ok": True, "summary": f"Undid: {draft.current.summary}"}
+    if not draft.redo:
+        raise EditError(
+            "nothing_to_redo",
+            "There is no undone edit to redo.",
+            "Make the change again with the editing tools.",
+        )
+    return {"ok": True, "summary": f"Redid: {draft.redo[0].summary}"}
+
+
+def no_draft() -> EditError:
+    """The refusal of a call on a draft that does not exist yet."""
+    return EditError(
+        "no_draft",
+        "There is no form yet.",
+        "Start it with create_form (a title and the steps), then add fields.",
+    )

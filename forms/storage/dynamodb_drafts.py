@@ -1,0 +1,338 @@
+"""``DraftStore`` on the forms table, beside the instances and the published documents (own
+key space).
+
+Per draft, one partition holding its head, its edit log and its call records; per tenant, one
+partition listing its drafts::
+
+    T#<tenant>#D#<form_id> / HEAD             v (N): the version; count, cursor (N);
+                                              current (JSON: the entry in force, with its
+                                              document); redo (JSON: [entry, sentence] pairs);
+                                              by, at: the last commit's
+    T#<tenant>#D#<form_id> / E#<index:010d>   entry (JSON: one EditEntry, written once)
+    T#<tenant>#D#<form_id> / C#<call_id>      record (JSON: a CallRecord, written once)
+    T#<tenant>#DRAFTS / D#<form_id>           title, v, count, by, at: the draft's line in a list
+
+``<tenant>`` and ``<form_id>`` have ``%`` and ``#`` escaped, so no tenant reads another's keys.
+
+- Reading a draft is one consistent GetItem of its head, whatever its history: the head holds
+  the entry in force (so the document), the cursor, the counts, and what undo and redo need
+  (the entry in force's ``prev``, and the redo path: indices and sentences).
+- A commit is one TransactWriteItems: the head (``attribute_not_exists`` for a new draft, else
+  ``v = :expected``, listed first), the new entry for an edit (``attribute_not_exists``), the
+  list line, and the call record (``attribute_not_exists``, listed last). Undo and redo first
+  read the one entry they move to (one GetItem). The store remembers the last head it read or
+  wrote of up to ``remember`` drafts (and that a draft it looked for was missing), so a commit
+  planned on what it read adds no read; the write's condition refuses it if the draft moved on.
+- A cancelled write is read back: the call item failed (``CallRecorded``, one GetItem of the
+  record) or the head's condition or a concurrent transaction (``DraftConflict`` carrying the
+  head read again). Nothing is written in either case.
+- ``history`` is the head and one Query of the ``E#`` items below its count (read again if a
+  landing transaction's items were not all visible yet); ``list_drafts`` one Query of the
+  tenant's list. Call records are read only by ``get_call`` and a refused write.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from forms.errors import CallRecorded, NotFound, StoreError
+from forms.instance import CallRecord, NewCall
+from forms.storage.drafts import (
+    Draft,
+    DraftCommit,
+    DraftConflict,
+    DraftStore,
+    DraftSummary,
+    EditEntry,
+    Redo,
+    apply_draft_commit,
+)
+
+_HEAD = "HEAD"
+_ENTRY = "E#"
+_CALL = "C#"
+_ITEM_LIMIT = 400_000
+
+
+class DynamoDBDraftStore(DraftStore):
+    """Drafts in the forms table, through a low-level boto3 DynamoDB client."""
+
+    def __init__(
+        self,
+        client: Any,
+        table_name: str,
+        *,
+        remember: int = 256,
+        read_attempts: int = 5,
+    ) -> None:
+        self._client = client
+        self._table = table_name
+        self._remember = remember
+        self._read_attempts = read_attempts
+        self._lock = threading.Lock()
+        self._known: OrderedDict[tuple[str, str], Draft | None] = OrderedDict()
+
+    # ------------------------------------------------------------------ the port
+
+    def get(self, tenant: str, form_id: str) -> Draft:
+        draft = self._read_head(tenant, form_id)
+        if draft is None:
+            raise NotFound(f"no draft of form {form_id!r}")
+        return _copy(draft)
+
+    def commit(self, commit: DraftCommit) -> Draft:
+        tenant, form_id = commit.tenant, commit.form_id
+        found, current = self._recalled(tenant, form_id, commit.expected_version)
+        if not found:
+            current = self._read_head(tenant, form_id)
+        try:
+            applied = apply_draft_commit(current, commit, lambda i: self._entry(tenant, form_id, i))
+        except DraftConflict as stale:  # what this store read shows it: nothing written
+            now = stale.current
+            raise DraftConflict(form_id, stale.expected, _copy(now) if now else None) from None
+        pk = _draft_key(tenant, form_id)
+        head = {
+            "pk": _s(pk),
+            "sk": _s(_HEAD),
+            "v": _n(applied.version),
+            "count": _n(applied.count),
+            "cursor": _n(applied.cursor),
+            "redo": _s(json.dumps(list(applied.redo))),
+            "current": _s(applied.current.model_dump_json(by_alias=True)),
+            "by": _s(applied.changed_by),
+            "at": _s(applied.changed_at.isoformat()),
+        }
+        if commit.expected_version == 0:
+            actions = [self._put(head, "attribute_not_exists(pk)")]
+        else:
+            actions = [self._put(head, "v = :v", {":v": _n(commit.expected_version)})]
+        if commit.edit is not None:
+            entry = {
+                "pk": _s(pk),
+                "sk": _s(_entry_sk(applied.cursor)),
+                "entry": head["current"],
+            }
+            actions.append(self._put(entry, "attribute_not_exists(pk)"))
+        actions.append(self._put(_line(applied), None))
+        if commit.call is not None:
+            actions.append(self._call_put(pk, commit.call))
+        for action in actions:
+            if _item_bytes(action["Put"]["Item"]) > _ITEM_LIMIT:
+                raise ValueError(f"draft {form_id!r}: the document is too large to store")
+        try:
+            self._client.transact_write_items(TransactItems=actions)
+        except self._client.exceptions.TransactionCanceledException as exc:
+            codes = _reason_codes(exc)
+            if commit.call is not None and codes[-1:] == ["ConditionalCheckFailed"]:
+                raise self._recorded(pk, commit.call) from None
+            if codes[:1] != ["ConditionalCheckFailed"] and "TransactionConflict" not in codes:
+                raise StoreError(f"commit to draft {form_id!r} cancelled: {codes}") from exc
+            now = self._read_head(tenant, form_id)
+            raise DraftConflict(
+                form_id, commit.expected_version, _copy(now) if now is not None else None
+            ) from None
+        self._keep(tenant, form_id, applied)
+        return _copy(applied)
+
+    def history(self, tenant: str, form_id: str) -> list[EditEntry]:
+        draft = self._read_head(tenant, form_id)
+        if draft is None:
+            raise NotFound(f"no draft of form {form_id!r}")
+        pk = _draft_key(tenant, form_id)
+        for _ in range(self._read_attempts):
+            entries = [
+                EditEntry.model_validate_json(item["entry"]["S"])
+                for item in self._query(
+                    "pk = :pk AND sk BETWEEN :first AND :last",
+                    {
+                        ":pk": _s(pk),
+                        ":first": _s(_entry_sk(0)),
+                        ":last": _s(_entry_sk(draft.count - 1)),
+                    },
+                )
+            ]
+            if len(entries) == draft.count:
+                return entries
+        raise StoreError(f"draft {form_id!r}: its edit log did not read whole")
+
+    def list_drafts(self, tenant: str) -> list[DraftSummary]:
+        items = self._query("pk = :pk", {":pk": _s(_list_key(tenant))})
+        return [
+            DraftSummary(
+                item["form_id"]["S"],
+                item["title"]["S"],
+                int(item["v"]["N"]),
+                int(item["count"]["N"]),
+                item["by"]["S"],
+                datetime.fromisoformat(item["at"]["S"]),
+            )
+            for item in items
+        ]
+
+    def record_call(self, tenant: str, form_id: str, call: NewCall) -> None:
+        pk = _draft_key(tenant, form_id)
+        try:
+            self._client.put_item(**self._call_put(pk, call)["Put"])
+        except self._client.exceptions.ConditionalCheckFailedException:
+            raise self._recorded(pk, call) from None
+
+    def get_call(self, tenant: str, form_id: str, call_id: str) -> CallRecord | None:
+        item = self._get(_draft_key(tenant, form_id), _CALL + call_id)
+        return CallRecord.model_validate_json(item["record"]["S"]) if item is not None else None
+
+    # ------------------------------------------------------------------ inside
+
+    def _read_head(self, tenant: str, form_id: str) -> Draft | None:
+        item = self._get(_draft_key(tenant, form_id), _HEAD)
+        draft = None
+        if item is not None:
+            draft = Draft(
+                tenant,
+                form_id,
+                int(item["v"]["N"]),
+                int(item["count"]["N"]),
+                int(item["cursor"]["N"]),
+                EditEntry.model_validate_json(item["current"]["S"]),
+                tuple(Redo(*step) for step in json.loads(item["redo"]["S"])),
+                item["by"]["S"],
+                datetime.fromisoformat(item["at"]["S"]),
+            )
+        self._keep(tenant, form_id, draft)
+        return draft
+
+    def _entry(self, tenant: str, form_id: str, index: int) -> EditEntry:
+        item = self._get(_draft_key(tenant, form_id), _entry_sk(index))
+        if item is None:
+            raise StoreError(f"draft {form_id!r}: entry {index} of its edit log is missing")
+        return EditEntry.model_validate_json(item["entry"]["S"])
+
+    def _recalled(self, tenant: str, form_id: str, expected: int) -> tuple[bool, Draft | None]:
+        """The remembered head, when it is exactly the version ``expected`` (0: missing)."""
+        with self._lock:
+            key = (tenant, form_id)
+            if key not in self._known:
+                return False, None
+            known = self._known[key]
+        version = known.version if known is not None else 0
+        return (True, known) if version == expected else (False, None)
+
+    def _keep(self, tenant: str, form_id: str, draft: Draft | None) -> None:
+        with self._lock:
+            self._known[(tenant, form_id)] = draft
+            self._known.move_to_end((tenant, form_id))
+            while len(self._known) > self._remember:
+                self._known.popitem(last=False)
+
+    def _recorded(self, pk: str, call: NewCall) -> CallRecorded:
+        item = self._get(pk, _CALL + call.call_id)
+        if item is None:  # pragma: no cover - a record is never deleted
+            raise StoreError(f"call {call.call_id} was refused but is not recorded")
+        return CallRecorded(call.call_id, CallRecord.model_validate_json(item["record"]["S"]))
+
+    def _get(self, pk: str, sk: str) -> dict[str, Any] | None:
+        found: dict[str, Any] | None = self._client.get_item(
+            TableName=self._table, Key={"pk": _s(pk), "sk": _s(sk)}, ConsistentRead=True
+        ).get("Item")
+        return found
+
+    def _query(self, condition: str, values: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeValues": values,
+            "ConsistentRead": True,
+        }
+        while True:
+            page = self._client.query(**request)
+            yield from page.get("Items", [])
+            if "LastEvaluatedKey" not in page:
+                return
+            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def _put(
+        self, item: dict[str, Any], condition: str | None, values: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        put: dict[str, Any] = {"TableName": self._table, "Item": item}
+        if condition is not None:
+            put["ConditionExpression"] = condition
+        if values:
+            put["ExpressionAttributeValues"] = values
+        return {"Put": put}
+
+    def _call_put(self, pk: str, call: NewCall) -> dict[str, Any]:
+        item = {
+            "pk": _s(pk),
+            "sk": _s(_CALL + call.call_id),
+            "record": _s(call.record.model_dump_json()),
+        }
+        return self._put(item, "attribute_not_exists(pk)")
+
+
+def _line(draft: Draft) -> dict[str, Any]:
+    return {
+        "pk": _s(_list_key(draft.tenant)),
+        "sk": _s("D#" + _escape(draft.form_id)),
+        "form_id": _s(draft.form_id),
+        "title": _s(draft.document.title),
+        "v": _n(draft.version),
+        "count": _n(draft.count),
+        "by": _s(draft.changed_by),
+        "at": _s(draft.changed_at.isoformat()),
+    }
+
+
+def _copy(draft: Draft) -> Draft:
+    return Draft(
+        draft.tenant,
+        draft.form_id,
+        draft.version,
+        draft.count,
+        draft.cursor,
+        draft.current.model_copy(deep=True),
+        draft.redo,
+        draft.changed_by,
+        draft.changed_at,
+    )
+
+
+def _escape(part: str) -> str:
+    return part.replace("%", "%25").replace("#", "%23")
+
+
+def _draft_key(tenant: str, form_id: str) -> str:
+    return f"T#{_escape(tenant)}#D#{_escape(form_id)}"
+
+
+def _list_key(tenant: str) -> str:
+    return f"T#{_escape(tenant)}#DRAFTS"
+
+
+def _entry_sk(index: int) -> str:
+    return f"{_ENTRY}{index:010d}"
+
+
+def _reason_codes(exc: Any) -> list[str]:
+    """The per-action cancellation codes of a TransactionCanceledException, in action order."""
+    response = getattr(exc, "response", {}) or {}
+    return [str(r.get("Code", "")) for r in response.get("CancellationReasons") or []]
+
+
+def _item_bytes(item: dict[str, Any]) -> int:
+    """An upper estimate of an item's size: names plus string and number values."""
+    return sum(
+        len(name.encode()) + sum(len(str(v).encode()) for v in value.values())
+        for name, value in item.items()
+    )
+
+
+def _s(text: str) -> dict[str, str]:
+    return {"S": text}
+
+
+def _n(number: int) -> dict[str, str]:
+    return {"N": str(number)}
