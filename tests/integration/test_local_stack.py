@@ -1,10 +1,11 @@
-"""``python -m infra.local`` (``make dev``) as a developer meets it: the ports it accepts, and
-what its console shows per request.
+"""``python -m infra.local`` (``make dev``) as a developer meets it: the ports it accepts, the
+DynamoDB it runs on (DynamoDB Local by default, moto when asked, a clear message when DynamoDB
+Local cannot start), and what its console shows per request.
 
 The port tests leave a real ``TIME_WAIT`` connection on a gateway's port (the server closes
-first, as it does for ``Connection: close``) and check, through ``/proc/net/tcp``, that it is
-there before asserting anything. The console tests run the command in a child process, as
-``make dev`` does, and read what it prints.
+first, as it does for ``Connection: close``) and check, through ``/proc/net/tcp`` (and
+``tcp6``), that it is there before asserting anything. The console tests run the command in a
+child process, as ``make dev`` does, and read what it prints.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from typing import Any
 
 import pytest
 
-from infra.local.dynamodb import ROOT, LocalDynamoDB, client
+from infra.local.dynamodb import ROOT, LocalDynamoDB, LoopbackServer, client
+from infra.local.dynamodb_local import DynamoDBLocal
 from infra.local.gateway import LocalGateway
 from infra.local.stack import check_port_free
 
@@ -42,8 +44,10 @@ def answer(event: dict[str, Any], context: Any) -> dict[str, Any]:
 
 
 def time_wait_on(port: int) -> bool:
-    """Whether a TCP connection whose local port is ``port`` is in TIME_WAIT (IPv4)."""
-    rows = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    """Whether a TCP connection whose local port is ``port`` is in TIME_WAIT (IPv4, or IPv6:
+    a JVM's socket on 127.0.0.1 is an IPv6 one, on ``::ffff:127.0.0.1``)."""
+    tables = [Path("/proc/net/tcp"), Path("/proc/net/tcp6")]
+    rows = [row for t in tables if t.exists() for row in t.read_text().splitlines()[1:]]
     for row in rows:
         columns = row.split()
         local, state = columns[1], columns[3]
@@ -110,14 +114,44 @@ def test_a_port_left_in_time_wait_is_free_again_at_once() -> None:
         assert get(f"{again.url}/tools") == 200
 
 
-def test_dynamodb_starts_again_at_once_on_the_port_it_just_left() -> None:
-    with LocalDynamoDB() as first:
+def restarted_on_the_port_it_just_left(server: type[LoopbackServer]) -> LoopbackServer:
+    """``server`` started, stopped after a connection it closed first (left in TIME_WAIT on
+    its port), and started again on that port."""
+    with server() as first:
         port = first.port
-        served_and_closed_by_the_server(port, "/")  # moto answers one request per connection
+        served_and_closed_by_the_server(port, "/")  # the server closes first
     wait_for_time_wait(port)
     check_port_free("127.0.0.1", port, "DynamoDB", "--dynamodb-port")
-    with LocalDynamoDB(port) as again:
+    return server(port).start()
+
+
+def test_moto_starts_again_at_once_on_the_port_it_just_left() -> None:
+    with restarted_on_the_port_it_just_left(LocalDynamoDB) as again:
         assert client(again.endpoint).list_tables()["TableNames"] == []
+
+
+def this_machine_off_loopback() -> str:
+    """An address of this machine that is not loopback (what another host would dial)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("10.254.254.254", 9))  # no packet leaves: UDP connect only routes
+        except OSError:
+            pytest.skip("no route off loopback on this machine")
+        address: str = probe.getsockname()[0]
+    if address.startswith("127."):
+        pytest.skip("this machine has no address off loopback")
+    return address
+
+
+def test_dynamodb_local_starts_again_at_once_on_its_port_and_answers_on_loopback_only() -> None:
+    # GIVEN DynamoDB Local restarted on the port it just left (as make dev on :8000 again)
+    with restarted_on_the_port_it_just_left(DynamoDBLocal) as again:
+        # THEN it answers on 127.0.0.1
+        assert client(again.endpoint).list_tables()["TableNames"] == []
+        # AND nothing listens on its port at the machine's other addresses (its own launcher
+        # would listen on every interface)
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection((this_machine_off_loopback(), again.port), 10).close()
 
 
 def test_a_port_something_listens_on_is_still_refused() -> None:
@@ -144,8 +178,9 @@ class Dev:
     where the access lines go, is collected as it comes and looked at after the exit.
     """
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, **environment: str) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("FORMWORK_")}
+        env.update(environment)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "infra.local", "--dynamodb-port", "0", "--no-temporal", *args],
             cwd=ROOT,
@@ -259,13 +294,55 @@ def test_make_dev_shows_one_access_line_per_request_and_no_json(dev: list[Dev]) 
     assert json_objects(dev[0].stdout + dev[0].stderr()) == []
     assert any("--json-logs" in line for line in dev[0].stdout)  # the banner says how
     assert dev[0].stdout[-1] == "Stopped."
+    # AND it ran on DynamoDB Local, the default, as the banner says
+    assert dynamodb_line(dev[0].stdout).endswith("(AWS's DynamoDB Local 3.3, in memory)")
+
+
+def dynamodb_line(banner: list[str]) -> str:
+    (line,) = [line for line in banner if re.match(r"^\s+DynamoDB\s+http://127\.0\.0\.1:", line)]
+    return line
+
+
+def test_without_java_the_stack_says_how_to_get_dynamodb_local_or_choose_moto(
+    tmp_path: Path,
+) -> None:
+    # GIVEN a PATH with no Java on it
+    # WHEN make dev starts on the default DynamoDB
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "infra.local",
+            "--port",
+            "0",
+            "--dynamodb-port",
+            "0",
+            "--no-temporal",
+        ],
+        check=False,
+        cwd=ROOT,
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("FORMWORK_")},
+            "PATH": str(tmp_path),
+        },
+        capture_output=True,
+        text=True,
+        timeout=STARTUP_SECONDS,
+    )
+    # THEN it stops at once, saying what is missing, how to get it, and how to use moto
+    assert done.returncode == 1
+    assert "DynamoDB Local needs a Java 17 JDK (java is not on the PATH" in done.stderr
+    assert "--dynamodb moto" in done.stderr and "FORMWORK_LOCAL_DYNAMODB=moto" in done.stderr
+    assert "Formwork local stack is ready" not in done.stdout
 
 
 def test_json_logs_show_the_functions_records_as_lambda_writes_them(dev: list[Dev]) -> None:
-    dev.append(Dev("--port", "0", "--json-logs"))
+    # GIVEN make dev ARGS='--json-logs --dynamodb moto' (moto stays selectable)
+    dev.append(Dev("--port", "0", "--json-logs", "--dynamodb", "moto"))
     api = dev[0].ready()
-    start_claim(api, "conv-1")
+    assert start_claim(api, "conv-1") == 200
     assert dev[0].stop() == 0
+    assert dynamodb_line(dev[0].stdout).endswith("(moto, served single-threaded)")
 
     records = json_objects(dev[0].stdout)
     logged = [r for r in records if r.get("message") == "tool call"]

@@ -45,6 +45,7 @@ from formwork.config import Settings, TemporalSettings
 from functions import relay
 from functions.local import LocalContext
 from infra.local.dynamodb import LocalDynamoDB
+from infra.local.dynamodb_local import DynamoDBLocal
 from infra.local.gateway import dev_token
 from infra.local.stack import LocalStack
 from infra.local.streams import StreamReader
@@ -701,10 +702,17 @@ class TestTemporalDispatcher(DispatcherContract):
 # ------------------------------------------------------------------ make dev
 
 
-def test_the_local_stack_runs_a_hook_as_a_workflow_over_http() -> None:
-    # GIVEN the local stack as `make dev` runs it: DynamoDB, Temporal, a worker, the relay
+def test_the_local_stack_runs_a_hook_as_a_workflow_over_http(
+    dynamodb_local: DynamoDBLocal,
+) -> None:
+    # GIVEN the local stack as `make dev` runs it: DynamoDB Local, Temporal, a worker, the relay
     with LocalStack(
-        api_port=0, dynamodb_port=0, temporal=True, temporal_port=0, quiet=True
+        api_port=0,
+        temporal=True,
+        temporal_port=0,
+        quiet=True,
+        dynamodb=dynamodb_local,
+        table_name=f"formwork-{uuid.uuid4().hex[:12]}",
     ) as stack:
         assert stack.temporal is not None and stack.poller is not None
         # WHEN a tool call over HTTP crosses the travel claim's policy cap (a checkpoint)

@@ -1,7 +1,7 @@
 """Webhooks end to end over HTTP: the local stack, real DynamoDB calls, real sockets.
 
-One ``LocalStack`` for the module (moto's DynamoDB single-threaded, the table from
-``template.yaml``, the real handler in local execution environments, the local gateway) with
+One ``LocalStack`` for the module (AWS's DynamoDB Local, the table from ``template.yaml``,
+the real handler in local execution environments, the local gateway) with
 ``FORMWORK_WEBHOOK_SOURCES`` (``crm``: tenant ``acme``, travel claims) and
 ``FORMWORK_WEBHOOK_SECRETS`` in the function's environment. Requests are signed with the real
 clock, as a CRM would sign them. What was stored is read back from DynamoDB: a refused webhook
@@ -37,6 +37,7 @@ from formwork.webhooks import FormEvent, SecretsManagerSecrets, SignatureRefused
 from functions.notify import DeliveryFailed, deliver
 from infra.local.__main__ import banner
 from infra.local.dynamodb import LocalDynamoDB
+from infra.local.dynamodb_local import DynamoDBLocal
 from infra.local.stack import LocalStack, local_webhooks
 
 SECRET = "crm-secret-0123456789"
@@ -45,13 +46,18 @@ SOURCES = {"crm": {"tenants": ["acme"], "forms": ["travel-claim"]}}
 
 
 @pytest.fixture(scope="module")
-def stack() -> Iterator[LocalStack]:
+def stack(dynamodb_local: DynamoDBLocal) -> Iterator[LocalStack]:
     environment = {
         "FORMWORK_WEBHOOK_SOURCES": json.dumps(SOURCES),
         "FORMWORK_WEBHOOK_SECRETS": json.dumps({"crm": SECRET}),
     }
     with LocalStack(
-        api_port=0, dynamodb_port=0, max_environments=2, environment=environment, quiet=True
+        api_port=0,
+        max_environments=2,
+        environment=environment,
+        quiet=True,
+        dynamodb=dynamodb_local,
+        table_name=f"formwork-{uuid.uuid4().hex[:12]}",
     ) as running:
         yield running
 
@@ -280,12 +286,18 @@ def test_the_local_stack_makes_a_dev_source_only_when_none_is_given() -> None:
 
 
 def test_a_plain_dev_stack_accepts_webhooks_signed_with_the_secret_its_banner_prints(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, dynamodb_local: DynamoDBLocal
 ) -> None:
     # GIVEN a shell with no webhook settings, and the stack started as make dev starts it
     for name in ("FORMWORK_WEBHOOK_SOURCES", "FORMWORK_WEBHOOK_SECRETS"):
         monkeypatch.delenv(name, raising=False)
-    with LocalStack(api_port=0, dynamodb_port=0, max_environments=1, quiet=True) as dev:
+    with LocalStack(
+        api_port=0,
+        max_environments=1,
+        quiet=True,
+        dynamodb=dynamodb_local,
+        table_name=f"formwork-{uuid.uuid4().hex[:12]}",
+    ) as dev:
         assert dev.dev_webhook is not None
         source, secret = dev.dev_webhook
         # THEN the banner names the route and the secret
