@@ -47,9 +47,9 @@ on change).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from forms.compiled import CompiledForm, Hook
 from forms.decisions import stale_decisions, withdraw_stale_approvals
@@ -82,8 +82,8 @@ from forms.instance import (
     InstanceState,
     OutboxEntry,
     StepOverride,
-    applied_unshared,
     replace_instance,
+    with_changes,
 )
 from forms.keys import idempotency_key
 from forms.marked import Marked, constructed, replaced
@@ -117,27 +117,9 @@ def evaluate(
         else core.open_step()
     )
     hooks, edges, flipped = core_edges(form, instance, previous, values, core, open_step)
-    return _concluded(
-        form,
-        instance,
-        previous,
-        Evaluation(
-            fields=core.fields if revisit is None else _revisited(form, core, revisit),
-            live=core.live,
-            step_applies=applies,
-            step_complete=complete,
-            open_step=open_step,
-            revisit=revisit,
-            active_rejections=(),
-            waiting=(),
-            ready=not core.unfinished,
-            hooks=hooks,
-            rising=(),
-            flipped=flipped,
-        ),
-        hooks,
-        edges,
-    )
+    fields = core.fields if revisit is None else _revisited(form, core, revisit)
+    decided = _Decided(fields, core.live, applies, complete, open_step, revisit)
+    return _concluded(form, instance, previous, decided, not core.unfinished, hooks, edges, flipped)
 
 
 def _revisit(override: StepOverride | None, applies: Mapping[str, bool]) -> str | None:
@@ -147,32 +129,43 @@ def _revisit(override: StepOverride | None, applies: Mapping[str, bool]) -> str 
     return None
 
 
+class _Decided(NamedTuple):
+    """What step 3 decided: the first six attributes of an ``Evaluation``."""
+
+    fields: Mapping[str, FieldEval]
+    live: Mapping[str, Any]
+    step_applies: Mapping[str, bool]
+    step_complete: Mapping[str, bool]
+    open_step: str | None
+    revisit: str | None
+
+
 def _concluded(
     form: CompiledForm,
     instance: FormInstance,
     previous: Mapping[str, HookState],
-    draft: Evaluation,
+    decided: _Decided,
+    answered: bool,
     hooks: dict[str, HookState],
     edges: list[Hook],
+    flipped: tuple[str, ...],
 ) -> Evaluation:
-    """``draft`` (fields, steps and field/step/checkpoint hooks decided; ``ready`` saying
-    whether every applicable required field is answered; ``hooks`` and ``edges`` those hooks'
-    states and rising edges) completed with the rejections in force, the hooks still running,
+    """The evaluation of what step 3 ``decided`` (``answered``: every applicable required
+    field is answered), with the field, step and checkpoint hooks' states (``hooks``) and
+    rising ``edges``, completed with the rejections in force, the hooks still running,
     readiness and the form's own hooks."""
     active = tuple(r for r in instance.state.rejections if rejection_active(r, hooks))
     waiting = waiting_on(form, instance, edges, hooks)
     ready = (
-        draft.ready
-        and draft.revisit is None
+        answered
+        and decided.revisit is None
         and not active
         and not waiting
         and instance.state.status in ("open", "completed")
     )
     closed = instance.state.status != "open"
     hooks, rising = form_edges(form, previous, hooks, edges, ready, closed)
-    return replace(
-        draft, active_rejections=active, waiting=waiting, ready=ready, hooks=hooks, rising=rising
-    )
+    return Evaluation(*decided, active, waiting, ready, hooks, rising, flipped)
 
 
 def _revisited(form: CompiledForm, core: Core, revisit: str) -> dict[str, FieldEval]:
@@ -239,27 +232,9 @@ def evaluate_from_scratch(
     flipped = tuple(
         f for f in form.fields if (f in live) != previous.get(f"field.{f}.filled", NEVER).holds
     )
-    return _concluded(
-        form,
-        instance,
-        previous,
-        Evaluation(
-            fields=fields,
-            live=live,
-            step_applies=applies,
-            step_complete=complete,
-            open_step=open_step,
-            revisit=revisit,
-            active_rejections=(),
-            waiting=(),
-            ready=all(complete[s] or not applies[s] for s in form.steps),
-            hooks=hooks,
-            rising=(),
-            flipped=flipped,
-        ),
-        hooks,
-        edges,
-    )
+    decided = _Decided(fields, live, applies, complete, open_step, revisit)
+    answered = all(complete[s] or not applies[s] for s in form.steps)
+    return _concluded(form, instance, previous, decided, answered, hooks, edges, flipped)
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,11 +295,12 @@ def _provisional(
     and the changes to commit, marked with what the engine derived before and after them (so
     the store's copy of the instance carries the readings of its logs too)."""
     fields: Marked[FieldChange] = Marked(changes)
-    provisional = applied_unshared(base, _commit_on(base, fields, state))
+    history = with_changes(base.history, fields)
+    provisional = replace_instance(base, history=history, state=state, version=base.version + 1)
     before = core_for(form, base.history)
-    after = advance(before, provisional.history, changes)
-    mark(provisional.history, after)
-    fields.derived = (before, after)
+    after = advance(before, history, changes)
+    mark(history, after)
+    fields.derived = (before, after, None)
     return provisional, fields
 
 
@@ -349,7 +325,8 @@ def transition(
     override = state.override
     if override is not None and override.kind == "revisit" and override.step in touched_steps:
         override = None
-    provisional, fields = _provisional(form, base, changes, replaced(state, override=override))
+    released = state if override is state.override else replaced(state, override=override)
+    provisional, fields = _provisional(form, base, changes, released)
     evaluation = evaluate(form, provisional, previous=base.state.hooks)
     for _ in range(len(form.checkpoints)):
         withdrawn = stale_decisions(form, provisional, evaluation, state.outbox, now)
@@ -391,7 +368,7 @@ def transition(
         added.append(entry)
     new_state = replaced(
         state,
-        hooks=Marked.copy_of(evaluation.hooks),
+        hooks=evaluation.hooks,  # the evaluation's own (read-only); a store keeps a copy
         override=override,
         outbox=outbox,
         status=status,
@@ -400,6 +377,7 @@ def transition(
     )
     commit = _commit_on(base, fields, new_state)
     after = replace_instance(provisional, state=new_state)
+    fields.derived = (*fields.derived[:2], after)  # what the commit makes: no store re-applies it
     if override != provisional.state.override:
         evaluation = evaluate(form, after, previous=base.state.hooks)
     return Transition(

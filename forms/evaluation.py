@@ -48,7 +48,8 @@ class FieldEval:
 @dataclass(frozen=True, slots=True)
 class Evaluation:
     """Everything the engine derives from an instance, on every call. Read-only: its mappings
-    may be shared with what the field logs carry (``forms.incremental``)."""
+    may be shared with what the field logs carry (``forms.incremental``), and its hook states
+    with the state a transition commits."""
 
     fields: Mapping[str, FieldEval]
     live: Mapping[str, Any]

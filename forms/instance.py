@@ -30,7 +30,7 @@ from pydantic_core import core_schema
 
 from forms.errors import ConflictError
 from forms.keys import parse_key
-from forms.marked import Marked, constructed
+from forms.marked import Marked, built
 
 RevisionKind = Literal["value", "retraction", "decline"]
 Source = Literal["agent", "executor", "approver", "webhook", "memory", "migration", "operator"]
@@ -411,16 +411,14 @@ class FormInstance(BaseModel):
 
         What the engine derived from the containers (``Marked.derived``) is carried over: the
         copy holds the same content."""
-        state = self.state
-        values = dict(state.__dict__)
-        values.update(
-            hooks=Marked.copy_of(state.hooks),
-            rejections=list(state.rejections),
-            outbox=dict(state.outbox),
-        )
-        return replace_instance(
-            self, history=Marked.copy_of(self.history), state=constructed(InstanceState, **values)
-        )
+        state = dict(self.state.__dict__)
+        state["hooks"] = Marked.copy_of(state["hooks"])
+        state["rejections"] = list(state["rejections"])
+        state["outbox"] = dict(state["outbox"])
+        values = dict(self.__dict__)
+        values["history"] = Marked.copy_of(values["history"])
+        values["state"] = built(InstanceState, state)
+        return built(FormInstance, values)
 
     def revision_count(self) -> int:
         return sum(h.count for h in self.history.values())
@@ -458,45 +456,47 @@ def apply_commit(instance: FormInstance, commit: Commit) -> FormInstance:
 
 
 def applied_unshared(instance: FormInstance, commit: Commit) -> FormInstance:
-    """``apply_commit`` without the final snapshot: the result shares the commit's state.
-
-    For the engine's own intermediate instances, which nobody else holds.
-    """
+    """``apply_commit`` without the final snapshot: the result shares the commit's state. For
+    the engine's own instances and for a store that keeps a copy; a commit the engine planned
+    on logs with ``instance``'s content gives the instance the engine made with it."""
     if commit.instance_id != instance.id:
         raise ValueError(f"commit for {commit.instance_id} applied to {instance.id}")
     if commit.expected_version != instance.version:
         raise ConflictError(instance.id, commit.expected_version, instance.snapshot())
-    history: Marked[FieldHistory] = Marked(instance.history)
-    for field_id, change in commit.fields.items():
-        old = instance.history.get(field_id, _EMPTY_HISTORY)
+    version, form_version = instance.version + 1, commit.form_version or instance.form_version
+    applied = {**instance.__dict__, "version": version, "form_version": form_version}
+    applied.update(history=None, state=commit.state)  # the logs come last
+    # The engine marks the changes it planned with what it derived from the logs it planned
+    # on, from the logs after them, and the instance it made: logs carrying the first match.
+    derived: tuple[Any, Any, FormInstance | None] | None = getattr(commit.fields, "derived", None)
+    before, after, made = derived or (None, None, None)
+    planned_here = before is not None and before is getattr(instance.history, "derived", None)
+    if planned_here and made is not None and {**made.__dict__, "history": None} == applied:
+        return made
+    applied["history"] = history = with_changes(instance.history, commit.fields)
+    if planned_here:
+        history.derived = after
+    return built(FormInstance, applied)
+
+
+def with_changes(
+    history: Mapping[str, FieldHistory], changes: Mapping[str, FieldChange]
+) -> Marked[FieldHistory]:
+    """``history`` with ``changes`` applied (``ValueError`` for a cursor outside its log)."""
+    result: Marked[FieldHistory] = Marked(history)
+    for field_id, change in changes.items():
+        old = history.get(field_id, _EMPTY_HISTORY)
         try:
-            history[field_id] = old.appended(change.append, change.cursor)
+            result[field_id] = old.appended(change.append, change.cursor)
         except ValueError:
             raise ValueError(f"field {field_id}: cursor {change.cursor} outside its log") from None
-    # The engine marks the changes it planned with (what it derived from the logs it planned
-    # on, what it derived from the logs after them): applied on logs that carry the first,
-    # they give logs the second describes.
-    derived = getattr(commit.fields, "derived", None)
-    if derived is not None and derived[0] is getattr(instance.history, "derived", None):
-        history.derived = derived[1]
-    return replace_instance(
-        instance,
-        history=history,
-        state=commit.state,
-        version=instance.version + 1,
-        form_version=commit.form_version or instance.form_version,
-    )
+    return result
 
 
 def replace_instance(instance: FormInstance, **changes: Any) -> FormInstance:
-    """A copy of ``instance`` with some attributes replaced, without revalidation.
-
-    The engine builds every replacement from validated parts, so checking them again would
-    only cost time (this sits on the path of every commit).
-    """
-    values = dict(instance.__dict__)
-    values.update(changes)
-    return constructed(FormInstance, **values)
+    """A copy of ``instance`` with some attributes replaced, not validated again: the engine
+    builds every replacement from validated parts (on the path of every commit)."""
+    return built(FormInstance, {**instance.__dict__, **changes})
 
 
 _EMPTY_HISTORY = FieldHistory()

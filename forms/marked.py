@@ -1,8 +1,8 @@
 """Plain structures the engine copies on every commit, and what they carry.
 
 ``Marked`` is a dict that carries what the engine derived from its content (``derived``) and
-drops it the moment the content changes; ``replaced`` and ``constructed`` copy and build
-pydantic models from parts already validated, without validating them again.
+drops it the moment the content changes; ``replaced``, ``constructed`` and ``built`` copy and
+build pydantic models from parts already validated, without validating them again.
 """
 
 from __future__ import annotations
@@ -19,26 +19,29 @@ _Model = TypeVar("_Model", bound=BaseModel)
 
 def constructed(kind: type[_Model], **values: Any) -> _Model:
     """``kind.model_construct(**values)`` (no validation) for ``values`` naming every field."""
-    return _construct(kind, values)
+    return built(kind, values)
 
 
-def _construct(kind: type[_Model], values: dict[str, Any]) -> _Model:
+_new = object.__new__
+_set = object.__setattr__
+
+
+def built(kind: type[_Model], values: dict[str, Any]) -> _Model:
     """``kind.model_construct(**values)`` for ``values`` naming every field (no defaults to
-    fill, no validation), at a fraction of its cost: what a copy of a whole model needs."""
-    model = kind.__new__(kind)
-    object.__setattr__(model, "__dict__", values)
-    object.__setattr__(model, "__pydantic_fields_set__", set(values))
-    object.__setattr__(model, "__pydantic_extra__", None)
-    object.__setattr__(model, "__pydantic_private__", None)
+    fill, no validation), at a fraction of its cost: what a copy of a whole model needs. The
+    model takes ``values`` as its own."""
+    model = _new(kind)
+    _set(model, "__dict__", values)
+    _set(model, "__pydantic_fields_set__", set(values))
+    _set(model, "__pydantic_extra__", None)
+    _set(model, "__pydantic_private__", None)
     return model
 
 
 def replaced(model: _Model, **changes: Any) -> _Model:
     """``model.model_copy(update=changes)`` (a shallow copy with some fields replaced, not
     validated) at a fraction of its cost, for copies on the path of every commit."""
-    values = dict(model.__dict__)
-    values.update(changes)
-    return _construct(type(model), values)
+    return built(type(model), {**model.__dict__, **changes})
 
 
 class Marked(dict[str, _V]):

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from forms.compiled import CompiledForm
 from forms.errors import BadRequest, CannotRevise, UnknownField
@@ -23,6 +23,7 @@ from forms.instance import (
     RevisionKind,
     Source,
 )
+from forms.marked import built, constructed
 from forms.schema import Accepted, json_depth
 
 MAX_VALUE_BYTES = 16_384
@@ -99,15 +100,32 @@ class FillPlan:
 
 
 def _revision(kind: RevisionKind, value: Any, author: Author, now: datetime, prev: int) -> Revision:
-    return Revision(
-        kind=kind,
-        value=value,
-        by=author.source,
-        actor=author.actor,
-        tool_call_id=author.tool_call_id,
-        at=now,
-        prev=prev,
-    )
+    """A new entry; not validated again when every part already has its type (a scalar of
+    validated JSON, a known source, a time), so anything else is refused as it always was."""
+    parts = {
+        "kind": kind,
+        "value": value,
+        "by": author.source,
+        "actor": author.actor,
+        "tool_call_id": author.tool_call_id,
+        "at": now,
+        "prev": prev,
+        "note": None,
+    }
+    if (
+        type(value) in _SCALARS
+        and author.source in _SOURCES
+        and type(author.actor) in _TEXT
+        and type(author.tool_call_id) in _TEXT
+        and type(now) is datetime
+    ):
+        return built(Revision, parts)
+    return Revision(**parts)
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_TEXT = frozenset({str, type(None)})
+_SOURCES = frozenset(get_args(Source))
 
 
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
@@ -234,7 +252,7 @@ def _stage(
     if current is not None and current.kind == "value":
         plan.replaced[field_id] = current.value
     revision = _revision(kind, json_value, author, now, history.cursor)
-    plan.changes[field_id] = FieldChange(append=(revision,), cursor=history.count)
+    plan.changes[field_id] = constructed(FieldChange, append=(revision,), cursor=history.count)
     plan.captured.append(field_id)
     if kind == "decline":
         plan.declined.append(field_id)
@@ -343,6 +361,8 @@ def plan_declines(
             f"a fill may decline at most {MAX_PATCH_FIELDS} fields; {len(declines)} were sent",
             "split them over several calls",
         )
+    if not declines:
+        return plan
     valued = set(plan.captured) | set(plan.unchanged) | {r.field for r in plan.rejected}
     for sent in declines:
         field_id = form.resolve_field(sent)

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 
 from forms.errors import BadRequest, ToolCallConflict, ToolCallExpired, TooManyConflicts
 from forms.instance import CallRecord, FormInstance, NewCall
@@ -38,16 +39,25 @@ class CallId:
     fingerprint: str
 
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, default=str)
-"""``json.dumps(..., sort_keys=True, default=str)``, built once (the same text, so the same
-digests as before)."""
+def _canonical_encoder() -> Callable[[object], str]:
+    """``json.dumps(..., sort_keys=True, default=str)``: the same text, so the same digests
+    as ever. Where the standard library has its C encoder, one is built once and reused (the
+    encoder object rebuilds it on every call); without a check for circular values, which
+    then end in a ``RecursionError`` instead of a ``ValueError``, refused just the same."""
+    if c_make_encoder is None:  # pragma: no cover - CPython always has it
+        return json.JSONEncoder(sort_keys=True, default=str).encode
+    chunks = c_make_encoder(None, str, encode_basestring_ascii, None, ": ", ", ", True, False, True)
+    return lambda value: "".join(chunks(value, 0))
+
+
+_canonical = _canonical_encoder()
 
 
 def fingerprint(tool: str, payload: object) -> str:
     """A digest of a call as the model sent it (before validation, so a refused input binds
-    its id too)."""
+    its id too): sha256 of its canonical JSON."""
     try:
-        canonical = _CANONICAL.encode({"tool": tool, "input": payload})
+        canonical = _canonical({"tool": tool, "input": payload})
     except (ValueError, TypeError, RecursionError):  # an integer past the digit limit, say
         raise BadRequest(
             "the input cannot be read as JSON", "send plain JSON values (numbers of sane size)"

@@ -10,7 +10,7 @@ by the store (the call id is taken) and gets the first result back (``forms.app.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -175,8 +175,10 @@ def write(
             current.state, updated_at=step.commit.state.updated_at
         ):
             return Planned(result)  # nothing changes: no commit
-        record = new_call(call, result, current.id, now)
-        return Planned(result, replace(step, commit=replaced(step.commit, call=record)))
+        commit = replaced(step.commit, call=new_call(call, result, current.id, now))
+        # a new Transition, not dataclasses.replace (which costs more than the record)
+        step = Transition(commit, step.after, step.evaluation, step.dispatch, step.before)
+        return Planned(result, step)
 
     try:
         done = writer.loop.commit(instance, plan)

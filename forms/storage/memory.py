@@ -3,6 +3,9 @@
 Production code, not a test fake: it backs the unit tests and single-process deployments.
 Instances go in and come out as ``FormInstance.snapshot()`` copies. Field logs are immutable
 tuples shared between snapshots, so a read or a commit costs O(fields), never O(revisions).
+A commit is applied once: the store keeps a copy of the instance it makes (the one the engine
+built with it, when the engine planned it on what is stored) and returns that instance, which
+is the caller's (it shares the commit's state) and nothing the store keeps.
 """
 
 from __future__ import annotations
@@ -11,7 +14,14 @@ import threading
 from collections.abc import Callable, Iterator
 
 from forms.errors import AlreadyExists, CallRecorded, ConflictError, NotFound
-from forms.instance import CallRecord, Commit, FormInstance, InstanceState, NewCall, apply_commit
+from forms.instance import (
+    CallRecord,
+    Commit,
+    FormInstance,
+    InstanceState,
+    NewCall,
+    applied_unshared,
+)
 from forms.storage.port import FormStore, OutboxScan
 
 _ConversationKey = tuple[str, str]
@@ -69,13 +79,13 @@ class InMemoryFormStore(FormStore, OutboxScan):
             key = (stored.principal, stored.conversation_id)
             self._check_call(key, commit.call)
             try:
-                applied = apply_commit(stored, commit)
+                applied = applied_unshared(stored, commit)
             except ConflictError:
                 # Hand out a copy: the error must not be a way into the stored instance.
                 raise ConflictError(stored.id, commit.expected_version, stored.snapshot()) from None
-            self._instances[applied.id] = applied
+            self._instances[applied.id] = applied.snapshot()
             self._keep_call(key, commit.call)
-            return applied.snapshot()
+            return applied
 
     def pending(
         self, keep_going: Callable[[], bool] | None = None

@@ -3,11 +3,17 @@ time, and a retry gets the first result whole (with the status as it stands now)
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from forms import Caller, FormService
+from forms.app.calls import fingerprint
+from forms.errors import BadRequest
 from forms.examples import EXAMPLES
 from tests.support import TickingClock, service_for
 
@@ -200,3 +206,30 @@ def test_an_integer_past_the_digit_limit_in_process_is_a_bad_request_not_a_crash
     huge = 10**5000
     result = svc.call(ALICE, "form_fill", "h", {"form": "travel-claim", "values": {"total": huge}})
     assert (result["ok"], result["error"]) == (False, "bad_request")
+
+
+def test_a_fingerprint_is_the_digest_of_the_calls_canonical_json() -> None:
+    # GIVEN inputs of every kind a model (or an in-process caller) may send
+    payloads: list[Any] = [
+        {"form": "travel-claim", "values": {"destination": "Lisbon", "nights": 3}},
+        {"b": [1, 2.5, None, True, {"z": "é", "a": "日本"}], "a": -0.0, "c": 10**30},
+        {"when": T0, "tuple": (1, "x"), "nested": {"deep": [[["x"]]]}},
+        [],
+        "text",
+    ]
+    for payload in payloads:
+        # WHEN it is fingerprinted
+        digest = fingerprint("form_fill", payload)
+        # THEN it is sha256 of json.dumps(sort_keys=True, default=str): stored records compare it
+        text = json.dumps({"tool": "form_fill", "input": payload}, sort_keys=True, default=str)
+        assert digest == hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_an_input_that_is_not_json_is_refused_when_fingerprinted() -> None:
+    # GIVEN a value that refers to itself, and an integer past the digit limit
+    circular: dict[str, Any] = {}
+    circular["self"] = circular
+    for payload in (circular, {"n": 10**5000}):
+        # WHEN it is fingerprinted THEN it is a bad request
+        with pytest.raises(BadRequest):
+            fingerprint("form_fill", payload)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from forms import FormInstance, compile_form
+from forms.engine import Transition
+from forms.instance import apply_commit
 from forms.storage import FormStore, InMemoryFormStore
 from forms.storage.contract import (
     T0,
@@ -14,6 +17,7 @@ from forms.storage.contract import (
     seeded_log,
 )
 from forms.storage.outbox_contract import OutboxScanContract, Stores
+from tests.unit.forms_for_tests import fill, filled, trip_form
 
 
 class TestInMemoryFormStore(FormStoreContract):
@@ -52,3 +56,58 @@ def test_reads_are_distinct_objects_with_distinct_containers() -> None:
     assert first.history is not second.history
     assert first.state is not second.state
     assert first.state.outbox is not second.state.outbox
+
+
+def _planned_on_a_read() -> tuple[InMemoryFormStore, FormInstance, Transition]:
+    """A store holding a trip instance, and a fill planned on a read of it."""
+    form = compile_form(trip_form())
+    store = InMemoryFormStore()
+    store.create(filled(form, {"name": "Ann"}))
+    read = store.get("fi_1")
+    return store, read, fill(form, read, {"age": 30}, at(1))
+
+
+def test_a_commit_the_engine_planned_on_what_is_stored_is_applied_once() -> None:
+    # GIVEN a fill planned by the engine on what the store holds
+    store, read, step = _planned_on_a_read()
+    # WHEN it is committed
+    result = store.commit(step.commit)
+    # THEN the store hands back the instance the engine built, and keeps a copy of it
+    assert result is step.after
+    kept = store.get("fi_1")
+    assert kept == result == apply_commit(read, step.commit)
+    # AND the copy shares no container with it
+    result.state.hooks.clear()
+    result.state.outbox.clear()
+    result.state.rejections.clear()
+    result.history.clear()
+    assert store.get("fi_1") == kept
+
+
+def test_a_planned_commit_on_another_instance_is_applied_to_what_is_stored() -> None:
+    # GIVEN a fill planned on a copy of the stored instance whose principal was changed
+    form = compile_form(trip_form())
+    store = InMemoryFormStore()
+    store.create(filled(form, {"name": "Ann"}))
+    read = store.get("fi_1")
+    other = read.model_copy(update={"principal": "mallory"})
+    step = fill(form, other, {"age": 30}, at(1))
+    # WHEN it is committed
+    result = store.commit(step.commit)
+    # THEN it is applied to the stored instance: the change lands, the principal stays
+    assert result is not step.after
+    assert result.principal == "alice"
+    assert result.field("age").in_force() is not None
+    assert store.get("fi_1") == result
+
+
+def test_a_planned_commit_whose_state_was_replaced_is_applied_with_that_state() -> None:
+    # GIVEN a planned fill whose commit then gets another state
+    store, _, step = _planned_on_a_read()
+    state = step.commit.state.model_copy(update={"status": "abandoned"})
+    # WHEN that commit is stored
+    result = store.commit(step.commit.model_copy(update={"state": state}))
+    # THEN the store keeps the commit's state, not the one the engine planned
+    assert result.state.status == "abandoned"
+    assert store.get("fi_1").state.status == "abandoned"
+    assert result.field("age") == step.after.field("age")
