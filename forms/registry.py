@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Protocol
 
 from forms.compiled import CompiledForm, normalise
 from forms.compiler import compile_form
@@ -19,8 +20,28 @@ from forms.instance import Commit, FieldChange, FormInstance, Revision
 from forms.schema import Accepted
 
 
+class Forms(Protocol):
+    """What the application asks about forms: a ``FormRegistry`` (the deployment's forms), or
+    a ``forms.app.catalog.Catalog`` (those plus what the principal's tenant published)."""
+
+    def latest(self, name: str, principal: str | None = None) -> CompiledForm:
+        """The current version of the form ``name`` denotes, for ``principal``."""
+        ...
+
+    def forms(self, principal: str | None = None) -> list[CompiledForm]:
+        """The latest version of every form ``principal`` can start."""
+        ...
+
+    def for_instance(self, instance: FormInstance) -> tuple[CompiledForm, list[Migration]]:
+        """The definition to run ``instance`` on, and the migrations to apply first."""
+        ...
+
+
 class FormRegistry:
-    """Compiled forms by id and version. Registration compiles (and so checks) a definition."""
+    """Compiled forms by id and version. Registration compiles (and so checks) a definition.
+
+    The same forms for every principal (``principal`` is accepted and ignored, so a registry
+    is a ``Forms``)."""
 
     def __init__(self, definitions: Iterable[FormDef] = ()) -> None:
         self._forms: dict[str, dict[int, CompiledForm]] = {}
@@ -43,11 +64,11 @@ class FormRegistry:
         versions[compiled.version] = compiled
         return compiled
 
-    def forms(self) -> list[CompiledForm]:
+    def forms(self, principal: str | None = None) -> list[CompiledForm]:
         """The latest version of every form, in registration order."""
         return [versions[max(versions)] for versions in self._forms.values()]
 
-    def latest(self, name: str) -> CompiledForm:
+    def latest(self, name: str, principal: str | None = None) -> CompiledForm:
         """The current version of the form ``name`` denotes (its id or a spelling of it)."""
         form_id = name if name in self._forms else self._aliases.get(normalise(name))
         if form_id is None:

@@ -147,7 +147,7 @@ def receive(
     payload = _payload(body)
     service = app.service
     try:
-        form_id = service.registry.latest(payload.form).id
+        form_id = service.registry.latest(payload.form, payload.principal).id
     except ToolError as exc:
         raise ApiError(422, exc.code, exc.message) from None
     assert limits is not None  # the signature matched one of its keys

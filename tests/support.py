@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from forms import Caller, FormDef, FormService
     from forms.app.hooks import Dispatcher, HookRunner
     from forms.instance import FormInstance, OutboxEntry
+    from forms.registry import Forms
     from forms.storage import FormStore
     from formwork.bootstrap import App
     from formwork.config import Settings
@@ -90,19 +91,20 @@ def service_for(
     store: FormStore | None = None,
     clock: Callable[[], datetime] | None = None,
     dispatcher: Dispatcher | None = None,
+    registry: Forms | None = None,
     **options: Any,
 ) -> FormService:
-    """A ``FormService`` over ``definitions``: an in-memory store, hooks run in process (unless
-    ``dispatch=False``, or by ``dispatcher`` when given), a ticking clock from ``T0``, instance
-    ids ``fi_1``, ``fi_2``, ... and no backoff between conflict retries; ``options`` go to
-    ``FormService`` as they are."""
+    """A ``FormService`` over ``definitions`` (or over ``registry``, a ``Catalog`` say): an
+    in-memory store, hooks run in process (unless ``dispatch=False``, or by ``dispatcher`` when
+    given), a ticking clock from ``T0``, instance ids ``fi_1``, ``fi_2``, ... and no backoff
+    between conflict retries; ``options`` go to ``FormService`` as they are."""
     from forms import FormRegistry, FormService, InMemoryFormStore, InProcessDispatcher
 
     ids = itertools.count(1)
     options.setdefault("backoff", lambda attempt: None)
     options.setdefault("new_id", lambda: f"fi_{next(ids)}")
     return FormService(
-        FormRegistry(definitions),
+        registry if registry is not None else FormRegistry(definitions),
         store if store is not None else InMemoryFormStore(),
         dispatcher if dispatcher is not None else InProcessDispatcher() if dispatch else None,
         clock=clock if clock is not None else TickingClock(T0),

@@ -42,7 +42,7 @@ def locate(
             f"no instance {instance_id!r} in this conversation",
             "call form_list to see this conversation's forms",
         )
-    form = loop.registry.latest(form_name)
+    form = loop.registry.latest(form_name, caller.principal)
     ofthis = [i for i in mine if i.form_id == form.id]
     if not ofthis:
         raise UnknownForm(f"this conversation has no {form.id} yet", "call form_start to begin it")

@@ -22,7 +22,7 @@ from forms.compiled import CompiledForm
 from forms.engine import Transition
 from forms.errors import ConflictError, NotFound, TooManyConflicts
 from forms.instance import FormInstance
-from forms.registry import FormRegistry, migration_commit
+from forms.registry import Forms, migration_commit
 from forms.storage.port import FormStore
 
 T = TypeVar("T")
@@ -61,7 +61,7 @@ class CommitLoop:
 
     def __init__(
         self,
-        registry: FormRegistry,
+        registry: Forms,
         store: FormStore,
         *,
         clock: Callable[[], datetime],

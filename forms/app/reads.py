@@ -50,17 +50,17 @@ def conversation_status(loop: CommitLoop, caller: Caller) -> list[str] | None:
 def form_list(loop: CommitLoop, caller: Caller, args: FormListArgs) -> Result:
     del args  # form_list takes no input
     mine = loop.store.list_conversation(caller.principal, caller.conversation_id)
+    available = loop.registry.forms(caller.principal)
     return {
         "ok": True,
-        "summary": f"{count(len(loop.registry.forms()), 'form')} available; "
-        f"{len(mine)} in this conversation.",
+        "summary": f"{count(len(available), 'form')} available; {len(mine)} in this conversation.",
         "forms": [
             {
                 "id": f.id,
                 "title": f.title,
                 **({"about": f.description} if f.description else {}),
             }
-            for f in loop.registry.forms()
+            for f in available
         ],
         "started": [
             {

@@ -38,7 +38,7 @@ from forms.engine import evaluate
 from forms.errors import BadRequest, InvalidFormDefinition, ToolError
 from forms.evaluation import PredicateError
 from forms.instance import FormInstance, OutboxEntry
-from forms.registry import FormRegistry
+from forms.registry import Forms
 from forms.storage.port import FormStore
 from forms.surface.results import Result, describe_validation, error_result
 from forms.surface.tools import TOOLS_BY_NAME, ToolSpec, check_id
@@ -75,7 +75,7 @@ class FormService:
 
     def __init__(
         self,
-        registry: FormRegistry,
+        registry: Forms,
         store: FormStore,
         dispatcher: Dispatcher | None = None,
         *,
@@ -106,7 +106,7 @@ class FormService:
         )
 
     @property
-    def registry(self) -> FormRegistry:
+    def registry(self) -> Forms:
         return self.loop.registry
 
     @property

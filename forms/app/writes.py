@@ -60,7 +60,7 @@ class Writer:
 
 def form_start(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs) -> Result:
     loop = writer.loop
-    form = loop.registry.latest(args.form)
+    form = loop.registry.latest(args.form, caller.principal)
     mine = loop.store.list_conversation(caller.principal, caller.conversation_id)
     now = loop.clock()
     base = FormInstance(
