@@ -18,7 +18,13 @@ keeps its App, so the boto3 client and the compiled forms are built once. boto3 
 DynamoDB adapter are imported inside the builders, so requests that never touch storage
 (``GET /tools``, the OpenAPI document) and cold starts that fail early do not pay for them; so
 are the webhook route's parts (``formwork.webhook_settings``, ``formwork.webhooks``: pydantic
-models), which only a webhook request builds.
+models), which only a webhook request builds, and the builder's (the published documents, the
+drafts, the ``Catalog`` and the ``BuilderService``), which only a builder route builds.
+
+The ``FormService`` is built over ``catalog``: the code forms (``registry``) plus each
+caller's tenant's published documents, so a form a tenant publishes is served to its people
+on their next call, with no redeploy. A ``service`` handed to ``bootstrap`` brings its own:
+its catalog (and the registry inside it), or its registry alone.
 """
 
 from __future__ import annotations
@@ -26,17 +32,21 @@ from __future__ import annotations
 import importlib
 import threading
 import time
-from collections.abc import Callable, Sequence
-from datetime import timedelta
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast
 
 from formwork.config import ConfigError, Settings
 
 if TYPE_CHECKING:
+    from forms.app.builder import BuilderService
+    from forms.app.catalog import Catalog
     from forms.app.service import Dispatcher, FormService
-    from forms.definition import FormDef
+    from forms.definition import Executor, FormDef
     from forms.registry import FormRegistry
+    from forms.storage.documents import FormDocumentStore
+    from forms.storage.drafts import DraftStore
     from forms.storage.port import FormStore, OutboxScan
     from formwork.webhook_settings import WebhookSettings
     from formwork.webhooks import DeliveryLog, Direction, SecretSource
@@ -117,6 +127,35 @@ def build_registry(settings: Settings) -> FormRegistry:
 
     loaded = load_forms(settings.forms)
     return loaded if isinstance(loaded, FormRegistry) else FormRegistry(loaded)
+
+
+def load_executors(reference: str | None) -> dict[str, Executor]:
+    """What ``module:attribute`` names: a mapping of executor name -> executor (a callable),
+    the executors a published form document may name (``FORMWORK_EXECUTORS``); none when
+    ``reference`` is None."""
+    if reference is None:
+        return {}
+    module_name, _, attribute = reference.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(
+            f"FORMWORK_EXECUTORS={reference!r}: cannot import {module_name}: {exc}"
+        ) from exc
+    try:
+        value = getattr(module, attribute)
+    except AttributeError:
+        raise ConfigError(
+            f"FORMWORK_EXECUTORS={reference!r}: module {module_name} has no {attribute}"
+        ) from None
+    if not isinstance(value, Mapping) or not all(
+        isinstance(name, str) and callable(executor) for name, executor in value.items()
+    ):
+        raise ConfigError(
+            f"FORMWORK_EXECUTORS={reference!r}: expected a mapping of names to executors "
+            f"(callables), found {type(value).__name__}"
+        )
+    return dict(value)
 
 
 def build_dispatcher(settings: Settings) -> Dispatcher:
@@ -269,14 +308,104 @@ class App:
         def build() -> FormService:
             from forms.app.service import FormService
 
+            # the code forms plus each caller's tenant's published documents
             return FormService(
-                self.registry,
+                self.catalog,
                 self.store,
                 self.dispatcher,
                 replay_window=timedelta(hours=self.settings.replay_window_hours),
             )
 
         return self._part("service", build)
+
+    # ------------------------------------------------------------------ the builder
+
+    def _in_memory(self) -> bool:
+        """Whether the form store keeps its data in this process (then so do the documents
+        and the drafts: a test's or a local run's App has no table)."""
+        from forms.storage.memory import InMemoryFormStore
+
+        return isinstance(self.store, InMemoryFormStore)
+
+    @property
+    def documents(self) -> FormDocumentStore:
+        """The tenants' published form documents: on the forms table, or in memory beside an
+        in-memory form store."""
+
+        def build() -> FormDocumentStore:
+            if self._in_memory():
+                from forms.storage.documents import InMemoryFormDocumentStore
+
+                return InMemoryFormDocumentStore()
+            from forms.storage.dynamodb_documents import DynamoDBFormDocumentStore
+
+            return DynamoDBFormDocumentStore(self.dynamodb_client, self.settings.require_table())
+
+        return self._part("documents", build)
+
+    @property
+    def drafts(self) -> DraftStore:
+        """The tenants' drafts, their edit logs and call records: on the forms table, or in
+        memory beside an in-memory form store."""
+
+        def build() -> DraftStore:
+            if self._in_memory():
+                from forms.storage.drafts import InMemoryDraftStore
+
+                return InMemoryDraftStore()
+            from forms.storage.dynamodb_drafts import DynamoDBDraftStore
+
+            return DynamoDBDraftStore(self.dynamodb_client, self.settings.require_table())
+
+        return self._part("drafts", build)
+
+    @property
+    def executors(self) -> dict[str, Executor]:
+        """The executors published documents may name (``FORMWORK_EXECUTORS``; none)."""
+        return self._part("executors", lambda: load_executors(self.settings.executors))
+
+    @property
+    def catalog(self) -> Catalog:
+        """The forms a principal can use: the code forms (``registry``) and the documents
+        the principal's tenant published, read again after ``FORMWORK_CATALOG_TTL_SECONDS``."""
+
+        def build() -> Catalog:
+            from forms.app.catalog import Catalog
+
+            return Catalog(
+                self.registry,
+                self.documents,
+                timer=time.monotonic,
+                executors=self.executors,
+                ttl=self.settings.catalog_ttl_seconds,
+            )
+
+        return self._part("catalog", build)
+
+    @property
+    def builder(self) -> BuilderService:
+        """The ``BuilderService``: builder tool calls on the drafts, publishing through the
+        catalog; the plan's limits from the settings, the App's clock, the service's backoff."""
+
+        def build() -> BuilderService:
+            from forms.app.builder import BuilderService
+            from forms.app.service import jittered_backoff
+            from forms.documents import Limits
+
+            settings = self.settings
+            plan = Limits(
+                max_steps=settings.builder_max_steps, max_fields=settings.builder_max_fields
+            )
+            return BuilderService(
+                self.drafts,
+                self.catalog,
+                clock=self.utc_now,
+                limits=lambda tenant: plan,
+                backoff=jittered_backoff,
+                replay_window=timedelta(hours=settings.replay_window_hours),
+            )
+
+        return self._part("builder", build)
 
     # ------------------------------------------------------------------ webhooks
 
@@ -307,9 +436,14 @@ class App:
         )
 
     def now(self) -> float:
-        """Unix seconds on the webhook route's clock (the real one unless given)."""
+        """Unix seconds on the App's clock, the webhook route's and the builder's (the real
+        one unless given)."""
         clock = cast("Callable[[], float] | None", self._parts.get("clock"))
         return clock() if clock is not None else time.time()
+
+    def utc_now(self) -> datetime:
+        """``now()`` as an aware UTC datetime (the builder's clock)."""
+        return datetime.fromtimestamp(self.now(), UTC)
 
 
 def bootstrap(
@@ -326,6 +460,10 @@ def bootstrap(
     secrets: SecretSource | None = None,
     notify_secrets: SecretSource | None = None,
     clock: Callable[[], float] | None = None,
+    documents: FormDocumentStore | None = None,
+    drafts: DraftStore | None = None,
+    catalog: Catalog | None = None,
+    builder: BuilderService | None = None,
 ) -> App:
     """The application for ``settings`` (default: the environment's, read on first use).
 
@@ -336,7 +474,10 @@ def bootstrap(
     worker). ``outbox_scan`` is what the sweeper reads (default: the store when it scans
     itself, else the forms table). ``dynamodb_client`` is the boto3 client the DynamoDB
     adapters and the sweeper's scan use; ``secrets`` and ``notify_secrets`` are the inbound
-    and outbound secret sources; ``clock`` is the webhook route's (Unix seconds).
+    and outbound secret sources; ``clock`` is the App's, the webhook route's and the builder's
+    (Unix seconds). ``documents`` and ``drafts`` are the builder's stores (default: on the
+    table, or in memory beside an in-memory form store), ``catalog`` the code forms plus the
+    tenants' published documents, ``builder`` the whole ``BuilderService``.
     """
     if service is not None and (
         registry is not None or store is not None or dispatcher is not FROM_SETTINGS
@@ -344,12 +485,14 @@ def bootstrap(
         raise ValueError("pass a service or its parts (registry, store, dispatcher), not both")
     parts: dict[str, object] = {}
     if service is not None:
-        parts.update(
-            service=service,
-            registry=service.registry,
-            store=service.store,
-            dispatcher=service.dispatcher,
-        )
+        from forms.app.catalog import Catalog
+
+        forms = service.registry
+        parts.update(service=service, store=service.store, dispatcher=service.dispatcher)
+        if isinstance(forms, Catalog):  # the service's catalog, and the code forms inside it
+            parts.update(catalog=forms, registry=forms.registry)
+        else:
+            parts["registry"] = forms
     given: dict[str, object | None] = {
         "registry": registry,
         "store": store,
@@ -360,6 +503,10 @@ def bootstrap(
         "secrets.inbound": secrets,
         "secrets.outbound": notify_secrets,
         "clock": clock,
+        "documents": documents,
+        "drafts": drafts,
+        "catalog": catalog,
+        "builder": builder,
     }
     parts.update({name: part for name, part in given.items() if part is not None})
     if dispatcher is not FROM_SETTINGS:

@@ -14,6 +14,11 @@ quietly.
 | ``TENANT_CLAIM`` | JWT claim naming the tenant (principal ``tenant/sub``) | unset |
 | ``ROLES_CLAIM`` | JWT claim listing the caller's roles (approvals) | ``roles`` |
 | ``FORMWORK_FORMS`` | ``module:attr``, a sequence of ``FormDef`` | ``forms.examples:EXAMPLES`` |
+| ``FORMWORK_EXECUTORS`` | ``module:attr``, a mapping name -> executor (documents) | none |
+| ``FORMWORK_PUBLISHER_ROLE`` | the role that may publish a draft | ``form_publisher`` |
+| ``FORMWORK_BUILDER_MAX_STEPS`` | the most steps a draft may have (the plan's limit) | ``50`` |
+| ``FORMWORK_BUILDER_MAX_FIELDS`` | the most fields and blocks a draft may have | ``300`` |
+| ``FORMWORK_CATALOG_TTL_SECONDS`` | how long a tenant's published forms are cached | ``5`` |
 | ``FORMWORK_MAX_BODY_BYTES`` | largest request body accepted (bytes) | ``65536`` |
 | ``FORMWORK_DISPATCH`` | how hooks run: ``inprocess`` or ``temporal`` | ``inprocess`` |
 | ``FORMWORK_HOOK_WAIT_MS`` | how long a tool call waits for its hooks (Temporal) | ``1500`` |
@@ -68,6 +73,14 @@ DEFAULT_HOOK_MAX_ATTEMPTS = 5
 DEFAULT_HOOK_TIMEOUT_SECONDS = 300
 DEFAULT_HOOK_HEARTBEAT_SECONDS = 30
 DEFAULT_REDISPATCH_AFTER_SECONDS = 600
+DEFAULT_PUBLISHER_ROLE = "form_publisher"
+DEFAULT_BUILDER_MAX_STEPS = 50
+DEFAULT_BUILDER_MAX_FIELDS = 300
+"""``forms.documents.Limits()``'s (a test pins them together: this module imports no engine)."""
+DEFAULT_CATALOG_TTL_SECONDS = 5.0
+MAX_CATALOG_TTL_SECONDS = 3600.0
+_ROLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,127}")
+"""A role as ``functions.approval_routes.roles_from_claims`` reads one from the claims."""
 
 
 class ConfigError(ValueError):
@@ -157,6 +170,15 @@ class Settings:
     redispatch_after_seconds: int = DEFAULT_REDISPATCH_AFTER_SECONDS
     replay_window_hours: int = DEFAULT_REPLAY_WINDOW_HOURS
     """How long a retried tool call gets its first result; later, ``tool_call_expired``."""
+    executors: str | None = None
+    """``module:attribute`` of the executors form documents may name (none by default)."""
+    publisher_role: str = DEFAULT_PUBLISHER_ROLE
+    """The role a principal needs (in the roles claim) to publish a draft."""
+    builder_max_steps: int = DEFAULT_BUILDER_MAX_STEPS
+    builder_max_fields: int = DEFAULT_BUILDER_MAX_FIELDS
+    """The plan's limits of a draft, the same for every tenant of the deployment."""
+    catalog_ttl_seconds: float = DEFAULT_CATALOG_TTL_SECONDS
+    """How long a tenant's catalog of published forms is kept before it is read again."""
     temporal: TemporalSettings = field(default_factory=TemporalSettings)
 
     def __post_init__(self) -> None:
@@ -173,6 +195,25 @@ class Settings:
             invalid("ROLES_CLAIM", self.roles_claim, "a claim name (letters, digits, _ : . -)")
         if not _FORMS.fullmatch(self.forms):
             invalid("FORMWORK_FORMS", self.forms, '"package.module:attribute"')
+        if self.executors is not None and not _FORMS.fullmatch(self.executors):
+            invalid("FORMWORK_EXECUTORS", self.executors, '"package.module:attribute"')
+        if not isinstance(self.publisher_role, str) or not _ROLE.fullmatch(self.publisher_role):
+            invalid(
+                "FORMWORK_PUBLISHER_ROLE",
+                str(self.publisher_role),
+                "a role name (1-128 of letters, digits and . _ : @ / + = -)",
+            )
+        ttl = self.catalog_ttl_seconds
+        if (
+            isinstance(ttl, bool)
+            or not isinstance(ttl, int | float)
+            or not 0 <= ttl <= MAX_CATALOG_TTL_SECONDS
+        ):
+            invalid(
+                "FORMWORK_CATALOG_TTL_SECONDS",
+                str(ttl),
+                f"a number of seconds from 0 to {MAX_CATALOG_TTL_SECONDS:g}",
+            )
         if (
             isinstance(self.max_body_bytes, bool)
             or not isinstance(self.max_body_bytes, int)
@@ -192,6 +233,8 @@ class Settings:
             ("FORMWORK_HOOK_HEARTBEAT_SECONDS", self.hook_heartbeat_seconds, 1, 3_600),
             ("FORMWORK_REDISPATCH_AFTER_SECONDS", self.redispatch_after_seconds, 1, 604_800),
             ("FORMWORK_REPLAY_WINDOW_HOURS", self.replay_window_hours, 1, 8_760),
+            ("FORMWORK_BUILDER_MAX_STEPS", self.builder_max_steps, 1, 1_000),
+            ("FORMWORK_BUILDER_MAX_FIELDS", self.builder_max_fields, 1, 10_000),
         ):
             if isinstance(number, bool) or not isinstance(number, int) or not low <= number <= high:
                 invalid(variable, str(number), f"a whole number from {low} to {high}")
@@ -219,6 +262,13 @@ class Settings:
             if not re.fullmatch(r"\d{1,9}", raw):
                 invalid(name, raw, "a whole number")
             return int(raw)
+
+        raw_ttl = get("FORMWORK_CATALOG_TTL_SECONDS")
+        ttl = DEFAULT_CATALOG_TTL_SECONDS
+        if raw_ttl is not None:
+            if not re.fullmatch(r"\d{1,5}(\.\d{1,3})?", raw_ttl):
+                invalid("FORMWORK_CATALOG_TTL_SECONDS", raw_ttl, "a number of seconds, such as 5")
+            ttl = float(raw_ttl)
 
         tls = (get("TEMPORAL_TLS") or "false").lower()
         if tls not in ("true", "false", "1", "0"):
@@ -256,6 +306,11 @@ class Settings:
                 "FORMWORK_REDISPATCH_AFTER_SECONDS", DEFAULT_REDISPATCH_AFTER_SECONDS
             ),
             replay_window_hours=number("FORMWORK_REPLAY_WINDOW_HOURS", DEFAULT_REPLAY_WINDOW_HOURS),
+            executors=get("FORMWORK_EXECUTORS"),
+            publisher_role=get("FORMWORK_PUBLISHER_ROLE") or DEFAULT_PUBLISHER_ROLE,
+            builder_max_steps=number("FORMWORK_BUILDER_MAX_STEPS", DEFAULT_BUILDER_MAX_STEPS),
+            builder_max_fields=number("FORMWORK_BUILDER_MAX_FIELDS", DEFAULT_BUILDER_MAX_FIELDS),
+            catalog_ttl_seconds=ttl,
             temporal=temporal,
         )
 

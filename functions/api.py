@@ -15,6 +15,11 @@ Routes (``docs/http-api.md`` has the full contract):
 * ``POST /approvals/{approval_id}``: an approver's decision on a pending approval; the
   approver's roles come from the ``ROLES_CLAIM`` claim (``roles_from_claims``). What the
   caller may not decide is answered exactly like an approval that does not exist (404).
+* ``GET /builder/tools``, ``POST /builder/forms/{form_id}/tools/{tool_name}``,
+  ``GET /builder/forms[/{form_id}]``, ``POST /builder/forms/{form_id}/publish`` and
+  ``GET /forms/{form_id}/versions/{version}``: the form builder (``functions.builder_routes``):
+  a builder agent's tool calls on the tenant's drafts, publishing (the publisher role), the
+  published versions. The builder's modules load with the first builder request.
 
 A request goes through ``functions.http.precheck`` (principal, content type, size, JSON), then
 Powertools routes it and validates it against ``functions.models``, then a handler calls the
@@ -28,7 +33,8 @@ body's schema (``tests/functional/test_conformance.py`` holds the handler to it)
 This module is the function: the resolver, the checks before routing, the one exception
 handler, and ``lambda_handler``. The routes live beside it, each module with its Powertools
 ``Router``: ``functions.tool_routes`` (tools, status), ``functions.approval_routes``
-(approvals); the webhook route and the documents are here. ``functions.openapi`` is the
+(approvals), ``functions.builder_routes`` (the builder); the webhook route and the documents
+are here. ``functions.openapi`` is the
 document's plumbing, ``functions.refusals`` maps exceptions to refusals, and
 ``functions.routing`` holds what they share (Logger, Metrics, Tracer, the request's App).
 """
@@ -53,7 +59,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from forms.errors import BadRequest
 from formwork import process
 from formwork.bootstrap import App
-from functions import approval_routes, tool_routes
+from functions import approval_routes, builder_routes, tool_routes
 from functions.auth import Unauthenticated
 from functions.http import (
     JSON_HEADERS,
@@ -85,7 +91,8 @@ resolver.swagger_on_demand("/swagger")  # Powertools' enable_swagger, on the fir
 
 
 # ---------------------------------------------------------------------------- routes
-# In the order of the document: the tools, the webhook route, approvals, the documents.
+# In the order of the document: the tools, the webhook route, approvals, the builder, the
+# documents.
 
 resolver.include_router(tool_routes.router)
 
@@ -151,6 +158,7 @@ def receive_webhook(
 
 
 resolver.include_router(approval_routes.router)
+resolver.include_router(builder_routes.router)
 
 
 @resolver.get(

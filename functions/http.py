@@ -7,7 +7,8 @@ validates it, ``precheck`` refuses what no route should see, cheapest check firs
 2. for ``POST``: a content type other than JSON (415), a body over the size limit (413), a body
    that is not UTF-8 JSON, or JSON nested too deep, with non-finite numbers or unpaired
    surrogates (400 ``malformed_json``), or with a key twice in one object (400
-   ``duplicate_key``).
+   ``duplicate_key``). A route whose body is optional (``BODY_OPTIONAL``: a publish) takes a
+   request with no body at all as ``{}``, whatever its content type.
 
 A body that passes is handed on decoded (never base64) and labelled ``application/json``, so
 the resolver parses exactly what was checked. The webhook route (``is_webhook``) has no principal
@@ -31,6 +32,7 @@ import hmac
 import json
 import logging
 import os
+import re
 import secrets
 from collections.abc import Mapping
 from functools import cache
@@ -43,6 +45,9 @@ MAX_JSON_DEPTH = 32
 """Deepest nesting of arrays and objects a request body may have (tool inputs are shallow)."""
 
 JSON_HEADERS = {"Content-Type": "application/json", "Cache-Control": "no-store"}
+
+BODY_OPTIONAL = re.compile(r"/builder/forms/[^/]+/publish")
+"""``POST`` paths whose body may be left out (read as ``{}``): publishing is a button."""
 
 
 class ApiError(Exception):
@@ -87,6 +92,8 @@ def precheck(event: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
         raise unauthorized(exc.message) from None
     if _method(event) != "POST":
         return dict(event)
+    if event.get("body") in (None, "") and BODY_OPTIONAL.fullmatch(event["rawPath"]):
+        return _as_json_event(event, "{}")
     _check_content_type(_header(event, "content-type"))
     text = _body_text(event, settings.max_body_bytes)
     _check_json(text)

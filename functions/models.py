@@ -91,6 +91,93 @@ class ApprovalDecisionRequest(BaseModel):
         return data
 
 
+FORM_ID_PATTERN = r"^[a-z][a-z0-9-]{0,62}$"
+"""A form document's id (``forms.documents.model.FormId``; a test pins the two together)."""
+MAX_SELECTION_CHARS = 200
+"""The longest step or field reference a selection may hold (``forms.documents`` ``Ref``)."""
+
+
+class BuilderSelection(BaseModel):
+    """What the person has selected in the editor; an edit that leaves out its field or step
+    falls back to it ("make this required")."""
+
+    model_config = ConfigDict(**ON_FIRST_USE, extra="forbid", frozen=True)
+
+    field: (
+        SkipJsonSchema[None] | Annotated[str, Field(min_length=1, max_length=MAX_SELECTION_CHARS)]
+    ) = Field(default=None, description="The selected field's id", examples=["email"])
+    step: (
+        SkipJsonSchema[None] | Annotated[str, Field(min_length=1, max_length=MAX_SELECTION_CHARS)]
+    ) = Field(default=None, description="The selected step's id", examples=["contact"])
+
+
+class BuilderCallRequest(BaseModel):
+    """One builder tool call: the model's tool-call id, the tool's input, the editor's
+    selection, and whether the person stopped it.
+
+    Other keys are refused (422), except the identity keys, which are ignored.
+    """
+
+    model_config = ConfigDict(**ON_FIRST_USE, extra="forbid", frozen=True)
+
+    tool_call_id: Annotated[
+        str,
+        Field(
+            pattern=ID_PATTERN,
+            description="The model's id for this call. A retried call with the same id returns "
+            "the first result and applies nothing twice.",
+            examples=["toolu_01"],
+        ),
+    ]
+    input: dict[str, JsonValue] | None = Field(
+        default=None,
+        description="The tool's input, as the model produced it (see GET /builder/tools); "
+        "omit for {}",
+        examples=[{"field": {"kind": "email", "label": "Email"}}],
+    )
+    selection: BuilderSelection | None = Field(
+        default=None,
+        description="The editor's selection, for edits that leave out their field or step",
+    )
+    cancelled: bool = Field(
+        default=False,
+        strict=True,
+        description="true when the person pressed Stop or closed the panel: the call is "
+        "answered and recorded as cancelled, and nothing is applied",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _ignore_identity(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if k not in IGNORED_IDENTITY_KEYS}
+        return data
+
+
+class PublishRequest(BaseModel):
+    """A person publishes a draft. The body may be left out (as ``{}``).
+
+    Other keys are refused (422), except the identity keys, which are ignored: the publisher
+    is the verified principal.
+    """
+
+    model_config = ConfigDict(**ON_FIRST_USE, extra="forbid", frozen=True)
+
+    expected: SkipJsonSchema[None] | Annotated[int, Field(strict=True, ge=0, le=10**9)] = Field(
+        default=None,
+        description="The latest published version the publisher saw (0: none yet); when "
+        "another publish landed since, 409 and nothing is published",
+        examples=[1],
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _ignore_identity(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if k not in IGNORED_IDENTITY_KEYS}
+        return data
+
+
 # ---------------------------------------------------------------------------- responses
 # Documentation of what the routes answer (the OpenAPI document's response schemas). Optional
 # keys are ``SkipJsonSchema[None] | ...``: the key may be absent, but is never ``null``. A body
@@ -195,9 +282,132 @@ class WebhookOutcome(BaseModel):
     )
 
 
+class BuilderResult(BaseModel):
+    """A builder tool's result: ``ok``, then a sentence (``summary``) or, for a refusal,
+    ``error`` and ``message``; ``inspect_form`` answers what it read (docs/builder.md)."""
+
+    model_config = ConfigDict(
+        **ON_FIRST_USE,
+        extra="allow",
+        json_schema_extra={
+            "anyOf": [
+                {"properties": {"ok": {"const": True}}},
+                {"required": ["error", "message"]},
+            ]
+        },
+    )
+
+    ok: bool = Field(description="Whether the call applied (or, for inspect_form, read)")
+    summary: SkipJsonSchema[None] | str = Field(
+        default=None, description="What the call did, in one sentence"
+    )
+    error: SkipJsonSchema[None] | str = Field(
+        default=None, description="Why nothing was applied: a stable code, for ok=false"
+    )
+    message: SkipJsonSchema[None] | str = Field(
+        default=None, description="What was wrong, with error"
+    )
+    hint: SkipJsonSchema[None] | str = Field(default=None, description="What to send instead")
+    did_you_mean: SkipJsonSchema[None] | list[str] = Field(
+        default=None, description="Ids close to one that was not found"
+    )
+    notes: SkipJsonSchema[None] | dict[str, JsonValue] = Field(
+        default=None,
+        description="What the edit did on its own: values coerced, ids rewritten, positions packed",
+    )
+    replayed: SkipJsonSchema[None] | Literal[True] = Field(
+        default=None, description="Present when this is the first result of a retried call"
+    )
+
+
+class EditLogLine(BaseModel):
+    """One entry of a draft's edit log (without its document)."""
+
+    model_config = ON_FIRST_USE
+
+    index: int
+    tool: str
+    call_id: str
+    by: str = Field(description="The principal who made the edit")
+    at: str = Field(description="When (ISO 8601)")
+    summary: str
+    prev: int = Field(description="The entry in force before this one (-1: none)")
+    in_force: bool
+
+
+class DraftBody(BaseModel):
+    """A draft as its editor shows it: the document, where undo and redo lead, the edit log."""
+
+    model_config = ON_FIRST_USE
+
+    form_id: str
+    version: int = Field(description="Goes up by one with every edit, undo and redo")
+    document: dict[str, JsonValue] = Field(
+        description="The form document as it is now (docs/form-documents.md)"
+    )
+    undo: str | None = Field(description="What undo_edit would take back, or null")
+    redo: str | None = Field(description="What redo_edit would bring back, or null")
+    changed_by: str
+    changed_at: str = Field(description="When (ISO 8601)")
+    log: list[EditLogLine]
+
+
+class DraftLine(BaseModel):
+    model_config = ON_FIRST_USE
+
+    form_id: str
+    title: str
+    version: int
+    edits: int = Field(description="Entries in the edit log")
+    changed_by: str
+    changed_at: str = Field(description="When (ISO 8601)")
+
+
+class DraftList(BaseModel):
+    """The drafts of the caller's tenant, by form id."""
+
+    model_config = ON_FIRST_USE
+
+    drafts: list[DraftLine]
+
+
+class PublishedVersion(BaseModel):
+    """The 200 of a publish: the form and the version it got."""
+
+    model_config = ON_FIRST_USE
+
+    form: str = Field(examples=["job-application"])
+    version: int = Field(examples=[1])
+
+
+class FormVersionBody(BaseModel):
+    """One published version of a form of the caller's tenant, as it was published."""
+
+    model_config = ON_FIRST_USE
+
+    form: str
+    version: int
+    document: dict[str, JsonValue] = Field(description="The form document (immutable)")
+    published_by: str = Field(description="The principal who published it")
+    published_at: str = Field(description="When (ISO 8601)")
+
+
 class ErrorBody(BaseModel):
     error: str = Field(description="A stable, machine-readable code", examples=["bad_request"])
     message: str = Field(description="What was wrong, for a person or a model to read")
+
+
+class NotPublishableBody(BaseModel):
+    """A 422 of a publish: the body that is not a publish request (``invalid_request``), or a
+    draft that does not compile yet (``not_publishable``, with every problem)."""
+
+    model_config = ON_FIRST_USE
+
+    error: str = Field(examples=["not_publishable"])
+    message: str
+    problems: SkipJsonSchema[None] | list[str] = Field(
+        default=None, description="With not_publishable: each thing to fix in the draft"
+    )
 
 
 class GatewayError(BaseModel):

@@ -2,9 +2,10 @@
 
 ``refusal`` maps every exception a route can raise (``ApiError``, an unverified principal, the
 engine's ``BadRequest``, Powertools' validation and routing errors) to one ``ApiError``, or to
-``None`` for a bug (a bare 500). Validation errors are classified in a fixed order: path ids,
-then the tool name, the query, the body. ``route_label`` names a request's route with a fixed
-label (a log key and a metric dimension, never raw input).
+``None`` for a bug (a bare 500). Validation errors are classified in a fixed order: path ids
+(a conversation id, a form id, a version), then the tool name, the query, the body.
+``route_label`` names a request's route with a fixed label (a log key and a metric dimension,
+never raw input).
 """
 
 import re
@@ -71,6 +72,15 @@ def classify(errors: list[Any]) -> ApiError:
             "bad_request",
             "conversation id must be 1-128 characters of letters, digits and . _ : @ -",
         )
+    if "form_id" in path:
+        return ApiError(
+            400,
+            "bad_request",
+            "form id must be a lowercase letter, then up to 62 lowercase letters, digits or "
+            "hyphens",
+        )
+    if "version" in path:
+        return ApiError(400, "bad_request", "version must be a whole number from 1")
     if "tool_name" in path:
         return unknown_tool()
     if where.get("query"):
@@ -105,6 +115,12 @@ ROUTES = (
     ("GET", re.compile(r"/swagger"), "swagger"),
     ("POST", re.compile(r"/webhooks/[^/]+"), "webhook"),
     ("POST", re.compile(r"/approvals/[^/]+"), "approval"),
+    ("GET", re.compile(r"/builder/tools"), "builder_tools"),
+    ("POST", re.compile(r"/builder/forms/[^/]+/tools/[^/]+"), "builder_call"),
+    ("GET", re.compile(r"/builder/forms"), "builder_drafts"),
+    ("GET", re.compile(r"/builder/forms/[^/]+"), "builder_draft"),
+    ("POST", re.compile(r"/builder/forms/[^/]+/publish"), "builder_publish"),
+    ("GET", re.compile(r"/forms/[^/]+/versions/[^/]+"), "form_version"),
 )
 
 

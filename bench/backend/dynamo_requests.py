@@ -125,7 +125,12 @@ def _one_conversation(a: Container, b: Container) -> list[RequestRow]:
         RequestRow("form_revise undo", "write", a.tool(conv, "form_revise", "r1", undo)[1]),
         RequestRow("form_read", "read", a.tool(conv, "form_read", "q1", {"form": FORM})[1]),
         RequestRow("GET status", "read", a.status(conv)[1]),
-        RequestRow("form_list", "read", a.tool(conv, "form_list", "l1", {})[1]),
+        RequestRow(
+            "form_list",
+            "read",
+            a.tool(conv, "form_list", "l1", {})[1],
+            "+ the tenant's published forms (GetItem, kept FORMWORK_CATALOG_TTL_SECONDS)",
+        ),
         RequestRow(
             "form_fill replayed (same tool_call_id)",
             "replay",

@@ -23,16 +23,19 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from forms.compiled import CompiledForm, normalise
 from forms.definition import Migration
-from forms.documents.build import ExecutorRegistry, compile_document
-from forms.documents.model import FormDocument
 from forms.errors import InvalidFormDefinition, NotFound, UnknownForm
 from forms.instance import FormInstance
 from forms.principals import tenant_of
 from forms.registry import FormRegistry
-from forms.storage.documents import FormDocumentStore, Published
+
+if TYPE_CHECKING:  # loaded when a tenant's document is first compiled, not with the service
+    from forms.documents.build import ExecutorRegistry
+    from forms.documents.model import FormDocument
+    from forms.storage.documents import FormDocumentStore, Published
 
 
 class Catalog:
@@ -109,6 +112,8 @@ class Catalog:
             raise InvalidFormDefinition(
                 f"form {document.id!r}: that id is a form of this deployment; choose another"
             )
+        from forms.documents.build import compile_document
+
         return compile_document(document, version=version, executors=self.executors)
 
     def publish(
@@ -161,6 +166,8 @@ class Catalog:
             raise UnknownForm(
                 f"form {form_id!r} is no longer served", "abandon this instance"
             ) from None
+        from forms.documents.build import compile_document
+
         compiled = compile_document(published.document, version=version, executors=self.executors)
         with self._lock:
             self._compiled[key] = compiled

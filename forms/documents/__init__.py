@@ -1,19 +1,46 @@
 """Forms as data: the document model, its rule language, its compilation by the one compiler
-(``docs/form-documents.md``), and the builder's edits of a draft."""
+(``docs/form-documents.md``), and the builder's edits of a draft.
 
-from forms.documents.build import ExecutorRegistry, compile_document, to_definition
-from forms.documents.edits import (
-    TOOL_ARGUMENTS,
-    Edited,
-    EditError,
-    Limits,
-    Selection,
-    apply_edit,
-    inspect,
-    outline,
-    selection_line,
-)
-from forms.documents.model import FormDocument
+Every name in ``__all__`` is loaded from its module on first use (PEP 562): a service whose
+callers use only code forms never loads the document model or the edit engine.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from forms.documents.build import ExecutorRegistry, compile_document, to_definition
+    from forms.documents.edits import (
+        TOOL_ARGUMENTS,
+        Edited,
+        EditError,
+        Limits,
+        Selection,
+        apply_edit,
+        inspect,
+        outline,
+        selection_line,
+    )
+    from forms.documents.model import FormDocument
+
+_EXPORTS = {
+    "ExecutorRegistry": "forms.documents.build",
+    "compile_document": "forms.documents.build",
+    "to_definition": "forms.documents.build",
+    "TOOL_ARGUMENTS": "forms.documents.edits",
+    "Edited": "forms.documents.edits",
+    "EditError": "forms.documents.edits",
+    "Limits": "forms.documents.edits",
+    "Selection": "forms.documents.edits",
+    "apply_edit": "forms.documents.edits",
+    "inspect": "forms.documents.edits",
+    "outline": "forms.documents.edits",
+    "selection_line": "forms.documents.edits",
+    "FormDocument": "forms.documents.model",
+}
+"""Where each public name lives: imported from there the first time it is asked for."""
 
 __all__ = [
     "TOOL_ARGUMENTS",
@@ -30,3 +57,18 @@ __all__ = [
     "selection_line",
     "to_definition",
 ]
+
+if not TYPE_CHECKING:  # hidden from type checkers: a misspelt import stays an error
+
+    def __getattr__(name: str) -> Any:
+        """A public name, imported from its module on first access and kept (PEP 562)."""
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

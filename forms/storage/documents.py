@@ -16,9 +16,12 @@ import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from forms.documents.model import FormDocument
 from forms.errors import NotFound, StoreError
+
+if TYPE_CHECKING:  # the store keeps documents as they are handed in; no need to load the model
+    from forms.documents.model import FormDocument
 
 
 class PublishConflict(StoreError):

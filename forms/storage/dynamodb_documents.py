@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from forms.documents.model import FormDocument
 from forms.errors import NotFound, StoreError
 from forms.storage.documents import FormDocumentStore, PublishConflict, Published
+
+if TYPE_CHECKING:
+    from forms.documents.model import FormDocument
 
 _CATALOG = "CATALOG"
 
@@ -92,6 +94,8 @@ class DynamoDBFormDocumentStore(FormDocumentStore):
         ).get("Item")
         if item is None:
             raise NotFound(f"no version {version} of form {form_id!r}")
+        from forms.documents.model import FormDocument
+
         return Published(
             tenant,
             version,

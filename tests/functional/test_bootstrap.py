@@ -21,7 +21,7 @@ from formwork import bootstrap
 from formwork.config import ConfigError, Settings
 from functions.local import LocalContext, invoke
 from tests.functional.conftest import SETTINGS, build_event, make_service
-from tests.support import Deferred, app_for
+from tests.support import Deferred, app_for, service_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -121,9 +121,10 @@ REGISTRY = FormRegistry(EXAMPLES)
 def test_a_registry_is_served_as_it_is() -> None:
     # GIVEN FORMWORK_FORMS naming a FormRegistry, as formwork check accepts
     settings = Settings(forms="tests.functional.test_bootstrap:REGISTRY")
-    # WHEN the service is built / THEN it serves that registry itself
+    # WHEN the service is built / THEN it serves that registry itself, through the catalog
     app = bootstrap.bootstrap(settings, store=InMemoryFormStore())
-    assert app.service.registry is REGISTRY
+    assert app.service.registry is app.catalog
+    assert app.catalog.registry is REGISTRY
 
 
 def test_the_service_wires_the_registry_a_store_and_a_dispatcher() -> None:
@@ -155,7 +156,8 @@ def test_the_parts_given_are_used_as_they_are() -> None:
     )
     assert whole.settings is SETTINGS
     parts = bootstrap.bootstrap(Settings(), registry=REGISTRY, store=store, dispatcher=deferred)
-    assert parts.service.registry is REGISTRY and parts.service.store is store
+    assert parts.service.registry is parts.catalog and parts.catalog.registry is REGISTRY
+    assert parts.service.store is store
     assert parts.service.dispatcher is deferred
     # AND dispatcher=None is a service without a dispatcher (the Temporal worker's)
     assert bootstrap.bootstrap(Settings(), store=store, dispatcher=None).service.dispatcher is None
@@ -274,3 +276,16 @@ def test_the_worker_serves_an_app_without_a_dispatcher() -> None:
     dispatching = bootstrap.bootstrap(settings, store=InMemoryFormStore(), dispatcher=Deferred())
     with pytest.raises(ValueError, match="no dispatcher"):
         asyncio.run(serve(dispatching, stop=asyncio.Event()))
+
+
+def test_a_service_over_a_catalog_brings_its_catalog_and_the_registry_inside_it() -> None:
+    # GIVEN a service over a catalog (code forms plus tenants' documents)
+    from forms.app.catalog import Catalog
+    from forms.storage.documents import InMemoryFormDocumentStore
+
+    catalog = Catalog(REGISTRY, InMemoryFormDocumentStore(), timer=lambda: 0.0)
+    service = service_for(registry=catalog)
+    # WHEN an App is made with it / THEN its catalog and registry are those, not wrapped again
+    app = bootstrap.bootstrap(SETTINGS, service=service)
+    assert app.catalog is catalog and app.registry is REGISTRY
+    assert app.builder.catalog is catalog

@@ -35,12 +35,41 @@ BUILT_ON_FIRST_USE = (
     "ConversationStatus",
     "WebhookOutcome",
     "OpenApiDocument",
+    "BuilderSelection",
+    "BuilderCallRequest",
+    "PublishRequest",
+    "BuilderResult",
+    "EditLogLine",
+    "DraftBody",
+    "DraftLine",
+    "DraftList",
+    "PublishedVersion",
+    "FormVersionBody",
+    "NotPublishableBody",
 )
-"""``functions.models`` whose schemas only the approval, status, webhook and document routes
-build (``ON_FIRST_USE``): neither ``GET /tools`` nor a tool call builds them."""
+"""``functions.models`` whose schemas only the approval, status, webhook, builder and document
+routes build (``ON_FIRST_USE``): neither ``GET /tools`` nor a tool call builds them."""
+
+CATALOG = ("forms.app.catalog", "forms.storage.documents")
+"""The catalog and its store's port: a tool call loads them with the service (the service
+resolves forms through the catalog), never the import or ``GET /tools``."""
+
+BUILDER = (
+    "forms.app.builder",
+    "forms.app.builder_tools",
+    "forms.documents",
+    "forms.storage.drafts",
+    "forms.storage.dynamodb_drafts",
+    "forms.storage.dynamodb_documents",
+)
+"""The builder's modules (its service, the form documents' model and compiler, the drafts):
+they load with the first builder request or the first published document a call uses, never
+with the import, ``GET /tools`` or a tool call on a code form."""
 
 DEFERRED = (
     *WEBHOOK_ROUTE,
+    *CATALOG,
+    *BUILDER,
     "aws_xray_sdk",  # the Tracer's: only when tracing is on, and then on the first invocation
     "boto3",
     "botocore.client",
@@ -115,7 +144,7 @@ def test_a_tool_call_leaves_the_webhook_route_unloaded_and_other_routes_models_u
     # GIVEN a fresh interpreter with an App on an in-memory store
     code = (
         "import sys, json\n"
-        f"watched = {WEBHOOK_ROUTE!r}\n"
+        f"watched = {(*WEBHOOK_ROUTE, *BUILDER)!r}\n"
         "from functions import models\n"
         "from functions.local import invoke\n"
         "from formwork.bootstrap import bootstrap\n"
@@ -130,7 +159,7 @@ def test_a_tool_call_leaves_the_webhook_route_unloaded_and_other_routes_models_u
         "print(json.dumps([response['statusCode'], ok, loaded, built]))\n"
     )
     # WHEN a tool call is served (form_start)
-    # THEN it lands; no webhook module was loaded, and no other route's model built
+    # THEN it lands; no webhook or builder module was loaded, and no other route's model built
     assert run(code) == [200, True, [], []]
 
 

@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from forms import FormService
+from forms.app.builder import BUILDER_ARGUMENTS
 from formwork.webhooks import (
     DELIVERY_HEADER,
     SIGNATURE_HEADER,
@@ -54,6 +55,8 @@ COMPONENTS: dict[str, Any] = DOCUMENT["components"]
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 
 FINANCE: dict[str, Any] = {"sub": "bob", "tenant": "acme", "roles": "[finance]"}
+PUBLISHER: dict[str, Any] = {"sub": "cy", "tenant": "acme", "roles": "[form_publisher]"}
+OUTSIDER: dict[str, Any] = {"sub": "bo", "tenant": "globex", "roles": "[form_publisher]"}
 SECRET = "crm-secret-0123456789"
 NOW = int(T0.timestamp())
 BIG = {"item": "Laser cutter", "supplier": "Acme", "amount": "7200.00"}
@@ -245,7 +248,16 @@ PATH_VALUES: dict[str, Callable[[Operation], st.SearchStrategy[str]]] = {
         st.sampled_from(["conv-1", "conv-2", "conv-3"])
         | from_schema(op.path_params["conversation_id"])
     ),
-    "tool_name": lambda op: from_schema(op.path_params["tool_name"]),
+    "tool_name": lambda op: (
+        st.sampled_from(list(BUILDER_ARGUMENTS)) | st.sampled_from(["form_fill", "nope"])
+        if op.template.startswith("/builder/")
+        else from_schema(op.path_params["tool_name"])
+    ),
+    "form_id": lambda op: (
+        st.sampled_from([FORM, EMPTY_FORM, "travel-claim", "nope"])
+        | from_schema(op.path_params["form_id"])
+    ),
+    "version": lambda op: st.sampled_from(["1", "2"]) | st.integers(-3, 10**10).map(str),
     "approval_id": lambda op: (
         st.sampled_from(
             ["fi_2:checkpoint.finance_approval:1", "fi_2%3Acheckpoint.finance_approval%3A1"]
@@ -269,6 +281,8 @@ claims = st.sampled_from(
         FINANCE,
         {"sub": "alice", "tenant": "acme", "roles": "[finance]"},
         {"sub": "carol", "tenant": "acme", "roles": "[sales,finance]"},
+        PUBLISHER,
+        OUTSIDER,
         None,
         {},
         {"sub": "a/b"},
@@ -313,9 +327,37 @@ def duplicated(body: Any) -> str:
     return text[:at] + '"dup": 1, "dup": 2, ' + text[at:]
 
 
+builder_inputs = st.sampled_from(
+    [
+        {},
+        {"title": "Contact us", "steps": [{"title": "Contact"}]},
+        {"title": "Again", "steps": [{"title": "A"}], "replace": True},
+        {"field": {"kind": "email", "label": "Email"}},
+        {"field": {"kind": "integer", "label": "Age", "minimum": "6"}},
+        {"title": "Details"},
+        {"updates": {"required": "false"}},
+        {"scope": "field", "id": "email"},
+        {"target": "field", "id": "email", "when": {"field": "nope", "op": "answered"}},
+        {"step": "contact"},
+        {"nope": 1},
+    ]
+)
+"""Builder inputs that reach edits that apply as well as refusals (as data)."""
+
+
 def body_for(op: Operation) -> st.SearchStrategy[Any]:
     if op.body is not None:
         valid = from_schema(op.body)
+        if op.template.startswith("/builder/") and op.template.endswith("/tools/{tool_name}"):
+            envelope = st.fixed_dictionaries(
+                {"tool_call_id": st.sampled_from(["c1", "c2"])},
+                optional={
+                    "input": builder_inputs,
+                    "selection": st.sampled_from([{"field": "email"}, {"step": "contact"}, {}]),
+                    "cancelled": st.booleans(),
+                },
+            )
+            return envelope | valid
         if op.template.endswith("/tools/{tool_name}"):
             envelope = st.fixed_dictionaries(
                 {"tool_call_id": st.sampled_from(["c1", "c2"])}, optional={"input": tool_inputs}
@@ -346,6 +388,8 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
     claim: dict[str, Any] | None = draw(claims) if draw(st.integers(0, 3)) == 0 else ALICE
     if op.template.startswith("/approvals/") and claim is ALICE:
         claim = FINANCE
+    if op.template.endswith("/publish") and claim is ALICE:
+        claim = PUBLISHER
     if op.template == "/webhooks/{source}":
         claim = None
     content_type: str | None = "application/json"
@@ -359,7 +403,19 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
             params[draw(st.sampled_from(sorted(params)))] = draw(bad_segments)
         elif mutation == "random-path":
             path = draw(
-                st.sampled_from(["/", "/tools/", "/conversations", "/approvals/", "/nowhere"])
+                st.sampled_from(
+                    [
+                        "/",
+                        "/tools/",
+                        "/conversations",
+                        "/approvals/",
+                        "/nowhere",
+                        "/builder",
+                        "/builder/forms/",
+                        f"/builder/forms/{FORM}/tools",
+                        "/forms/contact-us/versions",
+                    ]
+                )
                 | st.text(URL_TEXT, max_size=30).map(lambda s: "/" + quote(s, safe="/"))
             )
         elif mutation == "query":
@@ -431,7 +487,9 @@ def _without_a_key(body: Any) -> Any:
 
 def seeded() -> tuple[Api, RecordingStore]:
     """Alice's travel claim in conv-1 (fi_1) and her purchase request waiting for finance in
-    conv-3 (fi_2, approval ``fi_2:checkpoint.finance_approval:1``)."""
+    conv-3 (fi_2, approval ``fi_2:checkpoint.finance_approval:1``); acme's draft of
+    ``contact-us`` (one email field), published as version 1, and its draft of ``empty-form``
+    (a step, no field: it does not compile)."""
     store = RecordingStore()
     api = serving(make_service(store))
     api.call("form_start", form="travel-claim", values={"destination": "Lisbon"})
@@ -442,6 +500,14 @@ def seeded() -> tuple[Api, RecordingStore]:
         form="purchase-request",
         values={"budget_line": "BL-2041", "confirmed": True},
     )
+    for form, tool, tool_input in [
+        (FORM, "create_form", {"title": "Contact us", "steps": [{"title": "Contact"}]}),
+        (FORM, "add_field", {"field": {"kind": "email", "label": "Email"}}),
+        (EMPTY_FORM, "create_form", {"title": "Empty", "steps": [{"title": "Only"}]}),
+    ]:
+        envelope = {"tool_call_id": f"seed-{tool}-{form}", "input": tool_input}
+        assert api.post(f"/builder/forms/{form}/tools/{tool}", envelope).json()["ok"]
+    assert api.post(f"/builder/forms/{FORM}/publish", {}, claims=PUBLISHER).status == 200
     return api, store
 
 
@@ -451,12 +517,23 @@ def serving(service: FormService) -> Api:
     return Api.over(service, secrets=StaticSecrets({"crm": (SECRET,)}), clock=lambda: NOW + 5)
 
 
-def snapshot(store: RecordingStore) -> Any:
-    return [
+def snapshot(api: Api, store: RecordingStore) -> Any:
+    """What the store, the drafts and the published documents hold."""
+    instances = [
         [i.model_dump(mode="json") for i in store.list_conversation(p, c)]
         for p in ("acme/alice", "acme/bob", "bob")
         for c in ("conv-1", "conv-2", "conv-3", "conv-crm")
     ]
+    drafts, documents = api.app.drafts, api.app.documents
+    builder = [
+        (
+            [d.version for d in drafts.list_drafts(tenant)],
+            [len(drafts.history(tenant, d.form_id)) for d in drafts.list_drafts(tenant)],
+            documents.catalog(tenant),
+        )
+        for tenant in ("acme", "globex", "")
+    ]
+    return instances, builder
 
 
 # ---------------------------------------------------------------------------- the checks
@@ -471,6 +548,12 @@ def test_the_document_lists_a_schema_for_every_answer() -> None:
         "GET /openapi.json",
         "POST /webhooks/{source}",
         "POST /approvals/{approval_id}",
+        "GET /builder/tools",
+        "POST /builder/forms/{form_id}/tools/{tool_name}",
+        "GET /builder/forms",
+        "GET /builder/forms/{form_id}",
+        "POST /builder/forms/{form_id}/publish",
+        "GET /forms/{form_id}/versions/{version}",
     }
     for op in OPERATIONS:
         for status, response in op.responses.items():
@@ -500,7 +583,7 @@ def test_a_401_may_be_api_gateways_own_body() -> None:
 def test_every_answer_is_one_the_document_lists(event: dict[str, Any]) -> None:
     # GIVEN a store with a claim under way and an approval pending
     api, store = seeded()
-    before, writes = snapshot(store), store.writes
+    before, writes = snapshot(api, store), store.writes
     # WHEN a request generated from the document (valid, or broken in places) arrives
     response = api.send(event)
     op = operation_of(event)
@@ -510,7 +593,7 @@ def test_every_answer_is_one_the_document_lists(event: dict[str, Any]) -> None:
     # AND a refused request stored nothing
     if response.status >= 400:
         assert store.writes == writes
-        assert snapshot(store) == before
+        assert snapshot(api, store) == before
 
 
 # ---------------------------------------------------------------------------- the converse
@@ -532,7 +615,12 @@ def scripted(answer: dict[str, Any]) -> FormService:
     return service
 
 
+FORM = "contact-us"
+EMPTY_FORM = "empty-form"
 APPROVAL = "/approvals/fi_2:checkpoint.finance_approval:1"
+BUILD = f"/builder/forms/{FORM}/tools/add_step"
+STEP = json.dumps({"tool_call_id": "c9", "input": {"title": "Details"}})
+PUBLISH = f"/builder/forms/{FORM}/publish"
 CALL = "/conversations/conv-1/tools/form_list"
 ENVELOPE = json.dumps({"tool_call_id": "c9"})
 DECISION = json.dumps({"decision": "approved"})
@@ -606,6 +694,70 @@ EXAMPLES: list[tuple[str, int, Callable[[], dict[str, Any]], dict[str, Any] | No
             (422, lambda: _post(APPROVAL, '{"decision": "maybe"}', claims=FINANCE), None),
         ]
     ],
+    ("GET /builder/tools", 200, lambda: build_event("GET", "/builder/tools"), None),
+    (
+        "GET /builder/tools",
+        400,
+        lambda: build_event("GET", "/builder/tools", query={"format": "gemini"}),
+        None,
+    ),
+    ("GET /builder/tools", 401, lambda: build_event("GET", "/builder/tools", claims=None), None),
+    *[
+        ("POST /builder/forms/{form_id}/tools/{tool_name}", status, make, None)
+        for status, make in [
+            (200, lambda: _post(BUILD, STEP)),
+            (400, lambda: _post("/builder/forms/Contact/tools/add_step", STEP)),
+            (401, lambda: _post(BUILD, STEP, claims=None)),
+            (404, lambda: _post(f"/builder/forms/{FORM}/tools/form_fill", STEP)),
+            (413, lambda: _post(BUILD, OVERSIZED)),
+            (415, lambda: _post(BUILD, STEP, headers={"content-type": "text/plain"})),
+            (422, lambda: _post(BUILD, '{"input": {}}')),
+        ]
+    ],
+    *[
+        ("GET /builder/forms", status, make, None)
+        for status, make in [
+            (200, lambda: build_event("GET", "/builder/forms")),
+            (400, lambda: _broken(build_event("GET", "/builder/forms"))),
+            (401, lambda: build_event("GET", "/builder/forms", claims=None)),
+        ]
+    ],
+    *[
+        ("GET /builder/forms/{form_id}", status, make, None)
+        for status, make in [
+            (200, lambda: build_event("GET", f"/builder/forms/{FORM}")),
+            (400, lambda: build_event("GET", "/builder/forms/Contact")),
+            (401, lambda: build_event("GET", f"/builder/forms/{FORM}", claims=None)),
+            (404, lambda: build_event("GET", f"/builder/forms/{FORM}", claims=OUTSIDER)),
+        ]
+    ],
+    *[
+        ("POST /builder/forms/{form_id}/publish", status, make, None)
+        for status, make in [
+            (200, lambda: _post(PUBLISH, "{}", claims=PUBLISHER)),
+            (400, lambda: _post("/builder/forms/a_b/publish", "{}", claims=PUBLISHER)),
+            (401, lambda: _post(PUBLISH, "{}", claims=None)),
+            (403, lambda: _post(PUBLISH, "{}", claims=ALICE)),
+            (404, lambda: _post(PUBLISH, "{}", claims=OUTSIDER)),
+            (409, lambda: _post(PUBLISH, '{"expected": 0}', claims=PUBLISHER)),
+            (413, lambda: _post(PUBLISH, OVERSIZED, claims=PUBLISHER)),
+            (
+                415,
+                lambda: _post(PUBLISH, "{}", claims=PUBLISHER, headers={"content-type": "text/x"}),
+            ),
+            (422, lambda: _post(f"/builder/forms/{EMPTY_FORM}/publish", "{}", claims=PUBLISHER)),
+            (422, lambda: _post(PUBLISH, '{"expected": "1"}', claims=PUBLISHER)),
+        ]
+    ],
+    *[
+        ("GET /forms/{form_id}/versions/{version}", status, make, None)
+        for status, make in [
+            (200, lambda: build_event("GET", f"/forms/{FORM}/versions/1")),
+            (400, lambda: build_event("GET", f"/forms/{FORM}/versions/0")),
+            (401, lambda: build_event("GET", f"/forms/{FORM}/versions/1", claims=None)),
+            (404, lambda: build_event("GET", f"/forms/{FORM}/versions/1", claims=OUTSIDER)),
+        ]
+    ],
     *[
         ("POST /webhooks/{source}", status, make, None)
         for status, make in [
@@ -633,10 +785,10 @@ def test_every_documented_status_is_answered(
 ) -> None:
     # GIVEN the seeded store (or a service whose decision answers what the example says)
     api, _ = seeded()
-    service = api.service if answer is None else scripted(answer)
+    served = api if answer is None else serving(scripted(answer))
     # WHEN the example request is sent
     event = make()
-    response = serving(service).send(event)
+    response = served.send(event)
     # THEN it is the documented status, in the documented shape
     assert response.status == status, response
     assert matching(event["requestContext"]["http"]["method"], event["rawPath"]) is BY_KEY[key]
