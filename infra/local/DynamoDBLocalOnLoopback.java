@@ -4,7 +4,9 @@
 // server listens on every interface. This one builds the server from the same command line,
 // points its connectors at the loopback address before they open, and starts it. The
 // classpath holds DynamoDBLocal.jar (its manifest brings DynamoDBLocal_lib/). Telemetry is
-// left off: pass -disableTelemetry as well.
+// left off: pass -disableTelemetry as well. The server ends when the process that started it
+// does, however that one ended (a test session or a stack killed before it could stop it):
+// a local DynamoDB never outlives what it serves.
 import java.lang.reflect.Field;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Server;
@@ -28,5 +30,8 @@ public final class DynamoDBLocalOnLoopback {
             ((ServerConnector) connector).setHost("127.0.0.1");
         }
         proxy.start();
+        ProcessHandle.current()
+                .parent()
+                .ifPresent(parent -> parent.onExit().thenRun(() -> Runtime.getRuntime().halt(0)));
     }
 }

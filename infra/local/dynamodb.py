@@ -23,6 +23,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Self
@@ -174,7 +175,8 @@ def client(endpoint: str) -> Any:
 
 
 def serve(port: int) -> None:
-    """Serve moto's DynamoDB single-threaded on 127.0.0.1:port until interrupted."""
+    """Serve moto's DynamoDB single-threaded on 127.0.0.1:port until interrupted, or until the
+    process that started it is gone."""
     from moto.moto_server.werkzeug_app import (
         DomainDispatcherApplication,
         MotoRequestHandler,
@@ -183,6 +185,7 @@ def serve(port: int) -> None:
     from werkzeug.serving import run_simple
 
     app = DomainDispatcherApplication(create_backend_app)
+    exit_with_parent()
     # werkzeug's server binds with SO_REUSEADDR: a port left with connections in TIME_WAIT by
     # a server that just stopped is usable again at once.
     run_simple(
@@ -194,6 +197,20 @@ def serve(port: int) -> None:
         request_handler=MotoRequestHandler,
         use_reloader=False,
     )
+
+
+def exit_with_parent(every: float = 1.0) -> None:
+    """End this process when the one that started it is gone, however it ended (a test session
+    or a stack killed before it could stop its servers): a local server never outlives what it
+    serves. A daemon thread looks every ``every`` seconds."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(every)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 def main() -> None:
