@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from formwork.config import Settings
 from infra.local.dynamodb import ROOT, load_template
 
 # boto3 method -> the IAM actions it needs. A transaction is authorised per contained action.
@@ -202,3 +203,24 @@ def test_the_api_function_has_reserved_concurrency_unless_turned_off() -> None:
         "Fn::Not": [{"Fn::Equals": [{"Ref": "ApiReservedConcurrency"}, "0"]}]
     }
     assert template["Parameters"]["ApiReservedConcurrency"]["Default"] > 0
+
+
+def test_the_builder_settings_are_parameters_whose_defaults_are_the_settings_defaults() -> None:
+    # GIVEN the template's parameters and the functions' environment
+    template = load_template()
+    parameters = template["Parameters"]
+    environment = template["Globals"]["Function"]["Environment"]["Variables"]
+    settings = Settings.from_env({})
+    expected = {
+        "FORMWORK_EXECUTORS": ("Executors", ""),
+        "FORMWORK_PUBLISHER_ROLE": ("PublisherRole", settings.publisher_role),
+        "FORMWORK_BUILDER_MAX_STEPS": ("BuilderMaxSteps", settings.builder_max_steps),
+        "FORMWORK_BUILDER_MAX_FIELDS": ("BuilderMaxFields", settings.builder_max_fields),
+        "FORMWORK_CATALOG_TTL_SECONDS": ("CatalogTtlSeconds", settings.catalog_ttl_seconds),
+    }
+    for variable, (parameter, default) in expected.items():
+        # THEN each setting comes from its parameter, whose default is what the code assumes
+        assert environment[variable] == {"Ref": parameter}
+        assert parameters[parameter]["Default"] == default
+    # AND an empty Executors reads as none
+    assert Settings.from_env({"FORMWORK_EXECUTORS": ""}).executors is None
