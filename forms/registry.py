@@ -68,6 +68,10 @@ class FormRegistry:
         """The latest version of every form, in registration order."""
         return [versions[max(versions)] for versions in self._forms.values()]
 
+    def serves(self, name: str) -> bool:
+        """Whether ``name`` (an id or a spelling of it) denotes one of these forms."""
+        return name in self._forms or normalise(name) in self._aliases
+
     def latest(self, name: str, principal: str | None = None) -> CompiledForm:
         """The current version of the form ``name`` denotes (its id or a spelling of it)."""
         form_id = name if name in self._forms else self._aliases.get(normalise(name))

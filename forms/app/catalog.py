@@ -90,7 +90,7 @@ class Catalog:
 
     def for_instance(self, instance: FormInstance) -> tuple[CompiledForm, list[Migration]]:
         """The definition ``instance`` runs on, and the migrations to apply first."""
-        if self._is_code_form(instance.form_id):
+        if self.registry.serves(instance.form_id):
             return self.registry.for_instance(instance)
         tenant = tenant_key(instance.principal)
         pinned = self._version(tenant, instance.form_id, instance.form_version)
@@ -108,7 +108,7 @@ class Catalog:
     def check(self, document: FormDocument, version: int = 1) -> CompiledForm:
         """``document`` compiled with this deployment's executors (``InvalidFormDefinition``
         with every problem when it does not compile, or when its id is a code form's)."""
-        if self._is_code_form(document.id):
+        if self.registry.serves(document.id):
             raise InvalidFormDefinition(
                 f"form {document.id!r}: that id is a form of this deployment; choose another"
             )
@@ -134,13 +134,6 @@ class Catalog:
         return published
 
     # ------------------------------------------------------------------ inside
-
-    def _is_code_form(self, form_id: str) -> bool:
-        try:
-            self.registry.latest(form_id)
-        except UnknownForm:
-            return False
-        return True
 
     def _catalog(self, tenant: str) -> dict[str, int]:
         now = self._timer()

@@ -26,23 +26,15 @@ from pydantic import (
 )
 
 from forms.documents.model import (
+    ITEM_MODELS,
     Action,
-    BooleanField,
-    ChoiceField,
-    ContactField,
-    DateField,
-    DecimalField,
-    Divider,
     ExecutorName,
     FormId,
-    Heading,
     Id,
-    IntegerField,
+    ItemKind,
     Option,
-    Paragraph,
     Rule,
     Text,
-    TextField,
 )
 
 Ref = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
@@ -104,21 +96,7 @@ def _as_input(model: type[BaseModel]) -> type[BaseModel]:
     )
 
 
-_ITEM_INPUTS = tuple(
-    _as_input(m)
-    for m in (
-        TextField,
-        ContactField,
-        IntegerField,
-        DecimalField,
-        BooleanField,
-        DateField,
-        ChoiceField,
-        Heading,
-        Paragraph,
-        Divider,
-    )
-)
+_ITEM_INPUTS = tuple(_as_input(m) for m in ITEM_MODELS)
 if TYPE_CHECKING:
     ItemInput = BaseModel
 else:
@@ -206,25 +184,7 @@ class FieldUpdates(_Args):
     """The keys to change; keys left out are kept (``layout`` is merged key by key), ``null``
     clears an optional one. Changing ``kind`` drops the keys the new kind does not take."""
 
-    kind: (
-        Literal[
-            "short_text",
-            "long_text",
-            "email",
-            "phone",
-            "url",
-            "integer",
-            "decimal",
-            "boolean",
-            "date",
-            "single_choice",
-            "multiple_choice",
-            "heading",
-            "paragraph",
-            "divider",
-        ]
-        | None
-    ) = None
+    kind: ItemKind | None = None
     label: Text | None = None
     help: Text | None = None
     required: bool | None = None

@@ -8,7 +8,7 @@ checks the result (shape, references) before anything is kept.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, get_args
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -29,34 +29,13 @@ from forms.documents.edit_errors import EditError, sentence
 from forms.documents.edit_layout import derive_id, merge, unique_id, with_block_defaults
 from forms.documents.model import (
     BLOCK_KINDS,
-    BooleanField,
-    ChoiceField,
-    ContactField,
-    DateField,
-    DecimalField,
-    Divider,
-    Heading,
-    IntegerField,
-    Paragraph,
-    TextField,
+    ITEM_MODELS,
+    kinds_of,
 )
 from forms.documents.rules import RuleError, compile_rule
 
 KEYS_OF_KIND: Mapping[str, frozenset[str]] = {
-    kind: frozenset(model.model_fields)
-    for model in (
-        TextField,
-        ContactField,
-        IntegerField,
-        DecimalField,
-        BooleanField,
-        DateField,
-        ChoiceField,
-        Heading,
-        Paragraph,
-        Divider,
-    )
-    for kind in get_args(model.model_fields["kind"].annotation)
+    kind: frozenset(model.model_fields) for model in ITEM_MODELS for kind in kinds_of(model)
 }
 """The keys an item of each kind takes."""
 

@@ -11,7 +11,7 @@ Python definition does, through the same compiler; ``docs/form-documents.md`` is
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
@@ -215,7 +215,27 @@ Item = Annotated[
 ]
 """What a step holds, in order: fields (which collect answers) and display blocks (which
 collect nothing: headings and paragraphs become the step's guidance, dividers nothing)."""
-FIELD_KINDS = (
+FIELD_MODELS = (
+    TextField,
+    ContactField,
+    IntegerField,
+    DecimalField,
+    BooleanField,
+    DateField,
+    ChoiceField,
+)
+BLOCK_MODELS = (Heading, Paragraph, Divider)
+ITEM_MODELS = (*FIELD_MODELS, *BLOCK_MODELS)
+"""Every model a step's item can be (what ``Item`` is the union of), fields first."""
+
+
+def kinds_of(model: type[BaseModel]) -> tuple[str, ...]:
+    """The ``kind`` values ``model`` takes."""
+    return get_args(model.model_fields["kind"].annotation)
+
+
+BLOCK_KINDS = tuple(kind for model in BLOCK_MODELS for kind in kinds_of(model))
+ItemKind = Literal[
     "short_text",
     "long_text",
     "email",
@@ -227,8 +247,12 @@ FIELD_KINDS = (
     "date",
     "single_choice",
     "multiple_choice",
-)
-BLOCK_KINDS = ("heading", "paragraph", "divider")
+    "heading",
+    "paragraph",
+    "divider",
+]
+"""Every item kind, as one type (what an update may change ``kind`` to); the same values as
+``ITEM_MODELS`` take, in that order (a test holds them together)."""
 
 
 # ---------------------------------------------------------------------- steps and checkpoints

@@ -450,3 +450,11 @@ def test_what_a_document_cannot_hold_is_named_with_the_reason() -> None:
     assert export_document(definition).gaps == (
         "field 'full_name' on_fill: the executor is code; register it by name to export it",
     )
+
+
+def test_the_item_kind_type_names_exactly_the_kinds_the_item_models_take() -> None:
+    from typing import get_args
+
+    from forms.documents.model import ITEM_MODELS, ItemKind, kinds_of
+
+    assert get_args(ItemKind) == tuple(k for model in ITEM_MODELS for k in kinds_of(model))
