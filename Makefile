@@ -90,13 +90,15 @@ typecheck: $(STAMP)
 
 check: lint test
 
-# PUBLISH=1: the timing benches write the tracked reports (bench/results/engine.md, perf.md);
-# otherwise each run writes under bench/results/runs/<UTC time>/ (bench/README.md).
+# PUBLISH=1: the builder bench and the timing benches write the tracked reports
+# (bench/results/builder.md, engine.md, perf.md); otherwise each run writes under
+# bench/results/runs/<UTC time>/ (bench/README.md).
 PUBLISH ?=
 BENCH_PUBLISH := $(if $(PUBLISH),--publish,)
 
 bench: $(STAMP) $(DDB_LOCAL_STAMP)
 	$(BIN)/python -m bench.tool_surface
+	$(BIN)/python -m bench.builder_bench $(BENCH_PUBLISH)
 	$(BIN)/python -m bench.forms_bench
 	$(BIN)/python -m bench.engine_perf $(BENCH_PUBLISH)
 	$(BIN)/python -m bench.backend_perf $(BENCH_PUBLISH)

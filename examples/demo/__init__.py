@@ -25,9 +25,18 @@ status line the agent would see in its system prompt next turn. The script check
 outcome as it goes and stops with a message if one does not happen, so it doubles as a smoke
 test of either path.
 
+The last scene is a form nobody deployed: a builder agent builds the job application
+(``examples.job_application``) through the builder tools in a tenant of the run's own (a
+replayed call, a call the person stopped), another tenant cannot read the draft, a person
+publishes it (refused without the publisher role), and an applicant of that tenant fills it in
+a new conversation: a checkpoint that refuses and a correction that clears it, an executor
+(``examples.executors``) that runs as a Temporal workflow over HTTP, answers held when a rule
+flips and restored when it flips back, and a retried call answered with its first result; an
+applicant of another tenant cannot start it.
+
 The package: ``printing`` (how a turn is printed, how an outcome is checked), ``transports``
 (``InProcess``, ``OverHttp``), ``driver`` (``Demo``, one turn at a time) and ``scenes`` (the
-five conversations). This module is the command line (``main``, ``run``, ``run_over_http``)
+six conversations). This module is the command line (``main``, ``run``, ``run_over_http``)
 and the package's public surface: every public name of the modules above is importable from
 ``examples.demo``.
 """
@@ -37,14 +46,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import uuid
 from collections.abc import Sequence
 
 from examples.demo.driver import Demo
 from examples.demo.printing import WIDTH, compact, expect, say
-from examples.demo.scenes import crm_webhook, grant, pi_intake, purchase, travel_claim
+from examples.demo.scenes import (
+    crm_webhook,
+    grant,
+    job_application,
+    pi_intake,
+    purchase,
+    travel_claim,
+)
 from examples.demo.transports import DECISION_STATUS, Clock, InProcess, OverHttp, Transport
 from infra.local import stack as stacks
+from infra.local.dynamodb_local import DynamoDBLocalMissing
 
 __all__ = [
     "DECISION_STATUS",
@@ -59,6 +77,7 @@ __all__ = [
     "crm_webhook",
     "expect",
     "grant",
+    "job_application",
     "main",
     "own_stack",
     "pi_intake",
@@ -83,6 +102,7 @@ def run(transport: Transport) -> int:
     grant(demo)
     purchase(demo)
     crm_webhook(demo)
+    job_application(demo)
     print(f"\nDemo finished: {demo.calls} tool calls, every expected outcome seen.")
     return 0
 
@@ -124,6 +144,14 @@ def run_over_http(url: str | None, temporal: str | None = None) -> int:
         # generous, so a cold worker's first hooks still land within the tool call
         "FORMWORK_HOOK_WAIT_MS": "10000",
     }
+    try:
+        return _run_on_own_stack(environment, secret)
+    except DynamoDBLocalMissing as missing:  # a prerequisite of the stack: say which
+        print(f"The local stack did not start: {missing}", file=sys.stderr)
+        return 1
+
+
+def _run_on_own_stack(environment: dict[str, str], secret: str) -> int:
     with stacks.LocalStack(
         api_port=0,
         dynamodb_port=0,

@@ -34,16 +34,26 @@ class Demo:
         print(f"\n{'=' * WIDTH}\n{title}  [conversation {conversation}]\n{'=' * WIDTH}")
 
     def turn(
-        self, user: str | None, tool: str, payload: dict[str, Any], note: str = ""
+        self,
+        user: str | None,
+        tool: str,
+        payload: dict[str, Any],
+        note: str = "",
+        *,
+        call_id: str | None = None,
     ) -> dict[str, Any]:
+        """One tool call with what led to it; ``call_id`` sends an earlier call's id again
+        (a replay)."""
         print()
         if user is None:
             say("", f"(agent: {note})", indent=2)
         else:
             say("user:  ", f"“{user}”", indent=2)
         self.calls += 1
-        say("call:  ", f"{tool} {compact(payload)}")
-        result = self.transport.call(self.caller, tool, f"call_{self.calls:03d}", payload)
+        again = f" (the id of an earlier call: {call_id})" if call_id else ""
+        call_id = call_id or f"call_{self.calls:03d}"
+        say("call:  ", f"{tool} {compact(payload)}{again}")
+        result = self.transport.call(self.caller, tool, call_id, payload)
         if tool == "form_start" and result.get("ok"):
             self.forms[result["instance"]] = payload["form"]
         if not result["ok"]:
@@ -51,7 +61,10 @@ class Demo:
             if "hint" in result:
                 say("hint:  ", result["hint"])
         else:
-            say("result: ", result.get("summary", ""))
+            say(
+                "result: ",
+                result.get("summary", "") + (" (replayed)" if "replayed" in result else ""),
+            )
             for key in _SHOWN:
                 if key in result:
                     say(f"{key}: ", compact(result[key]), indent=12)
@@ -67,6 +80,44 @@ class Demo:
             say("status: " if n == 0 else "        ", line)
         shown: dict[str, Any] = result
         return shown
+
+    def build(
+        self,
+        principal: str,
+        form_id: str,
+        tool: str,
+        payload: dict[str, Any],
+        selection: dict[str, str] | None = None,
+        *,
+        call_id: str | None = None,
+        cancelled: bool = False,
+        said: str | None = None,
+    ) -> dict[str, Any]:
+        """One builder tool call, printed as the builder's chat would log it."""
+        if said is not None:
+            print()
+            say("person: ", f"“{said}”", indent=2)
+        self.calls += 1
+        call_id = call_id or f"build_{self.calls:03d}"
+        shown = f"{tool} {compact(payload)}"
+        if selection:
+            shown += f" selection={compact(selection)}"
+        say("build: ", shown + (" [Stop pressed]" if cancelled else ""))
+        result = self.transport.build(
+            principal, form_id, tool, call_id, payload, selection, cancelled=cancelled
+        )
+        replayed = " (replayed: nothing applied again)" if result.get("replayed") else ""
+        if result.get("ok") and tool == "inspect_form":
+            seen = {k: v for k, v in result.items() if k not in ("ok", "replayed")}
+            say("   ok: ", compact(seen) + replayed, indent=4)
+        elif result.get("ok"):
+            say("   ok: ", str(result.get("summary", "")) + replayed, indent=4)
+            for key, note in result.get("notes", {}).items():
+                if key != "layout":  # where the packer put it: the canvas shows that
+                    say(f"{key}: ", compact(note), indent=10)
+        else:
+            say("  err: ", f"{result['error']}: {result['message']}{replayed}", indent=4)
+        return result
 
     def value(self, instance: str, field_id: str) -> Any:
         return self.transport.value(self.caller, self.forms[instance], instance, field_id)

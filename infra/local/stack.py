@@ -32,7 +32,9 @@ The handler's environment: ``TABLE_NAME``, ``DYNAMODB_ENDPOINT_URL``, ``AWS_REGI
 ``AWS_DEFAULT_REGION``, ``TENANT_CLAIM=tenant`` (so ``Bearer dev:<tenant>:<sub>`` gives the
 principal ``<tenant>/<sub>``), ``ROLES_CLAIM=roles`` (so ``Bearer dev:<sub>;roles=finance``
 holds the role ``finance``), dummy credentials, plus the template's own variables
-(``POWERTOOLS_*``). Nothing here changes this process's ``os.environ``.
+(``POWERTOOLS_*``), and ``FORMWORK_EXECUTORS=examples.executors:EXECUTORS`` (what published
+form documents may run) unless the shell sets its own. Nothing here changes this process's
+``os.environ``.
 
 Webhooks (``local_webhooks``): with no ``FORMWORK_WEBHOOK_SECRETS`` given (by the caller or the
 shell), the stack makes a development source ``crm`` with a secret drawn for the run
@@ -254,6 +256,7 @@ class LocalStack:
             "POWERTOOLS_TRACE_DISABLED": "true",
             **self.temporal_environment,
             **self.webhook_environment,
+            "FORMWORK_EXECUTORS": DEV_EXECUTORS,
             **_passed_through(),
             **self.extra_environment,
         }
@@ -466,10 +469,15 @@ PASSED_THROUGH = (
     "FORMWORK_WEBHOOK_SECRETS",
     "FORMWORK_NOTIFY_SECRETS",
     "FORMWORK_FORMS",
+    "FORMWORK_EXECUTORS",
     "FORMWORK_HOOK_WAIT_MS",
 )
 """Settings a developer may set in their shell for the local functions (the webhook sources
 and secrets, say); everything else the functions get is the template's and the stack's."""
+
+DEV_EXECUTORS = "examples.executors:EXECUTORS"
+"""The executors published form documents may name on the local stack, unless the shell sets
+``FORMWORK_EXECUTORS`` (a deployment has no default: ``Executors`` in the template)."""
 
 DEV_WEBHOOK_SOURCE = "crm"
 """The source ``make dev`` configures when neither webhook secrets nor sources are given."""

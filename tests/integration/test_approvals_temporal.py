@@ -9,7 +9,10 @@ Each pending approval is an ``ApprovalWorkflow`` whose id is the approval id. Th
 on that workflow's result (never on a sleep) and then assert on two records: what DynamoDB
 holds (the decision revision, who wrote it, the outbox entry, the form's status) and what
 Temporal ran (runs per id, timers fired, signals received, which worker ran the activity).
-The last test runs the scripted demo against the same stack, as ``make demo`` does.
+One test publishes a form document through the builder routes and checks that the executor it
+names (``examples.executors``, the local stack's ``FORMWORK_EXECUTORS``) runs on the worker as
+the workflow its idempotency key names. The last test runs the scripted demo against the same
+stack, as ``make demo`` does.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from examples import demo
+from examples.job_application import BUILD, FORM_ID
 from forms import FormRegistry, FormService, HookContext, Step, field
 from forms.app.approvals import Approver
 from forms.app.conversation import Caller
@@ -465,6 +469,59 @@ def test_the_stream_relay_starts_the_workflow_of_an_approval_nobody_dispatched(
 # ------------------------------------------------------------------ make demo
 
 
+# ------------------------------------------------------------------ a published document's executor
+
+
+def test_a_published_documents_named_executor_runs_as_a_temporal_workflow(
+    stack: LocalStack, connection: TemporalConnection, store: DynamoDBFormStore
+) -> None:
+    # GIVEN the job application built through the builder tools in a tenant of its own, and
+    # published by a person holding the publisher role (no redeploy: the stack runs on)
+    tenant = f"hr-{uuid.uuid4().hex[:8]}"
+    builder = dev_token("builder", tenant)
+    for n, call in enumerate(BUILD):
+        envelope: dict[str, Any] = {"tool_call_id": f"b-{n}", "input": dict(call.input)}
+        if call.selection:
+            envelope["selection"] = dict(call.selection)
+        path = f"/builder/forms/{FORM_ID}/tools/{call.tool}"
+        status, result = request(stack, "POST", path, builder, envelope)
+        assert status == 200 and result["ok"], (call.tool, result)
+    publisher = dev_token("lead", tenant, roles=["form_publisher"])
+    status, published = request(stack, "POST", f"/builder/forms/{FORM_ID}/publish", publisher, {})
+    assert (status, published) == (200, {"form": FORM_ID, "version": 1})
+    applicant = dev_token("ana", tenant)
+    conversation = f"conv-{uuid.uuid4().hex[:10]}"
+    answers = {"authorized_to_work": False, "needs_sponsorship": True}
+    # WHEN an applicant's answers make the checkpoint that names `notify_recruiter` hold
+    status, started = request(
+        stack,
+        "POST",
+        f"/conversations/{conversation}/tools/form_start",
+        applicant,
+        {"tool_call_id": "s-1", "input": {"form": FORM_ID, "values": answers}},
+    )
+    assert status == 200 and started["ok"], started
+    key = f"{started['instance']}:checkpoint.sponsorship_review:1"
+    assert started["fired"] == [key]
+    # THEN the executor ran on the worker as the workflow the idempotency key names, once
+    outcome = hook_outcome(connection, key)
+    assert (outcome.key, outcome.status, outcome.error) == (key, "done", None)
+    assert the_closed_run(connection, key).status == WorkflowExecutionStatus.COMPLETED
+    # AND DynamoDB holds the entry as done, on version 1 of the tenant's document
+    stored = store.get(started["instance"])
+    assert (stored.form_id, stored.form_version) == (FORM_ID, 1)
+    assert stored.state.outbox[key].status == "done"
+    # AND a principal of another tenant cannot start the form at all
+    status, refused = request(
+        stack,
+        "POST",
+        f"/conversations/{conversation}/tools/form_start",
+        dev_token("ana", f"other-{tenant}"),
+        {"tool_call_id": "s-2", "input": {"form": FORM_ID}},
+    )
+    assert status == 200 and refused["error"] == "unknown_form"
+
+
 def test_the_demo_shows_hooks_approvals_and_webhooks_on_temporal(
     stack: LocalStack, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -484,3 +541,7 @@ def test_the_demo_shows_hooks_approvals_and_webhooks_on_temporal(
     assert "404 unknown_approval: no pending approval" in out
     assert "200 Recorded approved on Finance decision. form_status: completed" in out
     assert "201 session fi_" in out and "by webhook" in out
+    # AND the job application it built was published, refused to the other tenant, and ran its
+    # executor on Temporal
+    assert "(no role) -> 403" in out and f"GET /builder/forms/{FORM_ID} as globex-" in out
+    assert "checkpoint.sponsorship_review:1 (the idempotency key)" in " ".join(out.split())
