@@ -99,6 +99,7 @@ BENCH_PUBLISH := $(if $(PUBLISH),--publish,)
 bench: $(STAMP) $(DDB_LOCAL_STAMP)
 	$(BIN)/python -m bench.tool_surface
 	$(BIN)/python -m bench.builder_bench $(BENCH_PUBLISH)
+	$(BIN)/python -m bench.edit_perf
 	$(BIN)/python -m bench.forms_bench
 	$(BIN)/python -m bench.engine_perf $(BENCH_PUBLISH)
 	$(BIN)/python -m bench.backend_perf $(BENCH_PUBLISH)

@@ -127,6 +127,22 @@ class VersionMismatch(ToolError):
     code = "version_mismatch"
 
 
+class NotPublishable(ToolError):
+    """A form document (a builder's draft) that does not compile yet; ``problems`` names each
+    thing to fix."""
+
+    code = "not_publishable"
+
+    def __init__(self, form_id: str, problems: Sequence[str]) -> None:
+        self.problems: tuple[str, ...] = tuple(problems)
+        count = len(self.problems)
+        super().__init__(
+            f"The draft {form_id!r} cannot be published yet ({count} "
+            f"problem{'s' if count != 1 else ''}): {'; '.join(self.problems)}",
+            "Fix them in the builder (inspect_form shows the draft), then publish again.",
+        )
+
+
 class StoreError(FormworkError):
     """Base of the storage port's errors."""
 

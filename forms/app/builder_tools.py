@@ -1,7 +1,8 @@
 """What the builder's model and editor see: the tools' arguments beside the editing tools'
-(``BUILDER_ARGUMENTS``), the answers of a cancelled call and of undo and redo, the draft as
-its editor reads it (``DraftView``), and the error of a draft that cannot be published yet.
-``forms.app.builder`` is the service that answers the calls.
+(``BUILDER_ARGUMENTS``), the answers of a cancelled call and of undo and redo, and the draft
+as its editor reads it (``DraftView``). ``forms.app.builder`` is the service that answers the
+calls. The error of a draft that cannot be published yet, ``NotPublishable``, is one of the
+tool errors of ``forms.errors``; it is importable from here and from ``forms.app.builder``.
 """
 
 from __future__ import annotations
@@ -15,8 +16,22 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from forms.documents import TOOL_ARGUMENTS, EditError, FormDocument
 from forms.documents.edit_arguments import Ref
-from forms.errors import ToolError
+from forms.errors import NotPublishable
 from forms.storage.drafts import Draft
+
+__all__ = [
+    "BUILDER_ARGUMENTS",
+    "CANCELLED",
+    "DraftView",
+    "InspectForm",
+    "LogLine",
+    "NotPublishable",
+    "RedoEdit",
+    "Result",
+    "UndoEdit",
+    "moved",
+    "no_draft",
+]
 
 Result = dict[str, JsonValue]
 
@@ -57,21 +72,6 @@ CANCELLED: Result = {
     "applied.",
 }
 """What a cancelled call is answered, and recorded as, under its id."""
-
-
-class NotPublishable(ToolError):
-    """The draft does not compile yet; ``problems`` names each thing to fix."""
-
-    code = "not_publishable"
-
-    def __init__(self, form_id: str, problems: tuple[str, ...]) -> None:
-        listed = "; ".join(problems)
-        super().__init__(
-            f"The draft {form_id!r} cannot be published yet ({len(problems)} "
-            f"problem{'s' if len(problems) != 1 else ''}): {listed}",
-            "Fix them in the builder (inspect_form shows the draft), then publish again.",
-        )
-        self.problems = problems
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,8 @@ one ``InvalidFormDefinition`` before the compiler runs: rules naming unknown or 
 not accept, unknown steps in jumps, unknown fields in ``set`` actions and message
 placeholders, executor names the deployment did not register, constraints that contradict
 each other (a minimum over the maximum, a pattern that does not compile), and block ids used
-twice.
+twice. The fields' types, and the index rules and ``set`` values are checked against, are
+``forms.documents.field_types``'s: the builder's edits check a draft with the same ones.
 """
 
 from __future__ import annotations
@@ -22,29 +23,20 @@ from __future__ import annotations
 import re
 import types
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from datetime import date
-from decimal import Decimal
-from typing import Annotated, Any, Literal
-
-from pydantic import EmailStr, Field
+from typing import Any
 
 from forms.compile_checks import did_you_mean
-from forms.compile_steps import STEP_METHODS
 from forms.compiled import CompiledForm
 from forms.compiler import compile_form
 from forms.definition import Checkpoint, Executor, FormDef, Step, field
+from forms.documents.field_types import index_document, read_set, types_of
 from forms.documents.model import (
     ChoiceField,
-    ContactField,
-    DateField,
-    DecimalField,
     Divider,
     FailAction,
     FieldDoc,
     FormDocument,
     Heading,
-    IntegerField,
     JumpAction,
     Paragraph,
     RunAction,
@@ -57,15 +49,10 @@ from forms.documents.rules import Known, Predicate, RuleError, compile_rule
 from forms.effect_plans import as_effects
 from forms.effects import Effect, Fail, Jump, Patch, Terminate
 from forms.errors import InvalidFormDefinition
-from forms.schema import Accepted, field_type
 
 ExecutorRegistry = Mapping[str, Executor]
 """The executors a deployment lets documents name: ``{"notify_crm": notify_crm}``."""
 
-SHORT_TEXT_MAX = 300
-LONG_TEXT_MAX = 4_000
-PHONE_PATTERN = r"^\+?[0-9][0-9 ()./-]{5,24}$"
-URL_PATTERN = r"^https?://[^\s/?#]+\.[^\s]+$"
 _PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 ACTIONS_ATTRIBUTE = "__form_actions__"
 """Set on a checkpoint executor compiled from actions: the actions (what export writes)."""
@@ -90,7 +77,7 @@ class _Builder:
     def __init__(self, document: FormDocument, executors: ExecutorRegistry) -> None:
         self.document = document
         self.executors = executors
-        index = index_document(document)
+        self.index = index = index_document(document)
         self.problems: list[str] = list(index.problems)
         self.known: Mapping[str, Known] = index.known
         self.first_field: Mapping[str, int] = index.first_field
@@ -125,7 +112,7 @@ class _Builder:
         for item in step.items:
             if isinstance(item, Heading | Paragraph | Divider):
                 continue
-            annotation = _annotation(item, [])  # a problem with it is the index's, recorded
+            annotation = types_of(item).annotation  # None: the index recorded why
             if annotation is None:
                 continue
             known = self.known.get(item.id)
@@ -222,161 +209,19 @@ class _Builder:
         return lambda ctx: list(as_effects(executor(ctx)))
 
     def _set(self, action: SetAction, where: str) -> Callable[[Any], list[Effect]] | None:
-        known = self.known.get(action.field)
-        if known is None:
-            self.problems.append(
-                f"{where} sets {action.field!r}, which is not a field"
-                + did_you_mean(action.field, self.known)
-            )
+        read = read_set(action, self.index, where)  # the builder's edits check it the same way
+        if isinstance(read, str):
+            unknown = action.field not in self.known
+            self.problems.append(read + (did_you_mean(action.field, self.known) if unknown else ""))
             return None
-        whole = field_type(_field_annotation(self.document, action.field))
-        outcome = whole.accept(action.value)
-        if not isinstance(outcome, Accepted):
-            self.problems.append(
-                f"{where} sets {action.field!r} to {action.value!r}: {outcome.message}"
-            )
-            return None
-        name, value = action.field, outcome.json_value
+        name, value = action.field, read.json_value
         return lambda ctx: [Patch({name: value})]
 
 
-# ---------------------------------------------------------------------- the index
-
-
-@dataclass(frozen=True, slots=True)
-class FieldIndex:
-    """What rules are checked against: every field's kind, type and position (``known``), the
-    position of each step's first field (``first_field``, by step id), and what was wrong with
-    an item on the way (``problems``: contradicting constraints, block ids used twice, field
-    ids that are names of ``Step`` methods)."""
-
-    known: Mapping[str, Known]
-    first_field: Mapping[str, int]
-    problems: tuple[str, ...]
-
-
-def index_document(document: FormDocument) -> FieldIndex:
-    """The ``FieldIndex`` of ``document``: what ``compile_document`` checks rules against, for
-    whoever checks a rule before the document compiles (the builder's edits)."""
-    problems: list[str] = []
-    known: dict[str, Known] = {}
-    first_field: dict[str, int] = {}
-    blocks: set[str] = set()
-    position = 0
-    for step in document.steps:
-        first_field[step.id] = position
-        for item in step.items:
-            if isinstance(item, Heading | Paragraph | Divider):
-                if item.id in blocks:
-                    problems.append(f"block id {item.id!r} is used twice")
-                blocks.add(item.id)
-                continue
-            if item.id in STEP_METHODS:
-                problems.append(
-                    f"field id {item.id!r} is a name the compiler asks every step for "
-                    f"({', '.join(sorted(STEP_METHODS))}); rename the field"
-                )
-            annotation = _annotation(item, problems)
-            if annotation is None or item.id in known:
-                position += 1
-                continue  # a duplicate id is the compiler's to report
-            try:
-                item_type = field_type(_item_annotation(item, annotation))
-            except TypeError as exc:
-                problems.append(f"field {item.id!r}: {exc}")
-                position += 1
-                continue
-            known[item.id] = Known(item.kind, item_type, position)
-            position += 1
-    return FieldIndex(known, first_field, tuple(problems))
-
-
-def _annotation(item: FieldDoc, problems: list[str]) -> Any | None:
-    """The field's type as a Python annotation, or None after recording why not."""
-    try:
-        base = _base_annotation(item)
-    except ValueError as exc:
-        problems.append(f"field {item.id!r}: {exc}")
-        return None
-    return base if item.required else base | None
-
-
-# ---------------------------------------------------------------------- field types
+# ---------------------------------------------------------------------- helpers
 
 
 _EXAMPLES = {"phone": "+351 912 345 678", "url": "https://example.com"}
-
-
-def _base_annotation(item: FieldDoc) -> Any:
-    """The annotation of a required field of ``item``'s kind and constraints (``ValueError``
-    when the constraints contradict each other)."""
-    if isinstance(item, TextField):
-        _ordered(item.min_length, item.max_length, "min_length", "max_length")
-        if item.pattern is not None:
-            try:
-                re.compile(item.pattern)
-            except re.error as exc:
-                raise ValueError(f"pattern {item.pattern!r} does not compile: {exc}") from None
-        default = SHORT_TEXT_MAX if item.kind == "short_text" else LONG_TEXT_MAX
-        return Annotated[
-            str,
-            Field(
-                min_length=item.min_length or 1,
-                max_length=item.max_length or default,
-                pattern=item.pattern,
-            ),
-        ]
-    if isinstance(item, ContactField):
-        if item.kind == "email":
-            return EmailStr
-        pattern = PHONE_PATTERN if item.kind == "phone" else URL_PATTERN
-        return Annotated[str, Field(pattern=pattern, max_length=2_000)]
-    if isinstance(item, IntegerField):
-        _ordered(item.minimum, item.maximum, "minimum", "maximum")
-        return Annotated[int, Field(ge=item.minimum, le=item.maximum)]
-    if isinstance(item, DecimalField):
-        _ordered(item.minimum, item.maximum, "minimum", "maximum")
-        low = None if item.minimum is None else Decimal(str(item.minimum))
-        high = None if item.maximum is None else Decimal(str(item.maximum))
-        return Annotated[Decimal, Field(ge=low, le=high, decimal_places=item.decimal_places)]
-    if isinstance(item, DateField):
-        _ordered(item.earliest, item.latest, "earliest", "latest")
-        return Annotated[date, Field(ge=item.earliest, le=item.latest)]
-    if isinstance(item, ChoiceField):
-        values = [o.value for o in item.options]
-        if len(set(values)) != len(values):
-            raise ValueError("two options have the same value")
-        choice = Literal[tuple(values)]  # type: ignore[valid-type]
-        if item.kind == "single_choice":
-            return choice
-        _ordered(item.min_selected, item.max_selected, "min_selected", "max_selected")
-        return Annotated[
-            list[choice],  # type: ignore[valid-type]
-            Field(min_length=item.min_selected or 1, max_length=item.max_selected or len(values)),
-        ]
-    return bool
-
-
-def _item_annotation(item: FieldDoc, annotation: Any) -> Any:
-    """What one value a rule compares is checked against: the option type of a multiple
-    choice, else the field's own type."""
-    if isinstance(item, ChoiceField) and item.kind == "multiple_choice":
-        return Literal[tuple(o.value for o in item.options)]
-    return annotation
-
-
-def _field_annotation(document: FormDocument, field_id: str) -> Any:
-    for step in document.steps:
-        for item in step.items:
-            if item.id == field_id and not isinstance(item, Heading | Paragraph | Divider):
-                base = _base_annotation(item)
-                return base if item.required else base | None
-    raise KeyError(field_id)
-
-
-def _ordered(low: Any, high: Any, low_name: str, high_name: str) -> None:
-    if low is not None and high is not None and low > high:
-        raise ValueError(f"{low_name} {low} is over {high_name} {high}")
 
 
 def _ask(item: FieldDoc) -> str | None:

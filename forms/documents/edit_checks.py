@@ -2,10 +2,11 @@
 
 Rules (``when`` of fields and steps, checkpoints' ``when``), checkpoints' ``set`` fields,
 message placeholders and jump targets name other parts of the form. An edit that would leave
-one of them pointing at nothing, reading a field declared after what it gates, or comparing a
-field in a way its (new) kind does not take, is refused: ``problems`` lists what is wrong with
-a document the way ``compile_document`` checks it (the same ``index_document`` and
-``compile_rule``), and an edit may not add to that list. A draft may stay incomplete (a step
+one of them pointing at nothing, reading a field declared after what it gates, comparing a
+field in a way its (new) kind does not take, or setting a field to a value its type does not
+hold, is refused: ``problems`` lists what is wrong with a document the way
+``compile_document`` checks it (the same ``index_document``, ``compile_rule`` and
+``read_set``), and an edit may not add to that list. A draft may stay incomplete (a step
 with no fields), never inconsistent.
 """
 
@@ -16,7 +17,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from forms.documents.build import index_document
+from forms.documents.field_types import index_document, read_set
 from forms.documents.model import (
     AllOf,
     AnyOf,
@@ -32,7 +33,8 @@ from forms.documents.model import (
 )
 from forms.documents.rules import RuleError, compile_rule
 
-_PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
+PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
+"""A field named in a ``fail`` message: ``{field_id}``."""
 _ANYWHERE = 10**9
 """The position a checkpoint's rule reads from: after every field."""
 
@@ -71,12 +73,14 @@ def problems(document: FormDocument) -> Problems:
         where = f"checkpoint {checkpoint.id!r}"
         check(checkpoint.when, _ANYWHERE, f"the rule of {where}")
         for action in checkpoint.then:
-            if isinstance(action, SetAction) and action.field not in index.known:
-                found.append(f"{where} sets {action.field!r}, which is not a field")
+            if isinstance(action, SetAction):
+                read = read_set(action, index, where)
+                if isinstance(read, str):
+                    found.append(read)
             if isinstance(action, JumpAction) and action.step not in steps:
                 found.append(f"{where} jumps to {action.step!r}, which is not a step")
             if isinstance(action, FailAction):
-                for name in _PLACEHOLDER.findall(action.message):
+                for name in PLACEHOLDER.findall(action.message):
                     if name not in index.known:
                         found.append(f"{where}: the message names {{{name}}}, not a field")
     return Problems(index.problems, tuple(found))
@@ -115,7 +119,7 @@ def readers(document: FormDocument, fields: set[str], steps: set[str]) -> list[s
             if isinstance(action, SetAction):
                 named.add(action.field)
             if isinstance(action, FailAction):
-                named.update(_PLACEHOLDER.findall(action.message))
+                named.update(PLACEHOLDER.findall(action.message))
             if isinstance(action, JumpAction):
                 targets.add(action.step)
         if named & fields or targets & steps:

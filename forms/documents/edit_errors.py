@@ -11,10 +11,13 @@ The codes:
 * ``no_selection``: the call left out which step or field, and nothing is selected.
 * ``invalid``: the arguments, or the draft they would make, do not fit the schema (the
   problems in words).
-* ``invalid_rule``: a ``when`` that does not check against the draft's ids and order.
+* ``invalid_rule``: a ``when`` that does not check against the draft's ids and order, or a
+  checkpoint's action naming a field or step that is not there (with ``did_you_mean``) or
+  setting a field to a value its type cannot hold.
 * ``in_use``: a delete that would leave a rule or checkpoint pointing at nothing.
 * ``breaks_rules``: any other edit that would break a rule that held (a move putting a field
-  after a rule that reads it, a kind change a comparison no longer fits).
+  after a rule that reads it, a kind change a comparison no longer fits, a constraint or
+  option change a checkpoint's ``set`` value no longer fits).
 * ``only_step``: deleting the form's only step.
 * ``plan_limit``: a step or field past the plan's ``Limits``.
 * ``not_empty``: ``create_form`` over a draft with content, without ``replace: true``.

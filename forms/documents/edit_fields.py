@@ -13,7 +13,6 @@ from typing import Any
 from pydantic import BaseModel
 
 from forms.compile_steps import STEP_METHODS
-from forms.documents.build import index_document
 from forms.documents.edit_arguments import (
     AddField,
     DeleteField,
@@ -27,6 +26,7 @@ from forms.documents.edit_checks import describe_rule, readers
 from forms.documents.edit_draft import Data, Draft, Notes, plan_limit, slot
 from forms.documents.edit_errors import EditError, sentence
 from forms.documents.edit_layout import derive_id, merge, unique_id, with_block_defaults
+from forms.documents.field_types import index_document
 from forms.documents.model import (
     BLOCK_KINDS,
     ITEM_MODELS,

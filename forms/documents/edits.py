@@ -16,7 +16,8 @@ What one ``apply_edit`` does, in order:
 4. validates the copy into a ``FormDocument`` (``invalid``, naming each problem), then checks
    that the edit broke no reference the draft had right: a rule reading a deleted or later
    field, a comparison a field's new kind does not take, a checkpoint naming a step that went
-   (``edit_checks``);
+   or setting a value its field no longer holds (``edit_checks``, with the compiler's own
+   checks: the fields' types are kept by their settings, so this costs little per field);
 5. returns ``Edited``: the new draft, one sentence for the model, and ``notes`` on what it did
    on its own (values coerced, ids rewritten, positions clamped, keys dropped, layout packed).
 
@@ -100,8 +101,12 @@ _HINTS: Mapping[str, str] = {
     "its readers, or change their rules first (set_conditional_logic).",
     "move_step": "A step's rule may only read fields of earlier steps, and a field's rule only "
     "earlier fields: move it elsewhere, or change those rules first (set_conditional_logic).",
-    "update_field": "Rules compare the field as its kind reads it: change those rules first "
-    "(set_conditional_logic), or keep the kind and options they use.",
+    "update_field": "Rules and checkpoints read the field as its kind and constraints do: "
+    "change those first (set_conditional_logic, set_checkpoint), or keep the kind, options and "
+    "constraints they use.",
+    "set_checkpoint": "A checkpoint's rule may read any field of the draft (inspect_form lists "
+    "them, with their options): send the checkpoint again with the names fixed; nothing was "
+    "applied.",
 }
 
 

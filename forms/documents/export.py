@@ -19,8 +19,8 @@ from typing import Any
 from forms.compiled import CompiledField
 from forms.compiler import compile_form
 from forms.definition import Executor, FormDef
-from forms.documents.build import (
-    ACTIONS_ATTRIBUTE,
+from forms.documents.build import ACTIONS_ATTRIBUTE
+from forms.documents.field_types import (
     LONG_TEXT_MAX,
     PHONE_PATTERN,
     SHORT_TEXT_MAX,

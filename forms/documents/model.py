@@ -292,7 +292,9 @@ class JumpAction(_Doc):
 
 
 class SetAction(_Doc):
-    """Write a value to a field (checked against its type when the form compiles)."""
+    """Write a value to a field: read as the field's type reads an answer, and refused when
+    the type cannot hold it, both when the builder sets the checkpoint and when the form
+    compiles (by the same check, ``field_types.read_set``)."""
 
     action: Literal["set"]
     field: Id

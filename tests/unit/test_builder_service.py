@@ -406,6 +406,20 @@ def test_a_draft_that_does_not_compile_is_not_published_and_says_why(
         forms.latest(FORM, ANA)
 
 
+def test_not_publishable_is_a_tool_error_of_forms_errors_importable_where_it_was() -> None:
+    from forms import errors
+    from forms.app import builder, builder_tools
+
+    # THEN it is one class, with the other tool errors, and the shells' imports still hold
+    assert builder.NotPublishable is builder_tools.NotPublishable is errors.NotPublishable
+    assert issubclass(errors.NotPublishable, errors.ToolError)
+    refused = errors.NotPublishable("intake", ["step 'you' has no fields"])
+    assert refused.problems == ("step 'you' has no fields",)
+    assert refused.message == (
+        "The draft 'intake' cannot be published yet (1 problem): step 'you' has no fields"
+    )
+
+
 def test_publishing_again_expects_the_version_the_publisher_saw(builder: BuilderService) -> None:
     started(builder)
     builder.call(ANA, FORM, "add_field", "c1", EMAIL)

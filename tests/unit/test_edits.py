@@ -28,9 +28,9 @@ from forms.documents import (
     selection_line,
     to_definition,
 )
-from forms.documents.build import index_document
 from forms.documents.edit_arguments import FieldUpdates
 from forms.documents.edit_fields import KEYS_OF_KIND
+from forms.documents.field_types import index_document
 from tests.support import Session, service_for
 
 CALLER = Caller("alice", "conv-1")
