@@ -1,0 +1,127 @@
+"""Memory: facts a principal stated, kept per key with their half-life, recalled into forms.
+
+A remembered fact in a sentence can hedge ("I think you said 70 kg: still right?"); the same
+fact as a field value cannot: it sits above the user's submit button, attributed to them. So
+the bar for writing a fact into a field is higher than for mentioning it, and what cannot
+hedge is offered instead. This package is the pure part: no storage, no clock, no IO.
+
+* ``vocabulary``: the keys (``person.date_of_birth``, ``person.weight_kg``...), each with a
+  label, a value type, a unit and a decay class; ``Vocabulary.check_field`` is the compile
+  check of a field that declares a key (the key exists, is stored, and its type fits).
+* ``decay``: decay classes and the policy saying, by a fact's age, whether it fills, is
+  offered, or is not used.
+* ``derivations``: rules reading stated words into a unit (``5'8"`` to 173 cm), extractively.
+* ``facts``: the append-only, bi-temporal revisions of a key, the head a store keeps, and
+  ``apply_revision``, the one definition of an append.
+* ``statements``: planning the revision a statement, confirmation or deletion appends, or the
+  ``Refusal`` (data) saying why not.
+* ``recall``: planning what memory fills and offers in a form's empty fields, and the
+  precedence of every source of a starting value.
+
+The processing model of one statement: read the key's head from the store (``FactStore``),
+``plan_statement`` it (a revision planned on the head's version, or a refusal: nothing
+written), ``FactStore.append`` it (compare-and-set on that version; on ``FactConflict`` plan
+again on the head it carries). Of one recall: read the principal's settings (memory off: stop,
+no fact read), read the facts in force (one query), ``plan_recall``, then write the fills by a
+commit that holds only while each field is still empty, and show the offers.
+"""
+
+from forms.memory.decay import (
+    DEFAULT_RULES,
+    FOREVER,
+    DecayClass,
+    DecayPolicy,
+    DecayRule,
+    Use,
+)
+from forms.memory.derivations import (
+    DEFAULT_DERIVATIONS,
+    DerivationRule,
+    Derivations,
+    Derived,
+)
+from forms.memory.errors import (
+    FactConflict,
+    FactError,
+    InvalidPolicy,
+    InvalidVocabulary,
+    UnknownFactKey,
+)
+from forms.memory.facts import (
+    Derivation,
+    Fact,
+    FactHead,
+    FactHistory,
+    FactRevision,
+    MemorySettings,
+    Source,
+    apply_revision,
+)
+from forms.memory.fit import TypeFit, type_fit
+from forms.memory.recall import (
+    PRECEDENCE,
+    Fill,
+    Offer,
+    Origin,
+    Prefill,
+    RecallField,
+    RecallPlan,
+    Skip,
+    plan_recall,
+    prefill_values,
+)
+from forms.memory.statements import (
+    Refusal,
+    Statement,
+    plan_confirmation,
+    plan_deletion,
+    plan_statement,
+)
+from forms.memory.vocabulary import DEFAULT_KEYS, FactKey, Vocabulary, fact_key
+
+__all__ = [
+    "DEFAULT_DERIVATIONS",
+    "DEFAULT_KEYS",
+    "DEFAULT_RULES",
+    "FOREVER",
+    "PRECEDENCE",
+    "DecayClass",
+    "DecayPolicy",
+    "DecayRule",
+    "Derivation",
+    "DerivationRule",
+    "Derivations",
+    "Derived",
+    "Fact",
+    "FactConflict",
+    "FactError",
+    "FactHead",
+    "FactHistory",
+    "FactKey",
+    "FactRevision",
+    "Fill",
+    "InvalidPolicy",
+    "InvalidVocabulary",
+    "MemorySettings",
+    "Offer",
+    "Origin",
+    "Prefill",
+    "RecallField",
+    "RecallPlan",
+    "Refusal",
+    "Skip",
+    "Source",
+    "Statement",
+    "TypeFit",
+    "UnknownFactKey",
+    "Use",
+    "Vocabulary",
+    "apply_revision",
+    "fact_key",
+    "plan_confirmation",
+    "plan_deletion",
+    "plan_recall",
+    "plan_statement",
+    "prefill_values",
+    "type_fit",
+]

@@ -1,0 +1,348 @@
+"""Facts: append-only revisions per key, read bi-temporally.
+
+Every change to what a principal's memory holds about a key is a ``FactRevision``, appended
+to the key's history and never changed afterwards (one exception, ``deleted``, below). A
+revision says what kind of change it is:
+
+* ``stated``: a value the user stated, in ``words``, from a ``source``, at ``stated_at``. If
+  the user said when it is or was true, ``valid_from`` / ``valid_until`` hold it (world time);
+  otherwise it is taken as true from ``stated_at``, with no end. A statement that contradicts
+  the value in force does not erase it: the old value's validity is closed where the new one
+  begins, so "what was true on 1 March" still has an answer.
+* ``corrected``: the value in force was wrong, not changed in the world ("I said 70, I meant
+  75"). It replaces that value over the same period; the wrong value stays in the history, so
+  "what did we believe on 1 March" still has an answer too.
+* ``confirmed``: the value in force is still right (``confirmed_at``); its age starts again.
+* ``deleted``: forget the key. Recall never returns it again, and every earlier revision of
+  the key has its content (value, words, derivation) erased in the same write, its record
+  (kind, times, source) kept with ``erased=True``. A user who deletes a fact in the fact
+  editor means "forget it": keeping the value in a history that every export and history read
+  shows would not honour that, and the old value is worth little to an audit that still sees
+  when it was stated, from where, and when it was deleted. Corrections never erase anything.
+
+Two clocks: ``recorded_at`` is system time (when Formwork learned it; revisions are recorded
+in order), ``valid_from``/``valid_until`` world time. ``FactHistory`` folds a history into a
+*timeline*, the periods of world time each value held as believed at some system time:
+``as_of(t)`` answers "what did we believe on date t" (the value in force as of the revisions
+recorded by then) and ``valid_at(t)`` "what was true on date t" (as believed now, or as of a
+system time).
+
+A key's ``FactHead`` is what the store keeps beside the history: the number of revisions
+(the compare-and-set version: a revision's ``seq`` is the version it was planned on), the
+fact in force (``fact``: the latest period of the timeline, None when never stated or deleted)
+and how many revisions are erased. ``apply_revision`` is the one definition of what appending
+a revision does to a head; the stores call it. Folding the head's one period gives the same
+latest period as folding the whole timeline, so a head never needs the history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Annotated, Literal
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    model_validator,
+)
+
+from forms.memory.errors import FactConflict
+from forms.memory.vocabulary import KEY_MAX_LENGTH, KEY_PATTERN
+
+FactValue = Annotated[StrictStr, Field(max_length=4000)] | StrictInt | StrictFloat | StrictBool
+"""A fact's value, as the key's type gives its JSON: one scalar."""
+Words = Annotated[str, Field(min_length=1, max_length=1000)]
+"""The words a fact was stated in."""
+FactName = Annotated[str, Field(pattern=KEY_PATTERN, max_length=KEY_MAX_LENGTH)]
+SourceKind = Literal["conversation", "tool_call", "api"]
+Change = Literal["stated", "corrected", "confirmed", "deleted"]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class Source(BaseModel):
+    """Where a revision came from: a conversation (an answer in a form), a tool call, or the
+    API; ``ref`` names it (a conversation or instance id, a tool-call id, an API client)."""
+
+    model_config = _FROZEN
+
+    kind: SourceKind
+    ref: Annotated[str, Field(max_length=200)] | None = None
+
+
+class Derivation(BaseModel):
+    """A value read from other words by a rule: ``5'8"`` to 173 by ``feet_inches_to_cm``."""
+
+    model_config = _FROZEN
+
+    rule: Annotated[str, Field(min_length=1, max_length=80)]
+    words: Words
+
+
+class FactRevision(BaseModel):
+    """One change of one key, as appended. ``seq`` is its place in the key's history."""
+
+    model_config = _FROZEN
+
+    key: FactName
+    seq: Annotated[int, Field(ge=0)]
+    change: Change
+    value: FactValue | None = None
+    words: Words | None = None
+    derivation: Derivation | None = None
+    source: Source
+    stated_at: AwareDatetime | None = None
+    confirmed_at: AwareDatetime | None = None
+    valid_from: AwareDatetime | None = None
+    valid_until: AwareDatetime | None = None
+    recorded_at: AwareDatetime
+    erased: bool = False
+
+    @model_validator(mode="after")
+    def _shape(self) -> FactRevision:
+        content = (self.value, self.words, self.derivation)
+        if self.erased and content != (None, None, None):
+            raise ValueError("an erased revision keeps no value, words or derivation")
+        has_value = self.erased or self.value is not None
+        if self.change in ("stated", "corrected"):
+            if not has_value or self.stated_at is None or self.confirmed_at is not None:
+                raise ValueError(f"a {self.change} revision has a value and stated_at only")
+        elif self.change == "confirmed":
+            if not has_value or self.confirmed_at is None or self.stated_at is not None:
+                raise ValueError("a confirmed revision has the value and confirmed_at only")
+        elif self.change == "deleted":
+            dated = (self.stated_at, self.confirmed_at, self.valid_from, self.valid_until)
+            if content != (None, None, None) or dated != (None, None, None, None):
+                raise ValueError("a deleted revision has no value, words or dates")
+        if self.change == "confirmed" and (self.valid_from or self.valid_until):
+            raise ValueError("a confirmed revision has no period")
+        if self.valid_from and self.valid_until and self.valid_until <= self.valid_from:
+            raise ValueError("valid_until must be after valid_from")
+        return self
+
+    def erase(self) -> FactRevision:
+        """This revision with its content erased (what a later ``deleted`` leaves of it)."""
+        if self.erased:
+            return self
+        update = {"value": None, "words": None, "derivation": None, "erased": True}
+        return self.model_copy(update=update)
+
+
+class Fact(BaseModel):
+    """A value held over a period of world time, with where it came from.
+
+    ``since`` (``valid_from``, or ``stated_at`` when the user gave no start) to
+    ``valid_until`` (None: no end known). ``revision`` is the ``seq`` of the revision that
+    stated or corrected the value; ``recorded_at`` its system time. ``erased`` facts (only in
+    timelines read before a deletion) have no value."""
+
+    model_config = _FROZEN
+
+    key: FactName
+    value: FactValue | None
+    words: Words | None = None
+    derivation: Derivation | None = None
+    source: Source
+    stated_at: AwareDatetime
+    confirmed_at: AwareDatetime | None = None
+    valid_from: AwareDatetime | None = None
+    valid_until: AwareDatetime | None = None
+    recorded_at: AwareDatetime
+    revision: Annotated[int, Field(ge=0)]
+    erased: bool = False
+
+    @property
+    def since(self) -> datetime:
+        """Where its period starts in world time: ``valid_from``, else ``stated_at``."""
+        return self.valid_from or self.stated_at
+
+    @property
+    def last_seen(self) -> datetime:
+        """When it was last stated or confirmed: its age counts from here."""
+        return max(self.stated_at, self.confirmed_at or self.stated_at)
+
+    def age(self, now: datetime) -> timedelta:
+        return now - self.last_seen
+
+    def holds_at(self, world_time: datetime) -> bool:
+        """Whether ``world_time`` is inside its period."""
+        return self.since <= world_time and (
+            self.valid_until is None or world_time < self.valid_until
+        )
+
+
+class FactHead(BaseModel):
+    """A key's head: ``version`` revisions appended, the ``fact`` in force (None: deleted),
+    the last revision's ``recorded_at``, and ``erased``: revisions ``0 .. erased - 1`` have
+    had their content erased by a deletion."""
+
+    model_config = _FROZEN
+
+    key: FactName
+    version: Annotated[int, Field(ge=1)]
+    fact: Fact | None
+    changed_at: AwareDatetime
+    erased: Annotated[int, Field(ge=0)] = 0
+
+
+class MemorySettings(BaseModel):
+    """A principal's memory switch: on unless turned off."""
+
+    model_config = _FROZEN
+
+    enabled: bool = True
+    changed_at: AwareDatetime | None = None
+
+
+def apply_revision(head: FactHead | None, revision: FactRevision) -> FactHead:
+    """The head after appending ``revision``: the one definition every store follows.
+
+    ``FactConflict`` when ``revision.seq`` is not the head's version (0: no head);
+    ``ValueError`` when it cannot apply (another key, recorded before the last revision, a
+    correction or confirmation with no value in force, a confirmation of another value, a
+    period that ends before it starts). Nothing is stored in either case."""
+    version = head.version if head is not None else 0
+    if revision.seq != version:
+        raise FactConflict(revision.key, revision.seq, head)
+    if head is not None:
+        if revision.key != head.key:
+            raise ValueError(f"a revision of {revision.key!r} cannot append to {head.key!r}")
+        if revision.recorded_at < head.changed_at:
+            raise ValueError("revisions are recorded in order: this one is older than the head")
+    periods = _fold([head.fact] if head is not None and head.fact is not None else [], revision)
+    erased = head.erased if head is not None else 0
+    return FactHead(
+        key=revision.key,
+        version=version + 1,
+        fact=_latest(periods),
+        changed_at=revision.recorded_at,
+        erased=revision.seq if revision.change == "deleted" else erased,
+    )
+
+
+class FactHistory:
+    """A key's revisions, in order from 0, read bi-temporally."""
+
+    __slots__ = ("_revisions",)
+
+    def __init__(self, revisions: Sequence[FactRevision]) -> None:
+        for expected, revision in enumerate(revisions):
+            if revision.seq != expected or revision.key != revisions[0].key:
+                raise ValueError("a history is one key's revisions, each seq from 0 in order")
+        self._revisions = tuple(revisions)
+
+    @property
+    def revisions(self) -> tuple[FactRevision, ...]:
+        return self._revisions
+
+    def timeline(self, *, as_of: datetime | None = None) -> list[Fact]:
+        """The periods of world time each value held, by start, as believed at system time
+        ``as_of`` (every revision recorded by then; None: all of them)."""
+        periods: list[Fact] = []
+        for revision in self._revisions:
+            if as_of is not None and revision.recorded_at > as_of:
+                break
+            periods = _fold(periods, revision)
+        return periods
+
+    def as_of(self, system_time: datetime) -> Fact | None:
+        """The fact in force as believed at ``system_time``: what we believed then."""
+        return _latest(self.timeline(as_of=system_time))
+
+    def valid_at(self, world_time: datetime, *, as_of: datetime | None = None) -> Fact | None:
+        """The fact true at ``world_time`` in the world, as believed now (or at ``as_of``)."""
+        return next((p for p in self.timeline(as_of=as_of) if p.holds_at(world_time)), None)
+
+    def head(self) -> FactHead | None:
+        """The head these revisions make (None for an empty history)."""
+        head: FactHead | None = None
+        for revision in self._revisions:
+            head = apply_revision(head, revision)
+        return head
+
+
+# ---------------------------------------------------------------- folding
+
+
+def _latest(periods: Sequence[Fact]) -> Fact | None:
+    return max(periods, key=lambda period: period.since, default=None)
+
+
+def _fold(periods: list[Fact], revision: FactRevision) -> list[Fact]:
+    """The timeline after one revision (``periods`` by start, none overlapping)."""
+    if revision.change == "deleted":
+        return []
+    if revision.change == "stated":
+        new = _fact(revision)
+        return _ordered([*_punch(periods, new.since, new.valid_until), new])
+    latest = _latest(periods)
+    if latest is None:
+        raise ValueError(f"fact {revision.key!r}: no value in force to be {revision.change}")
+    rest = [period for period in periods if period is not latest]
+    if revision.change == "confirmed":
+        if revision.value != latest.value:
+            raise ValueError(f"fact {revision.key!r}: a confirmation confirms the value in force")
+        return _ordered([*rest, latest.model_copy(update={"confirmed_at": revision.confirmed_at})])
+    # corrected: the value in force, over its period unless the correction says otherwise
+    start = revision.valid_from or latest.since
+    until = revision.valid_until if revision.valid_until is not None else latest.valid_until
+    if revision.valid_until is not None and revision.valid_until <= latest.since:
+        raise ValueError(f"fact {revision.key!r}: a correction cannot end before the fact starts")
+    fixed = _fact(revision, valid_from=start, valid_until=until)
+    return _ordered([*_punch(rest, fixed.since, fixed.valid_until), fixed])
+
+
+def _fact(
+    revision: FactRevision,
+    *,
+    valid_from: datetime | None = None,
+    valid_until: datetime | None = None,
+) -> Fact:
+    assert revision.stated_at is not None  # a stated or corrected revision has one
+    fact = Fact(
+        key=revision.key,
+        value=revision.value,
+        words=revision.words,
+        derivation=revision.derivation,
+        source=revision.source,
+        stated_at=revision.stated_at,
+        valid_from=valid_from or revision.valid_from,
+        valid_until=valid_until or revision.valid_until,
+        recorded_at=revision.recorded_at,
+        revision=revision.seq,
+        erased=revision.erased,
+    )
+    if fact.valid_until is not None and fact.valid_until <= fact.since:
+        raise ValueError(
+            f"fact {revision.key!r}: its period ends before it starts (a period that ended "
+            "before it was stated needs valid_from)"
+        )
+    return fact
+
+
+def _punch(periods: Sequence[Fact], start: datetime, end: datetime | None) -> list[Fact]:
+    """``periods`` with ``[start, end)`` cut out: a period it covers goes, one it overlaps is
+    closed at ``start`` (the contradicted value's validity ends there) or starts at ``end``."""
+    kept: list[Fact] = []
+    for period in periods:
+        before = end is not None and end <= period.since
+        after = period.valid_until is not None and period.valid_until <= start
+        if before or after:
+            kept.append(period)
+            continue
+        if period.since < start:
+            kept.append(period.model_copy(update={"valid_until": start}))
+        if end is not None and (period.valid_until is None or end < period.valid_until):
+            kept.append(period.model_copy(update={"valid_from": end}))
+    return kept
+
+
+def _ordered(periods: list[Fact]) -> list[Fact]:
+    return sorted(periods, key=lambda period: period.since)

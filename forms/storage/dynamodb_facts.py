@@ -1,0 +1,236 @@
+"""``FactStore`` on the forms table, beside the instances, documents and drafts (own key space).
+
+One partition per principal holds all of its memory::
+
+    M#<principal> / SETTINGS               settings (JSON: MemorySettings)
+    M#<principal> / H#<key>                v (N): the key's version (revisions appended);
+                                           head (JSON: FactHead, with the fact in force)
+    M#<principal> / R#<key>#<seq:010d>     rev (JSON: the revision's record: key, seq, change,
+                                           source, dates); content (JSON: value, words,
+                                           derivation), removed when a deletion erases it
+
+``<principal>`` (the whole ``tenant/sub``) and ``<key>`` have ``%`` and ``#`` escaped, so no
+principal's items share a partition with another's, and a key's items never read as
+another's.
+
+- Listing the facts in force is one consistent Query of the ``H#`` items, whatever the
+  histories' length; a key's head, and the settings, one GetItem each.
+- An append is one TransactWriteItems: the head (``attribute_not_exists`` for a key's first
+  revision, else ``v = :expected``, listed first) and the revision (``attribute_not_exists``).
+  The store remembers the last head it read or wrote of up to ``remember`` keys, so an append
+  planned on a head it read (or listed) reads nothing more; the condition refuses it if the
+  key moved on, and the head is then read again for the ``FactConflict``.
+- A deletion adds, to the same transaction, one ``REMOVE content`` update per earlier revision
+  not yet erased. A transaction holds 100 actions: past 98 revisions to erase, the oldest are
+  erased first, in transactions of their own, so a deletion that lands never leaves content
+  behind (a deletion that then loses a race has erased part of a history the user asked to
+  forget, and is planned again).
+- A key's history is one Query of its ``R#`` items; ``export`` one Query of all of them.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from typing import Any
+
+from forms.errors import StoreError
+from forms.memory.errors import FactConflict
+from forms.memory.facts import FactHead, FactRevision, MemorySettings
+from forms.storage.facts import FactStore
+
+_SETTINGS = "SETTINGS"
+_HEAD = "H#"
+_REVISION = "R#"
+_CONTENT = {"value", "words", "derivation"}
+_ACTIONS = 100
+"""The most actions one TransactWriteItems takes."""
+
+
+class DynamoDBFactStore(FactStore):
+    """Principals' facts in the forms table, through a low-level boto3 DynamoDB client."""
+
+    def __init__(self, client: Any, table_name: str, *, remember: int = 1024) -> None:
+        self._client = client
+        self._table = table_name
+        self._remember = remember
+        self._lock = threading.Lock()
+        self._known: OrderedDict[tuple[str, str], FactHead | None] = OrderedDict()
+
+    # ------------------------------------------------------------------ reading
+
+    def _read_head(self, principal: str, key: str) -> FactHead | None:
+        item = self._get(principal, _HEAD + _escape(key))
+        head = FactHead.model_validate_json(item["head"]["S"]) if item is not None else None
+        self._keep(principal, key, head)
+        return head
+
+    def _read_heads(self, principal: str) -> list[FactHead]:
+        heads = [
+            FactHead.model_validate_json(item["head"]["S"])
+            for item in self._query(principal, _HEAD)
+        ]
+        for head in heads:
+            self._keep(principal, head.key, head)
+        return heads
+
+    def _read_history(self, principal: str, key: str) -> list[FactRevision]:
+        return [_revision(item) for item in self._query(principal, _revision_prefix(key))]
+
+    def _read_all(self, principal: str) -> list[FactRevision]:
+        return [_revision(item) for item in self._query(principal, _REVISION)]
+
+    def _read_settings(self, principal: str) -> MemorySettings | None:
+        item = self._get(principal, _SETTINGS)
+        return MemorySettings.model_validate_json(item["settings"]["S"]) if item else None
+
+    def _planned_on(self, principal: str, key: str, version: int) -> FactHead | None:
+        with self._lock:
+            where = (principal, key)
+            if where in self._known:
+                known = self._known[where]
+                if (known.version if known is not None else 0) == version:
+                    return known
+        return self._read_head(principal, key)
+
+    # ------------------------------------------------------------------ writing
+
+    def _write_settings(self, principal: str, settings: MemorySettings) -> None:
+        item = {
+            "pk": _s(_partition(principal)),
+            "sk": _s(_SETTINGS),
+            "settings": _s(settings.model_dump_json()),
+        }
+        self._client.put_item(TableName=self._table, Item=item)
+
+    def _write(
+        self, principal: str, before: FactHead | None, after: FactHead, revision: FactRevision
+    ) -> None:
+        pk = _s(_partition(principal))
+        head = {
+            "pk": pk,
+            "sk": _s(_HEAD + _escape(revision.key)),
+            "v": {"N": str(after.version)},
+            "head": _s(after.model_dump_json()),
+        }
+        if before is None:
+            actions = [self._put(head, "attribute_not_exists(pk)")]
+        else:
+            actions = [self._put(head, "v = :v", {":v": {"N": str(before.version)}})]
+        record = revision.model_dump(mode="json", exclude={*_CONTENT, "erased"})
+        content = revision.model_dump(mode="json", include=_CONTENT)
+        item = {
+            "pk": pk,
+            "sk": _s(_revision_sk(revision.key, revision.seq)),
+            "rev": _s(json.dumps(record)),
+            "content": _s(json.dumps(content)),
+        }
+        actions.append(self._put(item, "attribute_not_exists(pk)"))
+        if revision.change == "deleted":
+            first = before.erased if before is not None else 0
+            erase = [self._erase(pk, revision.key, seq) for seq in range(first, revision.seq)]
+            room = _ACTIONS - len(actions)
+            early, erase = erase[: max(len(erase) - room, 0)], erase[max(len(erase) - room, 0) :]
+            for start in range(0, len(early), _ACTIONS):
+                self._client.transact_write_items(TransactItems=early[start : start + _ACTIONS])
+            actions += erase
+        try:
+            self._client.transact_write_items(TransactItems=actions)
+        except self._client.exceptions.TransactionCanceledException as exc:
+            codes = _reason_codes(exc)
+            if "ConditionalCheckFailed" not in codes[:2] and "TransactionConflict" not in codes:
+                raise StoreError(f"append to fact {revision.key!r} cancelled: {codes}") from exc
+            now = self._read_head(principal, revision.key)
+            raise FactConflict(revision.key, revision.seq, now) from None
+        self._keep(principal, revision.key, after)
+
+    # ------------------------------------------------------------------ inside
+
+    def _keep(self, principal: str, key: str, head: FactHead | None) -> None:
+        with self._lock:
+            self._known[(principal, key)] = head
+            self._known.move_to_end((principal, key))
+            while len(self._known) > self._remember:
+                self._known.popitem(last=False)
+
+    def _get(self, principal: str, sk: str) -> dict[str, Any] | None:
+        found: dict[str, Any] | None = self._client.get_item(
+            TableName=self._table,
+            Key={"pk": _s(_partition(principal)), "sk": _s(sk)},
+            ConsistentRead=True,
+        ).get("Item")
+        return found
+
+    def _query(self, principal: str, prefix: str) -> Iterator[dict[str, Any]]:
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+            "ExpressionAttributeValues": {
+                ":pk": _s(_partition(principal)),
+                ":prefix": _s(prefix),
+            },
+            "ConsistentRead": True,
+        }
+        while True:
+            page = self._client.query(**request)
+            yield from page.get("Items", [])
+            if "LastEvaluatedKey" not in page:
+                return
+            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def _put(
+        self, item: dict[str, Any], condition: str, values: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        put: dict[str, Any] = {"TableName": self._table, "Item": item}
+        put["ConditionExpression"] = condition
+        if values:
+            put["ExpressionAttributeValues"] = values
+        return {"Put": put}
+
+    def _erase(self, pk: dict[str, str], key: str, seq: int) -> dict[str, Any]:
+        return {
+            "Update": {
+                "TableName": self._table,
+                "Key": {"pk": pk, "sk": _s(_revision_sk(key, seq))},
+                "UpdateExpression": "REMOVE content",
+                "ConditionExpression": "attribute_exists(pk)",
+            }
+        }
+
+
+def _revision(item: dict[str, Any]) -> FactRevision:
+    """A revision item read back: its record, with its content unless erased."""
+    data = json.loads(item["rev"]["S"])
+    if "content" in item:
+        data.update(json.loads(item["content"]["S"]))
+    else:
+        data["erased"] = True
+    return FactRevision.model_validate(data)
+
+
+def _escape(part: str) -> str:
+    return part.replace("%", "%25").replace("#", "%23")
+
+
+def _partition(principal: str) -> str:
+    return f"M#{_escape(principal)}"
+
+
+def _revision_prefix(key: str) -> str:
+    return f"{_REVISION}{_escape(key)}#"
+
+
+def _revision_sk(key: str, seq: int) -> str:
+    return f"{_revision_prefix(key)}{seq:010d}"
+
+
+def _reason_codes(exc: Any) -> list[str]:
+    """The per-action cancellation codes of a TransactionCanceledException, in action order."""
+    response = getattr(exc, "response", {}) or {}
+    return [str(r.get("Code", "")) for r in response.get("CancellationReasons") or []]
+
+
+def _s(text: str) -> dict[str, str]:
+    return {"S": text}
