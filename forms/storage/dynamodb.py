@@ -48,6 +48,11 @@ from forms.instance import (
     Revision,
     apply_commit,
 )
+from forms.storage.dynamodb_requests import escape as _escape
+from forms.storage.dynamodb_requests import item_bytes as _item_bytes
+from forms.storage.dynamodb_requests import put_action, query_items
+from forms.storage.dynamodb_requests import reason_codes as _reason_codes
+from forms.storage.dynamodb_requests import s as _s
 from forms.storage.port import FormStore
 
 MAX_TRANSACTION_ACTIONS = 100
@@ -158,15 +163,18 @@ class DynamoDBFormStore(FormStore):
         home = home_key(stored)
         known = _Known(stored, {f: _head_text(log) for f, log in stored.history.items()})
         actions = [
-            self._put(
+            put_action(
+                self._table,
                 {"pk": _s(pk), "sk": _s(HOME_SK), "home_pk": _s(home[0]), "home_sk": _s(home[1])},
                 "attribute_not_exists(pk)",
             ),
-            self._put(home_item(known.instance, known.heads), "attribute_not_exists(pk)"),
+            put_action(
+                self._table, home_item(known.instance, known.heads), "attribute_not_exists(pk)"
+            ),
         ]
         appended = {f: log.revisions for f, log in stored.history.items() if log.count}
         actions += [
-            self._put(item, "attribute_not_exists(pk)")
+            put_action(self._table, item, "attribute_not_exists(pk)")
             for item in self._revision_items(pk, stored.version, appended)
         ]
         if call is not None:
@@ -200,7 +208,10 @@ class DynamoDBFormStore(FormStore):
 
     def list_conversation(self, principal: str, conversation_id: str) -> list[FormInstance]:
         pk = conversation_key(principal, conversation_id)
-        found = [self._known_from(item) for item in self._query(pk, prefix=HOME_PREFIX)]
+        found = [
+            self._known_from(item)
+            for item in query_items(self._client, self._table, pk, prefix=HOME_PREFIX)
+        ]
         return [known.instance.snapshot() for known in found]  # sort-key order: created, id
 
     def commit(self, commit: Commit) -> FormInstance:
@@ -217,7 +228,8 @@ class DynamoDBFormStore(FormStore):
         after = _Known(applied, heads)
         home = home_key(applied)
         appended = {f: change.append for f, change in commit.fields.items() if change.append}
-        home_put = self._put(
+        home_put = put_action(
+            self._table,
             home_item(after.instance, after.heads),
             "#v = :expected",
             names={"#v": "version"},
@@ -226,7 +238,7 @@ class DynamoDBFormStore(FormStore):
         actions = [
             home_put,
             *(
-                self._put(item, "attribute_not_exists(pk)")
+                put_action(self._table, item, "attribute_not_exists(pk)")
                 for item in self._revision_items(
                     instance_key(applied.id), applied.version, appended
                 )
@@ -345,7 +357,7 @@ class DynamoDBFormStore(FormStore):
             if attempt and self._pause is not None:
                 self._pause(attempt)
             logs: dict[str, list[Revision]] = {}
-            for item in self._query(pk, between=(_REVISIONS, upto)):
+            for item in query_items(self._client, self._table, pk, between=(_REVISIONS, upto)):
                 for field_id, revisions in _Parts.validate_json(item["revs"]["S"]).items():
                     logs.setdefault(field_id, []).extend(revisions)
             unknown = sorted(set(logs) - set(counts))
@@ -383,37 +395,6 @@ class DynamoDBFormStore(FormStore):
             return None
         return found
 
-    def _query(
-        self,
-        pk: str,
-        *,
-        prefix: str | None = None,
-        between: tuple[str, str] | None = None,
-    ) -> list[dict[str, Any]]:
-        """The items of a partition (with sort key starting with ``prefix``, or between the
-        two bounds), in sort-key order. One strongly consistent Query, paged."""
-        request: dict[str, Any] = {
-            "TableName": self._table,
-            "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": {":pk": _s(pk)},
-            "ConsistentRead": True,
-        }
-        if prefix is not None:
-            request["KeyConditionExpression"] = "pk = :pk AND begins_with(sk, :prefix)"
-            request["ExpressionAttributeValues"][":prefix"] = _s(prefix)
-        elif between is not None:
-            request["KeyConditionExpression"] = "pk = :pk AND sk BETWEEN :low AND :high"
-            request["ExpressionAttributeValues"][":low"] = _s(between[0])
-            request["ExpressionAttributeValues"][":high"] = _s(between[1])
-        items: list[dict[str, Any]] = []
-        while True:
-            page = self._client.query(**request)
-            items.extend(page.get("Items", []))
-            last = page.get("LastEvaluatedKey")
-            if not last:
-                return items
-            request["ExclusiveStartKey"] = last
-
     def _get_call(self, conversation: str, call_id: str) -> CallRecord | None:
         found = self._client.get_item(
             TableName=self._table, Key=_key(conversation, _CALL + call_id), ConsistentRead=True
@@ -443,30 +424,13 @@ class DynamoDBFormStore(FormStore):
             )
         self._client.transact_write_items(TransactItems=actions)
 
-    def _put(
-        self,
-        item: dict[str, Any],
-        condition: str | None,
-        *,
-        names: dict[str, str] | None = None,
-        values: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        put: dict[str, Any] = {"TableName": self._table, "Item": item}
-        if condition is not None:
-            put["ConditionExpression"] = condition
-        if names:
-            put["ExpressionAttributeNames"] = names
-        if values:
-            put["ExpressionAttributeValues"] = values
-        return {"Put": put}
-
     def _call_put(self, conversation: str, call: NewCall) -> dict[str, Any]:
         item = {
             "pk": _s(conversation),
             "sk": _s(_CALL + call.call_id),
             "record": _s(call.record.model_dump_json()),
         }
-        return self._put(item, "attribute_not_exists(pk)")
+        return put_action(self._table, item, "attribute_not_exists(pk)")
 
     def _revision_items(
         self, pk: str, version: int, appended: Mapping[str, tuple[Revision, ...]]
@@ -587,14 +551,6 @@ def sortable(moment: datetime) -> str:
     )
 
 
-def _escape(part: str) -> str:
-    return part.replace("%", "%25").replace("#", "%23")
-
-
-def _s(text: str) -> dict[str, str]:
-    return {"S": text}
-
-
 def _key(pk: str, sk: str) -> dict[str, Any]:
     return {"pk": _s(pk), "sk": _s(sk)}
 
@@ -631,26 +587,3 @@ def _dump_part(part: dict[str, list[str]]) -> str:
         for field_id, revisions in part.items()
     )
     return "{" + body + "}"
-
-
-def _reason_codes(exc: Any) -> list[str]:
-    """The per-action cancellation codes of a TransactionCanceledException, in action order.
-
-    For a plain conditional write that failed (ConditionalCheckFailedException) the one code.
-    """
-    response = getattr(exc, "response", {}) or {}
-    reasons = response.get("CancellationReasons")
-    if reasons is None:
-        code = response.get("Error", {}).get("Code", "")
-        return ["ConditionalCheckFailed"] if code == "ConditionalCheckFailedException" else []
-    return [str(r.get("Code", "")) for r in reasons]
-
-
-def _item_bytes(item: Mapping[str, Any]) -> int:
-    """An upper estimate of an item's size: names plus string and number values."""
-    total = 0
-    for name, value in item.items():
-        total += len(name.encode())
-        for text in value.values():
-            total += len(str(text).encode())
-    return total

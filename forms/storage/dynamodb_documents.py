@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from forms.errors import NotFound, StoreError
 from forms.storage.documents import FormDocumentStore, PublishConflict, Published
+from forms.storage.dynamodb_requests import escape as _escape
+from forms.storage.dynamodb_requests import s as _s
 
 if TYPE_CHECKING:
     from forms.documents.model import FormDocument
@@ -120,17 +122,9 @@ class DynamoDBFormDocumentStore(FormDocumentStore):
         return forms, int(item["v"]["N"])
 
 
-def _escape(part: str) -> str:
-    return part.replace("%", "%25").replace("#", "%23")
-
-
 def _catalog_key(tenant: str) -> str:
     return f"T#{_escape(tenant)}#CATALOG"
 
 
 def _form_key(tenant: str, form_id: str) -> str:
     return f"T#{_escape(tenant)}#F#{form_id}"
-
-
-def _s(text: str) -> dict[str, str]:
-    return {"S": text}

@@ -36,7 +36,6 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -52,6 +51,12 @@ from forms.storage.drafts import (
     Redo,
     apply_draft_commit,
 )
+from forms.storage.dynamodb_requests import escape as _escape
+from forms.storage.dynamodb_requests import get_item, put_action, query_items
+from forms.storage.dynamodb_requests import item_bytes as _item_bytes
+from forms.storage.dynamodb_requests import n as _n
+from forms.storage.dynamodb_requests import reason_codes as _reason_codes
+from forms.storage.dynamodb_requests import s as _s
 
 _HEAD = "HEAD"
 _ENTRY = "E#"
@@ -108,17 +113,19 @@ class DynamoDBDraftStore(DraftStore):
             "at": _s(applied.changed_at.isoformat()),
         }
         if commit.expected_version == 0:
-            actions = [self._put(head, "attribute_not_exists(pk)")]
+            actions = [put_action(self._table, head, "attribute_not_exists(pk)")]
         else:
-            actions = [self._put(head, "v = :v", {":v": _n(commit.expected_version)})]
+            actions = [
+                put_action(self._table, head, "v = :v", values={":v": _n(commit.expected_version)})
+            ]
         if commit.edit is not None:
             entry = {
                 "pk": _s(pk),
                 "sk": _s(_entry_sk(applied.cursor)),
                 "entry": head["current"],
             }
-            actions.append(self._put(entry, "attribute_not_exists(pk)"))
-        actions.append(self._put(_line(applied), None))
+            actions.append(put_action(self._table, entry, "attribute_not_exists(pk)"))
+        actions.append(put_action(self._table, _line(applied), None))
         if commit.call is not None:
             actions.append(self._call_put(pk, commit.call))
         for action in actions:
@@ -147,13 +154,11 @@ class DynamoDBDraftStore(DraftStore):
         for _ in range(self._read_attempts):
             entries = [
                 EditEntry.model_validate_json(item["entry"]["S"])
-                for item in self._query(
-                    "pk = :pk AND sk BETWEEN :first AND :last",
-                    {
-                        ":pk": _s(pk),
-                        ":first": _s(_entry_sk(0)),
-                        ":last": _s(_entry_sk(draft.count - 1)),
-                    },
+                for item in query_items(
+                    self._client,
+                    self._table,
+                    pk,
+                    between=(_entry_sk(0), _entry_sk(draft.count - 1)),
                 )
             ]
             if len(entries) == draft.count:
@@ -161,7 +166,7 @@ class DynamoDBDraftStore(DraftStore):
         raise StoreError(f"draft {form_id!r}: its edit log did not read whole")
 
     def list_drafts(self, tenant: str) -> list[DraftSummary]:
-        items = self._query("pk = :pk", {":pk": _s(_list_key(tenant))})
+        items = query_items(self._client, self._table, _list_key(tenant))
         return [
             DraftSummary(
                 item["form_id"]["S"],
@@ -182,13 +187,13 @@ class DynamoDBDraftStore(DraftStore):
             raise self._recorded(pk, call) from None
 
     def get_call(self, tenant: str, form_id: str, call_id: str) -> CallRecord | None:
-        item = self._get(_draft_key(tenant, form_id), _CALL + call_id)
+        item = get_item(self._client, self._table, _draft_key(tenant, form_id), _CALL + call_id)
         return CallRecord.model_validate_json(item["record"]["S"]) if item is not None else None
 
     # ------------------------------------------------------------------ inside
 
     def _read_head(self, tenant: str, form_id: str) -> Draft | None:
-        item = self._get(_draft_key(tenant, form_id), _HEAD)
+        item = get_item(self._client, self._table, _draft_key(tenant, form_id), _HEAD)
         draft = None
         if item is not None:
             draft = Draft(
@@ -206,7 +211,7 @@ class DynamoDBDraftStore(DraftStore):
         return draft
 
     def _entry(self, tenant: str, form_id: str, index: int) -> EditEntry:
-        item = self._get(_draft_key(tenant, form_id), _entry_sk(index))
+        item = get_item(self._client, self._table, _draft_key(tenant, form_id), _entry_sk(index))
         if item is None:
             raise StoreError(f"draft {form_id!r}: entry {index} of its edit log is missing")
         return EditEntry.model_validate_json(item["entry"]["S"])
@@ -229,40 +234,10 @@ class DynamoDBDraftStore(DraftStore):
                 self._known.popitem(last=False)
 
     def _recorded(self, pk: str, call: NewCall) -> CallRecorded:
-        item = self._get(pk, _CALL + call.call_id)
+        item = get_item(self._client, self._table, pk, _CALL + call.call_id)
         if item is None:  # pragma: no cover - a record is never deleted
             raise StoreError(f"call {call.call_id} was refused but is not recorded")
         return CallRecorded(call.call_id, CallRecord.model_validate_json(item["record"]["S"]))
-
-    def _get(self, pk: str, sk: str) -> dict[str, Any] | None:
-        found: dict[str, Any] | None = self._client.get_item(
-            TableName=self._table, Key={"pk": _s(pk), "sk": _s(sk)}, ConsistentRead=True
-        ).get("Item")
-        return found
-
-    def _query(self, condition: str, values: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        request: dict[str, Any] = {
-            "TableName": self._table,
-            "KeyConditionExpression": condition,
-            "ExpressionAttributeValues": values,
-            "ConsistentRead": True,
-        }
-        while True:
-            page = self._client.query(**request)
-            yield from page.get("Items", [])
-            if "LastEvaluatedKey" not in page:
-                return
-            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-
-    def _put(
-        self, item: dict[str, Any], condition: str | None, values: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
-        put: dict[str, Any] = {"TableName": self._table, "Item": item}
-        if condition is not None:
-            put["ConditionExpression"] = condition
-        if values:
-            put["ExpressionAttributeValues"] = values
-        return {"Put": put}
 
     def _call_put(self, pk: str, call: NewCall) -> dict[str, Any]:
         item = {
@@ -270,7 +245,7 @@ class DynamoDBDraftStore(DraftStore):
             "sk": _s(_CALL + call.call_id),
             "record": _s(call.record.model_dump_json()),
         }
-        return self._put(item, "attribute_not_exists(pk)")
+        return put_action(self._table, item, "attribute_not_exists(pk)")
 
 
 def _line(draft: Draft) -> dict[str, Any]:
@@ -300,10 +275,6 @@ def _copy(draft: Draft) -> Draft:
     )
 
 
-def _escape(part: str) -> str:
-    return part.replace("%", "%25").replace("#", "%23")
-
-
 def _draft_key(tenant: str, form_id: str) -> str:
     return f"T#{_escape(tenant)}#D#{_escape(form_id)}"
 
@@ -314,25 +285,3 @@ def _list_key(tenant: str) -> str:
 
 def _entry_sk(index: int) -> str:
     return f"{_ENTRY}{index:010d}"
-
-
-def _reason_codes(exc: Any) -> list[str]:
-    """The per-action cancellation codes of a TransactionCanceledException, in action order."""
-    response = getattr(exc, "response", {}) or {}
-    return [str(r.get("Code", "")) for r in response.get("CancellationReasons") or []]
-
-
-def _item_bytes(item: dict[str, Any]) -> int:
-    """An upper estimate of an item's size: names plus string and number values."""
-    return sum(
-        len(name.encode()) + sum(len(str(v).encode()) for v in value.values())
-        for name, value in item.items()
-    )
-
-
-def _s(text: str) -> dict[str, str]:
-    return {"S": text}
-
-
-def _n(number: int) -> dict[str, str]:
-    return {"N": str(number)}

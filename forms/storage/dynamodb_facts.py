@@ -33,12 +33,16 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
 from typing import Any
 
 from forms.errors import StoreError
 from forms.memory.errors import FactConflict
 from forms.memory.facts import FactHead, FactRevision, MemorySettings
+from forms.storage.dynamodb_requests import escape as _escape
+from forms.storage.dynamodb_requests import get_item, put_action, query_items
+from forms.storage.dynamodb_requests import n as _n
+from forms.storage.dynamodb_requests import reason_codes as _reason_codes
+from forms.storage.dynamodb_requests import s as _s
 from forms.storage.facts import FactStore
 
 _SETTINGS = "SETTINGS"
@@ -62,7 +66,7 @@ class DynamoDBFactStore(FactStore):
     # ------------------------------------------------------------------ reading
 
     def _read_head(self, principal: str, key: str) -> FactHead | None:
-        item = self._get(principal, _HEAD + _escape(key))
+        item = get_item(self._client, self._table, _partition(principal), _HEAD + _escape(key))
         head = FactHead.model_validate_json(item["head"]["S"]) if item is not None else None
         self._keep(principal, key, head)
         return head
@@ -70,20 +74,30 @@ class DynamoDBFactStore(FactStore):
     def _read_heads(self, principal: str) -> list[FactHead]:
         heads = [
             FactHead.model_validate_json(item["head"]["S"])
-            for item in self._query(principal, _HEAD)
+            for item in query_items(self._client, self._table, _partition(principal), prefix=_HEAD)
         ]
         for head in heads:
             self._keep(principal, head.key, head)
         return heads
 
     def _read_history(self, principal: str, key: str) -> list[FactRevision]:
-        return [_revision(item) for item in self._query(principal, _revision_prefix(key))]
+        return [
+            _revision(item)
+            for item in query_items(
+                self._client, self._table, _partition(principal), prefix=_revision_prefix(key)
+            )
+        ]
 
     def _read_all(self, principal: str) -> list[FactRevision]:
-        return [_revision(item) for item in self._query(principal, _REVISION)]
+        return [
+            _revision(item)
+            for item in query_items(
+                self._client, self._table, _partition(principal), prefix=_REVISION
+            )
+        ]
 
     def _read_settings(self, principal: str) -> MemorySettings | None:
-        item = self._get(principal, _SETTINGS)
+        item = get_item(self._client, self._table, _partition(principal), _SETTINGS)
         return MemorySettings.model_validate_json(item["settings"]["S"]) if item else None
 
     def _planned_on(self, principal: str, key: str, version: int) -> FactHead | None:
@@ -116,9 +130,9 @@ class DynamoDBFactStore(FactStore):
             "head": _s(after.model_dump_json()),
         }
         if before is None:
-            actions = [self._put(head, "attribute_not_exists(pk)")]
+            actions = [put_action(self._table, head, "attribute_not_exists(pk)")]
         else:
-            actions = [self._put(head, "v = :v", {":v": {"N": str(before.version)}})]
+            actions = [put_action(self._table, head, "v = :v", values={":v": _n(before.version)})]
         record = revision.model_dump(mode="json", exclude={*_CONTENT, "erased"})
         content = revision.model_dump(mode="json", include=_CONTENT)
         item = {
@@ -127,7 +141,7 @@ class DynamoDBFactStore(FactStore):
             "rev": _s(json.dumps(record)),
             "content": _s(json.dumps(content)),
         }
-        actions.append(self._put(item, "attribute_not_exists(pk)"))
+        actions.append(put_action(self._table, item, "attribute_not_exists(pk)"))
         if revision.change == "deleted":
             first = before.erased if before is not None else 0
             erase = [self._erase(pk, revision.key, seq) for seq in range(first, revision.seq)]
@@ -155,40 +169,6 @@ class DynamoDBFactStore(FactStore):
             while len(self._known) > self._remember:
                 self._known.popitem(last=False)
 
-    def _get(self, principal: str, sk: str) -> dict[str, Any] | None:
-        found: dict[str, Any] | None = self._client.get_item(
-            TableName=self._table,
-            Key={"pk": _s(_partition(principal)), "sk": _s(sk)},
-            ConsistentRead=True,
-        ).get("Item")
-        return found
-
-    def _query(self, principal: str, prefix: str) -> Iterator[dict[str, Any]]:
-        request: dict[str, Any] = {
-            "TableName": self._table,
-            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
-            "ExpressionAttributeValues": {
-                ":pk": _s(_partition(principal)),
-                ":prefix": _s(prefix),
-            },
-            "ConsistentRead": True,
-        }
-        while True:
-            page = self._client.query(**request)
-            yield from page.get("Items", [])
-            if "LastEvaluatedKey" not in page:
-                return
-            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-
-    def _put(
-        self, item: dict[str, Any], condition: str, values: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
-        put: dict[str, Any] = {"TableName": self._table, "Item": item}
-        put["ConditionExpression"] = condition
-        if values:
-            put["ExpressionAttributeValues"] = values
-        return {"Put": put}
-
     def _erase(self, pk: dict[str, str], key: str, seq: int) -> dict[str, Any]:
         return {
             "Update": {
@@ -210,10 +190,6 @@ def _revision(item: dict[str, Any]) -> FactRevision:
     return FactRevision.model_validate(data)
 
 
-def _escape(part: str) -> str:
-    return part.replace("%", "%25").replace("#", "%23")
-
-
 def _partition(principal: str) -> str:
     return f"M#{_escape(principal)}"
 
@@ -224,13 +200,3 @@ def _revision_prefix(key: str) -> str:
 
 def _revision_sk(key: str, seq: int) -> str:
     return f"{_revision_prefix(key)}{seq:010d}"
-
-
-def _reason_codes(exc: Any) -> list[str]:
-    """The per-action cancellation codes of a TransactionCanceledException, in action order."""
-    response = getattr(exc, "response", {}) or {}
-    return [str(r.get("Code", "")) for r in response.get("CancellationReasons") or []]
-
-
-def _s(text: str) -> dict[str, str]:
-    return {"S": text}

@@ -1,0 +1,110 @@
+"""What the DynamoDB adapters share: attribute values, escaping a key part, the reasons of a
+cancelled write, and the three requests they all make (a strongly consistent GetItem, a
+strongly consistent paged Query of one partition, a Put action for a transaction).
+
+Every adapter keeps its own key layout (``docs/dynamodb.md``); this is only the wire. The
+clients are boto3's ``dynamodb`` clients (low level, attribute values typed as ``{"S": ...}``),
+which is what the Lambda functions already load; the resource API would add its own import and
+type conversions to the cold start for nothing these adapters need.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+
+def s(text: str) -> dict[str, str]:
+    """A string attribute value."""
+    return {"S": text}
+
+
+def n(number: int) -> dict[str, str]:
+    """A number attribute value."""
+    return {"N": str(number)}
+
+
+def escape(part: str) -> str:
+    """A key part with ``%`` and the separator ``#`` escaped, so parts never run together."""
+    return part.replace("%", "%25").replace("#", "%23")
+
+
+def reason_codes(exc: Any) -> list[str]:
+    """The per-action cancellation codes of a TransactionCanceledException, in action order;
+    for a plain conditional write that failed (ConditionalCheckFailedException), the one code."""
+    response = getattr(exc, "response", {}) or {}
+    reasons = response.get("CancellationReasons")
+    if reasons is None:
+        code = response.get("Error", {}).get("Code", "")
+        return ["ConditionalCheckFailed"] if code == "ConditionalCheckFailedException" else []
+    return [str(r.get("Code", "")) for r in reasons]
+
+
+def item_bytes(item: Mapping[str, Any]) -> int:
+    """An upper estimate of an item's size: names plus string and number values."""
+    total = 0
+    for name, value in item.items():
+        total += len(name.encode())
+        for text in value.values():
+            total += len(str(text).encode())
+    return total
+
+
+def get_item(client: Any, table: str, pk: str, sk: str) -> dict[str, Any] | None:
+    """One item by its key, strongly consistent; None when there is none."""
+    found: dict[str, Any] | None = client.get_item(
+        TableName=table, Key={"pk": s(pk), "sk": s(sk)}, ConsistentRead=True
+    ).get("Item")
+    return found
+
+
+def query_items(
+    client: Any,
+    table: str,
+    pk: str,
+    *,
+    prefix: str | None = None,
+    between: tuple[str, str] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """The items of partition ``pk`` (those whose sort key starts with ``prefix``, or lies
+    between the two bounds), in sort-key order: one strongly consistent Query, paged."""
+    condition = "pk = :pk"
+    values: dict[str, Any] = {":pk": s(pk)}
+    if prefix is not None:
+        condition += " AND begins_with(sk, :prefix)"
+        values[":prefix"] = s(prefix)
+    elif between is not None:
+        condition += " AND sk BETWEEN :low AND :high"
+        values[":low"], values[":high"] = s(between[0]), s(between[1])
+    request: dict[str, Any] = {
+        "TableName": table,
+        "KeyConditionExpression": condition,
+        "ExpressionAttributeValues": values,
+        "ConsistentRead": True,
+    }
+    while True:
+        page = client.query(**request)
+        yield from page.get("Items", [])
+        last = page.get("LastEvaluatedKey")
+        if not last:
+            return
+        request["ExclusiveStartKey"] = last
+
+
+def put_action(
+    table: str,
+    item: dict[str, Any],
+    condition: str | None = None,
+    *,
+    names: dict[str, str] | None = None,
+    values: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A ``Put`` action of a TransactWriteItems (its ``["Put"]`` is a PutItem request)."""
+    put: dict[str, Any] = {"TableName": table, "Item": item}
+    if condition is not None:
+        put["ConditionExpression"] = condition
+    if names:
+        put["ExpressionAttributeNames"] = names
+    if values:
+        put["ExpressionAttributeValues"] = values
+    return {"Put": put}
