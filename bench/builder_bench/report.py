@@ -184,7 +184,10 @@ def surfaces(forms: Surface, builder: Surface, document: int | None = None) -> l
             "",
             f"The builder tools are {ratio(builder.total, forms.total)} the form tools, and "
             f"{ratio(builder.total, document)} the finished job application ({document} "
-            "tokens); the tools list goes with every model call of a turn.",
+            "tokens); the tools list goes with every model call of a turn. An item, a rule and "
+            "an action are each shown as one flat object (`forms/documents/edit_shapes.py`; "
+            '`docs/builder.md`, "What the model is shown"), and validated by the edits as '
+            "strictly as the document model.",
         ]
     return lines
 

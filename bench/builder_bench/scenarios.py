@@ -21,7 +21,7 @@ from typing import Any
 from examples.job_application import BUILD, BuilderCall, check_job_application
 from forms.documents import FormDocument
 
-Coerced = tuple[str, str, int | float | bool]
+Coerced = tuple[str, str, str | int | float | bool]
 """A note the result must carry: (where, the string sent, the value stored)."""
 Expect = Callable[[FormDocument | None, FormDocument], list[str]]
 
@@ -426,7 +426,10 @@ SLOPPY = Scenario(
                 {"kind": "boolean", "id": "needs_sponsorship", "label": "Needs sponsorship"},
             )
         ),
-        Step(_gate("needs_sponsorship", "authorized_to_work", "false")),
+        Step(
+            _gate("needs_sponsorship", "authorized_to_work", "false"),
+            coerced=(("when.value", "false", False),),
+        ),
         Step(
             _sloppy_add(
                 "eligibility", {"kind": "boolean", "id": "relocate", "label": "Willing to relocate"}

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from forms.documents import TOOL_ARGUMENTS, EditError, FormDocument
 from forms.documents.edit_arguments import Ref
+from forms.documents.edit_shapes import Omitted
 from forms.errors import NotPublishable
 from forms.storage.drafts import Draft
 
@@ -41,17 +42,16 @@ class _Args(BaseModel):
 
 
 class InspectForm(_Args):
-    """Read the draft as it is now, with this turn's edits: the whole form as an outline
-    (``form``), one step with its fields in full (``step``), or one field in full with where it
-    is and what reads it (``field``). ``id`` defaults to the selected step or field."""
+    """Read the draft as it is now, this turn's edits included: the form as an outline, one
+    step in full, or one field in full with where it is and what reads it. id defaults to the
+    selected step or field."""
 
     scope: Literal["form", "step", "field"] = "form"
-    id: Ref | None = None
+    id: Ref | Omitted = None
 
 
 class UndoEdit(_Args):
-    """Undo the last edit in force (the draft goes back to how it was before it). Nothing is
-    lost: redo_edit brings it back."""
+    """Undo the last edit (the draft goes back to before it); redo_edit brings it back."""
 
 
 class RedoEdit(_Args):

@@ -1,10 +1,15 @@
 """The builder tools' arguments: one strict pydantic model per tool.
 
 Each model has explicit keys, forbids unknown ones, and has no ``Any``, no open map and no list
-without an item type, so its JSON schema can be handed to a model as the tool's input schema
-(the model's docstring is the tool's description). Items (``add_field``'s ``field``,
-``create_form``'s steps) are the document's own item models with ``id`` and the layout's
-``x``/``y`` optional: ids are derived from labels, positions are packed.
+without an item type. Items (``add_field``'s ``field``, ``create_form``'s steps) are the
+document's own item models with ``id`` and the layout's ``x``/``y`` optional: ids are derived
+from labels, positions are packed.
+
+The models validate; what a model is shown is their JSON schema made compact
+(``edit_shapes``): an item, a rule and an action are shown as one flat object each rather than
+the union validated, constrained strings as plain strings, and ``None`` only where it is a
+value (``null`` clears a key of an update; ``when: null`` means always). The model's docstring
+is the tool's description.
 
 ``edit_parse.parse_arguments`` reads a call into one of them.
 """
@@ -21,26 +26,30 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
+    WithJsonSchema,
     create_model,
     model_validator,
 )
 
-from forms.documents.model import (
-    ITEM_MODELS,
-    Action,
-    ExecutorName,
-    FormId,
-    Id,
-    ItemKind,
-    Option,
-    Rule,
-    Text,
-)
+from forms.documents import model as doc
+from forms.documents.edit_shapes import DATE, INTEGER, STRING, Omitted, ShownAs
+from forms.documents.edit_shapes import Action as ActionShape
+from forms.documents.edit_shapes import Grid as GridShape
+from forms.documents.edit_shapes import Item as ItemShape
+from forms.documents.edit_shapes import Option as OptionShape
+from forms.documents.edit_shapes import Rule as RuleShape
+from forms.documents.model import ITEM_MODELS, ItemKind
 
-Ref = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Ref = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), STRING]
 """A step or field as the model names it: its id (or, when unique, its label or title)."""
-Position = Annotated[int, Field(ge=0, le=1_000)]
+Position = Annotated[int, Field(ge=0, le=1_000), WithJsonSchema({"type": "integer", "minimum": 0})]
 """0-based; past the end means last."""
+Text = Annotated[doc.Text, STRING]
+Id = Annotated[doc.Id, STRING]
+ExecutorName = Annotated[doc.ExecutorName, STRING]
+Rule = Annotated[doc.Rule, ShownAs(RuleShape)]
+Action = Annotated[doc.Action, ShownAs(ActionShape)]
+Option = Annotated[doc.Option, ShownAs(OptionShape)]
 MAX_CREATE_ITEMS = 8
 """The most fields and blocks a ``create_form`` may carry; the rest go in with ``add_field``."""
 
@@ -70,8 +79,7 @@ GENEROUS = Limits()
 
 
 class GridInput(_Args):
-    """A place on the editor's 12-column grid. Leave out ``x`` and ``y`` (the usual case):
-    the item is packed after the one before it. ``w`` is the width in columns (default 12)."""
+    """A place on the editor's 12-column grid; ``x`` and ``y`` left out are packed."""
 
     x: Annotated[int, Field(ge=0, le=11)] | None = None
     y: Annotated[int, Field(ge=0, le=10_000)] | None = None
@@ -85,13 +93,16 @@ class GridInput(_Args):
         return self
 
 
-def _as_input(model: type[BaseModel]) -> type[BaseModel]:
-    """``model`` as the builder sends it: ``id`` optional, ``layout`` a partial grid."""
+Layout = Annotated[GridInput, ShownAs(GridShape)]
+
+
+def _as_input(item: type[BaseModel]) -> type[BaseModel]:
+    """``item`` as the builder sends it: ``id`` optional, ``layout`` a partial grid."""
     return create_model(
-        f"{model.__name__}Input",
-        __base__=model,
-        __doc__=model.__doc__,
-        id=(Id | None, None),
+        f"{item.__name__}Input",
+        __base__=item,
+        __doc__=item.__doc__,
+        id=(doc.Id | None, None),
         layout=(GridInput | None, None),
     )
 
@@ -100,47 +111,46 @@ _ITEM_INPUTS = tuple(_as_input(m) for m in ITEM_MODELS)
 if TYPE_CHECKING:
     ItemInput = BaseModel
 else:
-    ItemInput = Annotated[Union[_ITEM_INPUTS], Field(discriminator="kind")]  # noqa: UP007
-"""A field of any kind, or a display block, as ``add_field`` takes it."""
+    ItemInput = Annotated[
+        Union[_ITEM_INPUTS],  # noqa: UP007
+        Field(discriminator="kind"),
+        ShownAs(ItemShape),
+    ]
+"""A field of any kind, or a display block, as ``add_field`` takes it (shown as one object)."""
 
 
-class StepInput(_Args):
-    """A step of ``create_form``: a title, and a few items at most."""
-
+class StepInput(_Args):  # a step of create_form
     title: Text
-    id: Id | None = None
-    preview: Text | None = None
-    guidance: Text | None = None
-    items: Annotated[list[ItemInput], Field(max_length=500)] = []
+    id: Id | Omitted = None
+    preview: Text | Omitted = None
+    guidance: Text | Omitted = None
+    items: list[ItemInput] = []
 
 
 class CreateForm(_Args):
-    """Start the form on an empty canvas, or rebuild it from scratch with ``replace: true``
-    (which discards every step and field of the draft). Give the structure: the title and the
-    steps, with at most 8 fields in all; add the rest one by one with add_field, so the person
-    watches the form assemble and a bad field costs one call, not the form."""
+    """Start the form on an empty canvas, or rebuild it (replace: true discards every step
+    and field). Send the structure: title and steps, at most 8 fields in all; then add the
+    fields one by one with add_field."""
 
     title: Text
-    id: FormId | None = None
-    description: Annotated[str, StringConstraints(max_length=2_000)] | None = None
+    id: Annotated[doc.FormId, STRING] | Omitted = None
+    description: Annotated[str, StringConstraints(max_length=2_000), STRING] | Omitted = None
     steps: Annotated[list[StepInput], Field(max_length=100)] = []
     replace: bool = False
 
 
 class AddStep(_Args):
-    """Add a step (a page of the form). ``position`` is 0-based; left out: after the selected
-    step, else last."""
+    """Add a step (a page) at a 0-based position; default: after the selected step, else
+    last."""
 
     title: Text
-    id: Id | None = None
-    position: Position | None = None
-    preview: Text | None = None
-    guidance: Text | None = None
+    id: Id | Omitted = None
+    position: Position | Omitted = None
+    preview: Text | Omitted = None
+    guidance: Text | Omitted = None
 
 
-class StepUpdates(_Args):
-    """The keys to change; keys left out are kept, ``null`` clears an optional one."""
-
+class StepUpdates(_Args):  # no docstring: update_step's description says what it is
     title: Text | None = None
     preview: Text | None = None
     guidance: Text | None = None
@@ -148,110 +158,105 @@ class StepUpdates(_Args):
 
 
 class UpdateStep(_Args):
-    """Change a step's title, preview, guidance. ``step`` defaults to the selected step. Use
-    set_conditional_logic for its ``when``."""
+    """Change a step's title, preview (what it collects, in a few words), guidance or
+    on_complete (executor run when complete); keys left out are kept, null clears one. step
+    defaults to the selected step. Its when: set_conditional_logic."""
 
-    step: Ref | None = None
+    step: Ref | Omitted = None
     updates: StepUpdates
 
 
 class DeleteStep(_Args):
-    """Delete a step and everything in it (not the only step). ``step`` defaults to the
-    selected step."""
+    """Delete a step and its fields (never the only step). step defaults to the selected
+    step."""
 
-    step: Ref | None = None
+    step: Ref | Omitted = None
 
 
 class MoveStep(_Args):
-    """Move a step to a 0-based position. ``step`` defaults to the selected step."""
+    """Move a step to a 0-based position. step defaults to the selected step."""
 
-    step: Ref | None = None
+    step: Ref | Omitted = None
     position: Position
 
 
 class AddField(_Args):
-    """Add one field (or a heading, paragraph or divider) to a step. ``id`` is derived from the
-    label when left out; an id already in use is made unique (the result says to what). ``step``
-    defaults to the selected step (or the selected field's step, right after that field).
-    Leave out ``layout`` unless asked: the field is placed for you."""
+    """Add a field or display block at a 0-based position (default last). step defaults to the
+    selected step, or to the selected field's, right after it. Leave out layout unless asked:
+    it is packed."""
 
     field: ItemInput
-    step: Ref | None = None
-    position: Position | None = None
+    step: Ref | Omitted = None
+    position: Position | Omitted = None
 
 
-class FieldUpdates(_Args):
-    """The keys to change; keys left out are kept (``layout`` is merged key by key), ``null``
-    clears an optional one. Changing ``kind`` drops the keys the new kind does not take."""
-
-    kind: ItemKind | None = None
+class FieldUpdates(_Args):  # no docstring: update_field's description says what it is
+    kind: ItemKind | Omitted = None
     label: Text | None = None
     help: Text | None = None
     required: bool | None = None
     aliases: Annotated[list[Text], Field(max_length=10)] | None = None
     on_fill: ExecutorName | None = None
-    layout: GridInput | None = None
-    min_length: Annotated[int, Field(ge=0, le=10_000)] | None = None
-    max_length: Annotated[int, Field(ge=1, le=10_000)] | None = None
-    pattern: Annotated[str, StringConstraints(min_length=1, max_length=500)] | None = None
+    layout: Layout | None = None
+    min_length: Annotated[int, Field(ge=0, le=10_000), INTEGER] | None = None
+    max_length: Annotated[int, Field(ge=1, le=10_000), INTEGER] | None = None
+    pattern: Annotated[str, StringConstraints(min_length=1, max_length=500), STRING] | None = None
     example: Text | None = None
     minimum: float | None = None
     maximum: float | None = None
-    decimal_places: Annotated[int, Field(ge=0, le=10)] | None = None
-    earliest: date | None = None
-    latest: date | None = None
+    decimal_places: Annotated[int, Field(ge=0, le=10), INTEGER] | None = None
+    earliest: Annotated[date, DATE] | None = None
+    latest: Annotated[date, DATE] | None = None
     options: Annotated[list[Option], Field(min_length=1, max_length=200)] | None = None
-    min_selected: Annotated[int, Field(ge=0)] | None = None
-    max_selected: Annotated[int, Field(ge=1)] | None = None
+    min_selected: Annotated[int, Field(ge=0), INTEGER] | None = None
+    max_selected: Annotated[int, Field(ge=1), INTEGER] | None = None
     text: Text | None = None
 
 
 class UpdateField(_Args):
-    """Change some keys of a field ("make this required": ``{"updates": {"required": true}}``).
-    ``field`` defaults to the selected field. Use set_conditional_logic for its ``when``."""
+    """Change some keys of a field ("make this required": {"updates": {"required": true}});
+    the rest are kept, layout is merged key by key, null clears a key, a new kind drops the
+    keys it does not take. field defaults to the selected field. Its when:
+    set_conditional_logic."""
 
-    field: Ref | None = None
-    step: Ref | None = None
+    field: Ref | Omitted = None
+    step: Ref | Omitted = None
     updates: FieldUpdates
 
 
 class DeleteField(_Args):
-    """Delete a field or block. ``field`` defaults to the selected field. Refused while a rule
-    reads it: change those rules first."""
+    """Delete a field or block (refused while a rule reads it). field defaults to the selected
+    field."""
 
-    field: Ref | None = None
-    step: Ref | None = None
+    field: Ref | Omitted = None
+    step: Ref | Omitted = None
 
 
 class MoveField(_Args):
-    """Move a field within its step or to another step, at a 0-based position (left out: last).
-    ``field`` defaults to the selected field. A rule may only read fields before what it gates."""
+    """Move a field within its step or to to_step, at a 0-based position (default last).
+    field defaults to the selected field. A rule may only read fields before what it gates."""
 
-    field: Ref | None = None
-    to_step: Ref | None = None
-    position: Position | None = None
+    field: Ref | Omitted = None
+    to_step: Ref | Omitted = None
+    position: Position | Omitted = None
 
 
 class SetConditionalLogic(_Args):
-    """Show a field or step only while a rule holds, or always (``when: null``). The rule may
-    read fields declared before the target (for a step: fields of earlier steps), e.g.
-    ``{"field": "role", "op": "equals", "value": "designer"}``; combine with ``all``, ``any``,
-    ``not``. ``id`` defaults to the selected field or step."""
+    """Show a field or step only while a rule holds, or always (when: null). The rule may read
+    fields declared before the target (for a step: fields of earlier steps). id defaults to
+    the selected field or step."""
 
     target: Literal["field", "step"]
-    id: Ref | None = None
+    id: Ref | Omitted = None
     when: Rule | None
 
 
 class SetCheckpoint(_Args):
-    """Add a checkpoint, or replace the one with this ``id``: when its rule starts to hold (it
-    may read any field), its actions run in order: ``{"action": "fail", "message": "{total} is
-    over the cap"}``, ``{"action": "terminate", "reason": ...}``, ``{"action": "jump", "step":
-    ...}``, ``{"action": "set", "field": ..., "value": ...}``, ``{"action": "run", "executor":
-    ...}``."""
+    """Add a checkpoint, or replace the one with this id: when its rule starts to hold (it may
+    read any field), its actions run in order."""
 
-    id: Id | None = None
-    title: Text | None = None
+    id: Id | Omitted = None
+    title: Text | Omitted = None
     when: Rule
     then: Annotated[list[Action], Field(min_length=1, max_length=20)]
 

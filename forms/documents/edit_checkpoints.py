@@ -5,7 +5,9 @@ A checkpoint's rule may read any field; its actions name fields (``set``, placeh
 draft before anything else (``invalid_rule``, with the closest names in ``did_you_mean`` and,
 for a value, what the field takes in the hint), reading a ``set`` value with the compiler's
 own ``read_set``, so a value refused at publish time is refused here; then ``apply_edit``
-checks the whole draft like after every edit.
+checks the whole draft like after every edit. Its rule's values are stored as their fields'
+types read them, and noted (``edit_values``); a ``set`` value is stored as sent (the compiled
+checkpoint writes it as the field's type reads it).
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from forms.documents.edit_arguments import DeleteCheckpoint, Limits, Selection, SetCheckpoint
-from forms.documents.edit_checks import PLACEHOLDER, describe_rule
+from forms.documents.edit_checks import PLACEHOLDER, describe_action, describe_rule
 from forms.documents.edit_draft import Data, Draft, not_found
 from forms.documents.edit_errors import EditError, sentence
 from forms.documents.edit_layout import unique_id
-from forms.documents.field_types import index_document, read_set
-from forms.documents.model import Action, FailAction, JumpAction, SetAction
+from forms.documents.edit_values import read_rule
+from forms.documents.field_types import FieldIndex, index_document, read_set
+from forms.documents.model import Action, CheckpointDoc, FailAction, JumpAction, SetAction
 from forms.suggest import rank
 
 
@@ -28,17 +31,20 @@ def set_checkpoint(
     checkpoints: list[Data] = draft.data.setdefault("checkpoints", [])
     ids = [str(c["id"]) for c in checkpoints]
     checkpoint_id = args.id or unique_id("checkpoint_1", ids)
-    _check_actions(draft, checkpoint_id, args.then)
-    data: Data = args.model_dump(mode="json", by_alias=True, exclude_none=True)
-    data["id"] = checkpoint_id
-    actions = ", ".join(str(a["action"]) for a in data["then"])
+    index = index_document(draft.original)
+    when, read = read_rule(args.when, index.known, "when")
+    _check_actions(draft, index, checkpoint_id, args.then)
+    draft.notes.coerced.extend(read)
+    checkpoint = CheckpointDoc(id=checkpoint_id, title=args.title, when=when, then=args.then)
+    data: Data = checkpoint.model_dump(mode="json", by_alias=True, exclude_none=True)
     if checkpoint_id in ids:
         checkpoints[ids.index(checkpoint_id)] = data
         verb = "Replaced"
     else:
         checkpoints.append(data)
         verb = "Added"
-    return f'{verb} checkpoint "{checkpoint_id}": when {describe_rule(args.when)}, {actions}.'
+    actions = ", ".join(describe_action(a) for a in args.then)
+    return f'{verb} checkpoint "{checkpoint_id}": when {describe_rule(when)}, {actions}.'
 
 
 def delete_checkpoint(
@@ -52,10 +58,11 @@ def delete_checkpoint(
     return f'Deleted checkpoint "{args.id}".'
 
 
-def _check_actions(draft: Draft, checkpoint_id: str, actions: Sequence[Action]) -> None:
+def _check_actions(
+    draft: Draft, index: FieldIndex, checkpoint_id: str, actions: Sequence[Action]
+) -> None:
     """``invalid_rule`` naming every action that names a field or step the draft does not
     have, or sets a field to a value its type does not hold; nothing when all of them fit."""
-    index = index_document(draft.original)
     fields = {
         str(i["id"]): (str(i["id"]), str(i.get("label", "")), *i.get("aliases", []))
         for _, i in draft.items()

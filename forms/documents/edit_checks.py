@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from forms.documents.field_types import index_document, read_set
 from forms.documents.model import (
+    Action,
     AllOf,
     AnyOf,
     Condition,
@@ -29,7 +30,9 @@ from forms.documents.model import (
     JumpAction,
     Paragraph,
     Rule,
+    RunAction,
     SetAction,
+    TerminateAction,
 )
 from forms.documents.rules import RuleError, compile_rule
 
@@ -154,3 +157,26 @@ def describe_rule(rule: Rule) -> str:
         inner = joiner.join(describe_rule(p) for p in parts)
         return inner if len(parts) == 1 else f"({inner})"
     return f"not ({describe_rule(rule.not_)})"
+
+
+def describe_action(action: Action) -> str:
+    """An action in a few words: ``run notify_crm``, ``fail "Engineering roles need…"``,
+    ``jump to review``, ``set track to "junior"``."""
+    if isinstance(action, FailAction):
+        return f'fail "{_shortened(action.message)}"'
+    if isinstance(action, TerminateAction):
+        return f'terminate "{_shortened(action.reason)}"'
+    if isinstance(action, JumpAction):
+        return f"jump to {action.step}"
+    if isinstance(action, SetAction):
+        return f"set {action.field} to {json.dumps(action.value)}"
+    assert isinstance(action, RunAction)
+    return f"run {action.executor}"
+
+
+def _shortened(text: str, limit: int = 24) -> str:
+    """``text``, or its first words within ``limit`` characters and an ellipsis."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit + 1].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    return cut.rstrip(" ,.;:") + "…"

@@ -34,6 +34,17 @@ class Notes:
         self.dropped: list[str] = []
         self.layouts: dict[str, dict[str, JsonValue]] = {}
 
+    def repacked(self, items: Sequence[Data], sent: Mapping[str, Mapping[str, Any]]) -> None:
+        """Notes where each item whose layout the call sent (``sent``, by item id) went, when
+        the packer changed a key the call sent (a place taken, a row that moved). An item
+        the call sent no layout for was the packer's to place: nothing to report."""
+        for item in items:
+            wanted = sent.get(str(item["id"]))
+            if wanted and any(
+                v is not None and item["layout"].get(k) != v for k, v in wanted.items()
+            ):
+                self.layouts[str(item["id"])] = dict(item["layout"])
+
     def as_json(self) -> dict[str, JsonValue]:
         notes: dict[str, JsonValue] = {}
         if self.coerced:
@@ -146,12 +157,11 @@ class Draft:
 
     # ------------------------------------------------------------------ finishing
 
-    def pack(self, step: Data, *, report: bool = True) -> None:
-        """Lay out ``step``'s items (``edit_layout.pack``), noting what moved."""
-        for item_id in pack(step.setdefault("items", [])):
-            if report:
-                item = next(i for i in step["items"] if i["id"] == item_id)
-                self.notes.layouts[item_id] = dict(item["layout"])
+    def pack(self, step: Data, sent: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+        """Lay out ``step``'s items (``edit_layout.pack``), noting where an item whose layout
+        the call sent (``sent``, by id) went when it is not where the call said."""
+        pack(step.setdefault("items", []))
+        self.notes.repacked(step["items"], sent or {})
 
     def finish(self) -> FormDocument:
         """The copy as a document; ``invalid`` naming each problem when it is not one."""

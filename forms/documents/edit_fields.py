@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 from forms.compile_steps import STEP_METHODS
 from forms.documents.edit_arguments import (
@@ -26,13 +26,10 @@ from forms.documents.edit_checks import describe_rule, readers
 from forms.documents.edit_draft import Data, Draft, Notes, plan_limit, slot
 from forms.documents.edit_errors import EditError, sentence
 from forms.documents.edit_layout import derive_id, merge, unique_id, with_block_defaults
+from forms.documents.edit_values import read_rule
 from forms.documents.field_types import index_document
-from forms.documents.model import (
-    BLOCK_KINDS,
-    ITEM_MODELS,
-    kinds_of,
-)
-from forms.documents.rules import RuleError, compile_rule
+from forms.documents.model import BLOCK_KINDS, ITEM_MODELS, Rule, kinds_of
+from forms.documents.rules import Known, RuleError, compile_rule
 
 KEYS_OF_KIND: Mapping[str, frozenset[str]] = {
     kind: frozenset(model.model_fields) for model in ITEM_MODELS for kind in kinds_of(model)
@@ -43,7 +40,8 @@ KEYS_OF_KIND: Mapping[str, frozenset[str]] = {
 def new_item(sent: BaseModel, taken: set[str], notes: Notes) -> Data:
     """An item as sent to ``add_field`` or ``create_form``, made whole: an id (derived from
     the label when left out, made unique, noted when rewritten) and its kind's defaults.
-    ``taken`` gets the id."""
+    ``taken`` gets the id. Its rule's values are read by ``read_item_rule``, once the fields
+    it reads are known."""
     data: Data = sent.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
     kind = str(data["kind"])
     block = kind in BLOCK_KINDS
@@ -55,6 +53,26 @@ def new_item(sent: BaseModel, taken: set[str], notes: Notes) -> Data:
     return with_block_defaults({"id": final, **{k: v for k, v in data.items() if k != "id"}})
 
 
+_RULE: TypeAdapter[Rule] = TypeAdapter(Rule)
+
+
+def read_item_rule(item: Data, known: Mapping[str, Known], at: str, notes: Notes) -> None:
+    """The values of ``item``'s rule (if it has one) read as the fields it reads take them
+    (``edit_values``), in place, and noted at ``at``: where the item is in the call."""
+    if "when" not in item:
+        return
+    when, read = read_rule(_RULE.validate_python(item["when"]), known, f"{at}.when")
+    if read:
+        item["when"] = when.model_dump(mode="json", by_alias=True, exclude_none=True)
+        notes.coerced.extend(read)
+
+
+def sent_layout(sent: BaseModel) -> dict[str, int]:
+    """The keys of the layout an item was sent with (none: empty)."""
+    layout: dict[str, int] = sent.model_dump(mode="json", exclude_none=True).get("layout", {})
+    return layout
+
+
 def add_field(draft: Draft, args: AddField, selection: Selection | None, limits: Limits) -> str:
     position = args.position
     if args.step is None and selection is not None and selection.field and not selection.step:
@@ -63,13 +81,15 @@ def add_field(draft: Draft, args: AddField, selection: Selection | None, limits:
     else:
         step = draft.step(args.step, selection)
     item = new_item(args.field, draft.item_ids(), draft.notes)
+    if "when" in item:
+        read_item_rule(item, index_document(draft.original).known, "field", draft.notes)
     kind = str(item["kind"])
     if kind not in BLOCK_KINDS and draft.field_count() >= limits.max_fields:
         raise plan_limit("fields", limits.max_fields)
     items = step["items"]
     at = slot(position, len(items), draft.notes, "field")
     items.insert(at, item)
-    draft.pack(step)
+    draft.pack(step, {item["id"]: sent_layout(args.field)})
     where = f" at position {at}" if at < len(items) - 1 else ""
     what = f'field "{item["id"]}" ({kind})' if kind not in BLOCK_KINDS else f'{kind} "{item["id"]}"'
     return f'Added {what} to step "{step["title"]}"{where}.'
@@ -82,6 +102,12 @@ def update_field(
     updates: Data = args.updates.model_dump(mode="json", exclude_unset=True)
     if not updates:
         raise EditError("invalid", "`updates` is empty: nothing to change.", _UPDATE_HINT)
+    if "kind" in updates and updates["kind"] is None:
+        raise EditError(
+            "invalid",
+            "`updates.kind` cannot be null: every item has a kind.",
+            "Send the new kind, or leave kind out to keep it.",
+        )
     kind = str(updates.get("kind") or item["kind"])
     if (kind in BLOCK_KINDS) != (item["kind"] in BLOCK_KINDS):
         raise EditError(
@@ -101,7 +127,7 @@ def update_field(
         draft.notes.dropped.extend(dropped)
         merged = {k: v for k, v in merged.items() if k not in dropped}
     step["items"][step["items"].index(item)] = with_block_defaults(merged)
-    draft.pack(step)
+    draft.pack(step, {merged["id"]: layout} if isinstance(layout, dict) else None)
     return f"Updated {_name(item)}: {', '.join(updates)}."
 
 
@@ -164,14 +190,16 @@ def set_conditional_logic(
     if args.when is None:
         holder.pop("when", None)
         return f"{what} now always applies."
+    when, read = read_rule(args.when, index.known, "when")
     try:
-        compile_rule(args.when, index.known, before, f"the rule of {what.lower()}")
+        compile_rule(when, index.known, before, f"the rule of {what.lower()}")
     except RuleError as exc:
         raise EditError(
             "invalid_rule", sentence(str(exc)), _readable(draft, index.known, before)
         ) from None
-    holder["when"] = args.when.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return f"{what} now applies only when {describe_rule(args.when)}."
+    draft.notes.coerced.extend(read)
+    holder["when"] = when.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return f"{what} now applies only when {describe_rule(when)}."
 
 
 def _readable(draft: Draft, known: Mapping[str, Any], before: int) -> str:

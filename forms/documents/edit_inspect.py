@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import JsonValue
 
 from forms.documents.edit_arguments import Selection
-from forms.documents.edit_checks import describe_rule, readers
+from forms.documents.edit_checks import describe_action, describe_rule, readers
 from forms.documents.edit_draft import Draft, Notes
 from forms.documents.model import BLOCK_KINDS, Divider, FormDocument, Heading, Item, Paragraph
 
@@ -56,7 +56,7 @@ def outline(draft: FormDocument) -> dict[str, JsonValue]:
     form: dict[str, JsonValue] = {"id": draft.id, "title": draft.title, "steps": steps}
     if draft.checkpoints:
         form["checkpoints"] = [
-            f"{c.id}: when {describe_rule(c.when)} -> {', '.join(a.action for a in c.then)}"
+            f"{c.id}: when {describe_rule(c.when)} -> {', '.join(map(describe_action, c.then))}"
             for c in draft.checkpoints
         ]
     return {"form": form}

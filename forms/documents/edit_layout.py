@@ -93,11 +93,9 @@ class _Box:
         )
 
 
-def pack(items: list[dict[str, Any]]) -> list[str]:
-    """Give every item of a step a whole layout, in place (see the module docstring); the ids
-    of the items whose layout changed, in order."""
+def pack(items: list[dict[str, Any]]) -> None:
+    """Give every item of a step a whole layout, in place (see the module docstring)."""
     placed: list[_Box] = []
-    changed: list[str] = []
     for item in items:
         layout = dict(item.get("layout") or {})
         w = int(layout.get("w", COLUMNS))
@@ -111,11 +109,7 @@ def pack(items: list[dict[str, Any]]) -> list[str]:
         while colliding := [b for b in placed if b.overlaps(box)]:
             box.y = max(b.y + b.h for b in colliding)
         placed.append(box)
-        whole = {"x": box.x, "y": box.y, "w": box.w, "h": box.h}
-        if item.get("layout") != whole:
-            item["layout"] = whole
-            changed.append(str(item["id"]))
-    return changed
+        item["layout"] = {"x": box.x, "y": box.y, "w": box.w, "h": box.h}
 
 
 def _next_to(previous: _Box | None, x: int | None, w: int) -> tuple[int, int]:

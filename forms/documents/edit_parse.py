@@ -8,6 +8,11 @@ case), the string is read as the number or boolean, noted as ``Coerced``, and th
 validated again. Anything else that does not fit is an ``invalid`` ``EditError`` naming each
 problem in words (``describe_errors``), with the complaints of the union members the value
 plainly was not (a rule that is a condition is not also told it lacks ``all``) left out.
+
+A model is shown an item, a rule and an action as one flat object each (``edit_shapes``), so a
+key it sends may be one the schema lists and the kind does not take: that problem names the
+kind and the keys it takes (``field.options: kind "integer" takes no options (its keys:
+...)``), and a key left out is named (``field.text: Field required``).
 """
 
 from __future__ import annotations
@@ -16,21 +21,31 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from forms.documents.edit_errors import EditError
+from forms.documents.model import (
+    ITEM_MODELS,
+    Action,
+    AllOf,
+    AnyOf,
+    Condition,
+    Not,
+    kinds_of,
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Coerced:
-    """A string read as the number or boolean the schema wanted there."""
+    """A string read as the value the schema, or the field a rule reads, wanted there (a
+    number, a boolean, one of a choice's options)."""
 
     at: str
     sent: str
-    stored: int | float | bool
+    stored: str | int | float | bool
 
 
 _TRUE = frozenset({"true", "1", "yes"})
@@ -61,7 +76,8 @@ def parse_arguments(
     raise EditError(
         "invalid",
         "The arguments do not fit the tool's schema: " + describe_errors(errors, data) + ".",
-        "Send only the keys the schema lists, with the types it gives.",
+        "Send only the keys the schema lists, with the types it gives; an item, a rule or an "
+        "action takes only the keys of its kind.",
     )
 
 
@@ -124,11 +140,20 @@ def describe_errors(
     ``name`` says a place in words, dotted keys by default)."""
     lines: dict[str, str] = {}
     for error in _closest(list(errors)):
-        path = error_path(data, error["loc"]) or ()
-        if error["type"] == "extra_forbidden" and error["loc"][-1] not in path[-1:]:
-            path = (*path, error["loc"][-1])
+        loc = error["loc"]
+        path = error_path(data, loc) or ()
+        keyed = error["type"] in ("extra_forbidden", "missing")
+        if keyed and loc[-1] not in path[-1:]:
+            path = (*path, loc[-1])
         where = name(path) if name else ".".join(str(p) for p in path)
-        message = "is not a key here" if error["type"] == "extra_forbidden" else error["msg"]
+        message = error["msg"]
+        if error["type"] == "extra_forbidden":
+            member = _MEMBERS.get(_tag(loc[-2])) if len(loc) > 1 else None
+            message = (
+                f"{member[0]} takes no {loc[-1]} (its keys: {', '.join(member[1])})"
+                if member is not None
+                else "is not a key here"
+            )
         lines.setdefault(where, f"{where}: {message}" if where else message)
     shown = list(lines.values())
     more = f" (and {len(shown) - limit} more)" if len(shown) > limit else ""
@@ -162,3 +187,32 @@ def _is_member(part: int | str) -> bool:
         or part in {"int", "float", "bool", "str", "date", "none"}
         or part.startswith(("list[", "function-"))
     )
+
+
+def _keys(model: type[BaseModel], *left_out: str) -> tuple[str, ...]:
+    return tuple(f.alias or k for k, f in model.model_fields.items() if k not in left_out)
+
+
+def _members() -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Each member of the unions an edit validates (an item by its kind, an action by its
+    name, a rule by its form), as its tag in an error's location: what to call it, and the
+    keys it takes."""
+    members: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for item in ITEM_MODELS:
+        for kind in kinds_of(item):
+            members[kind] = (f'kind "{kind}"', _keys(item, "kind"))
+    for action in get_args(get_args(Action)[0]):
+        (name,) = get_args(action.model_fields["action"].annotation)
+        members[name] = (f'action "{name}"', _keys(action, "action"))
+    for rule, what in ((Condition, "a condition"), (AllOf, "all"), (AnyOf, "any"), (Not, "not")):
+        members[rule.__name__] = (what, _keys(rule))
+    return members
+
+
+def _tag(part: int | str) -> str:
+    """A union member's name in a location: ``function-after[_check(), Condition]`` is
+    ``Condition``."""
+    return str(part).rstrip("]").rsplit(", ", 1)[-1]
+
+
+_MEMBERS = _members()

@@ -20,10 +20,11 @@ from forms.documents.edit_arguments import (
     UpdateStep,
 )
 from forms.documents.edit_checks import readers
-from forms.documents.edit_draft import Data, Draft, Notes, plan_limit, slot
+from forms.documents.edit_draft import Data, Draft, Notes, finish, plan_limit, slot
 from forms.documents.edit_errors import EditError
-from forms.documents.edit_fields import new_item
+from forms.documents.edit_fields import new_item, read_item_rule, sent_layout
 from forms.documents.edit_layout import derive_id, merge, pack, unique_id
+from forms.documents.field_types import index_document
 from forms.documents.model import BLOCK_KINDS, FormDocument
 
 
@@ -78,12 +79,24 @@ def create_form(
         )
         data["items"] = [new_item(item, item_ids, notes) for item in step.items]
         pack(data["items"])
+        notes.repacked(
+            data["items"],
+            {
+                made["id"]: sent_layout(item)
+                for item, made in zip(step.items, data["items"], strict=True)
+            },
+        )
         steps.append(data)
     if not steps:
         steps.append({"id": derive_id(args.title, "step"), "title": args.title, "items": []})
     document: Data = {"id": form_id, "title": args.title, "steps": steps}
     if args.description:
         document["description"] = args.description
+    if any("when" in item for step in steps for item in step["items"]):
+        known = index_document(finish(document)).known
+        for n, made in enumerate(steps):
+            for m, item in enumerate(made["items"]):
+                read_item_rule(item, known, f"steps.{n}.items.{m}", notes)
     verb = "Rebuilt" if current is not None and not is_empty(current) else "Created"
     fields = sum(1 for s in steps for i in s["items"] if i["kind"] not in BLOCK_KINDS)
     if fields > limits.max_fields:

@@ -6,20 +6,24 @@ the tool-call ids; this module turns one call into the next draft, or refuses it
 What one ``apply_edit`` does, in order:
 
 1. reads the arguments into the tool's model (``edit_arguments``, ``edit_parse``), strictly,
-   except for the strings models send for numbers and booleans, which are read and noted;
+   except for the strings models send for numbers and booleans, which are read and noted (a
+   model is shown a looser schema, ``edit_shapes``: what it lets through and the model does
+   not take is refused here, in words);
 2. finds what the call names, falling back to the editor's selection when it leaves out which
    field or step (``no_selection`` when nothing is selected), with the closest names when
    something is not there (``not_found``);
 3. applies the change to a working copy: ids derived from labels and made unique, display
-   blocks given their defaults, the layout packed on the 12-column grid (``edit_layout``),
-   the plan's ``Limits`` enforced (``plan_limit``);
+   blocks given their defaults, a rule's values read as the fields they compare read an
+   answer (``edit_values``), the layout packed on the 12-column grid (``edit_layout``), the
+   plan's ``Limits`` enforced (``plan_limit``);
 4. validates the copy into a ``FormDocument`` (``invalid``, naming each problem), then checks
    that the edit broke no reference the draft had right: a rule reading a deleted or later
    field, a comparison a field's new kind does not take, a checkpoint naming a step that went
    or setting a value its field no longer holds (``edit_checks``, with the compiler's own
    checks: the fields' types are kept by their settings, so this costs little per field);
 5. returns ``Edited``: the new draft, one sentence for the model, and ``notes`` on what it did
-   on its own (values coerced, ids rewritten, positions clamped, keys dropped, layout packed).
+   on its own (values coerced, ids rewritten, positions clamped, keys dropped, and a layout
+   the call sent that the packer had to change).
 
 Any failure is an ``EditError`` (code, message, hint) and nothing is applied: the draft given
 is never changed. A draft is shape-valid after every edit; it compiles when it is published.

@@ -46,7 +46,7 @@ class ModelTool:
 
     @property
     def description(self) -> str:
-        return inspect.cleandoc(self.args.__doc__ or "")
+        return " ".join(inspect.cleandoc(self.args.__doc__ or "").split())
 
     def input_schema(self) -> dict[str, Any]:
         return model_input_schema(self.args)
@@ -59,14 +59,19 @@ def model_tools(arguments: Mapping[str, type[BaseModel]]) -> tuple[ModelTool, ..
 
 _NAMED_SCHEMAS = ("properties", "patternProperties", "$defs", "definitions")
 """Keywords whose value maps names (a property named ``title``, say) to schemas."""
+_NULL = {"type": "null"}
 
 
 def model_input_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """``model``'s JSON schema without titles and without ``default`` null or false (leaving a
-    key out says as much). Unlike ``forms.surface.tools.compact_schema`` it keeps ``$defs``
-    with every ``$ref`` to them (an argument model may be recursive: a rule holding rules) and
-    every ``null`` branch (in a partial update, ``null`` clears a key: it is a value the model
-    may send). A property named like a keyword (``title``) is a property, and is kept."""
+    """``model``'s JSON schema as a model reads it, with nothing that says nothing: no titles,
+    no ``default`` null, false or empty list (leaving a key out says as much), no description
+    at the top (the model's docstring, which the tool's description already is), descriptions
+    on one line, and ``X | None`` of a plain type as ``{"type": [X, "null"]}``. Unlike
+    ``forms.surface.tools.compact_schema`` it keeps ``$defs`` with every ``$ref`` to them (an
+    argument model may be recursive: a rule holding rules) and every ``null`` the model shows
+    (in a partial update, ``null`` clears a key: it is a value the model may send; a model
+    hides a ``None`` that is only a default with ``SkipJsonSchema``). A property named like a
+    keyword (``title``) is a property, and is kept."""
 
     def walk(node: Any, named: bool = False) -> Any:
         if isinstance(node, list):
@@ -75,14 +80,43 @@ def model_input_schema(model: type[BaseModel]) -> dict[str, Any]:
             return node
         if named:
             return {key: walk(value) for key, value in node.items()}
-        return {
-            key: walk(value, named=key in _NAMED_SCHEMAS)
+        out = {
+            key: _one_line(value) if key == "description" else walk(value, key in _NAMED_SCHEMAS)
             for key, value in node.items()
-            if key != "title" and not (key == "default" and (value is None or value is False))
+            if key != "title" and not (key == "default" and _says_nothing(value))
         }
+        return _nullable(out)
 
     schema: dict[str, Any] = walk(model.model_json_schema())
+    schema.pop("description", None)  # the model's docstring: the tool's description already
     return schema
+
+
+def _nullable(node: dict[str, Any]) -> dict[str, Any]:
+    """``{"anyOf": [{"type": X, ...}, {"type": "null"}]}`` as ``{"type": [X, "null"], ...}``
+    (the same schema, a third of the tokens; an ``enum`` gets ``null`` too); a ``$ref`` or a
+    union stays an ``anyOf``."""
+    branches = node.get("anyOf")
+    if not isinstance(branches, list) or len(branches) != 2 or _NULL not in branches:
+        return node
+    (other,) = [b for b in branches if b != _NULL]
+    if not isinstance(other.get("type"), str) or "const" in other:
+        return node
+    merged = {**other, "type": [other["type"], "null"]}
+    if "enum" in other:
+        merged["enum"] = [*other["enum"], None]
+    return {**merged, **{k: v for k, v in node.items() if k != "anyOf"}}
+
+
+def _says_nothing(default: Any) -> bool:
+    """A default the schema need not show: ``null``, ``false`` or an empty list (``0`` says
+    something)."""
+    return default is None or default is False or default == []
+
+
+def _one_line(text: Any) -> Any:
+    """A docstring or description as one line (a line break costs a token, and says nothing)."""
+    return " ".join(inspect.cleandoc(text).split()) if isinstance(text, str) else text
 
 
 def _generic(tool: Tool) -> dict[str, Any]:

@@ -256,16 +256,23 @@ def test_a_builder_tool_is_its_argument_models_name_docstring_and_schema(api: Ap
     tools = api.get("/builder/tools").json()["tools"]
     assert [t["name"] for t in tools] == list(BUILDER_ARGUMENTS)
     add_field = tools[list(BUILDER_ARGUMENTS).index("add_field")]
-    assert add_field["description"].startswith("Add one field (or a heading, paragraph")
+    assert add_field["description"].startswith("Add a field or display block")
     schema = add_field["input_schema"]
     assert schema["required"] == ["field"] and schema["additionalProperties"] is False
-    # titles are dropped, a property named title is kept; recursive rules stay as $defs
+    # the description is the tool's, not repeated in its schema
+    assert "description" not in schema
+    # an item is shown as one object: its kind, and every key some kind takes
+    item = schema["$defs"]["Item"]
+    assert item["required"] == ["kind"] and "heading" in item["properties"]["kind"]["enum"]
+    assert {"options", "minimum", "text"} <= set(item["properties"])
+    # titles are dropped, a property named title is kept; the recursive rule is one $defs entry
     create = tools[0]["input_schema"]
     assert "title" in create["properties"] and "title" in create["required"]
-    assert "AllOf" in create["$defs"] and '"title": "' not in json.dumps(create["$defs"])
+    assert create["$defs"]["Rule"]["properties"]["all"]["items"] == {"$ref": "#/$defs/Rule"}
+    assert '"title": "' not in json.dumps(create["$defs"])
     # a partial update may send null (it clears a key): the schema says so
     updates = tools[list(BUILDER_ARGUMENTS).index("update_field")]["input_schema"]
-    assert {"type": "null"} in updates["$defs"]["FieldUpdates"]["properties"]["help"]["anyOf"]
+    assert updates["$defs"]["FieldUpdates"]["properties"]["help"] == {"type": ["string", "null"]}
 
 
 def test_the_form_tools_are_unchanged_by_the_builder_tools(api: Api) -> None:

@@ -197,6 +197,9 @@ def test_a_set_value_is_read_as_the_field_reads_it(draft: FormDocument) -> None:
     checkpoint["then"].append({"action": "set", "field": "languages", "value": ["pt", "en"]})
     done = apply_edit(draft, "set_checkpoint", checkpoint)
     # THEN it is stored as sent and compiles (the compiled checkpoint patches the number 30)
-    assert done.summary == 'Added checkpoint "route": when age answered, set, set.'
+    assert done.summary == (
+        'Added checkpoint "route": when age answered, set age to "30", set languages to '
+        '["pt", "en"].'
+    )
     assert done.document.checkpoints[0].then[0].value == "30"  # type: ignore[union-attr]
     compile_document(done.document)

@@ -177,7 +177,59 @@ def test_layout_is_packed_left_to_right_from_the_width_and_wraps(contact: FormDo
     )
     boxes = [item(top.document, i)["layout"] for i in ids(top.document)]
     assert [(b["x"], b["y"]) for b in boxes] == [(0, 0), (0, 1), (0, 2), (0, 3), (6, 3), (0, 4)]
-    assert top.notes["layout"]["agree"] == {"x": 0, "y": 0, "w": 12, "h": 1}
+    # AND the results said nothing of it: the model sent no place, the packer chose
+    assert "layout" not in top.notes
+
+
+def test_a_layout_is_reported_only_where_it_is_not_what_the_call_sent(
+    contact: FormDocument,
+) -> None:
+    # GIVEN a name and an email, each a full row (0,0 and 0,1)
+    # WHEN a field is sent with a width only, it lands where the packer puts it, unreported
+    half = apply_edit(
+        contact,
+        "add_field",
+        {"field": {"kind": "phone", "label": "Phone", "layout": {"w": 6}}},
+    )
+    assert item(half.document, "phone")["layout"] == {"x": 0, "y": 2, "w": 6, "h": 1}
+    assert "layout" not in half.notes
+    # WHEN one is sent to a place the name already takes / THEN it is packed after the one
+    # before it, and the result says where it went
+    taken = apply_edit(
+        half.document,
+        "add_field",
+        {"field": {"kind": "url", "label": "Site", "layout": {"x": 0, "y": 0, "w": 6}}},
+    )
+    assert taken.notes["layout"] == {"site": {"x": 6, "y": 2, "w": 6, "h": 1}}
+    # AND an update whose place is kept says nothing; one moved off what it asked, says so
+    kept = apply_edit(
+        taken.document, "update_field", {"field": "site", "updates": {"layout": {"h": 2}}}
+    )
+    assert "layout" not in kept.notes
+    moved = apply_edit(
+        taken.document,
+        "update_field",
+        {"field": "site", "updates": {"layout": {"x": 0, "y": 1}}},
+    )
+    assert moved.notes["layout"] == {"site": {"x": 6, "y": 2, "w": 6, "h": 1}}
+    # AND a create_form item placed over another is reported the same way
+    created = apply_edit(
+        None,
+        "create_form",
+        {
+            "title": "Grid",
+            "steps": [
+                {
+                    "title": "One",
+                    "items": [
+                        {"kind": "short_text", "label": "A", "layout": {"x": 0, "y": 0, "w": 6}},
+                        {"kind": "short_text", "label": "B", "layout": {"x": 3, "y": 0, "w": 6}},
+                    ],
+                }
+            ],
+        },
+    )
+    assert created.notes["layout"] == {"b": {"x": 6, "y": 0, "w": 6, "h": 1}}
 
 
 def test_display_blocks_get_their_defaults_merged(contact: FormDocument) -> None:
@@ -232,7 +284,37 @@ def test_model_typical_strings_are_read_as_numbers_and_booleans_and_reported(
 def test_problems_with_the_arguments_are_described_in_words(contact: FormDocument) -> None:
     error = refused(contact, "add_field", field={"kind": "integer", "label": "Age", "colSpan": 6})
     assert error.code == "invalid"
-    assert "field.colSpan: is not a key here" in error.message
+    assert 'field.colSpan: kind "integer" takes no colSpan' in error.message
+    # AND a key of another kind names the kind and the keys it takes (the schema shows one
+    # flat item), and a key left out is named
+    error = refused(
+        contact, "add_field", field={"kind": "integer", "label": "Age", "options": [{"value": "1"}]}
+    )
+    assert error.message.endswith(
+        'field.options: kind "integer" takes no options (its keys: id, layout, label, help, '
+        "required, when, aliases, on_fill, minimum, maximum)."
+    )
+    assert "only the keys of its kind" in (error.hint or "")
+    assert (
+        "field.text: Field required"
+        in refused(contact, "add_field", field={"kind": "heading"}).message
+    )
+    error = refused(
+        contact,
+        "set_checkpoint",
+        when={"field": "email", "op": "answered"},
+        then=[{"action": "fail", "reason": "No"}],
+    )
+    assert "then.0.message: Field required" in error.message
+    assert 'then.0.reason: action "fail" takes no reason (its keys: message)' in error.message
+    error = refused(
+        contact,
+        "set_conditional_logic",
+        target="field",
+        id="email",
+        when={"field": "full_name", "op": "answered", "all": []},
+    )
+    assert "when.all: a condition takes no all (its keys: field, op, value)" in error.message
     # AND what only the whole field can tell (contradicting constraints) too, nothing applied
     error = refused(
         contact, "add_field", field={"kind": "integer", "label": "Age", "minimum": 9, "maximum": 3}
@@ -308,6 +390,9 @@ def test_changing_a_kind_drops_the_keys_the_new_kind_does_not_take(
     done = apply_edit(draft, "update_field", {"field": "full_name", "updates": {"kind": "email"}})
     assert item(done.document, "full_name")["kind"] == "email"
     assert done.notes["dropped"] == ["max_length"]
+    # AND a kind cannot be cleared: it is refused as data, not a crash
+    cleared = refused(draft, "update_field", field="full_name", updates={"kind": None})
+    assert cleared.code == "invalid" and "kind" in cleared.message
 
 
 def test_edits_fall_back_to_the_selection(contact: FormDocument) -> None:
@@ -475,6 +560,119 @@ def test_a_move_that_makes_a_rule_read_a_later_field_is_refused(gated: FormDocum
     ]
 
 
+def test_rule_values_sent_as_strings_are_read_as_their_fields_read_answers(
+    gated: FormDocument,
+) -> None:
+    # GIVEN role (a choice of "designer"), a boolean and an integer before a free text
+    draft = edit(gated, "add_field", step="work", field={"kind": "boolean", "label": "Remote"})
+    draft = edit(draft, "add_field", step="work", field={"kind": "integer", "label": "Years"})
+    draft = edit(draft, "add_field", step="work", field={"kind": "long_text", "label": "Notes"})
+    # WHEN a model gates the notes with "false", "3" and "Designer" (in a list) as strings
+    rule = {
+        "all": [
+            {"field": "remote", "op": "equals", "value": "false"},
+            {"not": {"field": "years", "op": "less_than", "value": "3"}},
+            {"field": "role", "op": "in", "value": ["Designer"]},
+        ]
+    }
+    done = apply_edit(
+        draft, "set_conditional_logic", {"target": "field", "id": "notes", "when": rule}
+    )
+    # THEN the draft holds what the form compares, and each reading is reported where it was
+    assert item(done.document, "notes")["when"] == {
+        "all": [
+            {"field": "remote", "op": "equals", "value": False},
+            {"not": {"field": "years", "op": "less_than", "value": 3}},
+            {"field": "role", "op": "in", "value": ["designer"]},
+        ]
+    }
+    assert done.notes["coerced"] == [
+        {"at": "when.all.0.value", "sent": "false", "stored": False},
+        {"at": "when.all.1.not.value", "sent": "3", "stored": 3},
+        {"at": "when.all.2.value.0", "sent": "Designer", "stored": "designer"},
+    ]
+    assert done.summary == (
+        'Field "notes" now applies only when (remote equals false and not (years less than 3) '
+        'and role in ["designer"]).'
+    )
+    # AND a value already of the field's type, or text for a text field, is not a reading
+    plain = {"field": "remote", "op": "equals", "value": True}
+    same = apply_edit(
+        draft, "set_conditional_logic", {"target": "field", "id": "notes", "when": plain}
+    )
+    assert "coerced" not in same.notes
+    # AND a string the type does not read is refused by the rule's check, naming the type
+    error = refused(
+        draft,
+        "set_conditional_logic",
+        target="field",
+        id="notes",
+        when={"field": "remote", "op": "equals", "value": "maybe"},
+    )
+    assert error.code == "invalid_rule" and "'maybe' is not a value of 'remote'" in error.message
+
+
+def test_rule_values_are_read_in_every_call_that_carries_a_rule(gated: FormDocument) -> None:
+    # WHEN add_field brings its rule along, reading a boolean as "yes"
+    draft = edit(gated, "add_field", step="work", field={"kind": "boolean", "label": "Remote"})
+    added = apply_edit(
+        draft,
+        "add_field",
+        {
+            "step": "work",
+            "field": {
+                "kind": "short_text",
+                "label": "City",
+                "when": {"field": "remote", "op": "equals", "value": "no"},
+            },
+        },
+    )
+    # THEN it is stored as read and reported under the field's rule
+    assert item(added.document, "city")["when"]["value"] is False
+    assert added.notes["coerced"] == [{"at": "field.when.value", "sent": "no", "stored": False}]
+    # AND a checkpoint's rule the same
+    checkpoint = apply_edit(
+        added.document,
+        "set_checkpoint",
+        {
+            "id": "office",
+            "when": {"field": "remote", "op": "not_equals", "value": "true"},
+            "then": [{"action": "jump", "step": "you"}],
+        },
+    )
+    assert checkpoint.document.checkpoints[0].when.model_dump() == {
+        "field": "remote",
+        "op": "not_equals",
+        "value": True,
+    }
+    assert checkpoint.notes["coerced"] == [{"at": "when.value", "sent": "true", "stored": True}]
+    # AND a create_form's items, read against the fields the create makes
+    created = apply_edit(
+        None,
+        "create_form",
+        {
+            "title": "Trip",
+            "steps": [
+                {
+                    "title": "Trip",
+                    "items": [
+                        {"kind": "integer", "label": "Nights"},
+                        {
+                            "kind": "short_text",
+                            "label": "Hotel",
+                            "when": {"field": "nights", "op": "greater_than", "value": "0"},
+                        },
+                    ],
+                }
+            ],
+        },
+    )
+    assert item(created.document, "hotel")["when"]["value"] == 0
+    assert created.notes["coerced"] == [
+        {"at": "steps.0.items.1.when.value", "sent": "0", "stored": 0}
+    ]
+
+
 def test_a_kind_change_that_breaks_a_comparison_is_refused(gated: FormDocument) -> None:
     error = refused(gated, "update_field", field="role", updates={"kind": "boolean"})
     assert error.code == "breaks_rules"
@@ -508,7 +706,7 @@ def test_checkpoints_are_set_by_id_and_checked_like_rules(gated: FormDocument) -
         "then": [{"action": "jump", "step": "you"}],
     }
     done = apply_edit(gated, "set_checkpoint", cap)
-    assert done.summary == 'Added checkpoint "designers": when role equals "designer", jump.'
+    assert done.summary == 'Added checkpoint "designers": when role equals "designer", jump to you.'
     # THEN the step it jumps to, and the field it reads, cannot be deleted from under it
     assert 'checkpoint "designers"' in refused(done.document, "delete_step", step="you").message
     # AND a checkpoint naming what is not there is refused with the closest name
@@ -521,6 +719,35 @@ def test_checkpoints_are_set_by_id_and_checked_like_rules(gated: FormDocument) -
     freed = edit(done.document, "delete_checkpoint", id="designers")
     assert freed.checkpoints == []
     assert refused(freed, "delete_checkpoint", id="designers").code == "not_found"
+
+
+def test_a_checkpoints_sentence_names_what_each_action_does(gated: FormDocument) -> None:
+    # WHEN a checkpoint runs an executor, sets a field, jumps, fails with a long message and
+    # terminates
+    done = apply_edit(
+        gated,
+        "set_checkpoint",
+        {
+            "id": "designers",
+            "when": {"field": "role", "op": "equals", "value": "designer"},
+            "then": [
+                {"action": "run", "executor": "notify_recruiter"},
+                {"action": "jump", "step": "work"},
+                {"action": "fail", "message": "Designers need a portfolio, {role}; send a link."},
+                {"action": "terminate", "reason": "No designers"},
+            ],
+        },
+    )
+    # THEN the sentence names the executor, the step, and the start of each text
+    assert done.summary == (
+        'Added checkpoint "designers": when role equals "designer", run notify_recruiter, '
+        'jump to work, fail "Designers need a…", terminate "No designers".'
+    )
+    # AND the outline inspect_form reads says the same
+    assert inspect(done.document, "form")["form"]["checkpoints"] == [
+        'designers: when role equals "designer" -> run notify_recruiter, jump to work, '
+        'fail "Designers need a…", terminate "No designers"'
+    ]
 
 
 def test_a_refused_edit_leaves_the_draft_as_it_was(gated: FormDocument) -> None:
