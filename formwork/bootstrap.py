@@ -19,7 +19,8 @@ DynamoDB adapter are imported inside the builders, so requests that never touch 
 (``GET /tools``, the OpenAPI document) and cold starts that fail early do not pay for them; so
 are the webhook route's parts (``formwork.webhook_settings``, ``formwork.webhooks``: pydantic
 models), which only a webhook request builds, and the builder's (the published documents, the
-drafts, the ``Catalog`` and the ``BuilderService``), which only a builder route builds.
+drafts, the ``Catalog`` and the ``BuilderService``), which only a builder route builds, and
+memory's (the fact store, the vocabulary, the decay policy), which only what uses memory builds.
 
 The ``FormService`` is built over ``catalog``: the code forms (``registry``) plus each
 caller's tenant's published documents, so a form a tenant publishes is served to its people
@@ -44,9 +45,11 @@ if TYPE_CHECKING:
     from forms.app.catalog import Catalog
     from forms.app.service import Dispatcher, FormService
     from forms.definition import Executor, FormDef
+    from forms.memory import DecayPolicy, FactKey, Vocabulary
     from forms.registry import FormRegistry
     from forms.storage.documents import FormDocumentStore
     from forms.storage.drafts import DraftStore
+    from forms.storage.facts import FactStore
     from forms.storage.port import FormStore, OutboxScan
     from formwork.webhook_settings import WebhookSettings
     from formwork.webhooks import DeliveryLog, Direction, SecretSource
@@ -86,25 +89,29 @@ def build_store(settings: Settings, client: Any = None) -> FormStore:
     return store
 
 
+def load_attribute(variable: str, reference: str) -> Any:
+    """What ``module:attribute`` (the value of ``variable``) names; a ``ConfigError`` naming
+    the variable when the module cannot be imported or has no such attribute."""
+    module_name, _, attribute = reference.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"{variable}={reference!r}: cannot import {module_name}: {exc}") from exc
+    try:
+        return getattr(module, attribute)
+    except AttributeError:
+        raise ConfigError(
+            f"{variable}={reference!r}: module {module_name} has no {attribute}"
+        ) from None
+
+
 def load_forms(reference: str) -> tuple[FormDef, ...] | FormRegistry:
     """What ``module:attribute`` names: a ``FormDef``, a non-empty sequence of them, or a
     ``FormRegistry`` (several versions of a form, say), as ``formwork check`` accepts."""
     from forms.definition import FormDef
     from forms.registry import FormRegistry
 
-    module_name, _, attribute = reference.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(
-            f"FORMWORK_FORMS={reference!r}: cannot import {module_name}: {exc}"
-        ) from exc
-    try:
-        value = getattr(module, attribute)
-    except AttributeError:
-        raise ConfigError(
-            f"FORMWORK_FORMS={reference!r}: module {module_name} has no {attribute}"
-        ) from None
+    value = load_attribute("FORMWORK_FORMS", reference)
     if isinstance(value, FormRegistry):
         return value
     if isinstance(value, FormDef):
@@ -135,19 +142,7 @@ def load_executors(reference: str | None) -> dict[str, Executor]:
     ``reference`` is None."""
     if reference is None:
         return {}
-    module_name, _, attribute = reference.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(
-            f"FORMWORK_EXECUTORS={reference!r}: cannot import {module_name}: {exc}"
-        ) from exc
-    try:
-        value = getattr(module, attribute)
-    except AttributeError:
-        raise ConfigError(
-            f"FORMWORK_EXECUTORS={reference!r}: module {module_name} has no {attribute}"
-        ) from None
+    value = load_attribute("FORMWORK_EXECUTORS", reference)
     if not isinstance(value, Mapping) or not all(
         isinstance(name, str) and callable(executor) for name, executor in value.items()
     ):
@@ -156,6 +151,46 @@ def load_executors(reference: str | None) -> dict[str, Executor]:
             f"(callables), found {type(value).__name__}"
         )
     return dict(value)
+
+
+def load_fact_keys(reference: str | None) -> tuple[FactKey, ...]:
+    """What ``module:attribute`` names: a ``FactKey`` or a sequence of them, the keys the
+    deployment adds to the fact vocabulary (``FORMWORK_FACT_KEYS``); none when ``reference``
+    is None."""
+    if reference is None:
+        return ()
+    from forms.memory import FactKey
+
+    value = load_attribute("FORMWORK_FACT_KEYS", reference)
+    if isinstance(value, FactKey):
+        return (value,)
+    if (
+        not isinstance(value, Sequence)
+        or isinstance(value, str)
+        or not all(isinstance(key, FactKey) for key in value)
+    ):
+        raise ConfigError(
+            f"FORMWORK_FACT_KEYS={reference!r}: expected a FactKey or a sequence of FactKey "
+            f"(forms.memory.fact_key), found {type(value).__name__}"
+        )
+    return tuple(value)
+
+
+def build_vocabulary(settings: Settings) -> Vocabulary:
+    """Formwork's fact keys plus the deployment's (``FORMWORK_FACT_KEYS``); a ``ConfigError``
+    naming the variable and every problem when they do not make one vocabulary (a malformed
+    name, a name declared twice or taken by a default key)."""
+    from forms.memory import InvalidVocabulary, Vocabulary
+
+    extra = load_fact_keys(settings.fact_keys)
+    if not extra:
+        return Vocabulary.default()
+    try:
+        return Vocabulary.default().extended(extra)
+    except InvalidVocabulary as bad:
+        raise ConfigError(
+            f"FORMWORK_FACT_KEYS={settings.fact_keys!r}: " + "; ".join(bad.problems)
+        ) from None
 
 
 def build_dispatcher(settings: Settings) -> Dispatcher:
@@ -407,6 +442,41 @@ class App:
 
         return self._part("builder", build)
 
+    # ------------------------------------------------------------------ memory
+
+    @property
+    def facts(self) -> FactStore:
+        """Each principal's facts, their histories and memory settings: on the forms table,
+        or in memory beside an in-memory form store."""
+
+        def build() -> FactStore:
+            if self._in_memory():
+                from forms.storage.facts import InMemoryFactStore
+
+                return InMemoryFactStore()
+            from forms.storage.dynamodb_facts import DynamoDBFactStore
+
+            return DynamoDBFactStore(self.dynamodb_client, self.settings.require_table())
+
+        return self._part("facts", build)
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The fact keys memory holds: Formwork's, plus those ``FORMWORK_FACT_KEYS`` names."""
+        return self._part("vocabulary", lambda: build_vocabulary(self.settings))
+
+    @property
+    def decay_policy(self) -> DecayPolicy:
+        """How old a fact of each decay class may be to fill or to be offered (Formwork's
+        rules unless given)."""
+
+        def build() -> DecayPolicy:
+            from forms.memory import DecayPolicy
+
+            return DecayPolicy.default()
+
+        return self._part("decay_policy", build)
+
     # ------------------------------------------------------------------ webhooks
 
     @property
@@ -464,6 +534,9 @@ def bootstrap(
     drafts: DraftStore | None = None,
     catalog: Catalog | None = None,
     builder: BuilderService | None = None,
+    facts: FactStore | None = None,
+    vocabulary: Vocabulary | None = None,
+    decay_policy: DecayPolicy | None = None,
 ) -> App:
     """The application for ``settings`` (default: the environment's, read on first use).
 
@@ -477,7 +550,10 @@ def bootstrap(
     and outbound secret sources; ``clock`` is the App's, the webhook route's and the builder's
     (Unix seconds). ``documents`` and ``drafts`` are the builder's stores (default: on the
     table, or in memory beside an in-memory form store), ``catalog`` the code forms plus the
-    tenants' published documents, ``builder`` the whole ``BuilderService``.
+    tenants' published documents, ``builder`` the whole ``BuilderService``. ``facts`` is
+    the fact store (default: on the table, or in memory beside an in-memory form store),
+    ``vocabulary`` the fact keys (default: Formwork's plus ``FORMWORK_FACT_KEYS``),
+    ``decay_policy`` the decay rules (default: Formwork's).
     """
     if service is not None and (
         registry is not None or store is not None or dispatcher is not FROM_SETTINGS
@@ -507,6 +583,9 @@ def bootstrap(
         "drafts": drafts,
         "catalog": catalog,
         "builder": builder,
+        "facts": facts,
+        "vocabulary": vocabulary,
+        "decay_policy": decay_policy,
     }
     parts.update({name: part for name, part in given.items() if part is not None})
     if dispatcher is not FROM_SETTINGS:

@@ -19,6 +19,9 @@ quietly.
 | ``FORMWORK_BUILDER_MAX_STEPS`` | the most steps a draft may have (the plan's limit) | ``50`` |
 | ``FORMWORK_BUILDER_MAX_FIELDS`` | the most fields and blocks a draft may have | ``300`` |
 | ``FORMWORK_CATALOG_TTL_SECONDS`` | how long a tenant's published forms are cached | ``5`` |
+| ``FORMWORK_MEMORY`` | memory in this deployment, ``on`` or ``off`` (and per principal) | ``on`` |
+| ``FORMWORK_FACT_KEYS`` | ``module:attr``, the extra fact keys (a sequence of ``FactKey``) | none |
+| ``FORMWORK_MEMORY_DEADLINE_MS`` | recall's deadline (past it, the form opens without) | ``200`` |
 | ``FORMWORK_MAX_BODY_BYTES`` | largest request body accepted (bytes) | ``65536`` |
 | ``FORMWORK_DISPATCH`` | how hooks run: ``inprocess`` or ``temporal`` | ``inprocess`` |
 | ``FORMWORK_HOOK_WAIT_MS`` | how long a tool call waits for its hooks (Temporal) | ``1500`` |
@@ -79,6 +82,11 @@ DEFAULT_BUILDER_MAX_FIELDS = 300
 """``forms.documents.Limits()``'s (a test pins them together: this module imports no engine)."""
 DEFAULT_CATALOG_TTL_SECONDS = 5.0
 MAX_CATALOG_TTL_SECONDS = 3600.0
+DEFAULT_MEMORY_DEADLINE_MS = 200
+MAX_MEMORY_DEADLINE_MS = 5_000
+"""Recall's deadline is well under a tool call's budget: past it the form opens without memory."""
+SWITCH_VALUES = {"on": True, "off": False, "true": True, "false": False, "1": True, "0": False}
+"""How ``FORMWORK_MEMORY`` may be spelled (any case)."""
 _ROLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,127}")
 """A role as ``functions.approval_routes.roles_from_claims`` reads one from the claims."""
 
@@ -179,6 +187,13 @@ class Settings:
     """The plan's limits of a draft, the same for every tenant of the deployment."""
     catalog_ttl_seconds: float = DEFAULT_CATALOG_TTL_SECONDS
     """How long a tenant's catalog of published forms is kept before it is read again."""
+    memory: bool = True
+    """Memory for the whole deployment (``FORMWORK_MEMORY``): off, no fact is recorded or
+    recalled for anyone, whatever each principal's own switch says."""
+    fact_keys: str | None = None
+    """``module:attribute`` of the deployment's extra fact keys (none by default)."""
+    memory_deadline_ms: int = DEFAULT_MEMORY_DEADLINE_MS
+    """How long recall may read the fact store before the form opens without memory."""
     temporal: TemporalSettings = field(default_factory=TemporalSettings)
 
     def __post_init__(self) -> None:
@@ -197,6 +212,10 @@ class Settings:
             invalid("FORMWORK_FORMS", self.forms, '"package.module:attribute"')
         if self.executors is not None and not _FORMS.fullmatch(self.executors):
             invalid("FORMWORK_EXECUTORS", self.executors, '"package.module:attribute"')
+        if self.fact_keys is not None and not _FORMS.fullmatch(self.fact_keys):
+            invalid("FORMWORK_FACT_KEYS", self.fact_keys, '"package.module:attribute"')
+        if not isinstance(self.memory, bool):
+            invalid("FORMWORK_MEMORY", str(self.memory), "on or off")
         if not isinstance(self.publisher_role, str) or not _ROLE.fullmatch(self.publisher_role):
             invalid(
                 "FORMWORK_PUBLISHER_ROLE",
@@ -235,6 +254,7 @@ class Settings:
             ("FORMWORK_REPLAY_WINDOW_HOURS", self.replay_window_hours, 1, 8_760),
             ("FORMWORK_BUILDER_MAX_STEPS", self.builder_max_steps, 1, 1_000),
             ("FORMWORK_BUILDER_MAX_FIELDS", self.builder_max_fields, 1, 10_000),
+            ("FORMWORK_MEMORY_DEADLINE_MS", self.memory_deadline_ms, 1, MAX_MEMORY_DEADLINE_MS),
         ):
             if isinstance(number, bool) or not isinstance(number, int) or not low <= number <= high:
                 invalid(variable, str(number), f"a whole number from {low} to {high}")
@@ -269,6 +289,13 @@ class Settings:
             if not re.fullmatch(r"\d{1,5}(\.\d{1,3})?", raw_ttl):
                 invalid("FORMWORK_CATALOG_TTL_SECONDS", raw_ttl, "a number of seconds, such as 5")
             ttl = float(raw_ttl)
+
+        raw_memory = get("FORMWORK_MEMORY")
+        memory = True
+        if raw_memory is not None:
+            if raw_memory.lower() not in SWITCH_VALUES:
+                invalid("FORMWORK_MEMORY", raw_memory, "on or off")
+            memory = SWITCH_VALUES[raw_memory.lower()]
 
         tls = (get("TEMPORAL_TLS") or "false").lower()
         if tls not in ("true", "false", "1", "0"):
@@ -311,6 +338,9 @@ class Settings:
             builder_max_steps=number("FORMWORK_BUILDER_MAX_STEPS", DEFAULT_BUILDER_MAX_STEPS),
             builder_max_fields=number("FORMWORK_BUILDER_MAX_FIELDS", DEFAULT_BUILDER_MAX_FIELDS),
             catalog_ttl_seconds=ttl,
+            memory=memory,
+            fact_keys=get("FORMWORK_FACT_KEYS"),
+            memory_deadline_ms=number("FORMWORK_MEMORY_DEADLINE_MS", DEFAULT_MEMORY_DEADLINE_MS),
             temporal=temporal,
         )
 

@@ -20,6 +20,10 @@ Routes (``docs/http-api.md`` has the full contract):
   ``GET /forms/{form_id}/versions/{version}``: the form builder (``functions.builder_routes``):
   a builder agent's tool calls on the tenant's drafts, publishing (the publisher role), the
   published versions. The builder's modules load with the first builder request.
+* ``PUT|GET|DELETE /memory/facts/{key}``, ``POST /memory/facts/{key}/confirm``,
+  ``GET /memory/facts``, ``GET /memory/export``, ``GET|PUT /memory/settings``: the verified
+  principal's memory (``functions.memory_routes``): stating facts, the user's fact editor,
+  export and switch. Memory's modules load with the first memory request.
 
 A request goes through ``functions.http.precheck`` (principal, content type, size, JSON), then
 Powertools routes it and validates it against ``functions.models``, then a handler calls the
@@ -33,8 +37,8 @@ body's schema (``tests/functional/test_conformance.py`` holds the handler to it)
 This module is the function: the resolver, the checks before routing, the one exception
 handler, and ``lambda_handler``. The routes live beside it, each module with its Powertools
 ``Router``: ``functions.tool_routes`` (tools, status), ``functions.approval_routes``
-(approvals), ``functions.builder_routes`` (the builder); the webhook route and the documents
-are here. ``functions.openapi`` is the
+(approvals), ``functions.builder_routes`` (the builder), ``functions.memory_routes``
+(memory); the webhook route and the documents are here. ``functions.openapi`` is the
 document's plumbing, ``functions.refusals`` maps exceptions to refusals, and
 ``functions.routing`` holds what they share (Logger, Metrics, Tracer, the request's App).
 """
@@ -59,7 +63,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from forms.errors import BadRequest
 from formwork import process
 from formwork.bootstrap import App
-from functions import approval_routes, builder_routes, tool_routes
+from functions import approval_routes, builder_routes, memory_routes, tool_routes
 from functions.auth import Unauthenticated
 from functions.http import (
     JSON_HEADERS,
@@ -91,8 +95,8 @@ resolver.swagger_on_demand("/swagger")  # Powertools' enable_swagger, on the fir
 
 
 # ---------------------------------------------------------------------------- routes
-# In the order of the document: the tools, the webhook route, approvals, the builder, the
-# documents.
+# In the order of the document: the tools, the webhook route, approvals, the builder, memory,
+# the documents.
 
 resolver.include_router(tool_routes.router)
 
@@ -159,6 +163,7 @@ def receive_webhook(
 
 resolver.include_router(approval_routes.router)
 resolver.include_router(builder_routes.router)
+resolver.include_router(memory_routes.router)
 
 
 @resolver.get(

@@ -1,16 +1,22 @@
-"""Agents over the builder tools: a model building a form in small tool calls.
+"""Agents over Formwork's tools: a model building a form, or filling one in, in small tool calls.
 
 - ``transcript``: the conversation in no vendor's shape (``UserText``, ``AssistantTurn``,
   ``ToolResults``), a model response (``Completion``, ``Usage``) and the ``Provider`` port;
-- ``providers``: ``BedrockConverse`` and ``OpenAIChat``, stateless over the transcript;
-- ``backends``: where the tool calls go, the ``Backend`` port with ``ServiceBackend`` (a
-  ``BuilderService`` in this process) and ``HttpBackend`` (the builder's HTTP API);
-- ``context``: the system prompt (instructions, the draft's snapshot, the selection line)
-  and history compaction;
-- ``builder_loop``: ``BuilderAgent``, one user turn with its step cap and abort.
+- ``providers``: ``BedrockConverse`` and ``OpenAIChat``, stateless over the transcript, and
+  ``ServedTool`` (a tool definition as an API served it);
+- ``tool_loop``: what one user turn does, shared by both loops (``run_turn``, ``TurnResult``,
+  the step cap, Stop);
+- ``backends``: where the builder's tool calls go, the ``Backend`` port with
+  ``ServiceBackend`` (a ``BuilderService`` in this process) and ``HttpBackend`` (the builder's
+  HTTP API);
+- ``context``: the builder's system prompt (instructions, the draft's snapshot, the selection
+  line) and history compaction;
+- ``builder_loop``: ``BuilderAgent``, one user turn with its step cap and abort;
+- ``chat_loop``: ``ChatAgent``, the form tools through ``formwork.client`` (imported on its
+  own, ``formwork.agents.chat_loop``: it needs the ``client`` extra, httpx).
 
 Loaded only by a chat backend that imports it: the Lambda handlers never do
-(``docs/builder.md``, "The builder agent loop").
+(``docs/builder.md``, "The builder agent loop"; ``docs/clients.md``).
 """
 
 from formwork.agents.backends import (
@@ -21,20 +27,14 @@ from formwork.agents.backends import (
     backend_unavailable,
     urllib_send,
 )
-from formwork.agents.builder_loop import (
-    DEFAULT_MAX_STEPS,
-    Abort,
-    BuilderAgent,
-    CallOutcome,
-    StopReason,
-    TurnResult,
-)
+from formwork.agents.builder_loop import BuilderAgent
 from formwork.agents.context import (
     BUILDER_INSTRUCTIONS,
     DEFAULT_KEEP_MESSAGES,
     Compacted,
     compact,
     snapshot,
+    summary_section,
     system_prompt,
 )
 from formwork.agents.errors import AgentError, BackendUnavailable, TurnFailed
@@ -42,9 +42,20 @@ from formwork.agents.providers import (
     DEFAULT_MAX_TOKENS,
     BedrockConverse,
     OpenAIChat,
+    ServedTool,
     chat_messages,
     converse_messages,
     urllib_post,
+)
+from formwork.agents.tool_loop import (
+    DEFAULT_MAX_STEPS,
+    Abort,
+    CallOutcome,
+    StopReason,
+    Turn,
+    TurnResult,
+    run_turn,
+    unused_ids,
 )
 from formwork.agents.transcript import (
     AssistantTurn,
@@ -81,11 +92,13 @@ __all__ = [
     "HttpBackend",
     "OpenAIChat",
     "Provider",
+    "ServedTool",
     "ServiceBackend",
     "StopReason",
     "ToolCall",
     "ToolResult",
     "ToolResults",
+    "Turn",
     "TurnFailed",
     "TurnResult",
     "Usage",
@@ -96,9 +109,12 @@ __all__ = [
     "converse_messages",
     "dump_transcript",
     "load_transcript",
+    "run_turn",
     "safe_call_id",
     "snapshot",
+    "summary_section",
     "system_prompt",
+    "unused_ids",
     "urllib_post",
     "urllib_send",
 ]

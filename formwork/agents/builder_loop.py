@@ -1,38 +1,27 @@
 """The builder agent loop: one user turn of a model building a form with the builder tools.
 
-What ``BuilderAgent.run_turn`` does, in order:
+``BuilderAgent.run_turn`` runs the shared tool loop (``formwork.agents.tool_loop``: what one
+turn does, in order, the step cap, Stop, truncation, provider failures), with:
 
-1. appends the person's text to the caller's transcript;
-2. before each model call: stops if the abort is set (``aborted``) or the model has been
-   called ``max_steps`` times this turn (``step_cap``, default 12: a fuse against a wandering
-   loop); else reads the draft as it is now from the backend, splits the transcript into the
-   last ``keep_messages`` (default 12) and a summary of the rest (``context.compact``), and
-   builds the system prompt: the instructions, the summary, the snapshot of the draft and the
-   selection line. It is rebuilt for every call, so an edit made earlier in the turn shows;
-3. calls the provider with the kept messages and the builder tools;
-4. a truncated response (cut off by the output limit) ends the turn (``truncated``) with no
-   call run; a response without tool calls ends it (``reply``);
-5. otherwise runs its calls in order through the backend, each under the provider's tool-use
-   id with the editor's selection. Before each call the abort is checked: once it is set,
-   that call and every later one of the response are sent with ``cancelled=True``, so each is
-   recorded as cancelled under its id (a later replay of the id gets the same answer) and
-   applies nothing. Every call gets a result in the transcript, so the next turn's request is
-   valid for both vendors; after a cancellation the turn ends (``aborted``). Else, back to 2.
+* the system prompt, built before each model call: the instructions, the summary of older
+  messages, the snapshot of the draft as it is now (read from the backend, so an edit made
+  earlier in the turn shows) and the editor's selection line (``context.system_prompt``).
+  A draft that cannot be read is said in the prompt and noted in
+  ``TurnResult.backend_errors``;
+* each tool call sent to the backend under the provider's tool-use id with the editor's
+  selection. A call cancelled by the abort is sent with ``cancelled=True``, so it is recorded
+  as cancelled under its id (a later replay of the id gets the same answer) and applies
+  nothing.
 
-The calls of the response that reaches the step cap are run, then the turn ends: the cap
-counts model calls, and their results reach the model on the next turn.
-
-Failures: a tool call's refusal is data for the model. A backend that cannot be reached is
-data too (``backend_unavailable``) and is listed in ``TurnResult.backend_errors``. A provider
-that fails raises ``TurnFailed``, which carries the turn up to that point.
+Defaults: ``max_steps`` 12, ``keep_messages`` 12. A backend that cannot be reached is data
+(``backend_unavailable``) and is listed in ``TurnResult.backend_errors``; a backend that raises
+is answered the same way, so no call is left without a result.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Literal, Protocol
 
 from forms.app.builder_tools import BUILDER_ARGUMENTS
 from forms.documents import FormDocument, Selection
@@ -41,91 +30,30 @@ from formwork.agents.backends import BACKEND_UNAVAILABLE, Backend, backend_unava
 from formwork.agents.context import (
     BUILDER_INSTRUCTIONS,
     DEFAULT_KEEP_MESSAGES,
-    compact,
     system_prompt,
 )
-from formwork.agents.errors import BackendUnavailable, TurnFailed
-from formwork.agents.transcript import (
-    AssistantTurn,
-    Entry,
-    JsonDict,
-    Provider,
-    ToolCall,
-    ToolResult,
-    ToolResults,
-    Usage,
-    UserText,
-    safe_call_id,
+from formwork.agents.errors import BackendUnavailable
+from formwork.agents.tool_loop import (
+    DEFAULT_MAX_STEPS,
+    Abort,
+    CallOutcome,
+    StopReason,
+    Turn,
+    TurnResult,
+    run_turn,
 )
+from formwork.agents.transcript import Entry, JsonDict, Provider, ToolCall
 
-DEFAULT_MAX_STEPS = 12
-StopReason = Literal["reply", "step_cap", "aborted", "truncated", "failed"]
-"""Why a turn ended; ``failed`` only in ``TurnFailed.partial``."""
+__all__ = [
+    "DEFAULT_MAX_STEPS",
+    "Abort",
+    "BuilderAgent",
+    "CallOutcome",
+    "StopReason",
+    "TurnResult",
+]
 
 _log = logging.getLogger(__name__)
-
-
-class Abort(Protocol):
-    """Set when the person presses Stop or closes the panel (a ``threading.Event`` is one)."""
-
-    def is_set(self) -> bool: ...
-
-
-@dataclass(frozen=True, slots=True)
-class CallOutcome:
-    """One tool call of the turn and its result; ``cancelled`` when it was sent cancelled."""
-
-    call: ToolCall
-    result: JsonDict
-    cancelled: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return bool(self.result.get("ok"))
-
-
-@dataclass(frozen=True, slots=True)
-class TurnResult:
-    """One turn: the model's last text, every call with its result, the model calls made, why
-    the turn ended, the usage of each model call, and the transcript to send next turn."""
-
-    reply: str
-    calls: tuple[CallOutcome, ...]
-    steps: int
-    stopped: StopReason
-    usage: tuple[Usage, ...]
-    transcript: tuple[Entry, ...]
-    backend_errors: tuple[str, ...] = ()
-    """What could not be done for want of the backend (calls and reads of the draft)."""
-
-    @property
-    def input_tokens(self) -> int:
-        return sum(u.input_tokens for u in self.usage)
-
-    @property
-    def output_tokens(self) -> int:
-        return sum(u.output_tokens for u in self.usage)
-
-
-@dataclass
-class _Turn:
-    entries: list[Entry]
-    steps: int = 0
-    reply: str = ""
-    calls: list[CallOutcome] = field(default_factory=list)
-    usage: list[Usage] = field(default_factory=list)
-    backend_errors: list[str] = field(default_factory=list)
-
-    def result(self, stopped: StopReason) -> TurnResult:
-        return TurnResult(
-            reply=self.reply,
-            calls=tuple(self.calls),
-            steps=self.steps,
-            stopped=stopped,
-            usage=tuple(self.usage),
-            transcript=tuple(self.entries),
-            backend_errors=tuple(self.backend_errors),
-        )
 
 
 class BuilderAgent:
@@ -167,35 +95,27 @@ class BuilderAgent:
         cap, the abort, or a truncated response."""
         chosen = _selection(selection)
         sent = (chosen.model_dump(exclude_none=True) or None) if chosen is not None else None
-        turn = _Turn([*transcript, UserText(text)])
-        while True:
-            if abort is not None and abort.is_set():
-                return turn.result("aborted")
-            if turn.steps >= self.max_steps:
-                return turn.result("step_cap")
-            window = compact(turn.entries, self.keep_messages)
-            document, problem = self._read(turn)
-            system = system_prompt(document, chosen, window.summary, self.instructions, problem)
-            try:
-                completion = self.provider.complete(system, window.kept, self.tools)
-            except Exception as failure:
-                raise TurnFailed(f"the model call failed: {failure}", turn.result("failed")) from (
-                    failure
-                )
-            turn.steps += 1
-            turn.usage.append(completion.usage)
-            turn.reply = completion.text
-            calls = _unused_ids(completion.calls, turn.entries)
-            if completion.text.strip() or calls:
-                turn.entries.append(AssistantTurn(completion.text, calls))
-            if completion.usage.truncated:
-                return turn.result("truncated")
-            if not calls:
-                return turn.result("reply")
-            if self._run_calls(turn, calls, sent, abort):
-                return turn.result("aborted")
 
-    def _read(self, turn: _Turn) -> tuple[FormDocument | None, str | None]:
+        def prompt(turn: Turn, summary: tuple[str, ...]) -> str:
+            document, problem = self._read(turn)
+            return system_prompt(document, chosen, summary, self.instructions, problem)
+
+        def execute(turn: Turn, call: ToolCall, cancelled: bool) -> JsonDict:
+            return self._call(turn, call, sent, cancelled)
+
+        return run_turn(
+            self.provider,
+            transcript,
+            text,
+            tools=self.tools,
+            prompt=prompt,
+            execute=execute,
+            max_steps=self.max_steps,
+            keep_messages=self.keep_messages,
+            abort=abort,
+        )
+
+    def _read(self, turn: Turn) -> tuple[FormDocument | None, str | None]:
         """The draft as it is now, or why it could not be read."""
         try:
             return self.backend.document(), None
@@ -203,26 +123,8 @@ class BuilderAgent:
             turn.backend_errors.append(str(failure))
             return None, str(failure)
 
-    def _run_calls(
-        self,
-        turn: _Turn,
-        calls: Sequence[ToolCall],
-        selection: Mapping[str, str] | None,
-        abort: Abort | None,
-    ) -> bool:
-        """Run ``calls`` in order, cancelling every one from the abort on; whether any was."""
-        stopping = False
-        results: list[ToolResult] = []
-        for call in calls:
-            stopping = stopping or (abort is not None and abort.is_set())
-            result = self._call(turn, call, selection, stopping)
-            results.append(ToolResult(call.id, result))
-            turn.calls.append(CallOutcome(call, result, stopping))
-        turn.entries.append(ToolResults(tuple(results)))
-        return stopping
-
     def _call(
-        self, turn: _Turn, call: ToolCall, selection: Mapping[str, str] | None, cancelled: bool
+        self, turn: Turn, call: ToolCall, selection: Mapping[str, str] | None, cancelled: bool
     ) -> JsonDict:
         try:
             result = self.backend.call(call.name, call.id, call.args, selection, cancelled)
@@ -238,20 +140,3 @@ def _selection(selection: Selection | Mapping[str, str] | None) -> Selection | N
     if selection is None or isinstance(selection, Selection):
         return selection
     return Selection.model_validate(dict(selection))
-
-
-def _unused_ids(calls: Sequence[ToolCall], entries: Sequence[Entry]) -> tuple[ToolCall, ...]:
-    """``calls`` with any id already used in the transcript (or earlier in ``calls``) renamed
-    ``<id>.<n>`` (mapped by ``safe_call_id``): a backend would replay a reused id's first
-    result instead of running the call. Vendors' ids are unique; some local servers' are
-    not."""
-    used = {c.id for e in entries if isinstance(e, AssistantTurn) for c in e.calls}
-    fresh: list[ToolCall] = []
-    for call in calls:
-        call_id, n = call.id, 1
-        while call_id in used:
-            n += 1
-            call_id = safe_call_id(f"{call.id}.{n}")
-        used.add(call_id)
-        fresh.append(call if call_id == call.id else ToolCall(call.name, call.args, call_id))
-    return tuple(fresh)

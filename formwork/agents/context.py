@@ -2,7 +2,8 @@
 now, the editor's selection, and a summary of the conversation's older messages.
 
 ``system_prompt`` assembles them; the loop calls it before every model call, so an edit made
-earlier in the same turn shows in the next call's snapshot. ``compact`` splits a transcript
+earlier in the same turn shows in the next call's snapshot. ``compact`` (used by both agent
+loops, with ``summary_section``) splits a transcript
 into the messages kept verbatim (the last ``keep``, starting at something the person said, so
 no tool result is parted from its call) and a summary of the rest, written without a model
 call: the person's requests, the replies, and the sentence of every edit applied, refused or
@@ -154,6 +155,13 @@ def _named(selection: Selection | None) -> tuple[str, str] | None:
     return None
 
 
+def summary_section(summary: Sequence[str]) -> str:
+    """The older messages' summary as a part of a system prompt."""
+    return "Earlier in this conversation (older messages, summarised):\n" + "\n".join(
+        f"- {line}" for line in summary
+    )
+
+
 def system_prompt(
     document: FormDocument | None,
     selection: Selection | None,
@@ -165,10 +173,7 @@ def system_prompt(
     the selection. ``problem`` replaces the draft when it could not be read."""
     parts = [instructions]
     if summary:
-        parts.append(
-            "Earlier in this conversation (older messages, summarised):\n"
-            + "\n".join(f"- {line}" for line in summary)
-        )
+        parts.append(summary_section(summary))
     if problem is not None:
         parts.append(f"The form could not be read just now ({problem}).")
         named = _named(selection)

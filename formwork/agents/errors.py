@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from formwork.agents.builder_loop import TurnResult
+    from formwork.agents.tool_loop import TurnResult
 
 
 class AgentError(Exception):

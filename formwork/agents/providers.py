@@ -16,6 +16,10 @@ What each vendor is sent:
 * OpenAI-compatible: the system prompt is the first message; an assistant turn carries
   ``tool_calls`` with JSON-string ``arguments``; each result is a ``tool`` message.
 
+Tools are ``Tool``s (a name, a description, an input schema) rendered into the vendor's shape,
+or ``ServedTool``s: definitions as an API served them (``GET /tools?format=...``), sent exactly
+as served to the provider of their shape (``tool_format``: ``bedrock``, ``openai``).
+
 What is read back: the token counts as the provider reports them; a response cut off by the
 output limit (``stopReason: max_tokens`` / ``finish_reason: length``) is truncated and its
 tool calls are dropped (a cut-off tool call is not a call). Arguments that are not a JSON
@@ -32,6 +36,7 @@ import json
 import urllib.request
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from forms.surface.formats import Format, Tool, tool_definitions
@@ -51,8 +56,57 @@ Post = Callable[[str, Mapping[str, str], Mapping[str, Any]], dict[str, Any]]
 """``post(url, headers, body)``: send the JSON body, return the JSON response."""
 
 
+@dataclass(frozen=True, slots=True)
+class ServedTool:
+    """A tool definition as an API served it (``GET /tools?format=...``), in the shape
+    ``fmt``. A provider of that shape sends it exactly as served; any other provider renders
+    it from its name, description and input schema, read from the definition."""
+
+    fmt: str
+    definition: JsonDict
+
+    @classmethod
+    def read(cls, fmt: str, definitions: Sequence[Mapping[str, Any]]) -> tuple[ServedTool, ...]:
+        """The tools of a ``GET /tools`` answer in ``fmt``; ``ValueError`` for an entry that
+        names no tool."""
+        tools = tuple(cls(fmt, dict(definition)) for definition in definitions)
+        for tool in tools:
+            if not tool.name:
+                raise ValueError(f"not a tool definition: {sorted(tool.definition)}")
+        return tools
+
+    def _parts(self) -> tuple[Mapping[str, Any], Any]:
+        """The part holding the name and description, and the input schema, in every shape
+        the API serves: ``toolSpec`` (Bedrock), ``function`` (OpenAI chat), or flat with
+        ``input_schema``, ``inputSchema`` or ``parameters``."""
+        if isinstance(self.definition.get("toolSpec"), dict):
+            spec = self.definition["toolSpec"]
+            return spec, (spec.get("inputSchema") or {}).get("json")
+        if isinstance(self.definition.get("function"), dict):
+            function = self.definition["function"]
+            return function, function.get("parameters")
+        flat = self.definition
+        for key in ("input_schema", "inputSchema", "parameters"):
+            if key in flat:
+                return flat, flat[key]
+        return flat, None
+
+    @property
+    def name(self) -> str:
+        return str(self._parts()[0].get("name") or "")
+
+    @property
+    def description(self) -> str:
+        return str(self._parts()[0].get("description") or "")
+
+    def input_schema(self) -> dict[str, Any]:
+        schema = self._parts()[1]
+        return dict(schema) if isinstance(schema, dict) else {"type": "object"}
+
+
 class _Definitions:
-    """The tools in one vendor's shape, rendered again only when the tools change."""
+    """The tools in one vendor's shape, rendered again only when the tools change. A
+    ``ServedTool`` already in that shape is sent as served."""
 
     def __init__(self, fmt: Format) -> None:
         self.fmt = fmt
@@ -62,8 +116,13 @@ class _Definitions:
     def __call__(self, tools: Sequence[Tool]) -> list[dict[str, Any]]:
         key = tuple(tools)
         if key != self._tools:
-            self._tools, self._shaped = key, tool_definitions(self.fmt, key)
+            self._tools, self._shaped = key, [self._shape(tool) for tool in key]
         return self._shaped
+
+    def _shape(self, tool: Tool) -> dict[str, Any]:
+        if isinstance(tool, ServedTool) and tool.fmt == self.fmt:
+            return tool.definition
+        return tool_definitions(self.fmt, [tool])[0]
 
 
 def _json_object(value: object) -> JsonDict:
@@ -118,11 +177,14 @@ def converse_messages(transcript: Sequence[Entry]) -> list[dict[str, Any]]:
 class BedrockConverse:
     """Bedrock's Converse API (``bedrock-runtime``), tools in Bedrock's ``toolSpec`` shape."""
 
+    tool_format: Format = "bedrock"
+    """The ``GET /tools`` format this provider sends as it is."""
+
     def __init__(self, client: Any, model_id: str, max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
         self.client = client
         self.model_id = model_id
         self.max_tokens = max_tokens
-        self._definitions = _Definitions("bedrock")
+        self._definitions = _Definitions(self.tool_format)
 
     def request(
         self, system: str, transcript: Sequence[Entry], tools: Sequence[Tool]
@@ -226,6 +288,9 @@ class OpenAIChat:
     ``max_tokens_param`` names the output limit for endpoints that want another key
     (``max_completion_tokens``); ``new_id`` names a tool call that came without an id."""
 
+    tool_format: Format = "openai"
+    """The ``GET /tools`` format this provider sends as it is."""
+
     def __init__(
         self,
         base_url: str,
@@ -243,7 +308,7 @@ class OpenAIChat:
         self.max_tokens_param = max_tokens_param
         self.post = post
         self.new_id = new_id
-        self._definitions = _Definitions("openai")
+        self._definitions = _Definitions(self.tool_format)
 
     def body(self, system: str, transcript: Sequence[Entry], tools: Sequence[Tool]) -> JsonDict:
         """The request body for this transcript."""

@@ -46,9 +46,25 @@ BUILT_ON_FIRST_USE = (
     "PublishedVersion",
     "FormVersionBody",
     "NotPublishableBody",
+    "FactStatementRequest",
+    "ConfirmRequest",
+    "MemorySettingsRequest",
+    "FactSource",
+    "FactDerivation",
+    "FactBody",
+    "FactLine",
+    "FactList",
+    "FactRevisionBody",
+    "FactDetail",
+    "FactChange",
+    "FactDeleted",
+    "MemorySettingsBody",
+    "ExportedKey",
+    "MemoryExport",
+    "MemoryRefusal",
 )
-"""``functions.models`` whose schemas only the approval, status, webhook, builder and document
-routes build (``ON_FIRST_USE``): neither ``GET /tools`` nor a tool call builds them."""
+"""``functions.models`` whose schemas only the approval, status, webhook, builder, memory and
+document routes build (``ON_FIRST_USE``): neither ``GET /tools`` nor a tool call builds them."""
 
 CATALOG = ("forms.app.catalog", "forms.storage.documents")
 """The catalog and its store's port: a tool call loads them with the service (the service
@@ -66,10 +82,19 @@ BUILDER = (
 they load with the first builder request or the first published document a call uses, never
 with the import, ``GET /tools`` or a tool call on a code form."""
 
+MEMORY = (
+    "forms.memory",
+    "forms.storage.facts",
+    "forms.storage.dynamodb_facts",
+)
+"""Memory's modules (the vocabulary, the planning functions, the fact store): they load with the
+first memory request, never with the import or ``GET /tools``."""
+
 DEFERRED = (
     *WEBHOOK_ROUTE,
     *CATALOG,
     *BUILDER,
+    *MEMORY,
     "aws_xray_sdk",  # the Tracer's: only when tracing is on, and then on the first invocation
     "boto3",
     "botocore.client",

@@ -56,6 +56,22 @@ print(json.dumps({
 }))
 """
 
+CLIENT_PROBE = """
+import importlib.util, json, sys
+from formwork.client import Formwork
+from formwork.agents.chat_loop import ChatAgent
+with Formwork(sys.argv[1], "dev:installer") as api:
+    tools = api.tools("openai")
+    started = api.call("conv-client", "form_start", {"form": "travel-claim"}, "call_install")
+    lines = api.status("conv-client").lines
+print(json.dumps({
+    "tools": [tool["function"]["name"] for tool in tools],
+    "started": started.ok,
+    "lines": len(lines),
+    "present": [m for m in sys.argv[2:] if importlib.util.find_spec(m) is not None],
+}))
+"""
+
 
 def last_json(output: str) -> dict[str, Any]:
     loaded: dict[str, Any] = json.loads(output.strip().splitlines()[-1])
@@ -125,6 +141,32 @@ def test_the_run_time_extras_import_and_serve_every_entry_point(
     done = runtime.run("formwork", "check", "forms.examples:EXAMPLES")
     assert done.returncode == 0, done.stdout + done.stderr
     assert checked_ids(done.stdout) == EXAMPLE_IDS
+
+
+def test_the_client_extra_talks_to_the_api_without_any_cloud_sdk(
+    venv: Callable[[str], Venv],
+) -> None:
+    # GIVEN `pip install formwork[client]`, and the tool API served on loopback by this process
+    from forms.examples.travel_claim import travel_claim
+    from functions.api import lambda_handler
+    from infra.local.gateway import LocalGateway
+    from tests.support import app_for, service_for
+
+    app = app_for(service_for(travel_claim))
+
+    def function(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        return lambda_handler(event, context, app=app)
+
+    client = venv("client")
+    with LocalGateway(function, port=0) as api:
+        # WHEN the client and the chat loop are imported there and the client calls the API
+        probe = client.run("python", "-c", CLIENT_PROBE, api.url, "httpx", *HEAVY)
+    # THEN it lists the tools, starts a claim, reads its status line, with httpx alone
+    assert probe.returncode == 0, probe.stderr
+    result = last_json(probe.stdout)
+    assert {"form_start", "form_fill"} <= set(result["tools"])
+    assert result["started"] is True and result["lines"] == 1
+    assert result["present"] == ["httpx"]
 
 
 def form_list(api: str) -> dict[str, Any]:

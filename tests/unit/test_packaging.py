@@ -33,9 +33,10 @@ def test_the_engine_installs_with_pydantic_alone() -> None:
     assert names(extras["aws"]) == {"aws-lambda-powertools", "boto3"}
     assert "tracer" in Requirement(extras["aws"][0]).extras  # functions.api's Tracer: X-Ray
     assert names(extras["temporal"]) == {"temporalio"}
+    assert names(extras["client"]) == {"httpx"}  # formwork.client and the chat loop
     # the local stack and dev include the run-time extras
     assert Requirement(extras["local"][0]).extras == {"aws", "temporal"}
-    assert Requirement(extras["dev"][0]).extras == {"local"}
+    assert Requirement(extras["dev"][0]).extras == {"local", "client"}
     assert project["scripts"] == {"formwork": "formwork.cli:main"}
 
 

@@ -3,6 +3,7 @@ but not less): a missing action only shows up in AWS, on the path that needs it.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -238,3 +239,51 @@ def test_the_builder_settings_are_parameters_whose_defaults_are_the_settings_def
         assert parameters[parameter]["Default"] == default
     # AND an empty Executors reads as none
     assert Settings.from_env({"FORMWORK_EXECUTORS": ""}).executors is None
+
+
+# ---------------------------------------------------------------------------- memory
+
+
+def test_the_memory_settings_are_parameters_whose_defaults_are_the_settings_defaults() -> None:
+    # GIVEN the template's parameters and the functions' environment
+    template = load_template()
+    parameters = template["Parameters"]
+    environment = template["Globals"]["Function"]["Environment"]["Variables"]
+    settings = Settings.from_env({})
+    # THEN each memory setting comes from its parameter
+    assert environment["FORMWORK_MEMORY"] == {"Ref": "Memory"}
+    assert environment["FORMWORK_FACT_KEYS"] == {"Ref": "FactKeys"}
+    assert environment["FORMWORK_MEMORY_DEADLINE_MS"] == {"Ref": "MemoryDeadlineMs"}
+    # AND the parameters' defaults and bounds are what the code assumes and accepts
+    assert parameters["Memory"]["AllowedValues"] == ["on", "off"]
+    assert Settings.from_env({"FORMWORK_MEMORY": parameters["Memory"]["Default"]}).memory
+    assert settings.memory is True
+    assert not Settings.from_env({"FORMWORK_MEMORY": "off"}).memory
+    assert parameters["FactKeys"]["Default"] == "" and settings.fact_keys is None
+    assert re.fullmatch(parameters["FactKeys"]["AllowedPattern"], "deploy.memory:KEYS")
+    deadline = parameters["MemoryDeadlineMs"]
+    assert deadline["Default"] == settings.memory_deadline_ms
+    for bound in (deadline["MinValue"], deadline["MaxValue"]):
+        assert Settings.from_env({"FORMWORK_MEMORY_DEADLINE_MS": str(bound)})
+
+
+def test_every_memory_route_is_declared_in_the_template() -> None:
+    # GIVEN the OpenAPI document's memory operations
+    from functions.api import openapi_json
+
+    document = json.loads(openapi_json())
+    operations = {
+        f"{method.upper()} {path}"
+        for path, item in document["paths"].items()
+        if path.startswith("/memory/")
+        for method in item
+    }
+    assert len(operations) == 8
+    # THEN each is an HttpApi event of the tools function (API Gateway routes nothing else)
+    events = load_template()["Resources"]["ToolsFunction"]["Properties"]["Events"]
+    declared = {
+        f"{event['Properties']['Method']} {event['Properties']['Path']}"
+        for event in events.values()
+        if event["Type"] == "HttpApi"
+    }
+    assert operations <= declared, operations - declared

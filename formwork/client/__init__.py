@@ -1,0 +1,39 @@
+"""A typed client for Formwork's tool API, on httpx (``pip install 'formwork[client]'``).
+
+``Formwork`` (blocking) and ``AsyncFormwork`` (asyncio) do the three things an agent host
+needs (``docs/clients.md``)::
+
+    with Formwork("http://127.0.0.1:3000", token="dev:alice") as api:
+        tools = api.tools(format="openai")                   # the vendor's tool shapes
+        result = api.call("chat-9", "form_start", {"form": "travel-claim"}, "call_1")
+        lines = api.status("chat-9").lines                   # for the system prompt
+
+A tool's refusal is data (``ToolResult.ok`` false, with ``error``, ``message``, ``hint``);
+what no change of arguments can fix raises a ``ClientError``. A failed send and a ``busy``
+result are sent again under the same tool-call id, so a retry is a replay, never a second
+write (``formwork.client.retry``).
+"""
+
+from formwork.client._async import AsyncFormwork
+from formwork.client._sync import Formwork
+from formwork.client._wire import DEFAULT_TIMEOUT, Token, new_tool_call_id
+from formwork.client.errors import AuthError, ClientError, RequestRefused, ServiceUnavailable
+from formwork.client.models import BUSY, Status, ToolResult
+from formwork.client.retry import NO_RETRY, Retry
+
+__all__ = [
+    "BUSY",
+    "DEFAULT_TIMEOUT",
+    "NO_RETRY",
+    "AsyncFormwork",
+    "AuthError",
+    "ClientError",
+    "Formwork",
+    "RequestRefused",
+    "Retry",
+    "ServiceUnavailable",
+    "Status",
+    "Token",
+    "ToolResult",
+    "new_tool_call_id",
+]

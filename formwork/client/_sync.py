@@ -1,0 +1,143 @@
+"""``Formwork``: the blocking client."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from formwork.client import _wire
+from formwork.client.errors import RequestRefused
+from formwork.client.models import Status, ToolResult
+from formwork.client.retry import Retry
+
+
+class Formwork:
+    """The Formwork tool API over HTTP, for one principal (the holder of ``token``).
+
+    ``base_url`` is the API's root (the local stack: ``http://127.0.0.1:3000``); ``token`` is
+    sent as ``Authorization: Bearer <token>`` (on the local stack a dev token, ``dev:alice``).
+    ``timeout`` is httpx's (a number of seconds, or an ``httpx.Timeout``); ``retry`` says how
+    often a failed request is sent again (``formwork.client.retry``); ``transport`` replaces
+    httpx's (a proxy, custom TLS, ``httpx.MockTransport`` in tests); ``sleep`` waits between
+    attempts; ``new_id`` makes a tool-call id for a call sent without one.
+
+    Use it as a context manager, or ``close()`` it: it holds a connection pool."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: _wire.Token | None = None,
+        *,
+        timeout: float | httpx.Timeout = _wire.DEFAULT_TIMEOUT,
+        retry: Retry | None = None,
+        transport: httpx.BaseTransport | None = None,
+        headers: Mapping[str, str] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        new_id: Callable[[], str] = _wire.new_tool_call_id,
+    ) -> None:
+        self.retry = retry if retry is not None else Retry()
+        self.token = token
+        self.sleep = sleep
+        self.new_id = new_id
+        self._http = httpx.Client(
+            base_url=base_url,
+            timeout=timeout,
+            transport=transport,
+            headers={"Accept": "application/json", **(headers or {})},
+        )
+
+    @property
+    def base_url(self) -> str:
+        return str(self._http.base_url)
+
+    def tools(self, format: str = "generic") -> list[dict[str, Any]]:
+        """The tool definitions in ``format``'s shape (``generic``, ``openai``,
+        ``anthropic``, ``bedrock``, ``mcp``, or any other the API serves), in surface order.
+        ``RequestRefused`` (``bad_request``) for a format the API does not serve."""
+        attempts = _wire.Attempts(self.retry, "GET /tools")
+        answer = self._send(attempts, "GET", "tools", params={"format": format})
+        return _wire.tool_list(answer)
+
+    def call(
+        self,
+        conversation_id: str,
+        tool: str,
+        input: Mapping[str, Any] | None = None,
+        tool_call_id: str | None = None,
+    ) -> ToolResult:
+        """Run one tool call in the caller's conversation: ``input`` as the model produced it,
+        under ``tool_call_id`` (the model's id for the call; a fresh one when None). A
+        failed send and a ``busy`` result are sent again under the same id (a replay, never
+        a second write), within the retry policy.
+
+        A refusal of the call is data (``ok`` false); raises ``AuthError``,
+        ``RequestRefused`` (an unknown tool, an envelope the API refuses) and
+        ``ServiceUnavailable`` (no answer after the retries: the call may have been applied;
+        its ``tool_call_id`` is the one to send it again under)."""
+        call_id = tool_call_id if tool_call_id is not None else self.new_id()
+        attempts = _wire.Attempts(
+            self.retry, f"{tool} ({call_id})", tool_call_id=call_id, retry_busy=True
+        )
+        body = _wire.call_body(call_id, input)
+        path = _wire.tool_path(conversation_id, tool)
+        answer = self._send(attempts, "POST", path, json=body)
+        return _wire.result_of(answer, attempts)
+
+    def status(self, conversation_id: str) -> Status:
+        """The status lines of the caller's open forms in the conversation (empty when there
+        are none, or the caller has no form there)."""
+        attempts = _wire.Attempts(self.retry, f"status of {conversation_id!r}")
+        try:
+            answer = self._send(attempts, "GET", _wire.status_path(conversation_id))
+        except RequestRefused as refused:
+            if _wire.is_no_forms(refused):
+                return Status(conversation_id=conversation_id, lines=[])
+            raise
+        return _wire.status_of(answer, attempts)
+
+    def _send(
+        self,
+        attempts: _wire.Attempts,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        json: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        for wait in attempts:
+            if wait:
+                self.sleep(wait)
+            try:
+                response = self._http.request(
+                    method, path, params=params, json=json, headers=self._auth()
+                )
+            except httpx.HTTPError as failure:
+                attempts.failed(failure)
+                continue
+            answer = attempts.answered(response)
+            if answer is not None:
+                return answer
+        attempts.give_up()
+
+    def _auth(self) -> dict[str, str]:
+        if self.token is None:
+            return {}
+        return _wire.bearer(self.token() if callable(self.token) else self.token)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Formwork:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()

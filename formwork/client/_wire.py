@@ -1,0 +1,183 @@
+"""What the sync and async clients share, without doing any IO: the routes, the request
+bodies, how an answer is read, and the attempts of one request under a retry policy.
+
+``Attempts`` drives one request: iterate it for the wait before each send (0 before the
+first), tell it what happened (``failed`` for a transport error, ``answered`` for a
+response), and when the iteration ends without an answer, ``give_up`` raises. The clients
+only send and sleep.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NoReturn
+from urllib.parse import quote
+
+import httpx
+from pydantic import ValidationError
+
+from formwork.client.errors import AuthError, ClientError, RequestRefused, ServiceUnavailable
+from formwork.client.models import BUSY, Status, ToolResult
+from formwork.client.retry import Retry
+
+_log = logging.getLogger("formwork.client")
+
+Token = str | Callable[[], str]
+"""A bearer token, or a function that gives the current one (read before every send, so an
+expiring JWT can be refreshed)."""
+DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+"""Per network operation (httpx's timeouts): 5 s to connect, 30 s for the rest."""
+TRANSIENT = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
+"""Transport errors worth another attempt: timeouts, connections refused, reset or closed,
+and a server that broke off mid-answer. Others (an unsupported scheme, a bad URL) raise."""
+
+
+def new_tool_call_id() -> str:
+    """A fresh tool-call id (``fwcall_`` and 32 hex digits: valid for the API)."""
+    return "fwcall_" + uuid.uuid4().hex
+
+
+def tool_path(conversation_id: str, tool: str) -> str:
+    return f"conversations/{quote(conversation_id, safe='')}/tools/{quote(tool, safe='')}"
+
+
+def status_path(conversation_id: str) -> str:
+    return f"conversations/{quote(conversation_id, safe='')}/status"
+
+
+def call_body(tool_call_id: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {"tool_call_id": tool_call_id, "input": dict(arguments or {})}
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def tool_list(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``tools`` of a ``GET /tools`` answer."""
+    tools = answer.get("tools")
+    if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
+        raise ServiceUnavailable("GET /tools: the answer has no list of tools")
+    return tools
+
+
+def result_of(answer: dict[str, Any], attempts: Attempts) -> ToolResult:
+    """A tool call's answer as a ``ToolResult``."""
+    try:
+        return ToolResult.from_answer(answer, attempts.tool_call_id or "", attempts.made)
+    except ValidationError:
+        raise ServiceUnavailable(
+            f"{attempts.what}: the answer is not a tool result",
+            status=200,
+            attempts=attempts.made,
+            tool_call_id=attempts.tool_call_id,
+        ) from None
+
+
+def status_of(answer: dict[str, Any], attempts: Attempts) -> Status:
+    """A status route's answer as a ``Status``."""
+    try:
+        return Status.model_validate(answer)
+    except ValidationError:
+        raise ServiceUnavailable(
+            f"{attempts.what}: the answer is not a conversation's status", status=200
+        ) from None
+
+
+def is_no_forms(error: RequestRefused) -> bool:
+    """The status route's 404 for a conversation in which the caller has no form."""
+    return error.status == 404 and error.code == "not_found"
+
+
+def _json_object(response: httpx.Response) -> dict[str, Any] | None:
+    try:
+        loaded = response.json()
+    except ValueError:
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
+class Attempts:
+    """The attempts of one request (``what``, for messages) under ``retry``; ``retry_busy``
+    for a tool call, whose ``busy`` result is sent again too (and returned as it is when the
+    attempts are spent)."""
+
+    def __init__(
+        self,
+        retry: Retry,
+        what: str,
+        *,
+        tool_call_id: str | None = None,
+        retry_busy: bool = False,
+    ) -> None:
+        self.retry = retry
+        self.what = what
+        self.tool_call_id = tool_call_id
+        self.retry_busy = retry_busy
+        self.made = 0
+        self._last = ""
+        self._last_status: int | None = None
+
+    def __iter__(self) -> Iterator[float]:
+        for n in range(self.retry.attempts):
+            self.made = n + 1
+            yield 0.0 if n == 0 else self.retry.delay(n - 1)
+
+    @property
+    def _more(self) -> bool:
+        return self.made < self.retry.attempts
+
+    def failed(self, error: httpx.HTTPError) -> None:
+        """Nothing usable came back (httpx raised); raises unless another attempt may help."""
+        if not isinstance(error, TRANSIENT):
+            raise ClientError(f"{self.what}: {type(error).__name__}: {error}") from error
+        self._note(f"{type(error).__name__}: {error}".rstrip(": "), None)
+
+    def answered(self, response: httpx.Response) -> dict[str, Any] | None:
+        """The answer's JSON object when it is final; None to try again. Raises the refusals
+        (``AuthError``, ``RequestRefused``) and an answer that is not the API's."""
+        status = response.status_code
+        if status >= 500 or status == 429:
+            self._note(f"HTTP {status}", status)
+            return None
+        body = _json_object(response)
+        code = str(body["error"]) if body is not None and "error" in body else None
+        message = str(body.get("message") or code or "") if body is not None else ""
+        detail = f"{self.what}: HTTP {status}" + (f" {message}" if message else "")
+        if status in (401, 403):
+            raise AuthError(detail, status=status, code=code, body=body)
+        if 400 <= status < 500:
+            raise RequestRefused(detail, status=status, code=code, body=body)
+        if not 200 <= status < 300 or body is None:
+            raise ServiceUnavailable(
+                f"{self.what}: HTTP {status}, not an answer of the Formwork API",
+                status=status,
+                attempts=self.made,
+                tool_call_id=self.tool_call_id,
+            )
+        busy = body.get("ok") is False and body.get("error") == BUSY
+        if self.retry_busy and busy and self._more:
+            self._note(BUSY, status)
+            return None
+        return body
+
+    def give_up(self) -> NoReturn:
+        raise ServiceUnavailable(
+            f"{self.what}: no answer after {self.made} attempt(s) ({self._last})",
+            status=self._last_status,
+            attempts=self.made,
+            tool_call_id=self.tool_call_id,
+        )
+
+    def _note(self, why: str, status: int | None) -> None:
+        self._last, self._last_status = why, status
+        if self._more:
+            _log.info(
+                "%s: %s; sending it again (attempt %d of %d)",
+                self.what,
+                why,
+                self.made + 1,
+                self.retry.attempts,
+            )

@@ -1,0 +1,540 @@
+"""``formwork.client`` against the real tool API on a loopback socket.
+
+The API is the Lambda handler with an App over an in-memory ``FormService`` (the travel claim),
+behind the local gateway (``infra.local.gateway``: API Gateway's events, dev tokens), on a
+port of 127.0.0.1. A thin function in front of the handler records what reached it and can
+lose an answer after the handler ran; a store that loses commits makes the service answer
+``busy``; a proxy can drop the connection after the API answered. Covered: the tools in each
+shape, a call and its result, retries under the same id (busy, 5xx, a dropped connection)
+that apply once, retries spent, status lines, auth failures and bad requests, the async
+client, the retry policy's waits, and the public surface.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+import formwork.client
+from forms import Caller, ConflictError, FormService, InMemoryFormStore
+from forms.examples.travel_claim import travel_claim
+from forms.instance import Commit, FormInstance
+from forms.surface.formats import tool_definitions
+from formwork.client import (
+    AsyncFormwork,
+    AuthError,
+    Formwork,
+    RequestRefused,
+    Retry,
+    ServiceUnavailable,
+    Status,
+    ToolResult,
+)
+from functions.api import lambda_handler
+from infra.local.gateway import LocalGateway
+from tests.support import app_for, service_for
+
+CONVERSATION = "chat-9"
+ALICE = Caller(principal="alice", conversation_id=CONVERSATION)
+QUICK = Retry(attempts=4, backoff=0.0)
+"""Retries without waits: the tests synchronise on answers, never on time."""
+
+
+class LosingStore(InMemoryFormStore):
+    """The in-memory store; the next ``lose`` commits lose to another writer (nothing saved)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lose = 0
+
+    def commit(self, commit: Commit) -> FormInstance:
+        if self.lose:
+            self.lose -= 1
+            current = super().get(commit.instance_id)
+            raise ConflictError(commit.instance_id, commit.expected_version, current)
+        return super().commit(commit)
+
+
+class LocalApi:
+    """The tool API on 127.0.0.1 (``url``): the handler over ``service`` behind the local
+    gateway. ``seen`` lists ``(method, path, tool_call_id)`` of every request the function got;
+    ``answers`` each tool call's JSON answer as the handler gave it. ``lose_answers`` ids get a
+    502 the first time, after the handler ran; ``always`` replaces every answer (a status);
+    principals in ``forbidden`` get a 403, as from an authorizer that checks scopes."""
+
+    def __init__(self, service: FormService) -> None:
+        self.service = service
+        self.app = app_for(service)
+        self.seen: list[tuple[str, str, str | None]] = []
+        self.answers: list[dict[str, Any]] = []
+        self.lose_answers: set[str] = set()
+        self.always: int | None = None
+        self.forbidden: set[str] = set()
+        self.gateway = LocalGateway(self.function, port=0)
+
+    @property
+    def url(self) -> str:
+        return self.gateway.url
+
+    def function(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
+        method = event["requestContext"]["http"]["method"]
+        body = json.loads(event["body"]) if event.get("body") else {}
+        call_id = body.get("tool_call_id") if isinstance(body, dict) else None
+        self.seen.append((method, event["rawPath"], call_id))
+        claims = event["requestContext"]["authorizer"]["jwt"]["claims"]
+        if claims["sub"] in self.forbidden:
+            return {"statusCode": 403, "body": json.dumps({"message": "Forbidden"})}
+        if self.always is not None:
+            return {"statusCode": self.always, "body": json.dumps({"message": "gateway"})}
+        response = lambda_handler(event, context, app=self.app)
+        if method == "POST" and response["statusCode"] == 200:
+            self.answers.append(json.loads(response["body"]))
+        if call_id in self.lose_answers:
+            self.lose_answers.discard(call_id)
+            return {"statusCode": 502, "body": json.dumps({"message": "Bad Gateway"})}
+        return response
+
+    def ids_seen(self) -> list[str | None]:
+        return [call_id for method, _, call_id in self.seen if method == "POST"]
+
+    def __enter__(self) -> LocalApi:
+        self.gateway.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.gateway.stop()
+
+
+def travel_service(store: InMemoryFormStore | None = None) -> FormService:
+    """The travel claim over ``store``; one retry of a lost commit inside the service, so two
+    lost commits make a call ``busy``."""
+    return service_for(travel_claim, store=store, max_conflict_retries=1)
+
+
+@pytest.fixture
+def store() -> LosingStore:
+    return LosingStore()
+
+
+@pytest.fixture
+def api(store: LosingStore) -> Iterator[LocalApi]:
+    with LocalApi(travel_service(store)) as running:
+        yield running
+
+
+@pytest.fixture
+def client(api: LocalApi) -> Iterator[Formwork]:
+    with Formwork(api.url, token="dev:alice", retry=QUICK) as made:
+        yield made
+
+
+def revisions_of(service: FormService, field: str) -> list[tuple[Any, str | None]]:
+    """(value, tool_call_id) of every revision of ``field`` in alice's travel claim."""
+    (instance,) = service.store.list_conversation("alice", CONVERSATION)
+    return [(r.value, r.tool_call_id) for r in instance.field(field).revisions]
+
+
+# ------------------------------------------------------------------------------ tools, call
+
+
+@pytest.mark.parametrize("shape", ["generic", "openai", "bedrock", "anthropic", "mcp"])
+def test_the_tools_come_in_the_shape_asked_for(client: Formwork, shape: str) -> None:
+    assert client.tools(format=shape) == tool_definitions(shape)  # type: ignore[arg-type]
+
+
+def test_an_unknown_format_is_a_bad_request_sent_once(client: Formwork, api: LocalApi) -> None:
+    with pytest.raises(RequestRefused) as refused:
+        client.tools(format="cobol")
+    assert refused.value.status == 400 and refused.value.code == "bad_request"
+    assert len(api.seen) == 1
+
+
+def test_a_call_runs_under_the_models_id_and_keeps_every_key(
+    client: Formwork, api: LocalApi
+) -> None:
+    # WHEN a call is sent under the model's id
+    result = client.call(
+        CONVERSATION,
+        "form_start",
+        {"form": "travel-claim", "values": {"destination": "Lisbon", "mode": "air"}},
+        tool_call_id="call_Lx7",
+    )
+    # THEN the envelope is typed, and the result is the API's answer, key for key, in order
+    assert isinstance(result, ToolResult)
+    assert result.ok is True and result.error is None and result.replayed is False
+    assert result.summary is not None and "destination" in result.summary
+    assert result.tool_call_id == "call_Lx7" and result.attempts == 1
+    assert result.to_dict() == api.answers[0]
+    assert list(result.to_dict()) == list(api.answers[0])
+    assert result.get("instance") == api.answers[0]["instance"]
+    # AND the answer is stored under that id
+    assert api.ids_seen() == ["call_Lx7"]
+    assert revisions_of(api.service, "destination") == [("Lisbon", "call_Lx7")]
+
+
+def test_a_call_without_an_id_is_sent_under_a_fresh_one(api: LocalApi) -> None:
+    with Formwork(api.url, token="dev:alice", new_id=lambda: "fwcall_fresh") as client:
+        result = client.call(CONVERSATION, "form_start", {"form": "travel-claim"})
+    assert result.ok and result.tool_call_id == "fwcall_fresh"
+    assert api.ids_seen() == ["fwcall_fresh"]
+
+
+def test_a_made_up_id_is_one_the_api_accepts() -> None:
+    made = {formwork.client.new_tool_call_id() for _ in range(50)}
+    assert len(made) == 50
+    assert all(i.startswith("fwcall_") and len(i) == 39 and i.isascii() for i in made)
+
+
+def test_a_refusal_of_the_tool_is_data_not_an_exception(client: Formwork) -> None:
+    result = client.call(CONVERSATION, "form_read", {"form": "no-such-form"}, "call_1")
+    assert result.ok is False and result.error == "unknown_form"
+    assert result.message and result.hint is not None
+
+
+# ------------------------------------------------------------------------------ retries
+
+
+def test_a_busy_call_is_sent_again_under_the_same_id_and_applied_once(
+    client: Formwork, api: LocalApi, store: LosingStore
+) -> None:
+    # GIVEN a claim, and a store whose next two commits lose to other writers: the service
+    # gives up on the first send (busy) and saves nothing
+    client.call(CONVERSATION, "form_start", {"form": "travel-claim"}, "call_start")
+    store.lose = 2
+    # WHEN a fill is sent
+    result = client.call(
+        CONVERSATION,
+        "form_fill",
+        {"form": "travel-claim", "values": {"full_name": "Ana Ferreira"}},
+        "call_fill",
+    )
+    # THEN the API saw the same id twice: busy first, applied the second time
+    assert api.ids_seen() == ["call_start", "call_fill", "call_fill"]
+    assert [a.get("error") for a in api.answers[1:]] == ["busy", None]
+    assert result.ok is True and result.attempts == 2 and result.tool_call_id == "call_fill"
+    # AND the answer is stored once, under that id
+    assert revisions_of(api.service, "full_name") == [("Ana Ferreira", "call_fill")]
+
+
+def test_a_lost_answer_is_sent_again_and_replayed_not_applied_twice(
+    client: Formwork, api: LocalApi
+) -> None:
+    # GIVEN an API that applies the call, then loses its answer (a 502 on the way back)
+    api.lose_answers.add("call_start")
+    # WHEN the call is sent
+    result = client.call(
+        CONVERSATION,
+        "form_start",
+        {"form": "travel-claim", "values": {"mode": "rail"}},
+        "call_start",
+    )
+    # THEN the retry under the same id is answered with the first result, replayed
+    assert api.ids_seen() == ["call_start", "call_start"]
+    assert result.ok is True and result.replayed is True and result.attempts == 2
+    assert result.get("instance") == api.answers[0]["instance"]
+    # AND one instance holds the answer once
+    assert len(api.service.store.list_conversation("alice", CONVERSATION)) == 1
+    assert revisions_of(api.service, "mode") == [("rail", "call_start")]
+
+
+class DroppingProxy:
+    """An HTTP proxy on 127.0.0.1 in front of ``upstream`` that, for the first ``drop``
+    requests, forwards the request, reads the answer, and closes the connection without
+    sending it: the API applied the call, and the client got nothing back."""
+
+    def __init__(self, upstream: str, drop: int) -> None:
+        self.upstream = urlsplit(upstream)
+        self.drop = drop
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                proxy.forward(self)
+
+            def do_GET(self) -> None:
+                proxy.forward(self)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,))
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def forward(self, request: BaseHTTPRequestHandler) -> None:
+        length = int(request.headers.get("Content-Length") or 0)
+        body = request.rfile.read(length) if length else None
+        upstream = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port)
+        headers = {k: v for k, v in request.headers.items() if k.lower() != "host"}
+        upstream.request(request.command, request.path, body, headers)
+        answer = upstream.getresponse()
+        payload = answer.read()
+        upstream.close()
+        if self.drop:
+            self.drop -= 1
+            request.close_connection = True  # nothing written: the answer is lost
+            return
+        request.send_response(answer.status)
+        for name, value in answer.getheaders():
+            if name.lower() not in ("transfer-encoding", "connection", "content-length"):
+                request.send_header(name, value)
+        request.send_header("Content-Length", str(len(payload)))
+        request.end_headers()
+        request.wfile.write(payload)
+
+    def __enter__(self) -> DroppingProxy:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5)
+
+
+def test_a_dropped_connection_is_sent_again_and_replayed(api: LocalApi) -> None:
+    # GIVEN a network that drops the connection after the API answered the first send
+    with (
+        DroppingProxy(api.url, drop=1) as proxy,
+        Formwork(proxy.url, token="dev:alice", retry=QUICK) as client,
+    ):
+        # WHEN a call is sent
+        result = client.call(CONVERSATION, "form_start", {"form": "travel-claim"}, "call_dropped")
+    # THEN it was sent twice under one id, applied once, and the second answer is the replay
+    assert api.ids_seen() == ["call_dropped", "call_dropped"]
+    assert result.ok is True and result.replayed is True and result.attempts == 2
+    assert len(api.service.store.list_conversation("alice", CONVERSATION)) == 1
+
+
+def test_busy_on_every_attempt_comes_back_as_data(api: LocalApi, store: LosingStore) -> None:
+    with Formwork(api.url, token="dev:alice", retry=Retry(attempts=3, backoff=0)) as client:
+        client.call(CONVERSATION, "form_start", {"form": "travel-claim"}, "call_start")
+        store.lose = 1_000
+        result = client.call(
+            CONVERSATION, "form_fill", {"form": "travel-claim", "values": {"total": 10}}, "c2"
+        )
+    assert result.ok is False and result.busy and result.error == "busy"
+    assert result.attempts == 3 and api.ids_seen().count("c2") == 3
+    (instance,) = api.service.store.list_conversation("alice", CONVERSATION)
+    assert instance.field("total").revisions == ()
+
+
+def test_5xx_on_every_attempt_raises_with_the_id_to_send_again(api: LocalApi) -> None:
+    api.always = 503
+    waits: list[float] = []
+    retry = Retry(attempts=3, backoff=0.2, max_backoff=0.3, draw=lambda: 1.0)
+    client = Formwork(api.url, token="dev:alice", retry=retry, sleep=waits.append)
+    with client, pytest.raises(ServiceUnavailable) as unavailable:
+        client.call(CONVERSATION, "form_start", {"form": "travel-claim"}, "call_5xx")
+    assert unavailable.value.status == 503 and unavailable.value.attempts == 3
+    assert unavailable.value.tool_call_id == "call_5xx"
+    assert api.ids_seen() == ["call_5xx"] * 3
+    assert waits == [0.2, 0.3]  # the ceiling doubles, up to max_backoff
+
+
+def free_port() -> int:
+    """A port of 127.0.0.1 nothing listens on (bound, then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def test_an_api_that_cannot_be_reached_raises_after_jittered_waits() -> None:
+    waits: list[float] = []
+    draws = iter([0.5, 0.25])
+    retry = Retry(attempts=3, backoff=0.4, max_backoff=10, draw=lambda: next(draws))
+    with (
+        Formwork(
+            f"http://127.0.0.1:{free_port()}", "dev:alice", retry=retry, sleep=waits.append
+        ) as client,
+        pytest.raises(ServiceUnavailable) as unavailable,
+    ):
+        client.call(CONVERSATION, "form_list", {}, "call_x")
+    assert unavailable.value.status is None and unavailable.value.attempts == 3
+    assert "ConnectError" in str(unavailable.value)
+    assert waits == [0.5 * 0.4, 0.25 * 0.8]
+
+
+def test_the_waits_are_full_jitter_under_a_doubling_ceiling() -> None:
+    half = Retry(backoff=0.25, max_backoff=1.0, draw=lambda: 0.5)
+    assert [half.delay(n) for n in range(5)] == [0.125, 0.25, 0.5, 0.5, 0.5]
+    assert Retry(draw=lambda: 0.0).delay(3) == 0.0
+    with pytest.raises(ValueError, match="at least 1"):
+        Retry(attempts=0)
+
+
+# ------------------------------------------------------------------------------ status
+
+
+def test_the_status_lines_are_the_services(client: Formwork, api: LocalApi) -> None:
+    # GIVEN a conversation with no form yet: no lines (the API's 404)
+    assert client.status(CONVERSATION) == Status(conversation_id=CONVERSATION, lines=[])
+    # WHEN a claim is started
+    client.call(CONVERSATION, "form_start", {"form": "travel-claim"}, "call_1")
+    # THEN its status line is there, as the service gives it
+    status = client.status(CONVERSATION)
+    assert status.lines == api.service.status(ALICE)
+    assert status.lines[0].startswith('[form: travel-claim] step 1/4 "Claimant"')
+    assert status.text == "\n".join(status.lines)
+
+
+def test_another_principals_conversation_has_no_lines(client: Formwork, api: LocalApi) -> None:
+    client.call(CONVERSATION, "form_start", {"form": "travel-claim"}, "call_1")
+    with Formwork(api.url, token="dev:bob") as bob:
+        assert bob.status(CONVERSATION).lines == []
+
+
+# ------------------------------------------------------------------------------ refusals
+
+
+@pytest.mark.parametrize("token", [None, "not-a-dev-token"])
+def test_a_missing_or_wrong_token_is_an_auth_error_sent_once(
+    api: LocalApi, token: str | None
+) -> None:
+    with Formwork(api.url, token=token, retry=QUICK) as client:
+        with pytest.raises(AuthError) as refused:
+            client.call(CONVERSATION, "form_list", {}, "call_1")
+        assert refused.value.status == 401
+        with pytest.raises(AuthError):
+            client.tools()
+        with pytest.raises(AuthError):
+            client.status(CONVERSATION)
+    assert api.seen == []  # the gateway refused them: the function never ran
+
+
+def test_a_token_without_the_right_is_a_403_auth_error(api: LocalApi) -> None:
+    api.forbidden.add("mallory")
+    client = Formwork(api.url, token="dev:mallory", retry=QUICK)
+    with client, pytest.raises(AuthError) as refused:
+        client.call(CONVERSATION, "form_list", {}, "call_1")
+    assert refused.value.status == 403 and len(api.seen) == 1
+
+
+def test_the_token_may_be_read_before_every_send(api: LocalApi) -> None:
+    tokens = iter(["dev:alice", "dev:alice2"])
+    with Formwork(api.url, token=lambda: next(tokens)) as client:
+        client.call(CONVERSATION, "form_start", {"form": "travel-claim"}, "call_1")
+        assert client.status(CONVERSATION).lines == []  # alice2 has no form there
+
+
+def test_an_unknown_tool_and_a_malformed_id_are_bad_requests(
+    client: Formwork, api: LocalApi
+) -> None:
+    with pytest.raises(RequestRefused) as unknown:
+        client.call(CONVERSATION, "form_update", {}, "call_1")
+    assert unknown.value.status == 404 and unknown.value.code == "unknown_tool"
+    assert unknown.value.body is not None and "form_fill" in unknown.value.body["message"]
+    with pytest.raises(RequestRefused) as malformed:
+        client.call("chat 9!", "form_list", {}, "call_2")
+    assert malformed.value.status == 400 and malformed.value.code == "bad_request"
+    with pytest.raises(RequestRefused) as bad_id:
+        client.call(CONVERSATION, "form_list", {}, "not an id!")
+    assert bad_id.value.status in (400, 422)
+    assert len(api.seen) == 3  # none of them sent twice
+
+
+# ------------------------------------------------------------------------------ async
+
+
+def test_the_async_client_does_the_same(api: LocalApi, store: LosingStore) -> None:
+    async def session() -> tuple[list[dict[str, Any]], ToolResult, ToolResult, Status]:
+        async with AsyncFormwork(api.url, token="dev:alice", retry=QUICK) as client:
+            tools = await client.tools(format="bedrock")
+            started = await client.call(
+                CONVERSATION, "form_start", {"form": "travel-claim"}, "call_a1"
+            )
+            store.lose = 2
+            filled = await client.call(
+                CONVERSATION,
+                "form_fill",
+                {"form": "travel-claim", "values": {"full_name": "Ana Ferreira"}},
+                "call_a2",
+            )
+            return tools, started, filled, await client.status(CONVERSATION)
+
+    tools, started, filled, status = asyncio.run(session())
+    assert tools == tool_definitions("bedrock")
+    assert started.ok and filled.ok and filled.attempts == 2
+    assert api.ids_seen() == ["call_a1", "call_a2", "call_a2"]
+    assert revisions_of(api.service, "full_name") == [("Ana Ferreira", "call_a2")]
+    assert status.lines == api.service.status(ALICE)
+
+
+def test_the_async_client_raises_the_same_errors(api: LocalApi) -> None:
+    waits: list[float] = []
+
+    async def wait(seconds: float) -> None:
+        waits.append(seconds)
+
+    async def refused() -> None:
+        async with AsyncFormwork(api.url, retry=QUICK) as client:
+            await client.call(CONVERSATION, "form_list", {}, "call_1")
+
+    async def unavailable() -> None:
+        retry = Retry(attempts=2, backoff=0.1, draw=lambda: 1.0)
+        async with AsyncFormwork(api.url, "dev:alice", retry=retry, sleep=wait) as client:
+            await client.call(CONVERSATION, "form_list", {}, "call_2")
+
+    with pytest.raises(AuthError):
+        asyncio.run(refused())
+    api.always = 500
+    with pytest.raises(ServiceUnavailable) as failed:
+        asyncio.run(unavailable())
+    assert failed.value.tool_call_id == "call_2" and waits == [0.1]
+
+
+# ------------------------------------------------------------------------------ surface
+
+
+def test_the_public_surface_is_pinned() -> None:
+    assert set(formwork.client.__all__) == {
+        "BUSY",
+        "DEFAULT_TIMEOUT",
+        "NO_RETRY",
+        "AsyncFormwork",
+        "AuthError",
+        "ClientError",
+        "Formwork",
+        "RequestRefused",
+        "Retry",
+        "ServiceUnavailable",
+        "Status",
+        "Token",
+        "ToolResult",
+        "new_tool_call_id",
+    }
+    for name in formwork.client.__all__:
+        assert getattr(formwork.client, name) is not None
+
+
+def test_errors_share_one_root() -> None:
+    for error in (AuthError, RequestRefused, ServiceUnavailable):
+        assert issubclass(error, formwork.client.ClientError)
+
+
+def test_a_mock_transport_needs_no_socket() -> None:
+    # httpx's in-memory transport plugs in as it is (for tests of code that uses the client)
+    def answer(request: httpx.Request) -> httpx.Response:
+        assert request.headers["authorization"] == "Bearer t"
+        return httpx.Response(200, json={"ok": True, "summary": "Listed.", "forms": []})
+
+    with Formwork("http://formwork.test", "t", transport=httpx.MockTransport(answer)) as client:
+        result = client.call(CONVERSATION, "form_list", {}, "call_1")
+    assert result.ok and result.get("forms") == []
