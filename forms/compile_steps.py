@@ -213,6 +213,7 @@ def _build_field(
         example=spec.example,
         no_preference=spec.no_preference,
         aliases=tuple(spec.aliases),
+        memory=spec.memory,
     )
 
 

@@ -1,8 +1,9 @@
 """The compiled form: an immutable index the engine and the tools read.
 
 ``compile_form`` (in ``forms.compiler``) builds it once per definition: fields and steps in
-definition order, each field's type facts, the alias index over normalised ids, labels and
-declared aliases, the hooks in dispatch order, and the migrations.
+definition order, each field's type facts (and the fact key it holds, if any), the alias index
+over normalised ids, labels and declared aliases, the hooks in dispatch order, and the
+migrations.
 """
 
 from __future__ import annotations
@@ -45,6 +46,9 @@ class CompiledField:
     """Further spellings the definition declares for the id (synonyms such as ``dob``)."""
     no_preference: bool = False
     """A required field that takes an explicit "no preference" (a decline) as its answer."""
+    memory: str | None = None
+    """The fact key the field holds: memory fills or offers it when the form starts, and the
+    user's answer to it is remembered."""
 
     @property
     def declinable(self) -> bool:
@@ -161,6 +165,11 @@ class CompiledForm:
     def field_order(self) -> tuple[str, ...]:
         """Field ids by position (``field_index``)."""
         return tuple(self.fields)
+
+    @cached_property
+    def memory_fields(self) -> tuple[str, ...]:
+        """Ids of the fields that declare a fact key, in definition order."""
+        return tuple(f for f, field in self.fields.items() if field.memory is not None)
 
     @cached_property
     def checkpoint_hooks(self) -> tuple[Hook, ...]:

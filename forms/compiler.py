@@ -8,7 +8,8 @@ Each rule is one ``check_*`` function raising ``InvalidFormDefinition`` with a m
 what is wrong; the compiler collects them (``forms.compile_checks.Problems``) and reports every
 problem of a definition at once. The form's own rules are here; the rules of each kind live
 beside this module: steps and fields in ``forms.compile_steps``, checkpoints and approvals in
-``forms.compile_checkpoints``. References from predicates and executors (``v.some_field``,
+``forms.compile_checkpoints``; the fact keys fields declare in ``forms.compile_memory``.
+References from predicates and executors (``v.some_field``,
 ``s.step_complete("some_step")``, ``Jump("some_step")``, ``Patch({"some_field": ...})``) are
 read from the source and checked by ``forms.compile_references``, so a typo fails at import
 time, not as a silent false.
@@ -20,9 +21,11 @@ import re
 import weakref
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from forms.compile_checkpoints import build_checkpoints, check_approvals
 from forms.compile_checks import Problems, fail
+from forms.compile_memory import check_memory
 from forms.compile_references import check_references
 from forms.compile_steps import (
     build_index,
@@ -42,6 +45,9 @@ from forms.compiled import (
 from forms.definition import FormDef, Migration
 from forms.errors import InvalidFormDefinition
 
+if TYPE_CHECKING:
+    from forms.memory.vocabulary import Vocabulary
+
 __all__ = [
     "CompiledCheckpoint",
     "CompiledField",
@@ -56,18 +62,33 @@ _FORM_ID = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
 
 
 _CACHE: weakref.WeakKeyDictionary[FormDef, CompiledForm] = weakref.WeakKeyDictionary()
+_CHECKED: weakref.WeakKeyDictionary[FormDef, list[Vocabulary | None]] = weakref.WeakKeyDictionary()
+"""Per definition that declares fact keys, the vocabularies they were found in (None:
+Formwork's), so a definition registered again is not checked again."""
 
 
-def compile_form(definition: FormDef) -> CompiledForm:
-    """Check ``definition`` and return its compiled index (cached per definition object)."""
+def compile_form(definition: FormDef, *, vocabulary: Vocabulary | None = None) -> CompiledForm:
+    """Check ``definition`` and return its compiled index (cached per definition object).
+
+    The fact keys its fields declare (``memory=``) are checked against ``vocabulary``, the
+    deployment's (None: Formwork's own, ``Vocabulary.default()``), once per vocabulary."""
     cached = _CACHE.get(definition)
     if cached is None:
-        cached = _compile(definition)
+        cached = _compile(definition, vocabulary)
         _CACHE[definition] = cached
+        if cached.memory_fields:
+            _CHECKED[definition] = [vocabulary]
+    elif cached.memory_fields:
+        checked = _CHECKED.setdefault(definition, [])
+        if not any(known is vocabulary for known in checked):
+            problems = Problems()
+            check_memory(definition, cached.fields, vocabulary, problems)
+            problems.stop_if_any()
+            checked.append(vocabulary)
     return cached
 
 
-def _compile(definition: FormDef) -> CompiledForm:
+def _compile(definition: FormDef, vocabulary: Vocabulary | None) -> CompiledForm:
     problems = Problems()
     with problems.each():
         _check_form_header(definition)
@@ -92,6 +113,7 @@ def _compile(definition: FormDef) -> CompiledForm:
     with problems.each():
         migrations = _check_migrations(definition, fields)
     checkpoints = check_approvals(definition, fields, checkpoints, problems)
+    check_memory(definition, fields, vocabulary, problems)
     problems.stop_if_any()
     hooks = _hooks(definition, fields, steps, checkpoints)
     return CompiledForm(

@@ -55,6 +55,7 @@ class FieldSpec:
     decided_by_approver: bool = False
     example: str | None = None
     no_preference: bool = False
+    memory: str | None = None
 
 
 def field(
@@ -67,6 +68,7 @@ def field(
     decided_by_approver: bool = False,
     example: str | None = None,
     no_preference: bool = False,
+    memory: str | None = None,
 ) -> Any:
     """Declare a field on a ``Step`` subclass.
 
@@ -80,6 +82,11 @@ def field(
     BL-2041`` instead of the field's regular expression, which stays the check. The compiler
     checks that the field's type accepts it. ``no_preference`` lets a required field take an
     explicit "no preference" ("any date is fine"): a decline, which then counts as answered.
+    ``memory`` names the fact key the field holds (``"person.date_of_birth"``): when the form
+    starts, memory may fill it from what the user stated before, or offer that value for the
+    agent to confirm, and the user's answer to it is remembered (``docs/memory.md``). The
+    compiler checks that the key is in the deployment's vocabulary and that its values fit the
+    field's type.
 
     Typed ``Any`` (like ``pydantic.Field``) so ``x: int = field("X")`` type-checks.
     """
@@ -92,6 +99,7 @@ def field(
         decided_by_approver=decided_by_approver,
         example=example,
         no_preference=no_preference,
+        memory=memory,
     )
 
 

@@ -3,7 +3,8 @@
 A ``FormInstance`` is plain, JSON-serialisable data. It holds, per field, an append-only log of
 ``Revision`` entries and a cursor naming the revision in force (-1: none), plus the instance's
 bookkeeping (``InstanceState``): status, per-hook edge state and counters, the step override left
-by a jump, recorded rejections and the dispatch outbox. Tool-call records live beside instances,
+by a jump, recorded rejections, the dispatch outbox, and what memory filled or offered when the
+form started (``Recollection``). Tool-call records live beside instances,
 per conversation (``CallRecord``), so they stay out of the path of every read.
 
 Everything the engine *means* (liveness, applicability, statuses, completion) is derived from
@@ -369,6 +370,44 @@ class NewCall(_Frozen):
     record: CallRecord
 
 
+class Recollection(_Frozen):
+    """What memory did for one field when the form started, and where the value came from.
+
+    A ``fill`` wrote ``value`` into the empty field as a revision ``by: memory`` (its index in
+    the field's log is ``entry``): while that revision is in force, the answer is marked as
+    from memory and unconfirmed. An ``offer`` wrote nothing: it stands, shown for the agent to
+    ask about, while nothing has been written to the field since (its log still ``entry``
+    entries long). ``key`` is the fact key; ``fact_revision`` the fact's revision (its
+    ``seq``), so an answer equal to ``value`` confirms that very fact. ``shown`` is the value
+    as people read it, with its unit (``70 kg``); ``derived_from`` and ``rule`` say when it was
+    read from other words (``5'8"``, ``feet_inches_to_cm``)."""
+
+    use: Literal["fill", "offer"]
+    key: str
+    value: JsonValue
+    shown: str
+    entry: int
+    fact_revision: int
+    stated_at: datetime
+    confirmed_at: datetime | None = None
+    derived_from: str | None = None
+    rule: str | None = None
+
+    def stands(self, history: FieldHistory) -> bool:
+        """Whether it still shows: a fill while its revision is in force, an offer while
+        nothing was written to the field after it."""
+        if self.use == "fill":
+            return history.cursor == self.entry
+        return history.count == self.entry
+
+    def when(self) -> str:
+        """``said 2026-09-03``, or ``confirmed 2027-01-10`` when confirmed since."""
+        confirmed = self.confirmed_at
+        if confirmed is not None and confirmed > self.stated_at:
+            return f"confirmed {confirmed.date().isoformat()}"
+        return f"said {self.stated_at.date().isoformat()}"
+
+
 class InstanceState(BaseModel):
     """Everything about an instance except the field logs. A commit replaces it whole."""
 
@@ -381,6 +420,9 @@ class InstanceState(BaseModel):
     rejections: list[Rejection] = Field(default_factory=list)
     outbox: dict[str, OutboxEntry] = Field(default_factory=dict)
     updated_at: datetime
+    recalled: dict[str, Recollection] = Field(default_factory=dict)
+    """Per field id, what memory filled or offered when the form started (none: memory was
+    off, failed, or had nothing for it)."""
 
     def status_text(self) -> str:
         """The status with the reason it closed, for sentences: ``completed (submitted)``."""
@@ -415,6 +457,7 @@ class FormInstance(BaseModel):
         state["hooks"] = Marked.copy_of(state["hooks"])
         state["rejections"] = list(state["rejections"])
         state["outbox"] = dict(state["outbox"])
+        state["recalled"] = dict(state["recalled"])
         values = dict(self.__dict__)
         values["history"] = Marked.copy_of(values["history"])
         values["state"] = built(InstanceState, state)

@@ -97,6 +97,12 @@ class FillPlan:
     true}``, what the call carried and what was validated and kept (see ``FieldType.accept``)."""
     declined: list[str] = field(default_factory=list)
     """Fields this call declined ("prefers not to say", or "no preference"), among captured."""
+    confirmed: list[str] = field(default_factory=list)
+    """Fields whose answer from memory this call confirmed (the same value sent again): the
+    answer is the writer's now, among captured."""
+    dismissed: list[str] = field(default_factory=list)
+    """Fields whose offer from memory this call dropped (``clear_memory``): nothing was
+    written to them; the offer is no longer shown."""
 
 
 def _revision(kind: RevisionKind, value: Any, author: Author, now: datetime, prev: int) -> Revision:
@@ -243,13 +249,17 @@ def _stage(
     now: datetime,
 ) -> None:
     """Append a revision of ``kind`` to a field's log, unless the same is in force already
-    (then the field is ``unchanged``); an answer it replaces is noted in ``replaced``."""
+    (then the field is ``unchanged``); an answer it replaces is noted in ``replaced``. The same
+    value sent again over an answer memory filled is a confirmation: it is appended, so the
+    answer in force is the writer's and no longer marked as from memory."""
     history = instance.field(field_id)
     current = history.in_force()
     if current is not None and current.kind == kind and current.value == json_value:
-        plan.unchanged.append(field_id)
-        return
-    if current is not None and current.kind == "value":
+        if current.by != "memory" or author.source == "memory":
+            plan.unchanged.append(field_id)
+            return
+        plan.confirmed.append(field_id)
+    elif current is not None and current.kind == "value":
         plan.replaced[field_id] = current.value
     revision = _revision(kind, json_value, author, now, history.cursor)
     plan.changes[field_id] = constructed(FieldChange, append=(revision,), cursor=history.count)
@@ -272,7 +282,7 @@ def resolve_field(form: CompiledForm, sent: str) -> str:
     return field_id
 
 
-Action = Literal["set", "retract", "undo", "redo", "decline"]
+Action = Literal["set", "retract", "undo", "redo", "decline", "clear_memory"]
 
 
 def plan_revise(
@@ -284,7 +294,8 @@ def plan_revise(
     author: Author,
     now: datetime,
 ) -> FillPlan:
-    """One revision move on one field. Raises ``CannotRevise`` when the move cannot apply."""
+    """One revision move on one field. Raises ``CannotRevise`` when the move cannot apply.
+    (``clear_memory`` names no field: ``plan_clear_memory``.)"""
     if action == "set":
         plan = plan_fill(form, instance, {field_id: value}, author, now)
         if plan.rejected:
@@ -299,6 +310,8 @@ def plan_revise(
             f'"value" goes only with action "set", not {action!r}',
             f'call form_revise again without "value" for {action!r}',
         )
+    if action == "clear_memory":
+        return plan_clear_memory(form, instance, author, now)
     if form.fields[field_id].decided_by_approver and author.source not in _DECIDERS:
         raise CannotRevise(
             f"{form.fields[field_id].label} is decided by an approver; it cannot be revised here",
@@ -330,6 +343,31 @@ def plan_revise(
         )
     plan.changes[field_id] = FieldChange(cursor=target)
     plan.captured.append(field_id)
+    return plan
+
+
+def plan_clear_memory(
+    form: CompiledForm, instance: FormInstance, author: Author, now: datetime
+) -> FillPlan:
+    """Retract every answer memory filled that nobody confirmed (each one's revision still in
+    force), in definition order: one move per field, each undone on its own by ``undo``. The
+    offers still standing are dropped (``dismissed``: they were never answers, so nothing is
+    retracted for them). ``CannotRevise`` when memory left nothing standing."""
+    plan = FillPlan()
+    recalled = instance.state.recalled
+    for field_id in form.memory_fields:
+        recollection = recalled.get(field_id)
+        if recollection is None or not recollection.stands(instance.field(field_id)):
+            continue
+        if recollection.use == "fill":
+            _stage(plan, instance, field_id, "retraction", None, author, now)
+        else:
+            plan.dismissed.append(field_id)
+    if not plan.captured and not plan.dismissed:
+        raise CannotRevise(
+            "nothing from memory is waiting for confirmation",
+            "nothing to clear; answers the user confirmed are changed one by one",
+        )
     return plan
 
 

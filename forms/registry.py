@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from forms.compiled import CompiledForm, normalise
 from forms.compiler import compile_form
@@ -18,6 +18,9 @@ from forms.definition import FormDef, Migration
 from forms.errors import InvalidFormDefinition, MigrationFailed, UnknownForm, VersionMismatch
 from forms.instance import Commit, FieldChange, FormInstance, Revision
 from forms.schema import Accepted
+
+if TYPE_CHECKING:
+    from forms.memory.vocabulary import Vocabulary
 
 
 class Forms(Protocol):
@@ -41,16 +44,30 @@ class FormRegistry:
     """Compiled forms by id and version. Registration compiles (and so checks) a definition.
 
     The same forms for every principal (``principal`` is accepted and ignored, so a registry
-    is a ``Forms``)."""
+    is a ``Forms``). ``vocabulary`` is the deployment's fact vocabulary: the fact keys fields
+    declare (``memory=``) are checked against it when they are registered (None: Formwork's
+    own, ``Vocabulary.default()``, loaded only if a form declares a key)."""
 
-    def __init__(self, definitions: Iterable[FormDef] = ()) -> None:
+    def __init__(
+        self, definitions: Iterable[FormDef] = (), *, vocabulary: Vocabulary | None = None
+    ) -> None:
         self._forms: dict[str, dict[int, CompiledForm]] = {}
         self._aliases: dict[str, str] = {}
+        self._vocabulary = vocabulary
         for definition in definitions:
             self.register(definition)
 
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The fact vocabulary declared keys are checked against."""
+        if self._vocabulary is None:
+            from forms.memory.vocabulary import Vocabulary  # noqa: PLC0415 (only forms that use memory load it)
+
+            return Vocabulary.default()
+        return self._vocabulary
+
     def register(self, definition: FormDef) -> CompiledForm:
-        compiled = compile_form(definition)
+        compiled = compile_form(definition, vocabulary=self._vocabulary)
         versions = self._forms.setdefault(compiled.id, {})
         if compiled.version in versions and versions[compiled.version] is not compiled:
             raise InvalidFormDefinition(

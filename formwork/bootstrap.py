@@ -31,6 +31,7 @@ its catalog (and the registry inside it), or its registry alone.
 from __future__ import annotations
 
 import importlib
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -43,6 +44,7 @@ from formwork.config import ConfigError, Settings
 if TYPE_CHECKING:
     from forms.app.builder import BuilderService
     from forms.app.catalog import Catalog
+    from forms.app.memory import Memory
     from forms.app.service import Dispatcher, FormService
     from forms.definition import Executor, FormDef
     from forms.memory import DecayPolicy, FactKey, Vocabulary
@@ -129,11 +131,29 @@ def load_forms(reference: str) -> tuple[FormDef, ...] | FormRegistry:
     return tuple(value)
 
 
-def build_registry(settings: Settings) -> FormRegistry:
+def build_registry(settings: Settings, vocabulary: Vocabulary | None = None) -> FormRegistry:
+    """The forms ``FORMWORK_FORMS`` names, their fact keys checked against ``vocabulary``
+    (None: Formwork's, loaded only by forms that use memory). A ``FormRegistry`` named there
+    is used as it is, with its own."""
     from forms.registry import FormRegistry
 
     loaded = load_forms(settings.forms)
-    return loaded if isinstance(loaded, FormRegistry) else FormRegistry(loaded)
+    if isinstance(loaded, FormRegistry):
+        return loaded
+    return FormRegistry(loaded, vocabulary=vocabulary)
+
+
+def memory_metric(name: str) -> None:
+    """Count one memory event (``forms.app.memory.METRICS``) as a CloudWatch metric, written
+    in the embedded metric format on the function's log; where Powertools is not installed,
+    the log line the memory part writes is the record."""
+    try:
+        from aws_lambda_powertools.metrics import MetricUnit, single_metric
+    except ImportError:  # the engine installed without the aws extra
+        return
+    namespace = os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "Formwork"
+    with single_metric(name=name, unit=MetricUnit.Count, value=1, namespace=namespace):
+        pass
 
 
 def load_executors(reference: str | None) -> dict[str, Executor]:
@@ -297,7 +317,7 @@ class App:
     @property
     def registry(self) -> FormRegistry:
         """The forms ``FORMWORK_FORMS`` names."""
-        return self._part("registry", lambda: build_registry(self.settings))
+        return self._part("registry", lambda: build_registry(self.settings, self._vocabulary()))
 
     @property
     def dynamodb_client(self) -> Any:
@@ -349,6 +369,7 @@ class App:
                 self.store,
                 self.dispatcher,
                 replay_window=timedelta(hours=self.settings.replay_window_hours),
+                memory=self.memory,
             )
 
         return self._part("service", build)
@@ -461,8 +482,39 @@ class App:
         return self._part("facts", build)
 
     @property
+    def memory(self) -> Memory | None:
+        """Memory for the service: recall into ``form_start`` and facts from answers, on the
+        App's fact store, within ``FORMWORK_MEMORY_DEADLINE_MS``; None when ``FORMWORK_MEMORY``
+        turns it off for the deployment (no fact is read or written). The vocabulary and the
+        decay policy load when a call first uses them."""
+
+        def build() -> Memory | None:
+            settings = self.settings
+            if not settings.memory:
+                return None
+            from forms.app.memory import Memory
+
+            return Memory(
+                self.facts,
+                vocabulary=self._vocabulary(),
+                policy=self.decay_policy if "decay_policy" in self._parts else None,
+                deadline=timedelta(milliseconds=settings.memory_deadline_ms),
+                count=memory_metric,
+            )
+
+        return self._part("memory", build)
+
+    def _vocabulary(self) -> Vocabulary | None:
+        """The deployment's vocabulary when it is not Formwork's alone (given, or extended by
+        ``FORMWORK_FACT_KEYS``); None lets what needs Formwork's load it on first use."""
+        if "vocabulary" in self._parts or self.settings.fact_keys:
+            return self.vocabulary
+        return None
+
+    @property
     def vocabulary(self) -> Vocabulary:
-        """The fact keys memory holds: Formwork's, plus those ``FORMWORK_FACT_KEYS`` names."""
+        """The fact keys memory holds: Formwork's, plus those ``FORMWORK_FACT_KEYS`` names (the
+        forms' keys are checked against it, the memory routes and recall read it)."""
         return self._part("vocabulary", lambda: build_vocabulary(self.settings))
 
     @property

@@ -98,10 +98,12 @@ def check(reference: str) -> Report:
     except AttributeError:
         raise LoadError(f"{reference}: module {module_name!r} has no {attribute!r}") from None
     definitions = _definitions(reference, value)
-    together = FormRegistry()
+    # a registry's forms are checked against its own fact vocabulary (Formwork's otherwise)
+    vocabulary = value.vocabulary if isinstance(value, FormRegistry) else None
+    together = FormRegistry(vocabulary=vocabulary)
     for definition in definitions:
         try:
-            compile_form(definition)
+            compile_form(definition, vocabulary=vocabulary)
             report.compiled.append(together.register(definition))
         except InvalidFormDefinition as exc:
             report.faults.extend(_fault(definition, problem, module) for problem in exc.problems)

@@ -13,6 +13,10 @@ write tool's call is recorded under its tool-call id, per conversation, whatever
 (``forms.app.calls``): the store refuses a second record of an id, so a retried call returns
 its first result (within the replay window) and applies nothing twice, even when the retries
 race.
+
+``memory`` (``forms.app.memory.Memory``: the fact store, vocabulary, decay policy and a
+deadline) turns memory on for the deployment: ``form_start`` fills and offers fields that
+declare fact keys from what the principal stated before, and answers to them are remembered.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from forms.app.calls import DEFAULT_REPLAY_WINDOW, UNRECORDED, WRITE_TOOLS, Call
 from forms.app.conversation import Caller
 from forms.app.hooks import Dispatcher, HookRun
 from forms.app.loop import CommitLoop
+from forms.app.memory import Memory
 from forms.app.writes import Writer
 from forms.engine import evaluate
 from forms.errors import BadRequest, InvalidFormDefinition, ToolError
@@ -85,6 +90,7 @@ class FormService:
         conflict_budget: timedelta = CONFLICT_BUDGET,
         backoff: Callable[[int], None] | None = None,
         replay_window: timedelta = DEFAULT_REPLAY_WINDOW,
+        memory: Memory | None = None,
     ) -> None:
         self.loop = CommitLoop(
             registry,
@@ -103,7 +109,14 @@ class FormService:
             new_id=new_id,
             replay_window=replay_window,
             runs_hooks=dispatcher is not None,
+            memory=memory,
         )
+
+    @property
+    def memory(self) -> Memory | None:
+        """Memory for the deployment: recall into ``form_start`` and facts from answers
+        (``forms.app.memory``); None when the deployment has none."""
+        return self._writer.memory
 
     @property
     def registry(self) -> Forms:
@@ -273,4 +286,4 @@ _WRITERS: dict[str, Callable[[Writer, Caller, CallId, Any], Result]] = {
 }
 """Each tool's function, by name (``WRITE_TOOLS`` are the writers)."""
 
-__all__ = ["Caller", "Dispatcher", "FormService", "new_instance_id"]
+__all__ = ["Caller", "Dispatcher", "FormService", "Memory", "new_instance_id"]

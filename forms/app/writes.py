@@ -5,6 +5,12 @@ then the engine's ``transition``), committed compare-and-set with its call recor
 one commit loop (``forms.app.loop``), dispatched, and answered with the form's status as it
 stands after in-process hooks ran (on the instance they left, not read back). A retry is found
 by the store (the call id is taken) and gets the first result back (``forms.app.calls``).
+
+With memory (``forms.app.memory``), ``form_start`` of a form whose fields declare fact keys
+reads the principal's memory beside its own work and, after the start's commit, writes what
+memory fills and offers as a commit of its own; and every write call remembers the answers the
+agent gave to such fields, after its commit. Neither can fail the call or hold it past the
+memory deadline.
 """
 
 from __future__ import annotations
@@ -12,11 +18,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from forms.app.calls import CallId, caused_by, check_replay, new_call
 from forms.app.conversation import Caller, locate
 from forms.app.loop import CommitLoop, Planned
+from forms.app.memory import Memory, MemoryCall
+from forms.app.remember import Answer, answers_to_remember
 from forms.compiled import CompiledForm
 from forms.engine import Transition, evaluate, transition
 from forms.errors import CallRecorded, FormClosed
@@ -33,16 +41,21 @@ from forms.operations import (
 )
 from forms.surface.results import (
     Result,
+    cleared_result,
     closed_since,
     fill_result,
     hook_report,
     not_ready,
+    recalled_summary,
     revise_result,
     submitted_result,
     with_status_line,
 )
 from forms.surface.tools import FormAbandonArgs, FormFillArgs, FormReviseArgs, FormStartArgs
 from forms.surface.view import status_line
+
+if TYPE_CHECKING:
+    from forms.app.recall import RecallStep
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,11 +69,28 @@ class Writer:
     new_id: Callable[[], str]
     replay_window: timedelta
     runs_hooks: bool
+    memory: Memory | None = None
+    """Memory for the deployment (None: none; no fact is read or written)."""
+
+    def memory_call(self, caller: Caller, form: CompiledForm) -> MemoryCall | None:
+        """Memory's part of a call on ``form``: only for an agent's conversation (a verified
+        principal) on a form whose fields declare fact keys."""
+        if (
+            self.memory is None
+            or not form.memory_fields
+            or caller.source != "agent"
+            or not caller.principal
+        ):
+            return None
+        return self.memory.call(caller.principal, caller.conversation_id, self.loop.timer)
 
 
 def form_start(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs) -> Result:
     loop = writer.loop
     form = loop.registry.latest(args.form, caller.principal)
+    memory = writer.memory_call(caller, form)
+    if memory is not None:
+        memory.begin_recall()  # read beside the start's own work; waited for after its commit
     mine = loop.store.list_conversation(caller.principal, caller.conversation_id)
     now = loop.clock()
     base = FormInstance(
@@ -89,7 +119,36 @@ def form_start(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs
         loop.store.create(step.after, new_call(call, result, base.id, now))
     except CallRecorded as taken:  # a retry of a start that already happened
         return replay(writer, caller, call, taken.record, mine)
-    return dispatched(writer, result, step.after, step, bool(started))
+    if memory is None:
+        return dispatched(writer, result, step.after, step.dispatch, bool(started))
+    named = _named(form, args)
+    recalled = memory.apply(loop, step.after, named, call.id)
+    stored, fired = step.after, step.dispatch
+    if recalled is not None and recalled.value is not None and recalled.step is not None:
+        stored, fired = recalled.instance, (*fired, *recalled.step.dispatch)
+        result = _with_recall(result, form, recalled.step, recalled.value, bool(started))
+    memory.remember(answers_to_remember(form, base, step.commit.fields), now)
+    return dispatched(writer, result, stored, fired, bool(started))
+
+
+def _named(form: CompiledForm, args: FormStartArgs) -> set[str]:
+    """The fields a start's call named, by value (even one refused) or decline: memory
+    leaves them to what the call said (an explicit prefill outranks memory)."""
+    sent = [*(args.values or {}), *(args.decline or ())]
+    return {f for f in map(form.resolve_field, sent) if f is not None}
+
+
+def _with_recall(
+    result: Result, form: CompiledForm, step: Transition, recall: RecallStep, qualify: bool
+) -> Result:
+    """A start's result with what memory filled and offered after it."""
+    updated = dict(result)
+    clause = recalled_summary(recall.filled, recall.offered)
+    updated["summary"] = f"{result['summary'][:-1]}; {clause}."
+    if step.dispatch:
+        updated["fired"] = [*result.get("fired", ()), *(e.key for e in step.dispatch)]
+    updated.pop("status_line", None)
+    return with_status_line(updated, form, step, qualify)
 
 
 def form_fill(writer: Writer, caller: Caller, call: CallId, args: FormFillArgs) -> Result:
@@ -119,8 +178,14 @@ def form_revise(writer: Writer, caller: Caller, call: CallId, args: FormReviseAr
     def build(
         form: CompiledForm, instance: FormInstance, now: datetime
     ) -> tuple[Transition, Result]:
-        field_id = resolve_field(form, args.field)
         author = _author(caller, call)
+        if args.field is None:  # clear_memory: every answer memory filled, no field named
+            plan = plan_revise(form, instance, "", args.action, args.value, author, now)
+            recalled = {f: r for f, r in instance.state.recalled.items() if f not in plan.dismissed}
+            state = replaced(instance.state, recalled=recalled)
+            step = _planned(form, instance, plan, now, state)
+            return step, cleared_result(form, step, plan)
+        field_id = resolve_field(form, args.field)
         plan = plan_revise(form, instance, field_id, args.action, args.value, author, now)
         if field_id != args.field:
             plan.resolved[args.field] = field_id
@@ -159,8 +224,10 @@ def write(
     """A write tool's call, through the one commit loop: the commit carries the call's
     record, so a retry of it is refused by the store and replayed."""
     instance, qualify = locate(writer.loop, caller, args.form, args.instance)
+    remembered: list[tuple[tuple[Answer, ...], MemoryCall, datetime]] = []
 
     def plan(form: CompiledForm, current: FormInstance, now: datetime) -> Planned[Result]:
+        remembered.clear()  # what the plan that commits wrote, not an earlier attempt
         if current.state.status != "open":
             raise FormClosed(
                 f"this {current.form_id} is {current.state.status_text()}; it takes no more "
@@ -178,6 +245,9 @@ def write(
         commit = replaced(step.commit, call=new_call(call, result, current.id, now))
         # a new Transition, not dataclasses.replace (which costs more than the record)
         step = Transition(commit, step.after, step.evaluation, step.dispatch, step.before)
+        memory = writer.memory_call(caller, form)
+        if memory is not None:
+            remembered.append((answers_to_remember(form, current, step.commit.fields), memory, now))
         return Planned(result, step)
 
     try:
@@ -188,7 +258,9 @@ def write(
         return record_alone(
             writer, caller, call, done.value, instance.id, seen=(done.instance, qualify)
         )
-    return dispatched(writer, done.value, done.instance, done.step, qualify)
+    for answers, memory, at in remembered:
+        memory.remember(answers, at)
+    return dispatched(writer, done.value, done.instance, done.step.dispatch, qualify)
 
 
 def record_alone(
@@ -245,19 +317,24 @@ def replay(
 
 
 def dispatched(
-    writer: Writer, result: Result, stored: FormInstance, step: Transition, qualify: bool
+    writer: Writer,
+    result: Result,
+    stored: FormInstance,
+    entries: Sequence[OutboxEntry],
+    qualify: bool,
 ) -> Result:
-    """Hand what the commit put in the outbox to the dispatcher, then answer with the status
-    as it stands after in-process hooks ran (on the instance they left; read back only when
-    the hooks ran elsewhere)."""
-    if not step.dispatch or not writer.runs_hooks:
+    """Hand what the call's commits put in the outbox (``entries``) to the dispatcher, then
+    answer with the status as it stands after in-process hooks ran (on the instance they
+    left; read back only when the hooks ran elsewhere). ``stored``: the instance as the
+    call's last commit stored it."""
+    if not entries or not writer.runs_hooks:
         return result
-    after = writer.dispatch(stored, step.dispatch)
+    after = writer.dispatch(stored, entries)
     if after is None:
         after = writer.loop.load(stored.id)
         if after is None:
             return result
-    return as_now(writer, result, after, [e.key for e in step.dispatch], qualify)
+    return as_now(writer, result, after, [e.key for e in entries], qualify)
 
 
 def as_now(

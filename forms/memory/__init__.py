@@ -24,60 +24,117 @@ written), ``FactStore.append`` it (compare-and-set on that version; on ``FactCon
 again on the head it carries). Of one recall: read the principal's settings (memory off: stop,
 no fact read), read the facts in force (one query), ``plan_recall``, then write the fills by a
 commit that holds only while each field is still empty, and show the offers.
+
+Every name in ``__all__`` is loaded from its module on first use (PEP 562), as ``forms`` does:
+a form that declares a fact key loads the vocabulary to check it, not the whole package.
 """
 
-from forms.memory.decay import (
-    DEFAULT_RULES,
-    FOREVER,
-    DecayClass,
-    DecayPolicy,
-    DecayRule,
-    Use,
-)
-from forms.memory.derivations import (
-    DEFAULT_DERIVATIONS,
-    DerivationRule,
-    Derivations,
-    Derived,
-)
-from forms.memory.errors import (
-    FactConflict,
-    FactError,
-    InvalidPolicy,
-    InvalidVocabulary,
-    UnknownFactKey,
-)
-from forms.memory.facts import (
-    Derivation,
-    Fact,
-    FactHead,
-    FactHistory,
-    FactRevision,
-    MemorySettings,
-    Source,
-    apply_revision,
-)
-from forms.memory.fit import TypeFit, type_fit
-from forms.memory.recall import (
-    PRECEDENCE,
-    Fill,
-    Offer,
-    Origin,
-    Prefill,
-    RecallField,
-    RecallPlan,
-    Skip,
-    plan_recall,
-    prefill_values,
-)
-from forms.memory.statements import (
-    Refusal,
-    Statement,
-    plan_confirmation,
-    plan_deletion,
-    plan_statement,
-)
-from forms.memory.vocabulary import DEFAULT_KEYS, FactKey, Vocabulary, fact_key
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from forms.memory.decay import (
+        DEFAULT_RULES,
+        FOREVER,
+        DecayClass,
+        DecayPolicy,
+        DecayRule,
+        Use,
+    )
+    from forms.memory.derivations import (
+        DEFAULT_DERIVATIONS,
+        DerivationRule,
+        Derivations,
+        Derived,
+    )
+    from forms.memory.errors import (
+        FactConflict,
+        FactError,
+        InvalidPolicy,
+        InvalidVocabulary,
+        UnknownFactKey,
+    )
+    from forms.memory.facts import (
+        Derivation,
+        Fact,
+        FactHead,
+        FactHistory,
+        FactRevision,
+        MemorySettings,
+        Source,
+        apply_revision,
+    )
+    from forms.memory.fit import TypeFit, type_fit
+    from forms.memory.recall import (
+        PRECEDENCE,
+        Fill,
+        Offer,
+        Origin,
+        Prefill,
+        RecallField,
+        RecallPlan,
+        Skip,
+        plan_recall,
+        prefill_values,
+    )
+    from forms.memory.statements import (
+        Refusal,
+        Statement,
+        plan_confirmation,
+        plan_deletion,
+        plan_statement,
+    )
+    from forms.memory.vocabulary import DEFAULT_KEYS, FactKey, Vocabulary, fact_key
+
+_EXPORTS: dict[str, str] = {
+    "DEFAULT_RULES": "forms.memory.decay",
+    "FOREVER": "forms.memory.decay",
+    "DecayClass": "forms.memory.decay",
+    "DecayPolicy": "forms.memory.decay",
+    "DecayRule": "forms.memory.decay",
+    "Use": "forms.memory.decay",
+    "DEFAULT_DERIVATIONS": "forms.memory.derivations",
+    "DerivationRule": "forms.memory.derivations",
+    "Derivations": "forms.memory.derivations",
+    "Derived": "forms.memory.derivations",
+    "FactConflict": "forms.memory.errors",
+    "FactError": "forms.memory.errors",
+    "InvalidPolicy": "forms.memory.errors",
+    "InvalidVocabulary": "forms.memory.errors",
+    "UnknownFactKey": "forms.memory.errors",
+    "Derivation": "forms.memory.facts",
+    "Fact": "forms.memory.facts",
+    "FactHead": "forms.memory.facts",
+    "FactHistory": "forms.memory.facts",
+    "FactRevision": "forms.memory.facts",
+    "MemorySettings": "forms.memory.facts",
+    "Source": "forms.memory.facts",
+    "apply_revision": "forms.memory.facts",
+    "TypeFit": "forms.memory.fit",
+    "type_fit": "forms.memory.fit",
+    "PRECEDENCE": "forms.memory.recall",
+    "Fill": "forms.memory.recall",
+    "Offer": "forms.memory.recall",
+    "Origin": "forms.memory.recall",
+    "Prefill": "forms.memory.recall",
+    "RecallField": "forms.memory.recall",
+    "RecallPlan": "forms.memory.recall",
+    "Skip": "forms.memory.recall",
+    "plan_recall": "forms.memory.recall",
+    "prefill_values": "forms.memory.recall",
+    "Refusal": "forms.memory.statements",
+    "Statement": "forms.memory.statements",
+    "plan_confirmation": "forms.memory.statements",
+    "plan_deletion": "forms.memory.statements",
+    "plan_statement": "forms.memory.statements",
+    "DEFAULT_KEYS": "forms.memory.vocabulary",
+    "FactKey": "forms.memory.vocabulary",
+    "Vocabulary": "forms.memory.vocabulary",
+    "fact_key": "forms.memory.vocabulary",
+}
+"""Where each public name lives: imported from there the first time it is asked for."""
 
 __all__ = [
     "DEFAULT_DERIVATIONS",
@@ -125,3 +182,19 @@ __all__ = [
     "prefill_values",
     "type_fit",
 ]
+
+
+if not TYPE_CHECKING:  # hidden from type checkers: ``from forms.memory import Typo`` stays an error
+
+    def __getattr__(name: str) -> Any:
+        """A public name, imported from its module on first access and kept (PEP 562)."""
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
+from functools import cache
 from typing import Annotated, Any
 
 from pydantic import EmailStr, Field
@@ -132,7 +133,8 @@ class Vocabulary:
 
     @classmethod
     def default(cls) -> Vocabulary:
-        return _DEFAULT
+        """Formwork's keys (``DEFAULT_KEYS``), built on first use and kept."""
+        return _default()
 
     def extended(self, keys: Iterable[FactKey]) -> Vocabulary:
         """This vocabulary plus ``keys`` (a name already here is a clash: an error)."""
@@ -211,4 +213,8 @@ def _problems(key: FactKey) -> list[str]:
     return problems
 
 
-_DEFAULT = Vocabulary(fact_key(*entry) for entry in DEFAULT_KEYS)
+@cache
+def _default() -> Vocabulary:
+    """Built when first asked for, not on import: compiling the keys' types (an email's
+    validator among them) is left to what uses the vocabulary."""
+    return Vocabulary(fact_key(*entry) for entry in DEFAULT_KEYS)

@@ -48,6 +48,8 @@ def fill_result(form: CompiledForm, step: Transition, plan: FillPlan, verb: str)
         parts.append(f"held {len(held)} that don't apply yet")
     if plan.replaced:
         parts.append(f"replaced {count(len(plan.replaced), 'earlier answer')}")
+    if plan.confirmed:
+        parts.append(f"confirmed {len(plan.confirmed)} from memory")
     if plan.unchanged:
         parts.append(f"{len(plan.unchanged)} unchanged")
     if plan.rejected:
@@ -67,6 +69,8 @@ def fill_result(form: CompiledForm, step: Transition, plan: FillPlan, verb: str)
         result["replaced"] = dict(plan.replaced)
     if plan.coerced:
         result["coerced"] = dict(plan.coerced)
+    if plan.confirmed:
+        result["confirmed"] = list(plan.confirmed)
     if plan.rejected:
         result["rejected"] = [
             {"field": r.field, "error": r.message, **({"hint": r.hint} if r.hint else {})}
@@ -209,6 +213,37 @@ def revise_result(
     if plan.coerced:
         result["coerced"] = dict(plan.coerced)
     return finish(form, step, result)
+
+
+def cleared_result(form: CompiledForm, step: Transition, plan: FillPlan) -> Result:
+    """``form_revise`` with ``clear_memory``: what memory filled and nobody confirmed is
+    retracted (each undone on its own), and its offers are dropped."""
+    parts = []
+    if plan.captured:
+        labels = ", ".join(form.fields[f].label for f in plan.captured)
+        parts.append(
+            f"Cleared {count(len(plan.captured), 'answer')} from memory ({labels}); "
+            "undo on a field brings its answer back"
+        )
+    if plan.dismissed:
+        labels = ", ".join(form.fields[f].label for f in plan.dismissed)
+        parts.append(f"Dropped {count(len(plan.dismissed), 'offer')} from memory ({labels})")
+    result: Result = {"ok": True, "summary": ". ".join(parts) + "."}
+    if plan.captured:
+        result["cleared"] = list(plan.captured)
+    if plan.dismissed:
+        result["dropped"] = list(plan.dismissed)
+    return finish(form, step, result)
+
+
+def recalled_summary(filled: Sequence[str], offered: Sequence[str]) -> str:
+    """What memory did when a form started, as a clause of its summary."""
+    parts = []
+    if filled:
+        parts.append(f"filled {len(filled)} from memory, unconfirmed ({', '.join(filled)})")
+    if offered:
+        parts.append(f"memory offers {len(offered)} to confirm ({', '.join(offered)})")
+    return "; ".join(parts)
 
 
 def finish(form: CompiledForm, step: Transition, result: Result) -> Result:

@@ -81,9 +81,18 @@ class FormFillArgs(_Args):
 class FormReviseArgs(_Args):
     form: FormId
     instance: InstanceId
-    field: str = Field(min_length=1, max_length=128)
-    action: Literal["set", "retract", "decline", "undo", "redo"]
+    field: str | None = Field(default=None, min_length=1, max_length=128)
+    action: Literal["set", "retract", "decline", "undo", "redo", "clear_memory"]
     value: JsonValue = Field(default=None, description='Only with "set"')
+
+    @model_validator(mode="after")
+    def _field_unless_clearing(self) -> FormReviseArgs:
+        if self.action == "clear_memory":
+            if self.field is not None:
+                raise ValueError("clear_memory takes no field: it clears every one memory filled")
+        elif self.field is None:
+            raise ValueError(f"{self.action!r} needs the field to change")
+        return self
 
 
 class FormAbandonArgs(_Args):
@@ -139,6 +148,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "form_revise",
         "Change one field: set (replace the answer), retract (user took it back), decline "
         "(user won't say; optional fields only), undo or redo (step through its revisions). "
+        "clear_memory, no field: retract every unconfirmed answer from memory. "
         "Nothing is deleted; every move can be undone.",
         FormReviseArgs,
         writes=True,

@@ -10,6 +10,11 @@ The model never sees a definition. It sees:
   log, or the whole outline, with fields gated off marked so the agent never promises a
   question a branch may skip.
 
+Memory supplies the hedge a value cannot carry: an answer memory filled is marked as such
+(``from memory, unconfirmed``) in the status line and on its row until the user confirms it,
+and a value memory only offers is shown for the agent to ask about (``from memory, confirm:
+Weight 70 kg, said 2026-09-03``), never as an answer.
+
 What undo and redo would do is one line each at view level, not a flag on every row.
 """
 
@@ -21,7 +26,8 @@ from typing import Any
 from forms.compiled import CompiledField, CompiledForm, CompiledStep
 from forms.evaluation import Evaluation, FieldEval
 from forms.incremental import Core
-from forms.instance import FieldHistory, FormInstance, Revision
+from forms.instance import FieldHistory, FormInstance, Recollection, Revision
+from forms.surface.recalled import memory_lines, memory_mark, standing
 
 _MAX_SHOWN = 60
 
@@ -72,6 +78,7 @@ def status_line(
         ]
         if later:
             lines.append("later: " + " · ".join(later))
+    lines.extend(memory_lines(form, instance, ev))
     waits = []
     for hook_id in ev.waiting:
         hook = form.hook(hook_id)
@@ -160,11 +167,16 @@ _STILL_TO_ASK = ("pending", "optional", "ask_again")
 
 
 def field_row(
-    field: CompiledField, fe: FieldEval, detail: bool = True, closed: bool = False
+    field: CompiledField,
+    fe: FieldEval,
+    detail: bool = True,
+    closed: bool = False,
+    memory: Recollection | None = None,
 ) -> dict[str, Any]:
     """One field as the agent sees it: id, label, type, status, and the value if any.
 
     On a closed instance nothing is still to ask: such a field reads ``unanswered``.
+    ``memory`` is what memory filled or offered there that still stands (``standing``).
     """
     row: dict[str, Any] = {"id": field.id, "label": field.label}
     if detail and not closed:
@@ -172,6 +184,8 @@ def field_row(
     row["status"] = "unanswered" if closed and fe.status in _STILL_TO_ASK else fe.status
     if fe.revision is not None and fe.revision.kind == "value":
         row["value"] = fe.revision.value
+    if memory is not None:
+        row["memory"] = memory_mark(memory)
     if detail and not closed and field.ask and fe.status in _STILL_TO_ASK:
         row["ask"] = field.ask
     return row
@@ -219,7 +233,10 @@ def step_view(
         view["state"] = "does not apply with the current answers"
     if step.guidance:
         view["guidance"] = step.guidance
-    view["fields"] = [field_row(form.fields[f], ev.fields[f]) for f in step.fields]
+    marks = standing(form, instance, ev)
+    view["fields"] = [
+        field_row(form.fields[f], ev.fields[f], memory=marks.get(f)) for f in step.fields
+    ]
     view.update(undo_redo(form, instance))
     return view
 
@@ -229,6 +246,7 @@ def outline_view(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> 
     (``"2/3 required"``, over required fields that apply), and every field with its status;
     gated parts marked as such."""
     steps: list[dict[str, Any]] = []
+    marks = standing(form, instance, ev)
     for step in form.steps.values():
         entry: dict[str, Any] = {"step": step.id, "title": step.title}
         preview = step_preview(form, step, ev)
@@ -242,7 +260,8 @@ def outline_view(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> 
         if progress is not None:
             entry["progress"] = progress
         entry["fields"] = [
-            field_row(form.fields[f], ev.fields[f], detail=False) for f in step.fields
+            field_row(form.fields[f], ev.fields[f], detail=False, memory=marks.get(f))
+            for f in step.fields
         ]
         steps.append(entry)
     return {
@@ -261,7 +280,8 @@ def field_view(
     field = form.fields[field_id]
     history = instance.field(field_id)
     closed = instance.state.status != "open"
-    row = field_row(field, ev.fields[field_id], closed=closed)
+    mark = standing(form, instance, ev).get(field_id)
+    row = field_row(field, ev.fields[field_id], closed=closed, memory=mark)
     row["step"] = field.step
     row["revisions"] = [
         _revision_row(i, r, i == history.cursor) for i, r in enumerate(history.revisions)

@@ -195,7 +195,7 @@ def test_an_app_builds_each_part_once_from_the_environment(
     # GIVEN an App given nothing, and a builder that counts its calls
     built: list[Settings] = []
 
-    def build(settings: Settings) -> FormRegistry:
+    def build(settings: Settings, vocabulary: object = None) -> FormRegistry:
         built.append(settings)
         return REGISTRY
 

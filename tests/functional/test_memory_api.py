@@ -862,3 +862,66 @@ def test_memory_settings_are_stored_per_principal(memory: Memory) -> None:
         enabled=False, changed_at=datetime(2026, 9, 3, 10, 0, 1, tzinfo=UTC)
     )
     assert memory.facts.settings("acme/alice").enabled is True
+
+
+# ---------------------------------------------------------------------------- the App wires recall
+
+
+class ReadCountingFacts(InMemoryFactStore):
+    """The in-memory fact store, counting every read of a principal's facts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fact_reads = 0
+
+    def _read_heads(self, principal: str) -> Any:
+        self.fact_reads += 1
+        return super()._read_heads(principal)
+
+
+def recalling_app(settings: Settings = SETTINGS) -> tuple[Api, ReadCountingFacts]:
+    from forms.storage.memory import InMemoryFormStore
+
+    facts = ReadCountingFacts()
+    return Api(bootstrap(settings, store=InMemoryFormStore(), facts=facts)), facts
+
+
+def test_what_the_api_stored_fills_and_offers_in_the_next_form_over_http() -> None:
+    # GIVEN alice's date of birth and weight stated through the memory API of a whole App
+    api, facts = recalling_app()
+    memory = Memory(api, CountingFacts(), Clock())
+    memory.stated(BIRTH, {"value": "1990-04-02"})
+    memory.stated(WEIGHT, {"words": "70 kg"})
+    # WHEN she starts the health check-in in a conversation
+    started = api.call("form_start", conversation="conv-h", claims=ALICE, form="health-check")
+    # THEN the date of birth is filled (marked), the weight only offered, the height absent
+    result = started.json()
+    assert "filled 1 from memory, unconfirmed (date_of_birth)" in result["summary"]
+    assert "memory offers 1 to confirm (weight_kg)" in result["summary"]
+    line = api.status("conv-h", claims=ALICE).json()["lines"][0]
+    assert "from memory, unconfirmed" in line and "Date of birth 1990-04-02" in line
+    assert "from memory, confirm: Weight 70 kg" in line and "Height" not in line.split("\n")[2]
+    read = api.call(
+        "form_read", conversation="conv-h", claims=ALICE, form="health-check", part="weight_kg"
+    ).json()
+    assert read.get("value") is None  # offered, not answered
+    # AND bob, of the same tenant, gets nothing of hers
+    bob = api.call("form_start", conversation="conv-b", claims=BOB, form="health-check").json()
+    assert "memory" not in bob["summary"]
+    assert facts.fact_reads == 2
+
+
+def test_memory_off_for_the_principal_reads_no_fact_and_off_for_the_deployment_neither() -> None:
+    # GIVEN alice's date of birth on record, then her memory turned off
+    api, facts = recalling_app()
+    memory = Memory(api, CountingFacts(), Clock())
+    memory.stated(BIRTH, {"value": "1990-04-02"})
+    assert memory.put("/memory/settings", {"enabled": False}).status == 200
+    # WHEN she starts the form
+    result = api.call("form_start", conversation="c", claims=ALICE, form="health-check").json()
+    # THEN nothing is recalled and not one fact was read
+    assert result["ok"] and "memory" not in result["summary"]
+    assert facts.fact_reads == 0
+    # AND a deployment with FORMWORK_MEMORY off has no memory in its service at all
+    off, _ = recalling_app(Settings(tenant_claim="tenant", memory=False))
+    assert off.app.service.memory is None

@@ -25,7 +25,13 @@ import pytest
 
 from tests.install.conftest import ROOT, Venv, clean_environment
 
-EXAMPLE_IDS = ["travel-claim", "pi-intake", "grant-application", "purchase-request"]
+EXAMPLE_IDS = [
+    "travel-claim",
+    "pi-intake",
+    "grant-application",
+    "purchase-request",
+    "health-check",
+]
 HEAVY = ("boto3", "botocore", "temporalio", "aws_lambda_powertools", "aws_xray_sdk", "yaml")
 
 CORE_PROBE = """

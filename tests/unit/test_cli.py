@@ -99,6 +99,7 @@ def test_the_examples_check_clean_with_one_line_per_form(
         "pi-intake",
         "grant-application",
         "purchase-request",
+        "health-check",
     ]
     assert lines[3].endswith(
         '"Purchase request": 2 steps, 7 fields, 2 checkpoints, 1 executor, 1 approval'

@@ -18,6 +18,7 @@ from forms import (
 from forms.examples import (
     EXAMPLES,
     grant_application,
+    health_check,
     pi_intake,
     purchase_request,
     travel_claim,
@@ -101,7 +102,7 @@ def test_every_example_compiles(example: FormDef) -> None:
 
 
 def test_examples_are_exported_in_order() -> None:
-    assert (travel_claim, pi_intake, grant_application, purchase_request) == EXAMPLES
+    assert (travel_claim, pi_intake, grant_application, purchase_request, health_check) == EXAMPLES
 
 
 # ---------------------------------------------------------------- travel claim

@@ -125,11 +125,18 @@ def test_tool_surface_is_six_tools_with_the_documented_required_arguments() -> N
         "form_start": ["form"],
         "form_read": ["form"],
         "form_fill": ["form"],
-        "form_revise": ["form", "field", "action"],
+        "form_revise": ["form", "action"],
         "form_abandon": ["form", "reason"],
     }
     revise = next(t for t in TOOLS if t.name == "form_revise").input_schema()
-    assert revise["properties"]["action"]["enum"] == ["set", "retract", "decline", "undo", "redo"]
+    assert revise["properties"]["action"]["enum"] == [
+        "set",
+        "retract",
+        "decline",
+        "undo",
+        "redo",
+        "clear_memory",
+    ]
     assert [t.name for t in TOOLS if t.writes] == [
         "form_start",
         "form_fill",

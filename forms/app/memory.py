@@ -1,0 +1,363 @@
+"""The memory part of a deployment: recall into ``form_start``, and facts from answers.
+
+``Memory`` holds what the service needs of memory: the fact store (``forms.storage.facts``),
+the vocabulary, the decay policy, a deadline, and where its reads and writes run.
+``FormService(..., memory=Memory(facts))`` turns it on for the deployment; without one (the
+default) no fact is ever read or written. It only applies to calls from an agent's
+conversation (``Caller.source == "agent"``: a principal verified by the API's authorizer, never
+one a request body names), and only to forms with fields that declare a fact key.
+
+One tool call, in order (``MemoryCall``):
+
+1. **Read, first the switch.** ``form_start`` of such a form starts the read on a worker at
+   once, beside the start's own work: the principal's settings first (memory off: nothing
+   more is read, not one fact), then every fact in force (one query).
+2. **Never throw, never block.** After the start's commit the call waits for the read for what
+   is left of the deadline (``deadline``, 200 ms by default, well under a tool call's budget).
+   Past it, or on any failure of the store, the form stays as started, without memory: the
+   failure is logged and counted (``counts``, and ``count`` for metrics), never shown to the
+   model as an error.
+3. **Apply, re-checked.** What the facts fill and offer is planned on the instance as stored
+   (``forms.app.recall.plan_recall_step``) and committed through the one commit loop, as its
+   own commit right after the start's; a commit that loses its compare-and-set is planned again
+   on the instance the store hands back, so an answer the user gave in between wins and
+   nothing is lost. Nothing to fill or offer: nothing written.
+4. **Remember what the user says.** After any write call's commit, the answers the agent wrote
+   to fields that declare a fact key are recorded (``remember``): a confirmation of the fact
+   when the answer is the value memory filled or offered, else a statement, stated now; only
+   if memory is on, never for a ``do_not_store`` key (refused). Within a deadline of their own,
+   their failures logged and counted, never shown.
+
+Recording itself (which answers count, confirmation or statement) is ``forms.app.remember``.
+``forms.memory`` is imported when a call first uses memory, not with the service.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import Counter
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, TypeVar
+
+from forms.app.loop import CommitLoop, Outcome, Planned
+from forms.app.remember import (
+    CONFIRMED,
+    RECORD_FAILED,
+    RECORDED,
+    REFUSED,
+    Answer,
+    record,
+)
+from forms.compiled import CompiledForm
+from forms.instance import FormInstance
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor, Future
+
+    from forms.app.recall import RecallStep
+    from forms.memory.decay import DecayPolicy
+    from forms.memory.facts import FactHead
+    from forms.memory.vocabulary import Vocabulary
+    from forms.storage.facts import FactStore
+
+_log = logging.getLogger("formwork")
+
+T = TypeVar("T")
+
+DEFAULT_DEADLINE = timedelta(milliseconds=200)
+"""How long a tool call waits for the fact store, once to read and once to write."""
+
+RECALL_OFF = "MemoryRecallOff"
+"""A recall stopped at the principal's switch (memory off): no fact was read."""
+RECALL_TIMEOUT = "MemoryRecallTimeout"
+RECALL_FAILED = "MemoryRecallFailed"
+APPLY_FAILED = "MemoryApplyFailed"
+"""The commit writing what memory recalled failed; the form stays as started."""
+FILLED = "MemoryFilled"
+OFFERED = "MemoryOffered"
+RECORD_TIMEOUT = "MemoryRecordTimeout"
+METRICS = (
+    RECALL_OFF,
+    RECALL_TIMEOUT,
+    RECALL_FAILED,
+    APPLY_FAILED,
+    FILLED,
+    OFFERED,
+    RECORDED,
+    CONFIRMED,
+    REFUSED,
+    RECORD_TIMEOUT,
+    RECORD_FAILED,
+)
+"""Every name ``Memory`` counts, for metrics (a count each)."""
+
+
+class Memory:
+    """Memory for a deployment: its fact store, vocabulary and decay policy (Formwork's by
+    default), the deadline on the store, the timer that measures it (None: the service's),
+    the executor its reads and writes run on (None: a few threads of its own) and ``count``,
+    called with a metric name (``METRICS``) each time one is counted."""
+
+    def __init__(
+        self,
+        facts: FactStore,
+        *,
+        vocabulary: Vocabulary | None = None,
+        policy: DecayPolicy | None = None,
+        deadline: timedelta = DEFAULT_DEADLINE,
+        timer: Callable[[], float] | None = None,
+        executor: Executor | None = None,
+        count: Callable[[str], None] | None = None,
+        workers: int = 4,
+    ) -> None:
+        if deadline <= timedelta(0):
+            raise ValueError("the memory deadline must be positive")
+        self.facts = facts
+        self.deadline = deadline
+        self.timer = timer
+        self._vocabulary = vocabulary
+        self._policy = policy
+        self._executor = executor
+        self._count = count
+        self._workers = workers
+        self._lock = threading.Lock()
+        self._counts: Counter[str] = Counter()
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        if self._vocabulary is None:
+            from forms.memory.vocabulary import Vocabulary  # noqa: PLC0415 (on first use)
+
+            self._vocabulary = Vocabulary.default()
+        return self._vocabulary
+
+    @property
+    def policy(self) -> DecayPolicy:
+        if self._policy is None:
+            from forms.memory.decay import DecayPolicy  # noqa: PLC0415 (on first use)
+
+            self._policy = DecayPolicy.default()
+        return self._policy
+
+    def counts(self) -> dict[str, int]:
+        """How many times each metric was counted so far (only those counted)."""
+        with self._lock:
+            return dict(self._counts)
+
+    def counted(self, name: str, n: int = 1) -> None:
+        if n <= 0:
+            return
+        with self._lock:
+            self._counts[name] += n
+        if self._count is not None:
+            for _ in range(n):
+                try:
+                    self._count(name)
+                except Exception:
+                    _log.exception("memory: counting %s failed", name)
+
+    def submit(self, work: Callable[[], T]) -> Future[T]:
+        """Run ``work`` on the executor."""
+        with self._lock:
+            if self._executor is None:
+                from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 (first use)
+
+                self._executor = ThreadPoolExecutor(
+                    max_workers=self._workers, thread_name_prefix="formwork-memory"
+                )
+            executor = self._executor
+        return executor.submit(work)
+
+    def call(
+        self, principal: str, conversation_id: str, timer: Callable[[], float] | None
+    ) -> MemoryCall:
+        """Memory's part of one tool call (``timer``: the service's, when this has none)."""
+        return MemoryCall(self, principal, conversation_id, self.timer or timer)
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What a call read of the principal's memory: whether it is on, and (when it is) the
+    head of every key ever stated."""
+
+    enabled: bool
+    heads: tuple[FactHead, ...] = ()
+
+
+class _Late(Exception):
+    """The deadline passed before the work was done."""
+
+
+class MemoryCall:
+    """Memory's part of one tool call: a read started early, waited for within the deadline,
+    applied through the commit loop, and the answers to remember."""
+
+    def __init__(
+        self,
+        memory: Memory,
+        principal: str,
+        conversation_id: str,
+        timer: Callable[[], float] | None,
+    ) -> None:
+        self.memory = memory
+        self.principal = principal
+        self.conversation_id = conversation_id
+        self._timer = timer
+        self._read: tuple[Future[Known], float] | None = None
+        self.known: Known | None = None
+        """What the read found, once it came in time (None: not read, late, or failed)."""
+
+    # ------------------------------------------------------------------ recall
+
+    def begin_recall(self) -> None:
+        """Start reading the principal's memory: the switch, then (if on) every fact."""
+        facts, principal = self.memory.facts, self.principal
+
+        def read() -> Known:
+            if not facts.settings(principal).enabled:
+                return Known(enabled=False)
+            return Known(enabled=True, heads=tuple(facts.heads(principal)))
+
+        started = self._now()
+        try:
+            self._read = (self.memory.submit(read), started)
+        except Exception as exc:  # an executor that takes no work: no memory, as on failure
+            _log.warning("memory: recall could not start (%s)", _named(exc))
+            self.memory.counted(RECALL_FAILED)
+
+    def recalled(self) -> Known | None:
+        """The read, waited for until the deadline; None when it failed or came too late
+        (logged and counted) or was never started."""
+        if self._read is None:
+            return self.known
+        future, started = self._read
+        self._read = None
+        try:
+            self.known = self._within(future, started)
+        except _Late:
+            _log.warning("memory: recall missed its deadline; the form opens without it")
+            self.memory.counted(RECALL_TIMEOUT)
+            return None
+        except Exception as exc:
+            _log.warning("memory: recall failed (%s); the form opens without it", _named(exc))
+            self.memory.counted(RECALL_FAILED)
+            return None
+        if not self.known.enabled:
+            self.memory.counted(RECALL_OFF)
+        return self.known
+
+    def apply(
+        self,
+        loop: CommitLoop,
+        instance: FormInstance,
+        named: Collection[str],
+        tool_call_id: str,
+    ) -> Outcome[RecallStep | None] | None:
+        """Wait for the read, then commit what it fills and offers on ``instance`` (as
+        stored), planned again on each lost compare-and-set. None when nothing was written
+        (memory off, late, failed, or nothing to fill or offer); never raises."""
+        known = self.recalled()
+        if known is None or not known.enabled:
+            return None
+        facts = [head.fact for head in known.heads if head.fact is not None]
+        if not facts:
+            return None
+        from forms.app.recall import plan_recall_step  # noqa: PLC0415 (on first use)
+
+        memory = self.memory
+
+        def plan(
+            form: CompiledForm, current: FormInstance, now: datetime
+        ) -> Planned[RecallStep | None]:
+            recall = plan_recall_step(
+                form,
+                current,
+                facts,
+                vocabulary=memory.vocabulary,
+                policy=memory.policy,
+                now=now,
+                named=named,
+                tool_call_id=tool_call_id,
+            )
+            return Planned(recall, recall.step if recall is not None else None)
+
+        try:
+            done = loop.commit(instance, plan)
+        except Exception as exc:
+            _log.warning("memory: writing what was recalled failed (%s)", _named(exc))
+            memory.counted(APPLY_FAILED)
+            return None
+        if done.step is None or done.value is None:
+            return None
+        memory.counted(FILLED, len(done.value.filled))
+        memory.counted(OFFERED, len(done.value.offered))
+        return done
+
+    # ------------------------------------------------------------------ remember
+
+    def remember(self, answers: tuple[Answer, ...], now: datetime) -> None:
+        """Record ``answers`` as facts stated (or confirmed) at ``now``, if memory is on;
+        waits at most the deadline, never raises."""
+        if not answers or (self.known is not None and not self.known.enabled):
+            return
+        known = self.known
+        started = self._now()
+        try:
+            future = self.memory.submit(
+                lambda: record(
+                    self.memory.facts,
+                    principal=self.principal,
+                    conversation_id=self.conversation_id,
+                    answers=answers,
+                    heads=known.heads if known is not None else None,
+                    now=now,
+                    vocabulary=lambda: self.memory.vocabulary,
+                    count=self.memory.counted,
+                )
+            )
+            self._within(future, started)
+        except _Late:
+            _log.warning("memory: recording facts missed its deadline; it goes on behind")
+            self.memory.counted(RECORD_TIMEOUT)
+        except Exception as exc:  # record counts its own; this is the executor's failure
+            _log.warning("memory: recording facts failed (%s)", _named(exc))
+            self.memory.counted(RECORD_FAILED)
+
+    # ------------------------------------------------------------------ the deadline
+
+    def _now(self) -> float:
+        return self._timer() if self._timer is not None else 0.0
+
+    def _within(self, future: Future[T], started: float) -> T:
+        """``future``'s result, if it comes within the deadline from ``started``; ``_Late``
+        otherwise (the work goes on behind, and is counted where it ends)."""
+        deadline = self.memory.deadline.total_seconds()
+        remaining = deadline - (self._now() - started)
+        try:
+            value = future.result(timeout=max(remaining, 0.0))
+        except TimeoutError:
+            raise _Late from None
+        if self._now() - started > deadline:
+            raise _Late
+        return value
+
+
+def _named(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:300]
+
+
+__all__ = [
+    "CONFIRMED",
+    "DEFAULT_DEADLINE",
+    "METRICS",
+    "RECORDED",
+    "RECORD_FAILED",
+    "REFUSED",
+    "Answer",
+    "Known",
+    "Memory",
+    "MemoryCall",
+]

@@ -1,0 +1,74 @@
+"""Memory's marks: the hedge a value from memory cannot carry itself, in what the agent reads.
+
+What memory filled and nobody confirmed, and what it offers for the agent to ask about, while
+each still stands (``Recollection.stands``) on a field that applies: the status line gets a
+line for each kind, in memory's own words (``forms.memory``'s ``Fill.note`` and
+``Offer.note``), and a field's row a ``memory`` entry. A form memory did nothing for shows
+nothing, and costs nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+from forms.compiled import CompiledForm
+from forms.evaluation import Evaluation
+from forms.instance import FormInstance, Recollection
+
+_FILLED = "from memory, unconfirmed (resend once confirmed): "
+_OFFERED = "from memory, confirm: "
+
+
+def standing(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> dict[str, Recollection]:
+    """What memory filled or offered that still stands, on fields that apply, in definition
+    order: the fills nobody confirmed (their revision still in force) and the offers nobody
+    answered (nothing written to the field since)."""
+    recalled = instance.state.recalled
+    if not recalled or instance.state.status != "open":
+        return {}
+    return {
+        f: recalled[f]
+        for f in form.memory_fields
+        if f in recalled and ev.fields[f].applies and recalled[f].stands(instance.field(f))
+    }
+
+
+def memory_lines(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> list[str]:
+    """The status line's lines for memory: the unconfirmed fills, then the offers."""
+    marks = standing(form, instance, ev)
+    if not marks:
+        return []
+    lines: list[str] = []
+    for use, head in (("fill", _FILLED), ("offer", _OFFERED)):
+        told = [recalled_note(form.fields[f].label, r) for f, r in marks.items() if r.use == use]
+        if told:
+            lines.append(head + " · ".join(told))
+    return lines
+
+
+_UNIT = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def short_label(label: str) -> str:
+    """A label without its closing parenthesis (``Weight`` for ``Weight (kg)``): the value
+    shown beside it carries its unit."""
+    return _UNIT.sub("", label) or label
+
+
+def recalled_note(label: str, recollection: Recollection) -> str:
+    """``Weight 70 kg, said 2026-09-03``; a derived value says so: ``Height 173 cm (derived
+    from “5'8"”), said 2026-09-03`` (the words of ``forms.memory``'s notes)."""
+    text = f"{short_label(label)} {recollection.shown}"
+    if recollection.derived_from:
+        text += f" (derived from “{recollection.derived_from}”)"
+    return f"{text}, {recollection.when()}"
+
+
+def memory_mark(recollection: Recollection) -> str:
+    """What a field's row says of its value from memory."""
+    derived = f"derived from “{recollection.derived_from}”, " if recollection.derived_from else ""
+    if recollection.use == "fill":
+        return f"from memory, {derived}{recollection.when()}; unconfirmed"
+    return (
+        f"offered from memory: {recollection.shown}, {derived}{recollection.when()}; ask to confirm"
+    )
