@@ -235,6 +235,7 @@ class BuilderService:
             arguments,
             selection=_selection(sent),
             limits=self.limits(tenant),
+            vocabulary=self.catalog.vocabulary,  # the one publishing compiles with
         )
         if edited.document.id != form_id:
             raise EditError(

@@ -3,7 +3,9 @@
 A ``Catalog`` answers what a ``FormRegistry`` answers (the latest version of a form by name,
 the forms to list, the definition an instance runs on) for one principal at a time: the code
 forms every tenant shares, plus the documents the principal's tenant published
-(``forms.storage.documents``), compiled on first use with the deployment's executors. A form
+(``forms.storage.documents``), compiled on first use with the deployment's executors and
+with its registry's fact vocabulary (the fact keys documents' fields hold are checked against
+the same keys as the code forms' ``memory=``). A form
 published a moment ago is served without a redeploy (the tenant's catalog is read again once
 ``ttl`` seconds have passed on ``timer``, a monotonic clock the composition root passes in:
 0 reads it on every call).
@@ -35,6 +37,7 @@ from forms.registry import FormRegistry
 if TYPE_CHECKING:  # loaded when a tenant's document is first compiled, not with the service
     from forms.documents.build import ExecutorRegistry
     from forms.documents.model import FormDocument
+    from forms.memory.vocabulary import Vocabulary
     from forms.storage.documents import FormDocumentStore, Published
 
 
@@ -106,15 +109,20 @@ class Catalog:
     # ------------------------------------------------------------------ publishing
 
     def check(self, document: FormDocument, version: int = 1) -> CompiledForm:
-        """``document`` compiled with this deployment's executors (``InvalidFormDefinition``
-        with every problem when it does not compile, or when its id is a code form's)."""
+        """``document`` compiled with this deployment's executors and fact vocabulary
+        (``InvalidFormDefinition`` with every problem when it does not compile, or when its id
+        is a code form's)."""
         if self.registry.serves(document.id):
             raise InvalidFormDefinition(
                 f"form {document.id!r}: that id is a form of this deployment; choose another"
             )
-        from forms.documents.build import compile_document
+        return self._compile_document(document, version)
 
-        return compile_document(document, version=version, executors=self.executors)
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The fact vocabulary documents' keys are checked against: the registry's, the one
+        its code forms' keys are checked against."""
+        return self.registry.vocabulary
 
     def publish(
         self,
@@ -159,14 +167,25 @@ class Catalog:
             raise UnknownForm(
                 f"form {form_id!r} is no longer served", "abandon this instance"
             ) from None
-        from forms.documents.build import compile_document
-
-        compiled = compile_document(published.document, version=version, executors=self.executors)
+        compiled = self._compile_document(published.document, version)
         with self._lock:
             self._compiled[key] = compiled
             while len(self._compiled) > self._cache_size:
                 self._compiled.popitem(last=False)
         return compiled
+
+    def _compile_document(self, document: FormDocument, version: int) -> CompiledForm:
+        """``document`` compiled; the vocabulary is asked for only when a field holds a key,
+        so a document without any never loads memory."""
+        from forms.documents.build import compile_document
+        from forms.documents.fact_keys import declares_memory
+
+        return compile_document(
+            document,
+            version=version,
+            executors=self.executors,
+            vocabulary=self.vocabulary if declares_memory(document) else None,
+        )
 
 
 def tenant_key(principal: str) -> str:

@@ -13,8 +13,10 @@ one ``InvalidFormDefinition`` before the compiler runs: rules naming unknown or 
 (with the closest names), comparisons a field's kind does not support, literals its type does
 not accept, unknown steps in jumps, unknown fields in ``set`` actions and message
 placeholders, executor names the deployment did not register, constraints that contradict
-each other (a minimum over the maximum, a pattern that does not compile), and block ids used
-twice. The fields' types, and the index rules and ``set`` values are checked against, are
+each other (a minimum over the maximum, a pattern that does not compile), block ids used
+twice, and fact keys (``memory``) the deployment's vocabulary does not have, does not keep, or
+whose values do not fit the field (``forms.documents.fact_keys``, the compiler's own check).
+The fields' types, and the index rules and ``set`` values are checked against, are
 ``forms.documents.field_types``'s: the builder's edits check a draft with the same ones.
 """
 
@@ -23,12 +25,13 @@ from __future__ import annotations
 import re
 import types
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from forms.compile_checks import did_you_mean
 from forms.compiled import CompiledForm
 from forms.compiler import compile_form
 from forms.definition import Checkpoint, Executor, FormDef, Step, field
+from forms.documents.fact_keys import key_problems
 from forms.documents.field_types import index_document, read_set, types_of
 from forms.documents.model import (
     ChoiceField,
@@ -50,6 +53,9 @@ from forms.effect_plans import as_effects
 from forms.effects import Effect, Fail, Jump, Patch, Terminate
 from forms.errors import InvalidFormDefinition
 
+if TYPE_CHECKING:
+    from forms.memory.vocabulary import Vocabulary
+
 ExecutorRegistry = Mapping[str, Executor]
 """The executors a deployment lets documents name: ``{"notify_crm": notify_crm}``."""
 
@@ -59,26 +65,45 @@ ACTIONS_ATTRIBUTE = "__form_actions__"
 
 
 def compile_document(
-    document: FormDocument, *, version: int = 1, executors: ExecutorRegistry | None = None
+    document: FormDocument,
+    *,
+    version: int = 1,
+    executors: ExecutorRegistry | None = None,
+    vocabulary: Vocabulary | None = None,
 ) -> CompiledForm:
     """``document`` compiled for the engine, as version ``version``; ``InvalidFormDefinition``
-    (with every problem in ``problems``) when it does not compile."""
-    return compile_form(to_definition(document, version=version, executors=executors))
+    (with every problem in ``problems``) when it does not compile. The fact keys its fields
+    hold are checked against ``vocabulary``, the deployment's (None: Formwork's)."""
+    definition = to_definition(
+        document, version=version, executors=executors, vocabulary=vocabulary
+    )
+    return compile_form(definition, vocabulary=vocabulary)
 
 
 def to_definition(
-    document: FormDocument, *, version: int = 1, executors: ExecutorRegistry | None = None
+    document: FormDocument,
+    *,
+    version: int = 1,
+    executors: ExecutorRegistry | None = None,
+    vocabulary: Vocabulary | None = None,
 ) -> FormDef:
-    """The ``FormDef`` a person would write for ``document`` (not yet compiled)."""
-    return _Builder(document, executors or {}).definition(version)
+    """The ``FormDef`` a person would write for ``document`` (not yet compiled; its fact keys
+    checked against ``vocabulary``, None: Formwork's)."""
+    return _Builder(document, executors or {}, vocabulary).definition(version)
 
 
 class _Builder:
-    def __init__(self, document: FormDocument, executors: ExecutorRegistry) -> None:
+    def __init__(
+        self,
+        document: FormDocument,
+        executors: ExecutorRegistry,
+        vocabulary: Vocabulary | None,
+    ) -> None:
         self.document = document
         self.executors = executors
         self.index = index = index_document(document)
         self.problems: list[str] = list(index.problems)
+        self.problems += [p.message for p in key_problems(document, vocabulary)]
         self.known: Mapping[str, Known] = index.known
         self.first_field: Mapping[str, int] = index.first_field
 
@@ -125,6 +150,7 @@ class _Builder:
                 on_fill=self._executor(item.on_fill, f"field {item.id!r} on_fill"),
                 aliases=item.aliases,
                 example=item.example if isinstance(item, TextField) else _EXAMPLES.get(item.kind),
+                memory=item.memory,
             )
         settings: dict[str, Any] = {"id": step.id, "title": step.title}
         optional = {

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, Annotated, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import (
     BaseModel,
@@ -96,14 +96,24 @@ class GridInput(_Args):
 Layout = Annotated[GridInput, ShownAs(GridShape)]
 
 
+FactKeySent = Annotated[str, StringConstraints(min_length=1, max_length=200), STRING]
+"""A fact key as the builder sends it: any name, so that one that is not even a key's syntax
+(``dob``) is refused by the vocabulary with the keys it likely meant, not by a pattern."""
+
+
 def _as_input(item: type[BaseModel]) -> type[BaseModel]:
-    """``item`` as the builder sends it: ``id`` optional, ``layout`` a partial grid."""
+    """``item`` as the builder sends it: ``id`` optional, ``layout`` a partial grid, a field's
+    ``memory`` any name (``FactKeySent``)."""
+    memory: dict[str, Any] = {}
+    if "memory" in item.model_fields:
+        memory["memory"] = (FactKeySent | None, None)
     return create_model(
         f"{item.__name__}Input",
         __base__=item,
         __doc__=item.__doc__,
         id=(doc.Id | None, None),
         layout=(GridInput | None, None),
+        **memory,
     )
 
 
@@ -197,6 +207,7 @@ class FieldUpdates(_Args):  # no docstring: update_field's description says what
     required: bool | None = None
     aliases: Annotated[list[Text], Field(max_length=10)] | None = None
     on_fill: ExecutorName | None = None
+    memory: FactKeySent | None = None
     layout: Layout | None = None
     min_length: Annotated[int, Field(ge=0, le=10_000), INTEGER] | None = None
     max_length: Annotated[int, Field(ge=1, le=10_000), INTEGER] | None = None

@@ -6,8 +6,10 @@ one of them pointing at nothing, reading a field declared after what it gates, c
 field in a way its (new) kind does not take, or setting a field to a value its type does not
 hold, is refused: ``problems`` lists what is wrong with a document the way
 ``compile_document`` checks it (the same ``index_document``, ``compile_rule`` and
-``read_set``), and an edit may not add to that list. A draft may stay incomplete (a step
-with no fields), never inconsistent.
+``read_set``), and an edit may not add to that list. So do the fact keys fields hold
+(``memory``): a key the deployment's vocabulary does not have or keep, or whose values the
+field's type does not fit, is found by the compiler's own check (``fact_keys.key_problems``).
+A draft may stay incomplete (a step with no fields), never inconsistent.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from forms.documents.fact_keys import KeyProblem, key_problems
 from forms.documents.field_types import index_document, read_set
 from forms.documents.model import (
     Action,
@@ -36,6 +40,9 @@ from forms.documents.model import (
 )
 from forms.documents.rules import RuleError, compile_rule
 
+if TYPE_CHECKING:
+    from forms.memory.vocabulary import Vocabulary
+
 PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 """A field named in a ``fail`` message: ``{field_id}``."""
 _ANYWHERE = 10**9
@@ -45,15 +52,18 @@ _ANYWHERE = 10**9
 @dataclass(frozen=True, slots=True)
 class Problems:
     """What is wrong with a draft, in words: its items' own settings (contradicting
-    constraints, reserved ids) and its references (rules, checkpoints)."""
+    constraints, reserved ids), the fact keys its fields hold, and its references (rules,
+    checkpoints)."""
 
     settings: tuple[str, ...] = ()
     references: tuple[str, ...] = ()
+    keys: tuple[KeyProblem, ...] = ()
 
 
-def problems(document: FormDocument) -> Problems:
-    """Everything wrong with how the parts of ``document`` refer to each other and with its
-    fields' own settings, in document order."""
+def problems(document: FormDocument, vocabulary: Vocabulary | None = None) -> Problems:
+    """Everything wrong with how the parts of ``document`` refer to each other, with its
+    fields' own settings and with the fact keys they hold (against ``vocabulary``, None:
+    Formwork's), in document order."""
     index = index_document(document)
     found: list[str] = []
     steps = [s.id for s in document.steps]
@@ -86,18 +96,21 @@ def problems(document: FormDocument) -> Problems:
                 for name in PLACEHOLDER.findall(action.message):
                     if name not in index.known:
                         found.append(f"{where}: the message names {{{name}}}, not a field")
-    return Problems(index.problems, tuple(found))
+    return Problems(index.problems, tuple(found), key_problems(document, vocabulary))
 
 
-def introduced(before: FormDocument | None, after: FormDocument) -> Problems:
+def introduced(
+    before: FormDocument | None, after: FormDocument, vocabulary: Vocabulary | None = None
+) -> Problems:
     """The problems ``after`` has that ``before`` (None: nothing) did not."""
-    now = problems(after)
-    if before is None or not (now.settings or now.references):
+    now = problems(after, vocabulary)
+    if before is None or not (now.settings or now.references or now.keys):
         return now  # the usual case: one index per edit, not two
-    had = problems(before)
+    had = problems(before, vocabulary)
     return Problems(
         tuple(p for p in now.settings if p not in had.settings),
         tuple(p for p in now.references if p not in had.references),
+        tuple(p for p in now.keys if p not in had.keys),
     )
 
 

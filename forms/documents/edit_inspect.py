@@ -45,7 +45,8 @@ def inspect(
 
 def outline(draft: FormDocument) -> dict[str, JsonValue]:
     """The form in a few lines: each step with its items as ``id: kind "Label"`` (``?`` for
-    optional, ``when ...`` for a rule), each checkpoint with its rule."""
+    optional, ``memory key`` for the fact key it holds, ``when ...`` for a rule), each
+    checkpoint with its rule."""
     steps: list[JsonValue] = []
     for step in draft.steps:
         row: dict[str, JsonValue] = {"id": step.id, "title": step.title}
@@ -69,6 +70,8 @@ def _line(item: Item) -> str:
     if isinstance(item, Divider):
         return f"{item.id}: divider"
     line = f'{item.id}: {item.kind}{"" if item.required else "?"} "{item.label}"'
+    if item.memory is not None:
+        line += f" memory {item.memory}"
     if item.when is not None:
         line += f" when {describe_rule(item.when)}"
     return line

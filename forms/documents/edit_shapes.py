@@ -99,10 +99,11 @@ class Option(_Shape):
 class Item(_Shape):
     """A field or display block; its kind decides its keys. Every field: label (required),
     help, required, aliases, on_fill (executor run on an answer), when (rule on earlier
-    fields). short_text/long_text: min_length, max_length, pattern, example. integer/decimal:
-    minimum, maximum; decimal: decimal_places. date: earliest, latest.
-    single_choice/multiple_choice: options (required); multiple_choice: min_selected,
-    max_selected. heading/paragraph: text (required). id: from the label if left out."""
+    fields), memory (fact key, e.g. contact.email). short_text/long_text: min_length,
+    max_length, pattern, example. integer/decimal: minimum, maximum; decimal: decimal_places.
+    date: earliest, latest. single_choice/multiple_choice: options (required);
+    multiple_choice: min_selected, max_selected. heading/paragraph: text (required). id: from
+    the label if left out."""
 
     kind: ItemKind
     id: str | Omitted = None
@@ -111,6 +112,7 @@ class Item(_Shape):
     required: bool = True
     aliases: list[str] | Omitted = None
     on_fill: str | Omitted = None
+    memory: str | Omitted = None
     when: Rule | Omitted = None
     layout: Grid | Omitted = None
     min_length: int | Omitted = None

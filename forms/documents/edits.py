@@ -20,7 +20,10 @@ What one ``apply_edit`` does, in order:
    that the edit broke no reference the draft had right: a rule reading a deleted or later
    field, a comparison a field's new kind does not take, a checkpoint naming a step that went
    or setting a value its field no longer holds (``edit_checks``, with the compiler's own
-   checks: the fields' types are kept by their settings, so this costs little per field);
+   checks: the fields' types are kept by their settings, so this costs little per field),
+   and that every fact key a field holds (``memory``) is one the deployment's vocabulary has,
+   keeps, and whose values fit the field (``fact_keys``, the compiler's own check; a name that
+   is not even a key's syntax is refused the same way, before the copy is validated);
 5. returns ``Edited``: the new draft, one sentence for the model, and ``notes`` on what it did
    on its own (values coerced, ids rewritten, positions clamped, keys dropped, and a layout
    the call sent that the packer had to change).
@@ -31,16 +34,17 @@ is never changed. A draft is shape-valid after every edit; it compiles when it i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import JsonValue
+from pydantic import JsonValue, TypeAdapter, ValidationError
 
 from forms.documents.edit_arguments import GENEROUS, TOOL_ARGUMENTS, Limits, Selection
 from forms.documents.edit_checkpoints import delete_checkpoint, set_checkpoint
 from forms.documents.edit_checks import Problems, introduced
-from forms.documents.edit_draft import Draft, Notes, finish
+from forms.documents.edit_draft import Data, Draft, Notes, finish
 from forms.documents.edit_errors import EditError, sentence
 from forms.documents.edit_fields import (
     add_field,
@@ -52,7 +56,20 @@ from forms.documents.edit_fields import (
 from forms.documents.edit_inspect import inspect, outline, selection_line
 from forms.documents.edit_parse import parse_arguments
 from forms.documents.edit_steps import add_step, create_form, delete_step, move_step, update_step
-from forms.documents.model import FormDocument
+from forms.documents.fact_keys import KeyProblem, fitting_keys, unknown_key
+from forms.documents.model import (
+    BLOCK_KINDS,
+    FACT_KEY_MAX_LENGTH,
+    FACT_KEY_PATTERN,
+    Divider,
+    FieldDoc,
+    FormDocument,
+    Heading,
+    Paragraph,
+)
+
+if TYPE_CHECKING:
+    from forms.memory.vocabulary import Vocabulary
 
 __all__ = [
     "TOOL_ARGUMENTS",
@@ -121,9 +138,12 @@ def apply_edit(
     *,
     selection: Selection | None = None,
     limits: Limits = GENEROUS,
+    vocabulary: Vocabulary | None = None,
 ) -> Edited:
     """``draft`` after the builder tool ``tool`` with ``arguments``; ``EditError`` when the
-    call is refused (``draft`` is never changed). ``draft`` is None before ``create_form``."""
+    call is refused (``draft`` is never changed). ``draft`` is None before ``create_form``.
+    The fact keys fields hold are checked against ``vocabulary``, the deployment's (None:
+    Formwork's): the one its documents compile with."""
     model = TOOL_ARGUMENTS.get(tool)
     if model is None:
         raise EditError(
@@ -135,6 +155,7 @@ def apply_edit(
     notes = Notes(coerced)
     if tool == "create_form":
         data, summary = create_form(draft, args, notes, limits)
+        _refuse_key_names(data, vocabulary)
         document, before = finish(data), None
     else:
         if draft is None:
@@ -145,18 +166,23 @@ def apply_edit(
             )
         working = Draft(draft, notes)
         summary = _TOOLS[tool](working, args, selection, limits)
+        _refuse_key_names(working.data, vocabulary)
         document, before = working.finish(), draft
-    _refuse_new_problems(tool, introduced(before, document))
+    _refuse_new_problems(tool, introduced(before, document, vocabulary), document, vocabulary)
     return Edited(document, summary, notes.as_json())
 
 
-def _refuse_new_problems(tool: str, new: Problems) -> None:
+def _refuse_new_problems(
+    tool: str, new: Problems, document: FormDocument, vocabulary: Vocabulary | None
+) -> None:
     if new.settings:
         raise EditError(
             "invalid",
             sentence("That would make the form invalid: " + "; ".join(new.settings)),
             "Fix the values named and send the call again; nothing was applied.",
         )
+    if new.keys:
+        raise _key_refused(new.keys, _field(document, new.keys[0].field), vocabulary)
     if new.references:
         rule = tool in _NEW_RULES
         raise EditError(
@@ -166,3 +192,56 @@ def _refuse_new_problems(tool: str, new: Problems) -> None:
                 tool, "Change those rules first (set_conditional_logic); nothing was applied."
             ),
         )
+
+
+_KEY_SYNTAX = re.compile(FACT_KEY_PATTERN)
+_FIELD: TypeAdapter[FieldDoc] = TypeAdapter(FieldDoc)
+
+
+def _refuse_key_names(data: Data, vocabulary: Vocabulary | None) -> None:
+    """A field's ``memory`` that is not even a key's syntax (``dob``), refused as the
+    vocabulary refuses a key it does not have, with the keys it likely meant: the document's
+    pattern would only say it does not match."""
+    for step in data["steps"]:
+        for item in step.get("items", []):
+            key = item.get("memory")
+            if item["kind"] in BLOCK_KINDS or not isinstance(key, str):
+                continue
+            if _KEY_SYNTAX.fullmatch(key) and len(key) <= FACT_KEY_MAX_LENGTH:
+                continue
+            unknown = unknown_key(str(item["id"]), str(step["id"]), key, vocabulary)
+            if unknown is not None:
+                try:
+                    sent = _FIELD.validate_python({**item, "memory": None})
+                except ValidationError:
+                    sent = None  # its other problems are named once the key is right
+                raise _key_refused([unknown], sent, vocabulary)
+
+
+def _key_refused(
+    found: Sequence[KeyProblem], item: FieldDoc | None, vocabulary: Vocabulary | None
+) -> EditError:
+    """The refusal of fact keys, naming each, with the keys they likely meant and the keys
+    the (first) field could hold."""
+    close = list(dict.fromkeys(k for p in found for k in p.did_you_mean))
+    message = sentence("That fact key cannot be used: " + "; ".join(p.message for p in found))
+    clear = "leave memory out (null clears it)"
+    if item is None:
+        return EditError("invalid", message, f"Send a fact key that exists, or {clear}.", close)
+    fitting = fitting_keys(item, vocabulary)
+    which = f'field "{item.id}" ({item.kind})'
+    if not fitting:
+        hint = f"No fact key of this deployment fits {which}: {clear}."
+    else:
+        shown = ", ".join(fitting[:12]) + (", ..." if len(fitting) > 12 else "")
+        hint = f"Keys {which} can hold: {shown}. Send one as memory, or {clear}."
+    return EditError("invalid", message, hint, close)
+
+
+def _field(document: FormDocument, field_id: str) -> FieldDoc | None:
+    """The field of ``document`` with this id (the first, if two have it)."""
+    for step in document.steps:
+        for item in step.items:
+            if not isinstance(item, Heading | Paragraph | Divider) and item.id == field_id:
+                return item
+    return None

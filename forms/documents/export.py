@@ -5,8 +5,9 @@ document model would. What a document cannot hold is left out and listed in ``ga
 naming the part and the reason: a predicate or an executor is code (unless it came from a
 document: rules and actions compiled from one carry their source, and an executor found in
 ``executors`` is written as its name), a type has no document kind (a nested model, a union),
-approvals and migrations have no document form yet. A definition with no gaps exports to a
-document that compiles back to a form that behaves the same.
+approvals and migrations have no document form yet. A field's fact key (``memory=``) is
+carried as the item's ``memory``. A definition with no gaps exports to a document that
+compiles back to a form that behaves the same, memory included.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from forms.compiled import CompiledField
 from forms.compiler import compile_form
@@ -29,6 +30,9 @@ from forms.documents.field_types import (
 from forms.documents.model import FormDocument, Rule
 from forms.documents.rules import RULE_ATTRIBUTE
 
+if TYPE_CHECKING:
+    from forms.memory.vocabulary import Vocabulary
+
 
 @dataclass(frozen=True, slots=True)
 class Exported:
@@ -39,11 +43,15 @@ class Exported:
 
 
 def export_document(
-    definition: FormDef, *, executors: Mapping[str, Executor] | None = None
+    definition: FormDef,
+    *,
+    executors: Mapping[str, Executor] | None = None,
+    vocabulary: Vocabulary | None = None,
 ) -> Exported:
     """``definition`` as a document. ``executors`` names the executors a document may refer
-    to (the same registry documents compile with)."""
-    form = compile_form(definition)
+    to (the same registry documents compile with); ``vocabulary`` is the one its fact keys
+    are checked against when it is compiled (None: Formwork's)."""
+    form = compile_form(definition, vocabulary=vocabulary)
     names = {id(fn): name for name, fn in (executors or {}).items()}
     gaps: list[str] = []
 
@@ -131,6 +139,7 @@ def _field(field: CompiledField, gaps: list[str]) -> dict[str, Any] | None:
         "help": field.ask,
         "required": required,
         "aliases": list(field.aliases),
+        "memory": field.memory,
     }
     kind = _kind(schema, field)
     if kind is None:

@@ -7,10 +7,10 @@ both read a checkpoint's ``set`` value. Edit time and publish time run the same 
 rule or a value one refuses, the other refuses too.
 
 A field's types depend on its settings only (kind, ``required``, constraints, options), never
-on its id, label, help, aliases or rule, and building one (a pydantic schema and validator)
-costs far more than the rest of an edit. So they are built from the settings alone and kept
-by them (``types_of``): an edit of a 300-field draft builds the types of the fields whose
-settings are new, not of all 300. Keeping them changes no result: the same settings always
+on its id, label, help, aliases, rule or fact key, and building one (a pydantic schema and
+validator) costs far more than the rest of an edit. So they are built from the settings alone
+and kept by them (``types_of``): an edit of a 300-field draft builds the types of the fields
+whose settings are new, not of all 300. Keeping them changes no result: the same settings always
 make the same types.
 """
 
@@ -51,7 +51,9 @@ LONG_TEXT_MAX = 4_000
 PHONE_PATTERN = r"^\+?[0-9][0-9 ()./-]{5,24}$"
 URL_PATTERN = r"^https?://[^\s/?#]+\.[^\s]+$"
 
-_NOT_TYPE = frozenset({"id", "label", "help", "when", "aliases", "on_fill", "layout", "example"})
+_NOT_TYPE = frozenset(
+    {"id", "label", "help", "when", "aliases", "on_fill", "layout", "example", "memory"}
+)
 """The keys of a field its types do not read. Every other key (``kind``, ``required``, the
 constraints, the options) is part of the settings its types are kept by."""
 _STAND_INS = {"id": "field", "label": "Field"}

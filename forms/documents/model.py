@@ -24,6 +24,17 @@ ExecutorName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_.
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2_000)]
 Scalar = str | int | float | bool
 """A literal in a rule or an action: JSON text, number or boolean."""
+FACT_KEY_PATTERN = r"^[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+$"
+FACT_KEY_MAX_LENGTH = 80
+"""A fact key's syntax, as ``forms.memory.vocabulary`` has it (``KEY_PATTERN``,
+``KEY_MAX_LENGTH``; a test holds them together). It is not imported from there: a document
+without keys never loads memory."""
+FactKeyName = Annotated[
+    str, StringConstraints(pattern=FACT_KEY_PATTERN, max_length=FACT_KEY_MAX_LENGTH)
+]
+"""The fact key a field holds (``person.date_of_birth``): dotted lowercase words, at least two.
+Whether the deployment's vocabulary has it, and whether it fits the field, is checked when the
+document compiles (``forms.documents.fact_keys``)."""
 
 
 class _Doc(BaseModel):
@@ -128,6 +139,9 @@ class _Field(_Item):
     aliases: Annotated[list[Text], Field(max_length=10)] = []
     on_fill: ExecutorName | None = None
     """An executor to run when the field gets a live answer."""
+    memory: FactKeyName | None = None
+    """The fact key the field holds: memory may fill or offer it when the form starts, and the
+    answer is remembered under it (``docs/memory.md``)."""
 
 
 class TextField(_Field):

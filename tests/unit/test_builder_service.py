@@ -470,3 +470,36 @@ def test_a_selection_object_and_its_json_are_the_same_call(builder: BuilderServi
     )
     again = builder.call(ANA, FORM, "update_field", "c2", updates, selection={"field": "email"})
     assert again == {**first, "replayed": True}
+
+
+def test_the_builder_checks_fact_keys_against_the_deployments_vocabulary(store: Counting) -> None:
+    from typing import Literal
+
+    from forms.memory import Vocabulary, fact_key
+
+    # GIVEN a deployment whose vocabulary adds a blood type key, and one with Formwork's alone
+    blood = Vocabulary.default().extended(
+        [fact_key("person.blood_type", "Blood type", Literal["A", "B", "AB", "O"], "never")]
+    )
+    extended = Catalog(
+        FormRegistry([travel_claim], vocabulary=blood),
+        InMemoryFormDocumentStore(),
+        timer=lambda: 0.0,
+    )
+    field = {
+        "kind": "single_choice",
+        "id": "blood",
+        "label": "Blood type",
+        "memory": "person.blood_type",
+    }
+    field["options"] = [{"value": v} for v in ("A", "B", "AB", "O")]
+    # WHEN a builder sets the deployment's key on a field in each
+    added = started(BuilderService(store, extended, clock=TickingClock(T0)))(
+        "add_field", step="contact", field=field
+    )
+    refused = started(BuilderService(InMemoryDraftStore(), catalog(), clock=TickingClock(T0)))(
+        "add_field", step="contact", field=field
+    )
+    # THEN the edit takes it where publishing would, and refuses it where publishing would
+    assert added["ok"], added
+    assert refused["ok"] is False and "person.blood_type" in refused["message"]

@@ -176,3 +176,21 @@ def test_showing_the_shapes_leaves_the_documents_own_schema_alone() -> None:
     )
     fresh = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(fresh.stdout) == FormDocument.model_json_schema()
+
+
+def test_a_fact_key_is_shown_as_a_plain_string_and_checked_by_the_edits() -> None:
+    # GIVEN the flat item and the update, as shown: a key is any string (null clears one)
+    assert shown("add_field")["$defs"]["Item"]["properties"]["memory"] == {"type": "string"}
+    assert shown("update_field")["$defs"]["FieldUpdates"]["properties"]["memory"] == {
+        "type": ["string", "null"]
+    }
+    # WHEN a name that is no key goes through that schema
+    draft = apply_edit(None, "create_form", {"title": "Poll", "steps": [{"title": "Poll"}]})
+    sent = {"field": {"kind": "date", "label": "Born", "memory": "birthday"}}
+    Draft202012Validator(shown("add_field")).validate(sent)
+    # THEN the edit refuses it as data, naming the keys a date field can hold
+    with pytest.raises(EditError) as raised:
+        apply_edit(draft.document, "add_field", sent)
+    assert raised.value.code == "invalid"
+    assert "unknown fact key 'birthday'" in raised.value.message
+    assert 'Keys field "born" (date) can hold: person.date_of_birth.' in (raised.value.hint or "")

@@ -8,14 +8,16 @@ answers to fields the new version dropped on record.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
 from forms.app.catalog import Catalog, tenant_key
 from forms.documents import FormDocument
 from forms.errors import InvalidFormDefinition, UnknownForm
+from forms.examples.health_check import health_check
 from forms.examples.travel_claim import travel_claim
+from forms.memory import Vocabulary, fact_key
 from forms.registry import FormRegistry
 from forms.storage.documents import InMemoryFormDocumentStore
 from forms.storage.documents_contract import T0, document
@@ -111,3 +113,42 @@ def test_each_version_compiles_once() -> None:
 def test_principals_without_a_tenant_share_the_deployment_s_catalog() -> None:
     assert tenant_key("ana") == tenant_key("bo") == ""
     assert tenant_key("acme/ana") == "acme"
+
+
+def test_documents_fact_keys_are_checked_with_the_registry_s_vocabulary() -> None:
+    # GIVEN a deployment whose vocabulary adds a key, and a document holding that key
+    vocabulary = Vocabulary.default().extended(
+        [fact_key("person.blood_type", "Blood type", Literal["A", "B", "AB", "O"], "never")]
+    )
+    options = [{"value": v} for v in ("A", "B", "AB", "O")]
+    blood = FormDocument.model_validate(
+        {
+            "id": "blood",
+            "title": "Blood",
+            "steps": [
+                {
+                    "id": "s",
+                    "title": "S",
+                    "items": [
+                        {
+                            "kind": "single_choice",
+                            "id": "blood",
+                            "label": "Blood type",
+                            "options": options,
+                            "memory": "person.blood_type",
+                        }
+                    ],
+                }
+            ],
+        }
+    )
+    # WHEN a catalog over that deployment's registry publishes it / THEN it is served, holding
+    # the key, checked against the vocabulary the code forms' keys were
+    registry = FormRegistry([health_check], vocabulary=vocabulary)
+    forms = Catalog(registry, InMemoryFormDocumentStore(), timer=Ticks(), ttl=0.0)
+    assert forms.vocabulary is registry.vocabulary is vocabulary
+    forms.publish(ANA, blood, at=T0)
+    assert forms.latest("blood", ANA).fields["blood"].memory == "person.blood_type"
+    # AND a catalog over Formwork's keys refuses it, naming the key
+    with pytest.raises(InvalidFormDefinition, match=r"unknown fact key 'person\.blood_type'"):
+        catalog().publish(ANA, blood, at=T0)

@@ -292,7 +292,7 @@ def test_problems_with_the_arguments_are_described_in_words(contact: FormDocumen
     )
     assert error.message.endswith(
         'field.options: kind "integer" takes no options (its keys: id, layout, label, help, '
-        "required, when, aliases, on_fill, minimum, maximum)."
+        "required, when, aliases, on_fill, memory, minimum, maximum)."
     )
     assert "only the keys of its kind" in (error.hint or "")
     assert (
