@@ -25,7 +25,7 @@ status line the agent would see in its system prompt next turn. The script check
 outcome as it goes and stops with a message if one does not happen, so it doubles as a smoke
 test of either path.
 
-The last scene is a form nobody deployed: a builder agent builds the job application
+The eighth scene is a form nobody deployed: a builder agent builds the job application
 (``examples.job_application``) through the builder tools in a tenant of the run's own (a
 replayed call, a call the person stopped), another tenant cannot read the draft, a person
 publishes it (refused without the publisher role), and an applicant of that tenant fills it in
@@ -34,11 +34,25 @@ a new conversation: a checkpoint that refuses and a correction that clears it, a
 flips and restored when it flips back, and a retried call answered with its first result; an
 applicant of another tenant cannot start it.
 
+The last scene is memory (``docs/memory.md``), for ``{tenant}/alice`` and ``{tenant}/bob`` of
+that tenant: the date of birth and weight alice gives in a health check-in are kept as facts
+(her fact editor lists them, ``GET /memory/facts``); a new check-in in a later conversation has
+the date of birth filled, marked as from memory until the agent resends it, and the weight only
+offered, for the agent to ask about; she corrects the weight in her fact editor (``PUT
+/memory/facts/person.weight_kg``, a correction: the key's history keeps the wrong value, and
+``as_of`` shows it was believed until then) and the next check-in offers the new one; with her
+memory off (``PUT /memory/settings``) a new check-in recalls nothing (in process the fact store
+counts the reads, none; over HTTP that is the server's promise: the switch is read before any
+fact); bob starts the form with nothing of hers and has no facts to list. A slow fact store is
+left to the tests: it cannot be staged against a real stack.
+
 The package: ``printing`` (how a turn is printed, how an outcome is checked), ``transports``
-(``InProcess``, ``OverHttp``), ``driver`` (``Demo``, one turn at a time) and ``scenes`` (the
-six conversations). This module is the command line (``main``, ``run``, ``run_over_http``)
-and the package's public surface: every public name of the modules above is importable from
-``examples.demo``.
+(the ``Transport`` protocol and ``OverHttp``), ``in_process`` (``InProcess``, with memory on
+an in-memory fact store) and ``fact_editor`` (the ``/memory`` routes' answers in process),
+``driver`` (``Demo``, one turn at a time), ``scenes`` (the first eight scenes) and
+``memory_scene`` (the ninth). This module is the command line (``main``, ``run``,
+``run_over_http``) and the package's public surface (``__all__``): the transports, the driver,
+the scenes and the printing helpers, importable from ``examples.demo``.
 """
 
 from __future__ import annotations
@@ -51,6 +65,8 @@ import uuid
 from collections.abc import Sequence
 
 from examples.demo.driver import Demo
+from examples.demo.in_process import DECISION_STATUS, Clock, InProcess
+from examples.demo.memory_scene import memory
 from examples.demo.printing import WIDTH, compact, expect, say
 from examples.demo.scenes import (
     crm_webhook,
@@ -60,7 +76,7 @@ from examples.demo.scenes import (
     purchase,
     travel_claim,
 )
-from examples.demo.transports import DECISION_STATUS, Clock, InProcess, OverHttp, Transport
+from examples.demo.transports import OverHttp, Transport
 from infra.local import stack as stacks
 from infra.local.dynamodb_local import DynamoDBLocalMissing
 
@@ -79,6 +95,7 @@ __all__ = [
     "grant",
     "job_application",
     "main",
+    "memory",
     "own_stack",
     "pi_intake",
     "purchase",
@@ -103,6 +120,7 @@ def run(transport: Transport) -> int:
     purchase(demo)
     crm_webhook(demo)
     job_application(demo)
+    memory(demo)
     print(f"\nDemo finished: {demo.calls} tool calls, every expected outcome seen.")
     return 0
 

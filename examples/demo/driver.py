@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from examples.demo.in_process import InProcess
 from examples.demo.printing import WIDTH, compact, expect, say
-from examples.demo.transports import InProcess, OverHttp, Transport
+from examples.demo.transports import OverHttp, Transport
 from forms import Caller
 from forms.app.approvals import Decision
 
 _SHOWN: tuple[str, ...] = ("resolved", "coerced", "held", "now_held", "restored", "rejected")
-_SHOWN += ("unknown",)
+_SHOWN += ("unknown", "confirmed", "memory")
 _SHOWN += ("fired", "hooks", "closed", "reason")
 
 
@@ -29,8 +30,10 @@ class Demo:
         self.caller = Caller(self.transport.principal, "conv-1")
         self.forms: dict[str, str] = {}
 
-    def section(self, title: str, conversation: str) -> None:
-        self.caller = Caller(self.transport.principal, conversation)
+    def section(self, title: str, conversation: str, principal: str | None = None) -> None:
+        """A new heading, and the conversation (of ``principal``, by default the transport's)
+        the next turns belong to."""
+        self.caller = Caller(principal or self.transport.principal, conversation)
         print(f"\n{'=' * WIDTH}\n{title}  [conversation {conversation}]\n{'=' * WIDTH}")
 
     def turn(
@@ -74,7 +77,8 @@ class Demo:
                 say("", f"revision {rev['n']}: {compact(rev.get('value'))} by {rev['by']}", 14)
             for row in result.get("fields", []):
                 value = f"  = {compact(row['value'])}" if "value" in row else ""
-                say("", f"{row['label']}: {row['status']}{value}", indent=12)
+                marked = f"  ({row['memory']})" if "memory" in row else ""
+                say("", f"{row['label']}: {row['status']}{value}{marked}", indent=12)
         lines = "\n".join(self.transport.status(self.caller)).splitlines()
         for n, line in enumerate(lines or ["(no open forms)"]):
             say("status: " if n == 0 else "        ", line)

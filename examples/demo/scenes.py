@@ -4,8 +4,9 @@ Each scene opens its own conversation, plays the user's turns and the agent's ca
 with ``expect`` the outcome it is there to show: the travel claim (front-loading, aliases, a
 misspelt id, a bad value, held and undo; a policy checkpoint that rejects, then a correction),
 the PI intake (a triage jump forward; a revisit back), the grant application (ineligible, so
-it terminates), the purchase request (a finance approval, decided outside the chat) and the CRM
-webhook (over HTTP only, with the ``crm`` source's secret).
+it terminates), the purchase request (a finance approval, decided outside the chat), the CRM
+webhook (over HTTP only, with the ``crm`` source's secret) and the job application a builder
+agent builds and a person publishes. The ninth scene, memory, is ``memory_scene``'s.
 """
 
 from __future__ import annotations

@@ -1,17 +1,18 @@
-"""How the demo reaches the tools: a ``Transport``, in this process or over HTTP.
+"""How the demo reaches the tools: a ``Transport``, in this process
+(``examples.demo.in_process.InProcess``) or over HTTP (``OverHttp``).
 
-``InProcess`` runs ``FormService`` here, on the in-memory store and the in-process dispatcher,
-with a fixed ``Clock`` and sequential ids, so its output is the same on every run; an approval
-is decided through ``FormService.decide`` and answered with the status the API would give.
 ``OverHttp`` calls the tool API as a chatbot backend would (urllib, JSON, a dev token per
 principal), decides approvals through ``POST /approvals/{approval_id}``, describes the
 Temporal run a hook's idempotency key names, and signs ``POST /webhooks/{source}`` as a sender
 would.
 
-Both also serve the builder: a builder agent's tool calls on a tenant's draft (``build``), the
-draft as its editor reads it (``draft``) and a person publishing it (``publish``, which needs
-the publisher role). In process that is ``BuilderService`` on in-memory drafts, publishing
-into the ``Catalog`` the form service reads; over HTTP, the ``/builder`` routes.
+A transport also serves the builder: a builder agent's tool calls on a tenant's draft
+(``build``), the draft as its editor reads it (``draft``) and a person publishing it
+(``publish``, which needs the publisher role); over HTTP, the ``/builder`` routes. And the
+user's fact editor: stating or correcting a fact (``state_fact``), reading one with its history
+(``read_fact``), listing them (``list_facts``) and turning memory off (``switch_memory``); over
+HTTP, the ``/memory`` routes. ``facts_read`` counts the fact-store reads made for a principal
+where that can be seen (in process), which over HTTP it cannot.
 """
 
 from __future__ import annotations
@@ -22,41 +23,15 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 from urllib.parse import quote
 
 from examples.demo.printing import expect, say
-from examples.executors import EXECUTORS
-from forms import Approver, Caller, FormService
+from forms import Caller
 from forms.app.approvals import Decision
-from forms.app.builder import BuilderService
-from forms.app.catalog import Catalog
-from forms.app.hooks import InProcessDispatcher
-from forms.errors import NotFound, ToolError
-from forms.examples import EXAMPLES
-from forms.registry import FormRegistry
-from forms.storage import InMemoryFormStore
-from forms.storage.documents import InMemoryFormDocumentStore
-from forms.storage.drafts import InMemoryDraftStore
-from formwork.config import DEFAULT_PUBLISHER_ROLE
 from formwork.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
 from infra.local import stack as stacks
 from infra.local.gateway import dev_token
-
-DECISION_STATUS = {"unknown_approval": 404, "form_closed": 409, "bad_request": 400}
-"""The HTTP status ``POST /approvals/{id}`` answers for each refusal (``functions.api``)."""
-
-
-class Clock:
-    """A fixed start that ticks one second per reading."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2025, 3, 10, 9, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
 
 
 class Transport(Protocol):
@@ -117,104 +92,33 @@ class Transport(Protocol):
         """A person publishes the draft, as ``POST /builder/forms/{form_id}/publish``."""
         ...
 
-
-class InProcess:
-    """``FormService`` in this process: in-memory store, fixed clock, sequential ids."""
-
-    principal = "user-1"
-    tenant = "acme"
-    other_tenant = "globex"
-
-    def __init__(self) -> None:
-        ids = iter(range(1, 1000))
-        clock = Clock()
-        self.catalog = Catalog(
-            FormRegistry(EXAMPLES),
-            InMemoryFormDocumentStore(),
-            timer=lambda: 0.0,
-            executors=EXECUTORS,
-            ttl=0.0,
-        )
-        self.service = FormService(
-            self.catalog,
-            InMemoryFormStore(),
-            InProcessDispatcher(),
-            clock=clock,
-            new_id=lambda: f"fi_{next(ids):04d}",
-        )
-        self.builder = BuilderService(InMemoryDraftStore(), self.catalog, clock=clock)
-
-    def describe(self) -> str:
-        return "in-process (FormService, in-memory store, fixed clock)"
-
-    def call(self, caller: Caller, tool: str, tool_call_id: str, payload: dict[str, Any]) -> Any:
-        return self.service.call(caller, tool, tool_call_id, payload)
-
-    def status(self, caller: Caller) -> list[str]:
-        return self.service.status(caller)
-
-    def value(self, caller: Caller, form: str, instance: str, field_id: str) -> Any:
-        revision = self.service.store.get(instance).field(field_id).in_force()
-        return revision.value if revision is not None else None
-
-    def decide(
-        self,
-        approver: str,
-        roles: Sequence[str],
-        approval_id: str,
-        decision: Decision,
-        note: str | None = None,
+    def state_fact(
+        self, principal: str, key: str, statement: dict[str, Any]
     ) -> tuple[int, dict[str, Any]]:
-        who = Approver(approver, frozenset(roles))
-        result = self.service.decide(who, approval_id, decision, note)
-        status = 200 if result["ok"] else DECISION_STATUS.get(result["error"], 200)
-        if status != 200:
-            return status, {"error": result["error"], "message": result["message"]}
-        return status, result
+        """``principal`` states or corrects a fact in their fact editor, as
+        ``PUT /memory/facts/{key}``."""
+        ...
 
-    def workflow(self, key: str, wait: float = 0.0) -> dict[str, str] | None:
-        return None
-
-    def build(
-        self,
-        principal: str,
-        form_id: str,
-        tool: str,
-        tool_call_id: str,
-        payload: dict[str, Any],
-        selection: dict[str, str] | None = None,
-        *,
-        cancelled: bool = False,
-    ) -> dict[str, Any]:
-        return self.builder.call(
-            principal,
-            form_id,
-            tool,
-            tool_call_id,
-            payload,
-            selection=selection,
-            cancelled=cancelled,
-        )
-
-    def draft(self, principal: str, form_id: str) -> tuple[int, dict[str, Any]]:
-        try:
-            return 200, self.builder.draft(principal, form_id).as_json()
-        except NotFound as missing:
-            return 404, {"error": "not_found", "message": str(missing)}
-
-    def publish(
-        self, principal: str, roles: Sequence[str], form_id: str
+    def read_fact(
+        self, principal: str, key: str, as_of: str | None = None
     ) -> tuple[int, dict[str, Any]]:
-        # the HTTP layer's role check, as functions.builder_routes makes it
-        if DEFAULT_PUBLISHER_ROLE not in roles:
-            return 403, {"error": "forbidden", "message": "publishing needs the publisher role"}
-        try:
-            published = self.builder.publish(principal, form_id)
-        except NotFound as missing:
-            return 404, {"error": "not_found", "message": str(missing)}
-        except ToolError as refused:
-            return 409, {"error": refused.code, "message": str(refused)}
-        return 200, {"form": published.form_id, "version": published.version}
+        """One fact with its timeline and history (and what was believed at system time
+        ``as_of``, ISO 8601), as ``GET /memory/facts/{key}``."""
+        ...
+
+    def list_facts(self, principal: str) -> tuple[int, dict[str, Any]]:
+        """The facts in force and what recall would do with each, as ``GET /memory/facts``."""
+        ...
+
+    def switch_memory(self, principal: str, enabled: bool) -> tuple[int, dict[str, Any]]:
+        """``principal`` turns their memory on or off, as ``PUT /memory/settings``."""
+        ...
+
+    def facts_read(self, principal: str) -> int | None:
+        """How many times the fact store has been asked for ``principal``'s facts so far
+        (reading the memory switch is not one); None where that cannot be counted (over
+        HTTP)."""
+        ...
 
 
 class OverHttp:
@@ -352,6 +256,34 @@ class OverHttp:
     ) -> tuple[int, dict[str, Any]]:
         path = f"/builder/forms/{form_id}/publish"
         status, answer = self._request("POST", path, {}, token=token_for(principal, roles))
+        return status, answer if isinstance(answer, dict) else {}
+
+    def state_fact(
+        self, principal: str, key: str, statement: dict[str, Any]
+    ) -> tuple[int, dict[str, Any]]:
+        return self._memory("PUT", f"/memory/facts/{quote(key, safe='')}", principal, statement)
+
+    def read_fact(
+        self, principal: str, key: str, as_of: str | None = None
+    ) -> tuple[int, dict[str, Any]]:
+        path = f"/memory/facts/{quote(key, safe='')}"
+        return self._memory(
+            "GET", path + (f"?as_of={quote(as_of, safe='')}" if as_of else ""), principal
+        )
+
+    def list_facts(self, principal: str) -> tuple[int, dict[str, Any]]:
+        return self._memory("GET", "/memory/facts", principal)
+
+    def switch_memory(self, principal: str, enabled: bool) -> tuple[int, dict[str, Any]]:
+        return self._memory("PUT", "/memory/settings", principal, {"enabled": enabled})
+
+    def facts_read(self, principal: str) -> int | None:
+        return None  # the server's requests to its fact store are not seen from here
+
+    def _memory(
+        self, method: str, path: str, principal: str, body: Any = None
+    ) -> tuple[int, dict[str, Any]]:
+        status, answer = self._request(method, path, body, token=token_for(principal))
         return status, answer if isinstance(answer, dict) else {}
 
     def webhook(self, source: str, payload: dict[str, Any], delivery: str) -> tuple[int, Any]:

@@ -28,7 +28,8 @@ One tool call, in order (``MemoryCall``):
    if memory is on, never for a ``do_not_store`` key (refused). Within a deadline of their own,
    their failures logged and counted, never shown.
 
-Recording itself (which answers count, confirmation or statement) is ``forms.app.remember``.
+Recording itself (which answers count, confirmation or statement) is ``forms.app.remember``;
+the write of one fact is ``forms.app.facts.write_fact``, the loop the memory API uses too.
 ``forms.memory`` is imported when a call first uses memory, not with the service.
 """
 

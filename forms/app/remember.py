@@ -12,9 +12,11 @@ worker (``forms.app.memory.MemoryCall.remember``), in order:
    the one in force; otherwise a **statement** of the value (``plan_statement``, ``source:
    conversation``, stated at the time of the answer's commit), which is itself a confirmation
    when it repeats the value in force, and closes the old value's period when it differs;
-4. a refusal (a value the key's type refuses; a ``do_not_store`` key, which no field can
+4. the revision is written by ``forms.app.facts.write_fact``, memory's one write loop: a
+   refusal (a value the key's type refuses; a ``do_not_store`` key, which no field can
    declare) writes nothing and is counted; a lost compare-and-set is planned again once on
-   the head the store hands back.
+   the head the store hands back (``RECORD_ATTEMPTS``), then the answer is given up on
+   (``busy``, logged and counted like any failure).
 
 Every failure is logged and counted, per answer, and never reaches the tool call.
 """
@@ -43,6 +45,10 @@ CONFIRMED = "MemoryFactConfirmed"
 REFUSED = "MemoryFactRefused"
 """An answer the fact store does not take (a value the key's type refuses, say)."""
 RECORD_FAILED = "MemoryRecordFailed"
+
+RECORD_ATTEMPTS = 2
+"""Appends tried per answer: a race lost to another writer is planned again once; the answer's
+own call is waiting, so a key that keeps moving is given up on (``MemoryRecordFailed``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,25 +128,24 @@ def _record_one(
     vocabulary: Callable[[], Vocabulary],
     count: Callable[[str], None],
 ) -> None:
-    from forms.memory.errors import FactConflict  # noqa: PLC0415 (memory loads on first use)
-    from forms.memory.statements import Refusal  # noqa: PLC0415
+    from forms.app.facts import Written, write_fact  # noqa: PLC0415 (memory loads on first use)
 
     if answer.key not in heads:
         heads[answer.key] = facts.head(principal, answer.key)
-    for _ in range(2):
-        planned = _planned(answer, heads[answer.key], source, now, vocabulary)
-        if isinstance(planned, Refusal):
-            _log.info("memory: %s not recorded: %s", answer.key, planned.code)
-            count(REFUSED)
-            return
-        try:
-            heads[answer.key] = facts.append(principal, planned)
-        except FactConflict as moved:  # someone appended first: plan again on theirs
-            heads[answer.key] = moved.current
-            continue
-        count(CONFIRMED if planned.change == "confirmed" else RECORDED)
+    written = write_fact(
+        facts,
+        principal,
+        answer.key,
+        lambda head: _planned(answer, head, source, now, vocabulary),
+        head=heads[answer.key],
+        attempts=RECORD_ATTEMPTS,
+    )
+    if not isinstance(written, Written):
+        _log.info("memory: %s not recorded: %s", answer.key, written.code)
+        count(REFUSED)
         return
-    raise RuntimeError("the fact kept moving")
+    heads[answer.key] = written.head
+    count(CONFIRMED if written.revision.change == "confirmed" else RECORDED)
 
 
 def _planned(

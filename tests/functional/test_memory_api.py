@@ -504,7 +504,8 @@ def test_memory_off_for_the_deployment_refuses_every_statement() -> None:
         ),
         ("PUT", WEIGHT, {"value": 70, "valid_from": "last week"}, None, 422, "invalid_request"),
         ("PUT", WEIGHT, [70], None, 422, "invalid_request"),
-        ("PUT", WEIGHT, None, None, 422, "invalid_request"),
+        ("PUT", WEIGHT, None, None, 415, "unsupported_media_type"),
+        ("PUT", WEIGHT, "", None, 400, "malformed_json"),
         ("PUT", WEIGHT, "{", None, 400, "malformed_json"),
         ("PUT", WEIGHT, '{"value": NaN}', None, 400, "malformed_json"),
         ("PUT", WEIGHT, '{"value": 70, "value": 80}', None, 400, "duplicate_key"),
@@ -522,8 +523,8 @@ def test_memory_off_for_the_deployment_refuses_every_statement() -> None:
             WEIGHT,
             "value=70",
             {"content-type": "application/x-www-form-urlencoded"},
-            422,
-            "invalid_request",
+            415,
+            "unsupported_media_type",
         ),
         ("PUT", "/memory/settings", {"enabled": "false"}, None, 422, "invalid_request"),
         ("PUT", "/memory/settings", {"enabled": 0}, None, 422, "invalid_request"),
@@ -537,10 +538,14 @@ def test_memory_off_for_the_deployment_refuses_every_statement() -> None:
             "duplicate_key",
         ),
         ("POST", f"{WEIGHT}/confirm", {"value": 70}, None, 422, "invalid_request"),
-        ("POST", f"{WEIGHT}/confirm", "", None, 400, "malformed_json"),
+        ("POST", f"{WEIGHT}/confirm", "{", None, 400, "malformed_json"),
         ("GET", f"{WEIGHT}?as_of=yesterday", None, None, 400, "bad_request"),
         ("GET", f"{WEIGHT}?as_of=2026-09-01", None, None, 400, "bad_request"),
         ("GET", "/memory/facts/a%22b", None, None, 400, "bad_request"),
+        ("PUT", '/memory/facts/a"b', {"value": 70}, None, 400, "bad_request"),
+        ("GET", '/memory/facts/a"b', None, None, 400, "bad_request"),
+        ("POST", '/memory/facts/a"b/confirm', {}, None, 400, "bad_request"),
+        ("DELETE", "/memory/facts/a\\b", None, None, 400, "bad_request"),
         ("PATCH", WEIGHT, {"value": 70}, None, 404, "route_not_found"),
         ("POST", WEIGHT, {"value": 70}, None, 404, "route_not_found"),
         ("DELETE", "/memory/facts", None, None, 404, "route_not_found"),
@@ -574,6 +579,52 @@ def test_bad_input_is_a_clear_4xx_and_writes_nothing(
     assert memory.facts.appends == appended
     assert memory.get("/memory/export").json()["facts"] == before
     assert memory.get("/memory/settings").json()["enabled"] is True
+
+
+def test_a_confirmation_needs_no_body(memory: Memory) -> None:
+    # GIVEN alice's weight
+    memory.stated(WEIGHT, {"value": 70})
+    # WHEN she confirms it with no body at all (no content type either), then with {}
+    bare = build_event("POST", f"{WEIGHT}/confirm")
+    assert "content-type" not in bare["headers"] and "body" not in bare
+    answers = [memory.api.send(bare), memory.confirm(WEIGHT)]
+    # THEN both are confirmations
+    assert [(r.status, r.json()["change"]) for r in answers] == [(200, "confirmed")] * 2
+    assert [r.change for r in memory.facts.history("acme/alice", "person.weight_kg")] == [
+        "stated",
+        "confirmed",
+        "confirmed",
+    ]
+    # AND a body that is sent is still held to the rules of every body
+    sent = build_event(
+        "POST", f"{WEIGHT}/confirm", body="{}", headers={"content-type": "text/plain"}
+    )
+    assert memory.api.send(sent).status == 415
+
+
+@pytest.mark.parametrize(
+    ("body", "headers", "status", "code"),
+    [
+        ('{"value": [70]}', {"content-type": "text/plain"}, 415, "unsupported_media_type"),
+        ('{"value": [70]}' + " " * 70_000, None, 413, "payload_too_large"),
+        ('{"value": [70], "value": [71]}', None, 400, "duplicate_key"),
+    ],
+    ids=["content-type", "size", "json"],
+)
+def test_a_put_body_is_checked_before_its_shape_like_every_body(
+    memory: Memory, body: str, headers: dict[str, str] | None, status: int, code: str
+) -> None:
+    # WHEN a statement of the wrong shape (a list) is also wrong as a body
+    response = memory.api.send(build_event("PUT", WEIGHT, body=body, headers=headers))
+    # THEN the body's check answers, as before routing on a POST, not the shape's 422
+    assert (response.status, response.json()["error"]) == (status, code)
+    assert memory.facts.appends == 0
+
+
+def test_a_base64_put_body_is_read_as_the_json_it_encodes(memory: Memory) -> None:
+    event = build_event("PUT", WEIGHT, body='{"value": 70}', base64_body=True)
+    response = memory.api.send(event)
+    assert (response.status, response.json()["fact"]["value"]) == (200, "70")
 
 
 MEMORY_PATHS = st.sampled_from(

@@ -544,4 +544,17 @@ def test_the_demo_shows_hooks_approvals_and_webhooks_on_temporal(
     # AND the job application it built was published, refused to the other tenant, and ran its
     # executor on Temporal
     assert "(no role) -> 403" in out and f"GET /builder/forms/{FORM_ID} as globex-" in out
-    assert "checkpoint.sponsorship_review:1 (the idempotency key)" in " ".join(out.split())
+    flat = " ".join(out.split())
+    assert "checkpoint.sponsorship_review:1 (the idempotency key)" in flat
+    # AND on DynamoDB Local memory filled alice's date of birth and offered her weight, offered
+    # the weight she corrected next, recalled nothing with her memory off, and nothing for bob
+    memory = flat[flat.index("9. Memory") :]
+    assert "from memory, unconfirmed (resend once confirmed): Date of birth 1990-04-02" in memory
+    assert "from memory, confirm: Weight 70 kg" in memory
+    assert 'confirmed: ["date_of_birth"]' in memory
+    assert "200 corrected, revision 1: 71.5 kg" in memory
+    assert "believed then: 70 kg (before the correction)" in memory
+    assert "from memory, confirm: Weight 71.5 kg" in memory
+    off, bob = memory.split('PUT /memory/settings {"enabled": false}')[1].split("(bob,")
+    assert "from memory" not in off and "read no fact of hers" in off
+    assert "from memory" not in bob and "result: 200, facts: []" in bob

@@ -1,15 +1,22 @@
-"""What the demo tells its reader: a misspelt field id answered with ``did_you_mean``, and,
-when it starts a local stack of its own, where that stack listens and that it goes away."""
+"""What the demo tells its reader: a misspelt field id answered with ``did_you_mean``; when it
+starts a local stack of its own, where that stack listens and that it goes away; and memory
+(scene 9), whose fact editor answers in process as the ``/memory`` routes do over HTTP."""
 
 from __future__ import annotations
 
 import inspect
+import json
 import re
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from examples import demo
+from examples.demo import fact_editor
+from examples.demo.fact_editor import InProcessFactEditor
+from forms.memory import DecayPolicy, Vocabulary
+from forms.storage.facts import InMemoryFactStore
 from infra.local import stack as stacks
 from infra.local.stack import LocalStack
 
@@ -100,3 +107,129 @@ def test_a_stack_already_running_is_used_without_starting_one(
     assert demo.run_over_http(None) == 0
     assert used == [stacks.DEFAULT_URL]
     assert "No local stack" not in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------- memory
+
+
+def test_the_memory_scene_fills_offers_corrects_and_keeps_apart(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # WHEN the demo runs in process
+    assert demo.main() == 0
+    out = capsys.readouterr().out
+    scene = " ".join(out[out.index("9. Memory") :].split())
+    # THEN what alice said in her first check-in is kept: the date of birth to fill, the
+    # weight to offer
+    assert "Date of birth 1990-04-02 (decays: never): fill" in scene
+    assert "Weight 70 kg (decays: weeks): offer" in scene
+    # AND her next check-in has the date of birth filled and marked, the weight only offered
+    later = scene.index("conv-mem-2")
+    marked = scene.index(
+        "from memory, unconfirmed (resend once confirmed): Date of birth 1990-04-02", later
+    )
+    offered = scene.index("from memory, confirm: Weight 70 kg", later)
+    read = scene.index(
+        'Date of birth: answered = "1990-04-02" (from memory, said 2025-03-10; unconfirmed)'
+    )
+    pending = scene.index("Weight (kg): pending (offered from memory: 70 kg")
+    # AND the agent's resend confirms it, before she corrects the weight in her fact editor
+    confirmed = scene.index('confirmed: ["date_of_birth"]')
+    correction = scene.index(
+        'PUT /memory/facts/person.weight_kg {"words": "71.5 kg", "correction": true}'
+    )
+    assert later < marked < offered < read < pending < confirmed < correction
+    assert 'history 0: stated "70"' in scene and 'history 1: corrected "71.5"' in scene
+    assert "believed then: 70 kg (before the correction)" in scene
+    # AND the next check-in offers the new weight; with memory off nothing is read or recalled
+    assert scene.index("from memory, confirm: Weight 71.5 kg") > correction
+    off = scene[scene.index('PUT /memory/settings {"enabled": false}') :]
+    assert "counted 0 reads of alice's facts for this start" in off
+    assert "from memory" not in off[: off.index("(bob,")]
+    # AND bob, of the same tenant, has none of her facts
+    bob = off[off.index("(bob,") :]
+    assert "from memory" not in bob
+    assert "GET /memory/facts as acme/bob result: 200, facts: []" in bob
+    assert "404 no_fact: no fact person.weight_kg is in force" in bob
+
+
+class Instant:
+    """One clock for the App (Unix seconds) and the demo's fact editor (a datetime), moved on
+    only by ``advance``, so both answer with the same times."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 9, 3, 10, 0, tzinfo=UTC)
+
+    def seconds(self) -> float:
+        return self.now.timestamp()
+
+    def at(self) -> datetime:
+        return self.now
+
+    def advance(self) -> None:
+        self.now += timedelta(minutes=1)
+
+
+WEIGHT = "/memory/facts/person.weight_kg"
+ASKED: list[tuple[str, str, str, dict[str, Any] | None, str | None]] = [
+    # who, method, path, body, as_of; each a minute after the one before
+    ("alice", "PUT", WEIGHT, {"words": "70 kg"}, None),
+    ("alice", "PUT", WEIGHT, {"words": "71.5 kg", "correction": True}, None),
+    ("alice", "PUT", "/memory/facts/person.height_cm", {"words": "5'8\""}, None),
+    ("alice", "GET", WEIGHT, None, None),
+    ("alice", "GET", WEIGHT, None, "2026-09-03T10:00:30+00:00"),
+    ("alice", "GET", "/memory/facts", None, None),
+    ("alice", "PUT", WEIGHT, {"words": "about 70"}, None),  # no_rule
+    ("alice", "PUT", WEIGHT, {"words": "900 kg"}, None),  # invalid_value
+    ("alice", "PUT", "/memory/facts/person.weigth", {"words": "70 kg"}, None),  # unknown key
+    ("bob", "GET", WEIGHT, None, None),  # no_fact: alice's is not his
+    ("bob", "GET", "/memory/facts", None, None),
+    ("alice", "PUT", "/memory/settings", {"enabled": False}, None),
+    ("alice", "PUT", WEIGHT, {"words": "72 kg"}, None),  # memory_off
+    ("alice", "GET", "/memory/facts", None, None),
+]
+
+
+def test_the_in_process_fact_editor_answers_as_the_memory_routes_do() -> None:
+    # GIVEN the memory routes (the Lambda handler on an App) and the demo's fact editor, each
+    # on an in-memory fact store of its own, reading one clock
+    from functions.memory_bodies import REFUSAL_STATUS
+    from functions.memory_routes import ATTEMPTS
+    from tests.functional.conftest import SETTINGS, Api, build_event, make_service
+
+    instant = Instant()
+    api = Api.over(make_service(), SETTINGS, facts=InMemoryFactStore(), clock=instant.seconds)
+    editor = InProcessFactEditor(
+        InMemoryFactStore(), Vocabulary.default(), DecayPolicy.default(), instant.at
+    )
+
+    def over_http(
+        who: str, method: str, path: str, body: Any, as_of: str | None
+    ) -> tuple[int, Any]:
+        text = None if body is None else json.dumps(body)
+        claims = {"sub": who, "tenant": "acme"}
+        query = {"as_of": as_of} if as_of else None
+        response = api.send(build_event(method, path, body=text, claims=claims, query=query))
+        return response.status, response.json()
+
+    def in_process(
+        who: str, method: str, path: str, body: Any, as_of: str | None
+    ) -> tuple[int, Any]:
+        principal = f"acme/{who}"
+        if path == "/memory/settings":
+            return editor.switch_memory(principal, body["enabled"])
+        if path == "/memory/facts":
+            return editor.list_facts(principal)
+        key = path.removeprefix("/memory/facts/")
+        if method == "PUT":
+            return editor.state_fact(principal, key, body)
+        return editor.read_fact(principal, key, datetime.fromisoformat(as_of) if as_of else None)
+
+    for request in ASKED:
+        # WHEN each is asked the same
+        routes, ours = over_http(*request), in_process(*request)
+        # THEN both answer alike, status and body
+        assert ours == routes, request
+        instant.advance()
+    # AND the editor's copies of the routes' constants are theirs
+    assert (fact_editor.ATTEMPTS, fact_editor.REFUSAL_STATUS) == (ATTEMPTS, REFUSAL_STATUS)

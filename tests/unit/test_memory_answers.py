@@ -1,20 +1,32 @@
 """What answers do to memory: confirming what it filled or offered, stating new facts, and
-clearing everything it filled in one reversible call."""
+clearing everything it filled in one reversible call; and memory's one write loop, which
+records them (and serves the memory API), on a key other writers keep moving."""
 
 from __future__ import annotations
 
 from decimal import Decimal
 from typing import Annotated, Any
 
+import pytest
 from pydantic import Field
 
 from forms import Caller, FormDef, FormInstance, InstanceState, Step, field
 from forms.app import memory as metrics
-from forms.app.remember import answers_to_remember
+from forms.app.facts import Written, write_fact
+from forms.app.remember import RECORD_ATTEMPTS, answers_to_remember
 from forms.compiler import compile_form
+from forms.errors import TooManyConflicts
 from forms.examples import health_check
 from forms.instance import FieldChange, Revision
-from forms.memory import Source
+from forms.memory import (
+    FactHead,
+    FactRevision,
+    Refusal,
+    Source,
+    Statement,
+    Vocabulary,
+    plan_statement,
+)
 from tests.support import T0
 from tests.unit.memory_for_tests import ALICE, DAY, RecordingFacts, Talk, Timer, memory_service
 
@@ -252,3 +264,92 @@ def test_an_offer_answered_later_in_the_form_is_not_offered_again() -> None:
     result = talk.revise("health-check", field="weight_kg", action="retract")
     # THEN the offer does not come back: the user dealt with it
     assert not any("Weight" in line for line in memory_lines(result))
+
+
+# ---------------------------------------------------------------- the write loop
+
+WEIGHT = "person.weight_kg"
+
+
+class Overtaken(RecordingFacts):
+    """A fact store where someone else states the weight as 80 kg just before each of our
+    first ``times`` appends, so each of those loses its compare-and-set."""
+
+    def __init__(self, times: int) -> None:
+        super().__init__()
+        self.times = times
+        self.appends = 0
+
+    def append(self, principal: str, revision: FactRevision) -> FactHead:
+        self.appends += 1
+        if self.times:
+            self.times -= 1
+            self.stated(principal, revision.key, "80", at=T0)
+        return super().append(principal, revision)
+
+
+def stating(value: str, planned_on: list[int]) -> Any:
+    """A plan stating the weight as ``value``, noting the version of each head it is given."""
+
+    def plan(head: FactHead | None) -> FactRevision | Refusal:
+        planned_on.append(head.version if head is not None else 0)
+        said = Statement(key=WEIGHT, value=value, source=Source(kind="api"))
+        return plan_statement(said, head, vocabulary=Vocabulary.default(), now=T0 + DAY)
+
+    return plan
+
+
+def test_a_write_that_loses_a_race_is_planned_again_on_the_head_the_conflict_carries() -> None:
+    # GIVEN a store where another writer states the weight first, once
+    facts = Overtaken(times=1)
+    planned_on: list[int] = []
+    # WHEN 75 kg is written on the head as read (never stated)
+    written = write_fact(facts, "alice", WEIGHT, stating("75", planned_on), head=None, attempts=2)
+    # THEN it was planned again on the winner's head, and both statements are kept
+    assert isinstance(written, Written)
+    assert planned_on == [0, 1] and facts.appends == 2
+    assert [(r.seq, r.value) for r in facts.export("alice")] == [(0, "80"), (1, "75")]
+    assert written.revision.seq == 1 and written.head == facts.head_of("alice", WEIGHT)
+
+
+def test_a_key_that_keeps_moving_is_busy_after_the_attempts_and_nothing_of_it_is_written() -> None:
+    # GIVEN a store where every append is overtaken
+    facts = Overtaken(times=10)
+    planned_on: list[int] = []
+    # WHEN 75 kg is written with three attempts
+    with pytest.raises(TooManyConflicts) as raised:
+        write_fact(facts, "alice", WEIGHT, stating("75", planned_on), head=None, attempts=3)
+    # THEN it was appended three times, each planned on the newest head, then given up: busy
+    assert facts.appends == 3 and planned_on == [0, 1, 2]
+    assert raised.value.code == "busy" and WEIGHT in raised.value.message
+    assert "75" not in [r.value for r in facts.export("alice")]
+
+
+def test_a_refused_plan_is_returned_as_it_is_and_nothing_is_appended() -> None:
+    facts = RecordingFacts()
+    refusal = Refusal(code="no_fact", message="nothing to confirm")
+    assert write_fact(facts, "alice", WEIGHT, lambda h: refusal, head=None, attempts=2) is refusal
+    assert facts.requests == []
+    with pytest.raises(ValueError, match="at least one attempt"):
+        write_fact(facts, "alice", WEIGHT, lambda h: refusal, head=None, attempts=0)
+
+
+def test_an_answer_recorded_in_a_race_lands_on_the_winner_and_one_that_keeps_losing_fails() -> None:
+    # GIVEN a health check under way, and another conversation stating the weight first once
+    facts = Overtaken(times=1)
+    counted: list[str] = []
+    talk = talk_with(facts, counted=counted)
+    talk.start("health-check")
+    # WHEN alice answers 72 kg
+    talk.fill("health-check", weight_kg=72)
+    # THEN her answer is recorded on top of the other statement
+    assert [r.value for r in facts.export("alice")] == ["80", "72"]
+    assert counted[-1] == metrics.RECORDED
+    # WHEN the key keeps moving under her next answer
+    facts.times, facts.appends = 10, 0
+    result = talk.fill("health-check", weight_kg=73)
+    # THEN it is tried RECORD_ATTEMPTS times, then given up (counted), and the answer stands
+    assert result["ok"] is True
+    assert facts.appends == RECORD_ATTEMPTS
+    assert counted[-1] == metrics.RECORD_FAILED
+    assert "73" not in [r.value for r in facts.export("alice")]
