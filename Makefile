@@ -99,6 +99,7 @@ BENCH_PUBLISH := $(if $(PUBLISH),--publish,)
 bench: $(STAMP) $(DDB_LOCAL_STAMP)
 	$(BIN)/python -m bench.tool_surface
 	$(BIN)/python -m bench.builder_bench $(BENCH_PUBLISH)
+	$(BIN)/python -m bench.memory_bench $(BENCH_PUBLISH)
 	$(BIN)/python -m bench.edit_perf
 	$(BIN)/python -m bench.forms_bench
 	$(BIN)/python -m bench.engine_perf $(BENCH_PUBLISH)
@@ -141,7 +142,7 @@ sam-build: $(SAM) $(if $(FORMS),$(STAMP))
 # and each cold start would compile from source again (docs/deploy.md).
 LAMBDA_PYTHON ?= python3.11
 LAMBDA_PLATFORM := --platform manylinux2014_aarch64 --implementation cp --python-version 3.11 --only-binary=:all:
-build-ToolsFunction build-RelayFunction build-SweeperFunction:
+build-ToolsFunction build-RelayFunction build-SweeperFunction build-BedrockAgentFunction:
 	@$(LAMBDA_PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || { echo \
 		"LAMBDA_PYTHON=$(LAMBDA_PYTHON) is not Python 3.11 (the functions' runtime)" >&2; exit 1; }
 	$(LAMBDA_PYTHON) -m pip install --quiet --no-compile --target "$(ARTIFACTS_DIR)" \

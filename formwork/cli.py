@@ -1,7 +1,9 @@
 """The ``formwork`` command: check form definitions, run the local stack, run the demo.
 
 ``formwork check MODULE:ATTR`` compiles forms and prints every definition error with where it
-is (exit 1), or one line per form (exit 0); it needs the engine only. ``formwork dev`` is
+is (exit 1), or one line per form (exit 0); it needs the engine only. ``formwork mcp --url URL
+--token TOKEN --conversation ID`` is the MCP server over stdio that a desktop host launches,
+forwarding to the tool API (``formwork.mcp.stdio``; the ``mcp`` extra). ``formwork dev`` is
 ``python -m infra.local`` (``make dev``) and ``formwork demo`` is ``python -m examples.demo``
 (``make demo``), with the same options; those two need the ``local`` extra
 (``pip install 'formwork[local]'``).
@@ -22,6 +24,10 @@ from forms import CompiledForm
 from formwork.check import LoadError, Report, check
 
 LOCAL_EXTRA = "pip install 'formwork[local]'"
+MCP_EXTRA = "pip install 'formwork[mcp]'"
+MCP_MODULES = {"mcp", "mcp_types", "httpx", "anyio"}
+"""Top-level modules ``formwork mcp`` needs beyond the engine (the ``mcp`` extra)."""
+DEFAULT_URL = "http://127.0.0.1:3000"
 OPTIONAL = {"yaml", "boto3", "botocore", "moto", "temporalio", "aws_lambda_powertools"}
 """Top-level modules of the optional extras: missing, ``dev`` and ``demo`` say what to install."""
 
@@ -39,6 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "them, or a FormRegistry) and print every definition error as path:line: message.",
     )
     checking.add_argument("references", nargs="+", metavar="MODULE:ATTR")
+    _add_mcp(commands)
     for name, what in (
         ("dev", "run the local stack until Ctrl-C (python -m infra.local; --help: options)"),
         ("demo", "run the scripted conversation (python -m examples.demo; --help: options)"),
@@ -54,7 +61,64 @@ def main(argv: Sequence[str] | None = None) -> int:
     _working_directory_first(for_children=args.command != "check")
     if args.command == "check":
         return run_check(args.references)
+    if args.command == "mcp":
+        return run_mcp(args)
     return run_elsewhere(args.command, args.options)
+
+
+def _add_mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    env = os.environ.get
+    serving = commands.add_parser(
+        "mcp",
+        help="the MCP server over stdio, forwarding to the tool API (for a desktop host)",
+        description="Serve the form tools of one conversation as an MCP server on stdin and "
+        "stdout, forwarding each call to the tool API with the token (docs/clients.md#mcp). "
+        "Needs the mcp extra.",
+    )
+    serving.add_argument(
+        "--url",
+        default=env("FORMWORK_URL") or DEFAULT_URL,
+        help=f"the tool API's base URL (FORMWORK_URL; default {DEFAULT_URL}, make dev's)",
+    )
+    serving.add_argument(
+        "--token",
+        default=env("FORMWORK_TOKEN"),
+        help="the bearer token (FORMWORK_TOKEN, which keeps it out of the process list; on "
+        "the local stack a dev token such as dev:alice)",
+    )
+    serving.add_argument(
+        "--conversation",
+        default=env("FORMWORK_CONVERSATION"),
+        help="the conversation id the forms belong to (FORMWORK_CONVERSATION)",
+    )
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    """``formwork mcp``: the stdio server, until the host closes stdin (2 when it cannot start)."""
+    from forms.errors import BadRequest
+    from forms.surface.tools import check_id
+
+    missing = [name for name in ("token", "conversation") if not getattr(args, name)]
+    if missing:
+        flags = " and ".join(f"--{name}" for name in missing)
+        print(f"formwork mcp: give {flags} (or their environment variables)", file=sys.stderr)
+        return 2
+    try:
+        check_id(args.conversation, "conversation id")
+    except BadRequest as refused:
+        print(f"formwork mcp: {refused.message}", file=sys.stderr)
+        return 2
+    try:
+        from formwork.mcp.stdio import run
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in MCP_MODULES:
+            raise
+        print(
+            f"formwork mcp: needs the MCP packages ({exc.name} is missing): {MCP_EXTRA}",
+            file=sys.stderr,
+        )
+        return 2
+    return run(args.url, args.token, args.conversation)
 
 
 def run_check(references: Sequence[str]) -> int:

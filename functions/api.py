@@ -7,6 +7,9 @@ Routes (``docs/http-api.md`` has the full contract):
   failure is a 200 whose result says ``ok: false``; 4xx is for the envelope, an unknown tool
   or authentication.
 * ``GET /conversations/{conversation_id}/status``: the conversation's status lines.
+* ``POST /conversations/{conversation_id}/mcp``: the form tools over MCP's streamable HTTP
+  transport, stateless (``functions.mcp_routes``; GET and DELETE there answer 405). The MCP
+  SDK loads with the first MCP request.
 * ``GET /openapi.json`` and ``GET /swagger``: the OpenAPI document and Swagger UI.
 * ``POST /webhooks/{source}``: an external system starts a form session; no JWT, an HMAC
   signature instead (``functions.webhooks``, ``docs/webhooks.md``). Its modules (the route,
@@ -63,7 +66,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from forms.errors import BadRequest
 from formwork import process
 from formwork.bootstrap import App
-from functions import approval_routes, builder_routes, memory_routes, tool_routes
+from functions import approval_routes, builder_routes, mcp_routes, memory_routes, tool_routes
 from functions.auth import Unauthenticated
 from functions.http import (
     JSON_HEADERS,
@@ -99,6 +102,7 @@ resolver.swagger_on_demand("/swagger")  # Powertools' enable_swagger, on the fir
 # the documents.
 
 resolver.include_router(tool_routes.router)
+resolver.include_router(mcp_routes.router)  # not in the OpenAPI document: MCP's own contract
 
 
 @resolver.post(

@@ -2,7 +2,9 @@
 editor, publishing (a person's action), and the published versions.
 
 * ``GET /builder/tools[?format=...]``: the builder tools (``BUILDER_ARGUMENTS``) in a vendor's
-  tool-definition shape, the same shapes as the form tools (``forms.surface.formats``).
+  tool-definition shape, the shapes of the form tools but the strict ones
+  (``forms.surface.formats.FORMATS``; in a partial update ``null`` clears a key, so strict
+  mode's "``null``: not given" cannot describe them).
 * ``POST /builder/forms/{form_id}/tools/{tool_name}``: one call, answered by
   ``BuilderService.call``; every refusal of the call itself is a 200 with ``ok: false``.
 * ``GET /builder/forms`` and ``GET /builder/forms/{form_id}``: the caller's tenant's drafts,
@@ -67,7 +69,7 @@ Version = Annotated[
     "/builder/tools",
     summary="The builder tool definitions",
     description="Name, description and input JSON schema of every builder tool; with format, "
-    "in that vendor's tool-definition shape (the same shapes as GET /tools).",
+    "in that vendor's tool-definition shape (the shapes of GET /tools but its strict ones).",
     responses={
         200: json_body(ToolList, "The builder tools, in the order a builder meets them"),
         **error_responses(

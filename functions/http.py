@@ -4,19 +4,21 @@ API Gateway hands the function the request as it arrived. Before Powertools rout
 validates it, ``precheck`` refuses what no route should see, cheapest check first:
 
 1. no verified principal (401),
-2. for ``POST``: a content type other than JSON (415), a body over the size limit (413), a body
-   that is not UTF-8 JSON, or JSON nested too deep, with non-finite numbers or unpaired
-   surrogates (400 ``malformed_json``), or with a key twice in one object (400
-   ``duplicate_key``). A route whose body is optional (``BODY_OPTIONAL``: a publish) takes a
-   request with no body at all as ``{}``, whatever its content type.
+2. for a method that carries a body (``BODY_METHODS``: ``POST`` and ``PUT``, every method the
+   API serves with one): a content type other than JSON (415), a body over the size limit
+   (413), a body that is not UTF-8 JSON, or JSON nested too deep, with non-finite numbers or
+   unpaired surrogates (400 ``malformed_json``), or with a key twice in one object (400
+   ``duplicate_key``). A ``POST`` whose body is optional (``BODY_OPTIONAL``: a publish, a
+   fact's confirmation) takes a request with no body at all as ``{}``, whatever its content
+   type.
 
 A body that passes is handed on decoded (never base64) and labelled ``application/json``, so
-the resolver parses exactly what was checked. The webhook route (``is_webhook``) has no principal
-and its signature is checked on the raw body: ``precheck_webhook`` checks its content type and
-size only (it is here, not in ``functions.webhooks``, so that telling a webhook request apart
-loads none of the webhook route). Every refusal is an ``ApiError``;
-``error_response`` turns one into the payload v2 response API Gateway expects, with a JSON
-body ``{"error": code, "message": ...}``.
+the resolver parses exactly what was checked, and no route checks a body again. The webhook
+route (``is_webhook``) has no principal and its signature is checked on the raw body:
+``precheck_webhook`` checks its content type and size only (it is here, not in
+``functions.webhooks``, so that telling a webhook request apart loads none of the webhook
+route). Every refusal is an ``ApiError``; ``error_response`` turns one into the payload v2
+response API Gateway expects, with a JSON body ``{"error": code, "message": ...}``.
 
 ``parse_json_body`` is the one JSON parser for request bodies (any route that reads JSON
 itself, such as the webhook route, uses it too). ``log_hash`` is what the logs carry instead of
@@ -46,8 +48,12 @@ MAX_JSON_DEPTH = 32
 
 JSON_HEADERS = {"Content-Type": "application/json", "Cache-Control": "no-store"}
 
-BODY_OPTIONAL = re.compile(r"/builder/forms/[^/]+/publish")
-"""``POST`` paths whose body may be left out (read as ``{}``): publishing is a button."""
+BODY_METHODS = frozenset({"POST", "PUT"})
+"""The methods whose body is checked before routing: every method a route takes a body with."""
+
+BODY_OPTIONAL = re.compile(r"/builder/forms/[^/]+/publish|/memory/facts/[^/]+/confirm")
+"""``POST`` paths whose body may be left out (read as ``{}``): publishing and confirming a fact
+are buttons."""
 
 
 class ApiError(Exception):
@@ -90,9 +96,14 @@ def precheck(event: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
         principal_from_event(event, settings.tenant_claim)
     except Unauthenticated as exc:
         raise unauthorized(exc.message) from None
-    if _method(event) != "POST":
+    method = _method(event)
+    if method not in BODY_METHODS:
         return dict(event)
-    if event.get("body") in (None, "") and BODY_OPTIONAL.fullmatch(event["rawPath"]):
+    if (
+        method == "POST"
+        and event.get("body") in (None, "")
+        and BODY_OPTIONAL.fullmatch(event["rawPath"])
+    ):
         return _as_json_event(event, "{}")
     _check_content_type(_header(event, "content-type"))
     text = _body_text(event, settings.max_body_bytes)
@@ -139,9 +150,17 @@ def _well_formed(event: Mapping[str, Any]) -> bool:
         isinstance(event.get("rawPath"), str)
         and isinstance(http, Mapping)
         and isinstance(http.get("method"), str)
-        and isinstance(event.get("headers", {}), Mapping)
-        and (query is None or isinstance(query, Mapping))
+        and _strings(event.get("headers") or {})
+        and (query is None or _strings(query))
         and isinstance(event.get("rawQueryString", ""), str)
+    )
+
+
+def _strings(mapping: object) -> bool:
+    """A mapping of strings to strings, as API Gateway gives headers and query parameters
+    (a null value there would reach the resolver's parsing of them)."""
+    return isinstance(mapping, Mapping) and all(
+        isinstance(key, str) and isinstance(value, str) for key, value in mapping.items()
     )
 
 

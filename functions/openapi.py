@@ -6,6 +6,13 @@ Routes declare their answers with ``json_body`` (a status's body model) and ``er
 Powertools adds to every operation is dropped, and so is every component schema nothing refers
 to. ``openapi_settings()`` is the document's title, description and security schemes.
 
+A tool-call route (``.../tools/{tool_name}``) is one route, whose ``input`` the route takes as
+any object (a tool refuses bad input as data, in a 200). The document shows it as one operation
+per tool instead (``per_tool_operations``): ``POST /conversations/{conversation_id}/tools/
+form_fill``, with ``operationId`` ``form_fill`` and a body whose ``input`` is the tool's
+argument model, so that a client generated from the document gets a typed method per tool, and
+an agent framework reading it sees every tool's parameters.
+
 Powertools' OpenAPI models (``event_handler.openapi.models``: pydantic, about half an
 ``import boto3``) are needed only to build the document and the Swagger UI, so nothing here
 imports them at import time: the security schemes are built on first use, and the Swagger UI
@@ -14,20 +21,25 @@ route is registered just before the first request for it (``Resolver.swagger_on_
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from aws_lambda_powertools.event_handler.openapi.params import Path
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+from pydantic import BaseModel
 
-from forms.surface.tools import TOOLS_BY_NAME
-from functions.models import ID_PATTERN, ErrorBody, Unauthorized
+from forms.surface.formats import model_tools
+from forms.surface.tools import TOOLS, TOOLS_BY_NAME
+from functions.models import ID_PATTERN, IGNORED_IDENTITY_KEYS, ErrorBody, Unauthorized
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler.openapi.models import OpenAPI
     from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from forms.surface.formats import Tool
 
 
 class Resolver(APIGatewayHttpResolver):
@@ -38,6 +50,7 @@ class Resolver(APIGatewayHttpResolver):
 
     def get_openapi_schema(self, *args: Any, **kwargs: Any) -> "OpenAPI":
         schema = super().get_openapi_schema(*args, **kwargs)
+        per_tool_operations(schema)
         only_declared_responses(schema)
         return schema
 
@@ -93,6 +106,154 @@ def only_declared_responses(schema: "OpenAPI") -> None:
 
 
 _REF = re.compile(r'"#/components/schemas/([^"]+)"')
+_COMPONENTS = "#/components/schemas/{model}"
+
+
+@dataclass(frozen=True)
+class ToolPath:
+    """A tool-call route the document shows as one operation per tool: its path template,
+    the component of its request body (whose ``input`` the tool's arguments replace) and the
+    tools (loaded when the document is built: the builder's load with it)."""
+
+    template: str
+    envelope: str
+    tools: Callable[[], Sequence["Tool"]]
+
+
+def _form_tools() -> Sequence["Tool"]:
+    return TOOLS
+
+
+def _builder_tools() -> Sequence["Tool"]:
+    from forms.app.builder import BUILDER_ARGUMENTS
+
+    return model_tools(BUILDER_ARGUMENTS)
+
+
+TOOL_PATHS = (
+    ToolPath("/conversations/{conversation_id}/tools/{tool_name}", "ToolCallRequest", _form_tools),
+    ToolPath("/builder/forms/{form_id}/tools/{tool_name}", "BuilderCallRequest", _builder_tools),
+)
+
+
+def per_tool_operations(schema: "OpenAPI") -> None:
+    """Show each of ``TOOL_PATHS`` as one operation per tool, in the tools' order and in the
+    route's place: its path with the tool's name, ``operationId`` the name, the tool's
+    description first, the route's answers (but the unknown tool's 404), and a body of its own
+    (``<Tool>Call``, the route's envelope with ``input`` the tool's argument model, whose schema
+    and definitions join the components). Routing is the route's, unchanged."""
+    from aws_lambda_powertools.event_handler.openapi.models import PathItem, Schema
+
+    paths, components = schema.paths or {}, schema.components
+    if components is None or components.schemas is None:
+        return
+    named: dict[str, Any] = components.schemas
+    expanded: dict[str, Any] = {}
+    for template, item in paths.items():
+        route = next((t for t in TOOL_PATHS if t.template == template), None)
+        if route is None or item.post is None:
+            expanded[template] = item
+            continue
+        operation = _plain(item.post)
+        envelope = _plain(named[route.envelope])
+        tools = route.tools()
+        for name, args in _argument_schemas(tools).items():
+            _add_component(named, name, Schema.model_validate(args))
+        for tool in tools:
+            call = f"{tool.name.title().replace('_', '')}Call"
+            _add_component(named, call, Schema.model_validate(_call_body(envelope, tool, call)))
+            path = template.replace("{tool_name}", tool.name)
+            expanded[path] = PathItem.model_validate(
+                {"post": _tool_operation(operation, tool, call)}
+            )
+    schema.paths = expanded
+
+
+def _argument_schemas(tools: Sequence["Tool"]) -> dict[str, Any]:
+    """The JSON schemas of the tools' argument models and of everything they refer to, by
+    component name (pydantic's: the model's name, its module's where two share one)."""
+    from pydantic.json_schema import models_json_schema
+
+    models = [_args(tool) for tool in tools]
+    _, found = models_json_schema([(m, "validation") for m in models], ref_template=_COMPONENTS)
+    defs: dict[str, Any] = found.get("$defs", {})
+    wanted = {m.__name__ for m in models}
+    pending = list(wanted)
+    while pending:  # what the argument models refer to, and what that refers to
+        for ref in _referenced(json.dumps(defs[pending.pop()])) - wanted:
+            wanted.add(ref)
+            pending.append(ref)
+    text = json.dumps({name: defs[name] for name in defs if name in wanted})
+    for name in wanted:  # pydantic's module__path__Name, where two models share a name
+        short = name.rsplit("__", 1)[-1]
+        if short != name and sum(n.rsplit("__", 1)[-1] == short for n in wanted) == 1:
+            text = text.replace(f'"{name}"', f'"{short}"').replace(f'/{name}"', f'/{short}"')
+    return {name: _one_type_each(schema) for name, schema in json.loads(text).items()}
+
+
+_ANNOTATIONS = ("title", "description", "default", "examples")
+
+
+def _one_type_each(node: Any) -> Any:
+    """``{"type": [X, Y], ...}`` as ``{"anyOf": [{"type": X, ...}, {"type": Y, ...}]}``, the
+    same schema in the form Powertools' OpenAPI models take (their ``type`` is one string)."""
+    if isinstance(node, list):
+        return [_one_type_each(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    walked = {key: _one_type_each(value) for key, value in node.items()}
+    kinds = walked.get("type")
+    if not isinstance(kinds, list):
+        return walked
+    outer = {k: v for k, v in walked.items() if k in _ANNOTATIONS}
+    inner = {k: v for k, v in walked.items() if k not in _ANNOTATIONS and k != "type"}
+    return {**outer, "anyOf": [{"type": kind, **inner} for kind in kinds]}
+
+
+def _args(tool: "Tool") -> type[BaseModel]:
+    args = getattr(tool, "args", None)
+    assert isinstance(args, type) and issubclass(args, BaseModel), tool
+    return args
+
+
+def _add_component(named: dict[str, Any], name: str, schema: Any) -> None:
+    """Add a component, or check the one of that name is the same (two schemas under one name
+    would make the document say one thing of both)."""
+    if name in named and _plain(named[name]) != _plain(schema):
+        raise ValueError(f"two OpenAPI components are named {name!r}")
+    named[name] = schema
+
+
+def _call_body(envelope: dict[str, Any], tool: "Tool", title: str) -> dict[str, Any]:
+    properties = dict(envelope["properties"])
+    properties["input"] = {
+        "anyOf": [{"$ref": _COMPONENTS.format(model=_args(tool).__name__)}, {"type": "null"}],
+        "description": f"{tool.name}'s arguments, as the model produced them; omit for {{}}",
+    }
+    ignored = ", ".join(sorted(IGNORED_IDENTITY_KEYS))
+    return {
+        **envelope,
+        "title": title,
+        "description": f"One {tool.name} call. Other keys are refused (422), except the "
+        f"identity keys ({ignored}), which are ignored.",
+        "properties": properties,
+    }
+
+
+def _tool_operation(operation: dict[str, Any], tool: "Tool", call: str) -> dict[str, Any]:
+    responses = {s: r for s, r in operation["responses"].items() if str(s) != "404"}
+    return {
+        **operation,
+        "operationId": tool.name,
+        "summary": tool.name,
+        "description": f"{tool.description}\n\n{operation.get('description', '')}",
+        "parameters": [p for p in operation.get("parameters", []) if p["name"] != "tool_name"],
+        "requestBody": {
+            **operation["requestBody"],
+            "content": {"application/json": {"schema": {"$ref": _COMPONENTS.format(model=call)}}},
+        },
+        "responses": responses,
+    }
 
 
 def _dumped(value: Any) -> str:
@@ -175,7 +336,10 @@ def openapi_settings() -> dict[str, Any]:
         "Every route lists exactly the statuses it answers. Every refusal from the function is "
         'JSON {"error", "message"}. ' + _GATEWAY_401 + " Any other method or path is a 404 "
         "route_not_found, after the checks every request goes through (401; for POST also 415, "
-        "413, 400). A 500 internal_error is a bug and is not listed.",
+        "413, 400). A 500 internal_error is a bug and is not listed.\n\n"
+        "A tool call is one operation per tool (POST .../tools/form_fill, operationId "
+        "form_fill), whose body's input is that tool's arguments; a name that is not one of "
+        "the tools is a 404 unknown_tool.",
         "security_schemes": {
             "bearerAuth": HTTPBearer(bearerFormat="JWT"),
             "webhookSignature": APIKey(

@@ -84,7 +84,7 @@ def classify(errors: list[Any]) -> ApiError:
     if "tool_name" in path:
         return unknown_tool()
     if where.get("query"):
-        return ApiError(400, "bad_request", "format must be one of: " + ", ".join(FORMATS))
+        return query_refusal(where["query"][0])
     if path:
         return ApiError(400, "bad_request", "malformed path")
     body = where.get("body", []) + [
@@ -94,6 +94,20 @@ def classify(errors: list[Any]) -> ApiError:
         return ApiError(400, "malformed_json", "the request body is not valid JSON")
     problems = [describe(e) for e in body[:5]]
     return ApiError(422, "invalid_request", "; ".join(problems) or "the request body is invalid")
+
+
+def query_refusal(error: Mapping[str, Any]) -> ApiError:
+    """A query parameter's refusal, naming the values its route takes (``format`` differs by
+    route: the builder's shapes are not the form tools')."""
+    name = str((error.get("loc") or ("query", "format"))[-1])[:40]
+    context = error.get("ctx")
+    expected = context.get("expected") if isinstance(context, Mapping) else None
+    if isinstance(expected, str) and error.get("type") == "literal_error":
+        choices = expected.replace("'", "").replace(" or ", ", ")
+        return ApiError(400, "bad_request", f"{name} must be one of: {choices}")
+    if name == "format":
+        return ApiError(400, "bad_request", "format must be one of: " + ", ".join(FORMATS))
+    return ApiError(400, "bad_request", describe(error))
 
 
 def describe(error: Mapping[str, Any]) -> str:
@@ -111,6 +125,9 @@ ROUTES = (
     ("GET", re.compile(r"/tools"), "list_tools"),
     ("POST", re.compile(r"/conversations/[^/]+/tools/[^/]+"), "call_tool"),
     ("GET", re.compile(r"/conversations/[^/]+/status"), "status"),
+    ("POST", re.compile(r"/conversations/[^/]+/mcp"), "mcp"),
+    ("GET", re.compile(r"/conversations/[^/]+/mcp"), "mcp_stream"),
+    ("DELETE", re.compile(r"/conversations/[^/]+/mcp"), "mcp_session"),
     ("GET", re.compile(r"/openapi\.json"), "openapi"),
     ("GET", re.compile(r"/swagger"), "swagger"),
     ("POST", re.compile(r"/webhooks/[^/]+"), "webhook"),
@@ -121,6 +138,14 @@ ROUTES = (
     ("GET", re.compile(r"/builder/forms/[^/]+"), "builder_draft"),
     ("POST", re.compile(r"/builder/forms/[^/]+/publish"), "builder_publish"),
     ("GET", re.compile(r"/forms/[^/]+/versions/[^/]+"), "form_version"),
+    ("PUT", re.compile(r"/memory/facts/[^/]+"), "memory_state"),
+    ("GET", re.compile(r"/memory/facts"), "memory_list"),
+    ("GET", re.compile(r"/memory/facts/[^/]+"), "memory_read"),
+    ("POST", re.compile(r"/memory/facts/[^/]+/confirm"), "memory_confirm"),
+    ("DELETE", re.compile(r"/memory/facts/[^/]+"), "memory_delete"),
+    ("GET", re.compile(r"/memory/export"), "memory_export"),
+    ("GET", re.compile(r"/memory/settings"), "memory_settings_get"),
+    ("PUT", re.compile(r"/memory/settings"), "memory_settings_put"),
 )
 
 

@@ -1,19 +1,28 @@
 """The tool routes: the tool definitions, a tool call, a conversation's status lines.
 
-``GET /tools`` needs nothing but the tool surface (no App part is built for it: a cold start
-that serves it never imports boto3). A tool call and the status lines are the caller's: the
-principal comes from the verified claims only (``functions.auth``), and the conversation id is
-checked before anything is read.
+``GET /tools`` in a vendor's shape needs nothing but the tool surface (no App part is built for
+it: a cold start that serves it never imports boto3). In a strict format it is typed for the
+forms the caller can use (``forms.surface.strict``), so it reads them from the service. A tool
+call and the status lines are the caller's: the principal comes from the verified claims only
+(``functions.auth``), and the conversation id is checked before anything is read.
 """
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
 from forms.app.conversation import Caller
-from forms.surface.formats import FORMATS, Format, tool_definitions
+from forms.errors import UnknownForm
+from forms.surface.formats import (
+    FORMATS,
+    STRICT_FORMATS,
+    TOOL_FORMATS,
+    ToolFormat,
+    tool_definitions,
+)
+from forms.surface.strict import NotStrict, strict_arguments, strict_definitions
 from forms.surface.tools import TOOLS_BY_NAME, check_id
 from functions.auth import principal_from_event
 from functions.http import ApiError, log_hash
@@ -27,31 +36,83 @@ from functions.openapi import DESCRIBED, ConversationId, ToolName, error_respons
 from functions.refusals import unknown_tool
 from functions.routing import NAMESPACE, logger, metrics, request_app
 
+if TYPE_CHECKING:
+    from forms.compiled import CompiledForm
+
 router = Router()  # type: ignore[no-untyped-call]
+
+
+MAX_FORMS = 20
+"""The most forms one strict export is typed for (``forms=``)."""
 
 
 @router.get(
     "/tools",
     summary="The tool definitions",
     description="Name, description and input JSON schema of every tool; with format, in that "
-    "vendor's tool-definition shape.",
+    "vendor's tool-definition shape. The strict formats (openai-strict, "
+    "openai-responses-strict) are OpenAI's strict mode, typed for forms: values is an object of "
+    "their field ids, each typed as its field (a null answer: not given; send tool calls with the "
+    "same format).",
     responses={
         200: json_body(ToolList, "The tools, in surface order, in the requested shape"),
         **error_responses(
             400,
             401,
-            s400="format is not one of the shapes, or an event that is not API Gateway's "
-            "(bad_request)",
+            s400="format is not one of the shapes; forms without a strict format, or naming a "
+            "form the caller cannot start or that strict mode cannot type; or an event that is "
+            "not API Gateway's (bad_request)",
         ),
     },
     tags=["tools"],
 )
 def list_tools(
     format: Annotated[  # the public query parameter's name
-        Format, Query(description="Tool-definition shape: " + ", ".join(FORMATS))
+        ToolFormat, Query(description="Tool-definition shape: " + ", ".join(TOOL_FORMATS))
     ] = "generic",
+    forms: Annotated[
+        str | None,
+        Query(
+            description="With a strict format: the ids of the forms to type the tools for, "
+            f"comma-separated (at most {MAX_FORMS}); default: every form the caller can start",
+        ),
+    ] = None,
 ) -> ToolList:
-    return ToolList(tools=tool_definitions(format))
+    if format in STRICT_FORMATS:
+        typed_for = _forms_for_strict(forms)
+        try:
+            return ToolList(tools=strict_definitions(format, typed_for))
+        except NotStrict as error:
+            raise ApiError(400, "bad_request", f"strict mode cannot type {error}") from None
+    if format in FORMATS and forms is None:
+        return ToolList(tools=tool_definitions(format))
+    raise ApiError(
+        400, "bad_request", "forms goes with a strict format: " + ", ".join(STRICT_FORMATS)
+    )
+
+
+def _forms_for_strict(forms: str | None) -> "list[CompiledForm]":
+    """The forms ``forms`` names (ids or spellings, in its order, each once), or every form the
+    caller can start; the caller's own catalog either way."""
+    app = request_app(router.context)
+    principal = principal_from_event(router.current_event.raw_event, app.settings.tenant_claim)
+    registry = app.service.registry
+    if forms is None:
+        return registry.forms(principal)
+    names = [name.strip() for name in forms.split(",")]
+    if not all(names) or len(names) > MAX_FORMS:
+        raise ApiError(
+            400, "bad_request", f"forms is 1-{MAX_FORMS} form ids, comma-separated, none empty"
+        )
+    found: dict[str, CompiledForm] = {}
+    for name in names:
+        try:
+            form = registry.latest(name[:128], principal)
+        except UnknownForm as unknown:
+            said = "; ".join(filter(None, (unknown.message, unknown.hint)))
+            raise ApiError(400, "bad_request", said) from None
+        found.setdefault(form.id, form)
+    return list(found.values())
 
 
 @router.post(
@@ -82,13 +143,23 @@ def call_tool(
     conversation_id: ConversationId,
     tool_name: Annotated[ToolName, Path(description="A tool name from GET /tools")],
     request: Annotated[ToolCallRequest, Body()],
+    format: Annotated[  # the public query parameter's name
+        ToolFormat,
+        Query(
+            description="The format the model was given the tools in (GET /tools): with a "
+            "strict one, a null answer in values is one not given",
+        ),
+    ] = "generic",
 ) -> dict[str, Any]:
     caller = _caller(conversation_id)
     if tool_name not in TOOLS_BY_NAME:
         raise unknown_tool()
     conversation = log_hash(caller.conversation_id)  # before the call: a bad key fails first
+    arguments = request.input or {}
+    if format in STRICT_FORMATS:
+        arguments = strict_arguments(arguments)
     result = request_app(router.context).service.call(
-        caller, tool_name, request.tool_call_id, request.input or {}
+        caller, tool_name, request.tool_call_id, arguments
     )
     outcome = "ok" if result.get("ok") else str(result.get("error", "error"))
     _count_tool_call(tool_name, outcome)

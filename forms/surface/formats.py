@@ -7,6 +7,9 @@ Any tool set goes through the same shapes (a ``Tool``: a name, a description, an
 schema): the form tools (``ToolSpec``, the default), and a set given as a mapping of tool name
 -> argument model whose docstring is the tool's description (``model_tools``: the builder's
 ``BUILDER_ARGUMENTS``).
+
+The form tools also come in OpenAI's strict mode (``STRICT_FORMATS``), typed for a set of
+forms: ``forms.surface.strict``.
 """
 
 from __future__ import annotations
@@ -20,8 +23,22 @@ from pydantic import BaseModel
 
 from forms.surface.tools import TOOLS
 
-Format = Literal["generic", "openai", "anthropic", "bedrock", "mcp"]
-FORMATS: tuple[Format, ...] = ("generic", "openai", "anthropic", "bedrock", "mcp")
+Format = Literal["generic", "openai", "openai-responses", "anthropic", "bedrock", "mcp"]
+FORMATS: tuple[Format, ...] = (
+    "generic",
+    "openai",
+    "openai-responses",
+    "anthropic",
+    "bedrock",
+    "mcp",
+)
+"""The shapes every tool set takes (the form tools, the builder's)."""
+StrictFormat = Literal["openai-strict", "openai-responses-strict"]
+STRICT_FORMATS: tuple[StrictFormat, ...] = ("openai-strict", "openai-responses-strict")
+"""The form tools in OpenAI's strict mode: Chat Completions' shape, and the Responses API's."""
+ToolFormat = Literal[Format, StrictFormat]
+TOOL_FORMATS: tuple[ToolFormat, ...] = (*FORMATS, *STRICT_FORMATS)
+"""What ``GET /tools`` offers."""
 
 
 class Tool(Protocol):
@@ -81,26 +98,27 @@ def model_input_schema(model: type[BaseModel]) -> dict[str, Any]:
         if named:
             return {key: walk(value) for key, value in node.items()}
         out = {
-            key: _one_line(value) if key == "description" else walk(value, key in _NAMED_SCHEMAS)
+            key: one_line(value) if key == "description" else walk(value, key in _NAMED_SCHEMAS)
             for key, value in node.items()
             if key != "title" and not (key == "default" and _says_nothing(value))
         }
-        return _nullable(out)
+        return as_nullable(out)
 
     schema: dict[str, Any] = walk(model.model_json_schema())
     schema.pop("description", None)  # the model's docstring: the tool's description already
     return schema
 
 
-def _nullable(node: dict[str, Any]) -> dict[str, Any]:
+def as_nullable(node: dict[str, Any], kinds: frozenset[str] | None = None) -> dict[str, Any]:
     """``{"anyOf": [{"type": X, ...}, {"type": "null"}]}`` as ``{"type": [X, "null"], ...}``
     (the same schema, a third of the tokens; an ``enum`` gets ``null`` too); a ``$ref`` or a
-    union stays an ``anyOf``."""
+    union stays an ``anyOf``, and so does an X not in ``kinds`` (None: any)."""
     branches = node.get("anyOf")
     if not isinstance(branches, list) or len(branches) != 2 or _NULL not in branches:
         return node
     (other,) = [b for b in branches if b != _NULL]
-    if not isinstance(other.get("type"), str) or "const" in other:
+    kind = other.get("type")
+    if not isinstance(kind, str) or "const" in other or (kinds is not None and kind not in kinds):
         return node
     merged = {**other, "type": [other["type"], "null"]}
     if "enum" in other:
@@ -114,7 +132,7 @@ def _says_nothing(default: Any) -> bool:
     return default is None or default is False or default == []
 
 
-def _one_line(text: Any) -> Any:
+def one_line(text: Any) -> Any:
     """A docstring or description as one line (a line break costs a token, and says nothing)."""
     return " ".join(inspect.cleandoc(text).split()) if isinstance(text, str) else text
 
@@ -132,6 +150,17 @@ def _openai(tool: Tool) -> dict[str, Any]:
             "description": tool.description,
             "parameters": tool.input_schema(),
         },
+    }
+
+
+def _openai_responses(tool: Tool) -> dict[str, Any]:
+    """Responses API ``tools`` entry: flat, and ``strict`` said (the API's default is true)."""
+    return {
+        "type": "function",
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.input_schema(),
+        "strict": False,
     }
 
 
@@ -159,6 +188,7 @@ def _mcp(tool: Tool) -> dict[str, Any]:
 _SHAPES: dict[Format, Callable[[Tool], dict[str, Any]]] = {
     "generic": _generic,
     "openai": _openai,
+    "openai-responses": _openai_responses,
     "anthropic": _anthropic,
     "bedrock": _bedrock,
     "mcp": _mcp,

@@ -90,8 +90,21 @@ MEMORY = (
 """Memory's modules (the vocabulary, the planning functions, the fact store): they load with the
 first memory request, never with the import or ``GET /tools``."""
 
+MCP = (
+    "mcp",
+    "mcp_types",
+    "starlette",
+    "formwork.mcp",
+    "formwork.mcp.server",
+    "formwork.mcp.http",
+)
+"""The MCP route's modules (the SDK, a third of a second to import, and the server over it): they
+load with the first ``POST /conversations/{conversation_id}/mcp``, never with the import,
+``GET /tools`` or a tool call."""
+
 DEFERRED = (
     *WEBHOOK_ROUTE,
+    *MCP,
     *CATALOG,
     *BUILDER,
     *MEMORY,
@@ -169,7 +182,7 @@ def test_a_tool_call_leaves_the_webhook_route_unloaded_and_other_routes_models_u
     # GIVEN a fresh interpreter with an App on an in-memory store
     code = (
         "import sys, json\n"
-        f"watched = {(*WEBHOOK_ROUTE, *BUILDER)!r}\n"
+        f"watched = {(*WEBHOOK_ROUTE, *BUILDER, *MCP)!r}\n"
         "from functions import models\n"
         "from functions.local import invoke\n"
         "from formwork.bootstrap import bootstrap\n"
@@ -184,7 +197,8 @@ def test_a_tool_call_leaves_the_webhook_route_unloaded_and_other_routes_models_u
         "print(json.dumps([response['statusCode'], ok, loaded, built]))\n"
     )
     # WHEN a tool call is served (form_start)
-    # THEN it lands; no webhook or builder module was loaded, and no other route's model built
+    # THEN it lands; no webhook, builder or MCP module was loaded, and no other route's model
+    # built
     assert run(code) == [200, True, [], []]
 
 

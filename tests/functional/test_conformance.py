@@ -30,6 +30,7 @@ from jsonschema import Draft202012Validator
 
 from forms import FormService
 from forms.app.builder import BUILDER_ARGUMENTS
+from forms.surface.tools import TOOLS
 from formwork.webhooks import (
     DELIVERY_HEADER,
     SIGNATURE_HEADER,
@@ -64,7 +65,10 @@ NOW = int(T0.timestamp())
 BIG = {"item": "Laser cutter", "supplier": "Acme", "amount": "7200.00"}
 UNMATCHED = {400, 401, 404, 413, 415}
 """What a method and path the document does not list can answer: the checks every request goes
-through (principal, content type, size, JSON), then 404 ``route_not_found``."""
+through (principal, content type, size, JSON), then 404 ``route_not_found`` (``unknown_tool``
+on a tool-call route: ``TOOL_ROUTE``)."""
+TOOL_ROUTE = re.compile(r"/(conversations|builder/forms)/[^/]+/tools/[^/]+")
+FORM_TOOLS = [tool.name for tool in TOOLS]
 
 CONFORMANCE = settings(
     max_examples=200,
@@ -164,7 +168,11 @@ def assert_conforms(event: dict[str, Any], response: Response, *, outage: bool =
     if op is None:
         assert response.status in UNMATCHED, response
         if response.status == 404:
-            assert body["error"] == "route_not_found", body
+            # a tool-call route answers a name that is not one of its tools (the document
+            # shows one operation per tool) as unknown_tool
+            method = str(event["requestContext"]["http"]["method"]).upper()
+            tool_route = method == "POST" and TOOL_ROUTE.fullmatch(str(event.get("rawPath")))
+            assert body["error"] == ("unknown_tool" if tool_route else "route_not_found"), body
         return
     assert response.status in op.responses, (op.key, response)
     schema = op.responses[response.status]["content"]["application/json"]["schema"]
@@ -188,7 +196,10 @@ json_values = st.recursive(
 
 
 def from_schema(schema: dict[str, Any], depth: int = 0) -> st.SearchStrategy[Any]:
-    """Values that fit a schema of the document (the subset of JSON Schema it uses)."""
+    """Values that fit a schema of the document (the subset of JSON Schema it uses); past a
+    few levels, any JSON value (the builder's rules hold rules)."""
+    if depth > 4:
+        return json_values
     schema = resolve(schema)
     if "const" in schema:
         return st.just(schema["const"])
@@ -242,18 +253,13 @@ tool_inputs = st.fixed_dictionaries(
         "reason": st.text(max_size=20),
     },
 )
-"""Inputs that reach the tools' success paths as well as their refusals (the document gives
-the input's schema as any object: each tool's own schema is in ``GET /tools``)."""
+"""Inputs that reach the tools' success paths as well as their refusals, beside the ones the
+document's schema of each tool's input gives."""
 
 PATH_VALUES: dict[str, Callable[[Operation], st.SearchStrategy[str]]] = {
     "conversation_id": lambda op: (
         st.sampled_from(["conv-1", "conv-2", "conv-3"])
         | from_schema(op.path_params["conversation_id"])
-    ),
-    "tool_name": lambda op: (
-        st.sampled_from(list(BUILDER_ARGUMENTS)) | st.sampled_from(["form_fill", "nope"])
-        if op.template.startswith("/builder/")
-        else from_schema(op.path_params["tool_name"])
     ),
     "form_id": lambda op: (
         st.sampled_from([FORM, EMPTY_FORM, "travel-claim", "nope"])
@@ -356,7 +362,7 @@ builder_inputs = st.sampled_from(
 def body_for(op: Operation) -> st.SearchStrategy[Any]:
     if op.body is not None:
         valid = from_schema(op.body)
-        if op.template.startswith("/builder/") and op.template.endswith("/tools/{tool_name}"):
+        if op.template.startswith("/builder/") and TOOL_ROUTE.fullmatch(op.template):
             envelope = st.fixed_dictionaries(
                 {"tool_call_id": st.sampled_from(["c1", "c2"])},
                 optional={
@@ -366,7 +372,7 @@ def body_for(op: Operation) -> st.SearchStrategy[Any]:
                 },
             )
             return envelope | valid
-        if op.template.endswith("/tools/{tool_name}"):
+        if TOOL_ROUTE.fullmatch(op.template):
             envelope = st.fixed_dictionaries(
                 {"tool_call_id": st.sampled_from(["c1", "c2"])}, optional={"input": tool_inputs}
             )
@@ -390,7 +396,8 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
     op = draw(st.sampled_from(OPERATIONS))
     method = op.method
     params = {name: draw(PATH_VALUES[name](op)) for name in op.path_params}
-    query = {name: draw(from_schema(schema)) for name, schema in op.query.items()}
+    drawn = {name: draw(from_schema(schema)) for name, schema in op.query.items()}
+    query = {name: value for name, value in drawn.items() if value is not None}  # left out
     body: Any = draw(body_for(op)) if op.method in ("POST", "PUT") else None
     text: str | None = None if body is None else json.dumps(body)
     claim: dict[str, Any] | None = draw(claims) if draw(st.integers(0, 3)) == 0 else ALICE
@@ -421,6 +428,8 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
                         "/builder",
                         "/builder/forms/",
                         f"/builder/forms/{FORM}/tools",
+                        f"/builder/forms/{FORM}/tools/form_fill",
+                        "/conversations/conv-1/tools/nope",
                         "/forms/contact-us/versions",
                     ]
                 )
@@ -564,13 +573,13 @@ def test_the_document_lists_a_schema_for_every_answer() -> None:
     # GIVEN the OpenAPI document / THEN every operation lists its answers, each with a schema
     assert {op.key for op in OPERATIONS} == {
         "GET /tools",
-        "POST /conversations/{conversation_id}/tools/{tool_name}",
+        *[f"POST /conversations/{{conversation_id}}/tools/{name}" for name in FORM_TOOLS],
         "GET /conversations/{conversation_id}/status",
         "GET /openapi.json",
         "POST /webhooks/{source}",
         "POST /approvals/{approval_id}",
         "GET /builder/tools",
-        "POST /builder/forms/{form_id}/tools/{tool_name}",
+        *[f"POST /builder/forms/{{form_id}}/tools/{name}" for name in BUILDER_ARGUMENTS],
         "GET /builder/forms",
         "GET /builder/forms/{form_id}",
         "POST /builder/forms/{form_id}/publish",
@@ -647,10 +656,8 @@ def scripted(answer: dict[str, Any]) -> FormService:
 FORM = "contact-us"
 EMPTY_FORM = "empty-form"
 APPROVAL = "/approvals/fi_2:checkpoint.finance_approval:1"
-BUILD = f"/builder/forms/{FORM}/tools/add_step"
 STEP = json.dumps({"tool_call_id": "c9", "input": {"title": "Details"}})
 PUBLISH = f"/builder/forms/{FORM}/publish"
-CALL = "/conversations/conv-1/tools/form_list"
 ENVELOPE = json.dumps({"tool_call_id": "c9"})
 DECISION = json.dumps({"decision": "approved"})
 OVERSIZED = json.dumps({"tool_call_id": "c1", "input": {"form": "x" * 70_000}})
@@ -691,15 +698,16 @@ EXAMPLES: list[tuple[str, int, Callable[[], dict[str, Any]], dict[str, Any] | No
         ]
     ],
     *[
-        ("POST /conversations/{conversation_id}/tools/{tool_name}", status, make, None)
+        (f"POST /conversations/{{conversation_id}}/tools/{tool}", status, make, None)
+        for tool in FORM_TOOLS
+        for call in [f"/conversations/conv-1/tools/{tool}"]
         for status, make in [
-            (200, lambda: _post(CALL, ENVELOPE)),
-            (400, lambda: _post(CALL, '{"tool_call_id": "c1", "tool_call_id": "c2"}')),
-            (401, lambda: _post(CALL, ENVELOPE, claims=None)),
-            (404, lambda: _post("/conversations/conv-1/tools/form_delete", ENVELOPE)),
-            (413, lambda: _post(CALL, OVERSIZED)),
-            (415, lambda: _post(CALL, ENVELOPE, headers={"content-type": "text/plain"})),
-            (422, lambda: _post(CALL, "{}")),
+            (200, lambda call=call: _post(call, ENVELOPE)),
+            (400, lambda call=call: _post(call, '{"tool_call_id": "c1", "tool_call_id": "c2"}')),
+            (401, lambda call=call: _post(call, ENVELOPE, claims=None)),
+            (413, lambda call=call: _post(call, OVERSIZED)),
+            (415, lambda call=call: _post(call, ENVELOPE, headers={"content-type": "text/plain"})),
+            (422, lambda call=call: _post(call, "{}")),
         ]
     ],
     *[
@@ -737,15 +745,16 @@ EXAMPLES: list[tuple[str, int, Callable[[], dict[str, Any]], dict[str, Any] | No
     ),
     ("GET /builder/tools", 401, lambda: build_event("GET", "/builder/tools", claims=None), None),
     *[
-        ("POST /builder/forms/{form_id}/tools/{tool_name}", status, make, None)
+        (f"POST /builder/forms/{{form_id}}/tools/{tool}", status, make, None)
+        for tool in BUILDER_ARGUMENTS
+        for build in [f"/builder/forms/{FORM}/tools/{tool}"]
         for status, make in [
-            (200, lambda: _post(BUILD, STEP)),
-            (400, lambda: _post("/builder/forms/Contact/tools/add_step", STEP)),
-            (401, lambda: _post(BUILD, STEP, claims=None)),
-            (404, lambda: _post(f"/builder/forms/{FORM}/tools/form_fill", STEP)),
-            (413, lambda: _post(BUILD, OVERSIZED)),
-            (415, lambda: _post(BUILD, STEP, headers={"content-type": "text/plain"})),
-            (422, lambda: _post(BUILD, '{"input": {}}')),
+            (200, lambda build=build: _post(build, STEP)),
+            (400, lambda build=build: _post(build.replace(FORM, "Contact"), STEP)),
+            (401, lambda build=build: _post(build, STEP, claims=None)),
+            (413, lambda build=build: _post(build, OVERSIZED)),
+            (415, lambda build=build: _post(build, STEP, headers={"content-type": "text/x"})),
+            (422, lambda build=build: _post(build, '{"input": {}}')),
         ]
     ],
     *[

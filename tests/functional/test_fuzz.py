@@ -137,6 +137,8 @@ breakage = st.lists(
             "int-body",
             "int-method",
             "drop-query",
+            "null-query-value",
+            "int-header",
             "null-claims",
             "list-claims",
             "string-authorizer",
@@ -196,6 +198,10 @@ def break_event(event: dict[str, Any], how: list[str]) -> dict[str, Any]:
             context["http"]["method"] = 7
         elif kind == "drop-query":
             event["queryStringParameters"] = ["format"]
+        elif kind == "null-query-value":
+            event["queryStringParameters"] = {"format": None}
+        elif kind == "int-header" and isinstance(event.get("headers"), dict):
+            event["headers"]["content-length"] = 12
         elif kind == "null-claims" and isinstance(context.get("authorizer"), dict):
             context["authorizer"]["jwt"]["claims"] = None
         elif kind == "list-claims" and isinstance(context.get("authorizer"), dict):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
 
 from formwork.config import Settings
-from functions.http import ApiError, _check_json, parse_json_body
+from functions.http import BODY_METHODS, ApiError, _check_json, parse_json_body
+from functions.refusals import route_label
 from tests.functional.conftest import Api, RecordingStore, build_event, load_event
 
 CALL = "/conversations/conv-1/tools/form_list"
@@ -233,7 +235,83 @@ def test_unknown_tool_is_reported_before_a_bad_envelope(api: Api) -> None:
     ],
 )
 def test_unknown_routes_are_a_404(api: Api, method: str, path: str) -> None:
-    assert_error(api.send(build_event(method, path)), 404, "route_not_found")
+    body = "{}" if method in BODY_METHODS else None  # a body no check before routing refuses
+    assert_error(api.send(build_event(method, path, body=body)), 404, "route_not_found")
+
+
+@pytest.mark.parametrize("method", sorted(BODY_METHODS))
+def test_a_body_is_checked_before_routing_whatever_the_path(api: Api, method: str) -> None:
+    # GIVEN requests of a method that carries a body, to a path no route serves
+    form = build_event(method, "/tools", body="a=1", headers={"content-type": "text/plain"})
+    # THEN the body is refused before the route is looked for, for PUT as for POST
+    assert_error(api.send(form), 415, "unsupported_media_type")
+    assert_error(api.send(build_event(method, "/tools", body='{"a": NaN}')), 400, "malformed_json")
+
+
+def test_every_route_that_takes_a_body_has_it_checked_before_routing(api: Api) -> None:
+    # GIVEN the OpenAPI document / THEN every method a route takes a body with is prechecked
+    paths = api.get("/openapi.json").json()["paths"]
+    with_body = {
+        method.upper()
+        for item in paths.values()
+        for method, op in item.items()
+        if "requestBody" in op
+    }
+    assert with_body == BODY_METHODS
+
+
+# ---------------------------------------------------------------------------- route labels
+
+MEMORY_LABELS = [
+    ("PUT", "/memory/facts/person.weight_kg", "memory_state"),
+    ("GET", "/memory/facts", "memory_list"),
+    ("GET", "/memory/facts/person.weight_kg", "memory_read"),
+    ("POST", "/memory/facts/person.weight_kg/confirm", "memory_confirm"),
+    ("DELETE", "/memory/facts/person.weight_kg", "memory_delete"),
+    ("GET", "/memory/export", "memory_export"),
+    ("GET", "/memory/settings", "memory_settings_get"),
+    ("PUT", "/memory/settings", "memory_settings_put"),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "label"), MEMORY_LABELS)
+def test_each_memory_route_has_its_own_label(method: str, path: str, label: str) -> None:
+    assert route_label(build_event(method, path)) == label
+
+
+def test_every_documented_route_has_a_label_of_its_own(api: Api) -> None:
+    # GIVEN every route of the OpenAPI document, its path parameters filled in (the document
+    # shows a tool-call route as one operation per tool: they are one route)
+    paths = api.get("/openapi.json").json()["paths"]
+    labels = {
+        f"{method.upper()} {route}": route_label(
+            build_event(method.upper(), re.sub(r"\{[^}]+\}", "x-1", route))
+        )
+        for template, item in paths.items()
+        for route in [re.sub(r"/tools/[a-z_]+$", "/tools/{tool_name}", template)]
+        for method in item
+    }
+    # THEN each is labelled (a metric dimension), and no two routes share a label
+    assert "unmatched" not in labels.values(), labels
+    assert len(set(labels.values())) == len(labels)
+    assert route_label(build_event("PATCH", "/memory/facts/person.weight_kg")) == "unmatched"
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("PUT", '/memory/facts/a"b'),
+        ("GET", '/memory/facts/a"b'),
+        ("POST", '/memory/facts/a"b/confirm'),
+        ("DELETE", "/memory/facts/a\\b"),
+        ("GET", "/memory/facts/a\x01b"),
+    ],
+)
+def test_a_memory_key_no_route_pattern_takes_is_a_400_not_a_404(
+    api: Api, method: str, path: str
+) -> None:
+    body = "{}" if method in BODY_METHODS else None
+    assert_error(api.send(build_event(method, path, body=body)), 400, "bad_request")
 
 
 # ---------------------------------------------------------------------------- 422
@@ -343,3 +421,31 @@ def test_parse_json_body_refuses_what_precheck_refuses(text: str, code: str) -> 
         with pytest.raises(ApiError) as raised:
             parse(text)
         assert (raised.value.status, raised.value.code) == (400, code)
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/tools"),
+        ("GET", "/builder/tools"),
+        ("GET", "/conversations/conv-1/status"),
+        ("GET", "/memory/facts"),
+        ("POST", "/conversations/conv-1/tools/form_list"),
+    ],
+)
+def test_a_null_query_value_is_a_400_not_a_500(api: Api, method: str, path: str) -> None:
+    """API Gateway never sends one; a hand-made event that does is refused before routing."""
+    event = build_event(method, path, body="{}" if method == "POST" else None)
+    event["queryStringParameters"] = {"format": None}
+    response = api.send(event)
+    assert response.status == 400
+    assert response.json()["error"] == "bad_request"
+
+
+def test_an_unknown_strict_format_names_the_routes_own_choices(api: Api) -> None:
+    forms_tools = api.get("/tools", query={"format": "nope"})
+    builder_tools = api.get("/builder/tools", query={"format": "nope"})
+    assert forms_tools.status == builder_tools.status == 400
+    assert "openai-strict" in forms_tools.json()["message"]
+    assert "openai-strict" not in builder_tools.json()["message"]
+    assert "anthropic" in builder_tools.json()["message"]

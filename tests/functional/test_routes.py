@@ -38,6 +38,9 @@ def test_list_tools_openai_fixture(api: Api) -> None:
     [
         ("generic", lambda t: t["name"], lambda t: t["input_schema"]),
         ("openai", lambda t: t["function"]["name"], lambda t: t["function"]["parameters"]),
+        ("openai-responses", lambda t: t["name"], lambda t: t["parameters"]),
+        ("openai-strict", lambda t: t["function"]["name"], lambda t: t["function"]["parameters"]),
+        ("openai-responses-strict", lambda t: t["name"], lambda t: t["parameters"]),
         ("anthropic", lambda t: t["name"], lambda t: t["input_schema"]),
         (
             "bedrock",
@@ -55,7 +58,7 @@ def test_list_tools_in_each_vendor_shape(api: Api, fmt: str, name_of, schema_of)
     tools = response.json()["tools"]
     assert [name_of(t) for t in tools] == TOOL_NAMES
     assert all(schema_of(t)["type"] == "object" for t in tools)
-    if fmt == "openai":
+    if fmt.startswith("openai"):
         assert all(t["type"] == "function" for t in tools)
 
 
@@ -184,21 +187,21 @@ def test_status_of_a_conversation_with_no_forms_is_a_404(api: Api) -> None:
 def test_openapi_document_lists_the_routes(api: Api) -> None:
     # WHEN the OpenAPI fixture is sent
     response = api.send(load_event("openapi"))
-    # THEN it is a valid JSON OpenAPI 3.1 document with the three routes and the envelope model
+    # THEN it is a valid JSON OpenAPI 3.1 document with the routes, a tool call as one
+    # operation per tool, each with its envelope
     assert response.status == 200
     assert response.headers["content-type"] == "application/json"
     document = json.loads(response.text)
     assert document["openapi"].startswith("3.1")
     paths = document["paths"]
     assert set(paths["/tools"]) == {"get"}
-    assert set(paths["/conversations/{conversation_id}/tools/{tool_name}"]) == {"post"}
     assert set(paths["/conversations/{conversation_id}/status"]) == {"get"}
-    envelope = document["components"]["schemas"]["ToolCallRequest"]
+    calls = [p for p in paths if p.startswith("/conversations/{conversation_id}/tools/")]
+    assert calls == [f"/conversations/{{conversation_id}}/tools/{name}" for name in TOOL_NAMES]
+    assert [paths[p]["post"]["operationId"] for p in calls] == TOOL_NAMES
+    envelope = document["components"]["schemas"]["FormFillCall"]
     assert envelope["required"] == ["tool_call_id"]
     assert envelope["additionalProperties"] is False
-    params = paths["/conversations/{conversation_id}/tools/{tool_name}"]["post"]["parameters"]
-    tool_param = next(p for p in params if p["name"] == "tool_name")
-    assert tool_param["schema"]["enum"] == TOOL_NAMES
     assert document["security"] == [{"bearerAuth": []}]
 
 

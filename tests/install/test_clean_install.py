@@ -175,6 +175,54 @@ def test_the_client_extra_talks_to_the_api_without_any_cloud_sdk(
     assert result["present"] == ["httpx"]
 
 
+MCP_PROBE = """
+import importlib.util, json, os, sys
+import anyio
+from mcp import Client, StdioServerParameters
+
+async def main():
+    command = os.path.join(os.path.dirname(sys.executable), "formwork")
+    args = ["mcp", "--url", sys.argv[1], "--conversation", "conv-mcp"]
+    env = {**os.environ, "FORMWORK_TOKEN": "dev:installer"}
+    async with Client(StdioServerParameters(command=command, args=args, env=env)) as mcp:
+        tools = [tool.name for tool in (await mcp.list_tools()).tools]
+        started = await mcp.call_tool("form_start", {"form": "travel-claim"})
+    return {
+        "tools": tools,
+        "started": started.structured_content["ok"],
+        "present": [m for m in sys.argv[2:] if importlib.util.find_spec(m) is not None],
+    }
+
+print(json.dumps(anyio.run(main)))
+"""
+
+
+def test_the_mcp_extra_serves_formwork_mcp_over_stdio_without_any_cloud_sdk(
+    venv: Callable[[str], Venv],
+) -> None:
+    # GIVEN `pip install formwork[mcp]`, and the tool API served on loopback by this process
+    from forms.examples.travel_claim import travel_claim
+    from functions.api import lambda_handler
+    from infra.local.gateway import LocalGateway
+    from tests.support import app_for, service_for
+
+    app = app_for(service_for(travel_claim))
+
+    def function(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        return lambda_handler(event, context, app=app)
+
+    installed = venv("mcp")
+    with LocalGateway(function, port=0) as api:
+        # WHEN the SDK's client there launches `formwork mcp` and calls a tool through it
+        probe = installed.run("python", "-c", MCP_PROBE, api.url, "httpx", *HEAVY, timeout=180)
+    # THEN the stdio server serves the form tools from the API, with the extra alone
+    assert probe.returncode == 0, probe.stderr
+    result = last_json(probe.stdout)
+    assert result["tools"][:2] == ["form_list", "form_start"]
+    assert result["started"] is True
+    assert result["present"] == ["httpx"]
+
+
 def form_list(api: str) -> dict[str, Any]:
     body = json.dumps({"tool_call_id": "call_list", "input": {}}).encode()
     request = urllib.request.Request(

@@ -34,9 +34,14 @@ def test_the_engine_installs_with_pydantic_alone() -> None:
     assert "tracer" in Requirement(extras["aws"][0]).extras  # functions.api's Tracer: X-Ray
     assert names(extras["temporal"]) == {"temporalio"}
     assert names(extras["client"]) == {"httpx"}  # formwork.client and the chat loop
+    # the MCP server: the SDK (its 2.x API), and the client the stdio server forwards through
+    assert names(extras["mcp"]) == {"formwork", "mcp"}
+    assert Requirement(extras["mcp"][0]).extras == {"client"}
+    assert Requirement(extras["mcp"][1]).specifier.contains("2.3.0")
+    assert not Requirement(extras["mcp"][1]).specifier.contains("3.0.0")
     # the local stack and dev include the run-time extras
     assert Requirement(extras["local"][0]).extras == {"aws", "temporal"}
-    assert Requirement(extras["dev"][0]).extras == {"local", "client"}
+    assert Requirement(extras["dev"][0]).extras == {"local", "client", "mcp"}
     assert project["scripts"] == {"formwork": "formwork.cli:main"}
 
 

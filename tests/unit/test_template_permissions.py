@@ -65,7 +65,7 @@ def needed_by(*paths: str) -> set[str]:
     return needed
 
 
-@pytest.mark.parametrize("function", ["ToolsFunction"])
+@pytest.mark.parametrize("function", ["ToolsFunction", "BedrockAgentFunction"])
 def test_the_tools_function_may_do_everything_the_store_does(function: str) -> None:
     # GIVEN the DynamoDB calls the store and the webhook delivery log make
     needed = needed_by(*STORES)
@@ -88,8 +88,9 @@ def test_the_scan_finds_the_store_calls() -> None:
 
 # ---------------------------------------------------------------------------- secrets
 
-FUNCTIONS = ("ToolsFunction", "RelayFunction", "SweeperFunction")
-"""Every function connects to Temporal (the tools dispatch, the relay and sweeper re-dispatch)."""
+FUNCTIONS = ("ToolsFunction", "RelayFunction", "SweeperFunction", "BedrockAgentFunction")
+"""Every function connects to Temporal (the tools, over HTTP and for a Bedrock agent, dispatch;
+the relay and sweeper re-dispatch)."""
 TEMPORAL_SECRET = {"Ref": "TemporalSecretArn"}
 
 
@@ -161,7 +162,7 @@ def test_each_function_may_read_the_temporal_secret_and_only_that_one(function: 
     reads = secret_reads(function)
     assert ("HasTemporalSecret", TEMPORAL_SECRET) in reads
     others = [r for r in reads if r != ("HasTemporalSecret", TEMPORAL_SECRET)]
-    if function != "ToolsFunction":
+    if function in ("RelayFunction", "SweeperFunction"):
         assert others == []  # the relay and the sweeper read no other secret
 
 
@@ -182,6 +183,43 @@ def test_webhook_secrets_are_read_under_two_separate_prefixes() -> None:
     assert env["FORMWORK_WEBHOOK_SOURCES"] == {"Ref": "WebhookSources"}
     # AND with no sources configured, no webhook is accepted (formwork.config's default)
     assert template["Parameters"]["WebhookSources"]["Default"] == ""
+
+
+def test_the_bedrock_agent_function_reads_outbound_secrets_only() -> None:
+    # GIVEN the Bedrock agent's function, whose tool calls may run hooks that notify
+    reads = [r for c, r in secret_reads("BedrockAgentFunction") if c is None]
+    arn = "arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:"
+    # THEN it may read the outbound (notify) secrets, and never an inbound webhook secret
+    assert reads == [{"Fn::Sub": arn + "${NotifySecretPrefix}*"}]
+    env = environment("BedrockAgentFunction")
+    assert env["FORMWORK_NOTIFY_SECRET_PREFIX"] == {"Ref": "NotifySecretPrefix"}
+    assert "FORMWORK_WEBHOOK_SECRET_PREFIX" not in env
+
+
+def test_only_the_named_bedrock_agent_may_invoke_its_function() -> None:
+    template = load_template()
+    permission = template["Resources"]["BedrockAgentPermission"]
+    # THEN the permission exists only once an agent is named, for that agent of this account
+    assert permission["Condition"] == "HasBedrockAgent"
+    assert template["Conditions"]["HasBedrockAgent"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "BedrockAgentId"}, ""]}]
+    }
+    assert template["Parameters"]["BedrockAgentId"]["Default"] == ""
+    properties = permission["Properties"]
+    assert properties["Principal"] == "bedrock.amazonaws.com"
+    assert properties["Action"] == "lambda:InvokeFunction"
+    assert properties["FunctionName"] == {"Fn::GetAtt": "BedrockAgentFunction.Arn"}
+    assert properties["SourceAccount"] == {"Ref": "AWS::AccountId"}
+    assert properties["SourceArn"] == {
+        "Fn::Sub": "arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}"
+        ":agent/${BedrockAgentId}"
+    }
+    pattern = template["Parameters"]["BedrockAgentId"]["AllowedPattern"]
+    assert re.fullmatch(pattern, "Q7XKT2M9LB") and re.fullmatch(pattern, "")
+    assert not re.fullmatch(pattern, "*") and not re.fullmatch(pattern, "Q7XKT2M9L*")
+    # AND the function's handler is the action group's
+    function = template["Resources"]["BedrockAgentFunction"]["Properties"]
+    assert function["Handler"] == "functions.bedrock_agent.lambda_handler"
 
 
 # ---------------------------------------------------------------------------- throttling

@@ -1,0 +1,124 @@
+"""The form tools as MCP tools: their annotations, their results, and the tool-call id.
+
+**Annotations** say what each tool does, from what the engine promises (``docs/tools.md``):
+the reads change nothing (``readOnlyHint``); nothing but ``form_abandon`` destroys anything,
+since every answer is a revision that can be undone (``destructiveHint`` false), while an
+abandoned form stays closed for good; ``form_fill`` and ``form_abandon`` are idempotent (the
+same answers again append nothing, a closed form refuses a second abandon), ``form_start``
+(another instance) and ``form_revise`` (undo twice goes back twice) are not. The tools act on
+the forms service alone (``openWorldHint`` false).
+
+**Results** are the API's result object, as JSON text content (what a model reads) and as
+``structuredContent`` (what a host's code reads), with ``isError`` when it says ``ok: false``:
+the same object the HTTP route answers, refusals included.
+
+**The tool-call id.** MCP gives a tool call no id of its own, and a Formwork write is recorded
+under one (a retry under the same id is a replay). ``tool_call_id`` takes, in order:
+
+1. ``_meta["formwork/tool_call_id"]`` when the host sends it (the model's own tool-use id is
+   the best one: a host that re-sends a call after a lost answer gets the first result);
+2. on a connection (stdio): ``mcp-<connection nonce>-<JSON-RPC request id>``. The nonce is
+   drawn when the server starts, so two connections never share an id, and the ids are stable
+   for everything within the connection: the client's own retries to the API, and a request
+   the host sends again under its JSON-RPC id;
+3. on stateless HTTP: a fresh ``mcp-<uuid>`` per call. A stateless request has no connection
+   to tie its JSON-RPC id to, and clients number requests from 0 on every connection, so
+   "request id + conversation" would give the second connection's first ``form_start`` the
+   first one's id, and it would be answered with that call's result instead of starting a
+   form. A host that wants replays over HTTP sends ``_meta["formwork/tool_call_id"]``.
+
+An id the API would refuse (over 128 characters, or characters outside letters, digits and
+``. _ : @ -``) is replaced by ``mcp-`` and a digest of it, the same for the same id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+
+TOOL_CALL_ID_META = "formwork/tool_call_id"
+"""The ``_meta`` key a host may send a tool call's id under."""
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
+"""What the API takes as a tool-call id (``forms.surface.tools.check_id``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hints:
+    title: str
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+
+    def annotations(self) -> types.ToolAnnotations:
+        if self.read_only:
+            return types.ToolAnnotations(
+                title=self.title, read_only_hint=True, open_world_hint=False
+            )
+        return types.ToolAnnotations(
+            title=self.title,
+            read_only_hint=False,
+            destructive_hint=self.destructive,
+            idempotent_hint=self.idempotent,
+            open_world_hint=False,
+        )
+
+
+HINTS: dict[str, Hints] = {
+    "form_list": Hints("List forms", read_only=True),
+    "form_start": Hints("Start a form"),
+    "form_read": Hints("Read a form", read_only=True),
+    "form_fill": Hints("Save answers", idempotent=True),
+    "form_revise": Hints("Change one answer"),
+    "form_abandon": Hints("Abandon a form", destructive=True, idempotent=True),
+    "form_ask": Hints("Ask the person"),
+}
+"""Each tool's annotations, by name; a tool the API serves that is not here gets none."""
+
+
+def mcp_tool(definition: Mapping[str, Any]) -> types.Tool:
+    """A tool of ``GET /tools?format=mcp`` (name, description, inputSchema) with its
+    annotations."""
+    name = str(definition["name"])
+    hints = HINTS.get(name)
+    return types.Tool(
+        name=name,
+        description=definition.get("description"),
+        input_schema=dict(definition["inputSchema"]),
+        annotations=hints.annotations() if hints is not None else None,
+    )
+
+
+def tool_result(result: Mapping[str, Any]) -> types.CallToolResult:
+    """A Formwork result as MCP's: JSON text, the object itself, ``isError`` when not ok."""
+    text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=dict(result),
+        is_error=result.get("ok") is False,
+    )
+
+
+def tool_call_id(
+    meta: Mapping[str, Any] | None, request_id: types.RequestId | None, connection: str | None
+) -> str:
+    """The id a call is recorded under (the module says which, and why)."""
+    given = (meta or {}).get(TOOL_CALL_ID_META)
+    if isinstance(given, str) and given:
+        return _usable(given)
+    if connection is not None and request_id is not None:
+        return _usable(f"mcp-{connection}-{request_id}")
+    return f"mcp-{uuid.uuid4().hex}"
+
+
+def _usable(text: str) -> str:
+    if _ID.fullmatch(text):
+        return text
+    return "mcp-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:40]
