@@ -8,7 +8,9 @@ With the local stack running (``make dev``) and ``pip install 'formwork[client]'
         --url http://127.0.0.1:3000
 
 ``openai:<model>`` is any OpenAI-compatible ``/chat/completions`` endpoint: the key is
-``OPENAI_API_KEY``, the endpoint ``OPENAI_BASE_URL`` (default OpenAI's). ``bedrock:<model id>``
+``OPENAI_API_KEY``, the endpoint ``OPENAI_BASE_URL`` (default OpenAI's); ``--strict`` gives it
+the tools in OpenAI's strict mode, typed for every form you can start, or for the forms named
+(``--strict travel-claim,health-check``). ``bedrock:<model id>``
 is Amazon Bedrock's Converse API, with boto3's usual credentials and region (boto3 comes with
 the ``aws`` extra). The token is ``--token`` or ``FORMWORK_TOKEN`` (default the local stack's
 dev token ``dev:alice``); each run is a new conversation unless ``--conversation`` names one.
@@ -48,17 +50,29 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--url", required=True, help="the Formwork API's base URL")
     parser.add_argument("--token", help="bearer token (default $FORMWORK_TOKEN or dev:alice)")
     parser.add_argument("--conversation", help="conversation id (default: a new one)")
+    parser.add_argument(
+        "--strict",
+        nargs="?",
+        const="",
+        metavar="FORMS",
+        help="openai: strict-mode tools, for every form or these (comma-separated)",
+    )
     parser.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS)
     parser.add_argument("--keep-messages", type=int, default=DEFAULT_KEEP_MESSAGES)
     return parser.parse_args(argv)
 
 
-def provider_for(model: str, environ: Mapping[str, str]) -> Provider:
-    """The provider ``openai:<model>`` or ``bedrock:<model id>`` names."""
+def provider_for(model: str, environ: Mapping[str, str], strict: str | None = None) -> Provider:
+    """The provider ``openai:<model>`` or ``bedrock:<model id>`` names; ``strict`` (OpenAI
+    only) is ``--strict``'s forms, ``""`` for every form the caller can start."""
     vendor, _, name = model.partition(":")
     if vendor == "openai" and name:
         base_url = environ.get("OPENAI_BASE_URL") or OPENAI_URL
-        return OpenAIChat(base_url, environ.get("OPENAI_API_KEY", ""), name)
+        named = [form.strip() for form in (strict or "").split(",") if form.strip()]
+        forms: list[str] | bool = named or strict is not None
+        return OpenAIChat(base_url, environ.get("OPENAI_API_KEY", ""), name, strict=forms)
+    if strict is not None:
+        raise SystemExit("--strict is OpenAI's strict mode: use it with openai:<model>")
     if vendor == "bedrock" and name:
         import boto3
 
@@ -100,7 +114,7 @@ def chat(agent: ChatAgent, lines: Iterable[str], out: TextIO, prompt: str = "") 
 def run(
     args: argparse.Namespace, lines: Iterable[str], out: TextIO, environ: Mapping[str, str]
 ) -> int:
-    provider = provider_for(args.model, environ)
+    provider = provider_for(args.model, environ, args.strict)
     token = args.token or environ.get("FORMWORK_TOKEN") or "dev:alice"
     conversation = args.conversation or f"chat-{uuid.uuid4().hex[:8]}"
     with Formwork(args.url, token) as client:

@@ -18,11 +18,12 @@ What one invocation does, in order:
    so a user sees the same forms here and over HTTP. Without a usable principal: 401. The
    conversation is ``formwork_conversation`` when set, else the agent's ``sessionId``.
 3. **Routing and arguments.** Powertools' ``BedrockAgentResolver`` routes on ``apiPath`` and
-   checks the properties against the tool's arguments model (``arguments_model``). Bedrock
-   hands every value over as text, so an argument that is an object, an array or any JSON value
-   (``values``, ``decline``, ``form_revise``'s ``value``) is a string property holding JSON
-   text, parsed here strictly (``decode_arguments``); everything else goes to the service as
-   the model sent it, and the service judges it as it judges an HTTP call.
+   checks the properties against the tool's arguments model (``bedrock_schema.arguments_model``).
+   Bedrock hands every value over as text, so an argument that is an object, an array or any
+   JSON value (``values``, ``decline``, ``form_revise``'s ``value``) is a string property
+   holding JSON text, parsed strictly (``bedrock_schema.decode_arguments``); everything else
+   goes to the service as the model sent it, and the service judges it as it judges an HTTP
+   call.
 4. **The tool-call id** is derived from what Bedrock sends (``tool_call_id``): the agent, the
    session, the turn (``formwork_turn`` when the backend sets it, else the user's
    ``inputText``), the operation and the arguments as sent. A retry of the same invocation
@@ -37,29 +38,25 @@ tool's refusal is a 200 whose body says ``ok: false``; arguments Bedrock could n
 operation a 404 ``unknown_tool``, an event of another shape a 400, a bug a 500
 ``internal_error``, each with a body ``{"ok": false, "error", "message", "hint"}``.
 
-The schema the action group is created with is generated from the same routes:
-``python -m functions.bedrock_agent --schema`` prints it (``infra/bedrock-agent/openapi.json``
-is its copy, checked by a test to be current). It follows what Bedrock accepts: OpenAPI 3.0,
-a description and an operationId on every operation, a description on every property, no
-``enum`` (the allowed values are in the description), no references.
+The action group's contract lives in ``functions.bedrock_schema``: the operations (registered
+here with ``register_operations``), how each argument travels (JSON text in a string, or a
+scalar), and the OpenAPI schema generated from the same operations
+(``python -m functions.bedrock_schema`` prints it). This module is the invocation's code only.
 """
 
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
-import sys
-from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, Final, NoReturn
+from collections.abc import Mapping
+from typing import Any, Final
 
 from aws_lambda_powertools.event_handler import BedrockAgentResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
-from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel
 
 from forms.app.conversation import Caller
 from forms.errors import BadRequest
@@ -69,6 +66,7 @@ from formwork import process
 from formwork.bootstrap import App
 from formwork.config import Settings
 from functions.auth import Unauthenticated, principal_from_event
+from functions.bedrock_schema import decode_arguments, register_operations
 from functions.http import log_hash
 from functions.routing import APP_KEY, logger, metrics, request_app, tracer
 
@@ -94,42 +92,7 @@ INTERNAL_ERROR: Final = {
     "the user",
 }
 
-JSON: Final = "json"
-"""The wire kind of an argument Bedrock cannot carry as it is: JSON text in a string."""
-_SCALARS: Final = {"string": str, "boolean": bool, "integer": int, "number": float}
-_JSON_EXAMPLES: Final = {
-    "object": 'a JSON object as text, e.g. {"destination": "Lisbon", "nights": 3}',
-    "array": 'a JSON array as text, e.g. ["phone"]',
-    None: 'the answer as JSON text: "Lisbon" (text in quotes), 3, true',
-}
-MISSING_DESCRIPTIONS: Final = {
-    "field": "The field id to change (leave out with clear_memory)",
-    "action": "What to do with the field",
-    "reason": "Why the form is closed, in a few words",
-}
-"""Descriptions for the arguments the tool surface leaves undescribed (Bedrock wants one on
-every property; the compact surface saves the tokens)."""
-
-SCHEMA_TITLE: Final = "Formwork form tools"
-SCHEMA_DESCRIPTION: Final = (
-    "Tools for filling in forms with the user, one operation per tool. Every answer is a JSON "
-    "object that leads with ok and a one-sentence summary; when ok is false, error, message "
-    "and hint say what went wrong and what to send instead. Arguments that hold JSON (values, "
-    "decline, value) are JSON text in a string."
-)
-
 resolver = BedrockAgentResolver(enable_validation=True, debug=False)
-
-
-class ActionResult(BaseModel):
-    """A tool's result. Other keys depend on the tool."""
-
-    ok: bool = Field(description="Whether the call landed")
-    summary: str | None = Field(default=None, description="What the call did, in one sentence")
-    error: str | None = Field(default=None, description="When ok is false: a stable code")
-    message: str | None = Field(default=None, description="When ok is false: what was wrong")
-    hint: str | None = Field(default=None, description="When ok is false: what to send instead")
-    status_line: str | None = Field(default=None, description="Where the form stands now")
 
 
 class Refused(Exception):
@@ -139,101 +102,6 @@ class Refused(Exception):
         super().__init__(message)
         self.status = status
         self.body = {"ok": False, "error": code, "message": message, "hint": hint}
-
-
-# ---------------------------------------------------------------------------- arguments
-
-
-def wire_kind(prop: Mapping[str, Any]) -> str:
-    """How an argument of the tool's JSON schema travels through Bedrock: as the scalar it is
-    (``string``, ``boolean``, ``integer``, ``number``), or as ``JSON`` text in a string."""
-    kind = prop.get("type")
-    return kind if isinstance(kind, str) and kind in _SCALARS else JSON
-
-
-def describe(name: str, prop: Mapping[str, Any]) -> str:
-    """A property's description for Bedrock: the surface's (or ``MISSING_DESCRIPTIONS``'),
-    the allowed values of an enum (Bedrock takes no ``enum``), the JSON an argument holds."""
-    text = str(prop.get("description") or MISSING_DESCRIPTIONS.get(name, name.replace("_", " ")))
-    if isinstance(prop.get("enum"), list):
-        text += ". One of: " + ", ".join(str(v) for v in prop["enum"])
-    if wire_kind(prop) == JSON:
-        text += "; " + _JSON_EXAMPLES.get(prop.get("type"), _JSON_EXAMPLES[None])
-    return text
-
-
-def arguments_model(spec: ToolSpec) -> type[BaseModel] | None:
-    """The tool's arguments as Bedrock carries them (None for a tool without arguments):
-    each scalar as its type, each JSON argument as a string; required as the tool says. Other
-    properties are let through, for the service to refuse as it refuses them over HTTP."""
-    schema = spec.input_schema()
-    properties: Mapping[str, Mapping[str, Any]] = schema.get("properties") or {}
-    if not properties:
-        return None
-    required = set(schema.get("required") or ())
-    fields: dict[str, Any] = {}
-    for name, prop in properties.items():
-        kind = wire_kind(prop)
-        wire: Any = str if kind == JSON else _SCALARS[kind]
-        description = describe(name, prop)
-        if name in required:
-            fields[name] = (wire, Field(description=description))
-        else:
-            fields[name] = (wire | None, Field(default=None, description=description))
-    title = "".join(part.title() for part in spec.name.split("_")) + "Arguments"
-    model: type[BaseModel] = create_model(title, __config__=ConfigDict(extra="allow"), **fields)
-    return model
-
-
-def decode_arguments(spec: ToolSpec, arguments: BaseModel | None) -> dict[str, Any]:
-    """The tool's input as the HTTP API would receive it: the arguments the model sent, JSON
-    text parsed (a blank one counts as left out); a ``BadRequest`` when one does not parse,
-    or is not the JSON kind the tool takes."""
-    if arguments is None:
-        return {}
-    properties = spec.input_schema().get("properties") or {}
-    sent = {**arguments.model_dump(exclude_unset=True), **(arguments.model_extra or {})}
-    payload: dict[str, Any] = {}
-    for name, value in sent.items():
-        prop = properties.get(name)
-        if prop is None or wire_kind(prop) != JSON:
-            payload[name] = value
-        elif isinstance(value, str) and value.strip():
-            payload[name] = parse_json_argument(name, value, prop.get("type"))
-    return payload
-
-
-class _DuplicateKey(ValueError):
-    pass
-
-
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    value = dict(pairs)
-    if len(value) != len(pairs):
-        raise _DuplicateKey("an object holds the same key twice")
-    return value
-
-
-def _no_constant(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not JSON")
-
-
-def parse_json_argument(name: str, text: str, expected: str | None) -> Any:
-    """The JSON value of an argument sent as JSON text, or a ``BadRequest`` naming it."""
-    shape = _JSON_EXAMPLES.get(expected, _JSON_EXAMPLES[None])
-    try:
-        value = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique)
-    except RecursionError:
-        raise BadRequest(f"{name} is nested too deep", f"send {name} as {shape}") from None
-    except ValueError as exc:
-        why = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-        raise BadRequest(
-            f"{name} is not valid JSON text ({why[:120]})", f"send {name} as {shape}"
-        ) from None
-    wanted = {"object": dict, "array": list}.get(expected or "")
-    if wanted is not None and not isinstance(value, wanted):
-        raise BadRequest(f"{name} must be a JSON {expected}", f"send {name} as {shape}")
-    return value
 
 
 # ---------------------------------------------------------------------------- who, and the id
@@ -324,43 +192,7 @@ def _run(spec: ToolSpec, arguments: BaseModel | None) -> Response[str]:
     return _answer(200, result)
 
 
-def _register(spec: ToolSpec) -> None:
-    """``POST /<tool>``: the tool's operation, its body the tool's arguments model."""
-    model = arguments_model(spec)
-
-    def operation(arguments: BaseModel | None = None) -> Response[str]:
-        return _run(spec, arguments)
-
-    parameters = []
-    if model is not None:
-        body = Body(description=f"The arguments of {spec.name}")
-        parameters.append(
-            inspect.Parameter(
-                "arguments",
-                inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                annotation=Annotated[model, body],
-            )
-        )
-    # Powertools reads the operation's body from its signature: the tool's model.
-    operation.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
-    operation.__name__ = spec.name
-    resolver.post(
-        f"/{spec.name}",
-        description=spec.description,
-        summary=spec.name,
-        operation_id=spec.name,
-        responses={
-            200: {
-                "description": "The tool's result, also when the tool refused (ok false, with "
-                "error, message and hint)",
-                "content": {"application/json": {"model": ActionResult}},
-            },
-        },
-    )(operation)
-
-
-for _spec in TOOLS:
-    _register(_spec)
+register_operations(resolver, _run)
 
 
 def _invalid_arguments(error: RequestValidationError) -> Response[str]:
@@ -484,83 +316,3 @@ def answered(response: Mapping[str, Any]) -> dict[str, Any]:
 
 def _outcome(result: Mapping[str, Any]) -> str:
     return "ok" if result.get("ok") else str(result.get("error", "error"))
-
-
-# ---------------------------------------------------------------------------- the schema
-
-
-def action_group_schema() -> dict[str, Any]:
-    """The action group's OpenAPI schema, as Bedrock takes it: Powertools' document of the
-    routes, made plain (``for_bedrock``)."""
-    document = json.loads(
-        resolver.get_openapi_json_schema(
-            title=SCHEMA_TITLE, version="1.0.0", description=SCHEMA_DESCRIPTION
-        )
-    )
-    return for_bedrock(document)
-
-
-def for_bedrock(document: dict[str, Any]) -> dict[str, Any]:
-    """Powertools' document in the subset of OpenAPI 3.0 that Bedrock agents read: version
-    ``3.0.0``; the validation 422 Powertools adds to every operation dropped (arguments that do
-    not fit are a 200 ``bad_request``); every ``$ref`` inlined and the components gone; no
-    ``title``, ``additionalProperties``, ``nullable``, ``default`` or one-branch ``anyOf``;
-    no ``servers`` (Bedrock calls the Lambda function, not a URL)."""
-    schemas = (document.get("components") or {}).get("schemas") or {}
-
-    def plain(node: Any) -> Any:
-        if isinstance(node, list):
-            return [plain(item) for item in node]
-        if not isinstance(node, dict):
-            return node
-        if "$ref" in node:
-            target = schemas[node["$ref"].rsplit("/", 1)[-1]]
-            return plain({**target, **{k: v for k, v in node.items() if k != "$ref"}})
-        out = {
-            key: plain(value)
-            for key, value in node.items()
-            if key not in ("title", "additionalProperties", "nullable", "default")
-        }
-        branches = out.get("anyOf")
-        if isinstance(branches, list) and len(branches) == 1:
-            del out["anyOf"]
-            out = {**branches[0], **out}
-        return out
-
-    paths: dict[str, Any] = {}
-    for path, item in document.get("paths", {}).items():
-        paths[path] = {}
-        for method, operation in item.items():
-            responses = {
-                status: response
-                for status, response in operation.get("responses", {}).items()
-                if status != "422"
-            }
-            paths[path][method] = plain({**operation, "responses": responses})
-    return {
-        "openapi": "3.0.0",
-        "info": document["info"],
-        "paths": paths,
-    }
-
-
-def schema_json() -> str:
-    """``action_group_schema()`` as the text of ``infra/bedrock-agent/openapi.json``."""
-    return json.dumps(action_group_schema(), indent=2, ensure_ascii=False) + "\n"
-
-
-def main(argv: Sequence[str] | None = None, write: Callable[[str], Any] | None = None) -> int:
-    """``python -m functions.bedrock_agent --schema``: print the action group's schema."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    out = write if write is not None else sys.stdout.write
-    if args != ["--schema"]:
-        out(
-            "usage: python -m functions.bedrock_agent --schema > infra/bedrock-agent/openapi.json\n"
-        )
-        return 2
-    out(schema_json())
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -5,17 +5,19 @@
 fails) with a provider (``BedrockConverse``, ``OpenAIChat``) and a ``formwork.client.Formwork``
 for one conversation:
 
-* the tools: ``GET /tools?format=<the provider's shape>`` (``bedrock`` or ``openai``), read on
-  the first turn and sent to the model exactly as served;
+* the tools: ``GET /tools?format=<the provider's shape>`` (``bedrock``, ``openai``, or
+  ``openai-strict`` with the forms the strict tools are typed for, ``tool_forms``), read on the
+  first turn and sent to the model exactly as served;
 * the system prompt, built before every model call: the instructions, the summary of older
   messages (past ``keep_messages``), and the conversation's status lines, read from the API
   each time (``GET /conversations/{id}/status``), so the model always sees what is pending
   after the calls it just made. Status lines that cannot be read are said in the prompt and
   noted in ``TurnResult.backend_errors``;
 * each tool call forwarded through the client (``POST /conversations/{id}/tools/{name}``)
-  under the provider's tool-use id as the ``tool_call_id``, and its result, exactly as the API
-  answered it, returned to the model. The client sends a failed call and a ``busy`` result
-  again under that same id (a replay, never a second write).
+  under the provider's tool-use id as the ``tool_call_id`` and with the tools' format (in
+  strict mode that is what makes the API read the model's ``null`` answers as not given), and
+  its result, exactly as the API answered it, returned to the model. The client sends a
+  failed call and a ``busy`` result again under that same id (a replay, never a second write).
 
 A tool's refusal is data for the model, and so is a refusal of the call by the API (an unknown
 tool, an input that is not an object, too large). What the model cannot fix (the API down
@@ -119,7 +121,10 @@ def cancelled_result() -> JsonDict:
 
 class ChatAgent:
     """A model filling in forms in one conversation through Formwork's tool API, one user
-    turn at a time (the module says what a turn does)."""
+    turn at a time (the module says what a turn does).
+
+    ``tool_format`` and ``tool_forms`` name the tools' shape and, for a strict one, the forms
+    they are typed for; by default the provider's (``OpenAIChat(strict=...)`` sets both)."""
 
     def __init__(
         self,
@@ -128,6 +133,7 @@ class ChatAgent:
         conversation_id: str,
         *,
         tool_format: str | None = None,
+        tool_forms: Sequence[str] | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
         keep_messages: int = DEFAULT_KEEP_MESSAGES,
         instructions: str = FORM_INSTRUCTIONS,
@@ -141,6 +147,10 @@ class ChatAgent:
         self.client = client
         self.conversation_id = conversation_id
         self.tool_format = chosen
+        forms = tool_forms if tool_forms is not None else getattr(provider, "tool_forms", None)
+        self.tool_forms: tuple[str, ...] | None = None if forms is None else tuple(forms)
+        """The forms a strict format's tools are typed for (None: every form the caller can
+        start); ``tool_forms=`` or the provider's (``OpenAIChat(strict=[...])``)."""
         self.max_steps = max_steps
         self.keep_messages = keep_messages
         self.instructions = instructions
@@ -169,7 +179,7 @@ class ChatAgent:
     def _tools(self, transcript: Sequence[Entry], text: str) -> tuple[ServedTool, ...]:
         if self.tools is None:
             try:
-                served = self.client.tools(self.tool_format)
+                served = self.client.tools(self.tool_format, forms=self.tool_forms)
                 self.tools = ServedTool.read(self.tool_format, served)
             except (ClientError, ValueError) as failure:
                 partial = Turn([*transcript, UserText(text)]).result("failed")
@@ -188,7 +198,9 @@ class ChatAgent:
         if cancelled:
             return cancelled_result()
         try:
-            result = self.client.call(self.conversation_id, call.name, call.args, call.id)
+            result = self.client.call(
+                self.conversation_id, call.name, call.args, call.id, format=self.tool_format
+            )
         except RequestRefused as refused:
             if refused.status in MODEL_REFUSALS or refused.code == "unknown_tool":
                 return {

@@ -18,7 +18,8 @@ What each vendor is sent:
 
 Tools are ``Tool``s (a name, a description, an input schema) rendered into the vendor's shape,
 or ``ServedTool``s: definitions as an API served them (``GET /tools?format=...``), sent exactly
-as served to the provider of their shape (``tool_format``: ``bedrock``, ``openai``).
+as served to the provider of their shape (``tool_format``: ``bedrock``, ``openai``, or
+``openai-strict`` for an ``OpenAIChat`` asked for strict mode).
 
 What is read back: the token counts as the provider reports them; a response cut off by the
 output limit (``stopReason: max_tokens`` / ``finish_reason: length``) is truncated and its
@@ -39,7 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from forms.surface.formats import Format, Tool, tool_definitions
+from forms.surface.formats import Format, StrictFormat, Tool, tool_definitions
 from formwork.agents.transcript import (
     AssistantTurn,
     Completion,
@@ -106,10 +107,13 @@ class ServedTool:
 
 class _Definitions:
     """The tools in one vendor's shape, rendered again only when the tools change. A
-    ``ServedTool`` already in that shape is sent as served."""
+    ``ServedTool`` served in ``served`` (default: ``fmt``) is sent as served: a strict export
+    cannot be rendered again from its schema alone, since it is typed for the forms the API
+    chose; any other tool is rendered in ``fmt``."""
 
-    def __init__(self, fmt: Format) -> None:
+    def __init__(self, fmt: Format, served: str | None = None) -> None:
         self.fmt = fmt
+        self.served = served or fmt
         self._tools: tuple[Tool, ...] | None = None
         self._shaped: list[dict[str, Any]] = []
 
@@ -120,7 +124,7 @@ class _Definitions:
         return self._shaped
 
     def _shape(self, tool: Tool) -> dict[str, Any]:
-        if isinstance(tool, ServedTool) and tool.fmt == self.fmt:
+        if isinstance(tool, ServedTool) and tool.fmt == self.served:
             return tool.definition
         return tool_definitions(self.fmt, [tool])[0]
 
@@ -286,10 +290,22 @@ class OpenAIChat:
     """Any OpenAI-compatible ``/chat/completions`` endpoint, tools in the ``function`` shape.
 
     ``max_tokens_param`` names the output limit for endpoints that want another key
-    (``max_completion_tokens``); ``new_id`` names a tool call that came without an id."""
+    (``max_completion_tokens``); ``new_id`` names a tool call that came without an id.
 
-    tool_format: Format = "openai"
+    ``strict`` asks for the tools in OpenAI's strict mode (``openai-strict``: the model's
+    arguments follow the schema exactly, ``docs/tools.md``): ``True`` for the tools typed for
+    every form the caller can start, or the ids of the forms to type them for (a strict
+    export belongs to a set of forms; fewer forms, fewer tokens). A loop over this provider
+    (``ChatAgent``) reads ``tool_format`` and ``tool_forms`` to ask the API for those tools,
+    and sends every call back with that format, so the ``null`` answers strict mode makes the
+    model send are read as not given. Tools not served by the API (the builder's) are sent in
+    the ``function`` shape, not strict."""
+
+    tool_format: Format | StrictFormat
     """The ``GET /tools`` format this provider sends as it is."""
+    tool_forms: tuple[str, ...] | None
+    """With ``strict``: the forms the tools are typed for (None: every form the caller can
+    start)."""
 
     def __init__(
         self,
@@ -300,7 +316,16 @@ class OpenAIChat:
         post: Post = urllib_post,
         max_tokens_param: str = "max_tokens",
         new_id: Callable[[], str] = _new_id,
+        *,
+        strict: bool | str | Sequence[str] = False,
     ) -> None:
+        if isinstance(strict, bool):
+            self.tool_format, self.tool_forms = ("openai-strict" if strict else "openai"), None
+        else:
+            forms = (strict,) if isinstance(strict, str) else tuple(strict)
+            if not forms:
+                raise ValueError("strict names no form: pass True for every form, or form ids")
+            self.tool_format, self.tool_forms = "openai-strict", forms
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
         self.model = model
@@ -308,7 +333,7 @@ class OpenAIChat:
         self.max_tokens_param = max_tokens_param
         self.post = post
         self.new_id = new_id
-        self._definitions = _Definitions(self.tool_format)
+        self._definitions = _Definitions("openai", served=self.tool_format)
 
     def body(self, system: str, transcript: Sequence[Entry], tools: Sequence[Tool]) -> JsonDict:
         """The request body for this transcript."""

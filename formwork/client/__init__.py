@@ -8,6 +8,10 @@ needs (``docs/clients.md``)::
         result = api.call("chat-9", "form_start", {"form": "travel-claim"}, "call_1")
         lines = api.status("chat-9").lines                   # for the system prompt
 
+OpenAI's strict mode is typed per form: ``api.tools(format="openai-strict",
+forms=["travel-claim"])``, and each call sent back with ``format="openai-strict"``, so the
+``null`` answers strict mode makes the model send are read as not given.
+
 A tool's refusal is data (``ToolResult.ok`` false, with ``error``, ``message``, ``hint``);
 what no change of arguments can fix raises a ``ClientError``. A failed send and a ``busy``
 result are sent again under the same tool-call id, so a retry is a replay, never a second

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -54,12 +54,21 @@ class Formwork:
     def base_url(self) -> str:
         return str(self._http.base_url)
 
-    def tools(self, format: str = "generic") -> list[dict[str, Any]]:
+    def tools(
+        self, format: str = "generic", *, forms: str | Sequence[str] | None = None
+    ) -> list[dict[str, Any]]:
         """The tool definitions in ``format``'s shape (``generic``, ``openai``,
-        ``anthropic``, ``bedrock``, ``mcp``, or any other the API serves), in surface order.
-        ``RequestRefused`` (``bad_request``) for a format the API does not serve."""
+        ``openai-responses``, ``anthropic``, ``bedrock``, ``mcp``, the strict ``openai-strict``
+        and ``openai-responses-strict``, or any other the API serves), in surface order.
+
+        ``forms`` goes only with a strict format: the form ids (or spellings) the strict tools
+        are typed for, at most 20; without it, every form the caller can start. Give the model's
+        calls back with the same ``format`` (``call(..., format=...)``). ``RequestRefused``
+        (``bad_request``) for a format the API does not serve, ``forms`` with a format that is
+        not strict, a form the caller cannot start, or one strict mode cannot type."""
         attempts = _wire.Attempts(self.retry, "GET /tools")
-        answer = self._send(attempts, "GET", "tools", params={"format": format})
+        query = _wire.tools_query(format, forms)
+        answer = self._send(attempts, "GET", "tools", params=query)
         return _wire.tool_list(answer)
 
     def call(
@@ -68,11 +77,18 @@ class Formwork:
         tool: str,
         input: Mapping[str, Any] | None = None,
         tool_call_id: str | None = None,
+        *,
+        format: str | None = None,
     ) -> ToolResult:
         """Run one tool call in the caller's conversation: ``input`` as the model produced it,
         under ``tool_call_id`` (the model's id for the call; a fresh one when None). A
         failed send and a ``busy`` result are sent again under the same id (a replay, never
         a second write), within the retry policy.
+
+        ``format`` is the one the model was given the tools in (``tools(format=...)``). Name
+        it for a strict format: strict mode makes the model send every field id, ``null``
+        where the person said nothing, and with the format the API leaves those ``null``
+        answers out; without it, each is refused as a ``null`` answer.
 
         A refusal of the call is data (``ok`` false); raises ``AuthError``,
         ``RequestRefused`` (an unknown tool, an envelope the API refuses) and
@@ -84,7 +100,7 @@ class Formwork:
         )
         body = _wire.call_body(call_id, input)
         path = _wire.tool_path(conversation_id, tool)
-        answer = self._send(attempts, "POST", path, json=body)
+        answer = self._send(attempts, "POST", path, params=_wire.call_query(format), json=body)
         return _wire.result_of(answer, attempts)
 
     def status(self, conversation_id: str) -> Status:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NoReturn
 from urllib.parse import quote
 
@@ -45,6 +45,25 @@ def tool_path(conversation_id: str, tool: str) -> str:
 
 def status_path(conversation_id: str) -> str:
     return f"conversations/{quote(conversation_id, safe='')}/status"
+
+
+def tools_query(format: str, forms: str | Sequence[str] | None) -> dict[str, str]:
+    """The query of ``GET /tools``: the shape, and the forms a strict export is typed for
+    (``forms``: ids, or one comma-separated string), sent comma-separated. The API judges
+    the pair (``forms`` with a format that is not strict is its ``bad_request``), so a format
+    it adds later needs no change here."""
+    query = {"format": format}
+    if forms is not None:
+        query["forms"] = forms if isinstance(forms, str) else ",".join(forms)
+    return query
+
+
+def call_query(format: str | None) -> dict[str, str] | None:
+    """The query of a tool call: the format the model was given the tools in, when named. It
+    matters for the strict formats, whose ``null`` answers in ``values`` the API reads as not
+    given (strict mode makes the model send every field id); without it, a ``null`` answer is
+    refused."""
+    return {"format": format} if format is not None else None
 
 
 def call_body(tool_call_id: str, arguments: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -4,7 +4,8 @@
 The handler (``functions.bedrock_agent.lambda_handler``) runs as Lambda runs it, served by the
 App of ``conftest`` (``SETTINGS``: the tenant claim is ``tenant``), so a principal here is
 ``tenant/sub`` as it is over HTTP. The last part checks the action group's OpenAPI schema
-against the rules Bedrock states and against its checked-in copy.
+(``functions.bedrock_schema``) against the rules Bedrock states, against the handler's own
+routes, and against its checked-in copy.
 """
 
 from __future__ import annotations
@@ -20,13 +21,15 @@ from openapi_spec_validator import OpenAPIV30SpecValidator
 from forms.surface.tools import TOOLS
 from formwork.bootstrap import App
 from formwork.config import Settings
-from functions import bedrock_agent
-from functions.bedrock_agent import (
+from functions import bedrock_agent, bedrock_schema
+from functions.bedrock_agent import lambda_handler, tool_call_id
+from functions.bedrock_schema import (
+    SCHEMA_DESCRIPTION,
+    SCHEMA_TITLE,
     action_group_schema,
-    lambda_handler,
+    for_bedrock,
     main,
     schema_json,
-    tool_call_id,
 )
 from functions.local import LocalContext
 from tests.functional.conftest import ALICE, Api, RecordingStore, load_event, make_service
@@ -408,9 +411,19 @@ def walk(node: Any) -> list[dict[str, Any]]:
 
 
 def test_the_checked_in_schema_is_the_generated_one() -> None:
-    # THEN infra/bedrock-agent/openapi.json is what `python -m functions.bedrock_agent
-    # --schema` prints now (regenerate it after changing a tool)
+    # THEN infra/bedrock-agent/openapi.json is what `python -m functions.bedrock_schema`
+    # prints now (regenerate it with --write after changing a tool)
+    assert bedrock_schema.SCHEMA_PATH == SCHEMA_FILE
     assert SCHEMA_FILE.read_text() == schema_json()
+
+
+def test_the_schema_describes_the_handlers_own_routes() -> None:
+    # the schema registers the operations on a resolver of its own; the handler's routes,
+    # registered by the same function, give the same document
+    served = bedrock_agent.resolver.get_openapi_json_schema(
+        title=SCHEMA_TITLE, version="1.0.0", description=SCHEMA_DESCRIPTION
+    )
+    assert for_bedrock(json.loads(served)) == action_group_schema()
 
 
 def test_the_schema_is_valid_openapi_3_0() -> None:
@@ -475,6 +488,23 @@ def test_the_enum_values_and_json_examples_are_in_the_descriptions() -> None:
 
 def test_the_module_prints_the_schema() -> None:
     written: list[str] = []
-    assert main(["--schema"], written.append) == 0
+    assert main([], written.append) == 0
     assert json.loads("".join(written)) == action_group_schema()
-    assert main([], written.append) == 2
+    assert main(["--schema"], written.append) == 2  # the usage
+
+
+def test_the_module_writes_the_schema_and_checks_the_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy_path = tmp_path / "openapi.json"
+    monkeypatch.setattr(bedrock_schema, "SCHEMA_PATH", copy_path)
+    said: list[str] = []
+    # a missing or stale copy fails the check, naming the command that fixes it
+    assert main(["--check"], said.append) == 1
+    copy_path.write_text("{}\n")
+    assert main(["--check"], said.append) == 1
+    assert "python -m functions.bedrock_schema --write" in said[-1]
+    # --write makes it current
+    assert main(["--write"], said.append) == 0
+    assert copy_path.read_text() == schema_json()
+    assert main(["--check"], said.append) == 0

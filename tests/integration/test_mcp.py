@@ -8,7 +8,8 @@ ports. Against it:
   ``Authorization`` header): the tools, a travel claim from start to submission, a replay under
   the host's tool-call id, and another principal who finds nothing of the conversation;
 * the SDK's client over stdio, launching ``formwork mcp`` pointed at the stack: the same tools,
-  a fill, and ``form_ask`` with a person who answers, declines or cancels;
+  a travel claim from start to submission (seen over HTTP as it goes), and ``form_ask`` with a
+  person who answers, declines or cancels;
 * ``form_ask`` over HTTP, offered to a 2026-07-28 client only (its question rides the result);
 * the protocol's official conformance suite (npm ``@modelcontextprotocol/conformance``) over
   streamable HTTP, the whole active suite with ``infra/mcp-conformance/baseline.yml`` (every
@@ -196,23 +197,35 @@ def answering(action: str, content: dict[str, Any] | None = None) -> tuple[Any, 
     return elicit, asked
 
 
-def test_formwork_mcp_serves_the_same_tools_over_stdio(
+def test_formwork_mcp_fills_a_claim_to_submission_over_stdio(
     stack: LocalStack, conversation: str
 ) -> None:
     async def test() -> None:
-        async with over_stdio(stack, conversation) as mcp:
+        async with over_stdio(stack, conversation) as mcp, over_http(stack, conversation) as http:
+            # GIVEN the tools, as a desktop host lists them from `formwork mcp`
             tools = [tool.name for tool in (await mcp.list_tools()).tools]
-            await mcp.call_tool("form_start", {"form": "travel-claim"})
+            # WHEN the claim is started, filled in one call and submitted over stdio
+            started = structured(await mcp.call_tool("form_start", {"form": "travel-claim"}))
             filled = structured(
                 await mcp.call_tool("form_fill", {"form": "travel-claim", "values": CLAIM})
             )
+            here = await mcp.read_resource(status_uri(conversation))
+            there = await http.read_resource(status_uri(conversation))
+            submitted = structured(
+                await mcp.call_tool("form_fill", {"form": "travel-claim", "submit": True})
+            )
+            after = await http.read_resource(status_uri(conversation))
         # THEN the same tools (no form_ask: this client cannot elicit) and the API's results
         assert tools == FORM_TOOLS
+        assert started["ok"] is True, started
         assert filled["ok"] is True and filled["summary"].startswith("Saved 10"), filled
-        # AND what it wrote is on the stack, for the same principal over HTTP
-        async with over_http(stack, conversation) as http:
-            status = await http.read_resource(status_uri(conversation))
-        assert "complete (still open for corrections)" in getattr(status.contents[0], "text", "")
+        # AND the complete claim is on the stack, for the same principal over HTTP too
+        for status in (here, there):
+            text = getattr(status.contents[0], "text", "")
+            assert "complete (still open for corrections)" in text
+        # AND the submission closed it, as seen over HTTP
+        assert (submitted["closed"], submitted["submitted"]) == ("completed", True)
+        assert getattr(after.contents[0], "text", "") == NO_FORMS
 
     run(test)
 

@@ -6,8 +6,10 @@ model is recorded (``tests/recordings/chat_loop``): for OpenAI, the real ``opena
 to a stub ``/v1/chat/completions`` on 127.0.0.1 that answers the recorded completions; for
 Bedrock, a stand-in for boto3's ``bedrock-runtime`` client answers the recorded Converse
 responses. Both fill the travel claim to its submission, and the tests read the stored
-instance. Also: the status lines in every prompt, the tools as served, the step cap, the
-API's refusals and failures as data, Stop, and the example script.
+instance; so does the OpenAI SDK in strict mode (``OpenAIChat(strict=...)``: the strict tools,
+a ``null`` for every field the person did not mention, each call sent with its format). Also:
+the status lines in every prompt, the tools as served, the step cap, the API's refusals and
+failures as data, Stop, and the example script.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ import pytest
 
 from examples import chat_loop as example
 from forms.instance import FormInstance
-from forms.surface.formats import tool_definitions
+from forms.surface.formats import Format, tool_definitions
+from forms.surface.strict import strict_definitions
 from formwork.agents import (
     BedrockConverse,
     Completion,
@@ -263,7 +266,7 @@ def check_the_completed_claim(
     model: CompletionsStub | RecordedConverse,
 ) -> None:
     ids = recorded_ids(responses)
-    fmt = "openai" if isinstance(model, CompletionsStub) else "bedrock"
+    fmt: Format = "openai" if isinstance(model, CompletionsStub) else "bedrock"
     # THEN every turn ended with the model's reply, after the recorded number of model calls
     assert [r.stopped for r in results] == ["reply"] * 4
     assert [r.reply for r in results] == replies(responses)
@@ -284,8 +287,10 @@ def check_the_completed_claim(
     # AND the model was given each result exactly as the API answered it
     assert model.results_sent() == api.answers
     assert results[2].calls[0].result["rejected"][0]["field"] == "cost_centre"
-    # AND the tools exactly as GET /tools serves them in the provider's shape
+    # AND the tools exactly as GET /tools serves them in the provider's shape, every call sent
+    # back with that format
     assert all(model.tools(n) == tool_definitions(fmt) for n in range(len(responses)))
+    assert call_queries(api) == [{"format": fmt}] * len(ids)
     # AND, before every model call, the status lines as they stood then
     systems = model.systems()
     assert len(systems) == len(responses) == status_reads(api)
@@ -300,6 +305,94 @@ def check_the_completed_claim(
 
 def status_reads(api: LocalApi) -> int:
     return sum(1 for method, path, _ in api.seen if method == "GET" and path.endswith("/status"))
+
+
+def call_queries(api: LocalApi) -> list[dict[str, str]]:
+    """The query parameters of every tool call the API got, in order."""
+    return [q for (method, _, _), q in zip(api.seen, api.queries, strict=True) if method == "POST"]
+
+
+def tools_queries(api: LocalApi) -> list[dict[str, str]]:
+    """The query parameters of every ``GET /tools`` the API got."""
+    return [q for (_, path, _), q in zip(api.seen, api.queries, strict=True) if path == "/tools"]
+
+
+def sent_arguments(responses: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The arguments of every recorded OpenAI tool call, decoded."""
+    return [
+        json.loads(c["function"]["arguments"])
+        for r in responses
+        for c in r["choices"][0]["message"].get("tool_calls") or []
+    ]
+
+
+def test_the_openai_sdk_in_strict_mode_fills_the_travel_claim_to_completion(
+    api: LocalApi, client: Formwork
+) -> None:
+    recorded = recording("openai_strict_travel_claim")
+    responses = recorded["responses"]
+    with CompletionsStub(responses) as stub:
+        sdk = openai.OpenAI(api_key="sk-test", base_url=stub.base_url, max_retries=0)
+        provider = OpenAIChat(
+            stub.base_url,
+            "sk-test",
+            "gpt-4.1-mini",
+            post=openai_sdk_post(sdk),
+            strict=["travel-claim"],
+        )
+        agent = ChatAgent(provider, client, CONVERSATION)
+        # WHEN the person's four turns are played against a model in strict mode
+        results = play(agent, recorded["turns"])
+    # THEN every turn ended with the model's reply, and nothing failed
+    assert [r.stopped for r in results] == ["reply"] * 4
+    assert [r.reply for r in results] == replies(responses)
+    assert [r.steps for r in results] == [3, 2, 2, 2]
+    assert all(r.backend_errors == () for r in results)
+    # AND the claim is stored complete and submitted, with every answer and nothing else
+    instance = claim(api)
+    assert (instance.state.status, instance.state.closed_reason) == ("completed", "submitted")
+    assert answers(instance) == COMPLETED_ANSWERS
+    assert instance.field("distance_km").revisions == ()  # sent as null on every call
+    ids = recorded_ids(responses)
+    assert api.ids_seen() == ids
+    assert [r.tool_call_id for r in instance.field("cost_centre").revisions] == [ids[3]]
+    # AND the model sent a null for every field it had no answer to, and none was refused,
+    # because every call went with the strict format
+    fills = [a for a in sent_arguments(responses) if "values" in a]
+    assert all(a["values"]["distance_km"] is None for a in fills)
+    assert all(
+        done.result["ok"] and "rejected" not in done.result for r in results for done in r.calls
+    )
+    assert call_queries(api) == [{"format": "openai-strict"}] * len(ids)
+    # AND the tools were read once, typed for the travel claim, and sent to the model as served
+    assert tools_queries(api) == [{"format": "openai-strict", "forms": "travel-claim"}]
+    strict = strict_definitions("openai-strict", [api.service.registry.latest("travel-claim")])
+    assert all(stub.tools(n) == strict for n in range(len(responses)))
+    assert all(t["function"]["strict"] is True for t in strict)
+    assert stub.results_sent() == api.answers
+
+
+def test_strict_mode_without_forms_types_the_tools_for_every_form_the_caller_can_start(
+    api: LocalApi, client: Formwork
+) -> None:
+    sent: list[dict[str, Any]] = []
+
+    def post(url: str, headers: Any, body: Any) -> dict[str, Any]:
+        sent.append(dict(body))
+        answer: dict[str, Any] = recording("openai_strict_travel_claim")["responses"][2]
+        return answer  # a reply, no call
+
+    provider = OpenAIChat("http://model.test/v1", "k", "m", post=post, strict=True)
+    assert (provider.tool_format, provider.tool_forms) == ("openai-strict", None)
+    ChatAgent(provider, client, CONVERSATION).run_turn([], "Hi")
+    assert tools_queries(api) == [{"format": "openai-strict"}]
+    forms = api.service.registry.forms("alice")
+    assert sent[0]["tools"] == strict_definitions("openai-strict", forms)
+    # one form id may be given as a string; an empty list names no form at all
+    assert OpenAIChat("u", "k", "m", strict="travel-claim").tool_forms == ("travel-claim",)
+    assert OpenAIChat("u", "k", "m").tool_format == "openai"
+    with pytest.raises(ValueError, match="names no form"):
+        OpenAIChat("u", "k", "m", strict=[])
 
 
 # ------------------------------------------------------------------------------ the loop
@@ -468,9 +561,27 @@ def test_the_example_chats_over_stdin_and_stdout(api: LocalApi) -> None:
     assert all(r["model"] == "gpt-4.1-mini" for r in stub.requests)
 
 
+def test_the_example_runs_strict_mode_for_the_forms_named(api: LocalApi) -> None:
+    recorded = recording("openai_strict_travel_claim")
+    out = io.StringIO()
+    with CompletionsStub(recorded["responses"]) as stub:
+        model = ["--model", "openai:gpt-4.1-mini", "--strict", "travel-claim"]
+        args = example.parse([*model, "--url", api.url, "--conversation", CONVERSATION])
+        environ = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": stub.base_url}
+        assert example.run(args, iter(recorded["turns"]), out, environ) == 0
+    assert "model> Done: your travel claim has been submitted." in out.getvalue()
+    assert claim(api).state.closed_reason == "submitted"
+    assert tools_queries(api) == [{"format": "openai-strict", "forms": "travel-claim"}]
+
+
 def test_a_model_that_is_not_named_right_is_refused() -> None:
     with pytest.raises(SystemExit, match="openai:<model> or bedrock:<model id>"):
         example.provider_for("gpt-4", {})
+    with pytest.raises(SystemExit, match="use it with openai"):
+        example.provider_for("bedrock:anthropic.claude", {}, strict="")
+    every = example.provider_for("openai:m", {}, strict="")
+    assert isinstance(every, OpenAIChat) and every.tool_format == "openai-strict"
+    assert every.tool_forms is None
 
 
 def test_the_lambda_handlers_import_neither_the_client_nor_the_chat_loop() -> None:

@@ -6,8 +6,9 @@ port of 127.0.0.1. A thin function in front of the handler records what reached 
 lose an answer after the handler ran; a store that loses commits makes the service answer
 ``busy``; a proxy can drop the connection after the API answered. Covered: the tools in each
 shape, a call and its result, retries under the same id (busy, 5xx, a dropped connection)
-that apply once, retries spent, status lines, auth failures and bad requests, the async
-client, the retry policy's waits, and the public surface.
+that apply once, retries spent, status lines, auth failures and bad requests, strict mode (the
+tools typed for the forms asked for, and a call sent with its format whose ``null`` answers
+are left out), the async client, the retry policy's waits, and the public surface.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from forms import Caller, ConflictError, FormService, InMemoryFormStore
 from forms.examples.travel_claim import travel_claim
 from forms.instance import Commit, FormInstance
 from forms.surface.formats import tool_definitions
+from forms.surface.strict import strict_definitions
 from formwork.client import (
     AsyncFormwork,
     AuthError,
@@ -67,8 +69,9 @@ class LosingStore(InMemoryFormStore):
 
 class LocalApi:
     """The tool API on 127.0.0.1 (``url``): the handler over ``service`` behind the local
-    gateway. ``seen`` lists ``(method, path, tool_call_id)`` of every request the function got;
-    ``answers`` each tool call's JSON answer as the handler gave it. ``lose_answers`` ids get a
+    gateway. ``seen`` lists ``(method, path, tool_call_id)`` of every request the function got,
+    ``queries`` the query parameters of each (``{}`` for none), in the same order; ``answers``
+    each tool call's JSON answer as the handler gave it. ``lose_answers`` ids get a
     502 the first time, after the handler ran; ``always`` replaces every answer (a status);
     principals in ``forbidden`` get a 403, as from an authorizer that checks scopes."""
 
@@ -76,6 +79,7 @@ class LocalApi:
         self.service = service
         self.app = app_for(service)
         self.seen: list[tuple[str, str, str | None]] = []
+        self.queries: list[dict[str, str]] = []
         self.answers: list[dict[str, Any]] = []
         self.lose_answers: set[str] = set()
         self.always: int | None = None
@@ -91,12 +95,13 @@ class LocalApi:
         body = json.loads(event["body"]) if event.get("body") else {}
         call_id = body.get("tool_call_id") if isinstance(body, dict) else None
         self.seen.append((method, event["rawPath"], call_id))
+        self.queries.append(dict(event.get("queryStringParameters") or {}))
         claims = event["requestContext"]["authorizer"]["jwt"]["claims"]
         if claims["sub"] in self.forbidden:
             return {"statusCode": 403, "body": json.dumps({"message": "Forbidden"})}
         if self.always is not None:
             return {"statusCode": self.always, "body": json.dumps({"message": "gateway"})}
-        response = lambda_handler(event, context, app=self.app)
+        response: dict[str, Any] = lambda_handler(event, context, app=self.app)
         if method == "POST" and response["statusCode"] == 200:
             self.answers.append(json.loads(response["body"]))
         if call_id in self.lose_answers:
@@ -280,7 +285,9 @@ class DroppingProxy:
     def forward(self, request: BaseHTTPRequestHandler) -> None:
         length = int(request.headers.get("Content-Length") or 0)
         body = request.rfile.read(length) if length else None
-        upstream = http.client.HTTPConnection(self.upstream.hostname, self.upstream.port)
+        upstream = http.client.HTTPConnection(
+            self.upstream.hostname or "127.0.0.1", self.upstream.port
+        )
         headers = {k: v for k, v in request.headers.items() if k.lower() != "host"}
         upstream.request(request.command, request.path, body, headers)
         answer = upstream.getresponse()
@@ -450,6 +457,95 @@ def test_an_unknown_tool_and_a_malformed_id_are_bad_requests(
     assert len(api.seen) == 3  # none of them sent twice
 
 
+# ------------------------------------------------------------------------------ strict mode
+
+NOT_GIVEN = {
+    "full_name": None,
+    "staff_id": None,
+    "destination": None,
+    "departure_date": None,
+    "return_date": None,
+    "purpose": None,
+    "mode": None,
+    "flight_number": None,
+    "distance_km": None,
+    "total": None,
+    "cost_centre": None,
+    "manager_email": None,
+    "receipts_attached": None,
+}
+"""Every field id of the travel claim the agent writes, unanswered: what strict mode makes a
+model send for each one the person said nothing about."""
+
+
+def strict_fill(**given: Any) -> dict[str, Any]:
+    """A ``form_fill`` of the travel claim as a model in strict mode sends it: every argument,
+    every field id, ``null`` where there is nothing to say."""
+    return {
+        "form": "travel-claim",
+        "instance": None,
+        "values": {**NOT_GIVEN, **given},
+        "decline": None,
+        "submit": False,
+    }
+
+
+def test_strict_tools_are_typed_for_the_forms_asked_for(client: Formwork, api: LocalApi) -> None:
+    claim_form = api.service.registry.latest("travel-claim", "alice")
+    # WHEN the strict tools are asked for one form, as a list and as a comma-separated string
+    listed = client.tools(format="openai-strict", forms=["travel-claim"])
+    spelled = client.tools(format="openai-strict", forms="travel-claim")
+    # THEN they are the strict export typed for it, and the forms went comma-separated
+    assert listed == spelled == strict_definitions("openai-strict", [claim_form])
+    assert api.queries == [{"format": "openai-strict", "forms": "travel-claim"}] * 2
+    fill = next(t["function"] for t in listed if t["function"]["name"] == "form_fill")
+    assert fill["strict"] is True
+    assert set(fill["parameters"]["properties"]["values"]["required"]) == set(NOT_GIVEN)
+    # AND without forms, the Responses API's shape is typed for every form alice can start
+    responses = client.tools(format="openai-responses-strict")
+    assert api.queries[-1] == {"format": "openai-responses-strict"}
+    forms = api.service.registry.forms("alice")
+    assert responses == strict_definitions("openai-responses-strict", forms)
+    assert responses[0]["type"] == "function" and responses[0]["strict"] is True
+
+
+def test_forms_with_a_format_that_is_not_strict_is_a_bad_request(
+    client: Formwork, api: LocalApi
+) -> None:
+    with pytest.raises(RequestRefused) as refused:
+        client.tools(format="openai", forms=["travel-claim"])
+    assert refused.value.status == 400 and refused.value.code == "bad_request"
+    with pytest.raises(RequestRefused) as unknown:
+        client.tools(format="openai-strict", forms=["no-such-form"])
+    assert unknown.value.status == 400
+    assert len(api.seen) == 2  # neither sent twice
+
+
+def test_a_strict_call_sent_with_its_format_saves_only_what_was_given(
+    client: Formwork, api: LocalApi
+) -> None:
+    # GIVEN a claim
+    client.call(CONVERSATION, "form_start", {"form": "travel-claim"}, "call_start")
+    # WHEN a strict call (a null for every field but one) is sent with its format
+    result = client.call(
+        CONVERSATION,
+        "form_fill",
+        strict_fill(full_name="Ana Ferreira"),
+        "call_strict",
+        format="openai-strict",
+    )
+    # THEN it went with ?format=openai-strict, and the nulls were read as not given
+    assert api.queries[-1] == {"format": "openai-strict"}
+    assert result.ok is True and result.get("rejected") is None
+    assert revisions_of(api.service, "full_name") == [("Ana Ferreira", "call_strict")]
+    assert revisions_of(api.service, "staff_id") == []
+    # AND the same call without the format is refused null by null: why the format matters
+    plain = client.call(CONVERSATION, "form_fill", strict_fill(staff_id="AB1234"), "call_plain")
+    assert api.queries[-1] == {}
+    assert {r["field"] for r in plain.get("rejected")} == set(NOT_GIVEN) - {"staff_id"}
+    assert revisions_of(api.service, "staff_id") == [("AB1234", "call_plain")]
+
+
 # ------------------------------------------------------------------------------ async
 
 
@@ -475,6 +571,32 @@ def test_the_async_client_does_the_same(api: LocalApi, store: LosingStore) -> No
     assert api.ids_seen() == ["call_a1", "call_a2", "call_a2"]
     assert revisions_of(api.service, "full_name") == [("Ana Ferreira", "call_a2")]
     assert status.lines == api.service.status(ALICE)
+
+
+def test_the_async_client_speaks_strict_mode_the_same(api: LocalApi) -> None:
+    async def session() -> tuple[list[dict[str, Any]], ToolResult]:
+        async with AsyncFormwork(api.url, token="dev:alice", retry=QUICK) as client:
+            tools = await client.tools(format="openai-strict", forms=["travel-claim"])
+            await client.call(CONVERSATION, "form_start", {"form": "travel-claim"}, "call_s1")
+            filled = await client.call(
+                CONVERSATION,
+                "form_fill",
+                strict_fill(staff_id="AB1234"),
+                "call_s2",
+                format="openai-strict",
+            )
+            return tools, filled
+
+    tools, filled = asyncio.run(session())
+    claim_form = api.service.registry.latest("travel-claim", "alice")
+    assert tools == strict_definitions("openai-strict", [claim_form])
+    assert api.queries == [
+        {"format": "openai-strict", "forms": "travel-claim"},
+        {},
+        {"format": "openai-strict"},
+    ]
+    assert filled.ok is True and filled.get("rejected") is None
+    assert revisions_of(api.service, "staff_id") == [("AB1234", "call_s2")]
 
 
 def test_the_async_client_raises_the_same_errors(api: LocalApi) -> None:
