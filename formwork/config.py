@@ -22,6 +22,7 @@ quietly.
 | ``FORMWORK_MEMORY`` | memory in this deployment, ``on`` or ``off`` (and per principal) | ``on`` |
 | ``FORMWORK_FACT_KEYS`` | ``module:attr``, the extra fact keys (a sequence of ``FactKey``) | none |
 | ``FORMWORK_MEMORY_DEADLINE_MS`` | recall's deadline (past it, the form opens without) | ``200`` |
+| ``FORMWORK_CONTEXT_CLAIMS`` | context defaults (``fact.key=claim,...``; ``off``: none) | below |
 | ``FORMWORK_MAX_BODY_BYTES`` | largest request body accepted (bytes) | ``65536`` |
 | ``FORMWORK_DISPATCH`` | how hooks run: ``inprocess`` or ``temporal`` | ``inprocess`` |
 | ``FORMWORK_HOOK_WAIT_MS`` | how long a tool call waits for its hooks (Temporal) | ``1500`` |
@@ -40,6 +41,9 @@ quietly.
 | ``TEMPORAL_TLS_CLIENT_KEY_PATH`` | mTLS client key (PEM) | unset |
 | ``TEMPORAL_TLS_SERVER_CA_CERT_PATH`` | CA bundle of the server (PEM) | system roots |
 | ``TEMPORAL_TLS_SERVER_NAME`` | server name to verify, when it differs from the address | unset |
+
+``FORMWORK_CONTEXT_CLAIMS`` defaults to ``person.locale=locale,person.timezone=zoneinfo,
+person.currency=currency`` (``locale`` and ``zoneinfo`` are OpenID Connect standard claims).
 """
 
 from __future__ import annotations
@@ -85,6 +89,21 @@ MAX_CATALOG_TTL_SECONDS = 3600.0
 DEFAULT_MEMORY_DEADLINE_MS = 200
 MAX_MEMORY_DEADLINE_MS = 5_000
 """Recall's deadline is well under a tool call's budget: past it the form opens without memory."""
+DEFAULT_CONTEXT_CLAIMS: tuple[tuple[str, str], ...] = (
+    ("person.locale", "locale"),
+    ("person.timezone", "zoneinfo"),
+    ("person.currency", "currency"),
+)
+"""Which verified claim gives each context default (fact key, claim name): OpenID Connect's
+standard ``locale`` and ``zoneinfo``, and a ``currency`` claim a deployment's identity
+provider may add."""
+OFF_VALUES = frozenset({"", "off", "none"})
+"""How ``FORMWORK_CONTEXT_CLAIMS`` turns context defaults off (any case)."""
+_FACT_KEY = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+")
+"""``forms.memory.vocabulary.KEY_PATTERN`` (this module imports no engine)."""
+_CONTEXT_CLAIM = re.compile(r"[A-Za-z0-9_:./#-]{1,128}")
+"""A claim name, namespaced ones included (``https://example.com/currency``, as Auth0 asks
+custom claims to be)."""
 SWITCH_VALUES = {"on": True, "off": False, "true": True, "false": False, "1": True, "0": False}
 """How ``FORMWORK_MEMORY`` may be spelled (any case)."""
 _ROLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,127}")
@@ -194,6 +213,10 @@ class Settings:
     """``module:attribute`` of the deployment's extra fact keys (none by default)."""
     memory_deadline_ms: int = DEFAULT_MEMORY_DEADLINE_MS
     """How long recall may read the fact store before the form opens without memory."""
+    context_claims: tuple[tuple[str, str], ...] = DEFAULT_CONTEXT_CLAIMS
+    """``(fact key, claim name)``: the verified claims that give a form's empty fields their
+    context defaults (``FORMWORK_CONTEXT_CLAIMS``); empty, none. Only ever read from the
+    token API Gateway verified."""
     temporal: TemporalSettings = field(default_factory=TemporalSettings)
 
     def __post_init__(self) -> None:
@@ -216,6 +239,7 @@ class Settings:
             invalid("FORMWORK_FACT_KEYS", self.fact_keys, '"package.module:attribute"')
         if not isinstance(self.memory, bool):
             invalid("FORMWORK_MEMORY", str(self.memory), "on or off")
+        _check_context_claims(self.context_claims)
         if not isinstance(self.publisher_role, str) or not _ROLE.fullmatch(self.publisher_role):
             invalid(
                 "FORMWORK_PUBLISHER_ROLE",
@@ -297,6 +321,11 @@ class Settings:
                 invalid("FORMWORK_MEMORY", raw_memory, "on or off")
             memory = SWITCH_VALUES[raw_memory.lower()]
 
+        raw_context = env.get("FORMWORK_CONTEXT_CLAIMS")  # set but empty: off, not unset
+        context_claims = (
+            DEFAULT_CONTEXT_CLAIMS if raw_context is None else parse_context_claims(raw_context)
+        )
+
         tls = (get("TEMPORAL_TLS") or "false").lower()
         if tls not in ("true", "false", "1", "0"):
             invalid("TEMPORAL_TLS", tls, "true or false")
@@ -341,6 +370,7 @@ class Settings:
             memory=memory,
             fact_keys=get("FORMWORK_FACT_KEYS"),
             memory_deadline_ms=number("FORMWORK_MEMORY_DEADLINE_MS", DEFAULT_MEMORY_DEADLINE_MS),
+            context_claims=context_claims,
             temporal=temporal,
         )
 
@@ -352,6 +382,49 @@ class Settings:
                 "(template.yaml sets it to the FormsTable resource)"
             )
         return self.table_name
+
+
+_CONTEXT_EXPECTED = (
+    "fact.key=claim pairs, comma-separated, each fact key once (such as "
+    "person.locale=locale,person.timezone=zoneinfo), or off"
+)
+
+
+def parse_context_claims(raw: str) -> tuple[tuple[str, str], ...]:
+    """``FORMWORK_CONTEXT_CLAIMS``'s value as ``(fact key, claim name)`` pairs; empty or
+    ``off``: none. A malformed value is a ``ConfigError``."""
+    text = raw.strip()
+    if text.lower() in OFF_VALUES:
+        return ()
+    pairs = []
+    for item in text.split(","):
+        key, sep, claim = (part.strip() for part in item.partition("="))
+        if not sep:
+            invalid("FORMWORK_CONTEXT_CLAIMS", raw, _CONTEXT_EXPECTED)
+        pairs.append((key, claim))
+    found = tuple(pairs)
+    _check_context_claims(found, raw)
+    return found
+
+
+def _check_context_claims(pairs: object, raw: str | None = None) -> None:
+    """Each pair a fact key and a claim name, each fact key once."""
+    shown = raw if raw is not None else repr(pairs)
+    if not isinstance(pairs, tuple):
+        invalid("FORMWORK_CONTEXT_CLAIMS", shown, _CONTEXT_EXPECTED)
+    keys: set[str] = set()
+    for pair in pairs:
+        if (
+            not isinstance(pair, tuple)
+            or len(pair) != 2
+            or not all(isinstance(part, str) for part in pair)
+            or not _FACT_KEY.fullmatch(pair[0])
+            or len(pair[0]) > 80
+            or not _CONTEXT_CLAIM.fullmatch(pair[1])
+            or pair[0] in keys
+        ):
+            invalid("FORMWORK_CONTEXT_CLAIMS", shown, _CONTEXT_EXPECTED)
+        keys.add(pair[0])
 
 
 def invalid(variable: str, value: str, expected: str) -> NoReturn:

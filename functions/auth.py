@@ -9,17 +9,28 @@ The principal is ``sub``, or ``tenant/sub`` when the deployment names a tenant c
 (``TENANT_CLAIM``) and the token carries it. Both parts are checked against a conservative
 character set and length: they become part of storage keys, and ``/`` cannot appear in either,
 so ``tenant/sub`` is unambiguous.
+
+The same verified claims carry the caller's context defaults (``context_from_event``): a
+locale, a time zone, a currency, under the claim names the deployment maps to fact keys
+(``FORMWORK_CONTEXT_CLAIMS``). They are optional: a claim that is missing, not a string, too
+long or holding control characters is left out, never refused, so a bad optional claim never
+costs the call. Whether a value is a real locale or zone is the vocabulary's to say, when a
+form takes it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 _SUB = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@|+=-]{0,127}")
 """Cognito (a UUID), Auth0 (``auth0|abc``), Google (digits) and dev tokens all fit."""
 _TENANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}")
+MAX_CONTEXT_CLAIM = 64
+"""The longest context claim read (an IANA zone name is at most about 30 characters, a
+language tag 35): anything longer is not one, and is not carried further."""
+_PRINTABLE = re.compile(r"[^\x00-\x1f\x7f]+")
 
 
 class Unauthenticated(Exception):
@@ -42,6 +53,30 @@ def principal_from_event(event: Mapping[str, Any], tenant_claim: str | None) -> 
     if not isinstance(tenant, str) or not _TENANT.fullmatch(tenant):
         raise Unauthenticated(f"the token's {tenant_claim} claim is malformed")
     return f"{tenant}/{sub}"
+
+
+def context_from_event(
+    event: Mapping[str, Any], claims: Sequence[tuple[str, str]]
+) -> tuple[tuple[str, str], ...]:
+    """The caller's context defaults: for each ``(fact key, claim name)`` of ``claims``, the
+    claim's value from the verified claims, when it is a string of 1 to
+    ``MAX_CONTEXT_CLAIM`` printable characters (trimmed). Anything else, and an event with no
+    verified claims at all, gives nothing for that key; this never raises."""
+    if not claims:
+        return ()
+    try:
+        verified = _claims(event)
+    except Unauthenticated:
+        return ()
+    found: dict[str, str] = {}
+    for key, claim in claims:
+        value = verified.get(claim)
+        if not isinstance(value, str):
+            continue
+        value = value.strip()
+        if len(value) <= MAX_CONTEXT_CLAIM and _PRINTABLE.fullmatch(value):
+            found.setdefault(key, value)
+    return tuple(found.items())
 
 
 def _claims(event: Mapping[str, Any]) -> Mapping[str, Any]:

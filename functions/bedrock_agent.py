@@ -65,7 +65,7 @@ from forms.surface.tools import TOOLS, ToolSpec
 from formwork import process
 from formwork.bootstrap import App
 from formwork.config import Settings
-from functions.auth import Unauthenticated, principal_from_event
+from functions.auth import Unauthenticated, context_from_event, principal_from_event
 from functions.bedrock_schema import decode_arguments, register_operations
 from functions.http import log_hash
 from functions.routing import APP_KEY, logger, metrics, request_app, tracer
@@ -76,6 +76,10 @@ TENANT_ATTRIBUTE: Final = "formwork_tenant"
 """Session attribute: the user's tenant (read when the deployment names a tenant claim)."""
 CONVERSATION_ATTRIBUTE: Final = "formwork_conversation"
 """Session attribute, optional: the conversation id (default: the agent's ``sessionId``)."""
+CONTEXT_ATTRIBUTE_PREFIX: Final = "formwork_"
+"""Session attributes, optional: ``formwork_<claim>`` carries a context claim of the user's
+verified token (``formwork_locale``, ``formwork_zoneinfo``, ``formwork_currency`` under the
+default ``FORMWORK_CONTEXT_CLAIMS``), read as the API reads that claim (``docs/memory.md``)."""
 TURN_ATTRIBUTE: Final = "formwork_turn"
 """Session attribute, optional: an id of the ``InvokeAgent`` request, the same when the backend
 sends that request again (default: the user's ``inputText``)."""
@@ -121,6 +125,9 @@ def caller_of(event: Mapping[str, Any], settings: Settings) -> Caller:
     claims = {"sub": attributes[PRINCIPAL_ATTRIBUTE]}
     if settings.tenant_claim is not None and TENANT_ATTRIBUTE in attributes:
         claims[settings.tenant_claim] = attributes[TENANT_ATTRIBUTE]
+    for _, claim in settings.context_claims:  # formwork_locale: the backend's verified locale
+        if CONTEXT_ATTRIBUTE_PREFIX + claim in attributes:
+            claims.setdefault(claim, attributes[CONTEXT_ATTRIBUTE_PREFIX + claim])
     verified = {"requestContext": {"authorizer": {"jwt": {"claims": claims}}}}
     try:
         principal = principal_from_event(verified, settings.tenant_claim)
@@ -132,7 +139,8 @@ def caller_of(event: Mapping[str, Any], settings: Settings) -> Caller:
             "tell the user the forms are not available in this chat right now",
         ) from None
     conversation = attributes.get(CONVERSATION_ATTRIBUTE) or event["sessionId"]
-    return Caller(principal=principal, conversation_id=str(conversation))
+    context = context_from_event(verified, settings.context_claims)
+    return Caller(principal=principal, conversation_id=str(conversation), context=context)
 
 
 def tool_call_id(event: Mapping[str, Any]) -> str:

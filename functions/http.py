@@ -150,7 +150,7 @@ def _well_formed(event: Mapping[str, Any]) -> bool:
         isinstance(event.get("rawPath"), str)
         and isinstance(http, Mapping)
         and isinstance(http.get("method"), str)
-        and _strings(event.get("headers") or {})
+        and _strings(event.get("headers", {}))
         and (query is None or _strings(query))
         and isinstance(event.get("rawQueryString", ""), str)
     )

@@ -23,12 +23,9 @@ from typing import Any
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
-from forms.app.conversation import Caller
-from forms.surface.tools import check_id
-from functions.auth import principal_from_event
 from functions.http import JSON_HEADERS, ApiError, log_hash
 from functions.openapi import ConversationId
-from functions.routing import logger, request_app
+from functions.routing import conversation_caller, logger, request_app
 
 router = Router()  # type: ignore[no-untyped-call]
 
@@ -40,7 +37,7 @@ SDK_MODULES = ("mcp", "mcp_types", "starlette", "anyio", "sse_starlette")
 
 @router.post(MCP_PATH, include_in_schema=False)
 def mcp_message(conversation_id: ConversationId) -> Response[str]:
-    caller = _caller(conversation_id)
+    caller = conversation_caller(router, conversation_id)
     conversation = log_hash(caller.conversation_id)  # before the call: a bad key fails first
     event = router.current_event
     body = (event.body or "").encode("utf-8")
@@ -66,22 +63,15 @@ def mcp_message(conversation_id: ConversationId) -> Response[str]:
 @router.get(MCP_PATH, include_in_schema=False)
 def mcp_stream(conversation_id: ConversationId) -> Response[str]:
     """No server-sent event stream: the server is stateless and sends nothing unasked."""
-    _caller(conversation_id)
+    conversation_caller(router, conversation_id)
     return _not_allowed("the MCP endpoint is stateless: it opens no event stream")
 
 
 @router.delete(MCP_PATH, include_in_schema=False)
 def mcp_session_end(conversation_id: ConversationId) -> Response[str]:
     """No session to end: the server is stateless."""
-    _caller(conversation_id)
+    conversation_caller(router, conversation_id)
     return _not_allowed("the MCP endpoint is stateless: there is no session to end")
-
-
-def _caller(conversation_id: str) -> Caller:
-    """The verified principal, in the conversation of the path."""
-    settings = request_app(router.context).settings
-    principal = principal_from_event(router.current_event.raw_event, settings.tenant_claim)
-    return Caller(principal=principal, conversation_id=check_id(conversation_id, "conversation id"))
 
 
 def _not_allowed(message: str) -> Response[str]:

@@ -19,8 +19,12 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.event_handler.api_gateway import Router
 
+from forms.app.conversation import Caller
+from forms.surface.tools import check_id
 from formwork.bootstrap import App
+from functions.auth import context_from_event, principal_from_event
 
 SERVICE = os.getenv("POWERTOOLS_SERVICE_NAME") or "formwork"
 NAMESPACE = os.getenv("POWERTOOLS_METRICS_NAMESPACE") or "Formwork"
@@ -115,6 +119,19 @@ def request_app(context: Mapping[str, Any]) -> App:
     found = context[APP_KEY]
     assert isinstance(found, App)
     return found
+
+
+def conversation_caller(router: Router, conversation_id: str) -> Caller:
+    """The caller of a conversation's route: the verified principal, the conversation of the
+    path (checked), and the context defaults its verified claims carry
+    (``FORMWORK_CONTEXT_CLAIMS``)."""
+    settings = request_app(router.context).settings
+    event = router.current_event.raw_event
+    return Caller(
+        principal=principal_from_event(event, settings.tenant_claim),
+        conversation_id=check_id(conversation_id, "conversation id"),
+        context=context_from_event(event, settings.context_claims),
+    )
 
 
 def log_rejection(status: int, code: str) -> None:

@@ -13,7 +13,6 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
-from forms.app.conversation import Caller
 from forms.errors import UnknownForm
 from forms.surface.formats import (
     FORMATS,
@@ -23,7 +22,7 @@ from forms.surface.formats import (
     tool_definitions,
 )
 from forms.surface.strict import NotStrict, strict_arguments, strict_definitions
-from forms.surface.tools import TOOLS_BY_NAME, check_id
+from forms.surface.tools import TOOLS_BY_NAME
 from functions.auth import principal_from_event
 from functions.http import ApiError, log_hash
 from functions.models import (
@@ -34,7 +33,7 @@ from functions.models import (
 )
 from functions.openapi import DESCRIBED, ConversationId, ToolName, error_responses, json_body
 from functions.refusals import unknown_tool
-from functions.routing import NAMESPACE, logger, metrics, request_app
+from functions.routing import NAMESPACE, conversation_caller, logger, metrics, request_app
 
 if TYPE_CHECKING:
     from forms.compiled import CompiledForm
@@ -151,7 +150,7 @@ def call_tool(
         ),
     ] = "generic",
 ) -> dict[str, Any]:
-    caller = _caller(conversation_id)
+    caller = conversation_caller(router, conversation_id)
     if tool_name not in TOOLS_BY_NAME:
         raise unknown_tool()
     conversation = log_hash(caller.conversation_id)  # before the call: a bad key fails first
@@ -191,19 +190,12 @@ def call_tool(
     tags=["conversations"],
 )
 def conversation_status(conversation_id: ConversationId) -> ConversationStatus:
-    caller = _caller(conversation_id)
+    caller = conversation_caller(router, conversation_id)
     service = request_app(router.context).service
     lines = service.conversation_status(caller)
     if lines is None:
         raise ApiError(404, "not_found", f"no conversation {conversation_id!r}")
     return ConversationStatus(conversation_id=conversation_id, lines=lines)
-
-
-def _caller(conversation_id: str) -> Caller:
-    """The verified principal, in the conversation of the path."""
-    settings = request_app(router.context).settings
-    principal = principal_from_event(router.current_event.raw_event, settings.tenant_claim)
-    return Caller(principal=principal, conversation_id=check_id(conversation_id, "conversation id"))
 
 
 def _count_tool_call(tool: str, outcome: str) -> None:

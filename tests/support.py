@@ -6,12 +6,14 @@ import itertools
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from forms.storage.memory import InMemoryFormStore
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from forms import Caller, FormDef, FormService
     from forms.app.hooks import Dispatcher, HookRunner
-    from forms.instance import FormInstance, OutboxEntry
+    from forms.instance import Commit, FormInstance, NewCall, OutboxEntry
     from forms.registry import Forms
     from forms.storage import FormStore
     from formwork.bootstrap import App
@@ -174,3 +176,24 @@ class Session:
         result = self.call(tool, None, caller=caller, **fields)
         assert result["ok"] is True, result
         return result
+
+
+class RacingStore(InMemoryFormStore):
+    """A form store on which, right after an instance is created, ``then`` runs once (the
+    user's answer landing between a start's commit and the one memory or context defaults
+    make right after it); every commit is kept, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.then: Any = None
+        self.commits: list[Commit] = []
+
+    def create(self, instance: FormInstance, call: NewCall | None = None) -> None:
+        super().create(instance, call)
+        then, self.then = self.then, None
+        if then is not None:
+            then()
+
+    def commit(self, commit: Commit) -> FormInstance:
+        self.commits.append(commit)
+        return super().commit(commit)

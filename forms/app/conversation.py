@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -15,11 +16,25 @@ if TYPE_CHECKING:  # annotations only: the Lambda handlers import ``Caller`` wit
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """Who is calling and from where. ``principal`` comes only from verified identity."""
+    """Who is calling and from where. ``principal`` comes only from verified identity.
+
+    ``context`` holds the context defaults: ``(fact key, value)`` pairs read from the same
+    verified claims (``functions.auth.context_from_event``: a locale, a time zone, a
+    currency), each key once. ``form_start`` writes them into empty fields that declare the
+    key, below every other source of a value. A tuple, not a dict: the caller stays immutable
+    and hashable, and every construction that names no context keeps working."""
 
     principal: str
     conversation_id: str
     source: str = "agent"
+    context: tuple[tuple[str, str], ...] = ()
+
+    def context_for(self, keys: Collection[str]) -> dict[str, str]:
+        """The context defaults for ``keys`` (fact keys), for an agent's conversation only: a
+        webhook names its principal in a body, so it has no verified claims to read."""
+        if self.source != "agent":
+            return {}
+        return {key: value for key, value in self.context if key in keys}
 
 
 def locate(

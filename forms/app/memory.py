@@ -21,7 +21,10 @@ One tool call, in order (``MemoryCall``):
    (``forms.app.recall.plan_recall_step``) and committed through the one commit loop, as its
    own commit right after the start's; a commit that loses its compare-and-set is planned again
    on the instance the store hands back, so an answer the user gave in between wins and
-   nothing is lost. Nothing to fill or offer: nothing written.
+   nothing is lost. Nothing to fill or offer: nothing written. The context defaults (values
+   the caller's verified token carries, ``Caller.context``) go in the same commit, below
+   memory; when memory has nothing, is off, late or failed, they are committed alone, on
+   time (``apply_defaults`` is that commit in a deployment without memory).
 4. **Remember what the user says.** After any write call's commit, the answers the agent wrote
    to fields that declare a fact key are recorded (``remember``): a confirmation of the fact
    when the answer is the value memory filled or offered, else a statement, stated now; only
@@ -38,12 +41,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections import Counter
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from forms.app.loop import CommitLoop, Outcome, Planned
+from forms.app.loop import CommitLoop, Outcome
 from forms.app.remember import (
     CONFIRMED,
     RECORD_FAILED,
@@ -52,7 +55,6 @@ from forms.app.remember import (
     Answer,
     record,
 )
-from forms.compiled import CompiledForm
 from forms.instance import FormInstance
 
 if TYPE_CHECKING:
@@ -60,7 +62,7 @@ if TYPE_CHECKING:
 
     from forms.app.recall import RecallStep
     from forms.memory.decay import DecayPolicy
-    from forms.memory.facts import FactHead
+    from forms.memory.facts import Fact, FactHead
     from forms.memory.vocabulary import Vocabulary
     from forms.storage.facts import FactStore
 
@@ -256,37 +258,45 @@ class MemoryCall:
         instance: FormInstance,
         named: Collection[str],
         tool_call_id: str,
+        context: Mapping[str, Any] | None = None,
     ) -> Outcome[RecallStep | None] | None:
         """Wait for the read, then commit what it fills and offers on ``instance`` (as
-        stored), planned again on each lost compare-and-set. None when nothing was written
-        (memory off, late, failed, or nothing to fill or offer); never raises."""
+        stored), with the context defaults (``context``: fact key -> value, from the caller's
+        verified claims) in the same commit, planned again on each lost compare-and-set.
+        The defaults never wait on the store's answer: memory off, late or failed, they are
+        committed alone. None when nothing was written; never raises."""
         known = self.recalled()
         if known is None or not known.enabled:
+            return self._commit(loop, instance, (), named, tool_call_id, context)
+        facts = [period for head in known.heads for period in head.periods]
+        return self._commit(loop, instance, facts, named, tool_call_id, context)
+
+    def _commit(
+        self,
+        loop: CommitLoop,
+        instance: FormInstance,
+        facts: Sequence[Fact],
+        named: Collection[str],
+        tool_call_id: str,
+        context: Mapping[str, Any] | None,
+    ) -> Outcome[RecallStep | None] | None:
+        """One commit of what ``facts`` fill and offer and of the defaults; counted."""
+        if not facts and not context:
             return None
-        facts = [head.fact for head in known.heads if head.fact is not None]
-        if not facts:
-            return None
-        from forms.app.recall import plan_recall_step  # noqa: PLC0415 (on first use)
+        from forms.app.recall import commit_recall  # noqa: PLC0415 (on first use)
 
         memory = self.memory
-
-        def plan(
-            form: CompiledForm, current: FormInstance, now: datetime
-        ) -> Planned[RecallStep | None]:
-            recall = plan_recall_step(
-                form,
-                current,
+        try:
+            done = commit_recall(
+                loop,
+                instance,
                 facts,
                 vocabulary=memory.vocabulary,
-                policy=memory.policy,
-                now=now,
+                policy=memory.policy if facts else None,
                 named=named,
                 tool_call_id=tool_call_id,
+                context=context,
             )
-            return Planned(recall, recall.step if recall is not None else None)
-
-        try:
-            done = loop.commit(instance, plan)
         except Exception as exc:
             _log.warning("memory: writing what was recalled failed (%s)", _named(exc))
             memory.counted(APPLY_FAILED)
@@ -346,6 +356,42 @@ class MemoryCall:
         return value
 
 
+def apply_defaults(
+    loop: CommitLoop,
+    instance: FormInstance,
+    context: Mapping[str, Any],
+    *,
+    named: Collection[str],
+    tool_call_id: str,
+    vocabulary: Vocabulary | None = None,
+) -> Outcome[RecallStep | None] | None:
+    """The context defaults alone, in a deployment without memory: they are not remembered
+    facts (the token carries them on every call), so they need no fact store. One commit
+    through the commit loop, as memory's would be; None when nothing was written (no field
+    takes them, or the commit failed: logged, never raised). ``vocabulary``: the keys'
+    types a default must fit (None: Formwork's)."""
+    from forms.app.recall import commit_recall  # noqa: PLC0415 (on first use)
+
+    if vocabulary is None:
+        from forms.memory.vocabulary import Vocabulary  # noqa: PLC0415 (on first use)
+
+        vocabulary = Vocabulary.default()
+    try:
+        done = commit_recall(
+            loop,
+            instance,
+            (),
+            vocabulary=vocabulary,
+            named=named,
+            tool_call_id=tool_call_id,
+            context=context,
+        )
+    except Exception as exc:
+        _log.warning("context defaults: writing them failed (%s)", _named(exc))
+        return None
+    return done if done.step is not None and done.value is not None else None
+
+
 def _named(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:300]
 
@@ -361,4 +407,5 @@ __all__ = [
     "Known",
     "Memory",
     "MemoryCall",
+    "apply_defaults",
 ]

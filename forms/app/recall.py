@@ -9,33 +9,63 @@ a revision ``by: memory`` (the fact key as its actor, its provenance as its note
 (``InstanceState.recalled``) with their provenance, which is what marks them in reads and the
 status line. Planned on the instance as stored every time the commit loop plans it, so a
 user's answer that landed first is never overwritten: that field is simply skipped.
+
+The same step writes the **context defaults**: values the caller's verified token carries for
+a fact key (``Caller.context``: a locale, a time zone, a currency), the lowest rank of
+``forms.memory.PRECEDENCE``. ``prefill_values`` picks, per empty field, memory's fill over a
+default, and gives no default to a field memory offers (the user is about to be asked). A
+default must be a value of its key (the vocabulary's type: a real zone, a tag, a code) and of
+the field, as it is, or it is skipped. It is written like a fill, ``by: memory``, so it is
+marked until confirmed, cleared by ``clear_memory`` and confirmed by the same value sent
+again; its ``Recollection`` says it came from the account (``claim:<fact key>``, no fact
+revision: ``-1``, so sending it again records a statement, never the confirmation of some
+fact). It is not a fact: nothing of it is stored in memory unless the user answers the field.
+Without facts (memory off, late, failed, or no memory in the deployment) the step is the
+defaults alone (``commit_recall``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
+from forms.app.loop import CommitLoop, Outcome, Planned
 from forms.compiled import CompiledForm
 from forms.engine import Transition, transition
 from forms.instance import FieldChange, FormInstance, Recollection, Revision
 from forms.marked import replaced
 from forms.memory.decay import DecayPolicy
 from forms.memory.facts import Fact
-from forms.memory.recall import Fill, Offer, RecallField, plan_recall
+from forms.memory.recall import (
+    Fill,
+    Offer,
+    Origin,
+    RecallField,
+    RecallPlan,
+    plan_recall,
+    prefill_values,
+)
 from forms.memory.vocabulary import Vocabulary
-from forms.surface.recalled import short_label
+from forms.schema import Accepted, FieldType
+from forms.surface.recalled import CLAIM_PREFIX, short_label
+
+NO_FACT_REVISION = -1
+"""The ``fact_revision`` of a context default's ``Recollection``: no fact's revision is
+negative, so the same value sent again is recorded as said, never as confirming a fact."""
 
 
 @dataclass(frozen=True, slots=True)
 class RecallStep:
     """The transition that writes what memory recalled, and the field ids it filled and
-    offered (definition order)."""
+    offered, and those it filled from the caller's account (``defaulted``), in definition
+    order."""
 
     step: Transition
     filled: tuple[str, ...]
     offered: tuple[str, ...]
+    defaulted: tuple[str, ...] = ()
 
 
 def recall_fields(
@@ -68,38 +98,77 @@ def plan_recall_step(
     facts: Iterable[Fact],
     *,
     vocabulary: Vocabulary,
-    policy: DecayPolicy,
+    policy: DecayPolicy | None = None,
     now: datetime,
     named: Collection[str] = (),
     tool_call_id: str | None = None,
+    context: Mapping[str, Any] | None = None,
 ) -> RecallStep | None:
-    """The transition writing memory's fills and offers on ``instance``; None when memory has
-    nothing for any of its empty fields (then nothing is written)."""
+    """The transition writing memory's fills and offers, and the context defaults (fact key
+    -> value, from the caller's verified claims), on ``instance``; None when neither has
+    anything for any of its empty fields (then nothing is written). ``policy`` is needed
+    only with facts (None: Formwork's)."""
     if instance.state.status != "open" or not form.memory_fields:
         return None
-    plan = plan_recall(
-        recall_fields(form, instance, named), facts, vocabulary=vocabulary, policy=policy, now=now
+    fields = recall_fields(form, instance, named)
+    facts = list(facts)
+    plan = (
+        plan_recall(
+            fields, facts, vocabulary=vocabulary, policy=policy or DecayPolicy.default(), now=now
+        )
+        if facts
+        else RecallPlan()
     )
-    if not plan.fills and not plan.offers:
+    defaults = _defaults(fields, context or {}, vocabulary)
+    chosen = prefill_values(
+        [f.field_id for f in fields],
+        answered=[f.field_id for f in fields if f.answered or f.prefilled],
+        recall=plan,
+        defaults={f: value for f, (value, _) in defaults.items()},
+    )
+    if not chosen and not plan.offers:
         return None
     changes: dict[str, FieldChange] = {}
     recalled = dict(instance.state.recalled)
+    labels = {f.field_id: f.label or f.key for f in fields}
+
+    def _revision(value: Any, actor: str, note: str, prev: int, at: datetime) -> Revision:
+        return Revision(
+            kind="value",
+            value=value,
+            by="memory",
+            actor=actor,
+            tool_call_id=tool_call_id,
+            at=at,
+            prev=prev,
+            note=note,
+        )
+
     for field_id in form.memory_fields:
         history = instance.field(field_id)
-        fill = plan.fills.get(field_id)
-        if fill is not None:
-            revision = Revision(
-                kind="value",
-                value=fill.value,
-                by="memory",
-                actor=fill.key,
-                tool_call_id=tool_call_id,
-                at=now,
-                prev=history.cursor,
-                note=fill.note(),
-            )
+        prefill = chosen.get(field_id)
+        if prefill is not None and prefill.fill is not None:
+            fill = prefill.fill
+            revision = _revision(fill.value, fill.key, fill.note(), history.cursor, now)
             changes[field_id] = FieldChange(append=(revision,), cursor=history.count)
             recalled[field_id] = _recollection(fill, "fill", history.count)
+        elif prefill is not None and prefill.origin is Origin.DEFAULT:
+            key = form.fields[field_id].memory
+            assert key is not None
+            shown = defaults[field_id][1]
+            source = CLAIM_PREFIX + key
+            note = f"from your account: {labels[field_id]} {shown}"
+            revision = _revision(prefill.value, source, note, history.cursor, now)
+            changes[field_id] = FieldChange(append=(revision,), cursor=history.count)
+            recalled[field_id] = Recollection(
+                use="fill",
+                key=source,
+                value=prefill.value,
+                shown=shown,
+                entry=history.count,
+                fact_revision=NO_FACT_REVISION,
+                stated_at=now,
+            )
         offer = plan.offers.get(field_id)
         if offer is not None:
             recalled[field_id] = _recollection(offer, "offer", history.count)
@@ -107,7 +176,73 @@ def plan_recall_step(
     step = transition(form, instance, changes, now, state=state)
     filled = tuple(f for f in form.memory_fields if f in plan.fills)
     offered = tuple(f for f in form.memory_fields if f in plan.offers)
-    return RecallStep(step, filled, offered)
+    defaulted = tuple(
+        f for f in form.memory_fields if f in chosen and chosen[f].origin is Origin.DEFAULT
+    )
+    return RecallStep(step, filled, offered, defaulted)
+
+
+def commit_recall(
+    loop: CommitLoop,
+    instance: FormInstance,
+    facts: Iterable[Fact],
+    *,
+    vocabulary: Vocabulary,
+    policy: DecayPolicy | None = None,
+    named: Collection[str] = (),
+    tool_call_id: str | None = None,
+    context: Mapping[str, Any] | None = None,
+) -> Outcome[RecallStep | None]:
+    """Commit ``plan_recall_step`` through the commit loop: one commit, compare-and-set,
+    planned again on the instance the store hands back when it loses (an answer that landed
+    in between wins). Raises what the loop raises."""
+    facts = list(facts)
+
+    def plan(
+        form: CompiledForm, current: FormInstance, now: datetime
+    ) -> Planned[RecallStep | None]:
+        recall = plan_recall_step(
+            form,
+            current,
+            facts,
+            vocabulary=vocabulary,
+            policy=policy,
+            now=now,
+            named=named,
+            tool_call_id=tool_call_id,
+            context=context,
+        )
+        return Planned(recall, recall.step if recall is not None else None)
+
+    return loop.commit(instance, plan)
+
+
+def _defaults(
+    fields: Iterable[RecallField], context: Mapping[str, Any], vocabulary: Vocabulary
+) -> dict[str, tuple[Any, str]]:
+    """Per field whose key the context holds: the value as the field stores it, and as people
+    read it. Only a value its key takes (the vocabulary's type) and the field takes, as it is:
+    a default is never coerced, and a refused one leaves the field empty."""
+    found: dict[str, tuple[Any, str]] = {}
+    for recall_field in fields:
+        raw = context.get(recall_field.key)
+        if raw is None or recall_field.key not in vocabulary:
+            continue
+        key = vocabulary.get(recall_field.key)
+        if not key.storable:
+            continue
+        value = _accepted(key.type, raw)
+        if value is None:
+            continue
+        stored = _accepted(recall_field.type, value[0])
+        if stored is not None:
+            found[recall_field.field_id] = (stored[0], key.show(value[0]))
+    return found
+
+
+def _accepted(field_type: FieldType, raw: Any) -> tuple[Any] | None:
+    accepted = field_type.validate(raw)
+    return (accepted.json_value,) if isinstance(accepted, Accepted) else None
 
 
 def _recollection(recalled: Fill | Offer, use: str, entry: int) -> Recollection:

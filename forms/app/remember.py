@@ -8,10 +8,12 @@ worker (``forms.app.memory.MemoryCall.remember``), in order:
 1. the principal's switch, unless the call already read it (memory off: nothing is written);
 2. the key's head (or the one the call's recall read);
 3. a **confirmation** (``plan_confirmation``: the fact's ``confirmed_at`` is now, its age
-   starts again) when the answer is the value memory filled or offered and that fact is still
-   the one in force; otherwise a **statement** of the value (``plan_statement``, ``source:
-   conversation``, stated at the time of the answer's commit), which is itself a confirmation
-   when it repeats the value in force, and closes the old value's period when it differs;
+   starts again) when the answer is the value memory filled or offered and the period it came
+   from is still the one in force now (the one holding now, which need not be the latest: a
+   move planned for next month stays planned); otherwise a **statement** of the value
+   (``plan_statement``, ``source: conversation``, stated at the time of the answer's commit),
+   which is itself a confirmation when it repeats the value holding now, and closes the old
+   value's period when it differs;
 4. the revision is written by ``forms.app.facts.write_fact``, memory's one write loop: a
    refusal (a value the key's type refuses; a ``do_not_store`` key, which no field can
    declare) writes nothing and is counted; a lost compare-and-set is planned again once on
@@ -163,9 +165,14 @@ def _planned(
     )
 
     confirms = answer.confirms
-    fact = head.fact if head is not None else None
-    if confirms is not None and fact is not None and fact.revision == confirms.fact_revision:
-        return plan_confirmation(head, source=source, now=now)
+    if confirms is not None:
+        # the period the value was recalled from, if it is still the one a confirmation now
+        # renews: Lyon while a move to Berlin is planned is confirmed, and Berlin stays
+        confirmation = plan_confirmation(
+            head, source=source, now=now, revision=confirms.fact_revision
+        )
+        if not isinstance(confirmation, Refusal):
+            return confirmation
     if not isinstance(answer.value, str | int | float | bool):
         return Refusal(code="invalid_value", message=f"{answer.key}: not one value")
     statement = Statement(key=answer.key, value=answer.value, source=source, stated_at=now)

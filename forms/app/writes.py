@@ -11,6 +11,11 @@ reads the principal's memory beside its own work and, after the start's commit, 
 memory fills and offers as a commit of its own; and every write call remembers the answers the
 agent gave to such fields, after its commit. Neither can fail the call or hold it past the
 memory deadline.
+
+The context defaults (``Caller.context``: values of the caller's verified claims for fact
+keys, such as a locale) are written by that same commit after the start's, below memory, and
+by a commit of their own when memory has nothing, is off, late or failed, or is not in the
+deployment: they are not facts, and need no fact store.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from forms.app.calls import CallId, caused_by, check_replay, new_call
 from forms.app.conversation import Caller, locate
 from forms.app.loop import CommitLoop, Planned
-from forms.app.memory import Memory, MemoryCall
+from forms.app.memory import Memory, MemoryCall, apply_defaults
 from forms.app.remember import Answer, answers_to_remember
 from forms.compiled import CompiledForm
 from forms.engine import Transition, evaluate, transition
@@ -56,6 +61,7 @@ from forms.surface.view import status_line
 
 if TYPE_CHECKING:
     from forms.app.recall import RecallStep
+    from forms.memory.vocabulary import Vocabulary
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,16 +125,37 @@ def form_start(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs
         loop.store.create(step.after, new_call(call, result, base.id, now))
     except CallRecorded as taken:  # a retry of a start that already happened
         return replay(writer, caller, call, taken.record, mine)
-    if memory is None:
+    context = caller.context_for({form.fields[f].memory or "" for f in form.memory_fields})
+    if memory is None and not context:
         return dispatched(writer, result, step.after, step.dispatch, bool(started))
     named = _named(form, args)
-    recalled = memory.apply(loop, step.after, named, call.id)
+    if memory is not None:
+        recalled = memory.apply(loop, step.after, named, call.id, context)
+    else:  # no memory here, or not for this caller: the defaults still apply, alone
+        recalled = apply_defaults(
+            loop,
+            step.after,
+            context,
+            named=named,
+            tool_call_id=call.id,
+            vocabulary=_vocabulary(loop),
+        )
     stored, fired = step.after, step.dispatch
     if recalled is not None and recalled.value is not None and recalled.step is not None:
         stored, fired = recalled.instance, (*fired, *recalled.step.dispatch)
         result = _with_recall(result, form, recalled.step, recalled.value, bool(started))
-    memory.remember(answers_to_remember(form, base, step.commit.fields), now)
+    if memory is not None:
+        memory.remember(answers_to_remember(form, base, step.commit.fields), now)
     return dispatched(writer, result, stored, fired, bool(started))
+
+
+def _vocabulary(loop: CommitLoop) -> Vocabulary | None:
+    """The deployment's fact vocabulary, which its forms were checked against (a
+    ``FormRegistry`` and a ``Catalog`` both hold one); None: Formwork's."""
+    from forms.memory.vocabulary import Vocabulary  # noqa: PLC0415 (on first use)
+
+    vocabulary = getattr(loop.registry, "vocabulary", None)
+    return vocabulary if isinstance(vocabulary, Vocabulary) else None
 
 
 def _named(form: CompiledForm, args: FormStartArgs) -> set[str]:
@@ -143,7 +170,7 @@ def _with_recall(
 ) -> Result:
     """A start's result with what memory filled and offered after it."""
     updated = dict(result)
-    clause = recalled_summary(recall.filled, recall.offered)
+    clause = recalled_summary(recall.filled, recall.offered, recall.defaulted)
     updated["summary"] = f"{result['summary'][:-1]}; {clause}."
     if step.dispatch:
         updated["fired"] = [*result.get("fired", ()), *(e.key for e in step.dispatch)]

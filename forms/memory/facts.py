@@ -5,14 +5,20 @@ to the key's history and never changed afterwards (one exception, ``deleted``, b
 revision says what kind of change it is:
 
 * ``stated``: a value the user stated, in ``words``, from a ``source``, at ``stated_at``. If
-  the user said when it is or was true, ``valid_from`` / ``valid_until`` hold it (world time);
-  otherwise it is taken as true from ``stated_at``, with no end. A statement that contradicts
-  the value in force does not erase it: the old value's validity is closed where the new one
-  begins, so "what was true on 1 March" still has an answer.
-* ``corrected``: the value in force was wrong, not changed in the world ("I said 70, I meant
-  75"). It replaces that value over the same period; the wrong value stays in the history, so
-  "what did we believe on 1 March" still has an answer too.
-* ``confirmed``: the value in force is still right (``confirmed_at``); its age starts again.
+  the user said when it is or was true, ``valid_from`` / ``valid_until`` hold it (world time)
+  and it replaces exactly that period. Otherwise it is taken as true from ``stated_at`` until
+  the next change known: the start of the first period that starts after ``stated_at``, or no
+  end when none does. So a statement recorded late (said before a newer one that was recorded
+  first) slots in before the newer value, which stays in force, and "I live in Lyon" said
+  today leaves a move planned for next month in place. A statement that contradicts the value
+  holding does not erase it: the old value's validity is closed where the new one begins, so
+  "what was true on 1 March" still has an answer.
+* ``corrected``: the value in force (the latest period) was wrong, not changed in the world
+  ("I said 70, I meant 75"). It replaces that value over the same period; the wrong value
+  stays in the history, so "what did we believe on 1 March" still has an answer too.
+* ``confirmed``: a value is still right (``confirmed_at``); its age starts again. It renews
+  the period holding at ``confirmed_at`` if that is still open when recorded (Lyon today,
+  while Berlin is planned), else the latest (``renewed``).
 * ``deleted``: forget the key. Recall never returns it again, and every earlier revision of
   the key has its content (value, words, derivation) erased in the same write, its record
   (kind, times, source) kept with ``erased=True``. A user who deletes a fact in the fact
@@ -29,14 +35,26 @@ system time).
 
 A key's ``FactHead`` is what the store keeps beside the history: the number of revisions
 (the compare-and-set version: a revision's ``seq`` is the version it was planned on), the
-fact in force (``fact``: the latest period of the timeline, None when never stated or deleted)
-and how many revisions are erased. ``apply_revision`` is the one definition of what appending
-a revision does to a head; the stores call it. Folding the head's one period gives the same
-latest period as folding the whole timeline, so a head never needs the history.
+fact in force (``fact``: the latest period of the timeline, None when never stated or
+deleted), ``earlier``: the other periods still open when it last changed (the value true
+today is not the latest period when a change is planned) and the last period that had ended
+by then, and how many revisions are erased. ``FactHead.at(t)`` is the period holding at
+``t``, else the latest; recall weighs that one at ``now``.
+
+``apply_revision`` is the one definition of what appending a revision does to a head; the
+stores call it. Folding the head's periods gives the same latest period, and the same periods
+still open, as folding the whole timeline, so a head never needs the history. Ended periods
+can be dropped because every period that has ended lies before every period still open, and
+a revision reaching back among them changes nothing still open. The last ended one is kept
+because an undated statement said before it must end at the next change known: without it,
+"Lyon" said on 1 January but recorded late, after "Paris from 2 to 5 January" and a move
+planned for next month, would hold in the head until the move, while the history ends it on
+2 January, where Paris starts.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Annotated, Literal
@@ -179,9 +197,16 @@ class Fact(BaseModel):
 
 
 class FactHead(BaseModel):
-    """A key's head: ``version`` revisions appended, the ``fact`` in force (None: deleted),
-    the last revision's ``recorded_at``, and ``erased``: revisions ``0 .. erased - 1`` have
-    had their content erased by a deletion."""
+    """A key's head: ``version`` revisions appended, the ``fact`` in force (the latest period;
+    None: deleted), the last revision's ``recorded_at``, ``erased``: revisions
+    ``0 .. erased - 1`` have had their content erased by a deletion, and ``earlier``: the
+    other periods the head keeps, by start.
+
+    ``earlier`` holds every period that had not ended by ``changed_at`` (Lyon until a move
+    to Berlin planned for next month) and the last one that had: the value true today is not
+    always the latest period, and the last ended period marks where the history the head
+    dropped stops, so a statement recorded late cannot stretch into it. It defaults to empty:
+    heads stored before it existed kept only ``fact``."""
 
     model_config = _FROZEN
 
@@ -190,6 +215,28 @@ class FactHead(BaseModel):
     fact: Fact | None
     changed_at: AwareDatetime
     erased: Annotated[int, Field(ge=0)] = 0
+    earlier: tuple[Fact, ...] = ()
+
+    @model_validator(mode="after")
+    def _in_order(self) -> FactHead:
+        if self.fact is None and self.earlier:
+            raise ValueError("a head with no fact in force keeps no periods")
+        for first, second in itertools.pairwise(self.periods):
+            if first.key != self.key or first.valid_until is None:
+                raise ValueError("a head's earlier periods are the key's, each closed")
+            if first.valid_until > second.since:
+                raise ValueError("a head's periods are in order and never overlap")
+        return self
+
+    @property
+    def periods(self) -> tuple[Fact, ...]:
+        """Every period the head keeps, by start: ``earlier``, then ``fact``."""
+        return (*self.earlier, self.fact) if self.fact is not None else ()
+
+    def at(self, when: datetime) -> Fact | None:
+        """The period holding at ``when`` (world time), else the latest (``fact``), so that a
+        caller can still say why it is of no use then (not started yet, or ended)."""
+        return holding(self.periods, when)
 
 
 class MemorySettings(BaseModel):
@@ -216,15 +263,32 @@ def apply_revision(head: FactHead | None, revision: FactRevision) -> FactHead:
             raise ValueError(f"a revision of {revision.key!r} cannot append to {head.key!r}")
         if revision.recorded_at < head.changed_at:
             raise ValueError("revisions are recorded in order: this one is older than the head")
-    periods = _fold([head.fact] if head is not None and head.fact is not None else [], revision)
+    periods = _kept(_fold(list(head.periods) if head is not None else [], revision), revision)
     erased = head.erased if head is not None else 0
     return FactHead(
         key=revision.key,
         version=version + 1,
-        fact=_latest(periods),
+        fact=periods[-1] if periods else None,
         changed_at=revision.recorded_at,
         erased=revision.seq if revision.change == "deleted" else erased,
+        earlier=tuple(periods[:-1]),
     )
+
+
+def holding(periods: Sequence[Fact], when: datetime) -> Fact | None:
+    """Of one key's ``periods``, the one holding at ``when`` (world time), else the latest:
+    what recall weighs for the key (a move planned for next month does not hide where the
+    user lives today). None when there are none."""
+    now_true = (period for period in periods if period.holds_at(when))
+    return next(now_true, None) or _latest(periods)
+
+
+def renewed(periods: Sequence[Fact], at: datetime, recorded_at: datetime) -> Fact | None:
+    """The period a confirmation at ``at`` (world time), recorded at ``recorded_at``, renews:
+    the one holding at ``at`` if it is still open when recorded (Lyon today, while a move to
+    Berlin is planned), else the latest. ``periods`` by start; None when there are none."""
+    still_open = (p for p in periods if p.holds_at(at) and _open(p, recorded_at))
+    return next(still_open, None) or _latest(periods)
 
 
 class FactHistory:
@@ -280,16 +344,19 @@ def _fold(periods: list[Fact], revision: FactRevision) -> list[Fact]:
     if revision.change == "deleted":
         return []
     if revision.change == "stated":
-        new = _fact(revision)
+        if revision.valid_from is None and revision.valid_until is None:
+            # no period given: true from stated_at until the next change we know of
+            assert revision.stated_at is not None  # a stated revision has one
+            new = _fact(revision, valid_until=next_change(periods, revision.stated_at))
+        else:
+            new = _fact(revision)
         return _ordered([*_punch(periods, new.since, new.valid_until), new])
     latest = _latest(periods)
     if latest is None:
         raise ValueError(f"fact {revision.key!r}: no value in force to be {revision.change}")
-    rest = [period for period in periods if period is not latest]
     if revision.change == "confirmed":
-        if revision.value != latest.value:
-            raise ValueError(f"fact {revision.key!r}: a confirmation confirms the value in force")
-        return _ordered([*rest, latest.model_copy(update={"confirmed_at": revision.confirmed_at})])
+        return _confirm(periods, revision, latest)
+    rest = [period for period in periods if period is not latest]
     # corrected: the value in force, over its period unless the correction says otherwise
     start = revision.valid_from or latest.since
     until = revision.valid_until if revision.valid_until is not None else latest.valid_until
@@ -297,6 +364,44 @@ def _fold(periods: list[Fact], revision: FactRevision) -> list[Fact]:
         raise ValueError(f"fact {revision.key!r}: a correction cannot end before the fact starts")
     fixed = _fact(revision, valid_from=start, valid_until=until)
     return _ordered([*_punch(rest, fixed.since, fixed.valid_until), fixed])
+
+
+def next_change(periods: Sequence[Fact], stated_at: datetime) -> datetime | None:
+    """Where a statement with no period, made at ``stated_at``, stops holding: the start of
+    the first period that starts after it (None: none does, it holds with no end)."""
+    return min((p.since for p in periods if p.since > stated_at), default=None)
+
+
+def _confirm(periods: list[Fact], revision: FactRevision, latest: Fact) -> list[Fact]:
+    """The timeline with ``confirmed_at`` moved on (never back: a confirmation recorded late
+    does not make a value older) for the period the confirmation renews (``renewed``), or
+    else for the latest one, which is what confirmations planned before heads kept open
+    periods renewed; its value must be the confirmed one."""
+    assert revision.confirmed_at is not None  # a confirmed revision has one
+    target = renewed(periods, revision.confirmed_at, revision.recorded_at)
+    if target is None or target.value != revision.value:
+        target = latest
+    if target.value != revision.value:
+        raise ValueError(f"fact {revision.key!r}: a confirmation confirms the value in force")
+    seen = max(target.confirmed_at or revision.confirmed_at, revision.confirmed_at)
+    again = target.model_copy(update={"confirmed_at": seen})
+    return _ordered([again if period is target else period for period in periods])
+
+
+def _open(period: Fact, at: datetime) -> bool:
+    """Whether ``period`` has not ended by ``at``."""
+    return period.valid_until is None or period.valid_until > at
+
+
+def _kept(periods: list[Fact], revision: FactRevision) -> list[Fact]:
+    """What a head keeps of a timeline (by start) after ``revision``: the periods from the
+    last one that had ended when it was recorded on. The ones before it ended before it
+    started, and no later revision can make them matter to a period still open or to the
+    latest: a dated one that reaches them replaces its own period whatever they held, and an
+    undated one said before the kept period ends, at the latest, where that one starts, in
+    the past. That is why the last ended one stays (see the module's docstring)."""
+    ended = [n for n, period in enumerate(periods) if not _open(period, revision.recorded_at)]
+    return periods[ended[-1] :] if ended else periods
 
 
 def _fact(

@@ -42,7 +42,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from forms.memory.decay import DecayPolicy, Use
-from forms.memory.facts import Fact
+from forms.memory.facts import Fact, holding
 from forms.memory.vocabulary import FactKey, Vocabulary
 from forms.schema import Accepted, FieldType
 
@@ -154,8 +154,16 @@ def plan_recall(
     policy: DecayPolicy,
     now: datetime,
 ) -> RecallPlan:
-    """What memory does for each of ``fields`` at ``now``, given the facts in force."""
-    by_key = {fact.key: fact for fact in facts if not fact.erased}
+    """What memory does for each of ``fields`` at ``now``, given the facts in force.
+
+    ``facts`` may hold several periods of one key (a head keeps every period still open:
+    Lyon today, Berlin from next month): the one holding at ``now`` is weighed, else the
+    latest, which then says why nothing came of it (``not_valid_now``)."""
+    periods: dict[str, list[Fact]] = {}
+    for fact in facts:
+        if not fact.erased:
+            periods.setdefault(fact.key, []).append(fact)
+    by_key = {key: holding(its, now) for key, its in periods.items()}
     fills: dict[str, Fill] = {}
     offers: dict[str, Offer] = {}
     skipped: list[Skip] = []
@@ -172,7 +180,7 @@ def plan_recall(
 
 def _recall(
     recall_field: RecallField,
-    facts: Mapping[str, Fact],
+    facts: Mapping[str, Fact | None],
     vocabulary: Vocabulary,
     policy: DecayPolicy,
     now: datetime,

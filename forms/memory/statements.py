@@ -16,10 +16,12 @@ head's version, or a ``Refusal``: data an API returns as it is (``code``, ``mess
    must agree (``words_disagree`` otherwise) and a conversion is recorded as the derivation.
 3. The period: ``valid_until`` must come after the start (``valid_from``, else the time it
    was stated: a period that ended before it was stated needs its start), ``invalid_period``.
-4. The kind of change: the same value as the one in force, with no period given, is a
-   ``confirmed`` (its age starts again; the original words and ``stated_at`` stay); with
-   ``correction`` set and a value in force, a ``corrected``; anything else ``stated`` (a
-   contradiction closes the old value's period where the new one starts).
+4. The kind of change: the same value as the period holding when it was said, with no period
+   given, is a ``confirmed`` (its age starts again; the original words and ``stated_at``
+   stay), provided that period already runs until the next change known, which is as far as
+   the statement would hold; with ``correction`` set and a value in force, a ``corrected``;
+   anything else ``stated`` (a contradiction closes the old value's period where the new one
+   starts, and an undated one ends at the next change known: ``forms.memory.facts``).
 
 Revisions are recorded in order: ``recorded_at`` is ``now``, or the head's last change if a
 clock behind it planned the revision.
@@ -43,6 +45,8 @@ from forms.memory.facts import (
     FactValue,
     Source,
     Words,
+    next_change,
+    renewed,
 )
 from forms.memory.vocabulary import FactKey, Vocabulary
 from forms.schema import Accepted
@@ -126,47 +130,87 @@ def plan_statement(
             hint="a period that ended before it was stated needs valid_from",
         )
     current = head.fact if head is not None else None
+    recorded_at = _recorded_at(head, now)
+    dated = statement.valid_from is not None or statement.valid_until is not None
+    repeated = None if dated else _repeated(key, head, value, stated_at, recorded_at)
     change: Change = "stated"
-    if current is not None:
-        dated = statement.valid_from is not None or statement.valid_until is not None
-        if not dated and current.valid_until is None and _same(key, current.value, value):
-            change = "confirmed"
-        elif statement.correction:
-            change = "corrected"
-            refusal = _correction_period(statement, current)
-            if refusal is not None:
-                return refusal
+    if repeated is not None:
+        change = "confirmed"
+    elif current is not None and statement.correction:
+        change = "corrected"
+        refusal = _correction_period(statement, current)
+        if refusal is not None:
+            return refusal
     return FactRevision(
         key=key.key,
         seq=head.version if head is not None else 0,
         change=change,
-        value=current.value if change == "confirmed" and current is not None else value,
+        value=repeated.value if repeated is not None else value,
         words=statement.words,
-        derivation=None if change == "confirmed" else derivation,
+        derivation=None if repeated is not None else derivation,
         source=statement.source,
-        stated_at=None if change == "confirmed" else stated_at,
-        confirmed_at=stated_at if change == "confirmed" else None,
+        stated_at=None if repeated is not None else stated_at,
+        confirmed_at=stated_at if repeated is not None else None,
         valid_from=statement.valid_from,
         valid_until=statement.valid_until,
-        recorded_at=_recorded_at(head, now),
+        recorded_at=recorded_at,
     )
 
 
+def _repeated(
+    key: FactKey, head: FactHead | None, value: Any, stated_at: datetime, recorded_at: datetime
+) -> Fact | None:
+    """The period an undated statement of ``value`` at ``stated_at`` only repeats, or None.
+
+    Stated, the value would hold from ``stated_at`` until the next change known
+    (``next_change``). When the period holding at ``stated_at`` (still open when recorded, the
+    one a confirmation then renews) has that value and already runs exactly that far, the
+    statement adds nothing but the sighting: it is a confirmation of that period. Otherwise it
+    is a statement of its own: a repeat of an older value said at an older time, recorded late,
+    is that value's own short period before the newer one, never a confirmation of the newer
+    value; and the same value said where its period has a gap after it fills the gap."""
+    if head is None:
+        return None
+    periods = head.periods
+    period = renewed(periods, stated_at, recorded_at)
+    if period is None or not period.holds_at(stated_at):
+        return None
+    runs_on = period.valid_until == next_change(periods, stated_at)
+    return period if runs_on and _same(key, period.value, value) else None
+
+
 def plan_confirmation(
-    head: FactHead | None, *, source: Source, now: datetime, at: datetime | None = None
+    head: FactHead | None,
+    *,
+    source: Source,
+    now: datetime,
+    at: datetime | None = None,
+    revision: int | None = None,
 ) -> FactRevision | Refusal:
     """The revision confirming the value in force (the user said it is still right, at ``at``,
-    by default ``now``); ``no_fact`` when there is none."""
+    by default ``now``): the period holding then, or else the latest (``renewed``: with a move
+    planned for next month, confirming renews where the user lives today, and the move
+    stays). ``no_fact`` when there is none, or when ``revision`` is given (the ``seq`` that
+    stated the value the user was shown) and that is not the period a confirmation renews."""
     if head is None or head.fact is None:
         return _no_fact(head)
+    confirmed_at, recorded_at = at or now, _recorded_at(head, now)
+    period = renewed(head.periods, confirmed_at, recorded_at)
+    assert period is not None  # a head with a fact has a period
+    if revision is not None and period.revision != revision:
+        return Refusal(
+            code="no_fact",
+            message=f"the fact {head.key} shown (revision {revision}) is no longer in force",
+            hint="state the value instead",
+        )
     return FactRevision(
         key=head.key,
         seq=head.version,
         change="confirmed",
-        value=head.fact.value,
+        value=period.value,
         source=source,
-        confirmed_at=at or now,
-        recorded_at=_recorded_at(head, now),
+        confirmed_at=confirmed_at,
+        recorded_at=recorded_at,
     )
 
 

@@ -25,8 +25,9 @@ from datetime import date
 from decimal import Decimal
 from functools import cache
 from typing import Annotated, Any
+from zoneinfo import ZoneInfo
 
-from pydantic import EmailStr, Field
+from pydantic import AfterValidator, EmailStr, Field
 
 from forms.memory.decay import DecayClass
 from forms.memory.errors import InvalidVocabulary, UnknownFactKey
@@ -74,6 +75,37 @@ class FactKey:
 _Name = Annotated[str, Field(min_length=1, max_length=200)]
 _Place = Annotated[str, Field(min_length=1, max_length=120)]
 
+LOCALE_PATTERN = r"^[A-Za-z]{2,3}(?:-[A-Za-z0-9]{1,8})*$"
+"""A BCP 47 language tag as people and identity providers write them (``en``, ``en-GB``,
+``zh-Hant-TW``, ``de-CH-1996``): a two- or three-letter language, then subtags of up to eight
+letters or digits. Not the whole grammar: enough to keep out what is not a tag (``en_GB``
+included: a value is never rewritten into one)."""
+TIMEZONE_PATTERN = r"^[A-Z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,2}$"
+"""The shape of an IANA zone name (``UTC``, ``Europe/London``, ``America/Argentina/Salta``,
+``Etc/GMT+5``), checked before the zone is looked up, so a path or a dotted name never reaches
+the tz database."""
+
+
+def _known_zone(name: str) -> str:
+    """``name`` when the tz database knows it. ``ZoneInfo`` caches what it loads, so a zone
+    costs one file read per process; ``zoneinfo.available_timezones()`` would scan them all.
+    Without a tz database (no system one, no ``tzdata``) every name is refused: a zone is
+    never taken on its shape alone."""
+    try:
+        ZoneInfo(name)
+    except (KeyError, ValueError, OSError):  # ZoneInfoNotFoundError is a KeyError
+        raise ValueError(f"{name!r} is not a time zone of the IANA database") from None
+    return name
+
+
+_Locale = Annotated[str, Field(min_length=2, max_length=35, pattern=LOCALE_PATTERN)]
+"""35 characters: the length RFC 5646 asks every implementation to accept."""
+_TimeZone = Annotated[
+    str, Field(min_length=1, max_length=64, pattern=TIMEZONE_PATTERN), AfterValidator(_known_zone)
+]
+_Currency = Annotated[str, Field(min_length=3, max_length=3, pattern=r"^[A-Z]{3}$")]
+"""An ISO 4217 code (``EUR``, ``GBP``): three capital letters."""
+
 DEFAULT_KEYS: tuple[tuple[str, str, Any, DecayClass, str | None], ...] = (
     ("person.full_name", "Full name", _Name, DecayClass.YEARS, None),
     ("person.given_name", "Given name", _Name, DecayClass.YEARS, None),
@@ -105,6 +137,9 @@ DEFAULT_KEYS: tuple[tuple[str, str, Any, DecayClass, str | None], ...] = (
         None,
     ),
     ("address.country", "Country", _Place, DecayClass.YEARS, None),
+    ("person.locale", "Locale", _Locale, DecayClass.YEARS, None),
+    ("person.timezone", "Time zone", _TimeZone, DecayClass.YEARS, None),
+    ("person.currency", "Currency", _Currency, DecayClass.YEARS, None),
     ("work.job_title", "Job title", _Place, DecayClass.STEPS, None),
     ("work.employer", "Employer", _Place, DecayClass.STEPS, None),
     ("work.salary", "Salary (yearly)", Annotated[Decimal, Field(ge=0)], DecayClass.STEPS, None),

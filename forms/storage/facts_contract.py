@@ -164,6 +164,23 @@ class FactStoreContract:
         say(facts, ANA, WEIGHT, "66", T0 + 20 * DAY)
         assert FactHistory(facts.history(ANA, WEIGHT)).head() == facts.head(ANA, WEIGHT)
 
+    def test_a_planned_change_is_stored_beside_the_value_true_today(self, facts: FactStore) -> None:
+        # GIVEN ana lives in Lyon, and ten days later says she moves to Berlin in 60 days
+        say(facts, ANA, "address.city", "Lyon", T0)
+        say(facts, ANA, "address.city", "Berlin", T0 + 10 * DAY, valid_from=T0 + 60 * DAY)
+        # WHEN its head is read back, alone and among every key's
+        head = facts.head(ANA, "address.city")
+        [listed] = facts.heads(ANA)
+        # THEN it is the fold of the history: Berlin the latest period, Lyon kept until the move
+        assert head is not None and head == listed
+        assert head == FactHistory(facts.history(ANA, "address.city")).head()
+        assert [(p.value, p.valid_until) for p in head.periods] == [
+            ("Lyon", T0 + 60 * DAY),
+            ("Berlin", None),
+        ]
+        today = head.at(T0 + 20 * DAY)
+        assert today is not None and today.value == "Lyon"
+
     # ------------------------------------------------------------------ 2. compare-and-set
 
     def test_a_stale_seq_conflicts_with_the_stored_head(self, facts: FactStore) -> None:

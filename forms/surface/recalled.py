@@ -5,6 +5,12 @@ each still stands (``Recollection.stands``) on a field that applies: the status 
 line for each kind, in memory's own words (``forms.memory``'s ``Fill.note`` and
 ``Offer.note``), and a field's row a ``memory`` entry. A form memory did nothing for shows
 nothing, and costs nothing.
+
+A context default (a locale, a time zone or a currency taken from a claim of the caller's
+verified token when the form started) is kept the same way, as a ``fill``, so it is confirmed,
+cleared and undone like memory's; its key says where it came from (``claim:person.locale``,
+``from_account``), and it is told apart: ``from your account``, with no date (the token
+carries it on every call, nobody said it on a day).
 """
 
 from __future__ import annotations
@@ -17,6 +23,16 @@ from forms.instance import FormInstance, Recollection
 
 _FILLED = "from memory, unconfirmed (resend once confirmed): "
 _OFFERED = "from memory, confirm: "
+_ACCOUNT = "from your account, unconfirmed (resend once confirmed): "
+
+CLAIM_PREFIX = "claim:"
+"""How a ``Recollection.key`` starts when the value came from the caller's verified claims
+(``claim:person.locale``) rather than from a stored fact."""
+
+
+def from_account(recollection: Recollection) -> bool:
+    """Whether the value came from the caller's verified claims (a context default)."""
+    return recollection.key.startswith(CLAIM_PREFIX)
 
 
 def standing(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> dict[str, Recollection]:
@@ -34,13 +50,22 @@ def standing(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> dict
 
 
 def memory_lines(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> list[str]:
-    """The status line's lines for memory: the unconfirmed fills, then the offers."""
+    """The status line's lines for memory: the unconfirmed fills, the offers, then the
+    unconfirmed values from the caller's account."""
     marks = standing(form, instance, ev)
     if not marks:
         return []
     lines: list[str] = []
-    for use, head in (("fill", _FILLED), ("offer", _OFFERED)):
-        told = [recalled_note(form.fields[f].label, r) for f, r in marks.items() if r.use == use]
+    for use, account, head in (
+        ("fill", False, _FILLED),
+        ("offer", False, _OFFERED),
+        ("fill", True, _ACCOUNT),
+    ):
+        told = [
+            recalled_note(form.fields[f].label, r)
+            for f, r in marks.items()
+            if r.use == use and from_account(r) == account
+        ]
         if told:
             lines.append(head + " · ".join(told))
     return lines
@@ -57,15 +82,20 @@ def short_label(label: str) -> str:
 
 def recalled_note(label: str, recollection: Recollection) -> str:
     """``Weight 70 kg, said 2026-09-03``; a derived value says so: ``Height 173 cm (derived
-    from “5'8"”), said 2026-09-03`` (the words of ``forms.memory``'s notes)."""
+    from “5'8"”), said 2026-09-03`` (the words of ``forms.memory``'s notes); a value from the
+    caller's account has no date: ``Locale en-GB``."""
     text = f"{short_label(label)} {recollection.shown}"
+    if from_account(recollection):
+        return text
     if recollection.derived_from:
         text += f" (derived from “{recollection.derived_from}”)"
     return f"{text}, {recollection.when()}"
 
 
 def memory_mark(recollection: Recollection) -> str:
-    """What a field's row says of its value from memory."""
+    """What a field's row says of its value from memory (or from the caller's account)."""
+    if from_account(recollection):
+        return "from your account; unconfirmed"
     derived = f"derived from “{recollection.derived_from}”, " if recollection.derived_from else ""
     if recollection.use == "fill":
         return f"from memory, {derived}{recollection.when()}; unconfirmed"

@@ -236,13 +236,21 @@ def cleared_result(form: CompiledForm, step: Transition, plan: FillPlan) -> Resu
     return finish(form, step, result)
 
 
-def recalled_summary(filled: Sequence[str], offered: Sequence[str]) -> str:
-    """What memory did when a form started, as a clause of its summary."""
+def recalled_summary(
+    filled: Sequence[str], offered: Sequence[str], defaulted: Sequence[str] = ()
+) -> str:
+    """What memory did when a form started, as a clause of its summary; ``defaulted``: the
+    fields filled from the caller's account (context defaults), said apart from memory's so
+    the agent knows which values the user never gave anywhere."""
     parts = []
     if filled:
         parts.append(f"filled {len(filled)} from memory, unconfirmed ({', '.join(filled)})")
     if offered:
         parts.append(f"memory offers {len(offered)} to confirm ({', '.join(offered)})")
+    if defaulted:
+        parts.append(
+            f"filled {len(defaulted)} from your account, unconfirmed ({', '.join(defaulted)})"
+        )
     return "; ".join(parts)
 
 

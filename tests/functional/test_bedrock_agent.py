@@ -508,3 +508,20 @@ def test_the_module_writes_the_schema_and_checks_the_copy(
     assert main(["--write"], said.append) == 0
     assert copy_path.read_text() == schema_json()
     assert main(["--check"], said.append) == 0
+
+
+def test_context_attributes_become_the_callers_context_defaults() -> None:
+    """formwork_<claim> session attributes are read as the token's claims would be: kept when
+    they are a usable string, dropped when not, and never a reason to refuse the call."""
+    settings = Settings()
+    attributes = {
+        "formwork_principal": "alice",
+        "formwork_locale": "en-GB",
+        "formwork_zoneinfo": 7,  # not a string: left out, not refused
+    }
+    caller = bedrock_agent.caller_of(event("form_start", sessionAttributes=attributes), settings)
+    assert dict(caller.context) == {"person.locale": "en-GB"}
+    without = bedrock_agent.caller_of(
+        event("form_start", sessionAttributes={"formwork_principal": "alice"}), settings
+    )
+    assert without.context == ()

@@ -1,10 +1,10 @@
 """``pip install`` of the wheel into a clean virtualenv gives working modules and commands.
 
-Three installs, as users make them: the engine alone (pydantic only: forms compile, no cloud
-SDK comes along), the run-time extras (every Lambda handler and the Temporal worker import and
-serve, with no test dependency such as moto pulling in what they forgot to declare), and the
-local stack's extra (``formwork dev`` and ``formwork demo`` run from a folder that is not the
-checkout: the SAM template they read ships inside the package).
+Three installs, as users make them: the engine alone (pydantic and tzdata only: forms
+compile, no cloud SDK comes along), the run-time extras (every Lambda handler and the Temporal
+worker import and serve, with no test dependency such as moto pulling in what they forgot to
+declare), and the local stack's extra (``formwork dev`` and ``formwork demo`` run from a folder
+that is not the checkout: the SAM template they read ships inside the package).
 """
 
 from __future__ import annotations

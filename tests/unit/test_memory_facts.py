@@ -470,7 +470,13 @@ def test_revisions_are_recorded_in_order_even_from_a_clock_behind() -> None:
     head = stated("address.city", "Lyon", NOW)
     behind = state(said("address.city", "Paris", stated_at=NOW - DAY), head, now=NOW - DAY)
     assert isinstance(behind, FactRevision) and behind.recorded_at == NOW
-    assert fact(apply_revision(head, behind)).value == "Paris"
+    # AND Paris, said the day before Lyon, holds until Lyon: Lyon stays the fact in force
+    after = apply_revision(head, behind)
+    assert fact(after).value == "Lyon"
+    assert [(p.value, p.since, p.valid_until) for p in after.periods] == [
+        ("Paris", NOW - DAY, NOW),
+        ("Lyon", NOW, None),
+    ]
 
 
 def test_confirming_and_deleting_need_a_fact_in_force() -> None:

@@ -15,11 +15,9 @@ import pytest
 
 from forms import (
     Caller,
-    Commit,
     FormDef,
     FormInstance,
     HookContext,
-    InMemoryFormStore,
     InstanceState,
     Step,
     field,
@@ -27,10 +25,10 @@ from forms import (
 from forms.app import memory as metrics
 from forms.examples import health_check
 from forms.examples.travel_claim import travel_claim
-from forms.instance import NewCall, Recollection
+from forms.instance import Recollection
 from forms.memory import DecayPolicy, RecallField, Vocabulary, plan_recall
 from forms.schema import field_type
-from tests.support import T0
+from tests.support import T0, RacingStore
 from tests.unit.memory_for_tests import (
     ALICE,
     BOB,
@@ -169,26 +167,6 @@ def test_what_the_starting_call_says_outranks_memory() -> None:
     assert instance.field("date_of_birth").count == 0
     assert set(instance.state.recalled) == {"weight_kg"}
     assert result["rejected"][0]["field"] == "date_of_birth"
-
-
-class RacingStore(InMemoryFormStore):
-    """A form store on which, right after an instance is created, ``then`` runs once: the
-    user's answer landing between the start's commit and memory's."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.then: Any = None
-        self.commits: list[Commit] = []
-
-    def create(self, instance: FormInstance, call: NewCall | None = None) -> None:
-        super().create(instance, call)
-        then, self.then = self.then, None
-        if then is not None:
-            then()
-
-    def commit(self, commit: Commit) -> FormInstance:
-        self.commits.append(commit)
-        return super().commit(commit)
 
 
 def test_an_answer_landing_between_the_start_and_memory_wins() -> None:

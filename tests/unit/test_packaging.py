@@ -25,9 +25,10 @@ def names(requirements: list[str]) -> set[str]:
     return {Requirement(r).name for r in requirements}
 
 
-def test_the_engine_installs_with_pydantic_alone() -> None:
+def test_the_engine_installs_with_pydantic_and_the_time_zone_database_alone() -> None:
     project = PYPROJECT["project"]
-    assert [Requirement(r).name for r in project["dependencies"]] == ["pydantic"]
+    # tzdata: zoneinfo's database where the system has none (the memory vocabulary's zones)
+    assert [Requirement(r).name for r in project["dependencies"]] == ["pydantic", "tzdata"]
     assert Requirement(project["dependencies"][0]).extras == {"email"}
     extras = project["optional-dependencies"]
     assert names(extras["aws"]) == {"aws-lambda-powertools", "boto3"}

@@ -303,6 +303,14 @@ def test_the_memory_settings_are_parameters_whose_defaults_are_the_settings_defa
     assert deadline["Default"] == settings.memory_deadline_ms
     for bound in (deadline["MinValue"], deadline["MaxValue"]):
         assert Settings.from_env({"FORMWORK_MEMORY_DEADLINE_MS": str(bound)})
+    assert environment["FORMWORK_CONTEXT_CLAIMS"] == {"Ref": "ContextClaims"}
+    claims = parameters["ContextClaims"]
+    given = Settings.from_env({"FORMWORK_CONTEXT_CLAIMS": claims["Default"]})
+    assert given.context_claims == settings.context_claims
+    for value in ("off", "person.locale=https://example.com/locale"):
+        assert re.fullmatch(claims["AllowedPattern"], value)
+        assert Settings.from_env({"FORMWORK_CONTEXT_CLAIMS": value})
+    assert not Settings.from_env({"FORMWORK_CONTEXT_CLAIMS": "off"}).context_claims
 
 
 def test_every_memory_route_is_declared_in_the_template() -> None:

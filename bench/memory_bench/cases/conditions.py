@@ -215,12 +215,6 @@ RACE = [
             ),
         ),
         expect={"height_cm": Fill(181)},
-        finding="form_start records its own values after memory's commit, as stated at the "
-        "start's commit time; the answer that landed in between was recorded first, stated a "
-        "second later. Appending a statement folds it over the fact in force whatever their "
-        "stated_at: one with no period replaces everything from its own stated_at on "
-        "(forms.memory.facts._punch), so the later 181's period is dropped, and 180, the "
-        "value she replaced in that form, is the fact in force and fills",
     ),
     Case(
         id="start_value_refused",

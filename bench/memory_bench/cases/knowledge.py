@@ -135,10 +135,6 @@ KNOWLEDGE_UPDATES = [
             TrueOn("address.city", START, "Lyon"),
             TrueOn("address.city", on(date(2026, 11, 1)), "Berlin"),
         ),
-        finding="recall reads only the head's fact in force, the latest period of the timeline; "
-        "a statement dated in the future makes that period the head, recall skips it as "
-        "not_valid_now, and the value true today (Lyon, valid until 10 October) is never "
-        "considered: the field stays empty until the move",
     ),
     Case(
         id="ku_answer_in_a_form",
