@@ -127,7 +127,8 @@ def state_fact(
 def list_facts() -> dict[str, Any]:
     app, principal = _app(), _principal()
     on = _memory_on(app, principal)
-    lines = fact_lines(app, app.facts.current(principal), on=on, now=app.utc_now())
+    now = app.utc_now()
+    lines = fact_lines(app, app.facts.current(principal, now), on=on, now=now)
     return {"memory_enabled": on, "facts": lines}
 
 
@@ -154,7 +155,7 @@ def get_fact(
     history = FactHistory(revisions)
     head = history.head()
     now = app.utc_now()
-    current = head.fact if head is not None else None
+    current = head.at(now) if head is not None else None  # as recall reads it now
     on = _memory_on(app, principal) if current is not None else False
     vocabulary = app.vocabulary
     body: dict[str, Any] = {
@@ -209,11 +210,12 @@ def delete_fact(key: FactKeyPath) -> dict[str, Any]:
 @router.get("/memory/export", **OPERATIONS["export"])
 def export_memory() -> dict[str, Any]:
     app, principal = _app(), _principal()
+    now = app.utc_now()
     heads = {head.key: head for head in app.facts.heads(principal)}
     keys = []
     for key, group in groupby(app.facts.export(principal), key=lambda revision: revision.key):
         head = heads.get(key)
-        current = head.fact if head is not None else None
+        current = head.at(now) if head is not None else None  # as recall reads it now
         keys.append(
             {
                 "key": key,
@@ -223,7 +225,7 @@ def export_memory() -> dict[str, Any]:
         )
     return {
         "principal": principal,
-        "exported_at": app.utc_now().isoformat(),
+        "exported_at": now.isoformat(),
         "settings": _settings(app, principal),
         "facts": keys,
     }

@@ -131,8 +131,8 @@ class InProcessFactEditor:
             return _refused(404, "no_fact", f"no fact {key} is in force", likely=likely)
         history = FactHistory(revisions)
         head = history.head()
-        current = head.fact if head is not None else None
         now = self.clock()
+        current = head.at(now) if head is not None else None
         on = current is not None and self.facts.settings(principal).enabled
         body: dict[str, Any] = {
             "key": key,
@@ -149,7 +149,8 @@ class InProcessFactEditor:
     def list_facts(self, principal: str) -> Answer:
         """``GET /memory/facts``."""
         on = self.facts.settings(principal).enabled
-        lines = self._lines(self.facts.current(principal), on=on, now=self.clock())
+        now = self.clock()
+        lines = self._lines(self.facts.current(principal, now), on=on, now=now)
         return 200, {"memory_enabled": on, "facts": lines}
 
     def switch_memory(self, principal: str, enabled: bool) -> Answer:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
+from datetime import datetime
 
 from forms.errors import NotFound
 from forms.memory.errors import FactConflict
@@ -59,9 +60,12 @@ class FactStore(ABC):
         """Every key the principal ever stated, deleted ones too, by key."""
         return sorted(self._read_heads(_checked(principal)), key=lambda head: head.key)
 
-    def current(self, principal: str) -> list[Fact]:
-        """The facts in force, by key: what recall reads (deleted keys are left out)."""
-        return [head.fact for head in self.heads(principal) if head.fact is not None]
+    def current(self, principal: str, at: datetime | None = None) -> list[Fact]:
+        """The fact in force for each key (deleted keys are left out): the period holding at
+        ``at`` (world time) where one does, as recall reads it, else the latest; without
+        ``at``, the latest (a move planned for later shows the planned city)."""
+        found = (head.fact if at is None else head.at(at) for head in self.heads(principal))
+        return [fact for fact in found if fact is not None]
 
     def get(self, principal: str, key: str) -> Fact:
         """The fact in force for ``key``; ``NotFound`` when never stated or deleted."""

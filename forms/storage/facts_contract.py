@@ -180,6 +180,10 @@ class FactStoreContract:
         ]
         today = head.at(T0 + 20 * DAY)
         assert today is not None and today.value == "Lyon"
+        # AND the facts in force are Lyon today and Berlin after the move (the latest: Berlin)
+        assert [f.value for f in facts.current(ANA, T0 + 20 * DAY)] == ["Lyon"]
+        assert [f.value for f in facts.current(ANA, T0 + 61 * DAY)] == ["Berlin"]
+        assert [f.value for f in facts.current(ANA)] == ["Berlin"]
 
     # ------------------------------------------------------------------ 2. compare-and-set
 

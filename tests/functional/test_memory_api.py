@@ -288,6 +288,25 @@ def test_a_contradiction_closes_the_old_period_instead_of_deleting_it(memory: Me
     ]
 
 
+def test_a_move_planned_for_later_leaves_todays_city_in_force_in_the_editor(
+    memory: Memory,
+) -> None:
+    # GIVEN alice lives in Lyon, and says she moves to Berlin in 30 days
+    city = "/memory/facts/address.city"
+    memory.stated(city, {"value": "Lyon"})
+    move = (memory.clock.now + timedelta(days=30)).isoformat()
+    memory.stated(city, {"value": "Berlin", "valid_from": move})
+    # THEN the editor shows Lyon in force, as recall reads it, with the move in the timeline
+    line = memory.lines()["address.city"]
+    assert (line["value"], line["use"]) == ("Lyon", "fill")
+    read = memory.get(city).json()
+    assert read["current"]["value"] == "Lyon"
+    assert [period["value"] for period in read["timeline"]] == ["Lyon", "Berlin"]
+    # AND once the move's day has come, Berlin is the city in force
+    memory.clock.advance(31)
+    assert memory.lines()["address.city"]["value"] == "Berlin"
+
+
 def test_confirming_makes_an_ageing_fact_fresh_and_the_same_value_again_confirms_it(
     memory: Memory,
 ) -> None:
