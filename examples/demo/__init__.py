@@ -42,9 +42,10 @@ offered, for the agent to ask about; she corrects the weight in her fact editor 
 /memory/facts/person.weight_kg``, a correction: the key's history keeps the wrong value, and
 ``as_of`` shows it was believed until then) and the next check-in offers the new one; with her
 memory off (``PUT /memory/settings``) a new check-in recalls nothing (in process the fact store
-counts the reads, none; over HTTP that is the server's promise: the switch is read before any
-fact); bob starts the form with nothing of hers and has no facts to list. A slow fact store is
-left to the tests: it cannot be staged against a real stack.
+counts the reads, none; over HTTP ``tests/integration/test_memory_http.py`` shows it, with a
+proxy in front of DynamoDB that records every request); bob starts the form with nothing of
+hers and has no facts to list. A slow fact store is left to that test too: its proxy holds the
+fact store's answers past the deadline, and the form opens on time without memory.
 
 The package: ``printing`` (how a turn is printed, how an outcome is checked), ``transports``
 (the ``Transport`` protocol and ``OverHttp``), ``in_process`` (``InProcess``, with memory on

@@ -8,8 +8,11 @@ her fact editor (``PUT /memory/facts/person.weight_kg``, a correction: the wrong
 the history) and the next form offers the new one. With her memory off a new form recalls
 nothing, and bob, of the same tenant, gets none of her facts.
 
-A slow fact store (the form opens on time, without memory) is not shown: it cannot be staged
-over HTTP against a real stack, so the tests show it (``tests/unit/test_memory_recall.py``).
+A slow fact store (the form opens on time, without memory) is not played here: slowing the
+store takes a proxy in front of DynamoDB, which a demo's stack does not run. The integration
+test ``tests/integration/test_memory_http.py`` does it over HTTP on the local stack (with
+``tests/integration/dynamodb_proxy.py`` holding the fact store's answers past the deadline),
+and also checks there that with memory off the switch is the only fact-store request.
 """
 
 from __future__ import annotations

@@ -7,7 +7,10 @@ pointed at the local endpoint), and the local API gateway on loopback in front o
 ``stop`` undoes it in reverse order. Ports are configurable; 0 picks a free one (what tests
 use). What the functions write to stdout (Powertools' JSON log records, EMF metrics) passes
 through as it is, or with ``json_logs=False`` (``make dev`` without ``--json-logs``) through
-``infra.local.console``'s filter: warnings and errors, one line each.
+``infra.local.console``'s filter: warnings and errors, one line each. ``function_output``, when
+given, takes each of those lines instead, with the function's logical id, as it was written
+(``quiet`` still discards them): a caller that checks what the functions logged and counted (a
+test looking for a metric, say) needs the lines themselves, which neither console keeps.
 
 The DynamoDB (``dynamodb=``, ``--dynamodb``) is AWS's DynamoDB Local (``"dynamodb-local"``,
 ``infra.local.dynamodb_local``) or moto's server served single-threaded (``"moto"``,
@@ -33,8 +36,10 @@ The handler's environment: ``TABLE_NAME``, ``DYNAMODB_ENDPOINT_URL``, ``AWS_REGI
 principal ``<tenant>/<sub>``), ``ROLES_CLAIM=roles`` (so ``Bearer dev:<sub>;roles=finance``
 holds the role ``finance``), dummy credentials, plus the template's own variables
 (``POWERTOOLS_*``), and ``FORMWORK_EXECUTORS=examples.executors:EXECUTORS`` (what published
-form documents may run) unless the shell sets its own. Nothing here changes this process's
-``os.environ``.
+form documents may run) unless the shell sets its own. ``environment`` is laid over all of
+it, so a caller can point the functions elsewhere (``DYNAMODB_ENDPOINT_URL`` at a proxy in
+front of the stack's DynamoDB, say) while the table is still created on the stack's own.
+Nothing here changes this process's ``os.environ``.
 
 Webhooks (``local_webhooks``): with no ``FORMWORK_WEBHOOK_SECRETS`` given (by the caller or the
 shell), the stack makes a development source ``crm`` with a secret drawn for the run
@@ -53,6 +58,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import socket
@@ -60,7 +66,7 @@ import sys
 import threading
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from secrets import token_urlsafe
 from typing import Any
@@ -181,6 +187,7 @@ class LocalStack:
         temporal_db: Path | None = None,
         sweep_seconds: float = SWEEP_SECONDS,
         dynamodb: str | LoopbackServer | None = None,
+        function_output: Callable[[str, str], None] | None = None,
     ) -> None:
         check_loopback(host)
         self.given_dynamodb = dynamodb if isinstance(dynamodb, LoopbackServer) else None
@@ -198,6 +205,7 @@ class LocalStack:
         self.quiet = quiet
         self.access_log = access_log
         self.json_logs = json_logs
+        self.function_output = function_output
         self.extra_environment = dict(environment or {})
         self.webhook_environment, self.dev_webhook = local_webhooks(
             {**_passed_through(), **self.extra_environment}
@@ -302,7 +310,7 @@ class LocalStack:
                     self.environment,
                     max_environments=self.max_environments,
                     quiet=self.quiet,
-                    console=function_console(logical_id, self.json_logs),
+                    console=self._console(logical_id),
                 )
                 self.functions[logical_id] = function
                 function.start()
@@ -319,6 +327,12 @@ class LocalStack:
             self.stop()
             raise
         return self
+
+    def _console(self, logical_id: str) -> Callable[[str], None] | None:
+        """Where the stdout lines of ``logical_id``'s environments go."""
+        if self.function_output is not None:
+            return functools.partial(self.function_output, logical_id)
+        return function_console(logical_id, self.json_logs)
 
     def _start_dynamodb(self) -> LoopbackServer:
         if self.given_dynamodb is not None:

@@ -6,11 +6,22 @@ events), on free ports. A chatbot backend states alice's facts with plain ``urll
 dev tokens (``Bearer dev:acme:alice``); alice reads them with their history, corrects one,
 confirms one, deletes one, exports everything and turns her memory off; what the table holds is
 then read directly. Bob, of the same tenant, and an alice of another tenant find none of it.
+
+The functions reach DynamoDB Local through ``DynamoDBProxy`` (``tests/integration/
+dynamodb_proxy.py``): every request goes over the network as in production, and the proxy
+records which ones touch the fact store and can hold their answers. So the issue's story runs
+here through the tool route as an agent drives it (``forms.examples.health_check``, whose
+fields declare fact keys): what alice says in one form fills or is offered in the next, her
+correction in the fact editor is offered after, memory off reads her switch and not one fact,
+bob gets none of hers, and a fact store slower than the deadline does not hold the form (the
+timeout is counted in the function's EMF metrics, read from its stdout).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import threading
 import urllib.error
 import urllib.request
 import uuid
@@ -22,27 +33,122 @@ import pytest
 from forms.storage.dynamodb_facts import DynamoDBFactStore
 from infra.local.dynamodb_local import DynamoDBLocal
 from infra.local.stack import LocalStack
+from tests.integration.dynamodb_proxy import DynamoDBProxy, Request
 
 WEIGHT = "/memory/facts/person.weight_kg"
 HEIGHT = "/memory/facts/person.height_cm"
+BORN = "/memory/facts/person.date_of_birth"
+FORM = "health-check"
+DEADLINE_MS = 1000
+"""The stack's recall deadline (``FORMWORK_MEMORY_DEADLINE_MS``): wider than the 200 ms
+default so that a loaded machine's ordinary reads never miss it, and still far below
+``HELD_SECONDS``: a late store is late by the hold, not by the machine."""
+HELD_SECONDS = 4.0
+"""How long the slow store holds each answer at most (released as soon as the test is done
+with it): four deadlines, and under the functions' boto3 read timeout (5 s), so the fault is
+a slow store, not one the client gives up on and retries."""
+
+
+class FunctionLogs:
+    """Every line the stack's functions write to stdout (Powertools' JSON log records and EMF
+    metrics), as it comes; a test waits for the record that ends an invocation, not for time."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, str]] = []
+        self._arrived = threading.Condition()
+
+    def __call__(self, function: str, line: str) -> None:
+        with self._arrived:
+            self.lines.append((function, line))
+            self._arrived.notify_all()
+
+    def records(self) -> list[dict[str, Any]]:
+        with self._arrived:
+            lines = [line for _, line in self.lines]
+        found = []
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict):
+                found.append(record)
+        return found
+
+    def invocation(self, request_id: str, timeout: float = 30.0) -> list[dict[str, Any]]:
+        """What the invocation behind the API request ``request_id`` wrote, up to its "tool
+        call" record (its last), once that has come: from its first log record carrying the
+        request id (Powertools' ``correlation_id``), with the metrics between."""
+
+        def ended() -> bool:
+            return any(_ends(record, request_id) for record in self.records())
+
+        with self._arrived:
+            assert self._arrived.wait_for(ended, timeout), f"no tool call record for {request_id}"
+        records = self.records()
+        first = next(i for i, r in enumerate(records) if r.get("correlation_id") == request_id)
+        last = next(i for i, r in enumerate(records) if _ends(r, request_id))
+        return records[first : last + 1]
+
+
+def _ends(record: dict[str, Any], request_id: str) -> bool:
+    return record.get("correlation_id") == request_id and record.get("message") == "tool call"
+
+
+def counted(records: list[dict[str, Any]]) -> list[str]:
+    """The metric names the EMF records among ``records`` count."""
+    return [
+        metric["Name"]
+        for record in records
+        for directive in record.get("_aws", {}).get("CloudWatchMetrics", [])
+        for metric in directive.get("Metrics", [])
+    ]
 
 
 @pytest.fixture(scope="module")
-def stack(dynamodb_local: DynamoDBLocal) -> Iterator[LocalStack]:
+def proxy(dynamodb_local: DynamoDBLocal) -> Iterator[DynamoDBProxy]:
+    with DynamoDBProxy(dynamodb_local.endpoint) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def logs() -> FunctionLogs:
+    return FunctionLogs()
+
+
+@pytest.fixture(scope="module")
+def stack(
+    dynamodb_local: DynamoDBLocal, proxy: DynamoDBProxy, logs: FunctionLogs
+) -> Iterator[LocalStack]:
+    """The stack on the session's DynamoDB Local (the table is created there directly), its
+    functions pointed at the proxy (``environment`` overrides the endpoint the stack gives
+    them), their stdout collected; warmed by one health check-in that remembers a fact, so a
+    recall's deadline is never spent on the environment's cold start (importing memory,
+    building the fact store's client: over a second here), which is not what is tested."""
     with LocalStack(
         api_port=0,
         max_environments=2,
         dynamodb=dynamodb_local,
         table_name=f"formwork-{uuid.uuid4().hex[:12]}",
+        environment={
+            "DYNAMODB_ENDPOINT_URL": proxy.endpoint,
+            "FORMWORK_MEMORY_DEADLINE_MS": str(DEADLINE_MS),
+        },
+        function_output=logs,
     ) as running:
+        warm = Http(running.api_url, "dev:warm-up:nobody")
+        warm.tool("warm-up", "form_start", {"form": FORM, "values": {"weight_kg": 80}})
         yield running
 
 
 class Http:
-    """A minimal HTTP client of the memory routes, as one principal (a dev token)."""
+    """A minimal HTTP client of the memory routes and the tool route, as one principal (a dev
+    token); ``request_id`` is the API request id of the last answer (``apigw-requestid``)."""
 
     def __init__(self, url: str, token: str) -> None:
         self.url, self.token = url, token
+        self.request_id = ""
+        self._calls = itertools.count(1)
 
     def request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
         headers = {"Authorization": f"Bearer {self.token}"}
@@ -53,8 +159,10 @@ class Http:
         request = urllib.request.Request(self.url + path, data, headers, method=method)
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
+                self.request_id = response.headers.get("apigw-requestid", "")
                 return response.status, json.loads(response.read())
         except urllib.error.HTTPError as error:
+            self.request_id = error.headers.get("apigw-requestid", "")
             return error.code, json.loads(error.read())
 
     def ok(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
@@ -62,6 +170,21 @@ class Http:
         assert status == 200, answer
         assert isinstance(answer, dict)
         return answer
+
+    def tool(self, conversation: str, name: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """One tool call, as an agent's backend makes it: a fresh tool-call id each time."""
+        body = {"tool_call_id": f"call-{next(self._calls)}", "input": payload}
+        result = self.ok("POST", f"/conversations/{conversation}/tools/{name}", body)
+        assert result["ok"] is True, result
+        return result
+
+    def status_lines(self, conversation: str) -> str:
+        return "\n".join(self.ok("GET", f"/conversations/{conversation}/status")["lines"])
+
+    def about_you(self, conversation: str, instance: str) -> dict[str, dict[str, Any]]:
+        """The health check-in's first step as ``form_read`` shows it: each field's row."""
+        read = {"form": FORM, "instance": instance, "part": "about_you"}
+        return {row["id"]: row for row in self.tool(conversation, "form_read", read)["fields"]}
 
 
 @pytest.fixture
@@ -183,3 +306,104 @@ def test_another_principal_and_another_tenant_find_none_of_it(
     bob.ok("PUT", WEIGHT, {"value": 90})
     assert alice.ok("GET", WEIGHT)["current"]["value"] == "70"
     assert bob.ok("GET", WEIGHT)["current"]["value"] == "90"
+
+
+# ------------------------------------------------------------------ the issue's story, by tools
+
+
+def facts_of(requests: list[Request], principal: str) -> list[tuple[str, tuple[str | None, ...]]]:
+    """The fact-store requests among ``requests`` that address ``principal``'s partition:
+    each operation, with the sort keys it names (None: a Query of the partition)."""
+    partition = f"M#{principal}"
+    return [
+        (request.operation, tuple(sk for pk, sk in request.keys if pk == partition))
+        for request in requests
+        if partition in request.partitions()
+    ]
+
+
+def test_what_alice_says_fills_or_is_offered_later_and_never_reaches_bob_over_http(
+    stack: LocalStack, proxy: DynamoDBProxy, tenant: str
+) -> None:
+    alice = as_(stack, tenant, "alice")
+    # GIVEN alice gives her date of birth and weight while filling a health check-in
+    started = alice.tool(
+        "conv-1",
+        "form_start",
+        {"form": FORM, "values": {"date_of_birth": "1990-04-02", "weight_kg": 70}},
+    )
+    assert "saved 2 (date_of_birth, weight_kg)" in started["summary"]
+    # WHEN, in a later conversation, a new check-in starts with nothing said
+    later = alice.tool("conv-2", "form_start", {"form": FORM})
+    # THEN the date of birth is filled and marked from memory, the weight only offered
+    status = alice.status_lines("conv-2")
+    assert "from memory, unconfirmed (resend once confirmed): Date of birth 1990-04-02" in status
+    assert "from memory, confirm: Weight 70 kg" in status
+    rows = alice.about_you("conv-2", later["instance"])
+    assert rows["date_of_birth"]["value"] == "1990-04-02"
+    assert "unconfirmed" in rows["date_of_birth"]["memory"]
+    assert rows["weight_kg"]["status"] == "pending" and "value" not in rows["weight_kg"]
+    assert rows["weight_kg"]["memory"].startswith("offered from memory: 70 kg")
+    assert "value" not in rows["height_cm"] and "memory" not in rows["height_cm"]
+
+    # WHEN she corrects her weight in the fact editor
+    corrected = alice.ok("PUT", WEIGHT, {"value": 71.5, "correction": True})
+    assert (corrected["change"], corrected["fact"]["value"]) == ("corrected", "71.5")
+    # THEN the next check-in offers the new value, and still does not write it
+    third = alice.tool("conv-3", "form_start", {"form": FORM})
+    assert "from memory, confirm: Weight 71.5 kg" in alice.status_lines("conv-3")
+    assert "value" not in alice.about_you("conv-3", third["instance"])["weight_kg"]
+
+    # WHEN she turns her memory off, and a new check-in starts
+    assert alice.ok("PUT", "/memory/settings", {"enabled": False})["enabled"] is False
+    proxy.take()
+    off = alice.tool("conv-4", "form_start", {"form": FORM})
+    seen = facts_of(proxy.take(), f"{tenant}/alice")
+    # THEN nothing is recalled
+    assert "from memory" not in alice.status_lines("conv-4")
+    assert all("value" not in row for row in alice.about_you("conv-4", off["instance"]).values())
+    # AND the fact store was asked for her switch and nothing else: not one fact read
+    assert seen == [("GetItem", ("SETTINGS",))]
+
+    # WHEN bob, of the same tenant, starts the same form
+    bob = as_(stack, tenant, "bob")
+    proxy.take()
+    his = bob.tool("conv-5", "form_start", {"form": FORM})
+    requests = proxy.take()
+    # THEN none of alice's facts are in it, and only his own partition was read
+    assert "from memory" not in bob.status_lines("conv-5")
+    assert all("value" not in row for row in bob.about_you("conv-5", his["instance"]).values())
+    assert facts_of(requests, f"{tenant}/bob") == [("GetItem", ("SETTINGS",)), ("Query", (None,))]
+    assert facts_of(requests, f"{tenant}/alice") == []
+
+
+def test_a_fact_store_slower_than_the_deadline_does_not_hold_the_form_over_http(
+    stack: LocalStack, proxy: DynamoDBProxy, logs: FunctionLogs, tenant: str
+) -> None:
+    # GIVEN alice's date of birth, which a new form would fill
+    alice = as_(stack, tenant, "alice")
+    alice.ok("PUT", BORN, {"value": "1990-04-02"})
+    listed = alice.ok("GET", "/memory/facts")["facts"]
+    assert [(f["key"], f["use"]) for f in listed] == [("person.date_of_birth", "fill")]
+    # WHEN a check-in starts while the fact store holds every answer far past the deadline
+    with proxy.hold(HELD_SECONDS) as hold:
+        started = alice.tool("conv-slow", "form_start", {"form": FORM})
+        request_id = alice.request_id
+        answered_when_it_opened = hold.answered
+        # THEN the form opened while the store still held its answer (the switch was asked for)
+        assert hold.caught(1)
+        assert answered_when_it_opened == 0
+        assert [(r.operation, r.keys) for r in hold.held] == [
+            ("GetItem", ((f"M#{tenant}/alice", "SETTINGS"),))
+        ]
+    # AND it opened without memory: nothing filled, nothing offered
+    assert started["summary"] == "Started Health check-in."
+    assert "from memory" not in alice.status_lines("conv-slow")
+    rows = alice.about_you("conv-slow", started["instance"])
+    assert all("value" not in row and "memory" not in row for row in rows.values())
+    # AND the function logged and counted the missed deadline, and answered ok
+    written = logs.invocation(request_id)
+    assert any("recall missed its deadline" in r.get("message", "") for r in written)
+    memory = [name for name in counted(written) if name.startswith("Memory")]
+    assert memory == ["MemoryRecallTimeout"]
+    assert (written[-1]["tool"], written[-1]["outcome"]) == ("form_start", "ok")
