@@ -3,10 +3,11 @@
 ``formwork check MODULE:ATTR`` compiles forms and prints every definition error with where it
 is (exit 1), or one line per form (exit 0); it needs the engine only. ``formwork mcp --url URL
 --token TOKEN --conversation ID`` is the MCP server over stdio that a desktop host launches,
-forwarding to the tool API (``formwork.mcp.stdio``; the ``mcp`` extra). ``formwork dev`` is
-``python -m infra.local`` (``make dev``) and ``formwork demo`` is ``python -m examples.demo``
-(``make demo``), with the same options; those two need the ``local`` extra
-(``pip install 'formwork[local]'``).
+forwarding to the tool API (``formwork.mcp.stdio``; the ``mcp`` extra); with ``--builder
+FORM_ID`` instead of ``--conversation``, it serves the builder tools of that draft.
+``formwork dev`` is ``python -m infra.local`` (``make dev``) and ``formwork demo`` is
+``python -m examples.demo`` (``make demo``), with the same options; those two need the
+``local`` extra (``pip install 'formwork[local]'``).
 
 Modules are looked up from the working directory first, as ``python -m`` does, so
 ``formwork check my_forms:FORMS`` and ``FORMWORK_FORMS=my_forms:FORMS formwork dev`` find a
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 
@@ -28,6 +30,8 @@ MCP_EXTRA = "pip install 'formwork[mcp]'"
 MCP_MODULES = {"mcp", "mcp_types", "httpx", "anyio"}
 """Top-level modules ``formwork mcp`` needs beyond the engine (the ``mcp`` extra)."""
 DEFAULT_URL = "http://127.0.0.1:3000"
+FORM_ID = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
+"""A form id, as the builder routes check it (``functions.models.FORM_ID_PATTERN``)."""
 OPTIONAL = {"yaml", "boto3", "botocore", "moto", "temporalio", "aws_lambda_powertools"}
 """Top-level modules of the optional extras: missing, ``dev`` and ``demo`` say what to install."""
 
@@ -71,8 +75,9 @@ def _add_mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     serving = commands.add_parser(
         "mcp",
         help="the MCP server over stdio, forwarding to the tool API (for a desktop host)",
-        description="Serve the form tools of one conversation as an MCP server on stdin and "
-        "stdout, forwarding each call to the tool API with the token (docs/clients.md#mcp). "
+        description="Serve the form tools of one conversation (--conversation), or the "
+        "builder tools of one draft of your tenant (--builder), as an MCP server on stdin and "
+        "stdout, forwarding each call to the API with the token (docs/clients.md#mcp). "
         "Needs the mcp extra.",
     )
     serving.add_argument(
@@ -91,6 +96,13 @@ def _add_mcp(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         default=env("FORMWORK_CONVERSATION"),
         help="the conversation id the forms belong to (FORMWORK_CONVERSATION)",
     )
+    serving.add_argument(
+        "--builder",
+        metavar="FORM_ID",
+        default=env("FORMWORK_BUILDER_FORM"),
+        help="serve the builder tools of this draft instead of a conversation's form tools "
+        "(FORMWORK_BUILDER_FORM)",
+    )
 
 
 def run_mcp(args: argparse.Namespace) -> int:
@@ -98,18 +110,38 @@ def run_mcp(args: argparse.Namespace) -> int:
     from forms.errors import BadRequest
     from forms.surface.tools import check_id
 
+    builder = getattr(args, "builder", None)
+    if builder and args.conversation:
+        print(
+            "formwork mcp: give --conversation (the form tools) or --builder (the builder "
+            "tools), not both",
+            file=sys.stderr,
+        )
+        return 2
     missing = [name for name in ("token", "conversation") if not getattr(args, name)]
+    if builder:
+        missing = [name for name in missing if name != "conversation"]
     if missing:
         flags = " and ".join(f"--{name}" for name in missing)
+        if "conversation" in missing:
+            flags += " (or --builder FORM_ID)"
         print(f"formwork mcp: give {flags} (or their environment variables)", file=sys.stderr)
         return 2
-    try:
-        check_id(args.conversation, "conversation id")
-    except BadRequest as refused:
-        print(f"formwork mcp: {refused.message}", file=sys.stderr)
+    if builder and not FORM_ID.fullmatch(builder):
+        print(
+            "formwork mcp: --builder takes a form id: a lowercase letter, then up to 62 "
+            "lowercase letters, digits or hyphens",
+            file=sys.stderr,
+        )
         return 2
+    if not builder:
+        try:
+            check_id(args.conversation, "conversation id")
+        except BadRequest as refused:
+            print(f"formwork mcp: {refused.message}", file=sys.stderr)
+            return 2
     try:
-        from formwork.mcp.stdio import run
+        from formwork.mcp.stdio import run, run_builder
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] not in MCP_MODULES:
             raise
@@ -118,6 +150,8 @@ def run_mcp(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if builder:
+        return run_builder(args.url, args.token, builder)
     return run(args.url, args.token, args.conversation)
 
 

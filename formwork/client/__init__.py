@@ -12,6 +12,10 @@ OpenAI's strict mode is typed per form: ``api.tools(format="openai-strict",
 forms=["travel-claim"])``, and each call sent back with ``format="openai-strict"``, so the
 ``null`` answers strict mode makes the model send are read as not given.
 
+A builder agent's calls go the same way: ``builder_tools(format)`` and
+``builder_call(form_id, tool, input, tool_call_id, selection=..., cancelled=...)`` on the
+tenant's draft of ``form_id`` (``docs/builder.md``).
+
 A tool's refusal is data (``ToolResult.ok`` false, with ``error``, ``message``, ``hint``);
 what no change of arguments can fix raises a ``ClientError``. A failed send and a ``busy``
 result are sent again under the same tool-call id, so a retry is a replay, never a second

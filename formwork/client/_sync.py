@@ -103,6 +103,44 @@ class Formwork:
         answer = self._send(attempts, "POST", path, params=_wire.call_query(format), json=body)
         return _wire.result_of(answer, attempts)
 
+    def builder_tools(self, format: str = "generic") -> list[dict[str, Any]]:
+        """The builder tools (``docs/builder.md``) in ``format``'s shape (the shapes of
+        ``tools`` but its strict ones), in the order a builder meets them. ``RequestRefused``
+        (``bad_request``) for a format the API does not serve."""
+        attempts = _wire.Attempts(self.retry, "GET /builder/tools")
+        params = {"format": format}
+        answer = self._send(attempts, "GET", _wire.BUILDER_TOOLS_PATH, params=params)
+        return _wire.tool_list(answer, "GET /builder/tools")
+
+    def builder_call(
+        self,
+        form_id: str,
+        tool: str,
+        input: Mapping[str, Any] | None = None,
+        tool_call_id: str | None = None,
+        *,
+        selection: Mapping[str, str] | None = None,
+        cancelled: bool = False,
+    ) -> ToolResult:
+        """Run one builder tool call on the caller's tenant's draft of ``form_id``, under
+        ``tool_call_id`` (a fresh one when None): the same retries as ``call`` (a failed send
+        and ``busy`` are sent again under the same id: a replay, never a second edit).
+        ``selection`` is the editor's (``{"field": ...}`` or ``{"step": ...}``), for the edits
+        that leave out their field or step; ``cancelled`` records the call as cancelled (the
+        person pressed Stop) and applies nothing.
+
+        The result is the builder's: a sentence, or a refusal as data (``ok`` false; another
+        tenant's draft is ``no_draft``, like a missing one). Raises as ``call`` does
+        (``RequestRefused`` ``unknown_tool`` for a tool that is not a builder tool)."""
+        call_id = tool_call_id if tool_call_id is not None else self.new_id()
+        attempts = _wire.Attempts(
+            self.retry, f"{tool} on {form_id} ({call_id})", tool_call_id=call_id, retry_busy=True
+        )
+        body = _wire.builder_call_body(call_id, input, selection, cancelled)
+        path = _wire.builder_tool_path(form_id, tool)
+        answer = self._send(attempts, "POST", path, json=body)
+        return _wire.result_of(answer, attempts)
+
     def status(self, conversation_id: str) -> Status:
         """The status lines of the caller's open forms in the conversation (empty when there
         are none, or the caller has no form there)."""

@@ -47,6 +47,13 @@ def status_path(conversation_id: str) -> str:
     return f"conversations/{quote(conversation_id, safe='')}/status"
 
 
+BUILDER_TOOLS_PATH = "builder/tools"
+
+
+def builder_tool_path(form_id: str, tool: str) -> str:
+    return f"builder/forms/{quote(form_id, safe='')}/tools/{quote(tool, safe='')}"
+
+
 def tools_query(format: str, forms: str | Sequence[str] | None) -> dict[str, str]:
     """The query of ``GET /tools``: the shape, and the forms a strict export is typed for
     (``forms``: ids, or one comma-separated string), sent comma-separated. The API judges
@@ -70,15 +77,32 @@ def call_body(tool_call_id: str, arguments: Mapping[str, Any] | None) -> dict[st
     return {"tool_call_id": tool_call_id, "input": dict(arguments or {})}
 
 
+def builder_call_body(
+    tool_call_id: str,
+    arguments: Mapping[str, Any] | None,
+    selection: Mapping[str, str] | None,
+    cancelled: bool,
+) -> dict[str, Any]:
+    """A builder call's envelope: the call's, plus the editor's selection when there is one
+    and ``cancelled`` when the person pressed Stop (left out otherwise, as the API's
+    defaults)."""
+    body = call_body(tool_call_id, arguments)
+    if selection:
+        body["selection"] = dict(selection)
+    if cancelled:
+        body["cancelled"] = True
+    return body
+
+
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def tool_list(answer: dict[str, Any]) -> list[dict[str, Any]]:
-    """The ``tools`` of a ``GET /tools`` answer."""
+def tool_list(answer: dict[str, Any], route: str = "GET /tools") -> list[dict[str, Any]]:
+    """The ``tools`` of a ``GET /tools`` (or ``GET /builder/tools``) answer."""
     tools = answer.get("tools")
     if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
-        raise ServiceUnavailable("GET /tools: the answer has no list of tools")
+        raise ServiceUnavailable(f"{route}: the answer has no list of tools")
     return tools
 
 

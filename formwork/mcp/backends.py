@@ -1,7 +1,10 @@
-"""Where the MCP server's tool calls go: a ``FormService`` in this process, or the HTTP API.
+"""Where the MCP server's tool calls go: a service in this process, or the HTTP API.
 
-A ``FormsBackend`` serves one principal's conversation: the tool definitions, one tool call
-under a tool-call id, and the conversation's status lines. Two adapters:
+A ``Backend`` is what ``formwork.mcp.server.build_server`` serves: its ``Surface`` (the
+server's title, instructions, status resource and prompt), the tool definitions, one tool call
+under a tool-call id, and the status lines. A ``FormsBackend`` serves one principal's
+conversation (the form tools); ``formwork.mcp.builder`` has the builder's (one draft's builder
+tools). The conversation's two adapters:
 
 * ``ServiceBackend``: the ``FormService`` of this process for a verified ``Caller`` (the
   Lambda route ``/conversations/{conversation_id}/mcp``: the principal comes from the claims
@@ -22,6 +25,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from forms.surface.formats import tool_definitions
+from formwork.mcp.surface import Surface, conversation_surface
 
 if TYPE_CHECKING:
     from forms import FormService
@@ -39,14 +43,16 @@ class BackendUnavailable(Exception):
     """The backend could not answer a read (the status lines, the tool list)."""
 
 
-class FormsBackend(Protocol):
-    """One principal's conversation, as the MCP server reaches it."""
+class Backend(Protocol):
+    """What one MCP server serves, as it reaches it."""
 
     @property
-    def conversation_id(self) -> str: ...
+    def surface(self) -> Surface:
+        """The server's face: instructions, status resource and prompt, ``form_ask`` or not."""
+        ...
 
     async def tools(self) -> list[JsonDict]:
-        """The form tools in MCP's ``tools/list`` shape (name, description, inputSchema).
+        """The tools in MCP's ``tools/list`` shape (name, description, inputSchema).
         ``BackendUnavailable`` when they cannot be read."""
         ...
 
@@ -55,9 +61,16 @@ class FormsBackend(Protocol):
         ...
 
     async def status(self) -> list[str]:
-        """The status lines of the caller's open forms (empty when there are none).
-        ``BackendUnavailable`` when they cannot be read."""
+        """The status resource's lines (empty when there is nothing to report: the server
+        then shows ``surface.empty``). ``BackendUnavailable`` when they cannot be read."""
         ...
+
+
+class FormsBackend(Backend, Protocol):
+    """One principal's conversation (the form tools; the status lines of its open forms)."""
+
+    @property
+    def conversation_id(self) -> str: ...
 
 
 def backend_unavailable(detail: str) -> JsonDict:
@@ -85,6 +98,10 @@ class ServiceBackend:
     @property
     def conversation_id(self) -> str:
         return self.caller.conversation_id
+
+    @property
+    def surface(self) -> Surface:
+        return conversation_surface(self.caller.conversation_id)
 
     async def tools(self) -> list[JsonDict]:
         return tool_definitions("mcp")

@@ -1,23 +1,27 @@
-"""The MCP server of one principal's conversation: the form tools, its status lines, and
-``form_ask`` where the host can elicit.
+"""The MCP server of one backend: a conversation's form tools with its status lines and
+``form_ask`` where the host can elicit, or a draft's builder tools with its outline.
 
 ``build_server(backend, connection=...)`` returns the official SDK's low-level ``Server``,
 whose handlers only translate: a ``tools/call`` becomes one backend call (its result the
 API's, ``formwork.mcp.tools``), ``resources/read`` of the status resource and ``prompts/get``
-of ``form_status`` read the status lines. The same server runs over stateless streamable
-HTTP on the API (``formwork.mcp.http``, backend in process) and over stdio (``formwork mcp``,
-backend over HTTP).
+of its prompt read the status lines. The same server runs over stateless streamable HTTP on
+the API (``formwork.mcp.http``, backend in process) and over stdio (``formwork mcp``, backend
+over HTTP). What differs between the two kinds of server (title, instructions, the resource's
+URI, the prompt's name, ``form_ask`` or not) is the backend's ``Surface``
+(``formwork.mcp.surface``).
 
-**The status lines** are the resource ``formwork://conversations/{id}/status`` (text, one
-line per open form, what a host puts in context) and the prompt ``form_status`` (the same
-text as a user message, for hosts that offer prompts rather than resources).
+**The status lines** are a resource (text, what a host puts in context):
+``formwork://conversations/{id}/status`` (one line per open form) or
+``formwork://builder/forms/{form_id}/draft`` (the draft's outline); and a prompt with the same
+text as a user message (``form_status``, ``draft_status``), for hosts that offer prompts
+rather than resources.
 
-**form_ask** is listed only to a client that declared form elicitation and whose request can
-carry one: any 2026-07-28 request (the question goes back as an ``InputRequiredResult`` and
-the answers come with the retried call, stateless), or a handshake-era connection with a back
-channel (stdio: a standalone ``elicitation/create`` while the call waits). A stateless
-handshake-era HTTP request has neither, and never sees the tool. ``formwork.mcp.ask`` says
-what one call does.
+**form_ask** is a conversation's only (``Surface.asks``), and listed only to a client that
+declared form elicitation and whose request can carry one: any 2026-07-28 request (the question
+goes back as an ``InputRequiredResult`` and the answers come with the retried call,
+stateless), or a handshake-era connection with a back channel (stdio: a standalone
+``elicitation/create`` while the call waits). A stateless handshake-era HTTP request has
+neither, and never sees the tool. ``formwork.mcp.ask`` says what one call does.
 """
 
 from __future__ import annotations
@@ -32,29 +36,35 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from formwork.mcp import ask
-from formwork.mcp.backends import BackendUnavailable, FormsBackend, JsonDict
+from formwork.mcp.backends import Backend, BackendUnavailable, JsonDict
+from formwork.mcp.surface import (
+    DRAFT_PROMPT,
+    NO_FORMS,
+    STATUS_PROMPT,
+    draft_uri,
+    instructions,
+    status_uri,
+)
 from formwork.mcp.tools import mcp_tool, tool_call_id, tool_result
 
+__all__ = [
+    "ANSWERS_KEY",
+    "DRAFT_PROMPT",
+    "NO_FORMS",
+    "SERVER_NAME",
+    "STATUS_PROMPT",
+    "build_server",
+    "can_elicit",
+    "draft_uri",
+    "instructions",
+    "status_uri",
+]
+
 SERVER_NAME = "formwork"
-STATUS_PROMPT = "form_status"
-NO_FORMS = "No form is open in this conversation."
 ANSWERS_KEY = "answers"
 """The key of ``form_ask``'s question in a 2026-07-28 ``InputRequiredResult``."""
 
 Context = ServerRequestContext[Any, Any]
-
-
-def status_uri(conversation_id: str) -> str:
-    return f"formwork://conversations/{conversation_id}/status"
-
-
-def instructions(conversation_id: str) -> str:
-    return (
-        f"Formwork's form tools for the conversation {conversation_id!r}. Read the resource "
-        f"{status_uri(conversation_id)} (or the prompt {STATUS_PROMPT}) for the open forms' "
-        "status lines: what each form still needs. Save everything the person said in one "
-        "form_fill; a refusal comes back as data with a hint."
-    )
 
 
 def can_elicit(ctx: Context) -> bool:
@@ -67,12 +77,12 @@ def can_elicit(ctx: Context) -> bool:
     return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session.can_send_request
 
 
-def build_server(backend: FormsBackend, *, connection: str | None = None) -> Server[Any]:
-    """The MCP server of ``backend``'s conversation. ``connection``: the nonce of a connection
-    (stdio) that tool-call ids are derived under; None on stateless HTTP
+def build_server(backend: Backend, *, connection: str | None = None) -> Server[Any]:
+    """The MCP server of ``backend`` (a conversation's, a draft's). ``connection``: the nonce
+    of a connection (stdio) that tool-call ids are derived under; None on stateless HTTP
     (``formwork.mcp.tools.tool_call_id``)."""
-    conversation = backend.conversation_id
-    uri = status_uri(conversation)
+    face = backend.surface
+    uri = face.uri
 
     async def served_tools() -> list[JsonDict]:
         try:
@@ -84,7 +94,7 @@ def build_server(backend: FormsBackend, *, connection: str | None = None) -> Ser
         ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         tools = [mcp_tool(d) for d in await served_tools()]
-        if can_elicit(ctx):
+        if face.asks and can_elicit(ctx):
             tools.append(mcp_tool(ask.ASK_DEFINITION))
         return types.ListToolsResult(tools=tools)
 
@@ -93,7 +103,7 @@ def build_server(backend: FormsBackend, *, connection: str | None = None) -> Ser
     ) -> types.CallToolResult | types.InputRequiredResult:
         arguments = params.arguments or {}
         call_id = tool_call_id(ctx.meta, ctx.request_id, connection)
-        if params.name == ask.ASK_TOOL and can_elicit(ctx):
+        if face.asks and params.name == ask.ASK_TOOL and can_elicit(ctx):
             return await _ask(ctx, backend, params, arguments, call_id)
         names = [str(d["name"]) for d in await served_tools()]
         if params.name not in names:
@@ -110,10 +120,9 @@ def build_server(backend: FormsBackend, *, connection: str | None = None) -> Ser
             resources=[
                 types.Resource(
                     uri=uri,
-                    name="status",
-                    title="Open forms in this conversation",
-                    description="The status line of each open form: its step, what is still "
-                    "pending, what comes later. Changes with every answer.",
+                    name=face.resource_name,
+                    title=face.resource_title,
+                    description=face.resource_description,
                     mime_type="text/plain",
                 )
             ]
@@ -124,7 +133,7 @@ def build_server(backend: FormsBackend, *, connection: str | None = None) -> Ser
     ) -> types.ReadResourceResult:
         if params.uri != uri:
             raise MCPError(types.INVALID_PARAMS, f"Resource not found: {params.uri}")
-        text = await _status_text(backend)
+        text = await _status_text(backend, face.empty)
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=uri, mime_type="text/plain", text=text)]
         )
@@ -135,9 +144,9 @@ def build_server(backend: FormsBackend, *, connection: str | None = None) -> Ser
         return types.ListPromptsResult(
             prompts=[
                 types.Prompt(
-                    name=STATUS_PROMPT,
-                    title="Open forms",
-                    description="The status lines of this conversation's open forms.",
+                    name=face.prompt,
+                    title=face.prompt_title,
+                    description=face.prompt_description,
                 )
             ]
         )
@@ -145,17 +154,15 @@ def build_server(backend: FormsBackend, *, connection: str | None = None) -> Ser
     async def get_prompt(
         ctx: Context, params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
-        if params.name != STATUS_PROMPT:
+        if params.name != face.prompt:
             raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {params.name}")
-        text = await _status_text(backend)
+        text = await _status_text(backend, face.empty)
         return types.GetPromptResult(
-            description="The open forms in this conversation, as they stand now",
+            description=face.prompt_result,
             messages=[
                 types.PromptMessage(
                     role="user",
-                    content=types.TextContent(
-                        type="text", text=f"Open forms in this conversation:\n{text}"
-                    ),
+                    content=types.TextContent(type="text", text=f"{face.prompt_heading}\n{text}"),
                 )
             ],
         )
@@ -163,8 +170,8 @@ def build_server(backend: FormsBackend, *, connection: str | None = None) -> Ser
     return Server(
         SERVER_NAME,
         version=_version(),
-        title="Formwork",
-        instructions=instructions(conversation),
+        title=face.title,
+        instructions=face.instructions,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,
@@ -174,17 +181,17 @@ def build_server(backend: FormsBackend, *, connection: str | None = None) -> Ser
     )
 
 
-async def _status_text(backend: FormsBackend) -> str:
+async def _status_text(backend: Backend, empty: str) -> str:
     try:
         lines = await backend.status()
     except BackendUnavailable as failure:
         raise MCPError(types.INTERNAL_ERROR, str(failure)) from None
-    return "\n".join(lines) if lines else NO_FORMS
+    return "\n".join(lines) if lines else empty
 
 
 async def _ask(
     ctx: Context,
-    backend: FormsBackend,
+    backend: Backend,
     params: types.CallToolRequestParams,
     arguments: Mapping[str, Any],
     call_id: str,
@@ -220,7 +227,7 @@ async def _ask(
 
 
 async def _answered(
-    backend: FormsBackend, params: types.CallToolRequestParams, call_id: str
+    backend: Backend, params: types.CallToolRequestParams, call_id: str
 ) -> JsonDict:
     """The retried ``form_ask`` of a 2026-07-28 round trip: the person's answer to the
     question its ``request_state`` names."""
@@ -232,7 +239,7 @@ async def _answered(
 
 
 async def _write(
-    backend: FormsBackend, q: ask.Question, answer: types.ElicitResult, call_id: str
+    backend: Backend, q: ask.Question, answer: types.ElicitResult, call_id: str
 ) -> JsonDict:
     if answer.action != "accept":
         return ask.declined(answer.action)

@@ -1,4 +1,5 @@
-"""The form tools as MCP tools: their annotations, their results, and the tool-call id.
+"""The form and builder tools as MCP tools: their annotations, their results, and the
+tool-call id.
 
 **Annotations** say what each tool does, from what the engine promises (``docs/tools.md``):
 the reads change nothing (``readOnlyHint``); nothing but ``form_abandon`` destroys anything,
@@ -7,6 +8,17 @@ abandoned form stays closed for good; ``form_fill`` and ``form_abandon`` are ide
 same answers again append nothing, a closed form refuses a second abandon), ``form_start``
 (another instance) and ``form_revise`` (undo twice goes back twice) are not. The tools act on
 the forms service alone (``openWorldHint`` false).
+
+The builder tools (``BUILDER_HINTS``, ``docs/builder.md``): ``inspect_form`` is the read.
+Every edit is an entry of the draft's edit log that ``undo_edit`` takes back, but a host should
+still ask before one that takes away what the person built: the three deletes, and
+``create_form``, whose ``replace: true`` discards every step and field (``destructiveHint``).
+Idempotent are the edits that leave the draft as the first call left it when sent again (the
+log may gain a line, the document does not change): the deletes (the second is refused
+``not_found``), the moves to a position, ``update_step`` and ``update_field`` (the same keys
+again), ``set_conditional_logic`` (the same rule), and ``create_form`` (refused ``not_empty``,
+or the same structure again). Not idempotent: the adds (a second ``email_2``),
+``set_checkpoint`` (without an id, a second checkpoint), undo and redo (twice goes twice).
 
 **Results** are the API's result object, as JSON text content (what a model reads) and as
 ``structuredContent`` (what a host's code reads), with ``isError`` when it says ``ok: false``:
@@ -80,14 +92,34 @@ HINTS: dict[str, Hints] = {
     "form_abandon": Hints("Abandon a form", destructive=True, idempotent=True),
     "form_ask": Hints("Ask the person"),
 }
-"""Each tool's annotations, by name; a tool the API serves that is not here gets none."""
+"""Each form tool's annotations, by name; a tool the API serves that is not here gets none."""
+
+BUILDER_HINTS: dict[str, Hints] = {
+    "create_form": Hints("Start or rebuild the form", destructive=True, idempotent=True),
+    "add_step": Hints("Add a step"),
+    "update_step": Hints("Change a step", idempotent=True),
+    "delete_step": Hints("Delete a step", destructive=True, idempotent=True),
+    "move_step": Hints("Move a step", idempotent=True),
+    "add_field": Hints("Add a field"),
+    "update_field": Hints("Change a field", idempotent=True),
+    "delete_field": Hints("Delete a field", destructive=True, idempotent=True),
+    "move_field": Hints("Move a field", idempotent=True),
+    "set_conditional_logic": Hints("Set when it shows", idempotent=True),
+    "set_checkpoint": Hints("Set a checkpoint"),
+    "delete_checkpoint": Hints("Delete a checkpoint", destructive=True, idempotent=True),
+    "inspect_form": Hints("Read the draft", read_only=True),
+    "undo_edit": Hints("Undo the last edit"),
+    "redo_edit": Hints("Redo an undone edit"),
+}
+"""Each builder tool's annotations, by name (the module says why). The names are not the form
+tools', so one lookup serves both servers."""
 
 
 def mcp_tool(definition: Mapping[str, Any]) -> types.Tool:
-    """A tool of ``GET /tools?format=mcp`` (name, description, inputSchema) with its
-    annotations."""
+    """A tool of ``GET /tools?format=mcp`` or ``GET /builder/tools?format=mcp`` (name,
+    description, inputSchema) with its annotations."""
     name = str(definition["name"])
-    hints = HINTS.get(name)
+    hints = HINTS.get(name) or BUILDER_HINTS.get(name)
     return types.Tool(
         name=name,
         description=definition.get("description"),

@@ -11,6 +11,9 @@ ports. Against it:
   a travel claim from start to submission (seen over HTTP as it goes), and ``form_ask`` with a
   person who answers, declines or cancels;
 * ``form_ask`` over HTTP, offered to a 2026-07-28 client only (its question rides the result);
+* the builder tools of one draft (``/builder/forms/{form_id}/mcp``, and ``formwork mcp
+  --builder`` over stdio): a draft built to where a person with the publisher role publishes
+  it, a replay under the host's id, and another tenant who finds no draft;
 * the protocol's official conformance suite (npm ``@modelcontextprotocol/conformance``) over
   streamable HTTP, the whole active suite with ``infra/mcp-conformance/baseline.yml`` (every
   scenario it does not pass, each with its reason), and the MCP inspector's CLI mode over
@@ -30,7 +33,7 @@ import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import httpx2
@@ -40,7 +43,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 
-from formwork.mcp.server import NO_FORMS, status_uri
+from formwork.mcp.server import NO_FORMS, draft_uri, status_uri
+from formwork.mcp.surface import no_draft
 from formwork.mcp.tools import TOOL_CALL_ID_META
 from infra.local.dynamodb_local import DynamoDBLocal
 from infra.local.stack import LocalStack
@@ -49,6 +53,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFORMANCE = ROOT / "infra" / "mcp-conformance"
 NODE_BIN = CONFORMANCE / "node_modules" / ".bin"
 ALICE, BOB = "dev:acme:alice", "dev:acme:bob"
+OUTSIDER, PUBLISHER = "dev:globex:bo", "dev:acme:cy;roles=form_publisher"
 FORM_TOOLS = ["form_list", "form_start", "form_read", "form_fill", "form_revise", "form_abandon"]
 CLAIM = {
     "full_name": "Ana Lima",
@@ -93,6 +98,60 @@ def over_stdio(stack: LocalStack, conversation: str, **options: Any) -> Client:
     command = ["-m", "formwork", "mcp", "--url", stack.api_url, "--conversation", conversation]
     env = {**os.environ, "FORMWORK_TOKEN": ALICE}
     return Client(StdioServerParameters(command=sys.executable, args=command, env=env), **options)
+
+
+@pytest.fixture
+def form_id() -> str:
+    return f"contact-{uuid.uuid4().hex[:8]}"
+
+
+def builder_over_http(
+    stack: LocalStack, form_id: str, token: str = ALICE, **options: Any
+) -> Client:
+    """The SDK's client on the draft's MCP URL, with the token in every request."""
+    url = f"{stack.api_url}/builder/forms/{form_id}/mcp"
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    return Client(streamable_http_client(url, http_client=http), **options)
+
+
+def builder_over_stdio(stack: LocalStack, form_id: str) -> Client:
+    """The SDK's client launching ``formwork mcp --builder`` against the stack."""
+    command = ["-m", "formwork", "mcp", "--url", stack.api_url, "--builder", form_id]
+    env = {k: v for k, v in os.environ.items() if k != "FORMWORK_CONVERSATION"}
+    env["FORMWORK_TOKEN"] = ALICE
+    return Client(StdioServerParameters(command=sys.executable, args=command, env=env))
+
+
+async def publish(stack: LocalStack, form_id: str) -> httpx2.Response:
+    """``POST /builder/forms/{form_id}/publish`` as a person of alice's tenant who may."""
+    async with httpx2.AsyncClient(timeout=30) as http:
+        return await http.post(
+            f"{stack.api_url}/builder/forms/{form_id}/publish",
+            headers={"Authorization": f"Bearer {PUBLISHER}"},
+        )
+
+
+BUILD: list[tuple[str, dict[str, Any]]] = [
+    ("create_form", {"title": "Contact us", "steps": [{"title": "Contact"}]}),
+    ("add_field", {"field": {"kind": "email", "label": "Email"}}),
+    ("add_field", {"field": {"kind": "boolean", "label": "Call me"}}),
+    ("add_field", {"field": {"kind": "phone", "label": "Phone"}}),
+    (
+        "set_conditional_logic",
+        {
+            "target": "field",
+            "id": "phone",
+            "when": {"field": "call_me", "op": "equals", "value": True},
+        },
+    ),
+]
+"""A contact form in small builder calls: the structure, three fields, a rule."""
+OUTLINE = [
+    'Step contact: "Contact"',
+    '  email: email "Email"',
+    '  call_me: boolean "Call me"',
+    '  phone: phone "Phone" when call_me equals true',
+]
 
 
 def structured(result: types.CallToolResult) -> dict[str, Any]:
@@ -288,6 +347,73 @@ def test_form_ask_over_streamable_http_needs_a_2026_client(
         assert answered["summary"] == "The person answered in a form. Saved 1 (full_name).", (
             answered
         )
+
+    run(test)
+
+
+# ---------------------------------------------------------------------------- the builder
+
+
+def test_a_host_builds_a_draft_over_streamable_http_that_publishes(
+    stack: LocalStack, form_id: str
+) -> None:
+    async def test() -> None:
+        meta = cast("types.RequestParamsMeta", {TOOL_CALL_ID_META: f"toolu_{form_id}"})
+        email = BUILD[1][1]
+        async with builder_over_http(stack, form_id) as mcp:
+            # GIVEN the builder tools, as any MCP host lists them
+            tools = [tool.name for tool in (await mcp.list_tools()).tools]
+            empty = await mcp.read_resource(draft_uri(form_id))
+            # WHEN the host builds the form in small calls, the email under its own id
+            results = [
+                structured(await mcp.call_tool(name, args, meta=meta if args is email else None))
+                for name, args in BUILD
+            ]
+            outline = await mcp.read_resource(draft_uri(form_id))
+        # AND sends the email again on another connection, under the same id
+        async with builder_over_http(stack, form_id, mode="legacy") as mcp:
+            again = structured(await mcp.call_tool("add_field", email, meta=meta))
+        # AND someone of another tenant opens the same draft's URL
+        async with builder_over_http(stack, form_id, token=OUTSIDER) as outsider:
+            theirs = structured(await outsider.call_tool("inspect_form", {}))
+            their_view = await outsider.read_resource(draft_uri(form_id))
+        published = await publish(stack, form_id)
+        # THEN every call applied, and the draft reads as built
+        assert tools[:2] == ["create_form", "add_step"] and "inspect_form" in tools
+        assert getattr(empty.contents[0], "text", "") == no_draft(form_id)
+        assert [r["ok"] for r in results] == [True] * len(BUILD), results
+        text = getattr(outline.contents[0], "text", "")
+        assert text.splitlines()[1:] == OUTLINE
+        # AND the resent call is the first result, replayed
+        assert again == {**results[1], "replayed": True}
+        # AND the other tenant finds no draft, as if there were none
+        assert theirs["error"] == "no_draft"
+        assert getattr(their_view.contents[0], "text", "") == no_draft(form_id)
+        # AND the draft compiles: a publisher of alice's tenant publishes it as version 1
+        assert published.status_code == 200, published.text
+        assert published.json() == {"form": form_id, "version": 1}
+
+    run(test)
+
+
+def test_formwork_mcp_builder_builds_a_draft_over_stdio(stack: LocalStack, form_id: str) -> None:
+    async def test() -> None:
+        async with (
+            builder_over_stdio(stack, form_id) as mcp,
+            builder_over_http(stack, form_id) as http,
+        ):
+            tools = [tool.name for tool in (await mcp.list_tools()).tools]
+            results = [structured(await mcp.call_tool(name, args)) for name, args in BUILD]
+            refused = await mcp.call_tool("delete_step", {"step": "contact"})
+            here = await mcp.read_resource(draft_uri(form_id))
+            there = await http.read_resource(draft_uri(form_id))
+        # THEN the same tools as over HTTP, and the API's results
+        assert tools[0] == "create_form" and len(tools) == 15
+        assert [r["ok"] for r in results] == [True] * len(BUILD), results
+        assert refused.is_error and structured(refused)["error"] == "only_step"
+        # AND the draft on the stack is the one built, read over stdio and over HTTP
+        for status in (here, there):
+            assert getattr(status.contents[0], "text", "").splitlines()[1:] == OUTLINE
 
     run(test)
 

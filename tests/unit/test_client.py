@@ -6,9 +6,10 @@ port of 127.0.0.1. A thin function in front of the handler records what reached 
 lose an answer after the handler ran; a store that loses commits makes the service answer
 ``busy``; a proxy can drop the connection after the API answered. Covered: the tools in each
 shape, a call and its result, retries under the same id (busy, 5xx, a dropped connection)
-that apply once, retries spent, status lines, auth failures and bad requests, strict mode (the
-tools typed for the forms asked for, and a call sent with its format whose ``null`` answers
-are left out), the async client, the retry policy's waits, and the public surface.
+that apply once, retries spent, status lines, auth failures and bad requests, the builder's
+tools and calls (with the editor's selection and Stop), strict mode (the tools typed for the
+forms asked for, and a call sent with its format whose ``null`` answers are left out), the
+async client, the retry policy's waits, and the public surface.
 """
 
 from __future__ import annotations
@@ -455,6 +456,94 @@ def test_an_unknown_tool_and_a_malformed_id_are_bad_requests(
         client.call(CONVERSATION, "form_list", {}, "not an id!")
     assert bad_id.value.status in (400, 422)
     assert len(api.seen) == 3  # none of them sent twice
+
+
+# ------------------------------------------------------------------------------ the builder
+
+FORM = "contact-us"
+EMAIL = {"field": {"kind": "email", "label": "Email"}}
+
+
+def builder_definitions(shape: str) -> list[dict[str, Any]]:
+    from forms.app.builder import BUILDER_ARGUMENTS
+    from forms.surface.formats import model_tools
+
+    made = tool_definitions(shape, model_tools(BUILDER_ARGUMENTS))  # type: ignore[arg-type]
+    loaded: list[dict[str, Any]] = json.loads(json.dumps(made))
+    return loaded
+
+
+def item_ids(api: LocalApi) -> list[str]:
+    document = api.app.builder.draft("alice", FORM).document
+    return [item.id for step in document.steps for item in step.items]
+
+
+@pytest.mark.parametrize("shape", ["generic", "mcp"])
+def test_the_builder_tools_come_in_the_shape_asked_for(client: Formwork, shape: str) -> None:
+    assert client.builder_tools(shape) == builder_definitions(shape)
+
+
+def test_a_builder_call_edits_the_draft_under_the_models_id(
+    client: Formwork, api: LocalApi
+) -> None:
+    # WHEN a builder agent starts a draft and adds a field, each under its own id
+    made = client.builder_call(
+        FORM, "create_form", {"title": "Contact us", "steps": [{"title": "Contact"}]}, "b_1"
+    )
+    added = client.builder_call(FORM, "add_field", EMAIL, "b_2")
+    # THEN each result is the builder's sentence, sent under that id
+    assert made.ok is True and made.summary is not None and made.summary.startswith("Created")
+    assert added.to_dict() == {
+        "ok": True,
+        "summary": 'Added field "email" (email) to step "Contact".',
+    }
+    assert added.tool_call_id == "b_2" and api.ids_seen() == ["b_1", "b_2"]
+    # AND the same id again is the first result, replayed: one field
+    again = client.builder_call(FORM, "add_field", EMAIL, "b_2")
+    assert again.replayed is True and again.summary == added.summary
+    assert item_ids(api) == ["email"]
+
+
+def test_a_builder_call_carries_the_selection_and_stop(client: Formwork, api: LocalApi) -> None:
+    client.builder_call(FORM, "create_form", {"title": "Contact us", "steps": [{"title": "C"}]})
+    client.builder_call(FORM, "add_field", EMAIL)
+    # WHEN "make this optional" comes with the editor's selection, and a call is cancelled
+    optional = client.builder_call(
+        FORM, "update_field", {"updates": {"required": False}}, selection={"field": "email"}
+    )
+    stopped = client.builder_call(
+        FORM, "add_field", {"field": {"kind": "url", "label": "Web"}}, "b_stop", cancelled=True
+    )
+    # THEN the selected field changed, and the cancelled call applied nothing
+    assert optional.summary == 'Updated field "email": required.'
+    assert (stopped.ok, stopped.error) == (False, "cancelled")
+    assert item_ids(api) == ["email"]
+
+
+def test_a_builder_refusal_is_data_and_an_unknown_builder_tool_raises(
+    client: Formwork, api: LocalApi
+) -> None:
+    refused = client.builder_call(FORM, "inspect_form", {}, "b_1")
+    assert (refused.ok, refused.error) == (False, "no_draft")
+    with pytest.raises(RequestRefused) as unknown:
+        client.builder_call(FORM, "form_fill", {}, "b_2")
+    assert unknown.value.status == 404 and unknown.value.code == "unknown_tool"
+    assert len(api.seen) == 2
+
+
+def test_the_async_client_builds_the_same(api: LocalApi) -> None:
+    async def session() -> tuple[list[dict[str, Any]], ToolResult]:
+        async with AsyncFormwork(api.url, token="dev:alice", retry=QUICK) as client:
+            tools = await client.builder_tools("mcp")
+            await client.builder_call(
+                FORM, "create_form", {"title": "Contact us", "steps": [{"title": "C"}]}, "a_1"
+            )
+            return tools, await client.builder_call(FORM, "add_field", EMAIL, "a_2")
+
+    tools, added = asyncio.run(session())
+    assert tools == builder_definitions("mcp")
+    assert added.ok and added.tool_call_id == "a_2"
+    assert item_ids(api) == ["email"]
 
 
 # ------------------------------------------------------------------------------ strict mode

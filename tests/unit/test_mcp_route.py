@@ -1,5 +1,7 @@
-"""The MCP route through the Lambda handler, with payload v2 events as API Gateway sends them:
-what it answers to each method, who it answers as, and a deployment without the SDK."""
+"""The MCP routes through the Lambda handler, with payload v2 events as API Gateway sends them:
+what they answer to each method, who they answer as, and a deployment without the SDK; the
+conversation's form tools (``/conversations/{id}/mcp``) and a draft's builder tools
+(``/builder/forms/{form_id}/mcp``)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from tests.functional.conftest import ALICE, BOB, SETTINGS, Response, build_even
 from tests.support import app_for
 
 PATH = "/conversations/chat-1/mcp"
+BUILDER_PATH = "/builder/forms/contact-us/mcp"
+OTHER_TENANT: dict[str, str] = {"sub": "bo", "tenant": "globex"}
 ACCEPT = {"accept": "application/json, text/event-stream"}
 LEGACY = {**ACCEPT, "mcp-protocol-version": "2025-11-25"}
 
@@ -32,9 +36,16 @@ class Api:
         return Response(lambda_handler(event, LocalContext(), app=self.app))
 
     def post(
-        self, body: str, claims: dict[str, Any] | None = ALICE, headers: dict[str, str] = LEGACY
+        self,
+        body: str,
+        claims: dict[str, Any] | None = ALICE,
+        headers: dict[str, str] = LEGACY,
+        path: str = PATH,
     ) -> Response:
-        return self.send(build_event("POST", PATH, body=body, claims=claims, headers=headers))
+        return self.send(build_event("POST", path, body=body, claims=claims, headers=headers))
+
+    def builder(self, body: str, claims: dict[str, Any] | None = ALICE) -> Response:
+        return self.post(body, claims=claims, path=BUILDER_PATH)
 
 
 def test_an_initialize_is_answered_as_json_without_a_session() -> None:
@@ -121,7 +132,12 @@ def test_the_mcp_routes_are_declared_behind_the_tool_routes_authorizer() -> None
 
     template = load_template()
     events = template["Resources"]["ToolsFunction"]["Properties"]["Events"].values()
-    mcp = [e["Properties"] for e in events if e["Properties"].get("Path", "").endswith("/mcp")]
+    mcp = [
+        e["Properties"]
+        for e in events
+        if e["Properties"].get("Path", "").startswith("/conversations/")
+        and e["Properties"]["Path"].endswith("/mcp")
+    ]
     # THEN the three methods are routes of the API, each behind its default JWT authorizer
     assert sorted(p["Method"] for p in mcp) == ["DELETE", "GET", "POST"]
     assert {p["Path"] for p in mcp} == {"/conversations/{conversation_id}/mcp"}
@@ -129,3 +145,127 @@ def test_the_mcp_routes_are_declared_behind_the_tool_routes_authorizer() -> None
     assert template["Resources"]["ToolsApi"]["Properties"]["Auth"]["DefaultAuthorizer"] == (
         "JwtAuthorizer"
     )
+
+
+# ---------------------------------------------------------------------------- the builder's
+
+
+def call(name: str, arguments: dict[str, Any], id: int = 1) -> str:
+    return rpc("tools/call", {"name": name, "arguments": arguments}, id)
+
+
+def structured(response: Response) -> dict[str, Any]:
+    assert response.status == 200, response
+    content: dict[str, Any] = response.json()["result"]["structuredContent"]
+    return content
+
+
+def test_the_builder_endpoint_introduces_the_draft_of_its_path() -> None:
+    response = Api().post(
+        rpc(
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"elicitation": {}},
+                "clientInfo": {"name": "test", "version": "1"},
+            },
+        ),
+        headers=ACCEPT,
+        path=BUILDER_PATH,
+    )
+    assert response.status == 200
+    assert "mcp-session-id" not in response.headers
+    result = response.json()["result"]
+    assert result["serverInfo"]["title"] == "Formwork form builder"
+    assert "formwork://builder/forms/contact-us/draft" in result["instructions"]
+
+
+def test_a_builder_call_edits_the_verified_principals_tenants_draft() -> None:
+    # GIVEN alice's create_form, with a principal named in the payload's _meta
+    api = Api()
+    made = api.builder(
+        rpc(
+            "tools/call",
+            {
+                "name": "create_form",
+                "arguments": {"title": "Contact us", "steps": [{"title": "Contact"}]},
+                "_meta": {"principal": "globex/bo"},
+            },
+        )
+    )
+    assert structured(made)["ok"] is True
+    added = structured(api.builder(call("add_field", {"field": {"kind": "email", "label": "E"}})))
+    assert added["summary"] == 'Added field "e" (email) to step "Contact".'
+    # THEN the draft is alice's tenant's (the claims): bob of acme reads it, bo of globex not
+    bob = structured(api.builder(call("inspect_form", {}), claims=BOB))
+    assert bob["ok"] is True and bob["form"]["title"] == "Contact us"
+    other = structured(api.builder(call("inspect_form", {}), claims=OTHER_TENANT))
+    assert other["error"] == "no_draft"
+    assert api.app.builder.draft("acme/alice", "contact-us").draft.changed_by == "acme/alice"
+
+
+def test_the_builder_tools_list_is_the_builder_routes() -> None:
+    from functions.builder_routes import builder_tool_definitions
+
+    response = Api().builder(rpc("tools/list"))
+    tools = response.json()["result"]["tools"]
+    assert [t["name"] for t in tools] == [d["name"] for d in builder_tool_definitions("mcp")]
+    assert all("annotations" in t for t in tools)
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+def test_get_and_delete_are_not_allowed_on_the_builder_endpoint(method: str) -> None:
+    response = Api().send(build_event(method, BUILDER_PATH, headers=ACCEPT))
+    assert response.status == 405
+    assert response.headers["allow"] == "POST"
+    assert response.json()["error"] == "method_not_allowed"
+
+
+@pytest.mark.parametrize("method", ["POST", "GET", "DELETE"])
+def test_no_token_no_builder_mcp(method: str) -> None:
+    body = rpc("tools/list") if method == "POST" else None
+    event = build_event(method, BUILDER_PATH, body=body, claims=None, headers=LEGACY)
+    assert Api().send(event).status == 401
+
+
+@pytest.mark.parametrize("form_id", ["Contact-Us", "1st-form", "a" * 64])
+def test_a_malformed_form_id_is_a_400_as_on_the_builder_routes(form_id: str) -> None:
+    api = Api()
+    path = f"/builder/forms/{form_id}"
+    answer = api.send(build_event("POST", f"{path}/mcp", body=rpc("tools/list"), headers=LEGACY))
+    draft = api.send(build_event("GET", path))
+    assert (answer.status, answer.json()["error"]) == (400, "bad_request")
+    assert draft.status == 400
+
+
+def test_a_deployment_without_the_sdk_answers_501_on_the_builder_endpoint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in [m for m in sys.modules if m == "mcp" or m.startswith(("mcp.", "formwork.mcp"))]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    response = Api().builder(rpc("tools/list"))
+    assert response.status == 501
+    assert response.json()["error"] == "mcp_unavailable"
+
+
+def test_the_builder_mcp_routes_are_declared_like_the_builder_routes() -> None:
+    from infra.local.dynamodb import load_template
+
+    events = load_template()["Resources"]["ToolsFunction"]["Properties"]["Events"].values()
+    builder = [p for e in events if (p := e["Properties"]).get("Path", "").startswith("/builder")]
+    mcp = [p for p in builder if p["Path"] == "/builder/forms/{form_id}/mcp"]
+    # THEN the three methods are routes of the tools function's API, and like every other
+    # builder route, behind its default authorizer
+    assert sorted(p["Method"] for p in mcp) == ["DELETE", "GET", "POST"]
+    assert all(p["ApiId"] == {"Ref": "ToolsApi"} and "Auth" not in p for p in builder)
+
+
+@pytest.mark.parametrize(
+    ("method", "label"),
+    [("POST", "builder_mcp"), ("GET", "builder_mcp_stream"), ("DELETE", "builder_mcp_session")],
+)
+def test_each_builder_mcp_route_has_its_own_metric_label(method: str, label: str) -> None:
+    from functions.refusals import route_label
+
+    assert route_label(build_event(method, BUILDER_PATH)) == label
