@@ -9,14 +9,19 @@ one a request body names), and only to forms with fields that declare a fact key
 
 One tool call, in order (``MemoryCall``):
 
+0. **Prepare, once.** The first call that uses memory in a process loads what memory runs (its
+   modules, the vocabulary, the decay policy, its worker thread: ``Memory.prepare``) before
+   any deadline starts, so a deadline measures the store, never the loading of code.
 1. **Read, first the switch.** ``form_start`` of such a form starts the read on a worker at
    once, beside the start's own work: the principal's settings first (memory off: nothing
    more is read, not one fact), then every fact in force (one query).
 2. **Never throw, never block.** After the start's commit the call waits for the read for what
    is left of the deadline (``deadline``, 200 ms by default, well under a tool call's budget).
-   Past it, or on any failure of the store, the form stays as started, without memory: the
-   failure is logged and counted (``counts``, and ``count`` for metrics), never shown to the
-   model as an error.
+   A read is in time when it took no longer than the deadline, however long the start's own
+   work took; it is late when it took longer, or is still running when the deadline from its
+   start has passed (the call stops waiting then). Late, or on any failure of the store, the
+   form stays as started, without memory: the failure is logged and counted (``counts``, and
+   ``count`` for metrics), never shown to the model as an error.
 3. **Apply, re-checked.** What the facts fill and offer is planned on the instance as stored
    (``forms.app.recall.plan_recall_step``) and committed through the one commit loop, as its
    own commit right after the start's; a commit that loses its compare-and-set is planned again
@@ -38,6 +43,7 @@ the write of one fact is ``forms.app.facts.write_fact``, the loop the memory API
 
 from __future__ import annotations
 
+import importlib
 import logging
 import threading
 from collections import Counter
@@ -72,6 +78,15 @@ T = TypeVar("T")
 
 DEFAULT_DEADLINE = timedelta(milliseconds=200)
 """How long a tool call waits for the fact store, once to read and once to write."""
+
+_LOADED = (
+    "forms.memory.facts",  # the read's models, and recording's
+    "forms.memory.statements",  # recording's plans
+    "forms.app.recall",  # the apply's planner and commit (the recall planner, decay, fit)
+    "forms.app.facts",  # recording's write loop
+)
+"""What ``Memory.prepare`` imports: every module a memory call would otherwise load on its
+first use, on the worker or between the read and the apply."""
 
 RECALL_OFF = "MemoryRecallOff"
 """A recall stopped at the principal's switch (memory off): no fact was read."""
@@ -128,6 +143,37 @@ class Memory:
         self._workers = workers
         self._lock = threading.Lock()
         self._counts: Counter[str] = Counter()
+        self._preparing = threading.Lock()
+        self._prepared = False
+
+    def prepare(self) -> None:
+        """Load what memory's calls run, once per Memory: its modules (the read's models, the
+        recall planner, the fact writer), the vocabulary and the decay policy, and its own
+        executor with a thread started. Every call that uses memory asks for this before it
+        starts a deadline's clock, so the first one in a process pays the loading outside the
+        deadline (a deadline that loading can miss turns memory off on every cold start); the
+        others find it done. Never raises: what fails here fails again where it is used, and
+        is counted there."""
+        if self._prepared:
+            return
+        with self._preparing:  # a lock of its own: a slow load must not hold counted()
+            if self._prepared:
+                return
+            try:
+                self._load()
+            except Exception as exc:
+                _log.warning("memory: preparing failed (%s)", _named(exc))
+            self._prepared = True
+
+    def _load(self) -> None:
+        """The one-time work of ``prepare``: import, build, start a thread."""
+        for module in _LOADED:
+            importlib.import_module(module)
+        _ = self.vocabulary, self.policy
+        with self._lock:
+            owned = self._executor is None
+        if owned:  # ours: start its first thread now (a pool starts them on submit)
+            self.submit(_nothing).result()
 
     @property
     def vocabulary(self) -> Vocabulary:
@@ -209,20 +255,23 @@ class MemoryCall:
         self.principal = principal
         self.conversation_id = conversation_id
         self._timer = timer
-        self._read: tuple[Future[Known], float] | None = None
+        self._read: tuple[Future[tuple[Known, float]], float] | None = None
         self.known: Known | None = None
         """What the read found, once it came in time (None: not read, late, or failed)."""
 
     # ------------------------------------------------------------------ recall
 
     def begin_recall(self) -> None:
-        """Start reading the principal's memory: the switch, then (if on) every fact."""
+        """Start reading the principal's memory: the switch, then (if on) every fact. The
+        read notes when it finished on the timer, so the deadline judges the store's time,
+        not the time the start's own work took before asking for it."""
+        self.memory.prepare()  # before the clock: loading code is not waiting on the store
         facts, principal = self.memory.facts, self.principal
 
-        def read() -> Known:
+        def read() -> tuple[Known, float]:
             if not facts.settings(principal).enabled:
-                return Known(enabled=False)
-            return Known(enabled=True, heads=tuple(facts.heads(principal)))
+                return Known(enabled=False), self._now()
+            return Known(enabled=True, heads=tuple(facts.heads(principal))), self._now()
 
         started = self._now()
         try:
@@ -239,7 +288,12 @@ class MemoryCall:
         future, started = self._read
         self._read = None
         try:
-            self.known = self._within(future, started)
+            # done while the start did its own work: no wait; else wait what is left
+            done = future.result() if future.done() else self._within(future, started)
+            known, finished = done
+            if finished - started > self.memory.deadline.total_seconds():
+                raise _Late  # the store itself took longer than the deadline
+            self.known = known
         except _Late:
             _log.warning("memory: recall missed its deadline; the form opens without it")
             self.memory.counted(RECALL_TIMEOUT)
@@ -315,6 +369,7 @@ class MemoryCall:
         if not answers or (self.known is not None and not self.known.enabled):
             return
         known = self.known
+        self.memory.prepare()  # before the clock, as for the read
         started = self._now()
         try:
             future = self.memory.submit(
@@ -390,6 +445,10 @@ def apply_defaults(
         _log.warning("context defaults: writing them failed (%s)", _named(exc))
         return None
     return done if done.step is not None and done.value is not None else None
+
+
+def _nothing() -> None:
+    """The work that starts an executor's first thread."""
 
 
 def _named(exc: BaseException) -> str:

@@ -122,9 +122,9 @@ def stack(
 ) -> Iterator[LocalStack]:
     """The stack on the session's DynamoDB Local (the table is created there directly), its
     functions pointed at the proxy (``environment`` overrides the endpoint the stack gives
-    them), their stdout collected; warmed by one health check-in that remembers a fact, so a
-    recall's deadline is never spent on the environment's cold start (importing memory,
-    building the fact store's client: over a second here), which is not what is tested."""
+    them), their stdout collected. Not warmed: an environment's first memory call prepares
+    memory before the deadline starts, and the deadline judges the store's own time, so the
+    first ``form_start`` of a fresh environment recalls like any other."""
     with LocalStack(
         api_port=0,
         max_environments=2,
@@ -136,8 +136,6 @@ def stack(
         },
         function_output=logs,
     ) as running:
-        warm = Http(running.api_url, "dev:warm-up:nobody")
-        warm.tool("warm-up", "form_start", {"form": FORM, "values": {"weight_kg": 80}})
         yield running
 
 
