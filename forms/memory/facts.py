@@ -13,9 +13,11 @@ revision says what kind of change it is:
   today leaves a move planned for next month in place. A statement that contradicts the value
   holding does not erase it: the old value's validity is closed where the new one begins, so
   "what was true on 1 March" still has an answer.
-* ``corrected``: the value in force (the latest period) was wrong, not changed in the world
-  ("I said 70, I meant 75"). It replaces that value over the same period; the wrong value
-  stays in the history, so "what did we believe on 1 March" still has an answer too.
+* ``corrected``: the value in force was wrong, not changed in the world ("I said 70, I meant
+  75"). It replaces that value over the same period; the wrong value stays in the history, so
+  "what did we believe on 1 March" still has an answer too. The value in force is the period
+  a confirmation said then would renew (below): the one holding at ``stated_at`` while it is
+  still open, else the latest.
 * ``confirmed``: a value is still right (``confirmed_at``); its age starts again. It renews
   the period holding at ``confirmed_at`` if that is still open when recorded (Lyon today,
   while Berlin is planned), else the latest (``renewed``).
@@ -356,11 +358,15 @@ def _fold(periods: list[Fact], revision: FactRevision) -> list[Fact]:
         raise ValueError(f"fact {revision.key!r}: no value in force to be {revision.change}")
     if revision.change == "confirmed":
         return _confirm(periods, revision, latest)
-    rest = [period for period in periods if period is not latest]
-    # corrected: the value in force, over its period unless the correction says otherwise
-    start = revision.valid_from or latest.since
-    until = revision.valid_until if revision.valid_until is not None else latest.valid_until
-    if revision.valid_until is not None and revision.valid_until <= latest.since:
+    # corrected: the value in force when it was said (the period a confirmation then renews:
+    # today's city while a move is planned, else the latest), over that period unless the
+    # correction says otherwise
+    assert revision.stated_at is not None  # a corrected revision has one
+    wrong = renewed(periods, revision.stated_at, revision.recorded_at) or latest
+    rest = [period for period in periods if period is not wrong]
+    start = revision.valid_from or wrong.since
+    until = revision.valid_until if revision.valid_until is not None else wrong.valid_until
+    if revision.valid_until is not None and revision.valid_until <= wrong.since:
         raise ValueError(f"fact {revision.key!r}: a correction cannot end before the fact starts")
     fixed = _fact(revision, valid_from=start, valid_until=until)
     return _ordered([*_punch(rest, fixed.since, fixed.valid_until), fixed])

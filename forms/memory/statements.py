@@ -136,9 +136,10 @@ def plan_statement(
     change: Change = "stated"
     if repeated is not None:
         change = "confirmed"
-    elif current is not None and statement.correction:
+    elif current is not None and head is not None and statement.correction:
         change = "corrected"
-        refusal = _correction_period(statement, current)
+        wrong = renewed(head.periods, stated_at, recorded_at) or current
+        refusal = _correction_period(statement, wrong)
         if refusal is not None:
             return refusal
     return FactRevision(

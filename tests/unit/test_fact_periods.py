@@ -142,6 +142,22 @@ def test_an_undated_statement_today_holds_until_the_planned_change() -> None:
     assert value_at(head, NOW + DAY) == "Paris"
 
 
+def test_a_correction_fixes_the_value_true_today_and_the_move_stays() -> None:
+    # WHEN she says Lyon was wrong, she meant Lyons (the value the editor shows as in force)
+    head = moving()
+    fix = plan(said(CITY, "Lyons", stated_at=NOW, correction=True), head, NOW)
+    after = apply_revision(head, fix)
+    # THEN Lyon's period now holds Lyons, and Berlin from the move is untouched
+    assert fix.change == "corrected"
+    assert shape(after.periods) == [("Lyons", NOW - 100 * DAY, MOVE), ("Berlin", MOVE, None)]
+    assert after.fact == head.fact
+    # AND after the move, a correction fixes Berlin, the value then in force
+    later = plan(
+        said(CITY, "Berlin-Mitte", stated_at=MOVE + DAY, correction=True), after, MOVE + DAY
+    )
+    assert shape(apply_revision(after, later).periods)[-1] == ("Berlin-Mitte", MOVE, None)
+
+
 def test_the_value_true_today_said_again_confirms_it_and_the_move_stays() -> None:
     head = moving()
     # WHEN she says again she lives in Lyon
