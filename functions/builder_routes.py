@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
-from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
 from forms.surface.formats import FORMATS, Format, model_tools, tool_definitions
 from functions.approval_routes import roles_from_claims
@@ -45,7 +44,7 @@ from functions.models import (
     ToolList,
 )
 from functions.openapi import DESCRIBED, error_responses, json_body
-from functions.routing import NAMESPACE, log_rejection, logger, metrics, request_app
+from functions.routing import count_call, log_rejection, logger, request_app
 
 if TYPE_CHECKING:
     from forms.app.builder import BuilderService
@@ -149,8 +148,7 @@ def call_builder_tool(
         selection=selection or None,
         cancelled=request.cancelled,
     )
-    outcome = "ok" if result.get("ok") else str(result.get("error", "error"))
-    _count_builder_call(tool_name, outcome)
+    outcome = count_call("BuilderCalls", tool_name, result)
     logger.info("builder call", extra={"tool": tool_name, "outcome": outcome, "form_hash": form})
     return result
 
@@ -352,15 +350,3 @@ def _json(status: int, body: dict[str, Any]) -> Response[str]:
 
 def _no_draft(form_id: str) -> ApiError:
     return ApiError(404, "not_found", f"no draft of form {form_id!r}")
-
-
-def _count_builder_call(tool: str, outcome: str) -> None:
-    with single_metric(
-        name="BuilderCalls",
-        unit=MetricUnit.Count,
-        value=1,
-        namespace=NAMESPACE,
-        default_dimensions=metrics.default_dimensions,
-    ) as metric:
-        metric.add_dimension(name="tool", value=tool)
-        metric.add_dimension(name="outcome", value=outcome)

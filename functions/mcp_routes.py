@@ -25,17 +25,18 @@ never pays for them. A deployment built without the SDK answers 501 ``mcp_unavai
 """
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
+from forms.surface.tools import TOOLS_BY_NAME
 from functions.auth import principal_from_event
 from functions.builder_routes import FormId
 from functions.http import JSON_HEADERS, ApiError, log_hash
 from functions.openapi import ConversationId
-from functions.routing import conversation_caller, logger, request_app
+from functions.routing import conversation_caller, count_call, logger, request_app
 
 if TYPE_CHECKING:
     from formwork.mcp.backends import Backend
@@ -53,13 +54,15 @@ SDK_MODULES = ("mcp", "mcp_types", "starlette", "anyio", "sse_starlette")
 def mcp_message(conversation_id: ConversationId) -> Response[str]:
     caller = conversation_caller(router, conversation_id)
     conversation = log_hash(caller.conversation_id)  # before the call: a bad key fails first
+    logged = {"conversation_hash": conversation}
 
     def backend() -> "Backend":
         from formwork.mcp.backends import ServiceBackend
 
-        return ServiceBackend(request_app(router.context).service, caller)
+        service = request_app(router.context).service
+        return ServiceBackend(service, caller, _observer("ToolCalls", TOOLS_BY_NAME, logged))
 
-    return _serve(backend, {"conversation_hash": conversation})
+    return _serve(backend, logged)
 
 
 @router.get(MCP_PATH, include_in_schema=False)
@@ -80,13 +83,17 @@ def mcp_session_end(conversation_id: ConversationId) -> Response[str]:
 def builder_mcp_message(form_id: FormId) -> Response[str]:
     principal = _builder_principal()
     form = log_hash(form_id)  # before the call: a bad key fails first
+    logged = {"form_hash": form}
 
     def backend() -> "Backend":
+        from forms.app.builder import BUILDER_ARGUMENTS
         from formwork.mcp.builder import BuilderBackend
 
-        return BuilderBackend(request_app(router.context).builder, principal, form_id)
+        builder = request_app(router.context).builder
+        observe = _observer("BuilderCalls", BUILDER_ARGUMENTS, logged)
+        return BuilderBackend(builder, principal, form_id, observe)
 
-    return _serve(backend, {"form_hash": form})
+    return _serve(backend, logged)
 
 
 @router.get(BUILDER_MCP_PATH, include_in_schema=False)
@@ -104,6 +111,21 @@ def builder_mcp_session_end(form_id: FormId) -> Response[str]:
 
 
 # ---------------------------------------------------------------------------- inside
+
+
+def _observer(
+    metric: str, known: Collection[str], logged: Mapping[str, str]
+) -> Callable[[str, dict[str, Any]], None]:
+    """Counts and logs each tool call served over MCP as its HTTP route does (``metric``,
+    with the tool and the outcome), a name outside ``known`` counted as ``unknown`` (a
+    metric dimension is never raw input)."""
+
+    def observe(tool: str, result: dict[str, Any]) -> None:
+        name = tool if tool in known else "unknown"
+        outcome = count_call(metric, name, result)
+        logger.info("mcp tool call", extra={"tool": name, "outcome": outcome, **logged})
+
+    return observe
 
 
 def _builder_principal() -> str:

@@ -20,6 +20,7 @@ from typing import Any, TypeVar, cast
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
 from forms.app.conversation import Caller
 from forms.surface.tools import check_id
@@ -132,6 +133,24 @@ def conversation_caller(router: Router, conversation_id: str) -> Caller:
         conversation_id=check_id(conversation_id, "conversation id"),
         context=context_from_event(event, settings.context_claims),
     )
+
+
+def count_call(metric: str, tool: str, result: Mapping[str, Any]) -> str:
+    """Count one tool call as ``metric`` (``ToolCalls``, ``BuilderCalls``) with its ``tool``
+    and outcome (``ok`` or the refusal's ``error`` code) as dimensions, whichever route or
+    transport served it; the outcome, for the log line. ``tool`` must be a known tool's name
+    (a dimension is never raw input)."""
+    outcome = "ok" if result.get("ok") else str(result.get("error", "error"))
+    with single_metric(
+        name=metric,
+        unit=MetricUnit.Count,
+        value=1,
+        namespace=NAMESPACE,
+        default_dimensions=metrics.default_dimensions,
+    ) as counted:
+        counted.add_dimension(name="tool", value=tool)
+        counted.add_dimension(name="outcome", value=outcome)
+    return outcome
 
 
 def log_rejection(status: int, code: str) -> None:

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
-from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
 from forms.errors import UnknownForm
 from forms.surface.formats import (
@@ -33,7 +32,7 @@ from functions.models import (
 )
 from functions.openapi import DESCRIBED, ConversationId, ToolName, error_responses, json_body
 from functions.refusals import unknown_tool
-from functions.routing import NAMESPACE, conversation_caller, logger, metrics, request_app
+from functions.routing import conversation_caller, count_call, logger, request_app
 
 if TYPE_CHECKING:
     from forms.compiled import CompiledForm
@@ -160,8 +159,7 @@ def call_tool(
     result = request_app(router.context).service.call(
         caller, tool_name, request.tool_call_id, arguments
     )
-    outcome = "ok" if result.get("ok") else str(result.get("error", "error"))
-    _count_tool_call(tool_name, outcome)
+    outcome = count_call("ToolCalls", tool_name, result)
     logger.info(
         "tool call",
         extra={"tool": tool_name, "outcome": outcome, "conversation_hash": conversation},
@@ -196,15 +194,3 @@ def conversation_status(conversation_id: ConversationId) -> ConversationStatus:
     if lines is None:
         raise ApiError(404, "not_found", f"no conversation {conversation_id!r}")
     return ConversationStatus(conversation_id=conversation_id, lines=lines)
-
-
-def _count_tool_call(tool: str, outcome: str) -> None:
-    with single_metric(
-        name="ToolCalls",
-        unit=MetricUnit.Count,
-        value=1,
-        namespace=NAMESPACE,
-        default_dimensions=metrics.default_dimensions,
-    ) as metric:
-        metric.add_dimension(name="tool", value=tool)
-        metric.add_dimension(name="outcome", value=outcome)

@@ -21,7 +21,7 @@ well: ``backend_unavailable``, the code the chat loop uses for the same case.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from forms.surface.formats import tool_definitions
@@ -37,6 +37,11 @@ BACKEND_UNAVAILABLE = "backend_unavailable"
 MODEL_REFUSALS = frozenset({413, 422})
 """HTTP statuses whose refusal is about the call the model made (an input too large, or not
 an object), with the 404 ``unknown_tool``: data for the model, as the API answered it."""
+
+
+Observer = Callable[[str, JsonDict], None]
+"""Told of each tool call an in-process backend served: its tool name (as the host sent it)
+and its result; the Lambda route counts and logs it as the tool routes do."""
 
 
 class BackendUnavailable(Exception):
@@ -91,9 +96,12 @@ class ServiceBackend:
     The service is synchronous (its store is DynamoDB or memory): a call runs on the event
     loop's thread, which serves one request per Lambda invocation anyway."""
 
-    def __init__(self, service: FormService, caller: Caller) -> None:
+    def __init__(
+        self, service: FormService, caller: Caller, observe: Observer | None = None
+    ) -> None:
         self.service = service
         self.caller = caller
+        self.observe = observe
 
     @property
     def conversation_id(self) -> str:
@@ -107,7 +115,10 @@ class ServiceBackend:
         return tool_definitions("mcp")
 
     async def call(self, tool: str, arguments: Mapping[str, Any], tool_call_id: str) -> JsonDict:
-        return self.service.call(self.caller, tool, tool_call_id, dict(arguments))
+        result = self.service.call(self.caller, tool, tool_call_id, dict(arguments))
+        if self.observe is not None:
+            self.observe(tool, result)
+        return result
 
     async def status(self) -> list[str]:
         return self.service.conversation_status(self.caller) or []

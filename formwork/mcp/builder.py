@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from forms.app.builder_tools import BUILDER_ARGUMENTS
 from forms.surface.formats import model_tools, tool_definitions
-from formwork.mcp.backends import JsonDict
+from formwork.mcp.backends import JsonDict, Observer
 from formwork.mcp.draft import draft_status
 from formwork.mcp.surface import Surface, builder_surface
 
@@ -51,10 +51,17 @@ class BuilderBackend:
     The service is synchronous (its store is DynamoDB or memory): a call runs on the event
     loop's thread, which serves one request per Lambda invocation anyway."""
 
-    def __init__(self, service: BuilderService, principal: str, form_id: str) -> None:
+    def __init__(
+        self,
+        service: BuilderService,
+        principal: str,
+        form_id: str,
+        observe: Observer | None = None,
+    ) -> None:
         self.service = service
         self.principal = principal
         self.form_id = form_id
+        self.observe = observe
 
     @property
     def surface(self) -> Surface:
@@ -64,9 +71,12 @@ class BuilderBackend:
         return builder_tools()
 
     async def call(self, tool: str, arguments: Mapping[str, Any], tool_call_id: str) -> JsonDict:
-        return dict(
+        result = dict(
             self.service.call(self.principal, self.form_id, tool, tool_call_id, dict(arguments))
         )
+        if self.observe is not None:
+            self.observe(tool, result)
+        return result
 
     async def status(self) -> list[str]:
         return await draft_status(self)

@@ -269,3 +269,35 @@ def test_each_builder_mcp_route_has_its_own_metric_label(method: str, label: str
     from functions.refusals import route_label
 
     assert route_label(build_event(method, BUILDER_PATH)) == label
+
+
+# ---------------------------------------------------------------------------- metrics
+
+
+def _counted(out: str, metric: str) -> list[tuple[str, str]]:
+    found = []
+    for line in out.splitlines():
+        try:
+            emitted = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(emitted, dict) and metric in emitted:
+            found.append((emitted["tool"], emitted["outcome"]))
+    return found
+
+
+def test_tool_calls_over_mcp_are_counted_as_over_the_tool_routes(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    # WHEN a host starts a form, reads one that does not exist and calls a tool made up
+    api = Api()
+    api.post(call("form_start", {"form": "travel-claim"}, 1))
+    api.post(call("form_read", {"form": "no-such-form"}, 2))
+    api.post(call("x" * 300, {}, 3))
+    api.builder(call("create_form", {"title": "Contact us", "steps": [{"title": "Contact"}]}))
+    out = capfd.readouterr().out
+    # THEN each is a ToolCalls (or BuilderCalls) count with its tool and outcome, as over HTTP;
+    # the made-up name is refused by the MCP layer before any call, and never a dimension
+    assert _counted(out, "ToolCalls") == [("form_start", "ok"), ("form_read", "unknown_form")]
+    assert "x" * 300 not in "".join(line for line in out.splitlines() if "_aws" in line)
+    assert _counted(out, "BuilderCalls") == [("create_form", "ok")]
