@@ -22,7 +22,10 @@ from tests.functional.conftest import (
 )
 from tests.support import TRAVEL_ANSWERS
 
-ALLOWED = {200, 400, 401, 404, 413, 415, 422}
+ALLOWED = {200, 202, 400, 401, 403, 404, 405, 406, 409, 413, 415, 422}
+"""Every status a route documents: 202 an MCP notification, 403 publishing without the role,
+405 an MCP endpoint's GET or DELETE, 406 an MCP request that accepts no JSON, 409 memory off or
+busy; never 500."""
 FUZZ = settings(
     max_examples=400,
     deadline=None,
@@ -65,6 +68,24 @@ paths = st.one_of(
     st.builds("/conversations/{}/tools/{}".format, segments, segments),
     st.builds("/conversations/conv-1/tools/{}".format, st.sampled_from(sorted(TOOLS_BY_NAME))),
     st.builds("/conversations/{}/status".format, segments),
+    st.builds("/conversations/{}/mcp".format, segments),
+    st.sampled_from(
+        [
+            "/memory/facts",
+            "/memory/export",
+            "/memory/settings",
+            "/builder/tools",
+            "/builder/forms",
+        ]
+    ),
+    st.builds("/memory/facts/{}".format, segments | st.sampled_from(["person.weight_kg"])),
+    st.builds("/memory/facts/{}/confirm".format, segments),
+    st.builds("/builder/forms/{}".format, segments),
+    st.builds("/builder/forms/{}/{}".format, segments, st.sampled_from(["publish", "mcp"])),
+    st.builds("/builder/forms/{}/tools/{}".format, segments, segments),
+    st.builds("/forms/{}/versions/{}".format, segments, segments),
+    st.builds("/approvals/{}".format, segments),
+    st.builds("/webhooks/{}".format, segments),
     st.text(max_size=60),
 )
 methods = st.sampled_from(["GET", "POST", "POST", "post", "PUT", "DELETE", "OPTIONS"]) | st.text(
@@ -93,6 +114,17 @@ bodies = st.one_of(
     st.just("x" * 70_000),
     st.just(json.dumps({"tool_call_id": "c", "input": {"form": "x" * 70_000}})),
     st.sampled_from(['{"tool_call_id": "\\ud800"}', '{"a": NaN}', "\ufeff{}", "\x00"]),
+    st.sampled_from(
+        [
+            '{"value": 70}',
+            '{"value": "x", "correction": true, "valid_from": "2020-01-01"}',
+            '{"words": "5\'8\\""}',
+            '{"enabled": false}',
+            '{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}',
+            '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "form_list"}}',
+            '[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]',
+        ]
+    ),
 )
 content_types = st.sampled_from(
     [
