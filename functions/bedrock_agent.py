@@ -250,6 +250,30 @@ def is_agent_event(event: Any) -> bool:
             for key in ("sessionId", "actionGroup", "apiPath", "httpMethod")
         )
         and isinstance(event.get("sessionAttributes") or {}, Mapping)
+        and _named_values(event.get("parameters") or [])
+        and _well_formed_body(event.get("requestBody"))
+    )
+
+
+def _named_values(items: Any) -> bool:
+    """A list of ``{"name", "type", "value"}`` entries, each name and value a string, as
+    Bedrock sends parameters and a body's properties."""
+    return isinstance(items, list) and all(
+        isinstance(item, Mapping)
+        and isinstance(item.get("name"), str)
+        and isinstance(item.get("value"), str)
+        for item in items
+    )
+
+
+def _well_formed_body(body: Any) -> bool:
+    """No body, or ``{"content": {media type: {"properties": [...]}}}``."""
+    if not body:
+        return True
+    content = body.get("content") if isinstance(body, Mapping) else None
+    return isinstance(content, Mapping) and all(
+        isinstance(media, Mapping) and _named_values(media.get("properties") or [])
+        for media in content.values()
     )
 
 

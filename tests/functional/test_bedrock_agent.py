@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from openapi_spec_validator import OpenAPIV30SpecValidator
 
 from forms.surface.tools import TOOLS
@@ -371,6 +373,13 @@ def test_an_unknown_operation_is_a_404_unknown_tool(app: App) -> None:
         {**load_event("bedrock_agent_form_start"), "messageVersion": "2.0"},
         {**load_event("bedrock_agent_form_start"), "apiPath": None},
         {**load_event("bedrock_agent_form_start"), "sessionAttributes": ["x"]},
+        {**load_event("bedrock_agent_form_fill"), "parameters": [None]},
+        {**load_event("bedrock_agent_form_fill"), "parameters": [{"name": "form", "value": 7}]},
+        {**load_event("bedrock_agent_form_fill"), "requestBody": {"content": ["x"]}},
+        {
+            **load_event("bedrock_agent_form_fill"),
+            "requestBody": {"content": {"application/json": {"properties": [{"name": 1}]}}},
+        },
         [],
     ],
 )
@@ -525,3 +534,36 @@ def test_context_attributes_become_the_callers_context_defaults() -> None:
         event("form_start", sessionAttributes={"formwork_principal": "alice"}), settings
     )
     assert without.context == ()
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_FIELDS = [
+    "apiPath",
+    "httpMethod",
+    "parameters",
+    "requestBody",
+    "sessionAttributes",
+    "sessionId",
+    "actionGroup",
+    "agent",
+    "inputText",
+    "messageVersion",
+]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(changes=st.dictionaries(st.sampled_from(_FIELDS), _JSON, max_size=4))
+def test_any_event_bedrock_could_be_sent_is_answered_never_a_500(changes: dict[str, Any]) -> None:
+    # GIVEN a recorded form_fill event with any of its fields replaced by any JSON
+    event = {**load_event("bedrock_agent_form_fill"), **changes}
+    # WHEN the function is invoked with it
+    response = invoke(app_for(make_service()), event)
+    # THEN it answers in Bedrock's shape, a 2xx or 4xx, with the API's envelope
+    assert status_of(response) in {200, 400, 401, 404}
+    assert isinstance(result_of(response)["ok"], bool)
