@@ -104,16 +104,25 @@ def state_fact(
     app, principal = _app(), _principal()
     known = _known_key(app, key)
     _require_memory_on(app, principal)
+    now = app.utc_now()
+    if statement.stated_at is not None and statement.stated_at > now:
+        raise MemoryRefused(
+            422,
+            "invalid_request",
+            "stated_at is in the future: it says when the user said it",
+            "leave it out for now, or send the time of the conversation it comes from",
+        )
+    given = statement.source
     said = Statement(
         key=known.key,
         value=statement.value,
         words=statement.words,
-        source=Source(kind="api"),
+        source=Source(kind=given.kind, ref=given.ref) if given else Source(kind="api"),
+        stated_at=statement.stated_at,
         valid_from=statement.valid_from,
         valid_until=statement.valid_until,
         correction=statement.correction,
     )
-    now = app.utc_now()
     written = _write(
         app,
         principal,

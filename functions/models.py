@@ -217,6 +217,15 @@ class _IgnoresIdentity(BaseModel):
         return data
 
 
+class FactSourceIn(BaseModel):
+    """Where a stated fact comes from, as the chatbot backend says it."""
+
+    model_config = ConfigDict(**ON_FIRST_USE, extra="forbid", frozen=True)
+
+    kind: Literal["conversation", "tool_call", "api"]
+    ref: SkipJsonSchema[None] | Annotated[str, Field(min_length=1, max_length=200)] = None
+
+
 class FactStatementRequest(_IgnoresIdentity):
     """A fact the verified principal states: the value, or the words to read it from, or both.
 
@@ -256,6 +265,16 @@ class FactStatementRequest(_IgnoresIdentity):
         strict=True,
         description="true when the value in force was wrong (not changed in the world): it "
         "is replaced over its period, and the wrong value stays in the history",
+    )
+    stated_at: SkipJsonSchema[None] | AwareDatetime = Field(
+        default=None,
+        description="When the user said it (ISO 8601, with a time zone), if not just now: "
+        "a statement from an earlier conversation. Not in the future",
+    )
+    source: SkipJsonSchema[None] | FactSourceIn = Field(
+        default=None,
+        description="Where the user said it: a conversation, a tool call of your agent, or "
+        'the API (the default), with its id: {"kind": "tool_call", "ref": "call_Lx7"}',
     )
 
     @field_validator("value", mode="wrap")

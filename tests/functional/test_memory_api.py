@@ -172,6 +172,39 @@ def test_a_statement_the_keys_rules_refuse_is_422_and_writes_nothing(
     assert memory.get("/memory/export").json()["facts"] == []
 
 
+def test_a_backend_says_where_and_when_the_user_said_it(memory: Memory) -> None:
+    # WHEN the backend states a height alice gave yesterday in its agent's tool call
+    yesterday = (memory.clock.now - timedelta(days=1)).isoformat()
+    source = {"kind": "tool_call", "ref": "call_Lx7"}
+    body = {"value": 173, "stated_at": yesterday, "source": source}
+    stated = memory.stated("/memory/facts/person.height_cm", body)
+    # THEN the fact carries both, and its age counts from yesterday
+    assert stated["fact"]["source"] == source
+    assert stated["fact"]["stated_at"] == yesterday
+    assert memory.lines()["person.height_cm"]["age_days"] == 1
+    # AND without them it is the API's, stated now
+    weight = memory.stated("/memory/facts/person.weight_kg", {"value": 70})["fact"]
+    assert weight["source"] == {"kind": "api"}
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"stated_at": "2999-01-01T00:00:00Z"},
+        {"source": {"kind": "email"}},
+        {"source": {"kind": "api", "ref": "r" * 201}},
+        {"source": {"kind": "api", "principal": "acme/bob"}},
+        {"stated_at": "2026-09-01"},
+    ],
+)
+def test_a_bad_stated_at_or_source_is_422_and_writes_nothing(
+    memory: Memory, extra: dict[str, Any]
+) -> None:
+    response = memory.put("/memory/facts/person.height_cm", {"value": 173, **extra})
+    assert response.status == 422, response
+    assert memory.facts.appends == 0
+
+
 def test_a_do_not_store_key_is_refused_and_never_written(memory: Memory) -> None:
     # WHEN alice's current project is stated
     response = memory.put("/memory/facts/work.current_project", {"value": "the Q3 launch"})
@@ -918,6 +951,8 @@ def test_the_openapi_document_shows_every_memory_parameter(memory: Memory) -> No
         "valid_from",
         "valid_until",
         "correction",
+        "stated_at",
+        "source",
     }
     assert statement["additionalProperties"] is False
     assert schemas["MemorySettingsRequest"]["required"] == ["enabled"]
