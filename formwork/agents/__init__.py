@@ -19,14 +19,9 @@ Loaded only by a chat backend that imports it: the Lambda handlers never do
 (``docs/builder.md``, "The builder agent loop"; ``docs/clients.md``).
 """
 
-from formwork.agents.backends import (
-    BACKEND_UNAVAILABLE,
-    Backend,
-    HttpBackend,
-    ServiceBackend,
-    backend_unavailable,
-    urllib_send,
-)
+from forms.surface.unavailable import BACKEND_UNAVAILABLE
+from forms.surface.unavailable import builder_unavailable as backend_unavailable
+from formwork.agents.backends import Backend, HttpBackend, ServiceBackend, urllib_send
 from formwork.agents.builder_loop import BuilderAgent
 from formwork.agents.context import (
     BUILDER_INSTRUCTIONS,

@@ -10,8 +10,9 @@ adapters:
 
 A call's refusal is data either way (``{"ok": false, "error": ...}``). Over HTTP, an API that
 cannot be reached, or answers with anything but a tool result or a refusal of the call, is
-data as well: ``backend_unavailable`` (``backend_unavailable(detail)``), which the loop notes
-in the turn result. A read of the draft that fails raises ``BackendUnavailable``.
+data as well: ``backend_unavailable`` (``forms.surface.unavailable.builder_unavailable``),
+which the loop notes in the turn result. A read of the draft that fails raises
+``BackendUnavailable``.
 """
 
 from __future__ import annotations
@@ -27,13 +28,13 @@ from pydantic import ValidationError
 
 from forms.documents import FormDocument
 from forms.errors import NotFound
+from forms.surface.unavailable import builder_unavailable
 from formwork.agents.errors import BackendUnavailable
 from formwork.agents.transcript import JsonDict
 
 if TYPE_CHECKING:
     from forms.app.builder import BuilderService
 
-BACKEND_UNAVAILABLE = "backend_unavailable"
 """The error code of a call the backend could not be asked (the API down, refusing the token,
 answering 5xx): the call may or may not have been applied."""
 
@@ -62,18 +63,6 @@ class Backend(Protocol):
         """The draft's document as it is now; None when there is no draft yet.
         ``BackendUnavailable`` when it cannot be read."""
         ...
-
-
-def backend_unavailable(detail: str) -> JsonDict:
-    """The result of a call the backend could not be asked, for the model to read."""
-    return {
-        "ok": False,
-        "error": BACKEND_UNAVAILABLE,
-        "message": f"The form builder did not answer ({detail}); the change may not have been "
-        "applied.",
-        "hint": "Tell the person the form could not be changed just now; do not repeat the "
-        "call in this turn.",
-    }
 
 
 class ServiceBackend:
@@ -161,13 +150,13 @@ class HttpBackend:
         try:
             status, raw = self.send("POST", url, headers, json.dumps(body).encode())
         except OSError as unreachable:
-            return backend_unavailable(f"{type(unreachable).__name__}: {unreachable}")
+            return builder_unavailable(f"{type(unreachable).__name__}: {unreachable}")
         answer = _json(raw)
         if status == 200 and answer is not None:
             return answer
         if status in MODEL_REFUSALS and answer is not None and "error" in answer:
             return {"ok": False, "error": answer["error"], "message": answer.get("message", "")}
-        return backend_unavailable(f"HTTP {status}")
+        return builder_unavailable(f"HTTP {status}")
 
     def document(self) -> FormDocument | None:
         try:

@@ -26,7 +26,9 @@ from collections.abc import Mapping, Sequence
 from forms.app.builder_tools import BUILDER_ARGUMENTS
 from forms.documents import FormDocument, Selection
 from forms.surface.formats import Tool, model_tools
-from formwork.agents.backends import BACKEND_UNAVAILABLE, Backend, backend_unavailable
+from forms.surface.unavailable import BACKEND_UNAVAILABLE
+from forms.surface.unavailable import builder_unavailable as backend_unavailable
+from formwork.agents.backends import Backend
 from formwork.agents.context import (
     BUILDER_INSTRUCTIONS,
     DEFAULT_KEEP_MESSAGES,

@@ -36,7 +36,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from formwork.agents.backends import BACKEND_UNAVAILABLE
+from forms.surface.unavailable import forms_unavailable
 from formwork.agents.context import DEFAULT_KEEP_MESSAGES, summary_section
 from formwork.agents.errors import TurnFailed
 from formwork.agents.providers import Post, ServedTool
@@ -95,18 +95,6 @@ def chat_prompt(
     else:
         parts.append("No form is open in this conversation.")
     return "\n\n".join(parts)
-
-
-def api_unavailable(detail: str) -> JsonDict:
-    """The result of a call Formwork could not be asked, for the model to read."""
-    return {
-        "ok": False,
-        "error": BACKEND_UNAVAILABLE,
-        "message": f"The forms service did not answer ({detail}); the answer may not have "
-        "been saved.",
-        "hint": "Tell the person their answer could not be saved just now; do not repeat the "
-        "call in this turn.",
-    }
 
 
 def cancelled_result() -> JsonDict:
@@ -218,7 +206,7 @@ class ChatAgent:
             return result.to_dict()
         turn.backend_errors.append(f"{call.name} ({call.id}): {failure}")
         status = failure.status if isinstance(failure, ClientError) else None
-        return api_unavailable(f"HTTP {status}" if status else type(failure).__name__)
+        return forms_unavailable(f"HTTP {status}" if status else type(failure).__name__)
 
 
 def _message(body: Mapping[str, Any] | None, fallback: str) -> str:

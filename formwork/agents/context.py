@@ -16,9 +16,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pydantic import JsonValue
-
 from forms.documents import EditError, FormDocument, Selection, outline, selection_line
+from forms.surface.outline import outline_lines
 from formwork.agents.transcript import AssistantTurn, Entry, JsonDict, ToolResults, UserText
 
 DEFAULT_KEEP_MESSAGES = 12
@@ -108,28 +107,7 @@ def snapshot(document: FormDocument | None) -> str:
     if document is None:
         return "The canvas is empty: there is no form yet."
     outlined = outline(document).get("form")
-    form = outlined if isinstance(outlined, dict) else {}
-    lines = [f'Form "{document.title}" (id {document.id})']
-    for step in _rows(form.get("steps")):
-        head = f'Step {step["id"]}: "{step["title"]}"'
-        if "when" in step:
-            head += f", shown when {step['when']}"
-        lines.append(head)
-        items = [str(item) for item in _list(step.get("items"))]
-        lines += [f"  {item}" for item in items] or ["  (no fields)"]
-    checkpoints = [str(c) for c in _list(form.get("checkpoints"))]
-    if checkpoints:
-        lines.append("Checkpoints:")
-        lines += [f"  {c}" for c in checkpoints]
-    return "\n".join(lines)
-
-
-def _list(value: JsonValue | None) -> list[JsonValue]:
-    return value if isinstance(value, list) else []
-
-
-def _rows(value: JsonValue | None) -> list[dict[str, JsonValue]]:
-    return [row for row in _list(value) if isinstance(row, dict)]
+    return "\n".join(outline_lines(outlined if isinstance(outlined, dict) else {}))
 
 
 def describe_selection(document: FormDocument | None, selection: Selection | None) -> str:

@@ -16,7 +16,7 @@ tools). The conversation's two adapters:
 
 A call's refusal is data either way (``{"ok": false, "error": ...}``). Over HTTP, what the
 model cannot fix (the API down after the client's retries, a token it refuses) is data as
-well: ``backend_unavailable``, the code the chat loop uses for the same case.
+well: ``backend_unavailable`` (``forms.surface.unavailable``), as in the chat loop.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 
 JsonDict = dict[str, Any]
 
-BACKEND_UNAVAILABLE = "backend_unavailable"
 MODEL_REFUSALS = frozenset({413, 422})
 """HTTP statuses whose refusal is about the call the model made (an input too large, or not
 an object), with the 404 ``unknown_tool``: data for the model, as the API answered it."""
@@ -76,18 +75,6 @@ class FormsBackend(Backend, Protocol):
 
     @property
     def conversation_id(self) -> str: ...
-
-
-def backend_unavailable(detail: str) -> JsonDict:
-    """The result of a call the forms service could not be asked, for the model to read."""
-    return {
-        "ok": False,
-        "error": BACKEND_UNAVAILABLE,
-        "message": f"The forms service did not answer ({detail}); the answer may not have "
-        "been saved.",
-        "hint": "Tell the person their answer could not be saved just now; do not repeat the "
-        "call in this turn.",
-    }
 
 
 class ServiceBackend:

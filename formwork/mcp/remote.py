@@ -8,7 +8,7 @@
 Every request goes through ``formwork.client.AsyncFormwork`` with the holder's bearer token:
 a failed send and a ``busy`` result are sent again under the same tool-call id, so a retry is
 a replay, never a second write. What the model cannot fix comes back as
-``backend_unavailable`` (``formwork.mcp.backends``).
+``backend_unavailable`` (``forms.surface.unavailable``).
 """
 
 from __future__ import annotations
@@ -16,14 +16,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from forms.surface.unavailable import builder_unavailable, forms_unavailable
 from formwork.client import AsyncFormwork, ClientError, RequestRefused, ToolResult
-from formwork.mcp.backends import (
-    MODEL_REFUSALS,
-    BackendUnavailable,
-    JsonDict,
-    backend_unavailable,
-)
-from formwork.mcp.draft import builder_unavailable, draft_status
+from formwork.mcp.backends import MODEL_REFUSALS, BackendUnavailable, JsonDict
+from formwork.mcp.draft import draft_status
 from formwork.mcp.surface import Surface, builder_surface, conversation_surface
 
 
@@ -55,7 +51,7 @@ class ApiBackend:
     async def call(self, tool: str, arguments: Mapping[str, Any], tool_call_id: str) -> JsonDict:
         return await _as_data(
             lambda: self.client.call(self.conversation_id, tool, arguments, tool_call_id),
-            backend_unavailable,
+            forms_unavailable,
         )
 
     async def status(self) -> list[str]:
