@@ -4,24 +4,22 @@
 read into the JSON a caller gets, and holds each route's summary, description and documented
 answers (``OPERATIONS``), so the routes module is the handlers alone.
 
-* **Answers.** A fact (``fact_body``) and a revision (``revision_body``) carry the same record
-  (``_record``: value, words, derivation, source, ISO 8601 times, absent keys for what they
-  lack); a listed fact adds its decay class, age and what recall would do with it now
-  (``fact_lines``: ``forms.memory.plan_recall`` on a field of the key's own type).
+* **Answers.** A fact, a revision, a statement's outcome and a listed fact are
+  ``forms.surface.facts``'s (the demo's in-process fact editor answers with the same); this
+  module adds the deletion's answer and the settings'.
 * **Refusals.** ``MemoryRefused`` is an ``ApiError`` with the ``hint`` and ``did_you_mean`` a
   ``forms.memory.Refusal`` carries, answered as ``MemoryRefusal`` (``answer_refusal``), with the
   status ``REFUSAL_STATUS`` gives its code.
 * **Descriptions.** ``OPERATIONS[name]`` is the keyword arguments of a route's decorator.
 
-Nothing of memory is imported with this module (``fact_lines`` loads the recall planner on its
-first call), so a cold start that serves the form tools never pays for it.
+Nothing of memory is imported with this module, so a cold start that serves the form tools
+never pays for it.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import Response
@@ -43,30 +41,14 @@ from functions.routing import log_rejection
 
 if TYPE_CHECKING:
     from forms.memory import (
-        Derivation,
-        Fact,
         FactHead,
         FactRevision,
         MemorySettings,
         Refusal,
         Vocabulary,
     )
-    from formwork.bootstrap import App
 
 # ---------------------------------------------------------------------------- refusals
-
-REFUSAL_STATUS = {
-    "unknown_fact_key": 404,
-    "no_fact": 404,
-    "not_stored": 422,
-    "no_value": 422,
-    "no_rule": 422,
-    "invalid_value": 422,
-    "words_disagree": 422,
-    "invalid_period": 422,
-}
-"""The status of each ``forms.memory.Refusal`` code: 404 for a key or fact that is not there,
-422 for a statement the key's rules refuse."""
 
 
 class MemoryRefused(ApiError):
@@ -105,6 +87,8 @@ def no_fact(vocabulary: Vocabulary, key: str) -> MemoryRefused:
 
 def refused(vocabulary: Vocabulary, key: str, refusal: Refusal) -> MemoryRefused:
     """A planner's ``Refusal``, answered as it is with its status."""
+    from forms.surface.facts import REFUSAL_STATUS
+
     if refusal.code == "no_fact":
         return no_fact(vocabulary, key)
     return MemoryRefused(
@@ -122,18 +106,6 @@ def refused(vocabulary: Vocabulary, key: str, refusal: Refusal) -> MemoryRefused
 def json_response(status: int, body: Mapping[str, Any]) -> Response[str]:
     text = json.dumps(body, separators=(",", ":"))
     return Response(status, "application/json", text, headers=dict(JSON_HEADERS))
-
-
-def changed(vocabulary: Vocabulary, appended: FactRevision, after: FactHead) -> dict[str, Any]:
-    """A statement's or confirmation's answer: the change, and the fact in force after it."""
-    assert after.fact is not None  # a statement or confirmation leaves a fact in force
-    return {
-        "key": appended.key,
-        "change": appended.change,
-        "revision": appended.seq,
-        **_content(None, appended.derivation),
-        "fact": fact_body(vocabulary, after.fact),
-    }
 
 
 def deleted(appended: FactRevision, after: FactHead) -> dict[str, Any]:
@@ -154,90 +126,6 @@ def settings_body(stored: MemorySettings, *, deployment: bool) -> dict[str, Any]
         "changed_at": stored.changed_at.isoformat() if stored.changed_at else None,
         "deployment_enabled": deployment,
     }
-
-
-def fact_lines(app: App, facts: Sequence[Fact], *, on: bool, now: datetime) -> list[dict[str, Any]]:
-    """Each fact with its decay class, age and what recall would do with it at ``now``: the
-    recall plan of a field of the key's own type (``forms.memory.plan_recall``)."""
-    from forms.memory import RecallField, RecallPlan, plan_recall
-
-    vocabulary = app.vocabulary
-    fields = [
-        RecallField(fact.key, fact.key, vocabulary.get(fact.key).type)
-        for fact in facts
-        if fact.key in vocabulary
-    ]
-    plan = (
-        plan_recall(fields, facts, vocabulary=vocabulary, policy=app.decay_policy, now=now)
-        if on
-        else RecallPlan()
-    )
-    skipped = {skip.field_id: skip.reason for skip in plan.skipped}
-    lines = []
-    for fact in facts:
-        line = fact_body(vocabulary, fact)
-        if fact.key in vocabulary:
-            line["decay"] = vocabulary.get(fact.key).decay.value
-        line["age_days"] = max(now - fact.last_seen, timedelta(0)).days
-        recalled = plan.fills.get(fact.key) or plan.offers.get(fact.key)
-        if recalled is not None:
-            line["use"] = "fill" if fact.key in plan.fills else "offer"
-            line["note"] = recalled.note()
-        else:
-            line["use"] = "none"
-            line["reason"] = "memory_off" if not on else skipped.get(fact.key, "unknown_key")
-        lines.append(line)
-    return lines
-
-
-def fact_body(vocabulary: Vocabulary, fact: Fact) -> dict[str, Any]:
-    """A fact as the routes answer it, with its key's label and the value as people read it."""
-    key = vocabulary.get(fact.key) if fact.key in vocabulary else None
-    body: dict[str, Any] = {"key": fact.key}
-    if key is not None:
-        body["label"] = key.label
-    if fact.value is not None:
-        body["value"] = fact.value
-        body["shown"] = key.show(fact.value) if key is not None else str(fact.value)
-    body.update(_record(fact))
-    body["revision"] = fact.revision
-    if fact.erased:
-        body["erased"] = True
-    return body
-
-
-def revision_body(revision: FactRevision) -> dict[str, Any]:
-    """A revision of a key's history (``erased`` always said: its content may be gone)."""
-    body: dict[str, Any] = {"key": revision.key, "seq": revision.seq, "change": revision.change}
-    if revision.value is not None:
-        body["value"] = revision.value
-    body.update(_record(revision))
-    body["erased"] = revision.erased
-    return body
-
-
-_TIMES = ("stated_at", "confirmed_at", "valid_from", "valid_until", "recorded_at")
-
-
-def _record(said: Fact | FactRevision) -> dict[str, Any]:
-    """What a fact and a revision both carry: words, derivation, source, and each time they
-    have, in ISO 8601."""
-    body = _content(said.words, said.derivation)
-    body["source"] = said.source.model_dump(exclude_none=True)
-    for name in _TIMES:
-        at: datetime | None = getattr(said, name)
-        if at is not None:
-            body[name] = at.isoformat()
-    return body
-
-
-def _content(words: str | None, derivation: Derivation | None) -> dict[str, Any]:
-    content: dict[str, Any] = {}
-    if words is not None:
-        content["words"] = words
-    if derivation is not None:
-        content["derivation"] = {"rule": derivation.rule, "words": derivation.words}
-    return content
 
 
 # ---------------------------------------------------------------------------- descriptions

@@ -4,7 +4,7 @@ the user reads, confirms, corrects, deletes and exports them, and the user's mem
 * ``PUT /memory/facts/{key}``: state a fact (a value, or the words to read it from, or both;
   a period of world time; ``correction``). ``forms.memory.plan_statement`` decides what is
   appended, or refuses: its ``Refusal`` is answered as it is (``error``, ``message``,
-  ``hint``, ``did_you_mean``) with the status ``memory_bodies.REFUSAL_STATUS`` gives it, and
+  ``hint``, ``did_you_mean``) with the status ``forms.surface.facts.REFUSAL_STATUS`` gives it, and
   nothing is written.
 * ``GET /memory/facts``: the facts in force, each with its decay class, its age, and what
   recall would do with it now (``forms.memory.plan_recall`` on the key's own type: fill,
@@ -60,14 +60,10 @@ from functions.memory_bodies import (
     OPERATIONS,
     MemoryRefused,
     answer_refusal,
-    changed,
     deleted,
-    fact_body,
-    fact_lines,
     json_response,
     no_fact,
     refused,
-    revision_body,
     settings_body,
 )
 from functions.models import ConfirmRequest, FactStatementRequest, MemorySettingsRequest
@@ -134,10 +130,14 @@ def state_fact(
 
 @router.get("/memory/facts", **OPERATIONS["list"])
 def list_facts() -> dict[str, Any]:
+    from forms.surface.facts import fact_lines
+
     app, principal = _app(), _principal()
     on = _memory_on(app, principal)
     now = app.utc_now()
-    lines = fact_lines(app, app.facts.current(principal, now), on=on, now=now)
+    lines = fact_lines(
+        app.facts.current(principal, now), app.vocabulary, app.decay_policy, on=on, now=now
+    )
     return {"memory_enabled": on, "facts": lines}
 
 
@@ -153,6 +153,7 @@ def get_fact(
     ] = None,
 ) -> dict[str, Any]:
     from forms.memory import FactHistory
+    from forms.surface.facts import fact_body, fact_lines, revision_body
 
     app, principal = _app(), _principal()
     _well_formed_key(app, key)
@@ -167,9 +168,10 @@ def get_fact(
     current = head.at(now) if head is not None else None  # as recall reads it now
     on = _memory_on(app, principal) if current is not None else False
     vocabulary = app.vocabulary
+    lines = fact_lines([current] if current else [], vocabulary, app.decay_policy, on=on, now=now)
     body: dict[str, Any] = {
         "key": key,
-        "current": fact_lines(app, [current], on=on, now=now)[0] if current is not None else None,
+        "current": lines[0] if lines else None,
         "timeline": [fact_body(vocabulary, period) for period in history.timeline(as_of=then)],
         "history": [revision_body(revision) for revision in revisions],
     }
@@ -218,6 +220,8 @@ def delete_fact(key: FactKeyPath) -> dict[str, Any]:
 
 @router.get("/memory/export", **OPERATIONS["export"])
 def export_memory() -> dict[str, Any]:
+    from forms.surface.facts import fact_body, revision_body
+
     app, principal = _app(), _principal()
     now = app.utc_now()
     heads = {head.key: head for head in app.facts.heads(principal)}
@@ -366,6 +370,8 @@ def _write(
 
 
 def _changed(app: App, written: Written) -> Response[str]:
+    from forms.surface.facts import changed
+
     revision = written.revision
     logger.info("fact changed", extra={"fact_key": revision.key, "change": revision.change})
     return json_response(200, changed(app.vocabulary, revision, written.head))
