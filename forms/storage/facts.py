@@ -34,7 +34,9 @@ class FactStore(ABC):
        a revision once stored is never changed or removed, with one exception: appending a
        ``deleted`` revision erases the content (value, words, derivation) of every earlier
        revision of that key in the same write, keeping its record (``erased=True``).
-       ``apply_revision`` is the single definition of the head an append leaves.
+       ``apply_revision`` is the single definition of the head an append leaves (it reads
+       the key's history through ``_read_history`` for the rare revision a head cannot fold
+       alone).
     2. **Appends are compare-and-set.** A revision is appended only when its ``seq`` is the
        key's stored version (0 for a key never stated), which then goes up by one; otherwise
        it fails with ``FactConflict`` carrying the head as stored now, and stores nothing. Two
@@ -99,7 +101,9 @@ class FactStore(ABC):
         the revision cannot apply (``apply_revision``). Nothing is stored in either case."""
         principal = _checked(principal)
         before = self._planned_on(principal, revision.key, revision.seq)
-        after = apply_revision(before, revision)
+        after = apply_revision(
+            before, revision, lambda: self._read_history(principal, revision.key)
+        )
         self._write(principal, before, after, revision)
         return after
 

@@ -164,6 +164,46 @@ class FactStoreContract:
         say(facts, ANA, WEIGHT, "66", T0 + 20 * DAY)
         assert FactHistory(facts.history(ANA, WEIGHT)).head() == facts.head(ANA, WEIGHT)
 
+    def test_a_statement_the_head_cannot_fold_alone_is_folded_with_the_history(
+        self, facts: FactStore
+    ) -> None:
+        # GIVEN Lyon on days 2-3 and Paris on days 4-5, both recorded on day 7 (the head drops
+        # Lyon), then a correction: not Paris but Berlin, from day 8 to 10 (so the head keeps
+        # no period that has started)
+        city = "address.city"
+
+        def day(n: int) -> datetime:
+            return T0 + n * DAY
+
+        say(facts, ANA, city, "Lyon", day(7), valid_from=day(2), valid_until=day(3))
+        say(facts, ANA, city, "Paris", day(7), valid_from=day(4), valid_until=day(5))
+        say(
+            facts,
+            ANA,
+            city,
+            "Berlin",
+            day(7),
+            valid_from=day(8),
+            valid_until=day(10),
+            correction=True,
+        )
+        # WHEN Nice, with no period, said on day 1, is recorded on day 7
+        plan = plan_statement(
+            Statement(key=city, value="Nice", source=API, stated_at=day(1)),
+            facts.head(ANA, city), vocabulary=VOCABULARY, now=day(7),
+        )  # fmt: skip
+        assert isinstance(plan, FactRevision)
+        head = facts.append(ANA, plan)
+        # THEN Nice held until Lyon started, and the stored head is the history's fold (from
+        # the last ended period, Lyon, as a head always keeps)
+        timeline = FactHistory(facts.history(ANA, city)).timeline()
+        assert [(p.value, p.valid_until) for p in timeline][:2] == [
+            ("Nice", day(2)),
+            ("Lyon", day(3)),
+        ]
+        assert head == facts.head(ANA, city) == FactHistory(facts.history(ANA, city)).head()
+        assert [p.value for p in head.periods] == ["Lyon", "Berlin"]
+
     def test_a_planned_change_is_stored_beside_the_value_true_today(self, facts: FactStore) -> None:
         # GIVEN ana lives in Lyon, and ten days later says she moves to Berlin in 60 days
         say(facts, ANA, "address.city", "Lyon", T0)

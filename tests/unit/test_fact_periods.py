@@ -324,6 +324,56 @@ def test_the_store_keeps_and_serves_the_open_periods() -> None:
     assert value_at(head, NOW) == "Lyon"
 
 
+class CountingFacts(InMemoryFactStore):
+    """The in-memory store, counting the history reads its appends make."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.history_reads = 0
+
+    def _read_history(self, principal: str, key: str) -> list[FactRevision]:
+        self.history_reads += 1
+        return super()._read_history(principal, key)
+
+
+@pytest.mark.parametrize(
+    ("said_on", "holds_until"),
+    [(1, 2), (5, 8)],
+    ids=["before_a_dropped_period", "after_every_dropped_period"],
+)
+def test_a_head_reads_the_history_only_for_the_statement_it_cannot_fold_alone(
+    said_on: int, holds_until: int
+) -> None:
+    # GIVEN Lyon from day 2 to 3 and Paris from day 4 to 5, recorded on day 7: the head keeps
+    # Paris (the last ended period) and drops Lyon
+    facts, principal = CountingFacts(), "acme/ana"
+
+    def state(statement: Statement) -> FactHead:
+        return facts.append(principal, plan(statement, facts.head(principal, CITY), _day_of(7)))
+
+    state(said(CITY, "Lyon", stated_at=_day_of(7), valid_from=_day_of(2), valid_until=_day_of(3)))
+    head = state(
+        said(CITY, "Paris", stated_at=_day_of(7), valid_from=_day_of(4), valid_until=_day_of(5))
+    )
+    assert shape(head.periods) == [("Paris", _day_of(4), _day_of(5))] and not head.whole
+    # AND a correction says it was Berlin, from day 8 to 10: no kept period has started
+    fixed = said(
+        CITY, "Berlin", stated_at=_day_of(7), valid_from=_day_of(8),
+        valid_until=_day_of(10), correction=True,
+    )  # fmt: skip
+    assert shape(state(fixed).periods) == [("Berlin", _day_of(8), _day_of(10))]
+    assert facts.history_reads == 0
+    # WHEN a statement with no period, said on a day before Berlin, is recorded
+    head = state(said(CITY, "Nice", stated_at=_day_of(said_on)))
+    # THEN the store read the history once, and the head holds what the whole history says:
+    # Nice until Lyon starts (past, so the head leaves it out), or until Berlin starts
+    assert facts.history_reads == 1
+    timeline = FactHistory(facts.history(principal, CITY)).timeline()
+    assert ("Nice", _day_of(said_on), _day_of(holds_until)) in shape(timeline)
+    assert _open(head.periods, head.changed_at) == _open(timeline, head.changed_at)
+    assert list(head.periods) == timeline[len(timeline) - len(head.periods) :]
+
+
 # ---------------------------------------------------------------- the service
 
 
@@ -419,7 +469,7 @@ def histories(draw: st.DrawFn) -> list[FactRevision]:
                     fields["valid_until"] = (start or stated_at) + length * DAY
         revision = FactRevision.model_validate({**common, **fields})
         try:
-            head = apply_revision(head, revision)
+            head = apply_revision(head, revision, lambda: revisions)
         except ValueError:
             # what the head refuses, the whole history refuses too
             with pytest.raises(ValueError):
@@ -453,6 +503,9 @@ def test_folding_the_head_gives_what_folding_the_whole_history_gives(
         # AND every period still open when the head changed is in the head, as it is in the
         # timeline, and the head keeps no open period the timeline lacks
         assert _open(head.periods, head.changed_at) == _open(timeline, head.changed_at)
+        # AND the head's periods are how the timeline ends, all of it when the head is whole
+        assert list(head.periods) == timeline[len(timeline) - len(head.periods) :]
+        assert not head.whole or len(head.periods) == len(timeline)
         # AND from then on, the head answers what is true as the whole history does
         when = head.changed_at + later * DAY
         true_then = history.valid_at(when)
