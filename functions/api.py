@@ -66,7 +66,14 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from forms.errors import BadRequest
 from formwork import process
 from formwork.bootstrap import App
-from functions import approval_routes, builder_routes, mcp_routes, memory_routes, tool_routes
+from functions import (
+    after_response,
+    approval_routes,
+    builder_routes,
+    mcp_routes,
+    memory_routes,
+    tool_routes,
+)
 from functions.auth import Unauthenticated
 from functions.http import (
     JSON_HEADERS,
@@ -217,6 +224,10 @@ for _kind in (
 
 # ---------------------------------------------------------------------------- entry point
 
+AFTER_RESPONSE = after_response.install("functions.api.lambda_handler")
+"""The after-response extension, registered while the Lambda function initialises (None
+elsewhere)."""
+
 
 @logger.inject_lambda_context(
     correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False, clear_state=True
@@ -230,7 +241,16 @@ def lambda_handler(
 
     Lambda calls it with the event and the context, and it serves with this process's App
     (``formwork.process.app()``); tests and local tools pass ``app=`` to serve with theirs.
+    On Lambda, the work it leaves behind its answer ends before the environment is frozen
+    (``functions.after_response``).
     """
+    try:
+        return _serve(event, context, app)
+    finally:
+        after_response.answered(AFTER_RESPONSE, context)
+
+
+def _serve(event: dict[str, Any], context: LambdaContext, app: App | None) -> dict[str, Any]:
     route = route_label(event) if isinstance(event, Mapping) else "unmatched"
     logger.append_keys(route=route)
     try:

@@ -65,6 +65,7 @@ from forms.surface.tools import TOOLS, ToolSpec
 from formwork import process
 from formwork.bootstrap import App
 from formwork.config import Settings
+from functions import after_response
 from functions.auth import Unauthenticated, context_from_event, principal_from_event
 from functions.bedrock_schema import decode_arguments, register_operations
 from functions.http import log_hash
@@ -301,6 +302,11 @@ def _with_body(event: Mapping[str, Any]) -> dict[str, Any]:
     return routed
 
 
+AFTER_RESPONSE = after_response.install("functions.bedrock_agent.lambda_handler")
+"""The after-response extension, registered while the Lambda function initialises (None
+elsewhere)."""
+
+
 @logger.inject_lambda_context(log_event=False, clear_state=True)
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
@@ -309,7 +315,16 @@ def lambda_handler(
 ) -> dict[str, Any]:
     """The Lambda entry point: a Bedrock Agent action event in, Bedrock's response out.
 
-    It serves with this process's App (``formwork.process.app()``); tests pass ``app=``."""
+    It serves with this process's App (``formwork.process.app()``); tests pass ``app=``. On
+    Lambda, the work it leaves behind its answer ends before the environment is frozen
+    (``functions.after_response``)."""
+    try:
+        return _serve(event, context, app)
+    finally:
+        after_response.answered(AFTER_RESPONSE, context)
+
+
+def _serve(event: dict[str, Any], context: LambdaContext, app: App | None) -> dict[str, Any]:
     operation = str(event.get("apiPath") or "") if isinstance(event, Mapping) else ""
     tool = operation.lstrip("/") if operation.lstrip("/") in _TOOL_NAMES else "unknown"
     logger.append_keys(tool=tool, channel="bedrock")

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from forms.app.behind import PROCESS, Behind
 from forms.app.loop import CommitLoop, Outcome
 from forms.app.remember import (
     CONFIRMED,
@@ -116,8 +117,10 @@ METRICS = (
 class Memory:
     """Memory for a deployment: its fact store, vocabulary and decay policy (Formwork's by
     default), the deadline on the store, the timer that measures it (None: the service's),
-    the executor its reads and writes run on (None: a few threads of its own) and ``count``,
-    called with a metric name (``METRICS``) each time one is counted."""
+    the executor its reads and writes run on (None: a few threads of its own), ``count``,
+    called with a metric name (``METRICS``) each time one is counted, and ``behind``, where
+    the work it submits is tracked until it ends (the process's: Lambda waits for it after
+    each response, ``functions.after_response``)."""
 
     def __init__(
         self,
@@ -130,10 +133,12 @@ class Memory:
         executor: Executor | None = None,
         count: Callable[[str], None] | None = None,
         workers: int = 4,
+        behind: Behind = PROCESS,
     ) -> None:
         if deadline <= timedelta(0):
             raise ValueError("the memory deadline must be positive")
         self.facts = facts
+        self.behind = behind
         self.deadline = deadline
         self.timer = timer
         self._vocabulary = vocabulary
@@ -218,7 +223,9 @@ class Memory:
                     max_workers=self._workers, thread_name_prefix="formwork-memory"
                 )
             executor = self._executor
-        return executor.submit(work)
+        future = executor.submit(work)
+        self.behind.track(future)  # it may outlive the call's answer: Lambda settles it after
+        return future
 
     def call(
         self, principal: str, conversation_id: str, timer: Callable[[], float] | None
