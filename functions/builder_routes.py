@@ -44,6 +44,7 @@ from functions.models import (
     ToolList,
 )
 from functions.openapi import DESCRIBED, error_responses, json_body
+from functions.refusals import is_builder_tool, unknown_builder_tool
 from functions.routing import count_call, log_rejection, logger, request_app
 
 if TYPE_CHECKING:
@@ -128,15 +129,9 @@ def call_builder_tool(
     tool_name: Annotated[str, Path(description="A tool name from GET /builder/tools")],
     request: Annotated[BuilderCallRequest, Body()],
 ) -> dict[str, Any]:
-    from forms.app.builder import BUILDER_ARGUMENTS
-
     principal = _principal()
-    if tool_name not in BUILDER_ARGUMENTS:
-        raise ApiError(
-            404,
-            "unknown_tool",
-            "there is no such builder tool; the tools are: " + ", ".join(BUILDER_ARGUMENTS),
-        )
+    if not is_builder_tool(tool_name):
+        raise unknown_builder_tool()
     form = log_hash(form_id)  # before the call: a bad key fails first
     selection = request.selection.model_dump(exclude_none=True) if request.selection else None
     result = _builder().call(

@@ -49,7 +49,7 @@ def refusal(error: Exception, event: Mapping[str, Any]) -> ApiError | None:
     if isinstance(error, RequestUnsupportedContentType):
         return ApiError(415, "unsupported_media_type", "send the body as application/json")
     if isinstance(error, RequestValidationError):
-        return classify(list(error.errors()))
+        return classify(list(error.errors()), event)
     if isinstance(error, NotFoundError):
         if route_label(event) != "unmatched":
             # a route's shape, with a path parameter no route pattern takes (a quote, a
@@ -59,8 +59,9 @@ def refusal(error: Exception, event: Mapping[str, Any]) -> ApiError | None:
     return None
 
 
-def classify(errors: list[Any]) -> ApiError:
-    """Map Powertools' validation errors to one refusal: path ids, then tool, query, body."""
+def classify(errors: list[Any], event: Mapping[str, Any] | None = None) -> ApiError:
+    """Map Powertools' validation errors to one refusal: path ids, then the tool (of the form
+    tools' route, or the builder's: ``event``'s), the query, the body."""
     where: dict[str, list[Any]] = {}
     for error in errors:
         loc = tuple(error.get("loc") or ("body",))
@@ -83,6 +84,8 @@ def classify(errors: list[Any]) -> ApiError:
         return ApiError(400, "bad_request", "version must be a whole number from 1")
     if "tool_name" in path:
         return unknown_tool()
+    if event is not None and route_label(event) == "builder_call" and not _builder_tool(event):
+        return unknown_builder_tool()  # whatever the body: there is no such tool to send it to
     if where.get("query"):
         return query_refusal(where["query"][0])
     if path:
@@ -119,6 +122,25 @@ def describe(error: Mapping[str, Any]) -> str:
 def unknown_tool() -> ApiError:
     known = ", ".join(TOOLS_BY_NAME)
     return ApiError(404, "unknown_tool", f"there is no such tool; the tools are: {known}")
+
+
+def unknown_builder_tool() -> ApiError:
+    from forms.app.builder_tools import BUILDER_ARGUMENTS
+
+    known = ", ".join(BUILDER_ARGUMENTS)
+    return ApiError(404, "unknown_tool", f"there is no such builder tool; the tools are: {known}")
+
+
+def is_builder_tool(name: str) -> bool:
+    """Whether ``name`` is a builder tool's."""
+    from forms.app.builder_tools import BUILDER_ARGUMENTS
+
+    return name in BUILDER_ARGUMENTS
+
+
+def _builder_tool(event: Mapping[str, Any]) -> bool:
+    path = event.get("rawPath")
+    return isinstance(path, str) and is_builder_tool(path.rsplit("/", 1)[-1])
 
 
 ROUTES = (

@@ -404,6 +404,10 @@ ENVELOPE = {"tool_call_id": "toolu_1", "input": {}}
         ("GET", "/forms/Contact/versions/1", None, 400, "bad_request"),
         ("POST", "/builder/forms/c/tools/form_fill", ENVELOPE, 404, "unknown_tool"),
         ("POST", "/builder/forms/c/tools/publish", ENVELOPE, 404, "unknown_tool"),
+        # no such tool, whatever the body: a 404, not the body's 422 (as on the form tools)
+        ("POST", "/builder/forms/c/tools/form_fill", {}, 404, "unknown_tool"),
+        ("POST", "/builder/forms/c/tools/nope", [], 404, "unknown_tool"),
+        ("POST", "/builder/forms/c/tools/nope", "null", 404, "unknown_tool"),
         ("POST", "/builder/forms/c/tools/add_step", {}, 422, "invalid_request"),
         ("POST", "/builder/forms/c/tools/add_step", [], 422, "invalid_request"),
         ("POST", "/builder/forms/c/tools/add_step", "null", 422, "invalid_request"),
