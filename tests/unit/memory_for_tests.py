@@ -127,7 +127,9 @@ class RecordingFacts(InMemoryFactStore):
             now=at,
         )
         assert isinstance(planned, FactRevision), planned
-        super()._write(principal, head, apply_revision(head, planned), planned)
+        history = super()._read_history
+        after = apply_revision(head, planned, lambda: history(principal, key))
+        super()._write(principal, head, after, planned)
 
     def memory_off(self, principal: str) -> None:
         super()._write_settings(principal, MemorySettings(enabled=False, changed_at=T0))
