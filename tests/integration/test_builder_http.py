@@ -25,6 +25,7 @@ from forms.storage.dynamodb_documents import DynamoDBFormDocumentStore
 from forms.storage.dynamodb_drafts import DynamoDBDraftStore
 from infra.local.dynamodb_local import DynamoDBLocal
 from infra.local.stack import LocalStack
+from tests.integration.stacks import local_stack
 
 AUTHOR = "dev:acme:ana"
 PUBLISHER = "dev:acme:cy;roles=form_publisher"
@@ -33,12 +34,7 @@ OUTSIDER = "dev:globex:bo;roles=form_publisher"
 
 @pytest.fixture(scope="module")
 def stack(dynamodb_local: DynamoDBLocal) -> Iterator[LocalStack]:
-    with LocalStack(
-        api_port=0,
-        max_environments=2,
-        dynamodb=dynamodb_local,
-        table_name=f"formwork-{uuid.uuid4().hex[:12]}",
-    ) as running:
+    with local_stack(dynamodb_local) as running:
         yield running
 
 

@@ -24,18 +24,14 @@ from forms.storage.dynamodb import DynamoDBFormStore
 from forms.surface.formats import FORMATS, tool_definitions
 from infra.local.dynamodb_local import DynamoDBLocal
 from infra.local.stack import LocalStack, running_stack
+from tests.integration.stacks import local_stack
 
 WRITERS = 20
 
 
 @pytest.fixture(scope="module")
 def stack(dynamodb_local: DynamoDBLocal) -> Iterator[LocalStack]:
-    with LocalStack(
-        api_port=0,
-        max_environments=4,
-        dynamodb=dynamodb_local,
-        table_name=f"formwork-{uuid.uuid4().hex[:12]}",
-    ) as running:
+    with local_stack(dynamodb_local, max_environments=4) as running:
         yield running
 
 

@@ -48,6 +48,7 @@ from formwork.mcp.surface import no_draft
 from formwork.mcp.tools import TOOL_CALL_ID_META
 from infra.local.dynamodb_local import DynamoDBLocal
 from infra.local.stack import LocalStack
+from tests.integration.stacks import local_stack
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFORMANCE = ROOT / "infra" / "mcp-conformance"
@@ -71,12 +72,7 @@ CLAIM = {
 
 @pytest.fixture(scope="module")
 def stack(dynamodb_local: DynamoDBLocal) -> Iterator[LocalStack]:
-    with LocalStack(
-        api_port=0,
-        max_environments=2,
-        dynamodb=dynamodb_local,
-        table_name=f"formwork-{uuid.uuid4().hex[:12]}",
-    ) as running:
+    with local_stack(dynamodb_local) as running:
         yield running
 
 
