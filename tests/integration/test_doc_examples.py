@@ -1,4 +1,7 @@
-"""The docs' shell examples, run as a reader runs them, against the local stack.
+"""The docs' HTTP examples, run as a reader runs them, against the local stack.
+
+The client example of ``docs/clients.md`` runs as printed (its address swapped for the
+stack's).
 
 Every ``sh`` block of the README and ``docs/`` that calls the API with curl is run by bash, in
 document order, on one stack as ``make dev`` starts it (its ``make dev`` line aside, and its
@@ -17,6 +20,7 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -86,6 +90,21 @@ def stack(dynamodb_local: DynamoDBLocal) -> Iterator[LocalStack]:
         environment={"FORMWORK_WEBHOOK_SECRETS": json.dumps({"crm": WEBHOOK_SECRET})},
     ) as running:
         yield running
+
+
+def test_the_client_example_runs_as_printed(stack: LocalStack) -> None:
+    # GIVEN docs/clients.md's first example, pointed at this stack (first in the module: it
+    # starts the claim in chat-9, as a reader who begins there does)
+    text = (ROOT / "docs" / "clients.md").read_text(encoding="utf-8")
+    code = next(m for m in re.findall(r"```python\n(.*?)```", text, re.S) if "Formwork(" in m)
+    namespace: dict[str, Any] = {}
+    # WHEN it runs
+    exec(code.replace(DOC_URL, stack.api_url.rstrip("/")), namespace)
+    # THEN what its comments say holds
+    result = namespace["result"]
+    assert result.ok and result.summary.startswith("Started Travel expense claim")
+    assert namespace["tools"][0]["type"] == "function"
+    assert result.to_dict()["ok"] is True
 
 
 def test_the_docs_have_shell_examples_of_the_api() -> None:
