@@ -69,12 +69,15 @@ class FactStore(ABC):
         found = (head.fact if at is None else head.at(at) for head in self.heads(principal))
         return [fact for fact in found if fact is not None]
 
-    def get(self, principal: str, key: str) -> Fact:
-        """The fact in force for ``key``; ``NotFound`` when never stated or deleted."""
+    def get(self, principal: str, key: str, at: datetime | None = None) -> Fact:
+        """The fact in force for ``key``, as ``current`` reads it: the period holding at
+        ``at`` (world time) where one does, else the latest; without ``at``, the latest.
+        ``NotFound`` when never stated or deleted."""
         head = self.head(principal, key)
-        if head is None or head.fact is None:
+        fact = None if head is None else head.fact if at is None else head.at(at)
+        if fact is None:
             raise NotFound(f"no fact {key!r}")
-        return head.fact
+        return fact
 
     def history(self, principal: str, key: str) -> list[FactRevision]:
         """Every revision of ``key``, oldest first (``seq`` 0, 1, ...); ``NotFound`` when the

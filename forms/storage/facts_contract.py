@@ -224,6 +224,9 @@ class FactStoreContract:
         assert [f.value for f in facts.current(ANA, T0 + 20 * DAY)] == ["Lyon"]
         assert [f.value for f in facts.current(ANA, T0 + 61 * DAY)] == ["Berlin"]
         assert [f.value for f in facts.current(ANA)] == ["Berlin"]
+        # AND one key reads the same way
+        assert facts.get(ANA, "address.city", T0 + 20 * DAY).value == "Lyon"
+        assert facts.get(ANA, "address.city").value == "Berlin"
 
     # ------------------------------------------------------------------ 2. compare-and-set
 
