@@ -48,6 +48,10 @@ MARGIN_MS = 500
 ATTEMPTS = 3
 """Failed next-event requests in a row before the extension reports an error and stops."""
 _API = "/2020-01-01/extension"
+FAILURES = (OSError, ValueError, http.client.HTTPException)
+"""What a request to the Extensions API can fail with: no connection, a refusal or a body
+that is not an event (``ValueError``), a malformed HTTP answer (``HTTPException``, which is
+neither of the others)."""
 _KEPT = 64
 """How many answered request ids are kept (an invocation is answered before or after the
 extension hears of it; one environment serves one at a time)."""
@@ -89,7 +93,7 @@ class AfterResponse:
     # ------------------------------------------------------------------ the extension
 
     def register(self) -> None:
-        """Register for invocations; raises ``OSError`` or ``ValueError`` when Lambda refuses."""
+        """Register for invocations; raises one of ``FAILURES`` when that fails."""
         status, headers, _ = self._request(
             "POST",
             f"{_API}/register",
@@ -114,7 +118,7 @@ class AfterResponse:
         while True:
             try:
                 event = self._next()
-            except (OSError, ValueError) as exc:
+            except FAILURES as exc:
                 failures += 1
                 _log.warning("after-response: next event failed (%s)", type(exc).__name__)
                 if failures >= ATTEMPTS:
@@ -179,7 +183,7 @@ class AfterResponse:
                 },
                 b"{}",
             )
-        except OSError:
+        except FAILURES:
             _log.warning("after-response: reporting its error failed")
 
     def _request(
@@ -206,7 +210,7 @@ def install(handler: str) -> AfterResponse | None:
     try:
         extension = AfterResponse(runtime_api)
         extension.register()
-    except (OSError, ValueError) as exc:
+    except FAILURES as exc:
         _log.warning("after-response: not registered (%s); work behind an answer may wait", exc)
         return None
     extension.start()

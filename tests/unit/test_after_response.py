@@ -36,10 +36,13 @@ class ExtensionsApi(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, *, register_status: int = 200, next_status: int = 200) -> None:
+    def __init__(
+        self, *, register_status: int = 200, next_status: int = 200, next_garbled: bool = False
+    ) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.register_status = register_status
         self.next_status = next_status
+        self.next_garbled = next_garbled
         self.events: Queue[dict[str, Any]] = Queue()
         self.log: list[str] = []
         self.registered: list[tuple[str, Any]] = []
@@ -98,6 +101,10 @@ class _Handler(BaseHTTPRequestHandler):
         assert self.path == "/2020-01-01/extension/event/next"
         assert self.headers["Lambda-Extension-Identifier"] == "ext-1"
         self.server.note("next")
+        if self.server.next_garbled:  # not HTTP: the client's HTTPException, not an OSError
+            self.wfile.write(b"garbled\r\n\r\n")
+            self.close_connection = True
+            return
         if self.server.next_status != 200:
             self._answer(self.server.next_status, {}, {})
             return
@@ -208,14 +215,21 @@ def test_an_invocation_whose_handler_never_answers_is_let_go_at_its_deadline(
     assert "did not answer before the deadline" in caplog.text
 
 
-def test_a_next_event_refused_again_and_again_is_reported_and_ends_the_thread() -> None:
-    server = ExtensionsApi(next_status=500)
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [({"next_status": 500}, "ValueError"), ({"next_garbled": True}, "BadStatusLine")],
+    ids=["refused", "garbled"],
+)
+def test_a_next_event_failing_again_and_again_is_reported_and_ends_the_thread(
+    answer: dict[str, Any], error: str
+) -> None:
+    server = ExtensionsApi(**answer)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         extension = AfterResponse(server.address)
         extension.register()
         thread = extension.start()
-        server.until("exit error Extension.ValueError")
+        server.until(f"exit error Extension.{error}")
         thread.join(WAIT)
         assert not thread.is_alive()
         assert server.log.count("next") == after_response.ATTEMPTS
