@@ -151,13 +151,9 @@ class AfterResponse:
             _log.warning("after-response: %d pieces of work still running at the deadline", left)
 
     def _wait_answered(self, request_id: str, deadline_ms: float) -> bool:
+        timeout = max(deadline_ms - self._now_ms(), 0.0) / 1000
         with self._changed:
-            while request_id not in self._answered:
-                left = deadline_ms - self._now_ms()
-                if left <= 0:
-                    return False
-                self._changed.wait(left / 1000)
-            return True
+            return self._changed.wait_for(lambda: request_id in self._answered, timeout)
 
     # ------------------------------------------------------------------ HTTP
 

@@ -59,7 +59,7 @@ def refusal(error: Exception, event: Mapping[str, Any]) -> ApiError | None:
     return None
 
 
-def classify(errors: list[Any], event: Mapping[str, Any] | None = None) -> ApiError:
+def classify(errors: list[Any], event: Mapping[str, Any]) -> ApiError:
     """Map Powertools' validation errors to one refusal: path ids, then the tool (of the form
     tools' route, or the builder's: ``event``'s), the query, the body."""
     where: dict[str, list[Any]] = {}
@@ -84,7 +84,7 @@ def classify(errors: list[Any], event: Mapping[str, Any] | None = None) -> ApiEr
         return ApiError(400, "bad_request", "version must be a whole number from 1")
     if "tool_name" in path:
         return unknown_tool()
-    if event is not None and route_label(event) == "builder_call" and not _builder_tool(event):
+    if route_label(event) == "builder_call" and not _builder_tool(event):
         return unknown_builder_tool()  # whatever the body: there is no such tool to send it to
     if where.get("query"):
         return query_refusal(where["query"][0])
