@@ -5,7 +5,9 @@ Each HTTP request becomes the event API Gateway would send the function (``versi
 ``pathParameters``, ``requestContext`` with the authorizer's JWT claims, ``body``, base64 when it
 is not UTF-8) and the function's answer (``statusCode``, ``headers``, ``cookies``, ``body``) is
 written back. The routes are the ``HttpApi`` events of ``template.yaml``, read from it, never
-repeated here; a request no route matches gets API Gateway's ``404 {"message":"Not Found"}``.
+repeated here; a request no route matches, whatever its method (``PROPFIND``, ``TRACE``, ...),
+gets API Gateway's ``404 {"message":"Not Found"}``. A client that hangs up before its response
+is written is no error: the gateway counts it and prints nothing.
 
 The JWT authorizer is replaced by dev tokens, checked before the function runs, as the real
 authorizer does. The grammar::
@@ -423,6 +425,8 @@ class LocalGateway:
         self.clock = clock
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._hangups = 0
+        self._hung_up = threading.Condition()
 
     # -------------------------------------------------------------- request → response
 
@@ -453,6 +457,18 @@ class LocalGateway:
         except FunctionError as exc:
             print(f"gateway: {route.key}: {exc}", file=sys.stderr, flush=True)
             return _json_response(500, "Internal Server Error", request_id)
+
+    def hung_up(self) -> None:
+        """A client closed its connection before its response was written: nothing to report
+        (a browser tab closed, a client that timed out), so no traceback; only counted."""
+        with self._hung_up:
+            self._hangups += 1
+            self._hung_up.notify_all()
+
+    def wait_for_hangups(self, count: int, timeout: float) -> bool:
+        """Whether ``count`` clients have hung up within ``timeout`` seconds (for tests)."""
+        with self._hung_up:
+            return self._hung_up.wait_for(lambda: self._hangups >= count, timeout)
 
     # -------------------------------------------------------------- server
 
@@ -575,7 +591,21 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(response.body)
 
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _dispatch  # noqa: N815
+    def __getattr__(self, name: str) -> Any:
+        # http.server looks up ``do_<METHOD>`` and answers an HTML 501 when it is missing; API
+        # Gateway routes every method alike (one no route declares is its JSON 404), so every
+        # method goes through ``_dispatch``.
+        if name.startswith("do_"):
+            return self._dispatch
+        raise AttributeError(name)
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except ConnectionError:  # the client hung up (BrokenPipeError, ConnectionResetError)
+            self.close_connection = True
+            gateway: LocalGateway = self.server.gateway  # type: ignore[attr-defined]
+            gateway.hung_up()
 
     def log_message(self, format: str, *args: Any) -> None:
         del format, args  # the gateway's own access log (above) replaces http.server's

@@ -12,6 +12,9 @@ import http.client
 import json
 import os
 import re
+import socket
+import struct
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -319,6 +322,12 @@ def test_dev_claims_never_carry_a_principal_from_elsewhere() -> None:
         ("POST", "/conversations/c/status"),
         ("GET", "/conversations//status"),
         ("GET", "/"),
+        # methods http.server has no do_ method for (it would answer an HTML 501)
+        ("PROPFIND", "/tools"),
+        ("TRACE", "/tools"),
+        ("PATCH", "/tools"),
+        ("BREW", "/nope"),
+        ("MKCOL", "/conversations/c/status"),
     ],
 )
 def test_an_unknown_route_is_api_gateways_404(
@@ -331,6 +340,51 @@ def test_an_unknown_route_is_api_gateways_404(
     assert json.loads(body) == {"message": "Not Found"}
     assert headers["content-type"] == "application/json"
     assert recorder.events == []
+
+
+def test_a_route_declared_for_any_method_takes_one_http_server_does_not_know(
+    recorder: Recorder,
+) -> None:
+    # GIVEN a route declared with Method: ANY
+    routes = [Route("ANY", "/things/{thing}", "ThingsFunction")]
+    with LocalGateway(recorder, routes=routes, port=0) as running:
+        # WHEN a WebDAV method reaches it
+        status, _, _ = send(running, "PROPFIND", "/things/t-1", ALICE)
+    # THEN the function gets it, with the method as sent
+    assert status == 200
+    assert recorder.events[0]["requestContext"]["http"]["method"] == "PROPFIND"
+
+
+def test_a_client_that_hangs_up_leaves_no_traceback(
+    recorder: Recorder, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a handler still working when its client closes the connection (with a reset)
+    entered, closed = threading.Event(), threading.Event()
+
+    def slow(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        entered.set()
+        closed.wait(10)
+        return {"statusCode": 200, "body": "x" * 1_000_000}
+
+    with LocalGateway(slow, port=0) as running:
+        client = socket.create_connection(("127.0.0.1", running.port), timeout=10)
+        client.sendall(
+            b"GET /tools HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer dev:a\r\n\r\n"
+        )
+        assert entered.wait(10)
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        client.close()
+        closed.set()
+        # WHEN the gateway writes the response to the closed connection
+        assert running.wait_for_hangups(1, timeout=10)
+        # THEN it still serves the next client
+        status, _, _ = send(running, "GET", "/tools", ALICE)
+    assert status == 200
+    # AND nothing was printed about the one that left
+    printed = capfd.readouterr()
+    assert "Traceback" not in printed.err
+    assert "BrokenPipeError" not in printed.err
+    assert "ConnectionResetError" not in printed.err
 
 
 def test_route_matching_comes_before_the_authorizer(gateway: LocalGateway) -> None:
