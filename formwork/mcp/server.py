@@ -14,7 +14,8 @@ URI, the prompt's name, ``form_ask`` or not) is the backend's ``Surface``
 ``formwork://conversations/{id}/status`` (one line per open form) or
 ``formwork://builder/forms/{form_id}/draft`` (the draft's outline); and a prompt with the same
 text as a user message (``form_status``, ``draft_status``), for hosts that offer prompts
-rather than resources.
+rather than resources. ``resources/templates/list`` answers an empty list (the resource's URI
+is fixed).
 
 **form_ask** is a conversation's only (``Surface.asks``), and listed only to a client that
 declared form elicitation and whose request can carry one: any 2026-07-28 request (the question
@@ -128,6 +129,13 @@ def build_server(backend: Backend, *, connection: str | None = None) -> Server[A
             ]
         )
 
+    async def list_resource_templates(
+        ctx: Context, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        # The one resource has a fixed URI: no templates, but the method is answered (an
+        # empty list), as hosts that list resources ask for both.
+        return types.ListResourceTemplatesResult(resource_templates=[])
+
     async def read_resource(
         ctx: Context, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
@@ -175,6 +183,7 @@ def build_server(backend: Backend, *, connection: str | None = None) -> Server[A
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,
+        on_list_resource_templates=list_resource_templates,
         on_read_resource=read_resource,
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,

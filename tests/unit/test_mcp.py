@@ -200,6 +200,19 @@ def test_the_status_lines_are_a_resource_and_a_prompt(mode: str) -> None:
     run(test)
 
 
+@pytest.mark.parametrize("mode", ERAS)
+def test_resource_templates_are_an_empty_list_not_an_unknown_method(mode: str) -> None:
+    # GIVEN a host that lists resource templates beside resources (the inspector does)
+    async def test() -> None:
+        async with client(make_service(), mode) as mcp:
+            # WHEN it asks for the templates
+            templates = await mcp.list_resource_templates()
+        # THEN the answer is an empty list, not -32601 (method not found)
+        assert templates.resource_templates == []
+
+    run(test)
+
+
 def test_another_principal_sees_nothing_of_the_conversation() -> None:
     async def test() -> None:
         service = make_service()
