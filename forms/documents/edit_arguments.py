@@ -40,11 +40,14 @@ from forms.documents.edit_shapes import Option as OptionShape
 from forms.documents.edit_shapes import Rule as RuleShape
 from forms.documents.model import ITEM_MODELS, ItemKind
 
-Ref = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), STRING]
+Ref = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), doc.Line, STRING
+]
 """A step or field as the model names it: its id (or, when unique, its label or title)."""
 Position = Annotated[int, Field(ge=0, le=1_000), WithJsonSchema({"type": "integer", "minimum": 0})]
 """0-based; past the end means last."""
 Text = Annotated[doc.Text, STRING]
+Prose = Annotated[doc.Prose, STRING]
 Id = Annotated[doc.Id, STRING]
 ExecutorName = Annotated[doc.ExecutorName, STRING]
 Rule = Annotated[doc.Rule, ShownAs(RuleShape)]
@@ -96,7 +99,7 @@ class GridInput(_Args):
 Layout = Annotated[GridInput, ShownAs(GridShape)]
 
 
-FactKeySent = Annotated[str, StringConstraints(min_length=1, max_length=200), STRING]
+FactKeySent = Annotated[str, StringConstraints(min_length=1, max_length=200), doc.Line, STRING]
 """A fact key as the builder sends it: any name, so that one that is not even a key's syntax
 (``dob``) is refused by the vocabulary with the keys it likely meant, not by a pattern."""
 
@@ -133,7 +136,7 @@ class StepInput(_Args):  # a step of create_form
     title: Text
     id: Id | Omitted = None
     preview: Text | Omitted = None
-    guidance: Text | Omitted = None
+    guidance: Prose | Omitted = None
     items: list[ItemInput] = []
 
 
@@ -144,7 +147,9 @@ class CreateForm(_Args):
 
     title: Text
     id: Annotated[doc.FormId, STRING] | Omitted = None
-    description: Annotated[str, StringConstraints(max_length=2_000), STRING] | Omitted = None
+    description: (
+        Annotated[str, StringConstraints(max_length=2_000), doc.Multiline, STRING] | Omitted
+    ) = None
     steps: Annotated[list[StepInput], Field(max_length=100)] = []
     replace: bool = False
 
@@ -157,13 +162,13 @@ class AddStep(_Args):
     id: Id | Omitted = None
     position: Position | Omitted = None
     preview: Text | Omitted = None
-    guidance: Text | Omitted = None
+    guidance: Prose | Omitted = None
 
 
 class StepUpdates(_Args):  # no docstring: update_step's description says what it is
     title: Text | None = None
     preview: Text | None = None
-    guidance: Text | None = None
+    guidance: Prose | None = None
     on_complete: ExecutorName | None = None
 
 
@@ -211,7 +216,9 @@ class FieldUpdates(_Args):  # no docstring: update_field's description says what
     layout: Layout | None = None
     min_length: Annotated[int, Field(ge=0, le=10_000), INTEGER] | None = None
     max_length: Annotated[int, Field(ge=1, le=10_000), INTEGER] | None = None
-    pattern: Annotated[str, StringConstraints(min_length=1, max_length=500), STRING] | None = None
+    pattern: (
+        Annotated[str, StringConstraints(min_length=1, max_length=500), doc.Line, STRING] | None
+    ) = None
     example: Text | None = None
     minimum: float | None = None
     maximum: float | None = None
@@ -221,7 +228,7 @@ class FieldUpdates(_Args):  # no docstring: update_field's description says what
     options: Annotated[list[Option], Field(min_length=1, max_length=200)] | None = None
     min_selected: Annotated[int, Field(ge=0), INTEGER] | None = None
     max_selected: Annotated[int, Field(ge=1), INTEGER] | None = None
-    text: Text | None = None
+    text: Prose | None = None
 
 
 class UpdateField(_Args):

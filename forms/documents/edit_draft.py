@@ -16,7 +16,7 @@ from pydantic import JsonValue, ValidationError
 from forms.documents.edit_arguments import Selection
 from forms.documents.edit_errors import EditError
 from forms.documents.edit_layout import pack
-from forms.documents.edit_parse import Coerced, describe_errors
+from forms.documents.edit_parse import Coerced, describe_errors, hint_for
 from forms.documents.model import BLOCK_KINDS, FormDocument
 from forms.suggest import rank
 
@@ -173,12 +173,13 @@ def finish(data: Data) -> FormDocument:
     try:
         return FormDocument.model_validate(data)
     except ValidationError as exc:
+        errors = exc.errors(include_url=False)
         raise EditError(
             "invalid",
             "That would make the form invalid: "
-            + describe_errors(exc.errors(include_url=False), data, lambda p: _place(data, p))
+            + describe_errors(errors, data, lambda p: _place(data, p))
             + ".",
-            "Fix the values named and send the call again; nothing was applied.",
+            hint_for(errors, "Fix the values named and send the call again; nothing was applied."),
         ) from None
 
 

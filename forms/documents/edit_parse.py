@@ -76,9 +76,27 @@ def parse_arguments(
     raise EditError(
         "invalid",
         "The arguments do not fit the tool's schema: " + describe_errors(errors, data) + ".",
-        "Send only the keys the schema lists, with the types it gives; an item, a rule or an "
-        "action takes only the keys of its kind.",
+        hint_for(
+            errors,
+            "Send only the keys the schema lists, with the types it gives; an item, a rule or "
+            "an action takes only the keys of its kind.",
+        ),
     )
+
+
+CONTROL_HINT = (
+    "Send the text named again without control, line-separator or bidi characters: ids, "
+    "labels, titles and options are one line; only a description, a step's guidance and a "
+    "paragraph keep line breaks. Nothing was applied."
+)
+
+
+def hint_for(errors: Sequence[ErrorDetails], otherwise: str) -> str:
+    """The hint of a refusal: ``CONTROL_HINT`` when a text has a character a document refuses
+    (``model.check_text``), else ``otherwise``."""
+    if any(error["type"] == "control_character" for error in errors):
+        return CONTROL_HINT
+    return otherwise
 
 
 def _coerce(data: Any, errors: Sequence[ErrorDetails], coerced: list[Coerced]) -> bool:

@@ -10,10 +10,74 @@ Python definition does, through the same compiler; ``docs/form-documents.md`` is
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import date
 from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+# ---------------------------------------------------------------------- author text
+
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""Embeddings, overrides and isolates: they reorder how text reads without being seen."""
+_NAMED = {"\n": "a line break", "\r": "a carriage return", "\t": "a tab", "\x00": "a NUL"}
+
+
+def refused_character(text: str, *, prose: bool = False) -> tuple[int, str] | None:
+    """The first character of ``text`` a document refuses, and its position: a C0 or C1
+    control (NUL, line break, carriage return, tab, U+0085 ...), a line or paragraph separator
+    (U+2028, U+2029), or a bidi embedding, override or isolate. ``prose`` (a description, a
+    step's guidance, a paragraph) keeps line breaks and tabs. None when there is none."""
+    for at, char in enumerate(text):
+        if prose and char in "\n\t":
+            continue
+        if unicodedata.category(char) in ("Cc", "Zl", "Zp") or char in _BIDI_CONTROLS:
+            return at, char
+    return None
+
+
+def check_text(text: str, *, prose: bool = False) -> str:
+    """``text`` when it has no character ``refused_character`` names; else the one error every
+    author text of a document raises, saying which character, where, and what to send."""
+    found = refused_character(text, prose=prose)
+    if found is None:
+        return text
+    at, char = found
+    name = _NAMED.get(char) or (
+        "a bidi control"
+        if char in _BIDI_CONTROLS
+        else "a line separator"
+        if unicodedata.category(char) in ("Zl", "Zp")
+        else "a control character"
+    )
+    keeps = "only line breaks and tabs are kept here" if prose else "write it on one line"
+    raise PydanticCustomError(
+        "control_character",
+        f"has {name} (U+{ord(char):04X}) at character {at + 1}: control, line-separator and "
+        f"bidi characters are refused ({keeps}); send the text without it",
+    )
+
+
+def _line(text: str) -> str:
+    return check_text(text)
+
+
+def _prose(text: str) -> str:
+    return check_text(text, prose=True)
+
+
+Line = AfterValidator(_line)
+"""Refuses every control, separator and bidi character (``check_text``)."""
+Multiline = AfterValidator(_prose)
+"""As ``Line``, keeping line breaks and tabs."""
 
 Id = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,62}$")]
 """A step, field, block or checkpoint id: lowercase letters, digits and ``_``."""
@@ -21,8 +85,15 @@ FormId = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,62}$")]
 """A form id: lowercase letters, digits and ``-``."""
 ExecutorName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_.:-]{0,127}$")]
 """The name of an executor the deployment registers in Python (``ExecutorRegistry``)."""
-Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2_000)]
-Scalar = str | int | float | bool
+Text = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2_000), Line
+]
+"""Author text on one line: a label, a title, an option's label, a message."""
+Prose = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2_000), Multiline
+]
+"""Author text that may run over lines: a step's guidance, a paragraph."""
+Scalar = Annotated[str, Line] | int | float | bool
 """A literal in a rule or an action: JSON text, number or boolean."""
 FACT_KEY_PATTERN = r"^[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+$"
 FACT_KEY_MAX_LENGTH = 80
@@ -148,7 +219,7 @@ class TextField(_Field):
     kind: Literal["short_text", "long_text"]
     min_length: Annotated[int, Field(ge=0, le=10_000)] | None = None
     max_length: Annotated[int, Field(ge=1, le=10_000)] | None = None
-    pattern: Annotated[str, StringConstraints(min_length=1, max_length=500)] | None = None
+    pattern: Annotated[str, StringConstraints(min_length=1, max_length=500), Line] | None = None
     example: Text | None = None
     """One valid answer, shown to the agent instead of the pattern."""
 
@@ -183,7 +254,7 @@ class DateField(_Field):
 
 
 class Option(_Doc):
-    value: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    value: Annotated[str, StringConstraints(min_length=1, max_length=200), Line]
     label: Text | None = None
 
 
@@ -203,7 +274,7 @@ class Heading(_Item):
 
 class Paragraph(_Item):
     kind: Literal["paragraph"]
-    text: Text
+    text: Prose
 
 
 class Divider(_Item):
@@ -277,7 +348,7 @@ class StepDoc(_Doc):
     title: Text
     preview: Text | None = None
     """What the step collects, in a few words (derived from its fields when left out)."""
-    guidance: Text | None = None
+    guidance: Prose | None = None
     when: Rule | None = None
     on_complete: ExecutorName | None = None
     items: Annotated[list[Item], Field(max_length=500)] = []
@@ -342,7 +413,7 @@ class FormDocument(_Doc):
 
     id: FormId
     title: Text
-    description: Annotated[str, StringConstraints(max_length=2_000)] = ""
+    description: Annotated[str, StringConstraints(max_length=2_000), Multiline] = ""
     steps: Annotated[list[StepDoc], Field(min_length=1, max_length=100)]
     checkpoints: Annotated[list[CheckpointDoc], Field(max_length=100)] = []
     on_complete: ExecutorName | None = None
