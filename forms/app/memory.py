@@ -33,8 +33,9 @@ One tool call, in order (``MemoryCall``):
 4. **Remember what the user says.** After any write call's commit, the answers the agent wrote
    to fields that declare a fact key are recorded (``remember``): a confirmation of the fact
    when the answer is the value memory filled or offered, else a statement, stated now; only
-   if memory is on, never for a ``do_not_store`` key (refused). Within a deadline of their own,
-   their failures logged and counted, never shown.
+   if memory is on, never for a ``do_not_store`` key (refused). Behind the answer: the call
+   hands the recording to memory's worker and answers at once (a slow fact store never delays
+   an answer); failures are logged and counted, never shown.
 
 Recording itself (which answers count, confirmation or statement) is ``forms.app.remember``;
 the write of one fact is ``forms.app.facts.write_fact``, the loop the memory API uses too.
@@ -78,7 +79,7 @@ _log = logging.getLogger("formwork")
 T = TypeVar("T")
 
 DEFAULT_DEADLINE = timedelta(milliseconds=200)
-"""How long a tool call waits for the fact store, once to read and once to write."""
+"""How long ``form_start`` waits for the fact store's read (recording never waits)."""
 
 _LOADED = (
     "forms.memory.facts",  # the read's models, and recording's
@@ -97,7 +98,6 @@ APPLY_FAILED = "MemoryApplyFailed"
 """The commit writing what memory recalled failed; the form stays as started."""
 FILLED = "MemoryFilled"
 OFFERED = "MemoryOffered"
-RECORD_TIMEOUT = "MemoryRecordTimeout"
 METRICS = (
     RECALL_OFF,
     RECALL_TIMEOUT,
@@ -108,7 +108,6 @@ METRICS = (
     RECORDED,
     CONFIRMED,
     REFUSED,
-    RECORD_TIMEOUT,
     RECORD_FAILED,
 )
 """Every name ``Memory`` counts, for metrics (a count each)."""
@@ -371,33 +370,36 @@ class MemoryCall:
     # ------------------------------------------------------------------ remember
 
     def remember(self, answers: tuple[Answer, ...], now: datetime) -> None:
-        """Record ``answers`` as facts stated (or confirmed) at ``now``, if memory is on;
-        waits at most the deadline, never raises."""
+        """Record ``answers`` as facts stated (or confirmed) at ``now``, if memory is on,
+        behind the call's answer: the work is handed to memory's worker and tracked
+        (``Memory.behind``) until it ends, never waited for, so a slow fact store never
+        delays an answer. Never raises: failures are logged and counted where they end."""
         if not answers or (self.known is not None and not self.known.enabled):
             return
-        known = self.known
-        self.memory.prepare()  # before the clock, as for the read
-        started = self._now()
-        try:
-            future = self.memory.submit(
-                lambda: record(
-                    self.memory.facts,
+        known, memory = self.known, self.memory
+        memory.prepare()
+
+        def remembered() -> None:
+            try:
+                record(
+                    memory.facts,
                     principal=self.principal,
                     conversation_id=self.conversation_id,
                     answers=answers,
                     heads=known.heads if known is not None else None,
                     now=now,
-                    vocabulary=lambda: self.memory.vocabulary,
-                    count=self.memory.counted,
+                    vocabulary=lambda: memory.vocabulary,
+                    count=memory.counted,
                 )
-            )
-            self._within(future, started)
-        except _Late:
-            _log.warning("memory: recording facts missed its deadline; it goes on behind")
-            self.memory.counted(RECORD_TIMEOUT)
-        except Exception as exc:  # record counts its own; this is the executor's failure
-            _log.warning("memory: recording facts failed (%s)", _named(exc))
-            self.memory.counted(RECORD_FAILED)
+            except Exception as exc:  # record counts each answer's own; this is the switch's
+                _log.warning("memory: recording facts failed (%s)", _named(exc))
+                memory.counted(RECORD_FAILED)
+
+        try:
+            memory.submit(remembered)
+        except Exception as exc:  # an executor that takes no work
+            _log.warning("memory: recording facts could not start (%s)", _named(exc))
+            memory.counted(RECORD_FAILED)
 
     # ------------------------------------------------------------------ the deadline
 

@@ -49,8 +49,8 @@ REFUSED = "MemoryFactRefused"
 RECORD_FAILED = "MemoryRecordFailed"
 
 RECORD_ATTEMPTS = 2
-"""Appends tried per answer: a race lost to another writer is planned again once; the answer's
-own call is waiting, so a key that keeps moving is given up on (``MemoryRecordFailed``)."""
+"""Appends tried per answer: a race lost to another writer is planned again once; a key that
+keeps moving is given up on (``MemoryRecordFailed``)."""
 
 
 @dataclass(frozen=True, slots=True)

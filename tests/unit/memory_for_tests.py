@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from forms import Caller, FormDef, FormRegistry, FormService, InMemoryFormStore
+from forms.app.behind import Behind
 from forms.app.hooks import InProcessDispatcher
 from forms.app.memory import Memory
 from forms.errors import StoreError
@@ -148,6 +149,7 @@ def memory_service(
     deadline: timedelta = timedelta(milliseconds=200),
     memory: bool = True,
     counted: list[str] | None = None,
+    behind: Behind | None = None,
 ) -> FormService:
     """A service over ``definitions`` with memory on ``facts`` (or none: ``memory=False``),
     run inline, with a ticking clock from ``T0`` and instance ids ``fi_1``, ``fi_2``, ..."""
@@ -159,6 +161,7 @@ def memory_service(
             timer=timer or Timer(),
             executor=executor or Inline(),
             count=counted.append if counted is not None else None,
+            behind=behind or Behind(),
         )
         if memory
         else None

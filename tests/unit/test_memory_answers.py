@@ -4,6 +4,9 @@ records them (and serves the memory API), on a key other writers keep moving."""
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from decimal import Decimal
 from typing import Annotated, Any
 
@@ -12,6 +15,7 @@ from pydantic import Field
 
 from forms import Caller, FormDef, FormInstance, InstanceState, Step, field
 from forms.app import memory as metrics
+from forms.app.behind import Behind
 from forms.app.facts import Written, write_fact
 from forms.app.remember import RECORD_ATTEMPTS, answers_to_remember
 from forms.compiler import compile_form
@@ -28,7 +32,7 @@ from forms.memory import (
     plan_statement,
 )
 from tests.support import T0
-from tests.unit.memory_for_tests import ALICE, DAY, RecordingFacts, Talk, Timer, memory_service
+from tests.unit.memory_for_tests import ALICE, DAY, RecordingFacts, Talk, memory_service
 
 BORN = "1990-04-02"
 
@@ -190,19 +194,33 @@ def test_a_failing_fact_store_never_fails_the_answer() -> None:
     assert counted == [metrics.RECALL_FAILED, metrics.RECORD_FAILED]
 
 
-def test_a_slow_fact_store_does_not_hold_the_answer() -> None:
-    # GIVEN a fact store that takes a second per request, on the memory's timer
+def test_remembering_an_answer_never_holds_the_answer() -> None:
+    # GIVEN memory on its own worker threads with an hour's deadline, and a fact store that
+    # blocks every request after the start until the test releases it
     facts = RecordingFacts()
-    timer = Timer()
-    counted: list[str] = []
-    talk = talk_with(facts, timer=timer, counted=counted)
-    talk.start("health-check")
-    facts.on_request = lambda name: timer.advance(1.0)
-    # WHEN alice answers (deadline 200 ms)
-    result = talk.fill("health-check", weight_kg=70)
-    # THEN the call answers with the answer saved; the miss is counted
-    assert result["ok"] is True
-    assert counted[-1] == metrics.RECORD_TIMEOUT
+    behind = Behind()
+    with ThreadPoolExecutor(max_workers=2) as executor:
+        talk = talk_with(facts, executor=executor, behind=behind, deadline=timedelta(hours=1))
+        talk.start("health-check")
+        behind.settle(timeout=30)
+        released = threading.Event()
+
+        def held(name: str) -> None:
+            released.wait(timeout=10)
+
+        facts.on_request = held
+        # WHEN alice answers a field mapped to memory
+        result = talk.fill("health-check", weight_kg=70)
+        # THEN the answer is saved and the call has answered while the store is still held
+        assert result["ok"] is True and "error" not in result
+        assert talk.store.get("fi_1").field("weight_kg").count == 1
+        assert not released.is_set() and behind.running() == 1
+        assert facts.head_of("alice", "person.weight_kg") is None
+        # WHEN the store is released / THEN the fact is recorded behind the answer
+        released.set()
+        assert behind.settle(timeout=30) == 0
+    head = facts.head_of("alice", "person.weight_kg")
+    assert head is not None and head.fact is not None and head.fact.value == "70"
 
 
 # ---------------------------------------------------------------- clearing
