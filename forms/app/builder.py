@@ -8,15 +8,19 @@ verified principal's (``tenant_key``); nothing of one tenant's drafts reaches an
 
 What one ``call`` does, in order:
 
-1. checks the form id and the tool-call id, and fingerprints the call as sent (tool, input and
-   selection; ``forms.app.calls.fingerprint``);
+1. checks the form id, the tool-call id and the chat id, and fingerprints the call as sent
+   (tool, input and selection; ``forms.app.calls.fingerprint``). The id is the chat's: it is
+   recorded as ``<chat>/<tool-call id>`` (``scoped_call_id``), so two chats that both number
+   their calls ``call_0`` never meet; a call sent without a chat is recorded nowhere (never
+   replayed, never a conflict: sent again, it runs again);
 2. ``inspect_form`` is a read: it reads the draft and answers, recording nothing;
 3. a cancelled call (the person pressed Stop or closed the panel) records ``cancelled`` under
    its id and applies nothing;
 4. otherwise it reads the draft (one read) and plans on it: ``undo_edit`` and ``redo_edit``
    move over the edit log, every other tool goes through ``apply_edit`` with the tenant's
    ``Limits``; a refusal is recorded under the id (``record_call``), an edit or move is
-   committed with the call's record in the same write (one write), compare-and-set;
+   committed with the call's record in the same write (one write), compare-and-set; a draft
+   the store refuses as too large (``size_limit``) is a refusal recorded the same way;
 5. a lost compare-and-set plans again on the draft the store hands back (up to
    ``max_conflict_retries`` times, then ``busy``, recording nothing); a write refused because
    the id is recorded answers the first result with ``"replayed": true`` (or
@@ -57,6 +61,7 @@ from forms.errors import (
     CallRecorded,
     InvalidFormDefinition,
     NotFound,
+    SizeLimit,
     ToolError,
     TooManyConflicts,
 )
@@ -130,18 +135,23 @@ class BuilderService:
         *,
         selection: Selection | Mapping[str, object] | None = None,
         cancelled: bool = False,
+        chat: str | None = None,
     ) -> Result:
         """One builder tool call on ``principal``'s tenant's draft of ``form_id``; the result
-        is JSON for the model, every failure as data."""
+        is JSON for the model, every failure as data. ``chat`` is the chat that made the call:
+        its tool-call ids are recorded as that chat's; without one, nothing is recorded."""
         try:
             _check_form_id(form_id)
             check_id(call_id, "tool_call_id")
+            if chat is not None:
+                check_id(chat, "chat_id")
             sent = (
                 selection.model_dump(exclude_none=True)
                 if isinstance(selection, Selection)
                 else selection
             )
-            call = CallId(tool, call_id, fingerprint(tool, {"input": payload, "selection": sent}))
+            digest = fingerprint(tool, {"input": payload, "selection": sent})
+            call = CallId(tool, scoped_call_id(chat, call_id), digest, call_id)
             tenant = tenant_key(principal)
             if tool == "inspect_form":
                 return (
@@ -198,6 +208,8 @@ class BuilderService:
                 continue
             except CallRecorded as taken:
                 return self._replay(call, taken.record)
+            except SizeLimit as refused:  # can never land as sent: the id keeps the refusal
+                return self._record(tenant, form_id, call, error_result(refused))
             return result
         raise TooManyConflicts(
             "The draft was busy with other edits; nothing was applied.",
@@ -236,6 +248,7 @@ class BuilderService:
             selection=_selection(sent),
             limits=self.limits(tenant),
             vocabulary=self.catalog.vocabulary,  # the one publishing compiles with
+            executors=self.catalog.executors,  # the names publishing accepts
         )
         if edited.document.id != form_id:
             raise EditError(

@@ -35,7 +35,7 @@ is never changed. A draft is shape-valid after every edit; it compiles when it i
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +56,7 @@ from forms.documents.edit_fields import (
 from forms.documents.edit_inspect import inspect, outline, selection_line
 from forms.documents.edit_parse import parse_arguments
 from forms.documents.edit_steps import add_step, create_form, delete_step, move_step, update_step
+from forms.documents.executor_names import unknown_executors
 from forms.documents.fact_keys import KeyProblem, fitting_keys, unknown_key
 from forms.documents.model import (
     BLOCK_KINDS,
@@ -139,11 +140,13 @@ def apply_edit(
     selection: Selection | None = None,
     limits: Limits = GENEROUS,
     vocabulary: Vocabulary | None = None,
+    executors: Collection[str] | None = None,
 ) -> Edited:
     """``draft`` after the builder tool ``tool`` with ``arguments``; ``EditError`` when the
     call is refused (``draft`` is never changed). ``draft`` is None before ``create_form``.
     The fact keys fields hold are checked against ``vocabulary``, the deployment's (None:
-    Formwork's): the one its documents compile with."""
+    Formwork's): the one its documents compile with; the executor names the draft gives
+    against ``executors``, the names the deployment registers (None: not checked)."""
     model = TOOL_ARGUMENTS.get(tool)
     if model is None:
         raise EditError(
@@ -169,7 +172,33 @@ def apply_edit(
         _refuse_key_names(working.data, vocabulary)
         document, before = working.finish(), draft
     _refuse_new_problems(tool, introduced(before, document, vocabulary), document, vocabulary)
+    if executors is not None:
+        _refuse_unknown_executors(before, document, executors)
     return Edited(document, summary, notes.as_json())
+
+
+def _refuse_unknown_executors(
+    before: FormDocument | None, after: FormDocument, registered: Collection[str]
+) -> None:
+    """``invalid`` naming each executor the edit names that the deployment does not register
+    (one the draft named already does not block an unrelated edit), with the registered names
+    it likely meant in ``did_you_mean``."""
+    had = {(u.where, u.name) for u in unknown_executors(before, registered)} if before else set()
+    new = [u for u in unknown_executors(after, registered) if (u.where, u.name) not in had]
+    if not new:
+        return
+    listed = ", ".join(list(registered)[:30])
+    raise EditError(
+        "invalid",
+        sentence("; ".join(u.message for u in new)),
+        (
+            f"The executors this deployment registers are: {listed}."
+            if listed
+            else "This deployment registers no executors: leave it out (null clears it)."
+        )
+        + " Send one of them, or ask the person which to use; nothing was applied.",
+        list(dict.fromkeys(c for u in new for c in u.did_you_mean)),
+    )
 
 
 def _refuse_new_problems(
