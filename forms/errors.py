@@ -143,6 +143,28 @@ class NotPublishable(ToolError):
         )
 
 
+class SizeLimit(ToolError):
+    """A write that would make one stored item larger than the store takes
+    (``forms.storage.sizes``): it can never land as it is, so nothing was stored and sending
+    it again does not help. ``item`` names what is too large (``draft``, ``instance``,
+    ``revision``, ``fact``, ``published_version``, ``call_record``), ``size`` is what it would
+    be and ``limit`` what it may be, both in bytes of stored JSON; they go back to the caller
+    as data beside the code."""
+
+    code = "size_limit"
+
+    def __init__(self, item: str, size: int, limit: int, message: str, hint: str) -> None:
+        super().__init__(message, hint)
+        self.item = item
+        self.size = size
+        self.limit = limit
+
+    @property
+    def details(self) -> dict[str, str | int]:
+        """What a result carries beside the code, message and hint."""
+        return {"item": self.item, "size": self.size, "limit": self.limit}
+
+
 class StoreError(FormworkError):
     """Base of the storage port's errors."""
 

@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from forms.errors import NotFound, StoreError
+from forms.storage.sizes import check, text_bytes
 
 if TYPE_CHECKING:  # the store keeps documents as they are handed in; no need to load the model
     from forms.documents.model import FormDocument
@@ -51,6 +52,15 @@ class Published:
         return self.document.id
 
 
+def document_text(document: FormDocument) -> str:
+    """The JSON a published version stores of ``document``. ``SizeLimit`` when it passes
+    ``forms.storage.sizes.ITEM_LIMIT``: every adapter calls this before it stores a version,
+    so all refuse the same documents."""
+    text = document.model_dump_json(by_alias=True)
+    check("published_version", text_bytes(text), document.id)
+    return text
+
+
 class FormDocumentStore(ABC):
     """Where a tenant's published form documents live.
 
@@ -60,7 +70,9 @@ class FormDocumentStore(ABC):
        (1 for a new form); two concurrent publishes of one form get two different versions,
        never the same one. With ``expected`` (the version the publisher last saw), a publish
        on a form that moved on fails with ``PublishConflict`` and stores nothing.
-    3. **Tenants are apart.** Nothing a method returns for one tenant was published by
+    3. **Sizes are bounded.** A document whose JSON passes the item limit
+       (``document_text``) is refused with ``SizeLimit``, and nothing is stored.
+    4. **Tenants are apart.** Nothing a method returns for one tenant was published by
        another; an unknown tenant has an empty catalog.
     """
 
@@ -102,6 +114,7 @@ class InMemoryFormDocumentStore(FormDocumentStore):
         at: datetime,
         expected: int | None = None,
     ) -> Published:
+        document_text(document)  # SizeLimit: nothing stored
         with self._lock:
             versions = self._versions.setdefault((tenant, document.id), [])
             if expected is not None and expected != len(versions):

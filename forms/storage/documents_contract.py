@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 
 from forms.documents.model import FormDocument
-from forms.errors import NotFound
+from forms.errors import NotFound, SizeLimit
 from forms.storage.documents import FormDocumentStore, PublishConflict
+from forms.storage.drafts_contract import bulky
+from forms.storage.sizes import ITEM_LIMIT
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -82,6 +84,22 @@ class FormDocumentStoreContract:
             documents.publish("acme", document(fields=3), by="acme/ana", at=T0, expected=1)
         assert (raised.value.expected, raised.value.latest) == (1, 2)
         assert documents.catalog("acme") == {"intake": 2}
+
+    def test_a_document_past_the_item_limit_is_refused_and_stores_nothing(
+        self, documents: FormDocumentStore
+    ) -> None:
+        # GIVEN a published version 1
+        documents.publish("acme", document(), by="acme/ana", at=T0)
+        # WHEN a document larger than one stored item takes is published
+        with pytest.raises(SizeLimit) as refused:
+            documents.publish("acme", bulky(160), by="acme/ana", at=T0)
+        # THEN it is refused with its size, and the catalog did not move
+        assert refused.value.item == "published_version"
+        assert refused.value.limit == ITEM_LIMIT < refused.value.size
+        assert documents.catalog("acme") == {"intake": 1}
+        # AND one just under the limit is the next version, read back whole
+        assert documents.publish("acme", bulky(150), by="acme/ana", at=T0).version == 2
+        assert documents.published("acme", "intake", 2).document == bulky(150)
 
     def test_concurrent_publishes_get_distinct_versions(self, documents: FormDocumentStore) -> None:
         got: list[int] = []

@@ -24,6 +24,7 @@ it, or do exactly the same in their own storage. The tenant is the verified prin
 
 from __future__ import annotations
 
+import json
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -36,6 +37,7 @@ from pydantic import BaseModel, ConfigDict
 from forms.documents.model import FormDocument
 from forms.errors import CallRecorded, NotFound, StoreError
 from forms.instance import CallRecord, NewCall
+from forms.storage.sizes import check, draft_bytes
 
 Move = Literal["undo", "redo"]
 
@@ -195,6 +197,16 @@ def apply_draft_commit(
     )
 
 
+def head_texts(draft: Draft) -> tuple[str, str]:
+    """The JSON of what a draft's head holds: the entry in force (with its document) and the
+    redo path. ``SizeLimit`` when together they pass ``forms.storage.sizes.ITEM_LIMIT``: every
+    adapter calls this before it stores a commit, so all refuse the same drafts."""
+    entry = draft.current.model_dump_json(by_alias=True)
+    redo = json.dumps(list(draft.redo))
+    check("draft", draft_bytes(entry, redo), draft.form_id)
+    return entry, redo
+
+
 class DraftStore(ABC):
     """Where a tenant's drafts, their edit logs and their call records live.
 
@@ -209,7 +221,8 @@ class DraftStore(ABC):
        then goes up by one; otherwise it fails with ``DraftConflict`` carrying the draft as
        stored now, and stores nothing.
     3. **All or nothing.** A commit and the call record it carries land in one write, or
-       neither does.
+       neither does. A commit whose draft would pass the item limit (``head_texts``) fails
+       with ``SizeLimit`` and stores nothing.
     4. **Snapshots.** Nothing a caller does to a returned draft, entry or document changes
        what is stored, and nothing the store does later changes what it returned.
     5. **A tool-call id is recorded once per draft.** A commit carrying a call (``NewCall``)
@@ -235,8 +248,8 @@ class DraftStore(ABC):
         """Apply ``commit`` atomically, with its call's record; return the draft after it.
 
         ``CallRecorded`` when the call's id is taken, ``DraftConflict`` on a stale
-        ``expected_version``, ``ValueError`` when the change cannot apply; nothing is stored in
-        any of those cases."""
+        ``expected_version``, ``ValueError`` when the change cannot apply, ``SizeLimit`` when
+        the draft would pass the item limit; nothing is stored in any of those cases."""
 
     @abstractmethod
     def history(self, tenant: str, form_id: str) -> list[EditEntry]:
@@ -290,6 +303,7 @@ class InMemoryDraftStore(DraftStore):
             log = stored.log if stored is not None else []
             current = _copy(stored.head) if stored is not None else None
             head = _copy(apply_draft_commit(current, commit, log.__getitem__))
+            head_texts(head)  # SizeLimit: nothing stored
             if commit.edit is not None:
                 log = [*log, head.current]
             self._drafts[key] = _Stored(head, log)

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from forms.documents.model import FormDocument
-from forms.errors import CallRecorded, NotFound
+from forms.errors import CallRecorded, NotFound, SizeLimit
 from forms.instance import CallRecord, NewCall
 from forms.storage.drafts import Draft, DraftCommit, DraftConflict, DraftStore, EditEntry, Move
+from forms.storage.sizes import ITEM_LIMIT
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 ANA = "acme/ana"
@@ -26,6 +27,18 @@ def document(fields: int = 0, title: str = "Intake", form_id: str = "intake") ->
     ]
     return FormDocument.model_validate(
         {"id": form_id, "title": title, "steps": [{"id": "s", "title": "S", "items": items}]}
+    )
+
+
+def bulky(fields: int) -> FormDocument:
+    """A document of ``fields`` fields with 2,000-character help texts: about 2.2 KB each, so
+    160 pass ``ITEM_LIMIT`` and 150 stay below it."""
+    items: list[dict[str, Any]] = [
+        {"kind": "short_text", "id": f"f{n}", "label": f"Field {n}", "help": "h" * 2_000}
+        for n in range(fields)
+    ]
+    return FormDocument.model_validate(
+        {"id": "intake", "title": "Intake", "steps": [{"id": "s", "title": "S", "items": items}]}
     )
 
 
@@ -326,6 +339,26 @@ class DraftStoreContract:
         assert fields(drafts.get("a#D#b", "c")) == 1
         assert fields(drafts.get("a", "b#D#c")) == 2
         assert [d.form_id for d in drafts.list_drafts("a")] == ["b#D#c"]
+
+    def test_a_draft_past_the_item_limit_is_refused_and_stores_nothing(
+        self, drafts: DraftStore
+    ) -> None:
+        # GIVEN a draft of one edit
+        draft = drafts.commit(edit(None, document(1), recorded=call("c0")))
+        # WHEN an edit would make its document larger than one stored item takes
+        with pytest.raises(SizeLimit) as refused:
+            drafts.commit(edit(draft, bulky(160), recorded=call("c1")))
+        # THEN it is refused with the sizes, and nothing of it is stored
+        assert refused.value.item == "draft"
+        assert refused.value.limit == ITEM_LIMIT < refused.value.size < ITEM_LIMIT + 20_000
+        now = drafts.get("acme", "intake")
+        assert (now.version, now.count, fields(now)) == (1, 1, 1)
+        assert len(drafts.history("acme", "intake")) == 1
+        assert drafts.get_call("acme", "intake", "c1") is None
+        # AND an edit just under the limit lands and reads back whole
+        landed = drafts.commit(edit(now, bulky(150), recorded=call("c2")))
+        assert fields(landed) == fields(drafts.get("acme", "intake")) == 150
+        assert drafts.history("acme", "intake")[-1].document == bulky(150)
 
     def test_a_long_history_reads_whole(self, drafts: DraftStore) -> None:
         draft = self.built(drafts, 40)

@@ -20,9 +20,16 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from forms.errors import NotFound, StoreError
-from forms.storage.documents import FormDocumentStore, PublishConflict, Published
+from forms.storage.documents import (
+    FormDocumentStore,
+    PublishConflict,
+    Published,
+    document_text,
+)
 from forms.storage.dynamodb_requests import escape as _escape
+from forms.storage.dynamodb_requests import item_too_large
 from forms.storage.dynamodb_requests import s as _s
+from forms.storage.sizes import text_bytes, too_large
 
 if TYPE_CHECKING:
     from forms.documents.model import FormDocument
@@ -47,6 +54,7 @@ class DynamoDBFormDocumentStore(FormDocumentStore):
         at: datetime,
         expected: int | None = None,
     ) -> Published:
+        text = document_text(document)  # SizeLimit: nothing written
         for _ in range(self._attempts):
             forms, item_version = self._catalog(tenant)
             latest = forms.get(document.id, 0)
@@ -73,7 +81,7 @@ class DynamoDBFormDocumentStore(FormDocumentStore):
                 "Item": {
                     "pk": _s(_form_key(tenant, document.id)),
                     "sk": _s(f"V#{version:06d}"),
-                    "document": _s(document.model_dump_json(by_alias=True)),
+                    "document": _s(text),
                     "by": _s(by),
                     "at": _s(at.isoformat()),
                 },
@@ -83,8 +91,12 @@ class DynamoDBFormDocumentStore(FormDocumentStore):
                 self._client.transact_write_items(
                     TransactItems=[{"Put": catalog_put}, {"Put": version_put}]
                 )
-            except self._client.exceptions.TransactionCanceledException:
-                continue  # another publish of this tenant landed first: read again
+            except Exception as exc:
+                if item_too_large(exc):  # past what document_text measured: the same refusal
+                    raise too_large("published_version", text_bytes(text), document.id) from None
+                if isinstance(exc, self._client.exceptions.TransactionCanceledException):
+                    continue  # another publish of this tenant landed first: read again
+                raise
             return Published(tenant, version, document, by, at)
         raise StoreError(f"form {document.id!r}: {self._attempts} publishes in a row lost a race")
 

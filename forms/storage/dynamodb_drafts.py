@@ -50,18 +50,24 @@ from forms.storage.drafts import (
     EditEntry,
     Redo,
     apply_draft_commit,
+    head_texts,
 )
 from forms.storage.dynamodb_requests import escape as _escape
-from forms.storage.dynamodb_requests import get_item, put_action, query_items
-from forms.storage.dynamodb_requests import item_bytes as _item_bytes
+from forms.storage.dynamodb_requests import (
+    get_item,
+    item_too_large,
+    largest_item,
+    put_action,
+    query_items,
+)
 from forms.storage.dynamodb_requests import n as _n
 from forms.storage.dynamodb_requests import reason_codes as _reason_codes
 from forms.storage.dynamodb_requests import s as _s
+from forms.storage.sizes import too_large
 
 _HEAD = "HEAD"
 _ENTRY = "E#"
 _CALL = "C#"
-_ITEM_LIMIT = 400_000
 
 
 class DynamoDBDraftStore(DraftStore):
@@ -101,14 +107,15 @@ class DynamoDBDraftStore(DraftStore):
             now = stale.current
             raise DraftConflict(form_id, stale.expected, _copy(now) if now else None) from None
         pk = _draft_key(tenant, form_id)
+        current_text, redo_text = head_texts(applied)  # SizeLimit: nothing written
         head = {
             "pk": _s(pk),
             "sk": _s(_HEAD),
             "v": _n(applied.version),
             "count": _n(applied.count),
             "cursor": _n(applied.cursor),
-            "redo": _s(json.dumps(list(applied.redo))),
-            "current": _s(applied.current.model_dump_json(by_alias=True)),
+            "redo": _s(redo_text),
+            "current": _s(current_text),
             "by": _s(applied.changed_by),
             "at": _s(applied.changed_at.isoformat()),
         }
@@ -128,12 +135,13 @@ class DynamoDBDraftStore(DraftStore):
         actions.append(put_action(self._table, _line(applied), None))
         if commit.call is not None:
             actions.append(self._call_put(pk, commit.call))
-        for action in actions:
-            if _item_bytes(action["Put"]["Item"]) > _ITEM_LIMIT:
-                raise ValueError(f"draft {form_id!r}: the document is too large to store")
         try:
             self._client.transact_write_items(TransactItems=actions)
-        except self._client.exceptions.TransactionCanceledException as exc:
+        except Exception as exc:
+            if item_too_large(exc):  # past what head_texts measured: refused all the same
+                raise too_large("draft", largest_item(actions), form_id) from None
+            if not isinstance(exc, self._client.exceptions.TransactionCanceledException):
+                raise
             codes = _reason_codes(exc)
             if commit.call is not None and codes[-1:] == ["ConditionalCheckFailed"]:
                 raise self._recorded(pk, commit.call) from None

@@ -40,6 +40,30 @@ def reason_codes(exc: Any) -> list[str]:
     return [str(r.get("Code", "")) for r in reasons]
 
 
+def item_too_large(exc: BaseException) -> bool:
+    """Whether DynamoDB refused a write because an item passed its size limit: a
+    ``ValidationException`` (PutItem, or a whole transaction) or a transaction cancelled with a
+    ``ValidationError`` reason, either saying the item size was exceeded. The adapters check
+    sizes before they write (``forms.storage.sizes``); this maps a write their estimate let
+    through to the same refusal, never to an internal error."""
+    response = getattr(exc, "response", None)
+    if not isinstance(response, Mapping):
+        return False
+    error = response.get("Error") or {}
+    texts = [str(error.get("Message", ""))] if error.get("Code") == "ValidationException" else []
+    texts += [
+        str(reason.get("Message", ""))
+        for reason in response.get("CancellationReasons") or ()
+        if isinstance(reason, Mapping) and reason.get("Code") == "ValidationError"
+    ]
+    return any("item size" in text.lower() for text in texts)
+
+
+def largest_item(actions: list[dict[str, Any]]) -> int:
+    """The estimated size (``item_bytes``) of the largest item the Put actions write."""
+    return max((item_bytes(a.get("Put", {}).get("Item", {})) for a in actions), default=0)
+
+
 def item_bytes(item: Mapping[str, Any]) -> int:
     """An upper estimate of an item's size: names plus string and number values."""
     total = 0

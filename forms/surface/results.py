@@ -16,7 +16,7 @@ from pydantic import JsonValue, ValidationError
 
 from forms.compiled import CompiledForm
 from forms.engine import Transition
-from forms.errors import ToolError
+from forms.errors import SizeLimit, ToolError
 from forms.evaluation import Evaluation
 from forms.instance import FormInstance, OutboxEntry
 from forms.operations import FillPlan
@@ -29,6 +29,8 @@ def error_result(error: ToolError) -> Result:
     result: Result = {"ok": False, "error": error.code, "message": error.message}
     if error.hint:
         result["hint"] = error.hint
+    if isinstance(error, SizeLimit):
+        result.update(error.details)
     return result
 
 

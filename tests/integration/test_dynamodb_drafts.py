@@ -4,18 +4,28 @@ commit one TransactWriteItems)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from forms.app.builder import BuilderService
 from forms.app.catalog import Catalog
-from forms.errors import CallRecorded, NotFound
+from forms.errors import CallRecorded, NotFound, SizeLimit
 from forms.registry import FormRegistry
 from forms.storage.documents import InMemoryFormDocumentStore
-from forms.storage.drafts import DraftConflict, DraftStore
-from forms.storage.drafts_contract import T0, DraftStoreContract, call, document, edit, move
+from forms.storage.drafts import Draft, DraftConflict, DraftStore
+from forms.storage.drafts_contract import (
+    T0,
+    DraftStoreContract,
+    bulky,
+    call,
+    document,
+    edit,
+    move,
+)
 from forms.storage.dynamodb_drafts import DynamoDBDraftStore
+from forms.storage.sizes import ITEM_LIMIT
 from tests.integration.conftest import Requests
 from tests.support import TickingClock
 
@@ -113,3 +123,24 @@ def test_a_builder_call_is_one_read_and_one_write(dynamodb: Any, table: str) -> 
     assert builder.call("acme/ana", "intake", "undo_edit", "c5", {})["ok"]
     assert requests.take() == ["GetItem", "GetItem", "TransactWriteItems"]
     assert builder.draft("acme/ana", "intake").document.steps[0].items == []
+
+
+def test_an_item_dynamodb_refuses_as_too_large_is_the_same_size_limit(
+    dynamodb: Any, table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a store whose own estimate lets an oversized draft through (as a wrong one would)
+    import forms.storage.dynamodb_drafts as adapter
+
+    def unmeasured(draft: Draft) -> tuple[str, str]:
+        return draft.current.model_dump_json(by_alias=True), json.dumps(list(draft.redo))
+
+    monkeypatch.setattr(adapter, "head_texts", unmeasured)
+    store = DynamoDBDraftStore(dynamodb, table)
+    draft = store.commit(edit(None, document(1)))
+    # WHEN DynamoDB itself refuses the item as past its 400 KB
+    with pytest.raises(SizeLimit) as refused:
+        store.commit(edit(draft, bulky(200), recorded=call("big")))
+    # THEN that is the same refusal the check gives, and nothing was written
+    assert refused.value.item == "draft" and refused.value.size > ITEM_LIMIT
+    assert store.get("acme", "intake").version == 1
+    assert store.get_call("acme", "intake", "big") is None

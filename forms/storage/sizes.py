@@ -1,0 +1,106 @@
+"""How large one stored item may be: one limit, measured the same way by every adapter.
+
+DynamoDB refuses an item past 400 KB (attribute names and values, in UTF-8 bytes), and every
+aggregate is stored as JSON text in a few items (``docs/dynamodb.md``). So that a write that
+can never land is refused before it is tried, as data the caller can act on, and so that the
+in-memory adapter refuses exactly what DynamoDB's would, each adapter measures what it is
+about to store with the functions here and refuses past ``ITEM_LIMIT`` with ``SizeLimit``
+(nothing is stored). ``ITEM_LIMIT`` counts the JSON an item holds; the 50 KB below DynamoDB's
+limit is room for the keys, the attribute names and the few small attributes beside it.
+
+What is measured, per aggregate:
+
+* a **draft**: the edit in force (its whole document, as JSON) and the redo path, which its
+  head item holds; the edit log's entry holds the same edit;
+* an **instance**: the least its home item holds, whatever the adapter keeps beside it
+  (``instance_bytes``): its identity, its state (statuses, outbox, rejections, recollections)
+  and each written field's place in its log; answers in force are kept in the home item only
+  as far as they fit, and each revision must fit an item of its own;
+* a **fact**: its head (the fact in force, with its periods) and the revision appended;
+* a **published version**: its document, as JSON;
+* a **call record**: the result a retry gets back.
+"""
+
+from __future__ import annotations
+
+from forms.errors import SizeLimit
+from forms.instance import FormInstance
+
+ITEM_LIMIT = 350_000
+"""Bytes of JSON one stored item may hold (DynamoDB takes 400 KB with its keys and names)."""
+
+DYNAMODB_ITEM_LIMIT = 400 * 1024
+"""DynamoDB's own limit on one item: 400 KB, names and values."""
+
+_IDENTITY = 256
+"""Bytes an instance's identity takes besides its ids (keys, dates, numbers, names)."""
+_PLACE = 96
+"""Bytes a field's place in its log takes at most besides its id (``{"cursor": ..., "count":
+..., "redo": ..., "entries": {}}`` and the separators around it)."""
+
+WHAT = {
+    "draft": "The draft",
+    "instance": "The form's record",
+    "revision": "One answer",
+    "fact": "The fact",
+    "published_version": "The published version",
+    "call_record": "The call's result",
+}
+"""How a message names each item ``SizeLimit.item`` names."""
+
+HINTS = {
+    "draft": "Make the form smaller: shorten long labels, help texts and option lists, remove "
+    "fields, or split it into two forms. The draft is as it was before this call.",
+    "instance": "Send shorter answers, or clear answers that are not needed; if this keeps "
+    "happening, tell the person the form cannot hold more.",
+    "revision": "Send a shorter answer.",
+    "fact": "State a shorter value, or delete the fact and state it again.",
+    "published_version": "Make the draft smaller (shorten long labels, help texts and option "
+    "lists, remove fields, or split the form), then publish again.",
+    "call_record": "Send the call in smaller parts.",
+}
+
+
+def text_bytes(text: str) -> int:
+    """The UTF-8 length of ``text``, without encoding it when it is ASCII."""
+    return len(text) if text.isascii() else len(text.encode())
+
+
+def check(item: str, size: int, name: str = "") -> None:
+    """Refuse ``item`` (a key of ``WHAT``) with ``SizeLimit`` when ``size`` bytes of JSON
+    pass ``ITEM_LIMIT``; ``name`` (a form id, a fact key) goes into the message."""
+    if size > ITEM_LIMIT:
+        raise too_large(item, size, name)
+
+
+def too_large(item: str, size: int, name: str = "") -> SizeLimit:
+    """The refusal of ``item`` at ``size`` bytes (see ``check``)."""
+    what = WHAT[item] + (f" {name!r}" if name else "")
+    return SizeLimit(
+        item,
+        size,
+        ITEM_LIMIT,
+        f"{what} would be {size:,} bytes stored, over the {ITEM_LIMIT:,}-byte limit of one "
+        "stored item; nothing was saved, and the same call can never fit.",
+        HINTS[item],
+    )
+
+
+def draft_bytes(entry_text: str, redo_text: str) -> int:
+    """A draft's size: the edit in force's JSON (``EditEntry.model_dump_json(by_alias=True)``)
+    and its redo path's (``json.dumps`` of its ``[entry, sentence]`` pairs)."""
+    return text_bytes(entry_text) + text_bytes(redo_text)
+
+
+def instance_bytes(instance: FormInstance, state_text: str) -> int:
+    """The least an instance's home item holds: its identity, its state
+    (``InstanceState.model_dump_json()``, ``state_text``) and each written field's place in
+    its log. Each answer in force beyond that is kept beside it only as far as it fits."""
+    ids = (
+        instance.id,
+        instance.form_id,
+        instance.principal,
+        instance.conversation_id,
+    )
+    places = sum(text_bytes(field_id) + _PLACE for field_id in instance.history)
+    return _IDENTITY + sum(map(text_bytes, ids)) + text_bytes(state_text) + places
