@@ -20,7 +20,7 @@ from typing import Any
 from forms.compiled import CompiledForm, Hook
 from forms.evaluation import Evaluation, call_predicate
 from forms.incremental import Core
-from forms.instance import FormInstance, HookState, Rejection
+from forms.instance import FormInstance, HookState, Rejection, stopped
 from forms.marked import Marked
 from forms.state import FormState, Values
 
@@ -207,7 +207,9 @@ def waiting_on(
 
     Every executor still to run (it may yet reject or reroute), and a checkpoint whose run
     failed for good while its crossing lasts: a gate that could not be evaluated is not passed.
-    A correction that ends the crossing releases it; so does an operator's retry.
+    A correction that ends the crossing releases it; so does an operator's retry. A hook of
+    any kind stopped at the knock-on limit (``forms.instance.stopped``) holds it until an
+    operator's retry: the answers may be halfway through the loop.
     """
     waiting: set[str] = {h.id for h in rising if h.dispatched and h.kind != "form"}
     for entry in instance.state.outbox.values():
@@ -222,7 +224,9 @@ def waiting_on(
             # a decision still owed for the crossing in progress holds completion
             if entry.status == "pending" and crossing:
                 waiting.add(entry.hook_id)
-        elif entry.status == "pending" or (hook.kind == "checkpoint" and crossing):
+        elif (
+            entry.status == "pending" or stopped(entry) or (hook.kind == "checkpoint" and crossing)
+        ):
             waiting.add(entry.hook_id)
     return tuple(sorted(waiting, key=form.hook_position.__getitem__))
 

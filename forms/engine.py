@@ -75,6 +75,8 @@ from forms.evaluation import (
 )
 from forms.incremental import Core, advance, core_for, mark
 from forms.instance import (
+    KNOCK_ON_LIMIT,
+    LOOP_STOPPED,
     Commit,
     FieldChange,
     FormInstance,
@@ -247,6 +249,8 @@ class Transition:
     dispatch: tuple[OutboxEntry, ...]
     before: Mapping[str, HookState]
     """The hook state the commit was computed against (the previous commit's)."""
+    stopped: tuple[OutboxEntry, ...] = ()
+    """Entries the commit recorded as failed instead of dispatching: past ``KNOCK_ON_LIMIT``."""
 
     def orphaned(self) -> list[str]:
         """Fields whose answer stopped applying on this commit (now held)."""
@@ -348,6 +352,8 @@ def transition(
         evaluation = closed_edge(form, evaluation, base.state.hooks, closed=True)
     outbox = withdraw_stale_approvals(state.outbox, evaluation.hooks, now, status != "open")
     added: list[OutboxEntry] = []
+    stopped: list[OutboxEntry] = []
+    depth = _depth(state.outbox, cause)
     for hook in evaluation.rising:
         if not hook.dispatched:
             continue
@@ -363,9 +369,15 @@ def transition(
             created_at=now,
             cause=cause,
             subject=bound_answers(provisional, hook.binds, evaluation.live) if approval else None,
+            depth=depth,
         )
+        if depth > KNOCK_ON_LIMIT and approval is None:
+            error = _loop_error(state.outbox, hook.id, cause)
+            entry = replaced(entry, status="failed", error=error, finished_at=now)
+            stopped.append(entry)
+        else:
+            added.append(entry)
         outbox[key] = entry
-        added.append(entry)
     new_state = replaced(
         state,
         hooks=evaluation.hooks,  # the evaluation's own (read-only); a store keeps a copy
@@ -386,4 +398,29 @@ def transition(
         evaluation=evaluation,
         dispatch=tuple(added),
         before=base.state.hooks,
+        stopped=tuple(stopped),
+    )
+
+
+def _depth(outbox: Mapping[str, OutboxEntry], cause: str | None) -> int:
+    """The depth of the entries a commit applying ``cause``'s effects raises: one more than
+    the cause's when an executor's effects are applied, 0 otherwise (an answer, a decision)."""
+    entry = outbox.get(cause) if cause is not None else None
+    return entry.depth + 1 if entry is not None and entry.kind == "executor" else 0
+
+
+def _loop_error(outbox: Mapping[str, OutboxEntry], hook_id: str, cause: str | None) -> str:
+    """Why an entry was stopped at the knock-on limit, naming the hooks of the loop (the
+    chain of causes back to the last occurrence of ``hook_id``, oldest first)."""
+    chain = [hook_id]
+    entry = outbox.get(cause) if cause is not None else None
+    while entry is not None and len(chain) <= KNOCK_ON_LIMIT:
+        chain.append(entry.hook_id)
+        if entry.hook_id == hook_id:
+            break
+        entry = outbox.get(entry.cause) if entry.cause is not None else None
+    loop = " -> ".join(reversed(chain))
+    return (
+        f"{LOOP_STOPPED} ({loop}); {KNOCK_ON_LIMIT} executor commits in a row each raised the "
+        "next, so this one did not run. Fix the definition, then retry it"
     )

@@ -318,9 +318,29 @@ class OutboxEntry(_Frozen):
     finished_at: datetime | None = None
     cause: str | None = None
     """The key of the hook occurrence whose commit raised this one (a knock-on), if any."""
+    depth: int = 0
+    """How many executor commits in a row led to this entry: 0 when an answer, a decision or
+    an operator raised it, one more than its ``cause``'s when an executor's effects did. An
+    entry past ``KNOCK_ON_LIMIT`` is recorded ``failed`` instead of running (``stopped``)."""
     subject: dict[str, JsonValue] | None = None
     """For approvals: the answers the decision is asked on (the checkpoint's bound fields, as
     stored), so the approver sees what they approve and the record shows what was approved."""
+
+
+KNOCK_ON_LIMIT = 20
+"""The longest chain of executor commits each raising the next hook occurrence (a checkpoint
+whose effect raises another, whose effect raises the first again, ...). The entry that would
+run past it is recorded as failed, with ``LOOP_STOPPED`` in its error, and waits for an
+operator: hooks that keep triggering each other stop there, in every process that runs them,
+since the depth travels on the entries."""
+
+LOOP_STOPPED = "stopped: hooks kept triggering each other"
+"""How the error of an entry stopped at ``KNOCK_ON_LIMIT`` starts."""
+
+
+def stopped(entry: OutboxEntry) -> bool:
+    """Whether ``entry`` was stopped at ``KNOCK_ON_LIMIT`` (and is still failed)."""
+    return entry.status == "failed" and entry.depth > KNOCK_ON_LIMIT
 
 
 class StepOverride(_Frozen):

@@ -11,11 +11,14 @@ why it gets the key.
 ``InProcessDispatcher`` runs entries right after the commit that produced them, in order,
 including the entries that their effects produce, up to a bound. It starts from the instance
 that commit stored and carries each run's stored result to the next, so it reads nothing back.
+Hooks that keep triggering each other stop wherever they run: the engine records the entry
+past ``forms.instance.KNOCK_ON_LIMIT`` as failed instead of dispatching it (logged here).
 """
 
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,6 +34,8 @@ from forms.evaluation import PredicateError
 from forms.instance import FormInstance, OutboxEntry
 from forms.keys import parse_key
 from forms.state import HookContext
+
+_log = logging.getLogger("formwork")
 
 MAX_ATTEMPTS = 3
 """Attempts before an executor's failure is recorded as final (an operator can retry it)."""
@@ -179,6 +184,8 @@ def _record(
     done = _commit_or_none(loop, instance, plan)
     if done is None:
         return HookRun(instance=instance)
+    for entry in done.step.stopped if done.step is not None else ():
+        _log.error("instance %s: hook %s not run: %s", instance.id, entry.key, entry.error)
     return HookRun(done.step.dispatch if done.step is not None else (), done.instance)
 
 

@@ -31,6 +31,7 @@ from forms.compile_checks import did_you_mean
 from forms.compiled import CompiledForm
 from forms.compiler import compile_form
 from forms.definition import Checkpoint, Executor, FormDef, Step, field
+from forms.documents.cycles import set_cycles
 from forms.documents.fact_keys import key_problems
 from forms.documents.field_types import index_document, read_set, types_of
 from forms.documents.model import (
@@ -112,6 +113,7 @@ class _Builder:
         steps = [self._step(step) for step in doc.steps]
         checkpoints = [self._checkpoint(c) for c in doc.checkpoints]
         on_complete = self._executor(doc.on_complete, "the form's on_complete")
+        self.problems += set_cycles(doc, self.index)
         if self.problems:
             raise InvalidFormDefinition.of([f"form {doc.id!r}: {p}" for p in self.problems])
         return FormDef(

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from forms.documents.cycles import reads, set_cycles
 from forms.documents.fact_keys import KeyProblem, key_problems
 from forms.documents.field_types import index_document, read_set
 from forms.documents.model import (
@@ -96,6 +96,7 @@ def problems(document: FormDocument, vocabulary: Vocabulary | None = None) -> Pr
                 for name in PLACEHOLDER.findall(action.message):
                     if name not in index.known:
                         found.append(f"{where}: the message names {{{name}}}, not a field")
+    found.extend(set_cycles(document, index))
     return Problems(index.problems, tuple(found), key_problems(document, vocabulary))
 
 
@@ -141,20 +142,6 @@ def readers(document: FormDocument, fields: set[str], steps: set[str]) -> list[s
         if named & fields or targets & steps:
             found.append(f'checkpoint "{checkpoint.id}"')
     return found
-
-
-def reads(rule: Rule) -> Iterator[str]:
-    """The fields ``rule`` reads, in order (with repeats)."""
-    if isinstance(rule, Condition):
-        yield rule.field
-    elif isinstance(rule, AllOf):
-        for part in rule.all:
-            yield from reads(part)
-    elif isinstance(rule, AnyOf):
-        for part in rule.any:
-            yield from reads(part)
-    else:
-        yield from reads(rule.not_)
 
 
 def describe_rule(rule: Rule) -> str:

@@ -26,15 +26,17 @@ from typing import Any
 from forms.compiled import CompiledField, CompiledForm, CompiledStep
 from forms.evaluation import Evaluation, FieldEval
 from forms.incremental import Core
-from forms.instance import FieldHistory, FormInstance, Recollection, Revision
+from forms.instance import FieldHistory, FormInstance, Recollection, Revision, stopped
+from forms.surface.plain import inline
 from forms.surface.recalled import memory_lines, memory_mark, standing
 
 _MAX_SHOWN = 60
+_OPERATOR = "an operator has to fix the form"
 
 
 def show(value: Any) -> str:
-    """A short, unambiguous rendering of a stored JSON value."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    """A short, unambiguous rendering of a stored JSON value, on one line (``inline``)."""
+    text = inline(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
     return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 1] + "…"
 
 
@@ -43,7 +45,7 @@ def _applicable_steps(form: CompiledForm, ev: Evaluation) -> list[CompiledStep]:
 
 
 def form_tag(instance: FormInstance, qualify: bool) -> str:
-    return f"{instance.form_id}#{instance.id}" if qualify else instance.form_id
+    return inline(f"{instance.form_id}#{instance.id}" if qualify else instance.form_id)
 
 
 def status_line(
@@ -64,12 +66,12 @@ def status_line(
         position = f"{steps.index(step) + 1}/{len(steps)}"
         fields = [ev.fields[f] for f in step.fields]
         if ev.revisit == step.id:
-            recheck = [form.fields[f.id].label for f in fields if f.status == "ask_again"]
-            head = f'{tag} back at step {position} "{step.title}": go through it again'
+            recheck = [inline(form.fields[f.id].label) for f in fields if f.status == "ask_again"]
+            head = f'{tag} back at step {position} "{inline(step.title)}": go through it again'
             lines = [head + (" · check: " + ", ".join(recheck) if recheck else "")]
         else:
-            pending = [form.fields[f.id].label for f in fields if f.status == "pending"]
-            head = f'{tag} step {position} "{step.title}"'
+            pending = [inline(form.fields[f.id].label) for f in fields if f.status == "pending"]
+            head = f'{tag} step {position} "{inline(step.title)}"'
             lines = [head + (" · pending: " + ", ".join(pending) if pending else "")]
         later = [
             _titled(s.title, step_preview(form, s, ev))
@@ -85,17 +87,19 @@ def status_line(
         if hook is None:
             continue
         if hook.approval is not None:
-            what = hook.approval.prompt or hook.title
-            waits.append(f"{what} (awaiting approval by {hook.approval.role})")
+            what = inline(hook.approval.prompt or hook.title)
+            waits.append(f"{what} (awaiting approval by {inline(hook.approval.role)})")
+        elif any(e.hook_id == hook_id and stopped(e) for e in instance.state.outbox.values()):
+            waits.append(f"{hook.title} (stopped: hooks kept triggering each other; {_OPERATOR})")
         elif any(
             e.hook_id == hook_id and e.status == "failed" for e in instance.state.outbox.values()
         ):
-            waits.append(f"{hook.title} (failed on our side; an operator has to retry it)")
+            waits.append(f"{inline(hook.title)} (failed on our side; an operator has to retry it)")
         else:
-            waits.append(f"{hook.title} (running)")
+            waits.append(f"{inline(hook.title)} (running)")
     if waits:
         lines.append("waiting: " + " · ".join(waits) + "; the form cannot complete until then")
-    lines.extend(f"! {r.message}" for r in ev.active_rejections)
+    lines.extend(f"! {inline(r.message)}" for r in ev.active_rejections)
     return "\n".join(lines)
 
 
@@ -104,7 +108,7 @@ _PREVIEW_CHARS = 48
 
 
 def _titled(title: str, preview: str) -> str:
-    return f"{title} ({preview})" if preview else title
+    return f"{inline(title)} ({preview})" if preview else inline(title)
 
 
 def step_preview(form: CompiledForm, step: CompiledStep, ev: Evaluation) -> str:
@@ -112,9 +116,9 @@ def step_preview(form: CompiledForm, step: CompiledStep, ev: Evaluation) -> str:
     author owns it, and it is shown as written whatever applies), else a phrase derived from
     the labels of the step's fields that apply with the current answers, so it never names a
     field a rule has turned off. Fields only an approver writes are left out: the agent never
-    collects them. Empty when nothing applies."""
+    collects them. Empty when nothing applies. On one line (``inline``)."""
     if step.preview:
-        return step.preview
+        return inline(step.preview)
     return preview_from_labels(
         [
             form.fields[f].label
@@ -130,7 +134,7 @@ def preview_from_labels(labels: list[str]) -> str:
     shown: list[str] = []
     length = 0
     for label in labels:
-        text = _natural_case(label)
+        text = _natural_case(inline(label))
         if not shown:
             if len(text) > _PREVIEW_CHARS:
                 return text[: _PREVIEW_CHARS - 1].rstrip() + "…"
@@ -178,7 +182,7 @@ def field_row(
     On a closed instance nothing is still to ask: such a field reads ``unanswered``.
     ``memory`` is what memory filled or offered there that still stands (``standing``).
     """
-    row: dict[str, Any] = {"id": field.id, "label": field.label}
+    row: dict[str, Any] = {"id": field.id, "label": inline(field.label)}
     if detail and not closed:
         row["type"] = field.type.type_string + (" (optional)" if field.optional else "")
     row["status"] = "unanswered" if closed and fe.status in _STILL_TO_ASK else fe.status
@@ -187,7 +191,7 @@ def field_row(
     if memory is not None:
         row["memory"] = memory_mark(memory)
     if detail and not closed and field.ask and fe.status in _STILL_TO_ASK:
-        row["ask"] = field.ask
+        row["ask"] = inline(field.ask)
     return row
 
 
@@ -202,10 +206,10 @@ def closed_view(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> d
             if ev.fields[f].status not in ("not_applicable",)
         ]
         if rows:
-            steps.append({"step": step.id, "title": step.title, "fields": rows})
+            steps.append({"step": step.id, "title": inline(step.title), "fields": rows})
     view: dict[str, Any] = {"outcome": instance.state.status}
     if instance.state.closed_reason:
-        view["reason"] = instance.state.closed_reason
+        view["reason"] = inline(instance.state.closed_reason)
     view["steps"] = steps
     return view
 
@@ -215,7 +219,7 @@ def step_view(
 ) -> dict[str, Any]:
     step = form.steps[step_id]
     steps = _applicable_steps(form, ev)
-    view: dict[str, Any] = {"step": step.id, "title": step.title}
+    view: dict[str, Any] = {"step": step.id, "title": inline(step.title)}
     if instance.state.status != "open":
         view["state"] = f"closed ({instance.state.status})"
         view["fields"] = [field_row(form.fields[f], ev.fields[f], closed=True) for f in step.fields]
@@ -232,7 +236,7 @@ def step_view(
     else:
         view["state"] = "does not apply with the current answers"
     if step.guidance:
-        view["guidance"] = step.guidance
+        view["guidance"] = inline(step.guidance)
     marks = standing(form, instance, ev)
     view["fields"] = [
         field_row(form.fields[f], ev.fields[f], memory=marks.get(f)) for f in step.fields
@@ -248,7 +252,7 @@ def outline_view(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> 
     steps: list[dict[str, Any]] = []
     marks = standing(form, instance, ev)
     for step in form.steps.values():
-        entry: dict[str, Any] = {"step": step.id, "title": step.title}
+        entry: dict[str, Any] = {"step": step.id, "title": inline(step.title)}
         preview = step_preview(form, step, ev)
         if preview:
             entry["preview"] = preview
@@ -266,7 +270,7 @@ def outline_view(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> 
         steps.append(entry)
     return {
         "form": form.id,
-        "title": form.title,
+        "title": inline(form.title),
         "note": "fields marked not_applicable may never be asked; don't promise them",
         "steps": steps,
         **undo_redo(form, instance),
@@ -297,7 +301,7 @@ def _revision_row(index: int, revision: Revision, in_force: bool) -> dict[str, A
         row["value"] = revision.value
     row["by"] = revision.by
     if revision.note:
-        row["note"] = revision.note
+        row["note"] = inline(revision.note)
     row["at"] = revision.at.isoformat()
     if in_force:
         row["in_force"] = True
