@@ -6,7 +6,9 @@ editor, publishing (a person's action), and the published versions.
   (``forms.surface.formats.FORMATS``; in a partial update ``null`` clears a key, so strict
   mode's "``null``: not given" cannot describe them).
 * ``POST /builder/forms/{form_id}/tools/{tool_name}``: one call, answered by
-  ``BuilderService.call``; every refusal of the call itself is a 200 with ``ok: false``.
+  ``BuilderService.call`` under the body's ``chat_id`` (its tool-call id is that chat's; a
+  call without one is recorded nowhere); every refusal of the call itself is a 200 with
+  ``ok: false``.
 * ``GET /builder/forms`` and ``GET /builder/forms/{form_id}``: the caller's tenant's drafts,
   and one of them with its edit log (404 when the tenant has none of that id).
 * ``POST /builder/forms/{form_id}/publish``: needs the publisher role (``FORMWORK_PUBLISHER_ROLE``)
@@ -103,7 +105,8 @@ def builder_tool_definitions(fmt: Format) -> list[dict[str, Any]]:
     description="Runs the builder tool on the caller's tenant's draft of the form and returns "
     "its result: a sentence, not the form. A refusal (a missing id, the only step, a plan "
     "limit, a cancelled call) is a 200 with ok=false, for the model to read. A replayed "
-    "tool_call_id returns the first result and applies nothing. selection is the editor's "
+    "tool_call_id of the same chat_id returns the first result and applies nothing (ids are "
+    "the chat's: without chat_id nothing is recorded). selection is the editor's "
     "selection, for edits that leave out their field or step; cancelled=true (the person "
     "pressed Stop) records the call as cancelled and applies nothing.",
     responses={
@@ -142,6 +145,7 @@ def call_builder_tool(
         request.input or {},
         selection=selection or None,
         cancelled=request.cancelled,
+        chat=request.chat_id,
     )
     outcome = count_call("BuilderCalls", tool_name, result)
     logger.info("builder call", extra={"tool": tool_name, "outcome": outcome, "form_hash": form})
@@ -231,6 +235,9 @@ def get_draft(form_id: FormId) -> dict[str, Any]:
             s404="The caller's tenant has no draft of that form (not_found)",
             s409="expected is not the latest published version: another publish landed "
             "since (publish_conflict); nothing was published",
+            s413="A body over the size limit (payload_too_large); or the form as published "
+            "would pass the size of one stored version (size_limit, with item, size and "
+            "limit in bytes): nothing was published",
             s415="A body not declared as UTF-8 JSON (unsupported_media_type); a request "
             "with no body at all needs no content type",
         ),
@@ -247,7 +254,7 @@ def publish_draft(
     request: Annotated[PublishRequest | None, Body()] = None,
 ) -> Response[str]:
     from forms.app.builder import NotPublishable
-    from forms.errors import NotFound
+    from forms.errors import NotFound, SizeLimit
     from forms.storage.documents import PublishConflict
 
     principal = _principal()
@@ -268,6 +275,10 @@ def publish_draft(
         log_rejection(422, refused.code)
         problems = list(refused.problems)
         return _json(422, {"error": refused.code, "message": refused.message, "problems": problems})
+    except SizeLimit as refused:  # can never be stored as it is: 413, never a 500
+        log_rejection(413, refused.code)
+        body = {"error": refused.code, "message": refused.message, "hint": refused.hint}
+        return _json(413, {**body, **refused.details})
     logger.info("draft published", extra={"version": published.version})
     return _json(200, {"form": published.form_id, "version": published.version})
 
