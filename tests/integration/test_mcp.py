@@ -506,8 +506,10 @@ def test_the_official_conformance_suite_passes_but_for_its_baseline(
     assert "✓ dns-rebinding-protection: 2 passed, 0 failed" in done.stdout
 
 
-def test_the_inspectors_cli_calls_a_tool_over_stdio(stack: LocalStack, conversation: str) -> None:
-    inspector = npm_tool("mcp-inspector-cli")
+def inspect_over_stdio(stack: LocalStack, conversation: str, *method: str) -> dict[str, Any]:
+    """What the MCP inspector's CLI prints for one request to ``formwork mcp`` (its stderr
+    must say nothing: no deprecation notice, no error)."""
+    inspector = npm_tool("mcp-inspector")
     command = [sys.executable, "-m", "formwork", "mcp", "--url", stack.api_url]
     done = subprocess.run(
         [
@@ -519,15 +521,8 @@ def test_the_inspectors_cli_calls_a_tool_over_stdio(stack: LocalStack, conversat
             "--conversation",
             conversation,
             "--method",
-            "tools/call",
-            "--tool-name",
-            "form_start",
-            "--tool-arg",
-            "form=travel-claim",
+            *method,
         ],
-        # inspector-cli 1.0.3 looks for its package.json at ../package.json from the working
-        # directory: from node_modules, that is infra/mcp-conformance's own (it only reads a
-        # name and version from it)
         cwd=NODE_BIN.parent,
         capture_output=True,
         text=True,
@@ -535,6 +530,32 @@ def test_the_inspectors_cli_calls_a_tool_over_stdio(stack: LocalStack, conversat
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    result = json.loads(done.stdout[done.stdout.index("{") :])
+    assert "deprecated" not in done.stderr.lower(), done.stderr
+    found: dict[str, Any] = json.loads(done.stdout[done.stdout.index("{") :])
+    return found
+
+
+def test_the_inspectors_cli_calls_a_tool_over_stdio(stack: LocalStack, conversation: str) -> None:
+    result = inspect_over_stdio(
+        stack,
+        conversation,
+        "tools/call",
+        "--tool-name",
+        "form_start",
+        "--tool-arg",
+        "form=travel-claim",
+    )
     assert result["isError"] is False
     assert result["structuredContent"]["summary"] == "Started Travel expense claim."
+
+
+def test_the_inspector_lists_no_resource_templates_and_one_resource(
+    stack: LocalStack, conversation: str
+) -> None:
+    # WHEN a host asks for resource templates beside resources (the inspector's CLI does)
+    templates = inspect_over_stdio(stack, conversation, "resources/templates/list")
+    resources = inspect_over_stdio(stack, conversation, "resources/list")
+    # THEN templates are an empty list (not -32601), and the status resource is listed
+    assert templates["resourceTemplates"] == []
+    (resource,) = resources["resources"]
+    assert resource["uri"] == f"formwork://conversations/{conversation}/status"
