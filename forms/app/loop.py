@@ -6,9 +6,20 @@ an instance on a definition version that is gone (its migration is a commit like
 A plan is a pure function of the definition, the instance as stored and the time; it returns
 what to commit and a value for its caller (``Planned``), or nothing to commit. On a conflict
 the loop waits (jittered backoff) and plans again on the instance the store hands back, so a
-plan never acts on a stale read. The caller gets the transition committed, the value its last
-plan computed, and the instance as stored after the commit (``Outcome``), so nothing the commit
-just produced is read back.
+plan never acts on a stale read.
+
+How long it keeps trying is counted in attempts, never in wall-clock time (which a loaded
+machine eats). A conflict is one of two kinds. **Overtaken**: the store hands back a newer
+instance, so another write landed; the system made progress, and planning again on it is
+always possible (writers to distinct fields merge). With a bounded number of writers a call
+is overtaken at most once per other write, so it lands; ``max_overtaken`` only stops a true
+livelock (an instance others never stop writing). **Stalled**: nothing newer came back (two
+transactions cancelled each other, or one is still in flight); the loop backs off longer
+with each stall in a row, and gives up after ``max_conflict_retries`` of them. Either bound
+answers ``busy`` as data (``TooManyConflicts``), nothing of the call saved.
+
+The caller gets the transition committed, the value its last plan computed, and the instance
+as stored after the commit (``Outcome``), so nothing the commit just produced is read back.
 """
 
 from __future__ import annotations
@@ -67,18 +78,21 @@ class CommitLoop:
         clock: Callable[[], datetime],
         backoff: Callable[[int], None],
         max_conflict_retries: int = 10,
+        max_overtaken: int = 100,
         timer: Callable[[], float] | None = None,
-        conflict_budget: float | None = None,
     ) -> None:
         self.registry = registry
         self.store = store
         self.clock = clock
         self.backoff = backoff
         self.max_conflict_retries = max_conflict_retries
+        """Retries after stalled conflicts (nothing newer came back) before ``busy``."""
+        self.max_overtaken = max_overtaken
+        """Retries after conflicts where another write landed before ``busy``: the bound on a
+        livelock, far above what a bounded number of concurrent writers can cause."""
         self.timer = timer
-        self.conflict_budget = conflict_budget
-        """Seconds (on ``timer``) a call keeps planning again after lost commits; None: only
-        ``max_conflict_retries`` bounds it."""
+        """The service's monotonic timer, for what measures time around the loop (memory's
+        deadline); the loop itself never stops on time."""
 
     def load(self, instance_id: str) -> FormInstance | None:
         """The stored instance, or None when there is none."""
@@ -90,16 +104,12 @@ class CommitLoop:
     def commit(self, instance: FormInstance, plan: Plan[T]) -> Outcome[T]:
         """Run ``plan`` on ``instance`` (migrated first when its definition version is gone)
         and commit what it returns, compare-and-set; on a conflict, wait and start again from
-        the instance the store hands back, for up to ``max_conflict_retries`` retries within
-        ``conflict_budget`` seconds. Raises ``TooManyConflicts`` when every attempt lost
-        (nothing of this call is saved then; a migration committed on the way stands, it is
-        what any later call would do first)."""
-        started = self.timer() if self.timer is not None else 0.0
-        for attempt in range(self.max_conflict_retries + 1):
-            if attempt:
-                if self._out_of_time(started):
-                    break
-                self.backoff(attempt - 1)
+        the instance the store hands back: up to ``max_overtaken`` times when another write
+        landed, up to ``max_conflict_retries`` times when none did. Raises
+        ``TooManyConflicts`` when a bound is reached (nothing of this call is saved then; a
+        migration committed on the way stands, it is what any later call would do first)."""
+        overtaken = stalled = streak = 0
+        while True:
             try:
                 form, instance = self._migrated(instance)
                 planned = plan(form, instance, self.clock())
@@ -107,17 +117,20 @@ class CommitLoop:
                     return Outcome(form, instance, planned.value)
                 stored = self.store.commit(planned.step.commit)
             except ConflictError as conflict:
-                instance = conflict.current or self.store.get(instance.id)
+                current = conflict.current or self.store.get(instance.id)
+                if current.version > instance.version:
+                    overtaken, streak = overtaken + 1, 0  # another write landed: progress
+                else:
+                    stalled, streak = stalled + 1, streak + 1
+                if overtaken > self.max_overtaken or stalled > self.max_conflict_retries:
+                    break
+                instance = current
+                self.backoff(streak)
                 continue
             return Outcome(form, stored, planned.value, planned.step)
         raise TooManyConflicts(
             "the form was busy with other writes; nothing was saved", "send the same call again"
         )
-
-    def _out_of_time(self, started: float) -> bool:
-        if self.timer is None or self.conflict_budget is None:
-            return False
-        return self.timer() - started >= self.conflict_budget
 
     def settle(self, instance: FormInstance) -> tuple[CompiledForm, FormInstance]:
         """The definition ``instance`` runs on, and the instance on it: the stored instance

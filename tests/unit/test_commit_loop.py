@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import threading
 from collections import Counter
 from datetime import datetime
 from typing import Any
@@ -25,8 +27,8 @@ from forms.app.loop import Planned
 from forms.compiled import CompiledForm
 from forms.engine import transition
 from forms.errors import TooManyConflicts
-from forms.instance import NewCall
-from tests.support import service_for
+from forms.instance import FieldChange, NewCall, Revision
+from tests.support import T0, service_for
 
 
 class Counting(InMemoryFormStore):
@@ -97,6 +99,23 @@ CHAIN = FormDef(
     ],
 )
 CALLER = Caller("alice", "conv-1")
+WRITERS = 10
+
+
+class Wide(Step, title="Wide"):
+    f0: str | None = field("Field 0")
+    f1: str | None = field("Field 1")
+    f2: str | None = field("Field 2")
+    f3: str | None = field("Field 3")
+    f4: str | None = field("Field 4")
+    f5: str | None = field("Field 5")
+    f6: str | None = field("Field 6")
+    f7: str | None = field("Field 7")
+    f8: str | None = field("Field 8")
+    f9: str | None = field("Field 9")
+
+
+WIDE = FormDef(id="wide", version=1, title="Wide", steps=[Wide])
 
 
 def answers(instance: FormInstance) -> dict[str, Any]:
@@ -223,21 +242,137 @@ def test_too_many_conflicts_is_what_the_loop_raises() -> None:
         )
 
 
-def test_a_write_keeps_planning_again_until_its_time_budget_is_spent() -> None:
-    # GIVEN a loop with a one-second budget on a timer that moves 0.3 s per reading, and a
-    # store that loses every commit
-    store = Counting()
+class Overtaking(Counting):
+    """The in-memory store where, before each of the next ``rivals`` commits, another writer's
+    commit lands first (a fill of the note, a field the caller does not write), so that commit
+    loses to a newer instance: the caller is overtaken, the system made progress."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rivals = 0
+        self.landed = 0
+
+    def commit(self, commit: Commit) -> FormInstance:
+        if self.rivals and not commit.fields.get("note"):
+            self.calls["commit"] += 1
+            self.rivals -= 1
+            current = super().get(commit.instance_id)
+            rival = Revision(kind="value", value=f"rival {self.landed}", by="agent", at=T0)
+            history = current.field("note")
+            change = FieldChange(append=(rival,), cursor=history.count)
+            landed = InMemoryFormStore.commit(
+                self,
+                Commit(
+                    instance_id=current.id,
+                    expected_version=current.version,
+                    fields={"note": change},
+                    state=current.state,
+                ),
+            )
+            self.landed += 1
+            raise ConflictError(commit.instance_id, commit.expected_version, landed)
+        return super().commit(commit)
+
+
+def starved(service: Any, seconds_per_reading: float = 10.0) -> None:
+    """Make the service's timer a CPU-starved machine's: each reading is that much later."""
+    readings = itertools.count()
+    service.loop.timer = lambda: next(readings) * seconds_per_reading
+
+
+def test_a_write_overtaken_by_other_writers_lands_however_slow_the_machine() -> None:
+    # GIVEN a started order on a machine so loaded that every timer reading is 10 s later,
+    # and more writers to other fields landing ahead of it than the stalled-conflict bound
+    store = Overtaking()
     service = started(store, ORDER)
-    readings = iter(n * 0.3 for n in range(1_000))
-    service.loop.timer = lambda: next(readings)
-    service.loop.conflict_budget = 1.0
-    store.lose = 1_000
+    starved(service)
+    store.rivals = service.loop.max_conflict_retries + 5
+    # WHEN a fill of the item is sent
+    result = service.call(CALLER, "form_fill", "c2", {"form": "order", "values": {"item": "pen"}})
+    # THEN it lands after every rival, planned on what each one wrote: nothing is lost
+    assert result["ok"], result
+    stored = service.store.get("fi_1")
+    assert answers(stored)["item"] == "pen"
+    assert answers(stored)["note"] == f"rival {store.landed - 1}"
+    assert store.landed == service.loop.max_conflict_retries + 5
+    assert store.calls["commit"] == store.landed + 1
+
+
+def test_a_write_overtaken_forever_answers_busy_as_data() -> None:
+    # GIVEN an instance other writers never leave alone (a livelock)
+    store = Overtaking()
+    service = started(store, ORDER)
+    store.rivals = 1_000_000
     # WHEN a fill is sent
     result = service.call(CALLER, "form_fill", "c2", {"form": "order", "values": {"item": "pen"}})
-    # THEN it tried while the budget lasted (the first attempt, then retries at 0.3, 0.6, 0.9 s
-    # after the start), well short of the retry bound, and answered busy
-    assert result["error"] == "busy"
-    assert store.calls["commit"] == 4 < service.loop.max_conflict_retries
+    # THEN it stops at the livelock bound and answers busy; nothing of it is saved
+    assert result["ok"] is False and result["error"] == "busy"
+    assert "item" not in answers(service.store.get("fi_1"))
+    assert store.calls["commit"] == service.loop.max_overtaken + 1
+
+
+def test_stalled_conflicts_back_off_longer_in_a_row_and_start_over_after_progress() -> None:
+    # GIVEN a store that loses two commits with nothing landing, is then overtaken once, then
+    # loses one more with nothing landing
+    store = Overtaking()
+    service = started(store, ORDER)
+    waits: list[int] = []
+    service.loop.backoff = waits.append
+    script = iter(["stalled", "stalled", "overtaken", "stalled"])
+    commit_as_stored = store.commit
+
+    def commit(commit: Commit) -> FormInstance:
+        kind = next(script, None)
+        store.lose, store.rivals = int(kind == "stalled"), int(kind == "overtaken")
+        return commit_as_stored(commit)
+
+    store.commit = commit  # type: ignore[method-assign]
+    # WHEN a fill is sent
+    result = service.call(CALLER, "form_fill", "c2", {"form": "order", "values": {"item": "pen"}})
+    # THEN it lands; each stall in a row waited longer, and progress started the count over
+    assert result["ok"], result
+    assert waits == [1, 2, 0, 1]
+
+
+class Lockstep(Counting):
+    """The in-memory store where, once given a ``barrier``, each thread's first commit waits
+    until the barrier's parties have all come to commit: all of them planned on the same
+    version, and collide."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.barrier: threading.Barrier | None = None
+        self.seen = threading.local()
+
+    def commit(self, commit: Commit) -> FormInstance:
+        if self.barrier is not None and not getattr(self.seen, "committed", False):
+            self.seen.committed = True
+            self.barrier.wait(timeout=30)
+        return super().commit(commit)
+
+
+def test_concurrent_writers_to_distinct_fields_all_land_on_a_starved_machine() -> None:
+    # GIVEN a form with ten fields, and ten writers that all plan on the same version and then
+    # commit at once (a barrier before each one's first commit), on a starved timer
+    store = Lockstep()
+    service = started(store, WIDE)
+    store.barrier = threading.Barrier(WRITERS)
+    starved(service)
+    results: dict[int, Any] = {}
+
+    def write(n: int) -> None:
+        payload = {"form": "wide", "values": {f"f{n}": f"value {n}"}}
+        results[n] = service.call(CALLER, "form_fill", f"w{n}", payload)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(WRITERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # THEN every writer landed, and every value is stored
+    assert all(result["ok"] for result in results.values()), results
+    assert answers(service.store.get("fi_1")) == {f"f{n}": f"value {n}" for n in range(WRITERS)}
+    assert store.calls["commit"] > WRITERS  # they did collide
 
 
 def test_a_replayed_call_reads_the_conversation_once() -> None:
