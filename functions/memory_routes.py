@@ -54,7 +54,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from pydantic.json_schema import SkipJsonSchema
 
-from forms.errors import NotFound, TooManyConflicts
+from forms.errors import NotFound, SizeLimit, TooManyConflicts
 from functions.auth import principal_from_event
 from functions.memory_bodies import (
     OPERATIONS,
@@ -354,7 +354,8 @@ def _write(
 ) -> Written:
     """``write_fact`` on the key's head, its outcomes as answers: a refusal as its 4xx, a
     revision that cannot apply to the head (its period) as 422, a key that kept moving as 409
-    ``busy``. Nothing is written by any of them."""
+    ``busy``, a fact past one stored item as 413 ``size_limit``. Nothing is written by any of
+    them."""
     from forms.app.facts import Written, write_fact
 
     head = app.facts.head(principal, key)
@@ -364,6 +365,8 @@ def _write(
         raise MemoryRefused(422, "invalid_period", str(cannot)) from None
     except TooManyConflicts as busy:
         raise MemoryRefused(409, "busy", busy.message, hint="send the request again") from None
+    except SizeLimit as big:  # can never be stored as it is: never a 500
+        raise MemoryRefused(413, big.code, big.message, hint=big.hint) from None
     if not isinstance(written, Written):
         raise refused(app.vocabulary, key, written)
     return written

@@ -39,11 +39,18 @@ from forms.errors import StoreError
 from forms.memory.errors import FactConflict
 from forms.memory.facts import FactHead, FactRevision, MemorySettings
 from forms.storage.dynamodb_requests import escape as _escape
-from forms.storage.dynamodb_requests import get_item, put_action, query_items
+from forms.storage.dynamodb_requests import (
+    get_item,
+    item_too_large,
+    largest_item,
+    put_action,
+    query_items,
+)
 from forms.storage.dynamodb_requests import n as _n
 from forms.storage.dynamodb_requests import reason_codes as _reason_codes
 from forms.storage.dynamodb_requests import s as _s
 from forms.storage.facts import FactStore
+from forms.storage.sizes import too_large
 
 _SETTINGS = "SETTINGS"
 _HEAD = "H#"
@@ -152,7 +159,11 @@ class DynamoDBFactStore(FactStore):
             actions += erase
         try:
             self._client.transact_write_items(TransactItems=actions)
-        except self._client.exceptions.TransactionCanceledException as exc:
+        except Exception as exc:
+            if item_too_large(exc):  # past what the base measured: the same refusal
+                raise too_large("fact", largest_item(actions), revision.key) from None
+            if not isinstance(exc, self._client.exceptions.TransactionCanceledException):
+                raise
             codes = _reason_codes(exc)
             if "ConditionalCheckFailed" not in codes[:2] and "TransactionConflict" not in codes:
                 raise StoreError(f"append to fact {revision.key!r} cancelled: {codes}") from exc

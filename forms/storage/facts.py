@@ -21,6 +21,7 @@ from datetime import datetime
 from forms.errors import NotFound
 from forms.memory.errors import FactConflict
 from forms.memory.facts import Fact, FactHead, FactRevision, MemorySettings, apply_revision
+from forms.storage.sizes import check, text_bytes
 
 __all__ = ["FactConflict", "FactStore", "InMemoryFactStore"]
 
@@ -46,7 +47,10 @@ class FactStore(ABC):
     4. **Principals are apart.** Every method takes the principal; another principal's fact
        (in the same tenant or another) is ``NotFound`` (or None, or an empty list) exactly
        like a missing one.
-    5. **Settings default on.** A principal who never changed them has memory on.
+    5. **Sizes are bounded.** An append whose head or revision would pass one stored item
+       (``forms.storage.sizes``) fails with ``SizeLimit`` and stores nothing, whatever the
+       adapter: the base checks before it writes.
+    6. **Settings default on.** A principal who never changed them has memory on.
 
     Returned values are immutable models: nothing a caller does changes what is stored.
     Left to each adapter: the storage engine, its schema, how atomicity is achieved.
@@ -101,12 +105,16 @@ class FactStore(ABC):
         """Append ``revision`` to its key's history; the head after it.
 
         ``FactConflict`` when ``revision.seq`` is not the stored version; ``ValueError`` when
-        the revision cannot apply (``apply_revision``). Nothing is stored in either case."""
+        the revision cannot apply (``apply_revision``); ``SizeLimit`` when the head after it
+        (the fact in force, with the periods it keeps) or the revision would pass one stored
+        item (``forms.storage.sizes``). Nothing is stored in any of those cases."""
         principal = _checked(principal)
         before = self._planned_on(principal, revision.key, revision.seq)
         after = apply_revision(
             before, revision, lambda: self._read_history(principal, revision.key)
         )
+        size = max(text_bytes(after.model_dump_json()), text_bytes(revision.model_dump_json()))
+        check("fact", size, revision.key)  # SizeLimit: nothing written
         self._write(principal, before, after, revision)
         return after
 

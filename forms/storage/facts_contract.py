@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from forms.errors import NotFound
+from forms.errors import NotFound, SizeLimit
 from forms.memory import (
     FactConflict,
     FactHead,
@@ -27,6 +27,7 @@ from forms.memory import (
     plan_deletion,
     plan_statement,
 )
+from forms.storage import sizes
 from forms.storage.facts import FactStore
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -278,6 +279,23 @@ class FactStoreContract:
         with pytest.raises(ValueError):  # recorded before the head
             facts.append(ANA, revision(1, "72", T0 - DAY))
         assert len(facts.history(ANA, WEIGHT)) == 1
+
+    def test_an_append_past_one_stored_item_is_refused_and_stores_nothing(
+        self, facts: FactStore, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # GIVEN a stored fact, and an item limit a 900-character value passes
+        facts.append(ANA, revision(0, "70"))
+        monkeypatch.setattr(sizes, "ITEM_LIMIT", 1_500)
+        # WHEN a revision with such a value is appended
+        with pytest.raises(SizeLimit) as refused:
+            facts.append(ANA, revision(1, "7" * 900, T0 + DAY))
+        # THEN it is refused with its size, and nothing of it is stored
+        assert (refused.value.item, refused.value.limit) == ("fact", 1_500)
+        assert refused.value.size > 1_800
+        assert facts.get(ANA, WEIGHT).value == "70"
+        assert len(facts.history(ANA, WEIGHT)) == 1
+        # AND a short one lands on the same version
+        assert facts.append(ANA, revision(1, "71", T0 + DAY)).version == 2
 
     # ------------------------------------------------------------------ deleting
 

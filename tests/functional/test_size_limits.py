@@ -16,6 +16,7 @@ import forms.storage.sizes
 from forms.storage.sizes import ITEM_LIMIT
 from tests.functional.conftest import Api
 from tests.functional.test_builder_api import ANA, FORM, PUBLISHER, Builder, api, started
+from tests.functional.test_memory_api import WEIGHT, serve
 
 __all__ = ["api"]  # the fixture, shared with the builder's tests
 
@@ -74,3 +75,21 @@ def test_a_publish_past_one_stored_version_is_a_413_with_the_sizes(
     assert (body["error"], body["item"], body["limit"]) == ("size_limit", "published_version", 200)
     assert body["size"] > 200 and body["hint"]
     assert api.get(f"/forms/{FORM}/versions/1", claims=ANA).status == 404
+
+
+def test_a_fact_past_one_stored_item_is_a_413_and_nothing_is_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN the memory routes, and an item limit a long statement passes
+    memory = serve()
+    monkeypatch.setattr(forms.storage.sizes, "ITEM_LIMIT", 1_000)
+    # WHEN a fact with 900 characters of words is stated
+    response = memory.put(WEIGHT, {"value": 70, "words": "seventy kilograms " + "." * 880})
+    # THEN 413 size_limit naming the sizes, and nothing was written
+    assert response.status == 413, response
+    body = response.json()
+    assert body["error"] == "size_limit" and "1,000-byte limit" in body["message"]
+    assert body["hint"]
+    assert memory.get("/memory/export").json()["facts"] == []
+    # AND a short statement lands
+    assert memory.put(WEIGHT, {"value": 70, "words": "70 kg"}).status == 200
