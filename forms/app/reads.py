@@ -14,6 +14,7 @@ from forms.engine import evaluate
 from forms.errors import InvalidFormDefinition, ToolError, UnknownStep
 from forms.evaluation import PredicateError
 from forms.instance import FormInstance
+from forms.surface.plain import inline
 from forms.surface.results import Result, count
 from forms.surface.tools import FormListArgs, FormReadArgs, check_id
 from forms.surface.view import closed_view, field_view, outline_view, status_line, step_view
@@ -36,7 +37,7 @@ def conversation_status(loop: CommitLoop, caller: Caller) -> list[str] | None:
             same = sum(1 for i in instances if i.form_id == instance.form_id)
             line = status_line(form, instance, evaluate(form, instance), qualify=same > 1)
         except ToolError as exc:
-            lines.append(f"[form: {stored.form_id}#{stored.id}] unavailable: {exc.message}")
+            lines.append(f"[form: {stored.form_id}#{stored.id}] unavailable: {inline(exc.message)}")
             continue
         except (PredicateError, InvalidFormDefinition) as exc:
             _log.error("status line of %s failed: %s", stored.id, exc)
@@ -57,8 +58,8 @@ def form_list(loop: CommitLoop, caller: Caller, args: FormListArgs) -> Result:
         "forms": [
             {
                 "id": f.id,
-                "title": f.title,
-                **({"about": f.description} if f.description else {}),
+                "title": inline(f.title),
+                **({"about": inline(f.description)} if f.description else {}),
             }
             for f in available
         ],
@@ -67,7 +68,7 @@ def form_list(loop: CommitLoop, caller: Caller, args: FormListArgs) -> Result:
                 "form": i.form_id,
                 "instance": i.id,
                 "status": list_status(loop, i),
-                **({"reason": i.state.closed_reason} if i.state.closed_reason else {}),
+                **({"reason": inline(i.state.closed_reason)} if i.state.closed_reason else {}),
             }
             for i in mine
         ],
@@ -95,13 +96,13 @@ def form_read(loop: CommitLoop, caller: Caller, args: FormReadArgs) -> Result:
     if closed:
         header["closed"] = instance.state.status
         if instance.state.closed_reason:
-            header["reason"] = instance.state.closed_reason
+            header["reason"] = inline(instance.state.closed_reason)
     part = (args.part or "").strip()
     if closed and (not part or part.lower() == "outline"):
         view = closed_view(form, instance, ev)
         header["summary"] = (
-            f"{form.title} is {instance.state.status_text()}; it takes no more changes. The "
-            "answers on record follow."
+            f"{inline(form.title)} is {inline(instance.state.status_text())}; it takes no more "
+            "changes. The answers on record follow."
         )
     elif not part:
         if ev.open_step is None:
@@ -109,16 +110,16 @@ def form_read(loop: CommitLoop, caller: Caller, args: FormReadArgs) -> Result:
             header["summary"] = "Nothing left to ask; the outline follows."
         else:
             view = step_view(form, instance, ev, ev.open_step)
-            header["summary"] = f"Open step: {form.steps[ev.open_step].title}."
+            header["summary"] = f"Open step: {inline(form.steps[ev.open_step].title)}."
     elif part.lower() == "outline":
         view = outline_view(form, instance, ev)
-        header["summary"] = f"Outline of {form.title}."
+        header["summary"] = f"Outline of {inline(form.title)}."
     elif (step_id := form.resolve_step(part)) is not None:
         view = step_view(form, instance, ev, step_id)
-        header["summary"] = f"Step: {form.steps[step_id].title}."
+        header["summary"] = f"Step: {inline(form.steps[step_id].title)}."
     elif (field_id := form.resolve_field(part)) is not None:
         view = field_view(form, instance, ev, field_id)
-        header["summary"] = f"Field {form.fields[field_id].label} with its revisions."
+        header["summary"] = f"Field {inline(form.fields[field_id].label)} with its revisions."
     else:
         close = form.suggest_steps(part) + form.suggest_fields(part)
         raise UnknownStep(

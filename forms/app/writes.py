@@ -44,6 +44,7 @@ from forms.operations import (
     resolve_field,
     touched_steps,
 )
+from forms.surface.plain import inline
 from forms.surface.results import (
     Result,
     cleared_result,
@@ -230,9 +231,10 @@ def form_abandon(writer: Writer, caller: Caller, call: CallId, args: FormAbandon
             update={"status": "abandoned", "closed_reason": args.reason.strip()}
         )
         step = transition(form, instance, {}, now, state=state)
+        why = inline(args.reason.strip())
         return step, {
             "ok": True,
-            "summary": f"Abandoned {form.title}: {args.reason.strip()}. Answers are kept.",
+            "summary": f"Abandoned {inline(form.title)}: {why}. Answers are kept.",
         }
 
     return write(writer, caller, call, args, build)

@@ -13,22 +13,29 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from forms.surface.plain import inline
+
 
 def outline_lines(form: Mapping[str, Any]) -> list[str]:
-    """The lines of an outline's ``form`` (``{"id", "title", "steps", "checkpoints"?}``)."""
-    lines = [f'Form "{form.get("title", "")}" (id {form.get("id", "")})']
+    """The lines of an outline's ``form`` (``{"id", "title", "steps", "checkpoints"?}``): one
+    per step, item and checkpoint, whatever their text holds (``inline``)."""
+    lines = [f'Form "{_text(form.get("title", ""))}" (id {_text(form.get("id", ""))})']
     for step in _rows(form.get("steps")):
-        head = f'Step {step.get("id")}: "{step.get("title")}"'
+        head = f'Step {_text(step.get("id"))}: "{_text(step.get("title"))}"'
         if "when" in step:
-            head += f", shown when {step['when']}"
+            head += f", shown when {_text(step['when'])}"
         lines.append(head)
-        items = [f"  {item}" for item in _list(step.get("items"))]
+        items = [f"  {_text(item)}" for item in _list(step.get("items"))]
         lines += items or ["  (no fields)"]
     checkpoints = _list(form.get("checkpoints"))
     if checkpoints:
         lines.append("Checkpoints:")
-        lines += [f"  {checkpoint}" for checkpoint in checkpoints]
+        lines += [f"  {_text(checkpoint)}" for checkpoint in checkpoints]
     return lines
+
+
+def _text(value: Any) -> str:
+    return inline(str(value))
 
 
 def _list(value: Any) -> list[Any]:

@@ -20,6 +20,7 @@ import re
 from forms.compiled import CompiledForm
 from forms.evaluation import Evaluation
 from forms.instance import FormInstance, Recollection
+from forms.surface.plain import inline
 
 _FILLED = "from memory, unconfirmed (resend once confirmed): "
 _OFFERED = "from memory, confirm: "
@@ -83,12 +84,12 @@ def short_label(label: str) -> str:
 def recalled_note(label: str, recollection: Recollection) -> str:
     """``Weight 70 kg, said 2026-09-03``; a derived value says so: ``Height 173 cm (derived
     from “5'8"”), said 2026-09-03`` (the words of ``forms.memory``'s notes); a value from the
-    caller's account has no date: ``Locale en-GB``."""
-    text = f"{short_label(label)} {recollection.shown}"
+    caller's account has no date: ``Locale en-GB``. On one line (``inline``)."""
+    text = f"{inline(short_label(label))} {inline(recollection.shown)}"
     if from_account(recollection):
         return text
     if recollection.derived_from:
-        text += f" (derived from “{recollection.derived_from}”)"
+        text += f" (derived from “{inline(recollection.derived_from)}”)"
     return f"{text}, {recollection.when()}"
 
 
@@ -96,9 +97,9 @@ def memory_mark(recollection: Recollection) -> str:
     """What a field's row says of its value from memory (or from the caller's account)."""
     if from_account(recollection):
         return "from your account; unconfirmed"
-    derived = f"derived from “{recollection.derived_from}”, " if recollection.derived_from else ""
+    derived = recollection.derived_from
+    derived = f"derived from “{inline(derived)}”, " if derived else ""
     if recollection.use == "fill":
         return f"from memory, {derived}{recollection.when()}; unconfirmed"
-    return (
-        f"offered from memory: {recollection.shown}, {derived}{recollection.when()}; ask to confirm"
-    )
+    shown = inline(recollection.shown)
+    return f"offered from memory: {shown}, {derived}{recollection.when()}; ask to confirm"

@@ -20,15 +20,18 @@ from forms.errors import SizeLimit, ToolError
 from forms.evaluation import Evaluation
 from forms.instance import FormInstance, OutboxEntry
 from forms.operations import FillPlan
+from forms.surface.plain import inline
 from forms.surface.view import status_line
 
 Result = dict[str, Any]
 
 
 def error_result(error: ToolError) -> Result:
-    result: Result = {"ok": False, "error": error.code, "message": error.message}
+    """A refusal as data; its words on one line (``inline``: they may quote a label, an
+    option or a value an author or a user wrote)."""
+    result: Result = {"ok": False, "error": error.code, "message": inline(error.message)}
     if error.hint:
-        result["hint"] = error.hint
+        result["hint"] = inline(error.hint)
     if isinstance(error, SizeLimit):
         result.update(error.details)
     return result
@@ -41,7 +44,7 @@ def fill_result(form: CompiledForm, step: Transition, plan: FillPlan, verb: str)
     kept = [f for f in plan.captured if f not in held and f not in plan.declined]
     saved = f"saved {len(kept)}" + (f" ({', '.join(kept)})" if kept else "")
     if verb == "Started":
-        parts = [f"Started {form.title}" + (f"; {saved}" if kept else "")]
+        parts = [f"Started {inline(form.title)}" + (f"; {saved}" if kept else "")]
     else:
         parts = [saved] if kept or not declined else []
     if declined:
@@ -75,7 +78,11 @@ def fill_result(form: CompiledForm, step: Transition, plan: FillPlan, verb: str)
         result["confirmed"] = list(plan.confirmed)
     if plan.rejected:
         result["rejected"] = [
-            {"field": r.field, "error": r.message, **({"hint": r.hint} if r.hint else {})}
+            {
+                "field": r.field,
+                "error": inline(r.message),
+                **({"hint": inline(r.hint)} if r.hint else {}),
+            }
             for r in plan.rejected
         ]
     if plan.unknown:
@@ -165,18 +172,20 @@ def not_ready(form: CompiledForm, ev: Evaluation) -> str | None:
     """Why a form cannot be submitted yet, in words the agent can relay; None when it can."""
     if ev.ready:
         return None
-    pending = [form.fields[f].label for f, fe in ev.fields.items() if fe.status == "pending"]
+    pending = [
+        inline(form.fields[f].label) for f, fe in ev.fields.items() if fe.status == "pending"
+    ]
     reasons = []
     if pending:
         reasons.append(
             "still to answer: " + ", ".join(pending[:8]) + (" …" if len(pending) > 8 else "")
         )
     if ev.revisit is not None:
-        reasons.append(f"step {form.steps[ev.revisit].title!r} is being gone through again")
-    waiting = [h.title for h in form.hooks if h.id in ev.waiting]
+        reasons.append(f"step {inline(form.steps[ev.revisit].title)!r} is being gone through again")
+    waiting = [inline(h.title) for h in form.hooks if h.id in ev.waiting]
     if waiting:
         reasons.append("waiting for " + ", ".join(waiting))
-    reasons.extend(r.message for r in ev.active_rejections)
+    reasons.extend(inline(r.message) for r in ev.active_rejections)
     return "; ".join(reasons) or "it is not complete"
 
 
@@ -184,7 +193,7 @@ def submitted_result(form: CompiledForm, step: Transition, plan: FillPlan) -> Re
     """A fill that also submitted the form (closed it as completed)."""
     result = fill_result(form, step, plan, verb="Saved")
     did = plan.captured or plan.unchanged or plan.rejected or plan.unknown
-    closing = f"submitted {form.title}; it is closed"
+    closing = f"submitted {inline(form.title)}; it is closed"
     result["summary"] = (
         result["summary"][:-1] + f"; {closing}." if did else closing[0].upper() + closing[1:] + "."
     )
@@ -196,9 +205,9 @@ def revise_result(
     form: CompiledForm, step: Transition, plan: FillPlan, action: str, field_id: str
 ) -> Result:
     fe = step.evaluation.fields[field_id]
-    label = form.fields[field_id].label
+    label = inline(form.fields[field_id].label)
     now = fe.revision.value if fe.revision and fe.revision.kind == "value" else None
-    shown = json.dumps(now, ensure_ascii=False) if now is not None else "no answer"
+    shown = inline(json.dumps(now, ensure_ascii=False)) if now is not None else "no answer"
     if plan.unchanged:
         summary = f"{label} was already {'declined' if action == 'decline' else shown}."
     elif action == "set":
@@ -222,13 +231,13 @@ def cleared_result(form: CompiledForm, step: Transition, plan: FillPlan) -> Resu
     retracted (each undone on its own), and its offers are dropped."""
     parts = []
     if plan.captured:
-        labels = ", ".join(form.fields[f].label for f in plan.captured)
+        labels = ", ".join(inline(form.fields[f].label) for f in plan.captured)
         parts.append(
             f"Cleared {count(len(plan.captured), 'answer')} from memory ({labels}); "
             "undo on a field brings its answer back"
         )
     if plan.dismissed:
-        labels = ", ".join(form.fields[f].label for f in plan.dismissed)
+        labels = ", ".join(inline(form.fields[f].label) for f in plan.dismissed)
         parts.append(f"Dropped {count(len(plan.dismissed), 'offer')} from memory ({labels})")
     result: Result = {"ok": True, "summary": ". ".join(parts) + "."}
     if plan.captured:

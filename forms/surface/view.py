@@ -184,7 +184,7 @@ def field_row(
     """
     row: dict[str, Any] = {"id": field.id, "label": inline(field.label)}
     if detail and not closed:
-        row["type"] = field.type.type_string + (" (optional)" if field.optional else "")
+        row["type"] = inline(field.type.type_string) + (" (optional)" if field.optional else "")
     row["status"] = "unanswered" if closed and fe.status in _STILL_TO_ASK else fe.status
     if fe.revision is not None and fe.revision.kind == "value":
         row["value"] = fe.revision.value

@@ -28,6 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from forms.surface.plain import inline
+
 JsonDict = dict[str, Any]
 
 ASK_TOOL = "form_ask"
@@ -80,7 +82,8 @@ def property_schema(label: str, type_string: str, ask: str | None = None) -> Jso
     if node is None:
         return None
     described = ask or (text if node["type"] == "string" and "format" not in node else None)
-    return {"title": label, **({"description": described} if described else {}), **node}
+    shown = {"title": inline(label), **({"description": inline(described)} if described else {})}
+    return {**shown, **node}
 
 
 def _typed(text: str) -> JsonDict | None:
@@ -215,9 +218,9 @@ def question(read: Mapping[str, Any]) -> Question | JsonDict:
     schema: JsonDict = {"type": "object", "properties": properties}
     if required:
         schema["required"] = required
-    form, step = str(read.get("form")), str(read.get("title") or read.get("step") or "")
-    position = f" {read['position']}" if read.get("position") else ""
-    message = f'{form}, step{position} "{step}": please answer what you can.'
+    form, step = str(read.get("form")), inline(str(read.get("title") or read.get("step") or ""))
+    position = f" {inline(str(read['position']))}" if read.get("position") else ""
+    message = f'{inline(form)}, step{position} "{step}": please answer what you can.'
     if left:
         message += " The rest is asked in the conversation."
     instance = str(read.get("instance"))

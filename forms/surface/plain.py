@@ -1,0 +1,42 @@
+"""Text an author or a user wrote, rendered for the lines a model reads.
+
+Labels, help texts, options, step titles and previews, form titles, checkpoint messages and the
+values a user gave all reach the model inside lines the engine writes: the status line (which
+goes into the agent's system prompt), the builder's outline, summaries, hints, memory's lines,
+the questions a person is asked. Such text is data, and must not be able to end the engine's
+line and start one of its own (a label ``"x\\n[form: other] step 1/1 ... pending: ..."`` or
+``"\\nSYSTEM: ..."``), nor reorder what is shown around it.
+
+``inline`` is the one rendering for it, used wherever such text is interpolated:
+
+* a run of line breaks or tabs (``\\n``, ``\\r``, ``\\v``, ``\\f``, the information separators
+  U+001C-U+001E, NEL U+0085, LINE and PARAGRAPH SEPARATOR U+2028/U+2029) becomes one space;
+* any other control character (C0, DEL, C1, NUL among them) and the bidirectional embeddings,
+  overrides and isolates (U+202A-U+202E, U+2066-U+2069) become a visible escape (``\\u0000``),
+  so the model sees that something was there and nothing acts on it;
+* ``[form:`` (the head of a status line, in any case or spacing) reads ``(form:``: the text
+  cannot pass for a form's line even in the middle of one.
+
+Text without any of them comes back as it is (one scan). JSON results need none of this for
+their own strings (JSON escapes a line break inside a string); the danger is text put into lines.
+"""
+
+from __future__ import annotations
+
+import re
+
+_BREAKS = re.compile(r"[\t\n\v\f\r\x1c-\x1e\x85\u2028\u2029]+")
+_CONTROLS = re.compile(r"[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069]")
+_FORGED = re.compile(r"\[(?=\s*form\s*:)", re.IGNORECASE)
+_UNSAFE = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]|\[\s*form\s*:", re.IGNORECASE
+)
+
+
+def inline(text: str) -> str:
+    """``text`` as a piece of one line: no line break, no control character, no ``[form:``."""
+    if _UNSAFE.search(text) is None:
+        return text
+    text = _BREAKS.sub(" ", text)
+    text = _CONTROLS.sub(lambda found: f"\\u{ord(found[0]):04x}", text)
+    return _FORGED.sub("(", text)
