@@ -67,10 +67,11 @@ from forms.edges import (
 from forms.evaluation import (
     Evaluation,
     FieldEval,
+    blocking,
     call_predicate,
+    counts,
     field_eval,
     find_open_step,
-    no_preference,
     typed_value,
 )
 from forms.incremental import Core, advance, core_for, mark
@@ -215,11 +216,10 @@ def evaluate_from_scratch(
                 ok = call_predicate(field.when, field.when_arity, values, state, reader)
             field_applies[field_id] = ok
             revision = instance.field(field_id).in_force()
-            answered = revision is not None and revision.kind == "value"
-            if ok and answered:
+            if ok and counts(field, revision):
                 assert revision is not None
                 live[field_id] = typed_value(field, revision)
-            elif ok and not field.optional and not no_preference(field, revision):
+            elif blocking(field, ok, revision):
                 done = False
         complete[step.id] = done
     values._limit(len(form.field_index), "")

@@ -6,7 +6,8 @@ module holds what one is made of and the readings it takes per step and per fiel
 value of a stored answer, a predicate called with the values and state it may see (a
 predicate that raises is a ``PredicateError``, a definition bug), the step the conversation is
 on, and each field's status (answered, pending, optional, held, not applicable, declined, no
-preference, or ask again while its step is revisited).
+preference, ask again while its step is revisited, or invalid: an answer kept from an earlier
+version that this one refuses, on record but not counted until it is resolved).
 """
 
 from __future__ import annotations
@@ -30,7 +31,12 @@ FieldStatus = Literal[
     "declined",
     "no_preference",
     "ask_again",
+    "invalid",
 ]
+"""A field's status as the engine derives it (docs/engine.md, "Field statuses")."""
+
+STILL_TO_ASK: tuple[FieldStatus, ...] = ("pending", "optional", "ask_again", "invalid")
+"""The statuses of a field the agent still has to ask about (on an open instance)."""
 
 
 class PredicateError(FormworkError):
@@ -93,26 +99,60 @@ class Evaluation:
         return Values(self.live, form.field_index)
 
 
-_TYPED: dict[tuple[int, int], tuple[Revision, Any]] = {}
+_TYPED: dict[tuple[int, int], tuple[Revision, Any, str | None]] = {}
 _TYPED_LIMIT = 4_096
 
 
-def typed_value(field: CompiledField, revision: Revision) -> Any:
-    """The typed value of a stored answer (stored values were validated when written).
+def _read(field: CompiledField, revision: Revision) -> tuple[Revision, Any, str | None]:
+    """A stored answer read by the field's type: the typed value, and why the type refuses
+    it (None: it accepts it). Values were validated when written, but against the version
+    they were written for: a newer version that took an instance over may refuse them.
 
-    Memoised per (field type, revision object): revisions are immutable, so the typed value of
+    Memoised per (field type, revision object): revisions are immutable, so the reading of
     one never changes. The entry keeps the revision alive, so its id cannot be reused.
     """
     key = (id(field.type), id(revision))
     hit = _TYPED.get(key)
     if hit is not None and hit[0] is revision:
-        return hit[1]
+        return hit
     result = field.type.validate(revision.value)
-    typed = result.typed if isinstance(result, Accepted) else revision.value
+    if isinstance(result, Accepted):
+        reading: tuple[Revision, Any, str | None] = (revision, result.typed, None)
+    else:
+        reading = (revision, revision.value, result.message)
     if len(_TYPED) >= _TYPED_LIMIT:
         _TYPED.clear()
-    _TYPED[key] = (revision, typed)
-    return typed
+    _TYPED[key] = reading
+    return reading
+
+
+def typed_value(field: CompiledField, revision: Revision) -> Any:
+    """The typed value of a stored answer the field's type accepts (``refusal`` is None)."""
+    return _read(field, revision)[1]
+
+
+def refusal(field: CompiledField, revision: Revision | None) -> str | None:
+    """Why the field, as this version defines it, refuses the answer ``revision`` holds (an
+    answer kept from a version that accepted it); None for any other revision."""
+    if revision is None or revision.kind != "value":
+        return None
+    return _read(field, revision)[2]
+
+
+def counts(field: CompiledField, revision: Revision | None) -> bool:
+    """Whether ``revision`` is an answer the field accepts: one that can be live."""
+    return revision is not None and revision.kind == "value" and refusal(field, revision) is None
+
+
+def blocking(field: CompiledField, applies: bool, revision: Revision | None) -> bool:
+    """Whether the field keeps its step from completing: it applies and either holds an
+    answer its type now refuses (optional or not: it has to be resolved), or is required and
+    has neither a live answer nor "no preference"."""
+    if not applies or counts(field, revision):
+        return False
+    if refusal(field, revision) is not None:
+        return True
+    return not field.optional and not no_preference(field, revision)
 
 
 def call_predicate(
@@ -175,6 +215,8 @@ def field_status(
     status: FieldStatus
     if not applies:
         status = "held" if kind in ("value", "decline") else "not_applicable"
+    elif kind == "value" and refusal(field, revision) is not None:
+        status = "invalid"
     elif kind == "value":
         status = "ask_again" if field.step == revisit else "answered"
     elif kind == "decline":

@@ -35,8 +35,15 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from forms.compiled import CompiledField, CompiledForm
-from forms.evaluation import FieldEval, call_predicate, field_status, no_preference, typed_value
-from forms.instance import FieldHistory, Revision
+from forms.evaluation import (
+    FieldEval,
+    blocking,
+    call_predicate,
+    counts,
+    field_status,
+    typed_value,
+)
+from forms.instance import FieldHistory
 from forms.marked import Marked
 from forms.state import READS_ALL, FormState, Values
 
@@ -302,7 +309,7 @@ class _Pass:
         revision = history.in_force() if history is not None else None
         before = self.fields.get(field.id)
         was_live = field.id in self.live
-        answered = revision is not None and revision.kind == "value"
+        answered = counts(field, revision)
         if ok and answered:
             assert revision is not None
             if not (was_live and before is not None and before.revision is revision):
@@ -314,10 +321,10 @@ class _Pass:
             self.fields[field.id] = FieldEval(
                 field.id, ok, field_status(field, ok, revision, None), revision
             )
-        blocking = _blocking(field, ok, revision)
-        was_blocking = before is not None and _blocking(field, before.applies, before.revision)
-        if blocking != was_blocking:
-            self.missing[field.step] = self.missing.get(field.step, 0) + (1 if blocking else -1)
+        blocks = blocking(field, ok, revision)
+        was_blocking = before is not None and blocking(field, before.applies, before.revision)
+        if blocks != was_blocking:
+            self.missing[field.step] = self.missing.get(field.step, 0) + (1 if blocks else -1)
             if self.base is not None:
                 self._schedule((si, 2, 0))
         if self.base is None:
@@ -368,13 +375,6 @@ class _Pass:
             self.reads_all = (
                 self.reads_all | {item} if READS_ALL in new[0] else self.reads_all - {item}
             )
-
-
-def _blocking(field: CompiledField, applies: bool, revision: Revision | None) -> bool:
-    """Whether the field keeps its step from completing: it applies, it is required, and it
-    has neither a live answer nor "no preference"."""
-    answered = revision is not None and revision.kind == "value"
-    return applies and not answered and not field.optional and not no_preference(field, revision)
 
 
 def _newest(

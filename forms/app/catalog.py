@@ -14,7 +14,9 @@ Versions of a document are immutable, so each is compiled once and kept (up to
 ``cache_size``). An open instance of a document form moves to the latest published version on
 its next write, by field id: answers to fields the new version still has carry over as they
 are, answers to fields it dropped stay on record in the instance's logs (never removed), and
-the migration commit says so (``by: migration``). A closed instance stays on its version.
+the migration commit says so (``by: migration``). An answer carried over that the new version
+refuses stays too, as ``invalid`` (``forms.evaluation.refusal``): not counted, asked again,
+holding submission until it is resolved. A closed instance stays on its version.
 
 Another tenant's form is ``UnknownForm``, exactly as a form that does not exist.
 """

@@ -17,7 +17,7 @@ from pydantic import JsonValue, ValidationError
 from forms.compiled import CompiledForm
 from forms.engine import Transition
 from forms.errors import SizeLimit, ToolError
-from forms.evaluation import Evaluation
+from forms.evaluation import STILL_TO_ASK, Evaluation
 from forms.instance import FormInstance, OutboxEntry
 from forms.operations import FillPlan
 from forms.surface.plain import inline
@@ -109,8 +109,7 @@ def still_to_ask(form: CompiledForm, ev: Evaluation) -> list[str]:
     ids = [
         f
         for f, fe in ev.fields.items()
-        if fe.status in ("pending", "ask_again", "optional")
-        and not form.fields[f].decided_by_approver
+        if fe.status in STILL_TO_ASK and not form.fields[f].decided_by_approver
     ]
     return sorted(
         ids,
@@ -179,6 +178,14 @@ def not_ready(form: CompiledForm, ev: Evaluation) -> str | None:
     if pending:
         reasons.append(
             "still to answer: " + ", ".join(pending[:8]) + (" …" if len(pending) > 8 else "")
+        )
+    refused = [
+        inline(form.fields[f].label) for f, fe in ev.fields.items() if fe.status == "invalid"
+    ]
+    if refused:
+        reasons.append(
+            "answers this version of the form no longer accepts (answer again, retract or "
+            "decline): " + ", ".join(refused)
         )
     if ev.revisit is not None:
         reasons.append(f"step {inline(form.steps[ev.revisit].title)!r} is being gone through again")

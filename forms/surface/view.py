@@ -24,7 +24,7 @@ import json
 from typing import Any
 
 from forms.compiled import CompiledField, CompiledForm, CompiledStep
-from forms.evaluation import Evaluation, FieldEval
+from forms.evaluation import STILL_TO_ASK, Evaluation, FieldEval, refusal
 from forms.incremental import Core
 from forms.instance import FieldHistory, FormInstance, Recollection, Revision, stopped
 from forms.surface.plain import inline
@@ -73,6 +73,7 @@ def status_line(
             pending = [inline(form.fields[f.id].label) for f in fields if f.status == "pending"]
             head = f'{tag} step {position} "{inline(step.title)}"'
             lines = [head + (" · pending: " + ", ".join(pending) if pending else "")]
+            lines.extend(_invalid_lines(form, fields))
         later = [
             _titled(s.title, step_preview(form, s, ev))
             for s in steps
@@ -167,7 +168,17 @@ def _progress(form: CompiledForm, step: CompiledStep, ev: Evaluation) -> str | N
     return f"{answered}/{len(required)} required"
 
 
-_STILL_TO_ASK = ("pending", "optional", "ask_again")
+def _invalid_lines(form: CompiledForm, fields: list[FieldEval]) -> list[str]:
+    """One line per field of the open step holding an answer this version refuses."""
+    lines = []
+    for fe in fields:
+        if fe.status == "invalid" and fe.revision is not None:
+            field = form.fields[fe.id]
+            why = inline(refusal(field, fe.revision) or "")
+            shown = show(fe.revision.value)
+            label = inline(field.label)
+            lines.append(f"ask again: {label} (kept answer {shown} no longer fits: {why})")
+    return lines
 
 
 def field_row(
@@ -185,12 +196,16 @@ def field_row(
     row: dict[str, Any] = {"id": field.id, "label": inline(field.label)}
     if detail and not closed:
         row["type"] = inline(field.type.type_string) + (" (optional)" if field.optional else "")
-    row["status"] = "unanswered" if closed and fe.status in _STILL_TO_ASK else fe.status
+    row["status"] = "unanswered" if closed and fe.status in STILL_TO_ASK else fe.status
     if fe.revision is not None and fe.revision.kind == "value":
         row["value"] = fe.revision.value
+    if fe.status == "invalid":
+        row["reason"] = "kept from an earlier version, which accepted it; now: " + inline(
+            refusal(field, fe.revision) or ""
+        )
     if memory is not None:
         row["memory"] = memory_mark(memory)
-    if detail and not closed and field.ask and fe.status in _STILL_TO_ASK:
+    if detail and not closed and field.ask and fe.status in STILL_TO_ASK:
         row["ask"] = inline(field.ask)
     return row
 

@@ -31,9 +31,11 @@ from forms.compiled import CompiledForm
 from forms.engine import Evaluation, Transition, evaluate, evaluate_from_scratch, transition
 from forms.errors import CannotRevise
 from forms.instance import (
+    FieldChange,
     FormInstance,
     InstanceState,
     Rejection,
+    Revision,
     StepOverride,
     apply_commit,
 )
@@ -215,6 +217,7 @@ def moves(form_fields: int) -> st.SearchStrategy[list[Move]]:
         ),
         st.tuples(st.just("revise"), index, st.sampled_from(["retract", "undo", "redo"])),
         st.tuples(st.just("decline"), index),
+        st.tuples(st.just("stale"), index),
         st.tuples(st.just("jump"), st.integers(0, 3), st.sampled_from(["focus", "revisit"])),
         st.tuples(st.just("run"), st.sampled_from(["done", "failed", "reject"])),
     )
@@ -244,6 +247,12 @@ def plan_move(
             plan = plan_revise(form, instance, field_ids[move[1]], move[2], None, AUTHOR, now)
         except CannotRevise:
             return None
+    elif kind == "stale":
+        # an answer kept from an earlier version that this one refuses, as a migration keeps it
+        log = instance.field(field_ids[move[1]])
+        stale = Revision(kind="value", value="z", by="migration", at=now, prev=log.cursor)
+        changes = {field_ids[move[1]]: FieldChange(append=(stale,), cursor=log.count)}
+        return transition(form, instance, changes, now)
     elif kind == "jump":
         steps = list(form.steps)
         step = steps[move[1] % len(steps)]
