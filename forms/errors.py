@@ -46,10 +46,14 @@ class ToolError(FormworkError):
 
     code = "tool_error"
 
-    def __init__(self, message: str, hint: str | None = None) -> None:
+    def __init__(
+        self, message: str, hint: str | None = None, did_you_mean: Sequence[str] = ()
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.did_you_mean = tuple(did_you_mean)
+        """The ids an unknown name likely meant, best first: ``did_you_mean`` in the result."""
 
 
 class BadRequest(ToolError):

@@ -278,7 +278,7 @@ def resolve_field(form: CompiledForm, sent: str) -> str:
             if suggestions
             else "read the form outline to see its field ids"
         )
-        raise UnknownField(f"{sent!r} is not a field of form {form.id!r}", hint)
+        raise UnknownField(f"{sent!r} is not a field of form {form.id!r}", hint, suggestions)
     return field_id
 
 

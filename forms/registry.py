@@ -18,6 +18,7 @@ from forms.definition import FormDef, Migration
 from forms.errors import InvalidFormDefinition, MigrationFailed, UnknownForm, VersionMismatch
 from forms.instance import Commit, FieldChange, FormInstance, Revision
 from forms.schema import Accepted
+from forms.suggest import rank
 
 if TYPE_CHECKING:
     from forms.memory.vocabulary import Vocabulary
@@ -94,7 +95,8 @@ class FormRegistry:
         form_id = name if name in self._forms else self._aliases.get(normalise(name))
         if form_id is None:
             known = ", ".join(self._forms) or "none"
-            raise UnknownForm(f"no form {name!r}", f"forms you can start: {known}")
+            close = rank(name, {f: (f, v[max(v)].title) for f, v in self._forms.items()})
+            raise UnknownForm(f"no form {name!r}", f"forms you can start: {known}", close)
         versions = self._forms[form_id]
         return versions[max(versions)]
 

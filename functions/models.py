@@ -339,6 +339,9 @@ class ToolResult(BaseModel):
         default=None, description="What was wrong, with error"
     )
     hint: SkipJsonSchema[None] | str = Field(default=None, description="What to send instead")
+    did_you_mean: SkipJsonSchema[None] | list[str] = Field(
+        default=None, description="Ids close to an unknown one the call named (form, step, field)"
+    )
     replayed: SkipJsonSchema[None] | Literal[True] = Field(
         default=None, description="Present when this is the first result of a retried call"
     )

@@ -35,6 +35,7 @@ from forms.errors import InvalidFormDefinition, NotFound, UnknownForm
 from forms.instance import FormInstance
 from forms.principals import tenant_of
 from forms.registry import FormRegistry
+from forms.suggest import rank
 
 if TYPE_CHECKING:  # loaded when a tenant's document is first compiled, not with the service
     from forms.documents.build import ExecutorRegistry
@@ -81,7 +82,9 @@ class Catalog:
             if form_id is None:
                 known = [f.id for f in self.registry.forms()] + list(catalog)
                 raise UnknownForm(
-                    f"no form {name!r}", f"forms you can start: {', '.join(known) or 'none'}"
+                    f"no form {name!r}",
+                    f"forms you can start: {', '.join(known) or 'none'}",
+                    rank(name, {f: (f,) for f in known}),
                 ) from unknown
             return self._version(tenant, form_id, catalog[form_id])
 

@@ -126,6 +126,7 @@ def form_read(loop: CommitLoop, caller: Caller, args: FormReadArgs) -> Result:
             f"{part!r} is neither a step nor a field of {form.id!r}",
             ("did you mean " + ", ".join(repr(c) for c in close) + "? " if close else "")
             + 'omit part for the open step, or send "outline"',
+            close,
         )
     line = status_line(form, instance, ev, qualify=qualify)
     return {**header, **view, **({"status_line": line} if line else {})}

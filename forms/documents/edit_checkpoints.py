@@ -19,10 +19,10 @@ from forms.documents.edit_checks import PLACEHOLDER, describe_action, describe_r
 from forms.documents.edit_draft import Data, Draft, not_found
 from forms.documents.edit_errors import EditError, sentence
 from forms.documents.edit_layout import unique_id
+from forms.documents.edit_names import suggest
 from forms.documents.edit_values import read_rule
 from forms.documents.field_types import FieldIndex, index_document, read_set
 from forms.documents.model import Action, CheckpointDoc, FailAction, JumpAction, SetAction
-from forms.suggest import rank
 
 
 def set_checkpoint(
@@ -76,7 +76,7 @@ def _check_actions(
 
     def unknown(name: str, what: str, candidates: Mapping[str, Sequence[str]]) -> str:
         """Notes the closest names and the hint listing them; the problem's ending."""
-        named = rank(name, candidates)
+        named = suggest(name, candidates)
         close.extend(c for c in named if c not in close)
         hint = f"The {what}s are: {', '.join(list(candidates)[:30]) or 'none yet'}."
         if hint not in hints:

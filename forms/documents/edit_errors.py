@@ -40,9 +40,8 @@ class EditError(ToolError):
     def __init__(
         self, code: str, message: str, hint: str | None = None, did_you_mean: Sequence[str] = ()
     ) -> None:
-        super().__init__(message, hint)
+        super().__init__(message, hint, did_you_mean)
         self.code = code
-        self.did_you_mean = tuple(did_you_mean)
 
     def as_result(self) -> dict[str, JsonValue]:
         """What the model reads: ``{"ok": false, "error": code, "message": ..., "hint": ...}``."""

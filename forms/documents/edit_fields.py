@@ -26,6 +26,7 @@ from forms.documents.edit_checks import describe_rule, readers
 from forms.documents.edit_draft import Data, Draft, Notes, plan_limit, slot
 from forms.documents.edit_errors import EditError, sentence
 from forms.documents.edit_layout import derive_id, merge, unique_id, with_block_defaults
+from forms.documents.edit_names import meant_by_rule
 from forms.documents.edit_values import read_rule
 from forms.documents.field_types import index_document
 from forms.documents.model import BLOCK_KINDS, ITEM_MODELS, Rule, kinds_of
@@ -195,7 +196,10 @@ def set_conditional_logic(
         compile_rule(when, index.known, before, f"the rule of {what.lower()}")
     except RuleError as exc:
         raise EditError(
-            "invalid_rule", sentence(str(exc)), _readable(draft, index.known, before)
+            "invalid_rule",
+            sentence(str(exc)),
+            _readable(draft, index.known, before),
+            meant_by_rule(draft.original, when),
         ) from None
     draft.notes.coerced.extend(read)
     holder["when"] = when.model_dump(mode="json", by_alias=True, exclude_none=True)

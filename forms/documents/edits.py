@@ -54,6 +54,7 @@ from forms.documents.edit_fields import (
     update_field,
 )
 from forms.documents.edit_inspect import inspect, outline, selection_line
+from forms.documents.edit_names import new_unknown_names
 from forms.documents.edit_parse import parse_arguments
 from forms.documents.edit_steps import add_step, create_form, delete_step, move_step, update_step
 from forms.documents.executor_names import unknown_executors
@@ -126,6 +127,10 @@ _HINTS: Mapping[str, str] = {
     "update_field": "Rules and checkpoints read the field as its kind and constraints do: "
     "change those first (set_conditional_logic, set_checkpoint), or keep the kind, options and "
     "constraints they use.",
+    "add_field": "A field's rule may read only fields declared before it (inspect_form lists "
+    "them, with their options): send the field again with the names fixed; nothing was applied.",
+    "create_form": "A field's rule may read only fields declared before it: send the form again "
+    "with the names fixed; nothing was applied.",
     "set_checkpoint": "A checkpoint's rule may read any field of the draft (inspect_form lists "
     "them, with their options): send the checkpoint again with the names fixed; nothing was "
     "applied.",
@@ -171,7 +176,8 @@ def apply_edit(
         summary = _TOOLS[tool](working, args, selection, limits)
         _refuse_key_names(working.data, vocabulary)
         document, before = working.finish(), draft
-    _refuse_new_problems(tool, introduced(before, document, vocabulary), document, vocabulary)
+    new = introduced(before, document, vocabulary)
+    _refuse_new_problems(tool, new, before, document, vocabulary)
     if executors is not None:
         _refuse_unknown_executors(before, document, executors)
     return Edited(document, summary, notes.as_json())
@@ -202,7 +208,11 @@ def _refuse_unknown_executors(
 
 
 def _refuse_new_problems(
-    tool: str, new: Problems, document: FormDocument, vocabulary: Vocabulary | None
+    tool: str,
+    new: Problems,
+    before: FormDocument | None,
+    document: FormDocument,
+    vocabulary: Vocabulary | None,
 ) -> None:
     if new.settings:
         raise EditError(
@@ -220,6 +230,7 @@ def _refuse_new_problems(
             _HINTS.get(
                 tool, "Change those rules first (set_conditional_logic); nothing was applied."
             ),
+            new_unknown_names(before, document),
         )
 
 

@@ -32,6 +32,8 @@ def error_result(error: ToolError) -> Result:
     result: Result = {"ok": False, "error": error.code, "message": inline(error.message)}
     if error.hint:
         result["hint"] = inline(error.hint)
+    if error.did_you_mean:
+        result["did_you_mean"] = list(error.did_you_mean)
     if isinstance(error, SizeLimit):
         result.update(error.details)
     return result
