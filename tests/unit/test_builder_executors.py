@@ -15,7 +15,7 @@ from forms.registry import FormRegistry
 from forms.storage.documents import InMemoryFormDocumentStore
 from forms.storage.drafts import InMemoryDraftStore
 
-REGISTERED = {"notify_crm": lambda ctx: [], "score_lead": lambda ctx: []}
+REGISTERED: dict[str, Any] = {"notify_crm": lambda ctx: [], "score_lead": lambda ctx: []}
 
 
 def draft() -> FormDocument:
