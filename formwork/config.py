@@ -11,7 +11,7 @@ quietly.
 | ``TABLE_NAME`` | DynamoDB table of form instances | required to build the DynamoDB store |
 | ``DYNAMODB_ENDPOINT_URL`` | local endpoint (moto); unset in AWS | unset |
 | ``AWS_REGION`` / ``AWS_DEFAULT_REGION`` | region of the table | ``us-east-1`` |
-| ``TENANT_CLAIM`` | JWT claim naming the tenant (principal ``tenant/sub``) | unset |
+| ``TENANT_CLAIM`` | JWT claim naming the tenant (``none``: one tenant), below | ``tenant`` |
 | ``ROLES_CLAIM`` | JWT claim listing the caller's roles (approvals) | ``roles`` |
 | ``FORMWORK_FORMS`` | ``module:attr``, a sequence of ``FormDef`` | ``forms.examples:EXAMPLES`` |
 | ``FORMWORK_EXECUTORS`` | ``module:attr``, a mapping name -> executor (documents) | none |
@@ -42,6 +42,12 @@ quietly.
 | ``TEMPORAL_TLS_SERVER_CA_CERT_PATH`` | CA bundle of the server (PEM) | system roots |
 | ``TEMPORAL_TLS_SERVER_NAME`` | server name to verify, when it differs from the address | unset |
 
+``TENANT_CLAIM`` names the verified claim that holds the caller's tenant: the principal is
+``tenant/sub``, and a token without that claim (or with an empty or malformed one) is refused
+(401) on every route. Unset, it is ``tenant``: a deployment is multi-tenant unless it says
+otherwise. ``none`` (any case) is a single-tenant deployment: the principal is the ``sub``
+alone, and every user of it shares one tenant (its drafts and published forms).
+
 ``FORMWORK_CONTEXT_CLAIMS`` defaults to ``person.locale=locale,person.timezone=zoneinfo,
 person.currency=currency`` (``locale`` and ``zoneinfo`` are OpenID Connect standard claims).
 """
@@ -57,6 +63,12 @@ from typing import NoReturn
 DEFAULT_REGION = "us-east-1"
 DEFAULT_FORMS = "forms.examples:EXAMPLES"
 DEFAULT_ROLES_CLAIM = "roles"
+DEFAULT_TENANT_CLAIM = "tenant"
+"""``TENANT_CLAIM`` when unset: a deployment that names no tenant claim still refuses tokens
+without a tenant, rather than putting all their holders in one tenant."""
+SINGLE_TENANT = "none"
+"""``TENANT_CLAIM``'s value (any case) for a single-tenant deployment: the principal is the
+``sub``, and every user shares one tenant."""
 DEFAULT_MAX_BODY_BYTES = 65536
 DEFAULT_REPLAY_WINDOW_HOURS = 24
 MAX_BODY_BYTES_LIMIT = 6 * 1024 * 1024
@@ -183,7 +195,9 @@ class Settings:
     table_name: str | None = None
     dynamodb_endpoint_url: str | None = None
     region: str = DEFAULT_REGION
-    tenant_claim: str | None = None
+    tenant_claim: str | None = DEFAULT_TENANT_CLAIM
+    """The claim naming the tenant (``TENANT_CLAIM``): tokens without it are refused. None (set
+    ``none``) is a single-tenant deployment, whose principal is the ``sub``; nothing else is."""
     roles_claim: str = DEFAULT_ROLES_CLAIM
     """The claim listing the caller's roles (Cognito: ``cognito:groups``); an approver needs
     the role an approval names in it."""
@@ -345,7 +359,7 @@ class Settings:
             table_name=get("TABLE_NAME"),
             dynamodb_endpoint_url=get("DYNAMODB_ENDPOINT_URL"),
             region=get("AWS_REGION") or get("AWS_DEFAULT_REGION") or DEFAULT_REGION,
-            tenant_claim=get("TENANT_CLAIM"),
+            tenant_claim=_tenant_claim(get("TENANT_CLAIM")),
             roles_claim=get("ROLES_CLAIM") or DEFAULT_ROLES_CLAIM,
             forms=get("FORMWORK_FORMS") or DEFAULT_FORMS,
             max_body_bytes=max_body,
@@ -388,6 +402,13 @@ _CONTEXT_EXPECTED = (
     "fact.key=claim pairs, comma-separated, each fact key once (such as "
     "person.locale=locale,person.timezone=zoneinfo), or off"
 )
+
+
+def _tenant_claim(raw: str | None) -> str | None:
+    """``TENANT_CLAIM``: unset, ``DEFAULT_TENANT_CLAIM``; ``none``, a single tenant (None)."""
+    if raw is None:
+        return DEFAULT_TENANT_CLAIM
+    return None if raw.lower() == SINGLE_TENANT else raw
 
 
 def parse_context_claims(raw: str) -> tuple[tuple[str, str], ...]:

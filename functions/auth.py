@@ -5,10 +5,13 @@ Gateway puts those claims there only after it has checked the token's signature,
 audience and expiry. Headers, the query string and the body are never consulted, so a request
 cannot name someone else.
 
-The principal is ``sub``, or ``tenant/sub`` when the deployment names a tenant claim
-(``TENANT_CLAIM``) and the token carries it. Both parts are checked against a conservative
-character set and length: they become part of storage keys, and ``/`` cannot appear in either,
-so ``tenant/sub`` is unambiguous.
+The principal is ``tenant/sub`` when the deployment names a tenant claim (``TENANT_CLAIM``,
+``tenant`` unless set), and a token without that claim, or with an empty or malformed one, is
+refused: it would otherwise share one tenant-less space with every other such token. It is the
+``sub`` alone only in a deployment that says it has a single tenant (``TENANT_CLAIM=none``,
+``tenant_claim=None``). Both parts are checked against a conservative character set and
+length: they become part of storage keys, and ``/`` cannot appear in either, so
+``tenant/sub`` is unambiguous.
 
 The same verified claims carry the caller's context defaults (``context_from_event``): a
 locale, a time zone, a currency, under the claim names the deployment maps to fact keys
@@ -42,14 +45,21 @@ class Unauthenticated(Exception):
 
 
 def principal_from_event(event: Mapping[str, Any], tenant_claim: str | None) -> str:
-    """The verified principal of an API Gateway HTTP API (payload v2) event, or raise."""
+    """The verified principal of an API Gateway HTTP API (payload v2) event, or raise
+    ``Unauthenticated``: no verified claims, a missing or malformed ``sub``, or, when
+    ``tenant_claim`` names one, a missing, empty or malformed tenant."""
     claims = _claims(event)
     sub = claims.get("sub")
     if not isinstance(sub, str) or not _SUB.fullmatch(sub):
         raise Unauthenticated("the token's sub claim is missing or malformed")
-    if tenant_claim is None or claims.get(tenant_claim) is None:
+    if tenant_claim is None:
         return sub
-    tenant = claims[tenant_claim]
+    tenant = claims.get(tenant_claim)
+    if tenant is None or tenant == "":
+        raise Unauthenticated(
+            f"the token carries no {tenant_claim} claim: this API needs it to know the "
+            "caller's tenant"
+        )
     if not isinstance(tenant, str) or not _TENANT.fullmatch(tenant):
         raise Unauthenticated(f"the token's {tenant_claim} claim is malformed")
     return f"{tenant}/{sub}"

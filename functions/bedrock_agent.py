@@ -13,9 +13,10 @@ What one invocation does, in order:
 2. **Who is calling.** The principal comes from the session attributes the chatbot backend
    sets when it calls ``InvokeAgent`` (``sessionState.sessionAttributes``), never from the
    model's arguments: ``formwork_principal`` (the user's ``sub``) and, when the deployment
-   names a tenant claim (``TENANT_CLAIM``), ``formwork_tenant``; they are checked exactly like
-   a verified token's claims (``functions.auth``) and make the same principal (``tenant/sub``),
-   so a user sees the same forms here and over HTTP. Without a usable principal: 401. The
+   names a tenant claim (``TENANT_CLAIM``), ``formwork_tenant``, which is then required; they
+   are checked exactly like a verified token's claims (``functions.auth``) and make the same
+   principal (``tenant/sub``), so a user sees the same forms here and over HTTP. Without a
+   usable principal (either attribute missing, empty or malformed): 401. The
    conversation is ``formwork_conversation`` when set, else the agent's ``sessionId``.
 3. **Routing and arguments.** Powertools' ``BedrockAgentResolver`` routes on ``apiPath`` and
    checks the properties against the tool's arguments model (``bedrock_schema.arguments_model``).
@@ -116,15 +117,15 @@ def caller_of(event: Mapping[str, Any], settings: Settings) -> Caller:
     """The principal from the session attributes (checked as a token's claims would be) and
     the conversation; ``Refused`` (401) without a usable principal."""
     attributes = event.get("sessionAttributes") or {}
-    if not isinstance(attributes, Mapping) or attributes.get(PRINCIPAL_ATTRIBUTE) in (None, ""):
-        raise Refused(
-            401,
-            "unauthorized",
-            f"the agent session carries no {PRINCIPAL_ATTRIBUTE} session attribute",
-            "tell the user the forms are not available in this chat right now",
-        )
+    if not isinstance(attributes, Mapping):
+        attributes = {}
+    tenant = (TENANT_ATTRIBUTE,) if settings.tenant_claim is not None else ()
+    needed = (PRINCIPAL_ATTRIBUTE, *tenant)
+    for name in needed:
+        if attributes.get(name) in (None, ""):
+            raise _unauthorized(f"the agent session carries no {name} session attribute")
     claims = {"sub": attributes[PRINCIPAL_ATTRIBUTE]}
-    if settings.tenant_claim is not None and TENANT_ATTRIBUTE in attributes:
+    if settings.tenant_claim is not None:
         claims[settings.tenant_claim] = attributes[TENANT_ATTRIBUTE]
     for _, claim in settings.context_claims:  # formwork_locale: the backend's verified locale
         if CONTEXT_ATTRIBUTE_PREFIX + claim in attributes:
@@ -133,15 +134,20 @@ def caller_of(event: Mapping[str, Any], settings: Settings) -> Caller:
     try:
         principal = principal_from_event(verified, settings.tenant_claim)
     except Unauthenticated:
-        raise Refused(
-            401,
-            "unauthorized",
-            f"the session attribute {PRINCIPAL_ATTRIBUTE} or {TENANT_ATTRIBUTE} is malformed",
-            "tell the user the forms are not available in this chat right now",
-        ) from None
+        shown = " or ".join(needed)
+        raise _unauthorized(f"the session attribute {shown} is malformed") from None
     conversation = attributes.get(CONVERSATION_ATTRIBUTE) or event["sessionId"]
     context = context_from_event(verified, settings.context_claims)
     return Caller(principal=principal, conversation_id=str(conversation), context=context)
+
+
+def _unauthorized(message: str) -> Refused:
+    return Refused(
+        401,
+        "unauthorized",
+        message,
+        "tell the user the forms are not available in this chat right now",
+    )
 
 
 def tool_call_id(event: Mapping[str, Any]) -> str:

@@ -31,7 +31,7 @@ from forms import Caller
 from forms.app.approvals import Decision
 from formwork.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
 from infra.local import stack as stacks
-from infra.local.gateway import dev_token
+from infra.local.gateway import DEV_TENANT, dev_token
 
 
 class Transport(Protocol):
@@ -140,7 +140,7 @@ class OverHttp:
     ) -> None:
         self.api_url = api_url.rstrip("/")
         run = uuid.uuid4().hex[:8]
-        self.principal = principal or f"demo-{run}"
+        self.principal = principal or f"{DEV_TENANT}/demo-{run}"
         self.tenant = f"acme-{run}"
         self.other_tenant = f"globex-{run}"
         self.temporal = temporal
@@ -150,7 +150,7 @@ class OverHttp:
         self._noted = False
 
     def describe(self) -> str:
-        text = f"HTTP {self.api_url} (Authorization: Bearer dev:{self.principal})"
+        text = f"HTTP {self.api_url} (Authorization: {token_for(self.principal)})"
         return text + (f", Temporal {self.temporal}" if self.temporal else "")
 
     def _request(
@@ -163,7 +163,7 @@ class OverHttp:
         raw: bytes | None = None,
     ) -> tuple[int, Any]:
         sent = {
-            "Authorization": token or f"Bearer dev:{self.principal}",
+            "Authorization": token or token_for(self.principal),
             "Content-Type": "application/json",
             **(headers or {}),
         }

@@ -14,8 +14,9 @@ authorizer does. The grammar::
 
     dev-token = "dev:" [ tenant ":" ] sub [ ";roles=" role *( "," role ) ]
 
-``Authorization: Bearer dev:<sub>`` gives the claims ``{"sub": "<sub>"}``,
-``Bearer dev:<tenant>:<sub>`` adds ``"tenant": "<tenant>"``, and a ``;roles=finance,audit``
+``Authorization: Bearer dev:<tenant>:<sub>`` gives the claims ``{"sub": "<sub>", "tenant":
+"<tenant>"}``; ``Bearer dev:<sub>`` is ``dev:local:<sub>`` (``DEV_TENANT``: every token
+names a tenant, as a multi-tenant deployment requires), and a ``;roles=finance,audit``
 suffix adds ``"roles": "[finance audit]"``: an array claim the way API Gateway's JWT
 authorizer hands it to the function (one string, space separated in brackets), so local
 requests exercise the same parsing as deployed ones. A missing or malformed token is a
@@ -65,6 +66,8 @@ ACCOUNT_ID = "000000000000"
 API_ID = "local"
 DEV_ISSUER = "https://formwork.local/dev"
 DEV_TOKEN_TTL = 3600
+DEV_TENANT = "local"
+"""The tenant of a dev token that names none (``dev:<sub>``)."""
 DEV_ROLES_CLAIM = "roles"
 """The claim dev-token roles go in (the local stack sets ``ROLES_CLAIM`` to it)."""
 _ROLE = r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}"
@@ -197,9 +200,7 @@ def dev_claims(authorization: str | None, now: float) -> dict[str, str] | None:
     found = _DEV_TOKEN.match(token)
     if found is None:
         return None
-    claims = {"sub": found["sub"], "iss": DEV_ISSUER}
-    if found["tenant"]:
-        claims["tenant"] = found["tenant"]
+    claims = {"sub": found["sub"], "tenant": found["tenant"] or DEV_TENANT, "iss": DEV_ISSUER}
     if found["roles"]:
         claims[DEV_ROLES_CLAIM] = "[" + " ".join(found["roles"].split(",")) + "]"
     claims["iat"] = str(int(now))

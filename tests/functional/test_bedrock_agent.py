@@ -252,6 +252,44 @@ def test_a_malformed_principal_is_refused(
     assert store.writes == 0
 
 
+@pytest.mark.parametrize(
+    "attributes",
+    [
+        {"formwork_principal": "alice"},
+        {"formwork_principal": "alice", "formwork_tenant": ""},
+        {"formwork_principal": "alice", "formwork_tenant": "   "},
+        {"formwork_principal": "alice", "formwork_tenant": "ac me"},
+        {"formwork_principal": "alice", "tenant": "acme"},  # not the attribute's name
+    ],
+)
+def test_a_session_without_a_usable_tenant_is_refused(
+    app: App, store: RecordingStore, attributes: dict[str, str]
+) -> None:
+    # GIVEN a deployment that names a tenant claim (SETTINGS), and a session whose backend
+    # set no usable formwork_tenant
+    # WHEN the agent calls a tool in it
+    response = invoke(app, event("form_start", sessionAttributes=attributes))
+    # THEN it is the 401 of a missing principal, in Bedrock's shape, and nothing is written
+    assert status_of(response) == 401
+    result = result_of(response)
+    assert (result["ok"], result["error"]) == (False, "unauthorized")
+    assert "formwork_tenant" in result["message"] and result["hint"]
+    assert store.writes == 0
+
+
+def test_a_single_tenant_deployment_takes_a_session_without_a_tenant(
+    store: RecordingStore,
+) -> None:
+    # GIVEN a single-tenant deployment (TENANT_CLAIM=none)
+    single = app_for(make_service(store), settings=Settings.from_env({"TENANT_CLAIM": "none"}))
+    # WHEN the agent calls a tool in a session that names only the user
+    start = event("form_start", sessionAttributes={"formwork_principal": "alice"})
+    response = invoke(single, start)
+    # THEN the call is served, for the principal the HTTP API gives the same user there
+    assert status_of(response) == 200
+    assert store.get(result_of(response)["instance"]).principal == "alice"
+
+
 def test_a_principal_among_the_models_arguments_is_an_unknown_argument(
     app: App, store: RecordingStore
 ) -> None:
@@ -522,7 +560,7 @@ def test_the_module_writes_the_schema_and_checks_the_copy(
 def test_context_attributes_become_the_callers_context_defaults() -> None:
     """formwork_<claim> session attributes are read as the token's claims would be: kept when
     they are a usable string, dropped when not, and never a reason to refuse the call."""
-    settings = Settings()
+    settings = Settings(tenant_claim=None)
     attributes = {
         "formwork_principal": "alice",
         "formwork_locale": "en-GB",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +21,7 @@ from forms.examples import EXAMPLES
 from formwork import bootstrap
 from formwork.config import ConfigError, Settings
 from functions.local import LocalContext, invoke
+from infra.local.dynamodb import load_template
 from tests.functional.conftest import SETTINGS, build_event, make_service
 from tests.support import Deferred, app_for, service_for
 
@@ -34,7 +36,7 @@ def test_settings_defaults_from_an_empty_environment() -> None:
     assert settings == Settings()
     assert settings.table_name is None
     assert settings.region == "us-east-1"
-    assert settings.tenant_claim is None
+    assert settings.tenant_claim == "tenant"
     assert settings.forms == "forms.examples:EXAMPLES"
     assert settings.max_body_bytes == 65536
 
@@ -58,7 +60,23 @@ def test_settings_read_every_variable() -> None:
         max_body_bytes=1024,
     )
     assert Settings.from_env({"AWS_DEFAULT_REGION": "us-west-2"}).region == "us-west-2"
-    assert Settings.from_env({"TENANT_CLAIM": "  "}).tenant_claim is None
+
+
+def test_a_deployment_is_single_tenant_only_when_it_says_so() -> None:
+    # GIVEN a deployment that names no tenant claim, or names it blank
+    # THEN it still has one, "tenant": tokens without it are refused, not pooled
+    assert Settings.from_env({}).tenant_claim == "tenant"
+    assert Settings.from_env({"TENANT_CLAIM": "  "}).tenant_claim == "tenant"
+    assert Settings().tenant_claim == "tenant"
+    # AND only "none" (any case) makes it single-tenant
+    for single in ("none", "NONE", " None "):
+        assert Settings.from_env({"TENANT_CLAIM": single}).tenant_claim is None
+    # AND the template's parameter defaults to the same, and takes "none" but not blank
+    parameter = load_template()["Parameters"]["TenantClaim"]
+    assert parameter["Default"] == "tenant"
+    allowed = re.compile(parameter["AllowedPattern"])
+    assert allowed.fullmatch("none") and allowed.fullmatch("custom:tenant")
+    assert not allowed.fullmatch("")
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,16 @@ from forms.surface.tools import check_id
 from formwork.config import Settings
 from functions.approval_routes import MAX_ROLES, roles_from_claims
 from functions.models import ID_PATTERN
-from tests.functional.conftest import ALICE, BOB, Api, RecordingStore, make_service
+from infra.local.dynamodb import load_template
+from infra.local.gateway import routes_from_template
+from tests.functional.conftest import (
+    ALICE,
+    BOB,
+    Api,
+    RecordingStore,
+    build_event,
+    make_service,
+)
 
 
 def test_principal_in_the_body_is_ignored(api: Api, store: RecordingStore) -> None:
@@ -91,13 +100,82 @@ def test_bob_cannot_write_into_alices_conversation(api: Api, store: RecordingSto
 def test_same_sub_in_another_tenant_is_another_principal(api: Api) -> None:
     api.call("form_start", form="travel-claim")
     assert api.status(claims={"sub": "alice", "tenant": "other"}).status == 404
-    assert api.status(claims={"sub": "alice"}).status == 404
     assert api.status(claims=ALICE).status == 200
 
 
-def test_without_a_tenant_claim_setting_the_principal_is_the_sub(store: RecordingStore) -> None:
-    Api.over(make_service(store), Settings()).call("form_start", form="travel-claim")
+# ---------------------------------------------------------------------------- tenants
+
+AUTHORIZED_ROUTES = [
+    (route.method, re.sub(r"\{[^}]+\}", "x-1", route.path))
+    for route in routes_from_template(load_template())
+    if route.authorized
+]
+"""Every route of the template that asks for a token, its path parameters filled in."""
+
+WITHOUT_A_TENANT: list[dict[str, Any]] = [
+    {"sub": "alice"},
+    {"sub": "alice", "tenant": ""},
+    {"sub": "alice", "tenant": None},
+    {"sub": "alice", "tenant": "   "},
+    {"sub": "alice", "tenant": "acme/evil"},
+    {"sub": "alice", "tenant": 7},
+    {"sub": "alice", "tenant": ["acme"]},
+    {"sub": "alice", "Tenant": "acme"},  # another claim's name: not the tenant
+]
+
+
+def test_the_template_routes_cover_every_family() -> None:
+    families = {path.split("/")[1] for _, path in AUTHORIZED_ROUTES}
+    assert {"tools", "conversations", "builder", "approvals", "memory", "forms"} <= families
+    assert any(path.endswith("/mcp") for _, path in AUTHORIZED_ROUTES)
+
+
+@pytest.mark.parametrize(("method", "path"), AUTHORIZED_ROUTES)
+def test_a_token_without_a_usable_tenant_is_refused_on_every_route(
+    api: Api, store: RecordingStore, method: str, path: str
+) -> None:
+    # GIVEN a deployment that names the tenant claim "tenant" (SETTINGS), and a route that
+    # answers alice's token with a tenant
+    body = None if method in ("GET", "DELETE") else "{}"
+    assert api.send(build_event(method, path, body=body)).status != 401
+    for claims in WITHOUT_A_TENANT:
+        # WHEN a token without a usable tenant claim calls it
+        response = api.send(build_event(method, path, body=body, claims=claims))
+        # THEN it is refused as unauthenticated, saying which claim, and nothing is written
+        assert response.status == 401, (claims, response)
+        assert response.headers["www-authenticate"] == "Bearer"
+        error = response.json()
+        assert set(error) == {"error", "message"}
+        assert error["error"] == "unauthorized"
+        assert "tenant claim" in error["message"]
+    assert store.writes == 0
+
+
+def test_tenantless_tokens_share_nothing_not_even_a_draft() -> None:
+    # GIVEN two people whose tokens carry no tenant claim
+    api = Api.over(make_service())
+    alice, mallory = {"sub": "alice"}, {"sub": "mallory"}
+    # WHEN one starts a draft and the other lists the drafts
+    create = {"tool_call_id": "t1", "input": {"title": "Intake", "steps": [{"title": "You"}]}}
+    created = api.post("/builder/forms/intake/tools/create_form", create, claims=alice)
+    listed = api.get("/builder/forms", claims=mallory)
+    # THEN neither got in: there is no tenant-less space for them to share
+    assert (created.status, listed.status) == (401, 401)
+    # AND with a tenant, the same call makes a draft that tenant lists
+    assert api.post("/builder/forms/intake/tools/create_form", create).json()["ok"] is True
+    assert [d["form_id"] for d in api.get("/builder/forms").json()["drafts"]] == ["intake"]
+
+
+def test_a_single_tenant_deployment_says_so_and_its_principal_is_the_sub(
+    store: RecordingStore,
+) -> None:
+    # GIVEN a deployment set up as single-tenant (TENANT_CLAIM=none)
+    single = Api.over(make_service(store), Settings.from_env({"TENANT_CLAIM": "none"}))
+    # WHEN alice calls with a token that names no tenant
+    assert single.call("form_start", claims={"sub": "alice"}, form="travel-claim").status == 200
+    # THEN her principal is the sub, and a tenant claim changes nothing there
     assert store.get("fi_1").principal == "alice"
+    assert single.status(claims={"sub": "alice", "tenant": "acme"}).status == 200
 
 
 # ---------------------------------------------------------------------------- ids

@@ -222,12 +222,13 @@ def test_a_utf8_body_arrives_as_text(gateway: LocalGateway, recorder: Recorder) 
 @pytest.mark.parametrize(
     ("token", "claims"),
     [
-        ("Bearer dev:alice", {"sub": "alice"}),
-        ("bearer dev:alice", {"sub": "alice"}),
-        ("dev:alice", {"sub": "alice"}),
+        # a token that names no tenant is in the local tenant: every token names one
+        ("Bearer dev:alice", {"sub": "alice", "tenant": "local"}),
+        ("bearer dev:alice", {"sub": "alice", "tenant": "local"}),
+        ("dev:alice", {"sub": "alice", "tenant": "local"}),
         ("Bearer dev:acme:alice", {"sub": "alice", "tenant": "acme"}),
-        ("Bearer dev:bob@example.com", {"sub": "bob@example.com"}),
-        ("Bearer dev:bob;roles=finance", {"sub": "bob", "roles": "[finance]"}),
+        ("Bearer dev:bob@example.com", {"sub": "bob@example.com", "tenant": "local"}),
+        ("Bearer dev:bob;roles=finance", {"sub": "bob", "tenant": "local", "roles": "[finance]"}),
         (
             "Bearer dev:acme:bob;roles=finance,audit",
             {"sub": "bob", "tenant": "acme", "roles": "[finance audit]"},

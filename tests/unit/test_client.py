@@ -43,6 +43,7 @@ from formwork.client import (
     Status,
     ToolResult,
 )
+from formwork.config import Settings
 from functions.api import lambda_handler
 from infra.local.gateway import LocalGateway
 from tests.support import app_for, service_for
@@ -78,7 +79,7 @@ class LocalApi:
 
     def __init__(self, service: FormService) -> None:
         self.service = service
-        self.app = app_for(service)
+        self.app = app_for(service, settings=Settings(tenant_claim=None))  # dev:alice is "alice"
         self.seen: list[tuple[str, str, str | None]] = []
         self.queries: list[dict[str, str]] = []
         self.answers: list[dict[str, Any]] = []

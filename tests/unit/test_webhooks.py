@@ -319,7 +319,7 @@ def test_payloads_that_break_the_contract_are_refused(changes: dict[str, Any]) -
         ({"sub": "alice"}, None),
         ({"sub": "auth0|5f7c8ec7c33c6c004bbafe82", "tenant": "acme"}, "tenant"),
         ({"sub": "0d8f2a4e-1b3c-4d5e-8f90-123456789abc", "org": "acme-eu.1"}, "org"),
-        ({"sub": "108234567890123456789"}, "tenant"),
+        ({"sub": "108234567890123456789", "tenant": "t-1"}, "tenant"),
     ],
 )
 def test_every_principal_a_token_maps_to_can_be_named_by_a_webhook(
