@@ -51,7 +51,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     checking.add_argument("references", nargs="+", metavar="MODULE:ATTR")
     _add_mcp(commands)
     for name, what in (
-        ("dev", "run the local stack until Ctrl-C (python -m infra.local; --help: options)"),
+        (
+            "dev",
+            "run the local stack until Ctrl-C (python -m infra.local); FORMWORK_FORMS="
+            "module:attr serves your forms, and every setting passes from your shell "
+            "(--help: options and settings)",
+        ),
         ("demo", "run the scripted conversation (python -m examples.demo; --help: options)"),
     ):
         command = commands.add_parser(name, help=what, add_help=False)

@@ -22,6 +22,7 @@ from infra.local.stack import (
     DYNAMODBS,
     TABLE_NAME,
     TASK_QUEUE,
+    WIRED,
     LocalStack,
 )
 from infra.local.temporal import TEMPORAL_PORT, TEMPORAL_UI_PORT
@@ -104,9 +105,25 @@ Ctrl-C stops everything.
 """
 
 
+def settings_help(prog: str) -> str:
+    """``--help``'s word on settings: the shell's pass through, but for the ones the stack
+    wires (``WIRED``)."""
+    wired = ", ".join(WIRED)
+    return (
+        "Settings: every variable the functions read (docs/http-api.md#configuration) is "
+        "taken from your shell when set there, over the template's defaults. "
+        f"FORMWORK_FORMS=my_forms:FORMS {prog} serves the forms of a my_forms.py beside you "
+        "(default: the examples); FORMWORK_MEMORY_DEADLINE_MS, FORMWORK_FACT_KEYS, "
+        "FORMWORK_BUILDER_MAX_STEPS, FORMWORK_CATALOG_TTL_SECONDS and the rest likewise. "
+        f"The stack sets these itself, whatever your shell says: {wired} (the Temporal ones "
+        "only while it runs Temporal: with --no-temporal they are yours; the log level only "
+        "with --log-level)."
+    )
+
+
 def main(argv: list[str] | None = None, *, prog: str = "python -m infra.local") -> int:
     """The command line (``formwork dev`` calls it with its own ``prog``)."""
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__, epilog=settings_help(prog))
     parser.add_argument(
         "--host", default="127.0.0.1", help="loopback address (default %(default)s)"
     )

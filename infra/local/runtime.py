@@ -111,6 +111,21 @@ def functions_from_template(
     return functions
 
 
+def environment_names(template: Mapping[str, Any]) -> list[str]:
+    """Every variable the template's ``Environment`` gives a function (``Globals`` first, then
+    each function's), in template order, once each: the settings a deployment passes."""
+    sources = [template.get("Globals", {}).get("Function", {})]
+    sources += [
+        resource.get("Properties", {})
+        for resource in template.get("Resources", {}).values()
+        if resource.get("Type") == "AWS::Serverless::Function"
+    ]
+    names: dict[str, None] = {}
+    for properties in sources:
+        names.update(dict.fromkeys((properties.get("Environment") or {}).get("Variables", {})))
+    return list(names)
+
+
 @dataclass(slots=True)
 class LambdaContext:
     """The context object the Lambda runtime passes to a handler (the attributes it reads)."""
@@ -227,6 +242,16 @@ _LEAKED = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECUR
 """Real-account settings of the developer's shell that a local function must never pick up."""
 
 
+def child_environment(environment: Mapping[str, str]) -> dict[str, str]:
+    """What an execution environment's process gets: this process's environment (less the
+    real-account settings in ``_LEAKED``) with ``environment`` laid over it, and the
+    repository on its ``PYTHONPATH``."""
+    env = {k: v for k, v in os.environ.items() if k not in _LEAKED}
+    env.update(environment)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    return env
+
+
 class _Environment:
     """One execution environment: a child Python process serving one invocation at a time.
 
@@ -245,11 +270,7 @@ class _Environment:
     ) -> None:
         self.config = config
         ours, theirs = socket.socketpair()
-        env = {k: v for k, v in os.environ.items() if k not in _LEAKED}
-        env.update(environment)
-        env["PYTHONPATH"] = os.pathsep.join(
-            [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
-        )
+        env = child_environment(environment)
         output = subprocess.DEVNULL if quiet else None
         piped = console is not None and not quiet
         if piped:

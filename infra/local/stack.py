@@ -31,14 +31,20 @@ after the functions, the relay's event source: a poller delivering the table's s
 function with a ``DynamoDB`` event (``infra.local.streams``), and a timer invoking the one with
 a schedule. Without it, only the functions with HTTP routes run and hooks run in-process.
 
-The handler's environment: ``TABLE_NAME``, ``DYNAMODB_ENDPOINT_URL``, ``AWS_REGION`` and
-``AWS_DEFAULT_REGION``, ``TENANT_CLAIM=tenant`` (so ``Bearer dev:<tenant>:<sub>`` gives the
-principal ``<tenant>/<sub>``), ``ROLES_CLAIM=roles`` (so ``Bearer dev:<sub>;roles=finance``
-holds the role ``finance``), dummy credentials, plus the template's own variables
-(``POWERTOOLS_*``), and ``FORMWORK_EXECUTORS=examples.executors:EXECUTORS`` (what published
-form documents may run) unless the shell sets its own. ``environment`` is laid over all of
-it, so a caller can point the functions elsewhere (``DYNAMODB_ENDPOINT_URL`` at a proxy in
-front of the stack's DynamoDB, say) while the table is still created on the stack's own.
+The handler's environment, in layers, each over the one before: the template's variables
+(its parameters' defaults); the local defaults (``FORMWORK_EXECUTORS=examples.executors:
+EXECUTORS``, what published form documents may run; ``LOG_HASH_KEY``, the public local key;
+the dev webhook below); the shell's value of every one of those the shell sets (so
+``FORMWORK_MEMORY_DEADLINE_MS=500 formwork dev`` takes; variables the template does not name
+reach the functions from the shell anyway); then what the stack wires to its own services
+and dev tokens, whatever the shell says (``WIRED``): ``TABLE_NAME``,
+``DYNAMODB_ENDPOINT_URL``, ``AWS_REGION`` and ``AWS_DEFAULT_REGION``, ``TENANT_CLAIM=tenant``
+(so ``Bearer dev:<tenant>:<sub>`` gives the principal ``<tenant>/<sub>``, and
+``Bearer dev:<sub>`` ``local/<sub>``), ``ROLES_CLAIM=roles`` (so
+``Bearer dev:<sub>;roles=finance`` holds the role ``finance``), dummy credentials, and the
+Temporal settings while it runs Temporal. ``environment`` is laid over all of it, so a
+caller can point the functions elsewhere (``DYNAMODB_ENDPOINT_URL`` at a proxy in front of
+the stack's DynamoDB, say) while the table is still created on the stack's own.
 Nothing here changes this process's ``os.environ``.
 
 Webhooks (``local_webhooks``): with no ``FORMWORK_WEBHOOK_SECRETS`` given (by the caller or the
@@ -71,6 +77,7 @@ from pathlib import Path
 from secrets import token_urlsafe
 from typing import Any
 
+from functions.http import LOCAL_LOG_HASH_KEY, LOG_HASH_KEY_VARIABLE
 from infra.local.console import function_console
 from infra.local.dynamodb import (
     TEMPLATE,
@@ -88,7 +95,12 @@ from infra.local.gateway import (
     dev_token,
     routes_from_template,
 )
-from infra.local.runtime import FunctionConfig, ProcessFunction, functions_from_template
+from infra.local.runtime import (
+    FunctionConfig,
+    ProcessFunction,
+    environment_names,
+    functions_from_template,
+)
 from infra.local.streams import StreamPoller, StreamReader
 from infra.local.temporal import TEMPORAL_PORT, LocalTemporal, LocalWorker
 
@@ -208,9 +220,12 @@ class LocalStack:
         self.function_output = function_output
         self.extra_environment = dict(environment or {})
         self.webhook_environment, self.dev_webhook = local_webhooks(
-            {**_passed_through(), **self.extra_environment}
+            {**os.environ, **self.extra_environment}
         )
         self.template = template
+        self.settings = environment_names(load_template(template))
+        """The variables the template gives the functions: each is taken from the shell when
+        set there, unless the stack wires it (``WIRED``)."""
         self.use_temporal = temporal
         self.temporal_port = temporal_port
         self.temporal_ui_port = temporal_ui_port
@@ -250,8 +265,29 @@ class LocalStack:
 
     @property
     def environment(self) -> dict[str, str]:
-        """What the handler's process gets on top of the template's variables."""
-        return {
+        """What the handler's process gets on top of the template's variables, in layers:
+        the local defaults, then the shell's value of every setting the template or those
+        defaults give (so ``FORMWORK_MEMORY_DEADLINE_MS=500 formwork dev`` takes), then what
+        the stack wires to its own services and dev tokens (``WIRED``), then ``environment``.
+        Variables the template does not name reach the functions from the shell as they are."""
+        defaults = {
+            "POWERTOOLS_TRACE_DISABLED": "true",
+            LOG_HASH_KEY_VARIABLE: LOCAL_LOG_HASH_KEY,
+            "FORMWORK_EXECUTORS": DEV_EXECUTORS,
+            **self.webhook_environment,
+        }
+        wired = self.wired_environment
+        shell = {
+            name: os.environ[name]
+            for name in (*self.settings, *defaults)
+            if name in os.environ and name not in wired
+        }
+        return {**defaults, **shell, **wired, **self.extra_environment}
+
+    @property
+    def wired_environment(self) -> dict[str, str]:
+        """The variables the stack sets whatever the shell says (``WIRED`` says why)."""
+        wired = {
             "TABLE_NAME": self.table_name,
             "DYNAMODB_ENDPOINT_URL": self.dynamodb_endpoint,
             "AWS_REGION": REGION,
@@ -261,13 +297,11 @@ class LocalStack:
             "AWS_ACCESS_KEY_ID": "local",
             "AWS_SECRET_ACCESS_KEY": "local",
             "AWS_SAM_LOCAL": "true",
-            "POWERTOOLS_TRACE_DISABLED": "true",
             **self.temporal_environment,
-            **self.webhook_environment,
-            "FORMWORK_EXECUTORS": DEV_EXECUTORS,
-            **_passed_through(),
-            **self.extra_environment,
         }
+        if self.log_level:
+            wired["POWERTOOLS_LOG_LEVEL"] = self.log_level
+        return wired
 
     @property
     def temporal_environment(self) -> dict[str, str]:
@@ -478,16 +512,25 @@ def describe_workflow(
         return None
 
 
-PASSED_THROUGH = (
-    "FORMWORK_WEBHOOK_SOURCES",
-    "FORMWORK_WEBHOOK_SECRETS",
-    "FORMWORK_NOTIFY_SECRETS",
-    "FORMWORK_FORMS",
-    "FORMWORK_EXECUTORS",
-    "FORMWORK_HOOK_WAIT_MS",
-)
-"""Settings a developer may set in their shell for the local functions (the webhook sources
-and secrets, say); everything else the functions get is the template's and the stack's."""
+WIRED = {
+    "TABLE_NAME": "--table",
+    "DYNAMODB_ENDPOINT_URL": "the stack's own DynamoDB (--dynamodb, --dynamodb-port)",
+    "AWS_REGION": REGION,
+    "AWS_DEFAULT_REGION": REGION,
+    "TENANT_CLAIM": "the claim a dev token's tenant is in",
+    "ROLES_CLAIM": "the claim a dev token's roles are in",
+    "AWS_ACCESS_KEY_ID": "dummies: your shell's AWS credentials never reach a local function",
+    "AWS_SECRET_ACCESS_KEY": "dummies",
+    "AWS_SAM_LOCAL": "true",
+    "FORMWORK_DISPATCH": "temporal while the stack runs Temporal (--no-temporal: yours)",
+    "TEMPORAL_ADDRESS": "the stack's Temporal (--temporal-port; --no-temporal: yours)",
+    "TEMPORAL_NAMESPACE": "the stack's Temporal (--no-temporal: yours)",
+    "TEMPORAL_TASK_QUEUE": "the stack's worker's (--no-temporal: yours)",
+    "POWERTOOLS_LOG_LEVEL": "--log-level when given, else yours",
+}
+"""What the stack sets for its own DynamoDB, Temporal and dev tokens, whatever the shell says
+(the Temporal ones only while it runs Temporal, the log level only with ``--log-level``), and
+what to use instead. Every other setting comes from the shell when set there."""
 
 DEV_EXECUTORS = "examples.executors:EXECUTORS"
 """The executors published form documents may name on the local stack, unless the shell sets
@@ -517,7 +560,3 @@ def local_webhooks(given: Mapping[str, str]) -> tuple[dict[str, str], tuple[str,
     names = sorted(loaded) if isinstance(loaded, dict) else []
     added["FORMWORK_WEBHOOK_SOURCES"] = json.dumps({n: ANY_TENANT_OR_FORM for n in names})
     return added, dev
-
-
-def _passed_through() -> dict[str, str]:
-    return {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}

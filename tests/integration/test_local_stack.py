@@ -352,3 +352,26 @@ def test_json_logs_show_the_functions_records_as_lambda_writes_them(dev: list[De
     assert any("_aws" in r for r in records)  # the EMF metrics too
     access = [line for line in dev[0].stderr() if ACCESS_LINE.match(line)]
     assert access == [access[0]] and access[0].startswith("POST /conversations/conv-1/tools/")
+
+
+def get_json(url: str, token: str = "Bearer dev:alice") -> Any:
+    request = urllib.request.Request(url, headers={"Authorization": token})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def test_a_setting_from_the_shell_reaches_the_functions_and_no_log_key_warning(
+    dev: list[Dev],
+) -> None:
+    # GIVEN make dev started from a shell that turns memory off (the template says on)
+    dev.append(Dev("--port", "0", "--dynamodb", "moto", FORMWORK_MEMORY="off"))
+    api = dev[0].ready()
+    # WHEN a caller reads the memory settings and starts a form
+    settings = get_json(f"{api}/memory/settings")
+    assert start_claim(api, "conv-1") == 200
+    assert dev[0].stop() == 0
+    # THEN the functions run with the shell's setting
+    assert settings["deployment_enabled"] is False
+    # AND nothing warns about LOG_HASH_KEY: the local stack uses the documented public key
+    printed = dev[0].stdout + dev[0].stderr()
+    assert not [line for line in printed if "LOG_HASH_KEY" in line], printed
