@@ -4,6 +4,9 @@ Steps of ten fields each; step k > 1 applies once step k-1 is complete. Every st
 (x|y), name (string, 2+), email, count (integer >= 0), date, and a branch: gx1 (string 2+,
 kind x), gy1 (string 2+, kind y), gx2 (number >= 0, kind x), gy2 (a|b|c, kind y), gx3 (optional
 boolean, kind x and gx1 answered). Built with ``type()`` so one factory serves every size.
+
+``chained=False`` drops the chain: every step applies from the start (a long form whose steps
+are all ahead of the agent at once, the shape whose status line grew with its steps).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ def _after(previous: str) -> Any:
     return applies
 
 
-def make_step(k: int) -> type[Step]:
+def make_step(k: int, chained: bool = True) -> type[Step]:
     kind = f"kind_{k}"
     annotations: dict[str, Any] = {
         kind: Literal["x", "y"],
@@ -68,18 +71,18 @@ def make_step(k: int) -> type[Step]:
         f"gy2_{k}": field(f"Y two {k}", when=_is(kind, "y")),
         f"gx3_{k}": field(f"X three {k}", when=_x_with_gx1(kind, f"gx1_{k}")),
     }
-    if k > 1:
+    if k > 1 and chained:
         namespace["when"] = _after(f"s{k - 1}")
     return type(f"SyntheticStep{k}", (Step,), namespace)
 
 
-def synthetic_form(fields: int) -> FormDef:
+def synthetic_form(fields: int, chained: bool = True) -> FormDef:
     steps = max(1, fields // 10)
     return FormDef(
-        id=f"synthetic-{steps * 10}",
+        id=f"synthetic-{steps * 10}" + ("" if chained else "-open"),
         version=1,
         title=f"Synthetic form of {steps * 10} fields",
-        steps=[make_step(k) for k in range(1, steps + 1)],
+        steps=[make_step(k, chained) for k in range(1, steps + 1)],
     )
 
 

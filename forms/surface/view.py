@@ -4,8 +4,9 @@ The model never sees a definition. It sees:
 
 * the **status line** (tier 0): one or two lines per open instance, meant for the system prompt
   on every turn. Pending labels rather than a count (so the agent knows what to ask without a
-  tool call), and a one-line preview of each later step (so it can capture an answer it hears
-  early). A closed instance drops out.
+  tool call), and a one-line preview of the next few later steps (``LATER_STEPS``, so it can
+  capture an answer it hears early), then how many more there are. Its length does not grow
+  with the number of steps. A closed instance drops out.
 * **reads** (tier 1), pulled on demand: the open step, any step, a field with its revision
   log, or the whole outline, with fields gated off marked so the agent never promises a
   question a branch may skip.
@@ -74,13 +75,9 @@ def status_line(
             head = f'{tag} step {position} "{inline(step.title)}"'
             lines = [head + (" · pending: " + ", ".join(pending) if pending else "")]
             lines.extend(_invalid_lines(form, fields))
-        later = [
-            _titled(s.title, step_preview(form, s, ev))
-            for s in steps
-            if s.index > step.index and not ev.step_complete[s.id]
-        ]
+        later = _later_line(form, ev, steps[steps.index(step) + 1 :])
         if later:
-            lines.append("later: " + " · ".join(later))
+            lines.append(later)
     lines.extend(memory_lines(form, instance, ev))
     waits = []
     for hook_id in ev.waiting:
@@ -91,7 +88,8 @@ def status_line(
             what = inline(hook.approval.prompt or hook.title)
             waits.append(f"{what} (awaiting approval by {inline(hook.approval.role)})")
         elif any(e.hook_id == hook_id and stopped(e) for e in instance.state.outbox.values()):
-            waits.append(f"{hook.title} (stopped: hooks kept triggering each other; {_OPERATOR})")
+            stopped_hook = inline(hook.title)
+            waits.append(f"{stopped_hook} (stopped: hooks kept triggering each other; {_OPERATOR})")
         elif any(
             e.hook_id == hook_id and e.status == "failed" for e in instance.state.outbox.values()
         ):
@@ -102,6 +100,34 @@ def status_line(
         lines.append("waiting: " + " · ".join(waits) + "; the form cannot complete until then")
     lines.extend(f"! {inline(r.message)}" for r in ev.active_rejections)
     return "\n".join(lines)
+
+
+LATER_STEPS = 3
+"""How many later steps the status line previews (the next ones still to do, in order); the
+rest are counted (``+12 more steps``). A preview is there so the agent can capture an answer
+the user gives ahead of its step, which is nearly always one of the next few; the outline
+lists every step. Bounded, so the line (in every result and every system prompt) costs the
+same on a form of 100 steps as on one of 5."""
+
+
+def _later_line(form: CompiledForm, ev: Evaluation, after: list[CompiledStep]) -> str | None:
+    """``later: A (preview) · B (preview) · C (preview) · +N more steps`` over the steps
+    ``after`` the open one that apply and are not complete; None when there is none. Only the
+    first ``LATER_STEPS`` are previewed (a preview is the costly part); the rest are counted."""
+    shown: list[str] = []
+    more = 0
+    for s in after:
+        if ev.step_complete[s.id]:
+            continue
+        if len(shown) < LATER_STEPS:
+            shown.append(_titled(s.title, step_preview(form, s, ev)))
+        else:
+            more += 1
+    if not shown:
+        return None
+    if more:
+        shown.append(f"+{more} more step{'' if more == 1 else 's'}")
+    return "later: " + " · ".join(shown)
 
 
 _PREVIEW_LABELS = 3
