@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from pydantic import JsonValue
 
-from forms.errors import AlreadyExists, CallRecorded, ConflictError, NotFound
+from forms.errors import AlreadyExists, CallRecorded, ConflictError, NotFound, SizeLimit
 from forms.instance import (
     CallRecord,
     Commit,
@@ -38,6 +38,7 @@ from forms.instance import (
     Source,
 )
 from forms.storage.port import FormStore
+from forms.storage.sizes import ITEM_LIMIT
 
 T0 = datetime(2024, 5, 1, 9, 30, tzinfo=UTC)
 
@@ -471,6 +472,37 @@ class FormStoreContract:
         assert [i.id for i in store.list_conversation("アリス", "会話-1")] == ["inst-ü"]
 
     # --- tool-call records ----------------------------------------------------------------------
+
+    def test_an_instance_past_one_stored_item_is_refused_and_stores_nothing(
+        self, store: FormStore
+    ) -> None:
+        # GIVEN a stored instance, and a state (checkpoint messages) past one stored item
+        store.create(make_instance(), call("c0"))
+        current = store.get("inst-1")
+        rejections = [
+            Rejection(key=f"h:{n}", hook_id="h", message=f"{n:04d}" + "é" * 8_000, at=at(1))
+            for n in range(22)
+        ]
+        state = current.state.model_copy(update={"rejections": rejections})
+        # WHEN a commit would store it
+        too_big = append_values(current, "name", ["Ada"], at(1), state=state)
+        with pytest.raises(SizeLimit) as refused:
+            store.commit(too_big.model_copy(update={"call": call("c1")}))
+        # THEN it is refused with its size, and nothing of it is stored
+        assert (refused.value.item, refused.value.limit) == ("instance", ITEM_LIMIT)
+        assert ITEM_LIMIT < refused.value.size < ITEM_LIMIT + 20_000
+        assert store.get("inst-1") == current
+        assert store.get_call("alice", "conv-1", "c1") is None
+        # AND a create with it is refused too, storing nothing
+        with pytest.raises(SizeLimit):
+            store.create(make_instance("inst-2", state=state), call("c2"))
+        with pytest.raises(NotFound):
+            store.get("inst-2")
+        assert store.get_call("alice", "conv-1", "c2") is None
+        # AND a state just under the limit lands and reads back whole
+        fits = state.model_copy(update={"rejections": rejections[:20]})
+        after = store.commit(append_values(current, "name", ["Ada"], at(1), state=fits))
+        assert store.get("inst-1").state == after.state == fits
 
     def test_a_create_records_its_call_and_a_second_create_under_that_id_stores_nothing(
         self, store: FormStore

@@ -50,10 +50,11 @@ from forms.instance import (
 )
 from forms.storage.dynamodb_requests import escape as _escape
 from forms.storage.dynamodb_requests import item_bytes as _item_bytes
-from forms.storage.dynamodb_requests import put_action, query_items
+from forms.storage.dynamodb_requests import item_too_large, largest_item, put_action, query_items
 from forms.storage.dynamodb_requests import reason_codes as _reason_codes
 from forms.storage.dynamodb_requests import s as _s
 from forms.storage.port import FormStore
+from forms.storage.sizes import check, check_instance, text_bytes, too_large
 
 MAX_TRANSACTION_ACTIONS = 100
 """DynamoDB's limit on the actions of one TransactWriteItems."""
@@ -180,7 +181,7 @@ class DynamoDBFormStore(FormStore):
         if call is not None:
             actions.append(self._call_put(home[0], call))
         try:
-            self._transact(actions)
+            self._send(actions, stored.form_id)
         except self._client.exceptions.TransactionCanceledException as exc:
             codes = _reason_codes(exc)
             if call is not None and codes[-1:] == ["ConditionalCheckFailed"]:
@@ -247,10 +248,7 @@ class DynamoDBFormStore(FormStore):
         if commit.call is not None:
             actions.append(self._call_put(home[0], commit.call))
         try:
-            if len(actions) == 1:
-                self._client.put_item(**home_put["Put"])
-            else:
-                self._transact(actions)
+            self._send(actions, applied.form_id)
         except (
             self._client.exceptions.ConditionalCheckFailedException,
             self._client.exceptions.TransactionCanceledException,
@@ -410,6 +408,20 @@ class DynamoDBFormStore(FormStore):
 
     # ------------------------------------------------------------------ writing
 
+    def _send(self, actions: list[dict[str, Any]], form_id: str) -> None:
+        """One write: a PutItem for a single action, else one transaction. DynamoDB's own
+        refusal of an item past its size (should ``check_instance`` ever let one through) is
+        the same ``SizeLimit``, never an internal error."""
+        try:
+            if len(actions) == 1:
+                self._client.put_item(**actions[0]["Put"])
+            else:
+                self._transact(actions)
+        except Exception as exc:
+            if item_too_large(exc):
+                raise too_large("instance", largest_item(actions), form_id) from None
+            raise
+
     def _transact(self, actions: list[dict[str, Any]]) -> None:
         if len(actions) > MAX_TRANSACTION_ACTIONS:
             raise ValueError(
@@ -439,6 +451,7 @@ class DynamoDBFormStore(FormStore):
         limit = self._max_item_bytes - len(pk.encode()) - _ITEM_OVERHEAD
         items = []
         for part, payload in enumerate(_pack(appended, limit)):
+            check("revision", text_bytes(payload))  # one revision alone past an item
             items.append(
                 {
                     "pk": _s(pk),
@@ -455,10 +468,13 @@ def home_item(instance: FormInstance, heads: Mapping[str, str] | None = None) ->
     """The home item of ``instance`` as this store writes it (``heads``: each field's head as
     JSON text, when the caller has them already).
 
-    When the answers at hand would take the item past DynamoDB's 400 KB, the biggest heads
-    keep only their cursors (those fields read their log when a call needs them); when even
-    that is not enough, ``ValueError``.
+    ``SizeLimit`` first when the instance passes one stored item even without its answers in
+    force (``forms.storage.sizes.check_instance``). When the answers at hand would take the
+    item past DynamoDB's 400 KB, the biggest heads keep only their cursors (those fields read
+    their log when a call needs them), which that check guarantees is enough.
     """
+    state = instance.state.model_dump_json()
+    check_instance(instance, state)
     texts = dict(heads) if heads is not None else {}
     for field_id, log in instance.history.items():
         if field_id not in texts:
@@ -479,7 +495,7 @@ def home_item(instance: FormInstance, heads: Mapping[str, str] | None = None) ->
         "version": {"N": str(instance.version)},
         "header": _s(header.model_dump_json()),
         "heads": _s(_heads_text(texts)),
-        "state": _s(instance.state.model_dump_json()),
+        "state": _s(state),
     }
     excess = _item_bytes(item) - (DYNAMODB_ITEM_LIMIT - _ITEM_OVERHEAD)
     if excess > 0:
@@ -490,11 +506,8 @@ def home_item(instance: FormInstance, heads: Mapping[str, str] | None = None) ->
             excess -= len(texts[field_id].encode()) - len(slim.encode())
             texts[field_id] = slim
         item["heads"] = _s(_heads_text(texts))
-    if _item_bytes(item) > DYNAMODB_ITEM_LIMIT:
-        raise ValueError(
-            f"instance {instance.id}: its home item would be {_item_bytes(item)} bytes, "
-            "over DynamoDB's 400 KB; nothing was stored"
-        )
+    if _item_bytes(item) > DYNAMODB_ITEM_LIMIT:  # pragma: no cover - check_instance's margin
+        raise too_large("instance", _item_bytes(item), instance.form_id)
     return item
 
 

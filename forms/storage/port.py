@@ -34,6 +34,10 @@ class FormStore(ABC):
        ``form_start`` calls with one id therefore create exactly one instance. Records are
        kept apart from instances, so reading an instance never reads them.
 
+    6. **Sizes are bounded.** A create or commit whose instance would pass one stored item
+       (``forms.storage.sizes.check_instance``: its identity, state and each written field's
+       place in its log) fails with ``SizeLimit`` and stores nothing, whatever the adapter.
+
     Deliberately left to each adapter: the storage engine and its schema, indexing, retention
     and archiving, how atomicity and compare-and-set are achieved (locks, conditional writes,
     transactions), encryption, and any multi-tenancy beyond the ``principal`` field that
@@ -77,8 +81,9 @@ class FormStore(ABC):
         Raises ``NotFound`` for an unknown instance, ``CallRecorded`` when the commit carries a
         call whose id the instance's conversation already recorded (checked first),
         ``ConflictError`` (carrying the current stored instance) when ``expected_version`` is
-        stale, and ``ValueError`` when the commit would rewrite history (a cursor outside its
-        log). Nothing is stored in any of those cases.
+        stale, ``ValueError`` when the commit would rewrite history (a cursor outside its
+        log), and ``SizeLimit`` when the instance would pass one stored item. Nothing is
+        stored in any of those cases.
         """
 
 

@@ -29,14 +29,11 @@ from forms.instance import FormInstance
 ITEM_LIMIT = 350_000
 """Bytes of JSON one stored item may hold (DynamoDB takes 400 KB with its keys and names)."""
 
-DYNAMODB_ITEM_LIMIT = 400 * 1024
-"""DynamoDB's own limit on one item: 400 KB, names and values."""
-
 _IDENTITY = 256
 """Bytes an instance's identity takes besides its ids (keys, dates, numbers, names)."""
-_PLACE = 96
-"""Bytes a field's place in its log takes at most besides its id (``{"cursor": ..., "count":
-..., "redo": ..., "entries": {}}`` and the separators around it)."""
+_PLACE = 64
+"""Bytes a field's place in its log takes besides its id: ``{"cursor":…,"count":…,"redo":…,
+"entries":{}}`` and the separators around it, for logs of up to a million entries."""
 
 WHAT = {
     "draft": "The draft",
@@ -104,3 +101,10 @@ def instance_bytes(instance: FormInstance, state_text: str) -> int:
     )
     places = sum(text_bytes(field_id) + _PLACE for field_id in instance.history)
     return _IDENTITY + sum(map(text_bytes, ids)) + text_bytes(state_text) + places
+
+
+def check_instance(instance: FormInstance, state_text: str) -> None:
+    """Refuse (``SizeLimit``) an instance whose home item would pass ``ITEM_LIMIT`` even with
+    no answer in force kept in it (``instance_bytes``). Every ``FormStore`` adapter calls this
+    before a create or a commit stores anything."""
+    check("instance", instance_bytes(instance, state_text), instance.form_id)

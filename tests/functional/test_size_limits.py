@@ -1,8 +1,9 @@
 """What cannot be stored in one item is refused as data, over HTTP (``forms.storage.sizes``).
 
-A builder's draft that grows past one stored item, a publish that would, and a form tool's
-write that would push an instance's record past it: each answers ``size_limit`` with the item,
-its size and the limit, stores nothing, and is never an ``internal_error``.
+A builder's draft that grows past one stored item, a publish that would, a fact, and a form
+tool's write that would push an instance's record past it: each answers ``size_limit`` with
+the item, its size and the limit (a tool result as data, a 413 on the HTTP routes), stores
+nothing, and is never an ``internal_error``.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from typing import Any
 import pytest
 
 import forms.storage.sizes
-from forms.storage.sizes import ITEM_LIMIT
-from tests.functional.conftest import Api
+from forms.storage.sizes import ITEM_LIMIT, instance_bytes
+from formwork.bootstrap import App
+from tests.functional.conftest import Api, RecordingStore
 from tests.functional.test_builder_api import ANA, FORM, PUBLISHER, Builder, api, started
 from tests.functional.test_memory_api import WEIGHT, serve
 
@@ -93,3 +95,26 @@ def test_a_fact_past_one_stored_item_is_a_413_and_nothing_is_written(
     assert memory.get("/memory/export").json()["facts"] == []
     # AND a short statement lands
     assert memory.put(WEIGHT, {"value": 70, "words": "70 kg"}).status == 200
+
+
+def test_a_fill_past_one_stored_instance_is_refused_as_data_and_saves_nothing(
+    app: App, store: RecordingStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a started claim, in a deployment whose limit its record is just under
+    api = Api(app)
+    assert api.call("form_start", form="travel-claim").json()["ok"] is True
+    started = store.get("fi_1")
+    size = instance_bytes(started, started.state.model_dump_json())
+    monkeypatch.setattr(forms.storage.sizes, "ITEM_LIMIT", size + 8)
+    # WHEN a fill would make the record larger than that
+    values = {"destination": "Lisbon"}
+    refused = api.call("form_fill", tool_call_id="call_big", form="travel-claim", values=values)
+    # THEN it is a 200 with the refusal as data: the item, its size, the limit, what to do
+    assert refused.status == 200
+    body = refused.json()
+    assert (body["ok"], body["error"], body["item"]) == (False, "size_limit", "instance")
+    assert body["limit"] == size + 8 < body["size"] and body["hint"]
+    # AND nothing was saved, and the same call sent again gets the same refusal
+    assert store.get("fi_1").field("destination").count == 0
+    again = api.call("form_fill", tool_call_id="call_big", form="travel-claim", values=values)
+    assert again.json() == {**body, "replayed": True}

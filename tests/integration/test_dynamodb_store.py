@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from forms import Caller, FormRegistry, FormService, InProcessDispatcher
-from forms.errors import CallRecorded, ConflictError, StoreError
+from forms.errors import CallRecorded, ConflictError, SizeLimit, StoreError
 from forms.examples import EXAMPLES
 from forms.instance import Commit, FieldChange, FieldHistory, FormInstance, Rejection
 from forms.storage import FormStore
@@ -41,6 +41,7 @@ from forms.storage.dynamodb import (
 )
 from forms.storage.dynamodb_outbox import DynamoDBOutboxScan
 from forms.storage.outbox_contract import OutboxScanContract, Stores
+from forms.storage.sizes import ITEM_LIMIT
 from tests.integration.conftest import Requests
 
 Item = dict[str, Any]
@@ -474,9 +475,34 @@ def test_a_state_item_over_400kb_is_refused_and_nothing_is_written(
         Rejection(key=f"h:{n}", hook_id="h", message=sixteen_kb(n), at=at(1)) for n in range(30)
     ]
     state = current.state.model_copy(update={"rejections": rejections})
-    # THEN it is refused with a clear error before anything is written
-    with pytest.raises(ValueError, match="400 KB"):
+    # THEN it is refused as size_limit before anything is written
+    with pytest.raises(SizeLimit) as refused:
         store.commit(append_values(current, "name", ["Ada"], at(1), state=state))
+    assert refused.value.item == "instance" and refused.value.size > ITEM_LIMIT
+    assert scan(dynamodb, table) == before
+
+
+def test_an_item_dynamodb_refuses_as_too_large_is_the_same_size_limit(
+    dynamodb: Any, table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a store whose own check lets an oversized state through (as a wrong estimate would)
+    import forms.storage.dynamodb as adapter
+
+    monkeypatch.setattr(adapter, "check_instance", lambda instance, state: None)
+    store = DynamoDBFormStore(dynamodb, table)
+    store.create(make_instance())
+    current = store.get("inst-1")
+    before = scan(dynamodb, table)
+    rejections = [
+        Rejection(key=f"h:{n}", hook_id="h", message=sixteen_kb(n), at=at(1)) for n in range(30)
+    ]
+    state = current.state.model_copy(update={"rejections": rejections})
+    monkeypatch.setattr(adapter, "DYNAMODB_ITEM_LIMIT", 10_000_000)  # no slimming guard either
+    # WHEN DynamoDB itself refuses the home item as past its 400 KB
+    with pytest.raises(SizeLimit) as refused:
+        store.commit(append_values(current, "name", ["Ada"], at(1), state=state))
+    # THEN that is the same refusal, and nothing was written
+    assert refused.value.item == "instance" and refused.value.size > 400_000
     assert scan(dynamodb, table) == before
 
 
