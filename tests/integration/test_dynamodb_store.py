@@ -41,7 +41,6 @@ from forms.storage.dynamodb import (
 )
 from forms.storage.dynamodb_outbox import DynamoDBOutboxScan
 from forms.storage.outbox_contract import OutboxScanContract, Stores
-from forms.storage.sizes import ITEM_LIMIT
 from tests.integration.conftest import Requests
 
 Item = dict[str, Any]
@@ -460,25 +459,6 @@ def test_a_commit_over_100_items_is_refused_and_nothing_is_written(
     # THEN it is refused before anything is written
     with pytest.raises(ValueError, match="100 per transaction"):
         store.commit(commit)
-    assert scan(dynamodb, table) == before
-
-
-def test_a_state_item_over_400kb_is_refused_and_nothing_is_written(
-    store: DynamoDBFormStore, dynamodb: Any, table: str
-) -> None:
-    # GIVEN a stored instance
-    store.create(make_instance())
-    current = store.get("inst-1")
-    before = scan(dynamodb, table)
-    # WHEN a commit's state alone would pass DynamoDB's item limit
-    rejections = [
-        Rejection(key=f"h:{n}", hook_id="h", message=sixteen_kb(n), at=at(1)) for n in range(30)
-    ]
-    state = current.state.model_copy(update={"rejections": rejections})
-    # THEN it is refused as size_limit before anything is written
-    with pytest.raises(SizeLimit) as refused:
-        store.commit(append_values(current, "name", ["Ada"], at(1), state=state))
-    assert refused.value.item == "instance" and refused.value.size > ITEM_LIMIT
     assert scan(dynamodb, table) == before
 
 
