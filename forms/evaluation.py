@@ -33,7 +33,7 @@ FieldStatus = Literal[
     "ask_again",
     "invalid",
 ]
-"""A field's status as the engine derives it (docs/engine.md, "Field statuses")."""
+"""A field's status as the engine derives it (docs/engine.md, "Statuses")."""
 
 STILL_TO_ASK: tuple[FieldStatus, ...] = ("pending", "optional", "ask_again", "invalid")
 """The statuses of a field the agent still has to ask about (on an open instance)."""

@@ -36,6 +36,10 @@ from forms.marked import Marked, built
 RevisionKind = Literal["value", "retraction", "decline"]
 Source = Literal["agent", "executor", "approver", "webhook", "memory", "migration", "operator"]
 Status = Literal["open", "completed", "terminated", "abandoned"]
+"""An instance's status (``closed`` in a tool result, ``form_status`` of a decision)."""
+EntryStatus = Literal["pending", "done", "failed"]
+"""An outbox entry's status: a hook occurrence (``hooks`` in a tool result) or an approval."""
+EntryKind = Literal["executor", "approval"]
 
 
 class _Frozen(BaseModel):
@@ -304,11 +308,11 @@ class OutboxEntry(_Frozen):
     key: str
     hook_id: str
     occurrence: int
-    kind: Literal["executor", "approval"] = "executor"
+    kind: EntryKind = "executor"
     """``approval`` entries wait for a human decision (``decide``) instead of running code."""
     deadline: datetime | None = None
     """For approvals: when the declared timeout outcome applies if nobody has decided."""
-    status: Literal["pending", "done", "failed"] = "pending"
+    status: EntryStatus = "pending"
     attempts: int = 0
     error: str | None = None
     created_at: datetime

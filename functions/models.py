@@ -26,6 +26,8 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
+from forms.statuses import EntryStatus, FieldRowStatus, InstanceStatus, StepState
+
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
 """The ids ``forms.app.service.check_id`` accepts (a test pins the two together)."""
 
@@ -316,6 +318,38 @@ class MemorySettingsRequest(_IgnoresIdentity):
 # schema as ``RootModel[X]``, which would build a second model (the parametrized one) for each.
 
 
+class FieldRow(BaseModel):
+    """A field as a read shows it (docs/tools.md); more keys may come (type, value, ask, ...)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    label: str
+    status: FieldRowStatus = Field(description="docs/engine.md, Statuses")
+
+
+class StepRow(BaseModel):
+    """A step of the outline, or the step a read shows; more keys may come."""
+
+    model_config = ConfigDict(extra="allow")
+
+    step: str
+    title: str
+    state: SkipJsonSchema[None] | StepState = Field(
+        default=None, description="docs/engine.md, Statuses"
+    )
+    fields: SkipJsonSchema[None] | list[FieldRow] = None
+
+
+class HookRow(BaseModel):
+    """A hook occurrence the call fired, and where it stands (docs/dispatch.md)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    key: str
+    status: EntryStatus
+
+
 class ToolResult(BaseModel):
     """A tool's result: it leads with ``ok``, then a sentence (``summary``) or, for a call
     that could not run, ``error`` and ``message``; the rest depends on the tool
@@ -345,6 +379,21 @@ class ToolResult(BaseModel):
     replayed: SkipJsonSchema[None] | Literal[True] = Field(
         default=None, description="Present when this is the first result of a retried call"
     )
+    closed: SkipJsonSchema[None] | InstanceStatus = Field(
+        default=None, description="The instance's status, when the call closed it"
+    )
+    state: SkipJsonSchema[None] | StepState = Field(
+        default=None, description="A step read: where the step stands"
+    )
+    fields: SkipJsonSchema[None] | list[FieldRow] = Field(
+        default=None, description="A step or field read: the fields and their statuses"
+    )
+    steps: SkipJsonSchema[None] | list[StepRow] = Field(
+        default=None, description="An outline or closed read: every step and its fields"
+    )
+    hooks: SkipJsonSchema[None] | list[HookRow] = Field(
+        default=None, description="The hook occurrences the call fired, as they stand"
+    )
 
 
 class ApprovalResult(BaseModel):
@@ -356,8 +405,8 @@ class ApprovalResult(BaseModel):
     summary: str = Field(examples=["Recorded approved on Finance decision."])
     approval: str = Field(description="The approval id")
     instance: str = Field(description="The form instance the approval belongs to")
-    form_status: str = Field(
-        description="open, completed, terminated or abandoned", examples=["completed"]
+    form_status: InstanceStatus = Field(
+        description="The form's status after the decision", examples=["completed"]
     )
     status_line: SkipJsonSchema[None] | str = Field(
         default=None, description="The form's status line after the decision, if any"
