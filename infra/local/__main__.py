@@ -15,6 +15,8 @@ import threading
 from pathlib import Path
 from types import FrameType
 
+from formwork.check import LoadError, check
+from infra.local.dynamodb import ROOT
 from infra.local.stack import (
     API_PORT,
     DYNAMODB_PORT,
@@ -28,6 +30,32 @@ from infra.local.stack import (
 from infra.local.temporal import TEMPORAL_PORT, TEMPORAL_UI_PORT
 
 
+def demo_command() -> str:
+    """How to run the demo here: ``make demo`` in a checkout, ``formwork demo`` from an
+    installed package (which has no Makefile)."""
+    return "make demo" if (ROOT / "Makefile").is_file() else "formwork demo"
+
+
+def served_forms(stack: LocalStack) -> list[str]:
+    """The ids of the forms the stack's functions serve (``FORMWORK_FORMS``, the shell's or
+    the template's), as ``formwork check`` loads them; empty when they cannot be loaded (the
+    functions then say why, at the first call)."""
+    reference = next(
+        (
+            f.environment["FORMWORK_FORMS"]
+            for f in stack.functions.values()
+            if "FORMWORK_FORMS" in f.environment
+        ),
+        None,
+    )
+    if reference is None:
+        return []
+    try:
+        return [form.id for form in check(reference).compiled]
+    except LoadError:  # not the banner's to report: the functions say why
+        return []
+
+
 def webhook_lines(stack: LocalStack) -> str:
     """The banner's webhook part: the development source and its secret when the stack made
     them, else the sources the shell configured."""
@@ -38,8 +66,8 @@ def webhook_lines(stack: LocalStack) -> str:
             f"  Webhooks   POST {api}/webhooks/{source}, signed with the dev secret {secret}\n"
             "             (made for this run, any tenant and form; loopback only; to sign see"
             " docs/webhooks.md)\n"
-            f"             make demo in another shell: FORMWORK_WEBHOOK_SECRETS="
-            f"'{json.dumps({source: secret})}' make demo\n"
+            f"             {demo_command()} in another shell: FORMWORK_WEBHOOK_SECRETS="
+            f"'{json.dumps({source: secret})}' {demo_command()}\n"
         )
     try:
         sources = sorted(json.loads(stack.environment.get("FORMWORK_WEBHOOK_SOURCES") or "{}"))
@@ -60,10 +88,8 @@ def banner(stack: LocalStack) -> str:
         "shows their JSON records)."
     )
     auth = "-H 'Authorization: Bearer dev:alice'"
-    start = (
-        '{"tool_call_id": "call-1", "input": {"form": "travel-claim", '
-        '"values": {"destination": "Lisbon", "departure_date": "2025-03-03"}}}'
-    )
+    form = next(iter(served_forms(stack)), "<form id>")
+    start = json.dumps({"tool_call_id": "call-1", "input": {"form": form}})
     functions = ", ".join(
         f.config.handler
         for f in stack.functions.values()

@@ -9,12 +9,15 @@ import textwrap
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
 from examples import demo
 from formwork import cli
 from formwork.check import LoadError, check
+from infra.local import __main__ as local
 
 BROKEN = """\
 from forms import Checkpoint, FormDef, FormRegistry, Step, field
@@ -314,3 +317,64 @@ def test_the_demo_keeps_its_in_process_default_for_callers_without_arguments(
 ) -> None:
     assert demo.main() == 0
     assert "in-process" in capsys.readouterr().out.splitlines()[0]
+
+
+# ------------------------------------------------------------------------ formwork dev's banner
+
+LEAVE = """\
+from forms import FormDef, Step, field
+
+
+class Leave(Step):
+    title = "Leave"
+
+    days: int = field("Working days")
+
+
+FORMS = [FormDef(id="leave-request", version=1, title="Leave request", steps=[Leave])]
+"""
+
+
+def running_stack(forms: str) -> Any:
+    """What ``banner`` reads of a running stack, serving ``forms`` (``FORMWORK_FORMS``)."""
+    tools = SimpleNamespace(
+        config=SimpleNamespace(handler="functions.api.lambda_handler"),
+        environment={"FORMWORK_FORMS": forms},
+    )
+    return SimpleNamespace(
+        api_url="http://127.0.0.1:3000",
+        json_logs=False,
+        functions={"ToolsFunction": tools},
+        temporal=None,
+        worker=None,
+        dynamodb_endpoint="http://127.0.0.1:8000",
+        table_name="formwork-local",
+        dynamodb_description="moto",
+        dev_webhook=("crm", "dev-secret"),
+        environment={},
+    )
+
+
+def test_the_banners_example_starts_a_form_the_stack_serves(
+    module: Callable[[str], str],
+) -> None:
+    # GIVEN formwork dev serving forms of the developer's own (no travel-claim among them)
+    name = module(LEAVE)
+    # WHEN the banner is printed
+    text = local.banner(running_stack(f"{name}:FORMS"))
+    # THEN its example starts one of them
+    assert '"form": "leave-request"' in text
+    assert "travel-claim" not in text
+
+
+def test_the_banner_names_the_demo_command_of_a_checkout_or_a_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stack = running_stack("forms.examples:EXAMPLES")
+    # GIVEN a checkout (a Makefile beside infra/): make demo
+    assert "make demo" in local.banner(stack)
+    # GIVEN an installed package (no Makefile where infra/ is): formwork demo, never make
+    monkeypatch.setattr(local, "ROOT", tmp_path)
+    text = local.banner(stack)
+    assert 'FORMWORK_WEBHOOK_SECRETS=\'{"crm": "dev-secret"}\' formwork demo' in text
+    assert "make " not in text
