@@ -34,12 +34,12 @@ from temporalio.api.enums.v1 import EventType, TimeoutType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 
-from forms import FormDef, FormRegistry, FormService, HookContext, Patch, Step, field
+from forms import Checkpoint, FormDef, FormRegistry, FormService, HookContext, Patch, Step, field
 from forms.app import dispatcher_contract
 from forms.app.conversation import Caller
 from forms.app.dispatcher_contract import RUNS, DispatcherContract, Wiring
 from forms.app.hooks import HookRunner
-from forms.instance import FormInstance, OutboxEntry
+from forms.instance import KNOCK_ON_LIMIT, LOOP_STOPPED, FormInstance, OutboxEntry
 from forms.storage.dynamodb import DynamoDBFormStore
 from formwork.config import Settings, TemporalSettings
 from functions import relay
@@ -104,7 +104,35 @@ class Confirm(Step):
 
 
 FORM = FormDef(id="durable-claim", version=1, title="Durable claim", steps=[Claim, Confirm])
-FORMS = (FORM,)
+
+
+def to_two(ctx: HookContext) -> Patch:
+    _flags(ctx)
+    return Patch({"n": 2})
+
+
+def to_one(ctx: HookContext) -> Patch:
+    _flags(ctx)
+    return Patch({"n": 1})
+
+
+class Counter(Step):
+    title = "Counter"
+    n: int = field("N")
+
+
+LOOP = FormDef(
+    id="ping-pong",
+    version=1,
+    title="Ping pong",
+    steps=[Counter],
+    checkpoints=[
+        Checkpoint("ping", when=lambda v: v.n == 1, run=to_two),
+        Checkpoint("pong", when=lambda v: v.n == 2, run=to_one),
+    ],
+)
+"""Two checkpoints whose executors set each other's trigger: a loop no compiler can see."""
+FORMS = (FORM, LOOP)
 
 
 # ---------------------------------------------------------------------------- stand-ins
@@ -605,6 +633,40 @@ def test_a_final_failure_is_recorded_and_an_operator_retry_runs_the_same_key(
     )
     assert [k for k, _ in runs(flags, instance_id, key)] == [key, key, key]
     assert len(executor_revisions(store, instance_id, "receipt")) == 1
+
+
+# ------------------------------------------------------------------ hooks that loop
+
+
+def test_checkpoints_that_trigger_each_other_stop_at_the_knock_on_limit(
+    store: DynamoDBFormStore,
+    dispatcher: TemporalDispatcher,
+    worker: LocalWorker,
+    flags: Path,
+) -> None:
+    # GIVEN two checkpoints whose executors set each other's trigger, run as workflows
+    service = service_with(store, dispatcher)
+    started = service.call(ALICE, "form_start", "start-loop", {"form": LOOP.id})
+    instance_id = started["instance"]
+    # WHEN the answer that starts the loop is given
+    fill = {"form": LOOP.id, "values": {"n": 1}}
+    assert service.call(ALICE, "form_fill", "fill-loop", fill)["ok"]
+
+    # THEN the chain of workflows, each started by the one before (the depth travelling on
+    # the entries through DynamoDB), stops at the limit: one entry failed, none pending
+    def stopped() -> bool:
+        entries = store.get(instance_id).state.outbox.values()
+        return any(e.status == "failed" for e in entries)
+
+    wait_until(stopped, "the loop to stop")
+    entries = sorted(store.get(instance_id).state.outbox.values(), key=lambda e: e.depth)
+    assert [e.status for e in entries] == ["done"] * (KNOCK_ON_LIMIT + 1) + ["failed"]
+    last = entries[-1]
+    assert last.error is not None and last.error.startswith(LOOP_STOPPED)
+    assert last.dispatched_at is None  # no workflow was started for it
+    assert len(runs(flags, instance_id)) == KNOCK_ON_LIMIT + 1
+    # AND the status line tells the agent an operator is needed
+    assert any("hooks kept triggering each other" in line for line in service.status(ALICE))
 
 
 # ------------------------------------------------------------------ waiting in the call
