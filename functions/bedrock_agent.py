@@ -18,8 +18,11 @@ What one invocation does, in order:
    principal (``tenant/sub``), so a user sees the same forms here and over HTTP. Without a
    usable principal (either attribute missing, empty or malformed): 401. The
    conversation is ``formwork_conversation`` when set, else the agent's ``sessionId``.
-3. **Routing and arguments.** Powertools' ``BedrockAgentResolver`` routes on ``apiPath`` and
-   checks the properties against the tool's arguments model (``bedrock_schema.arguments_model``).
+3. **Routing and arguments.** A name that comes twice among the parameters and the body's
+   properties is refused (400 ``duplicate_key``), as the HTTP API refuses a key sent twice,
+   rather than letting the last one win. Powertools' ``BedrockAgentResolver`` routes on
+   ``apiPath`` and checks the properties against the tool's arguments model
+   (``bedrock_schema.arguments_model``).
    Bedrock hands every value over as text, so an argument that is an object, an array or any
    JSON value (``values``, ``decline``, ``form_revise``'s ``value``) is a string property
    holding JSON text, parsed strictly (``bedrock_schema.decode_arguments``); everything else
@@ -36,7 +39,8 @@ What one invocation does, in order:
 Every failure is data in Bedrock's response shape, never an exception out of the handler: a
 tool's refusal is a 200 whose body says ``ok: false``; arguments Bedrock could not carry
 (JSON text that does not parse) are a 200 ``bad_request``; no principal is a 401, an unknown
-operation a 404 ``unknown_tool``, an event of another shape a 400, a bug a 500
+operation a 404 ``unknown_tool``, an event of another shape a 400 ``bad_request``, a name
+sent twice among the parameters and properties a 400 ``duplicate_key``, a bug a 500
 ``internal_error``, each with a body ``{"ok": false, "error", "message", "hint"}``.
 
 The action group's contract lives in ``functions.bedrock_schema``: the operations (registered
@@ -284,6 +288,26 @@ def _well_formed_body(body: Any) -> bool:
     )
 
 
+def _check_names_once(event: Mapping[str, Any]) -> None:
+    """``Refused`` (400 ``duplicate_key``) when a name comes twice among the parameters and
+    the body's properties, as the HTTP API refuses a key sent twice: which of the two values
+    counts would otherwise be the resolver's choice (the last), not the caller's."""
+    body = (event.get("requestBody") or {}).get("content") or {}
+    named = [*(event.get("parameters") or ())]
+    named += [p for media in body.values() for p in (media.get("properties") or ())]
+    seen: set[str] = set()
+    for item in named:
+        name = item["name"]
+        if name in seen:
+            raise Refused(
+                400,
+                "duplicate_key",
+                f"the action's arguments name {name[:60]!r} twice; send each argument once",
+                "call the operation again with each argument once",
+            )
+        seen.add(name)
+
+
 def bedrock_response(event: Any, status: int, body: Mapping[str, Any]) -> dict[str, Any]:
     """Bedrock's response shape for an answer given without the resolver."""
     fields = event if isinstance(event, Mapping) else {}
@@ -344,6 +368,7 @@ def _serve(event: dict[str, Any], context: LambdaContext, app: App | None) -> di
             )
         served = app if app is not None else process.app()
         caller = caller_of(event, served.settings)
+        _check_names_once(event)
         resolver.append_context(**{APP_KEY: served, CALLER_KEY: caller})  # type: ignore[no-untyped-call]
         response = resolver.resolve(_with_body(event), context)
     except Refused as refused:

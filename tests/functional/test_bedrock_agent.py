@@ -217,6 +217,42 @@ def test_json_text_of_the_wrong_kind_is_refused_by_name(
     assert result["message"].startswith(message)
 
 
+def _sent_twice(where: str) -> dict[str, Any]:
+    """The recorded form_start with its "form" property sent a second time, ``where``."""
+    start = event("form_start")
+    properties = start["requestBody"]["content"]["application/json"]["properties"]
+    again = {"name": "form", "type": "string", "value": "purchase-request"}
+    if where == "in the body":
+        properties.append(again)
+    elif where == "in the body, first":
+        properties.insert(0, again)
+    elif where == "in the parameters":
+        start["parameters"] = [again]
+    else:  # twice in the parameters, once in the body
+        start["parameters"] = [{**again, "name": "note"}, {**again, "name": "note"}]
+    return start
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["in the body", "in the body, first", "in the parameters", "twice in the parameters"],
+)
+def test_an_argument_sent_twice_is_refused_as_the_http_api_refuses_a_key_sent_twice(
+    app: App, store: RecordingStore, where: str
+) -> None:
+    # GIVEN a form_start whose event names one argument twice (two values for "form")
+    # WHEN the function handles it
+    response = invoke(app, _sent_twice(where))
+    # THEN it is a 400 duplicate_key in Bedrock's shape, naming the argument, and no form
+    # was started with either value
+    assert status_of(response) == 400
+    result = result_of(response)
+    assert (result["ok"], result["error"]) == (False, "duplicate_key")
+    assert "twice" in result["message"] and result["hint"]
+    assert ("'note'" if where.startswith("twice") else "'form'") in result["message"]
+    assert store.writes == 0
+
+
 def test_a_missing_principal_is_refused_and_the_prompt_attributes_are_not_read(
     app: App, store: RecordingStore
 ) -> None:
