@@ -51,6 +51,13 @@ class CompiledField:
     user's answer to it is remembered."""
 
     @property
+    def offered(self) -> bool:
+        """Whether a model or a person is ever asked for it (offered it to write, in reads,
+        questions, schemas and hints): not a field only an approver's decision writes
+        (``decided_by_approver``)."""
+        return not self.decided_by_approver
+
+    @property
     def declinable(self) -> bool:
         """Whether the user may decline it: optional, or it takes "no preference"."""
         return self.type.optional or self.no_preference

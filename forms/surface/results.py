@@ -108,11 +108,7 @@ def still_to_ask(form: CompiledForm, ev: Evaluation) -> list[str]:
     """Fields that apply and have no answer yet (the agent may write them): the open step's
     first, then required before optional, in definition order."""
     open_step = ev.open_step
-    ids = [
-        f
-        for f, fe in ev.fields.items()
-        if fe.status in STILL_TO_ASK and not form.fields[f].decided_by_approver
-    ]
+    ids = [f for f, fe in ev.fields.items() if fe.status in STILL_TO_ASK and form.fields[f].offered]
     return sorted(
         ids,
         key=lambda f: (
@@ -173,14 +169,16 @@ def not_ready(form: CompiledForm, ev: Evaluation) -> str | None:
     """Why a form cannot be submitted yet, in words the agent can relay; None when it can."""
     if ev.ready:
         return None
-    pending = [
-        inline(form.fields[f].label) for f, fe in ev.fields.items() if fe.status == "pending"
-    ]
+    pending = [f for f, fe in ev.fields.items() if fe.status == "pending"]
+    asked = [inline(form.fields[f].label) for f in pending if form.fields[f].offered]
+    decided = [inline(form.fields[f].label) for f in pending if not form.fields[f].offered]
     reasons = []
-    if pending:
+    if asked:
         reasons.append(
-            "still to answer: " + ", ".join(pending[:8]) + (" …" if len(pending) > 8 else "")
+            "still to answer: " + ", ".join(asked[:8]) + (" …" if len(asked) > 8 else "")
         )
+    if decided:
+        reasons.append("an approver has still to decide: " + ", ".join(decided))
     refused = [
         inline(form.fields[f].label) for f, fe in ev.fields.items() if fe.status == "invalid"
     ]

@@ -133,7 +133,7 @@ def strict_tools(forms: Sequence[CompiledForm]) -> tuple[StrictTool, ...]:
     declinable: list[str] = []
     for form in forms:
         for field in form.fields.values():
-            if field.decided_by_approver:
+            if not field.offered:
                 continue
             try:
                 typed = strict_schema(field.type.json_schema)

@@ -28,6 +28,7 @@ from forms.compiled import CompiledField, CompiledForm, CompiledStep
 from forms.evaluation import STILL_TO_ASK, Evaluation, FieldEval, refusal
 from forms.incremental import Core
 from forms.instance import FieldHistory, FormInstance, Recollection, Revision, stopped
+from forms.statuses import FieldRowStatus, StepState
 from forms.surface.plain import inline
 from forms.surface.recalled import memory_lines, memory_mark, standing
 
@@ -67,11 +68,13 @@ def status_line(
         position = f"{steps.index(step) + 1}/{len(steps)}"
         fields = [ev.fields[f] for f in step.fields]
         if ev.revisit == step.id:
-            recheck = [inline(form.fields[f.id].label) for f in fields if f.status == "ask_again"]
+            recheck = [
+                _label(form, f) for f in fields if f.status == "ask_again" and _asked(form, f)
+            ]
             head = f'{tag} back at step {position} "{inline(step.title)}": go through it again'
             lines = [head + (" · check: " + ", ".join(recheck) if recheck else "")]
         else:
-            pending = [inline(form.fields[f.id].label) for f in fields if f.status == "pending"]
+            pending = [_label(form, f) for f in fields if f.status == "pending" and _asked(form, f)]
             head = f'{tag} step {position} "{inline(step.title)}"'
             lines = [head + (" · pending: " + ", ".join(pending) if pending else "")]
             lines.extend(_invalid_lines(form, fields))
@@ -102,6 +105,14 @@ def status_line(
     return "\n".join(lines)
 
 
+def _asked(form: CompiledForm, fe: FieldEval) -> bool:
+    return form.fields[fe.id].offered
+
+
+def _label(form: CompiledForm, fe: FieldEval) -> str:
+    return inline(form.fields[fe.id].label)
+
+
 LATER_STEPS = 3
 """How many later steps the status line previews (the next ones still to do, in order); the
 rest are counted (``+12 more steps``). A preview is there so the agent can capture an answer
@@ -130,6 +141,9 @@ def _later_line(form: CompiledForm, ev: Evaluation, after: list[CompiledStep]) -
     return "later: " + " · ".join(shown)
 
 
+DECIDED_BY = "an approver; not asked, not written by the agent"
+"""What a read's row says of a field only an approver's decision writes."""
+
 _PREVIEW_LABELS = 3
 _PREVIEW_CHARS = 48
 
@@ -150,7 +164,7 @@ def step_preview(form: CompiledForm, step: CompiledStep, ev: Evaluation) -> str:
         [
             form.fields[f].label
             for f in step.fields
-            if ev.fields[f].applies and not form.fields[f].decided_by_approver
+            if ev.fields[f].applies and form.fields[f].offered
         ]
     )
 
@@ -217,12 +231,15 @@ def field_row(
     """One field as the agent sees it: id, label, type, status, and the value if any.
 
     On a closed instance nothing is still to ask: such a field reads ``unanswered``.
-    ``memory`` is what memory filled or offered there that still stands (``standing``).
+    ``memory`` is what memory filled or offered there that still stands (``standing``). A
+    field only an approver decides says so (``decided_by``): it is not asked, nor written by
+    the agent.
     """
     row: dict[str, Any] = {"id": field.id, "label": inline(field.label)}
     if detail and not closed:
         row["type"] = inline(field.type.type_string) + (" (optional)" if field.optional else "")
-    row["status"] = "unanswered" if closed and fe.status in STILL_TO_ASK else fe.status
+    status: FieldRowStatus = "unanswered" if closed and fe.status in STILL_TO_ASK else fe.status
+    row["status"] = status
     if fe.revision is not None and fe.revision.kind == "value":
         row["value"] = fe.revision.value
     if fe.status == "invalid":
@@ -231,7 +248,9 @@ def field_row(
         )
     if memory is not None:
         row["memory"] = memory_mark(memory)
-    if detail and not closed and field.ask and fe.status in STILL_TO_ASK:
+    if not field.offered:
+        row["decided_by"] = DECIDED_BY
+    elif detail and not closed and field.ask and fe.status in STILL_TO_ASK:
         row["ask"] = inline(field.ask)
     return row
 
@@ -255,19 +274,28 @@ def closed_view(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> d
     return view
 
 
+_CLOSED_STATES: dict[str, StepState] = {
+    "completed": "closed (completed)",
+    "terminated": "closed (terminated)",
+    "abandoned": "closed (abandoned)",
+}
+"""A step's state on an instance closed with each status."""
+
+
 def step_view(
     form: CompiledForm, instance: FormInstance, ev: Evaluation, step_id: str
 ) -> dict[str, Any]:
     step = form.steps[step_id]
     steps = _applicable_steps(form, ev)
     view: dict[str, Any] = {"step": step.id, "title": inline(step.title)}
+    state: StepState
     if instance.state.status != "open":
-        view["state"] = f"closed ({instance.state.status})"
+        view["state"] = state = _CLOSED_STATES[instance.state.status]
         view["fields"] = [field_row(form.fields[f], ev.fields[f], closed=True) for f in step.fields]
         return view
     if step in steps:
         view["position"] = f"{steps.index(step) + 1}/{len(steps)}"
-        view["state"] = (
+        state = (
             "revisit"
             if ev.revisit == step.id
             else "complete"
@@ -275,7 +303,8 @@ def step_view(
             else "open"
         )
     else:
-        view["state"] = "does not apply with the current answers"
+        state = "does not apply with the current answers"
+    view["state"] = state
     if step.guidance:
         view["guidance"] = inline(step.guidance)
     marks = standing(form, instance, ev)
@@ -297,10 +326,14 @@ def outline_view(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> 
         preview = step_preview(form, step, ev)
         if preview:
             entry["preview"] = preview
-        if not ev.step_applies[step.id]:
-            entry["state"] = "does not apply with the current answers"
-        else:
-            entry["state"] = "complete" if ev.step_complete[step.id] else "open"
+        state: StepState = (
+            "does not apply with the current answers"
+            if not ev.step_applies[step.id]
+            else "complete"
+            if ev.step_complete[step.id]
+            else "open"
+        )
+        entry["state"] = state
         progress = _progress(form, step, ev)
         if progress is not None:
             entry["progress"] = progress

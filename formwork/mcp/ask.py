@@ -3,7 +3,8 @@
 What one call does, in order:
 
 1. ``form_read`` of the form (the open step, as the agent would read it);
-2. the fields still to ask there (``pending``, ``optional``, ``ask_again``) become a flat
+2. the fields still to ask there (``pending``, ``optional``, ``ask_again``; never one the read
+   marks ``decided_by``, which only an approver's decision writes) become a flat
    elicitation schema (``elicitation_schema``), one property per field, typed from the
    field's type string: ``true or false`` a boolean, ``integer …`` an integer and ``… number
    …`` a number (with their bounds when both are inclusive), ``one of "a", "b"`` a string
@@ -204,6 +205,8 @@ def question(read: Mapping[str, Any]) -> Question | JsonDict:
     left: list[str] = []
     for row in read.get("fields") or ():
         if not isinstance(row, Mapping) or row.get("status") not in STILL_TO_ASK:
+            continue
+        if "decided_by" in row:  # only an approver's decision writes it: nobody is asked
             continue
         field_id, type_string = str(row.get("id")), str(row.get("type") or "")
         node = property_schema(str(row.get("label") or field_id), type_string, row.get("ask"))
