@@ -153,6 +153,7 @@ class _Builder:
                 aliases=item.aliases,
                 example=item.example if isinstance(item, TextField) else _EXAMPLES.get(item.kind),
                 memory=item.memory,
+                no_preference=item.no_preference,
             )
         settings: dict[str, Any] = {"id": step.id, "title": step.title}
         optional = {

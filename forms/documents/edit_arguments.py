@@ -154,6 +154,23 @@ class CreateForm(_Args):
     replace: bool = False
 
 
+class FormUpdates(_Args):  # no docstring: update_form's description says what it is
+    title: Text | Omitted = None
+    description: (
+        Annotated[str, StringConstraints(max_length=2_000), doc.Multiline, STRING] | None
+    ) = None
+    on_complete: ExecutorName | None = None
+    closes_on_complete: bool | Omitted = None
+
+
+class UpdateForm(_Args):
+    """Change the form's title, description, on_complete (executor run when the form
+    completes) or closes_on_complete (true: close on completion, no submit); keys left out are
+    kept, null clears one."""
+
+    updates: FormUpdates
+
+
 class AddStep(_Args):
     """Add a step (a page) at a 0-based position; default: after the selected step, else
     last."""
@@ -166,6 +183,7 @@ class AddStep(_Args):
 
 
 class StepUpdates(_Args):  # no docstring: update_step's description says what it is
+    id: Id | Omitted = None
     title: Text | None = None
     preview: Text | None = None
     guidance: Prose | None = None
@@ -173,9 +191,9 @@ class StepUpdates(_Args):  # no docstring: update_step's description says what i
 
 
 class UpdateStep(_Args):
-    """Change a step's title, preview (what it collects, in a few words), guidance or
-    on_complete (executor run when complete); keys left out are kept, null clears one. step
-    defaults to the selected step. Its when: set_conditional_logic."""
+    """Change a step's id (jumps to it follow), title, preview (what it collects, in a few
+    words), guidance or on_complete (executor run when complete); keys left out are kept, null
+    clears one. step defaults to the selected step. Its when: set_conditional_logic."""
 
     step: Ref | Omitted = None
     updates: StepUpdates
@@ -207,9 +225,12 @@ class AddField(_Args):
 
 class FieldUpdates(_Args):  # no docstring: update_field's description says what it is
     kind: ItemKind | Omitted = None
+    id: Id | Omitted = None
     label: Text | None = None
     help: Text | None = None
     required: bool | None = None
+    no_preference: bool | None = None
+    must_be_true: bool | None = None
     aliases: Annotated[list[Text], Field(max_length=10)] | None = None
     on_fill: ExecutorName | None = None
     memory: FactKeySent | None = None
@@ -234,8 +255,8 @@ class FieldUpdates(_Args):  # no docstring: update_field's description says what
 class UpdateField(_Args):
     """Change some keys of a field ("make this required": {"updates": {"required": true}});
     the rest are kept, layout is merged key by key, null clears a key, a new kind drops the
-    keys it does not take. field defaults to the selected field. Its when:
-    set_conditional_logic."""
+    keys it does not take, a new id is renamed in every rule and checkpoint. field defaults to
+    the selected field. Its when: set_conditional_logic."""
 
     field: Ref | Omitted = None
     step: Ref | Omitted = None
@@ -287,6 +308,7 @@ class DeleteCheckpoint(_Args):
 
 TOOL_ARGUMENTS: Mapping[str, type[BaseModel]] = {
     "create_form": CreateForm,
+    "update_form": UpdateForm,
     "add_step": AddStep,
     "update_step": UpdateStep,
     "delete_step": DeleteStep,

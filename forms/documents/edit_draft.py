@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from pydantic import JsonValue, ValidationError
+from pydantic import BaseModel, JsonValue, ValidationError
 
 from forms.documents.edit_arguments import Selection
 from forms.documents.edit_errors import EditError
@@ -210,6 +210,18 @@ def not_found(what: str, ref: str, candidates: Mapping[str, Sequence[str]]) -> E
         f"The {what}s are: {listed}." if candidates else f"The draft has no {what}s yet.",
         close,
     )
+
+
+def sent_updates(updates: BaseModel, example: str) -> Data:
+    """The keys an update sent (``invalid`` when it sent none)."""
+    sent: Data = updates.model_dump(mode="json", exclude_unset=True)
+    if not sent:
+        raise EditError(
+            "invalid",
+            "`updates` is empty: nothing to change.",
+            f"Send the keys to change, e.g. {example}.",
+        )
+    return sent
 
 
 def slot(position: int | None, length: int, notes: Notes, what: str) -> int:

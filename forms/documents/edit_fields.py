@@ -23,10 +23,11 @@ from forms.documents.edit_arguments import (
     UpdateField,
 )
 from forms.documents.edit_checks import describe_rule, readers
-from forms.documents.edit_draft import Data, Draft, Notes, plan_limit, slot
+from forms.documents.edit_draft import Data, Draft, Notes, plan_limit, sent_updates, slot
 from forms.documents.edit_errors import EditError, sentence
 from forms.documents.edit_layout import derive_id, merge, unique_id, with_block_defaults
 from forms.documents.edit_names import meant_by_rule
+from forms.documents.edit_rename import rename_field, renamed_to
 from forms.documents.edit_values import read_rule
 from forms.documents.field_types import index_document
 from forms.documents.model import BLOCK_KINDS, ITEM_MODELS, Rule, kinds_of
@@ -100,9 +101,7 @@ def update_field(
     draft: Draft, args: UpdateField, selection: Selection | None, limits: Limits
 ) -> str:
     step, item = draft.locate(_field_ref(args.field, selection), args.step)
-    updates: Data = args.updates.model_dump(mode="json", exclude_unset=True)
-    if not updates:
-        raise EditError("invalid", "`updates` is empty: nothing to change.", _UPDATE_HINT)
+    updates = sent_updates(args.updates, '{"updates": {"required": true}}')
     if "kind" in updates and updates["kind"] is None:
         raise EditError(
             "invalid",
@@ -116,6 +115,9 @@ def update_field(
             f'"{item["id"]}" is a {item["kind"]}; it cannot become a {kind}.',
             f"Delete it and add a {kind} with add_field instead.",
         )
+    renamed = ""
+    if updates.get("id", item["id"]) != item["id"]:
+        renamed = renamed_to(updates["id"], rename_field(draft, item["id"], updates["id"]))
     layout = updates.get("layout")
     merged = merge(item, updates)
     if isinstance(layout, dict):  # a new column or width without a row: packed again
@@ -129,10 +131,7 @@ def update_field(
         merged = {k: v for k, v in merged.items() if k not in dropped}
     step["items"][step["items"].index(item)] = with_block_defaults(merged)
     draft.pack(step, {merged["id"]: layout} if isinstance(layout, dict) else None)
-    return f"Updated {_name(item)}: {', '.join(updates)}."
-
-
-_UPDATE_HINT = 'Send the keys to change, e.g. {"updates": {"required": true}}.'
+    return f"Updated {_name(item)}: {', '.join(updates)}{renamed}."
 
 
 def delete_field(

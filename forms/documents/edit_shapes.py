@@ -110,6 +110,8 @@ class Item(_Shape):
     label: str | Omitted = None
     help: str | Omitted = None
     required: bool = True
+    no_preference: bool | Omitted = None
+    must_be_true: bool | Omitted = None
     aliases: list[str] | Omitted = None
     on_fill: str | Omitted = None
     memory: str | Omitted = None

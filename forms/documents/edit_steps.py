@@ -1,4 +1,5 @@
-"""The form and step tools: create (or rebuild) the form, add, update, delete and move a step.
+"""The form and step tools: create (or rebuild) the form and update its own keys; add, update
+(rename included), delete and move a step.
 
 ``create_form`` is for an empty canvas or an explicit rebuild (``replace: true``), and takes
 the structure only: a title, the steps, and a few fields at most (``MAX_CREATE_ITEMS``). A
@@ -17,13 +18,23 @@ from forms.documents.edit_arguments import (
     Limits,
     MoveStep,
     Selection,
+    UpdateForm,
     UpdateStep,
 )
 from forms.documents.edit_checks import readers
-from forms.documents.edit_draft import Data, Draft, Notes, finish, plan_limit, slot
+from forms.documents.edit_draft import (
+    Data,
+    Draft,
+    Notes,
+    finish,
+    plan_limit,
+    sent_updates,
+    slot,
+)
 from forms.documents.edit_errors import EditError
 from forms.documents.edit_fields import new_item, read_item_rule, sent_layout
 from forms.documents.edit_layout import derive_id, merge, pack, unique_id
+from forms.documents.edit_rename import rename_step, renamed_to
 from forms.documents.field_types import index_document
 from forms.documents.model import BLOCK_KINDS, FormDocument
 
@@ -126,16 +137,28 @@ def add_step(draft: Draft, args: AddStep, selection: Selection | None, limits: L
 
 def update_step(draft: Draft, args: UpdateStep, selection: Selection | None, limits: Limits) -> str:
     step = draft.step(args.step, selection)
-    updates: Data = args.updates.model_dump(mode="json", exclude_unset=True)
-    if not updates:
-        raise EditError(
-            "invalid",
-            "`updates` is empty: nothing to change.",
-            'Send the keys to change, e.g. {"updates": {"title": "Contact details"}}.',
-        )
+    updates = sent_updates(args.updates, '{"updates": {"title": "Contact details"}}')
+    old, renamed = step["id"], ""
+    if updates.get("id", old) != old:
+        renamed = renamed_to(updates["id"], rename_step(draft, step, updates["id"]))
     steps = draft.steps
     steps[steps.index(step)] = merge(step, updates)
-    return f'Updated step "{step["id"]}": {", ".join(updates)}.'
+    return f'Updated step "{old}": {", ".join(updates)}{renamed}.'
+
+
+def update_form(draft: Draft, args: UpdateForm, selection: Selection | None, limits: Limits) -> str:
+    updates = sent_updates(args.updates, '{"updates": {"closes_on_complete": true}}')
+    for key in ("title", "closes_on_complete"):
+        if key in updates and updates[key] is None:
+            raise EditError(
+                "invalid",
+                f"`updates.{key}` cannot be null: every form has one.",
+                f"Send the new {key}, or leave it out to keep it.",
+            )
+    merged = merge(draft.data, updates)  # null clears description and on_complete
+    draft.data.clear()
+    draft.data.update(merged)
+    return f'Updated the form "{draft.data["title"]}": {", ".join(updates)}.'
 
 
 def delete_step(draft: Draft, args: DeleteStep, selection: Selection | None, limits: Limits) -> str:

@@ -56,7 +56,14 @@ from forms.documents.edit_fields import (
 from forms.documents.edit_inspect import inspect, outline, selection_line
 from forms.documents.edit_names import new_unknown_names
 from forms.documents.edit_parse import parse_arguments
-from forms.documents.edit_steps import add_step, create_form, delete_step, move_step, update_step
+from forms.documents.edit_steps import (
+    add_step,
+    create_form,
+    delete_step,
+    move_step,
+    update_form,
+    update_step,
+)
 from forms.documents.executor_names import unknown_executors
 from forms.documents.fact_keys import KeyProblem, fitting_keys, unknown_key
 from forms.documents.model import (
@@ -105,6 +112,7 @@ class Edited:
 
 _Tool = Callable[[Draft, Any, Selection | None, Limits], str]
 _TOOLS: Mapping[str, _Tool] = {
+    "update_form": update_form,
     "add_step": add_step,
     "update_step": update_step,
     "delete_step": delete_step,

@@ -138,6 +138,7 @@ def _field(field: CompiledField, gaps: list[str]) -> dict[str, Any] | None:
         "label": field.label,
         "help": field.ask,
         "required": required,
+        "no_preference": field.no_preference,
         "aliases": list(field.aliases),
         "memory": field.memory,
     }
@@ -162,7 +163,7 @@ def _kind(schema: Mapping[str, Any], field: CompiledField) -> dict[str, Any] | N
             "max_selected": schema.get("maxItems"),
         }
     if kind == "boolean":
-        return {"kind": "boolean"}
+        return {"kind": "boolean", "must_be_true": schema.get("const") is True}
     if kind == "integer":
         return {
             "kind": "integer",

@@ -30,6 +30,7 @@ from pydantic_core import SchemaError, SchemaValidator, core_schema
 
 from forms.compile_steps import STEP_METHODS
 from forms.documents.model import (
+    BooleanField,
     ChoiceField,
     ContactField,
     DateField,
@@ -226,6 +227,8 @@ def _base_annotation(item: FieldDoc) -> Any:
             list[choice],  # type: ignore[valid-type]
             Field(min_length=item.min_selected or 1, max_length=item.max_selected or len(values)),
         ]
+    if isinstance(item, BooleanField) and item.must_be_true:
+        return Literal[True]
     return bool
 
 

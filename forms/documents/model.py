@@ -206,6 +206,9 @@ class _Field(_Item):
     help: Text | None = None
     """How to ask for it (the agent reads it while the field is unanswered)."""
     required: bool = True
+    no_preference: bool = False
+    """A required field that takes an explicit "no preference" ("any date is fine"): a decline,
+    which then counts as answered (``field(..., no_preference=True)``)."""
     when: Rule | None = None
     aliases: Annotated[list[Text], Field(max_length=10)] = []
     on_fill: ExecutorName | None = None
@@ -245,6 +248,9 @@ class DecimalField(_Field):
 
 class BooleanField(_Field):
     kind: Literal["boolean"]
+    must_be_true: bool = False
+    """Only true is an answer (a consent): the field's type is ``Literal[True]``, as a code
+    form writes it."""
 
 
 class DateField(_Field):

@@ -96,6 +96,7 @@ HINTS: dict[str, Hints] = {
 
 BUILDER_HINTS: dict[str, Hints] = {
     "create_form": Hints("Start or rebuild the form", destructive=True, idempotent=True),
+    "update_form": Hints("Change the form", idempotent=True),
     "add_step": Hints("Add a step"),
     "update_step": Hints("Change a step", idempotent=True),
     "delete_step": Hints("Delete a step", destructive=True, idempotent=True),

@@ -74,8 +74,8 @@ def test_the_flat_item_has_every_key_of_every_kind_and_nothing_else() -> None:
     assert tuple(shown("add_field")["$defs"]["Item"]["properties"]["kind"]["enum"]) == get_args(
         ItemKind
     )
-    # AND an update takes all of them but the id and the rule
-    assert keys(FieldUpdates) == every_key - {"id", "when"}
+    # AND an update takes all of them but the rule (a new id is a rename)
+    assert keys(FieldUpdates) == every_key - {"when"}
 
 
 def test_the_flat_rule_and_action_have_every_key_of_every_form() -> None:

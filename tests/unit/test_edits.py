@@ -265,6 +265,7 @@ def test_model_typical_strings_are_read_as_numbers_and_booleans_and_reported(
         "kind": "integer",
         "label": "Guests",
         "required": False,
+        "no_preference": False,
         "maximum": 6,
         "aliases": [],
         "layout": None,
@@ -292,7 +293,7 @@ def test_problems_with_the_arguments_are_described_in_words(contact: FormDocumen
     )
     assert error.message.endswith(
         'field.options: kind "integer" takes no options (its keys: id, layout, label, help, '
-        "required, when, aliases, on_fill, memory, minimum, maximum)."
+        "required, no_preference, when, aliases, on_fill, memory, minimum, maximum)."
     )
     assert "only the keys of its kind" in (error.hint or "")
     assert (
