@@ -11,7 +11,7 @@ from forms.instance import CallRecord, Commit, FormInstance, InstanceState, NewC
 class FormStore(ABC):
     """Where form instances live between tool calls.
 
-    The engine relies on four promises, and on nothing else:
+    The engine relies on these promises, and on nothing else:
 
     1. **History only grows.** A commit appends revisions to field logs and moves cursors; it
        never replaces, reorders or removes an entry already stored. ``forms.instance.apply_commit``

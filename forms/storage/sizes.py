@@ -99,7 +99,7 @@ def instance_bytes(instance: FormInstance, state_text: str) -> int:
         instance.principal,
         instance.conversation_id,
     )
-    places = sum(text_bytes(field_id) + _PLACE for field_id in instance.history)
+    places = text_bytes("".join(instance.history)) + _PLACE * len(instance.history)
     return _IDENTITY + sum(map(text_bytes, ids)) + text_bytes(state_text) + places
 
 
