@@ -72,3 +72,32 @@ def test_a_documented_form_compiles(
         form = namespace[name]
         assert isinstance(form, FormDef)
         assert compile_form(form).id == form.id
+
+
+def test_the_chat_loop_example_runs_a_turn_as_printed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN the block as printed, with what a reader brings: a token, boto3's Bedrock client
+    # (here answering recorded Converse responses) and the API (here the handler behind the
+    # local gateway, wherever the block points its client)
+    import boto3
+
+    import formwork.client
+    from tests.unit.test_chat_loop import RecordedConverse, recording
+    from tests.unit.test_client import LocalApi, travel_service
+
+    code = block("docs/clients.md", "import boto3\nfrom formwork.agents import BedrockConverse")
+    converse = RecordedConverse(recording("bedrock_travel_claim")["responses"])
+    monkeypatch.setattr(boto3, "client", lambda service, *a, **k: converse)
+    with LocalApi(travel_service()) as api:
+        real = formwork.client.Formwork
+        monkeypatch.setattr(
+            formwork.client, "Formwork", lambda url, token: real(api.url, token=token)
+        )
+        # WHEN it runs
+        namespace = run(f"user_jwt = 'dev:alice'\n{code}", tmp_path, monkeypatch)
+    # THEN its turn ended with the model's reply, and the transcript to keep is the turn's
+    turn = namespace["turn"]
+    assert turn.stopped == "reply" and turn.reply
+    assert namespace["transcript"] == turn.transcript
+    assert "form_start" in [outcome.call.name for outcome in turn.calls]
