@@ -130,8 +130,8 @@ class BuilderSelection(BaseModel):
 
 
 class BuilderCallRequest(BaseModel):
-    """One builder tool call: the model's tool-call id, the tool's input, the editor's
-    selection, and whether the person stopped it.
+    """One builder tool call: the model's tool-call id and the chat it belongs to, the tool's
+    input, the editor's selection, and whether the person stopped it.
 
     Other keys are refused (422), except the identity keys, which are ignored.
     """
@@ -142,11 +142,22 @@ class BuilderCallRequest(BaseModel):
         str,
         Field(
             pattern=ID_PATTERN,
-            description="The model's id for this call. A retried call with the same id returns "
-            "the first result and applies nothing twice.",
+            description="The model's id for this call, unique within its chat. A retried call "
+            "with the same id and chat_id returns the first result and applies nothing twice.",
             examples=["toolu_01"],
         ),
     ]
+    chat_id: Annotated[
+        str | None,
+        Field(
+            pattern=ID_PATTERN,
+            description="The chat that made the call (the chat backend's id for it): "
+            "tool_call_id is recorded as that chat's, so two chats that number their calls "
+            "call_0, call_1, ... never meet. Omitted: the call is recorded nowhere, so it is "
+            "never replayed (sent again, it runs again) and Stop is not kept for a replay",
+            examples=["chat-7f3a"],
+        ),
+    ] = None
     input: dict[str, JsonValue] | None = Field(
         default=None,
         description="The tool's input, as the model produced it (see GET /builder/tools); "

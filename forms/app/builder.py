@@ -52,7 +52,13 @@ from forms.app.builder_tools import (
     moved,
     no_draft,
 )
-from forms.app.calls import DEFAULT_REPLAY_WINDOW, CallId, check_replay, fingerprint
+from forms.app.calls import (
+    DEFAULT_REPLAY_WINDOW,
+    CallId,
+    check_replay,
+    fingerprint,
+    scoped_call_id,
+)
 from forms.app.catalog import Catalog, tenant_key
 from forms.documents import EditError, Limits, Selection, apply_edit, inspect
 from forms.documents.edit_parse import parse_arguments
@@ -151,7 +157,7 @@ class BuilderService:
                 else selection
             )
             digest = fingerprint(tool, {"input": payload, "selection": sent})
-            call = CallId(tool, scoped_call_id(chat, call_id), digest, call_id)
+            call = CallId(tool, scoped_call_id(chat, call_id), digest, recorded=chat is not None)
             tenant = tenant_key(principal)
             if tool == "inspect_form":
                 return (
@@ -259,7 +265,7 @@ class BuilderService:
         result = edited.as_result()
         entry = EditEntry(
             tool=call.tool,
-            call_id=call.id,
+            call_id=call.id.rpartition("/")[2],  # the id as the model sent it, not its chat's
             by=principal,
             at=now,
             summary=edited.summary,
@@ -273,8 +279,11 @@ class BuilderService:
 
     def _record(self, tenant: str, form_id: str, call: CallId, result: Result) -> Result:
         """Bind the id to a result that applied nothing; a retry gets the first result."""
+        record = _new_call(call, result, self.clock())
+        if record is None:
+            return result
         try:
-            self.store.record_call(tenant, form_id, _new_call(call, result, self.clock()))
+            self.store.record_call(tenant, form_id, record)
         except CallRecorded as taken:
             return self._replay(call, taken.record)
         return result
@@ -325,7 +334,9 @@ class BuilderService:
             raise NotPublishable(form_id, invalid.problems) from None
 
 
-def _new_call(call: CallId, result: Result, now: datetime) -> NewCall:
+def _new_call(call: CallId, result: Result, now: datetime) -> NewCall | None:
+    if not call.recorded:
+        return None
     record = CallRecord(tool=call.tool, fingerprint=call.fingerprint, result=result, at=now)
     return NewCall(call_id=call.id, record=record)
 

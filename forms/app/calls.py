@@ -1,7 +1,8 @@
 """Tool-call records: what makes a retried write call safe.
 
-Every write tool's call is recorded under its tool-call id, per conversation, whatever its
-outcome, by the store (``FormStore`` promise 5): in the commit that applies it, or on its own.
+Every write tool's call is recorded under its tool-call id, per conversation (a builder call:
+per chat, ``scoped_call_id``), whatever its outcome, by the store (``FormStore`` promise 5): in
+the commit that applies it, or on its own.
 This module holds the pieces that decide what a call is (its fingerprint), what is recorded for
 it, and what a retry gets back: the first result within the replay window, a conflict for
 other input under the id, an expiry after the window.
@@ -32,11 +33,23 @@ already someone else's. They are never recorded as the call's result."""
 
 @dataclass(frozen=True, slots=True)
 class CallId:
-    """A write tool call being answered: its tool, id, and the fingerprint of what was sent."""
+    """A write tool call being answered: its tool, id, and the fingerprint of what was sent.
+    ``recorded`` false: the call binds nothing (a builder call sent without a chat)."""
 
     tool: str
     id: str
     fingerprint: str
+    recorded: bool = True
+
+
+def scoped_call_id(chat: str | None, call_id: str) -> str:
+    """The id a builder call is recorded under: the chat's own ``<chat>/<call_id>``.
+
+    Tool-call ids are unique within the chat that made them, not across chats (some model
+    servers number them ``call_0``, ``call_1``, ... in every response), just as the form
+    tools' ids are the conversation's. A valid id has no ``/``, so no chat's key can be
+    another's. Without a chat, the id as sent."""
+    return call_id if chat is None else f"{chat}/{call_id}"
 
 
 def _canonical_encoder() -> Callable[[object], str]:

@@ -22,7 +22,7 @@ Loaded only by a chat backend that imports it: the Lambda handlers never do
 from forms.surface.unavailable import BACKEND_UNAVAILABLE
 from forms.surface.unavailable import builder_unavailable as backend_unavailable
 from formwork.agents.backends import Backend, HttpBackend, ServiceBackend, urllib_send
-from formwork.agents.builder_loop import BuilderAgent
+from formwork.agents.builder_loop import BuilderAgent, new_chat_id
 from formwork.agents.context import (
     BUILDER_INSTRUCTIONS,
     DEFAULT_KEEP_MESSAGES,
@@ -104,6 +104,7 @@ __all__ = [
     "converse_messages",
     "dump_transcript",
     "load_transcript",
+    "new_chat_id",
     "run_turn",
     "safe_call_id",
     "snapshot",

@@ -54,9 +54,11 @@ class Backend(Protocol):
         args: Mapping[str, Any],
         selection: Mapping[str, str] | None,
         cancelled: bool,
+        chat: str | None = None,
     ) -> JsonDict:
         """The result of one tool call (every failure as data). ``cancelled``: answer and
-        record the call as cancelled under ``call_id``, applying nothing."""
+        record the call as cancelled under ``call_id``, applying nothing. ``chat``: the chat
+        ``call_id`` belongs to (the builder records ids per chat; None: recorded nowhere)."""
         ...
 
     def document(self) -> FormDocument | None:
@@ -80,6 +82,7 @@ class ServiceBackend:
         args: Mapping[str, Any],
         selection: Mapping[str, str] | None,
         cancelled: bool,
+        chat: str | None = None,
     ) -> JsonDict:
         return dict(
             self.service.call(
@@ -90,6 +93,7 @@ class ServiceBackend:
                 dict(args),
                 selection=selection,
                 cancelled=cancelled,
+                chat=chat,
             )
         )
 
@@ -141,8 +145,11 @@ class HttpBackend:
         args: Mapping[str, Any],
         selection: Mapping[str, str] | None,
         cancelled: bool,
+        chat: str | None = None,
     ) -> JsonDict:
         body: JsonDict = {"tool_call_id": call_id, "input": dict(args), "cancelled": cancelled}
+        if chat is not None:
+            body["chat_id"] = chat
         if selection:
             body["selection"] = dict(selection)
         url = f"{self.form_url}/tools/{quote(tool, safe='')}"

@@ -8,10 +8,14 @@ turn does, in order, the step cap, Stop, truncation, provider failures), with:
   earlier in the turn shows) and the editor's selection line (``context.system_prompt``).
   A draft that cannot be read is said in the prompt and noted in
   ``TurnResult.backend_errors``;
-* each tool call sent to the backend under the provider's tool-use id with the editor's
-  selection. A call cancelled by the abort is sent with ``cancelled=True``, so it is recorded
-  as cancelled under its id (a later replay of the id gets the same answer) and applies
-  nothing.
+* each tool call sent to the backend under the model's own tool-use id, in a chat of its
+  response: the loop draws a chat id once per turn (``new_chat_id``) and sends the calls of
+  the turn's n-th model response under ``<chat id>.<n>``. The backend records an id as its
+  chat's (``forms.app.calls.scoped_call_id``), so a model server that numbers its calls
+  ``call_0``, ``call_1``, ... in every response never has a call answered with another
+  one's result, in this chat or any other on the draft; the loop renames no id (only one a
+  response repeats within itself). A call cancelled by the abort is sent with
+  ``cancelled=True``, so it is recorded as cancelled under its id and applies nothing.
 
 Defaults: ``max_steps`` 12, ``keep_messages`` 12. A backend that cannot be reached is data
 (``backend_unavailable``) and is listed in ``TurnResult.backend_errors``; a backend that raises
@@ -21,7 +25,8 @@ is answered the same way, so no call is left without a result.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+import uuid
+from collections.abc import Callable, Mapping, Sequence
 
 from forms.app.builder_tools import BUILDER_ARGUMENTS
 from forms.documents import FormDocument, Selection
@@ -53,9 +58,15 @@ __all__ = [
     "CallOutcome",
     "StopReason",
     "TurnResult",
+    "new_chat_id",
 ]
 
 _log = logging.getLogger(__name__)
+
+
+def new_chat_id() -> str:
+    """A chat id no other chat has: ``chat-`` and 32 hex digits."""
+    return f"chat-{uuid.uuid4().hex}"
 
 
 class BuilderAgent:
@@ -73,6 +84,7 @@ class BuilderAgent:
         keep_messages: int = DEFAULT_KEEP_MESSAGES,
         tools: Sequence[Tool] | None = None,
         instructions: str = BUILDER_INSTRUCTIONS,
+        new_chat_id: Callable[[], str] = new_chat_id,
     ) -> None:
         if max_steps < 1 or keep_messages < 1:
             raise ValueError("max_steps and keep_messages must be at least 1")
@@ -84,6 +96,7 @@ class BuilderAgent:
             tools if tools is not None else model_tools(BUILDER_ARGUMENTS)
         )
         self.instructions = instructions
+        self.new_chat_id = new_chat_id
 
     def run_turn(
         self,
@@ -97,13 +110,14 @@ class BuilderAgent:
         cap, the abort, or a truncated response."""
         chosen = _selection(selection)
         sent = (chosen.model_dump(exclude_none=True) or None) if chosen is not None else None
+        chat = self.new_chat_id()
 
         def prompt(turn: Turn, summary: tuple[str, ...]) -> str:
             document, problem = self._read(turn)
             return system_prompt(document, chosen, summary, self.instructions, problem)
 
         def execute(turn: Turn, call: ToolCall, cancelled: bool) -> JsonDict:
-            return self._call(turn, call, sent, cancelled)
+            return self._call(turn, call, sent, cancelled, f"{chat}.{turn.steps}")
 
         return run_turn(
             self.provider,
@@ -115,6 +129,7 @@ class BuilderAgent:
             max_steps=self.max_steps,
             keep_messages=self.keep_messages,
             abort=abort,
+            ids_per_response=True,
         )
 
     def _read(self, turn: Turn) -> tuple[FormDocument | None, str | None]:
@@ -126,10 +141,15 @@ class BuilderAgent:
             return None, str(failure)
 
     def _call(
-        self, turn: Turn, call: ToolCall, selection: Mapping[str, str] | None, cancelled: bool
+        self,
+        turn: Turn,
+        call: ToolCall,
+        selection: Mapping[str, str] | None,
+        cancelled: bool,
+        chat: str,
     ) -> JsonDict:
         try:
-            result = self.backend.call(call.name, call.id, call.args, selection, cancelled)
+            result = self.backend.call(call.name, call.id, call.args, selection, cancelled, chat)
         except Exception as failure:  # a backend's bug must not leave a call unanswered
             _log.exception("builder backend failed on %s (%s)", call.name, call.id)
             result = backend_unavailable(type(failure).__name__)

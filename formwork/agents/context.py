@@ -67,12 +67,13 @@ def compact(transcript: Sequence[Entry], keep: int = DEFAULT_KEEP_MESSAGES) -> C
 
 def summarise(entries: Sequence[Entry]) -> tuple[str, ...]:
     """One line per request, reply and edit (reads are left out), at most ``SUMMARY_LINES``."""
-    names = {c.id: c.name for e in entries if isinstance(e, AssistantTurn) for c in e.calls}
+    names: dict[str, str] = {}  # the calls of the response just before (ids may repeat later)
     lines: list[str] = []
     for entry in entries:
         if isinstance(entry, UserText):
             lines.append(f"The person said: {_clip(entry.text)}")
         elif isinstance(entry, AssistantTurn):
+            names = {c.id: c.name for c in entry.calls}
             if entry.text.strip() and not entry.calls:
                 lines.append(f"You replied: {_clip(entry.text)}")
         elif isinstance(entry, ToolResults):

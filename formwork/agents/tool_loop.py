@@ -17,8 +17,11 @@ What ``run_turn`` does, in order:
 4. a truncated response (cut off by the output limit) ends the turn (``truncated``) with no
    call run; a response without tool calls ends it (``reply``);
 5. otherwise runs its calls in order, each through ``execute(turn, call, cancelled)`` under
-   the provider's tool-use id (an id already used in the transcript is renamed first:
-   ``unused_ids``). Before each call the abort is checked: once it is set, that call and
+   the provider's tool-use id. An id the backend would take for another call's is renamed
+   first (``unused_ids``): with ``ids_per_response`` (the builder loop, whose backend keeps
+   each response's calls apart under a chat id of their own) only an id repeated within the
+   response; otherwise (the form tools, whose ids are the conversation's) an id already used
+   anywhere in the transcript. Before each call the abort is checked: once it is set, that call and
    every later one of the response are executed with ``cancelled=True`` (``execute`` answers
    them without applying anything). Every call gets a result in the transcript, so the next
    request is valid for both vendors; after a cancellation the turn ends (``aborted``). Else,
@@ -143,6 +146,7 @@ def run_turn(
     max_steps: int = DEFAULT_MAX_STEPS,
     keep_messages: int = DEFAULT_KEEP_MESSAGES,
     abort: Abort | None = None,
+    ids_per_response: bool = False,
 ) -> TurnResult:
     """Run the person's ``text`` after ``transcript`` until the model replies, the step cap,
     the abort, or a truncated response (the module says how)."""
@@ -163,7 +167,7 @@ def run_turn(
         turn.steps += 1
         turn.usage.append(completion.usage)
         turn.reply = completion.text
-        calls = unused_ids(completion.calls, turn.entries)
+        calls = unused_ids(completion.calls, () if ids_per_response else turn.entries)
         if completion.text.strip() or calls:
             turn.entries.append(AssistantTurn(completion.text, calls))
         if completion.usage.truncated:

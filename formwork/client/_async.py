@@ -118,10 +118,13 @@ class AsyncFormwork:
         *,
         selection: Mapping[str, str] | None = None,
         cancelled: bool = False,
+        chat_id: str | None = None,
     ) -> ToolResult:
         """Run one builder tool call on the caller's tenant's draft of ``form_id``, under
-        ``tool_call_id`` (a fresh one when None): the same retries as ``call`` (a failed send
-        and ``busy`` are sent again under the same id: a replay, never a second edit).
+        ``tool_call_id`` (a fresh one when None) in the chat ``chat_id`` (the builder records
+        an id as its chat's; when None, a fresh chat for this call alone): the same retries as
+        ``call`` (a failed send and ``busy`` are sent again under the same ids: a replay,
+        never a second edit).
         ``selection`` is the editor's (``{"field": ...}`` or ``{"step": ...}``), for the edits
         that leave out their field or step; ``cancelled`` records the call as cancelled (the
         person pressed Stop) and applies nothing.
@@ -133,7 +136,8 @@ class AsyncFormwork:
         attempts = _wire.Attempts(
             self.retry, f"{tool} on {form_id} ({call_id})", tool_call_id=call_id, retry_busy=True
         )
-        body = _wire.builder_call_body(call_id, input, selection, cancelled)
+        chat = chat_id if chat_id is not None else self.new_id()
+        body = _wire.builder_call_body(call_id, chat, input, selection, cancelled)
         path = _wire.builder_tool_path(form_id, tool)
         answer = await self._send(attempts, "POST", path, json=body)
         return _wire.result_of(answer, attempts)

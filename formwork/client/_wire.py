@@ -79,14 +79,15 @@ def call_body(tool_call_id: str, arguments: Mapping[str, Any] | None) -> dict[st
 
 def builder_call_body(
     tool_call_id: str,
+    chat_id: str,
     arguments: Mapping[str, Any] | None,
     selection: Mapping[str, str] | None,
     cancelled: bool,
 ) -> dict[str, Any]:
-    """A builder call's envelope: the call's, plus the editor's selection when there is one
-    and ``cancelled`` when the person pressed Stop (left out otherwise, as the API's
-    defaults)."""
-    body = call_body(tool_call_id, arguments)
+    """A builder call's envelope: the call's and its chat's ids, plus the editor's selection
+    when there is one and ``cancelled`` when the person pressed Stop (left out otherwise, as
+    the API's defaults)."""
+    body = {**call_body(tool_call_id, arguments), "chat_id": chat_id}
     if selection:
         body["selection"] = dict(selection)
     if cancelled:

@@ -60,8 +60,12 @@ class Backend(Protocol):
         ``BackendUnavailable`` when they cannot be read."""
         ...
 
-    async def call(self, tool: str, arguments: Mapping[str, Any], tool_call_id: str) -> JsonDict:
-        """The result of one tool call, every failure as data."""
+    async def call(
+        self, tool: str, arguments: Mapping[str, Any], tool_call_id: str, chat: str | None = None
+    ) -> JsonDict:
+        """The result of one tool call, every failure as data. ``chat``: the chat the id is
+        recorded for (``formwork.mcp.tools.chat_id``; the builder's, which records ids per
+        chat; a conversation's ids are the conversation's, so its backends ignore it)."""
         ...
 
     async def status(self) -> list[str]:
@@ -101,7 +105,9 @@ class ServiceBackend:
     async def tools(self) -> list[JsonDict]:
         return tool_definitions("mcp")
 
-    async def call(self, tool: str, arguments: Mapping[str, Any], tool_call_id: str) -> JsonDict:
+    async def call(
+        self, tool: str, arguments: Mapping[str, Any], tool_call_id: str, chat: str | None = None
+    ) -> JsonDict:
         result = self.service.call(self.caller, tool, tool_call_id, dict(arguments))
         if self.observe is not None:
             self.observe(tool, result)

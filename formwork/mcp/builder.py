@@ -8,8 +8,10 @@ over the builder's HTTP API (``formwork mcp --builder``). Either way:
 * **the tools** are the builder tools in MCP's shape, the definitions of
   ``GET /builder/tools?format=mcp``; their annotations are ``formwork.mcp.tools``';
 * **a call** is one ``BuilderService.call`` (``POST /builder/forms/{form_id}/tools/{tool}``)
-  under the call's tool-call id, with the same result: an applied edit's sentence, a refusal
-  as data, a replayed id's first result. The tenant is the verified principal's, so another
+  under the call's tool-call id in its chat (``formwork.mcp.tools.chat_id``: the host's
+  ``_meta["formwork/chat_id"]``, else the connection; on stateless HTTP without one, the call
+  is recorded nowhere), with the same result: an applied edit's sentence, a refusal as data,
+  a replayed id's first result. The tenant is the verified principal's, so another
   tenant's draft is exactly a missing one (``no_draft``; ``create_form`` starts the caller's
   own). MCP carries no editor selection and no Stop: the edits that default to the selection
   want their field or step named;
@@ -70,9 +72,13 @@ class BuilderBackend:
     async def tools(self) -> list[JsonDict]:
         return builder_tools()
 
-    async def call(self, tool: str, arguments: Mapping[str, Any], tool_call_id: str) -> JsonDict:
+    async def call(
+        self, tool: str, arguments: Mapping[str, Any], tool_call_id: str, chat: str | None = None
+    ) -> JsonDict:
         result = dict(
-            self.service.call(self.principal, self.form_id, tool, tool_call_id, dict(arguments))
+            self.service.call(
+                self.principal, self.form_id, tool, tool_call_id, dict(arguments), chat=chat
+            )
         )
         if self.observe is not None:
             self.observe(tool, result)

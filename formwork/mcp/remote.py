@@ -48,7 +48,9 @@ class ApiBackend:
                 raise BackendUnavailable(f"the tools could not be read: {failure}") from failure
         return self._tools
 
-    async def call(self, tool: str, arguments: Mapping[str, Any], tool_call_id: str) -> JsonDict:
+    async def call(
+        self, tool: str, arguments: Mapping[str, Any], tool_call_id: str, chat: str | None = None
+    ) -> JsonDict:
         return await _as_data(
             lambda: self.client.call(self.conversation_id, tool, arguments, tool_call_id),
             forms_unavailable,
@@ -85,9 +87,13 @@ class ApiBuilderBackend:
                 ) from failure
         return self._tools
 
-    async def call(self, tool: str, arguments: Mapping[str, Any], tool_call_id: str) -> JsonDict:
+    async def call(
+        self, tool: str, arguments: Mapping[str, Any], tool_call_id: str, chat: str | None = None
+    ) -> JsonDict:
         return await _as_data(
-            lambda: self.client.builder_call(self.form_id, tool, arguments, tool_call_id),
+            lambda: self.client.builder_call(
+                self.form_id, tool, arguments, tool_call_id, chat_id=chat
+            ),
             builder_unavailable,
         )
 

@@ -46,7 +46,7 @@ from formwork.mcp.surface import (
     instructions,
     status_uri,
 )
-from formwork.mcp.tools import mcp_tool, tool_call_id, tool_result
+from formwork.mcp.tools import chat_id, mcp_tool, tool_call_id, tool_result
 
 __all__ = [
     "ANSWERS_KEY",
@@ -112,7 +112,8 @@ def build_server(backend: Backend, *, connection: str | None = None) -> Server[A
                 types.INVALID_PARAMS,
                 f"Unknown tool: {params.name}; the tools are: {', '.join(names)}",
             )
-        return tool_result(await backend.call(params.name, arguments, call_id))
+        chat = chat_id(ctx.meta, connection)
+        return tool_result(await backend.call(params.name, arguments, call_id, chat))
 
     async def list_resources(
         ctx: Context, params: types.PaginatedRequestParams | None

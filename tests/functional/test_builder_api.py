@@ -193,21 +193,26 @@ def test_undo_and_redo_move_over_the_edit_log(builder: Builder) -> None:
 def test_a_replayed_call_returns_its_first_result_and_applies_nothing(builder: Builder) -> None:
     # GIVEN an add_field the client sent once
     started(builder)
-    first = builder.call("add_field", tool_call_id="toolu_email", input=EMAIL)
+    first = builder.call("add_field", tool_call_id="toolu_email", chat_id="chat-1", input=EMAIL)
     version = builder.draft()["version"]
-    # WHEN the same call is sent again (a retry, a resumed stream)
-    again = builder.call("add_field", tool_call_id="toolu_email", input=EMAIL)
+    # WHEN the same call is sent again in its chat (a retry, a resumed stream)
+    again = builder.call("add_field", tool_call_id="toolu_email", chat_id="chat-1", input=EMAIL)
     # THEN it gets the first result, marked replayed, and the draft did not move
     assert again == {**first, "replayed": True}
     assert builder.draft()["version"] == version
     assert builder.item_ids() == ["email"]
     # AND the same id with other input is a conflict, as data
     other = builder.call(
-        "add_field", tool_call_id="toolu_email", input={"field": {"kind": "url", "label": "Web"}}
+        "add_field",
+        tool_call_id="toolu_email",
+        chat_id="chat-1",
+        input={"field": {"kind": "url", "label": "Web"}},
     )
     assert (other["ok"], other["error"]) == (False, "tool_call_conflict")
     # AND the identity keys of an envelope are ignored, never honoured
-    replay = builder.call("add_field", tool_call_id="toolu_email", input=EMAIL, user_id="cy")
+    replay = builder.call(
+        "add_field", tool_call_id="toolu_email", chat_id="chat-1", input=EMAIL, user_id="cy"
+    )
     assert replay == {**first, "replayed": True}
 
 
@@ -216,14 +221,51 @@ def test_a_cancelled_call_applies_nothing_and_replays_as_cancelled(builder: Buil
     started(builder)
     version = builder.draft()["version"]
     # WHEN the chat backend answers the outstanding call as cancelled
-    stopped = builder.call("add_field", tool_call_id="toolu_stop", input=EMAIL, cancelled=True)
+    stopped = builder.call(
+        "add_field", tool_call_id="toolu_stop", chat_id="chat-1", input=EMAIL, cancelled=True
+    )
     # THEN it is answered cancelled and nothing was applied
     assert (stopped["ok"], stopped["error"]) == (False, "cancelled")
     assert builder.draft()["version"] == version and builder.item_ids() == []
     # AND a later replay of that id (a resumed stream, not cancelled) gets the same answer
-    resumed = builder.call("add_field", tool_call_id="toolu_stop", input=EMAIL)
+    resumed = builder.call("add_field", tool_call_id="toolu_stop", chat_id="chat-1", input=EMAIL)
     assert resumed == {**stopped, "replayed": True}
     assert builder.item_ids() == []
+
+
+def test_two_chats_that_number_their_calls_alike_both_apply(builder: Builder) -> None:
+    # GIVEN a chat on the draft whose model server numbered its add_field call_0
+    started(builder)
+    first = builder.call("add_field", tool_call_id="call_0", chat_id="chat-a", input=EMAIL)
+    # WHEN a second chat sends call_0 with the same input, then call_0 with other input
+    same = builder.call("add_field", tool_call_id="call_0", chat_id="chat-b", input=EMAIL)
+    web = {"field": {"kind": "url", "label": "Web"}}
+    other = builder.call("add_field", tool_call_id="call_0", chat_id="chat-c", input=web)
+    # THEN both applied: neither was answered with the first chat's result
+    assert (first["ok"], same["ok"], other["ok"]) == (True, True, True), (same, other)
+    assert same == {"ok": True, "summary": 'Added field "email_2" (email) to step "Contact".'}
+    assert builder.item_ids() == ["email", "email_2", "web"]
+    # AND within the second chat the id is still a replay
+    again = builder.call("add_field", tool_call_id="call_0", chat_id="chat-b", input=EMAIL)
+    assert again == {**same, "replayed": True}
+    assert builder.item_ids() == ["email", "email_2", "web"]
+
+
+def test_a_call_without_a_chat_id_is_never_taken_for_another(builder: Builder) -> None:
+    # GIVEN a client that sends no chat_id
+    started(builder)
+    builder.call("add_field", tool_call_id="call_0", input=EMAIL)
+    # WHEN it sends call_0 again
+    again = builder.call("add_field", tool_call_id="call_0", input=EMAIL)
+    # THEN the call ran again and says what it did (nothing was recorded under the id)
+    assert again == {"ok": True, "summary": 'Added field "email_2" (email) to step "Contact".'}
+    # AND a malformed chat_id is refused like a malformed tool_call_id
+    response = builder.api.post(
+        f"/builder/forms/{FORM}/tools/add_field",
+        {"tool_call_id": "c9", "chat_id": "a chat", "input": EMAIL},
+        claims=ANA,
+    )
+    assert response.status == 422 and builder.item_ids() == ["email", "email_2"]
 
 
 def test_plan_limits_are_their_own_error() -> None:

@@ -90,8 +90,11 @@ def test_a_form_is_built_published_and_read_back_over_http(
     made = http.call(form, "create_form", "t1", {"title": "Intake", "steps": [{"title": "You"}]})
     assert made["ok"], made
     email = {"field": {"kind": "email", "label": "Email"}}
-    added = http.call(form, "add_field", "t2", email)
-    assert http.call(form, "add_field", "t2", email) == {**added, "replayed": True}
+    added = http.call(form, "add_field", "t2", email, chat_id="chat-1")
+    assert http.call(form, "add_field", "t2", email, chat_id="chat-1") == {
+        **added,
+        "replayed": True,
+    }
     http.call(form, "add_field", "t3", {"field": {"kind": "boolean", "label": "Has company"}})
     http.call(form, "add_field", "t4", {"field": {"kind": "short_text", "label": "Company"}})
     gated = http.call(

@@ -45,7 +45,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from formwork.mcp.server import NO_FORMS, draft_uri, status_uri
 from formwork.mcp.surface import no_draft
-from formwork.mcp.tools import TOOL_CALL_ID_META
+from formwork.mcp.tools import CHAT_ID_META, TOOL_CALL_ID_META
 from infra.local.dynamodb_local import DynamoDBLocal
 from infra.local.stack import LocalStack
 from tests.integration.stacks import local_stack
@@ -354,7 +354,8 @@ def test_a_host_builds_a_draft_over_streamable_http_that_publishes(
     stack: LocalStack, form_id: str
 ) -> None:
     async def test() -> None:
-        meta = cast("types.RequestParamsMeta", {TOOL_CALL_ID_META: f"toolu_{form_id}"})
+        ids = {TOOL_CALL_ID_META: f"toolu_{form_id}", CHAT_ID_META: "chat-1"}
+        meta = cast("types.RequestParamsMeta", ids)
         email = BUILD[1][1]
         async with builder_over_http(stack, form_id) as mcp:
             # GIVEN the builder tools, as any MCP host lists them

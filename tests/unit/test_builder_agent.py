@@ -299,7 +299,7 @@ def test_make_this_required_updates_the_selected_field(
     # GIVEN the editor has the optional Email field selected
     assert items(service)["email"]["required"] is False
     provider, recorded = make("make_required")
-    agent = BuilderAgent(provider, ServiceBackend(service, ANA, FORM))
+    agent = BuilderAgent(provider, ServiceBackend(service, ANA, FORM), new_chat_id=lambda: "c-1")
     # WHEN the person says "make this required"
     turn = agent.run_turn([], "Make this required.", selection={"field": "email"})
     # THEN the model sent no field, the selection went with the call, and Email is required
@@ -309,9 +309,11 @@ def test_make_this_required_updates_the_selected_field(
     # AND the model was told what "this" is
     assert 'Selected field "email": "Email" (email) in step "Contact"' in recorded.systems()[0]
     assert turn.reply == "Email is required now."
-    # AND a replay of the call (same id, same selection) applies nothing more
+    # AND a replay of the call in its chat (same id, same selection) applies nothing more
     call = turn.calls[0].call
-    again = service.call(ANA, FORM, call.name, call.id, call.args, selection={"field": "email"})
+    again = service.call(
+        ANA, FORM, call.name, call.id, call.args, selection={"field": "email"}, chat="c-1.1"
+    )
     assert again == {**turn.calls[0].result, "replayed": True}
 
 
@@ -462,7 +464,7 @@ def test_stop_while_the_model_answers_cancels_every_call_and_applies_nothing(
     # GIVEN the person presses Stop while the model's three calls are on their way
     stop = threading.Event()
     provider, recorded = make("three_fields", stop.set)
-    agent = BuilderAgent(provider, ServiceBackend(service, ANA, FORM))
+    agent = BuilderAgent(provider, ServiceBackend(service, ANA, FORM), new_chat_id=lambda: "c-1")
     before = version(service)
     # WHEN the turn runs
     turn = agent.run_turn([], "Add company, phone and website.", abort=stop)
@@ -473,7 +475,8 @@ def test_stop_while_the_model_answers_cancels_every_call_and_applies_nothing(
     assert version(service) == before and set(items(service)) == {"email", "call_me_back"}
     # AND each id is recorded: a replay of it (a resumed stream) gets the cancelled answer
     for done in turn.calls:
-        replayed = service.call(ANA, FORM, done.call.name, done.call.id, done.call.args)
+        call = done.call
+        replayed = service.call(ANA, FORM, call.name, call.id, call.args, chat="c-1.1")
         assert replayed == {**CANCELLED, "replayed": True}
     assert version(service) == before
     # AND the next turn's request is valid: every call has its result
@@ -556,9 +559,10 @@ def test_ids_an_openai_compatible_server_sends_are_mapped_to_valid_unique_ids(
     )
     # WHEN a turn runs
     turn = BuilderAgent(provider, ServiceBackend(service, ANA, FORM)).run_turn([], "Add them.")
-    # THEN every id is valid: mapped deterministically, minted when missing, renamed when reused
+    # THEN every id is valid: mapped deterministically, minted when missing, and a later
+    # response's "call_0" is sent as the model sent it, in a chat of its own
     ids = [c.call.id for c in turn.calls]
-    assert ids == [safe_call_id("call 0/add"), "minted-1", "call_0", "call_0.2"]
+    assert ids == [safe_call_id("call 0/add"), "minted-1", "call_0", "call_0"]
     assert ids[0] == safe_call_id("call 0/add") != "call 0/add" and check_id(ids[0], "id")
     # AND so every call applied (a reused id would have replayed the first call's answer)
     assert all(c.ok for c in turn.calls), [c.result for c in turn.calls]
@@ -568,6 +572,95 @@ def test_ids_an_openai_compatible_server_sends_are_mapped_to_valid_unique_ids(
     assert_valid_chat(post.messages(3))
     sent = [m["tool_call_id"] for m in post.messages(3) if m["role"] == "tool"]
     assert sent == ids
+
+
+def numbering(*responses: list[tuple[str, dict[str, Any]]] | str) -> RecordedPost:
+    """A server that numbers its tool calls ``call_0``, ``call_1``, ... in every response
+    (as some local servers do): each response is a list of (tool, arguments), or a reply."""
+    answers: list[dict[str, Any]] = []
+    for response in responses:
+        if isinstance(response, str):
+            message: dict[str, Any] = {"role": "assistant", "content": response}
+        else:
+            calls = [
+                {
+                    "id": f"call_{n}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(args)},
+                }
+                for n, (name, args) in enumerate(response)
+            ]
+            message = {"role": "assistant", "content": "", "tool_calls": calls}
+        answers.append({"choices": [{"message": message, "finish_reason": "stop"}]})
+    return RecordedPost(answers)
+
+
+def local_model(post: RecordedPost) -> OpenAIChat:
+    return OpenAIChat("http://localhost:8080/v1", "k", "local", post=post)
+
+
+PHONE = {"field": {"kind": "phone", "label": "Phone"}}
+SITE = {"field": {"kind": "url", "label": "Website"}}
+
+
+@pytest.mark.parametrize("over", ["service", "http"])
+def test_a_second_chat_on_a_draft_applies_calls_its_server_numbers_like_the_first(
+    service: BuilderService, over: str
+) -> None:
+    # GIVEN a first chat on the draft whose server numbered its calls call_0, call_1
+    def backend() -> Backend:
+        if over == "service":
+            return ServiceBackend(service, ANA, FORM)
+        return HttpBackend("https://api.example.test", TOKEN, FORM, send=FakeBuilderApi(service))
+
+    first = BuilderAgent(local_model(numbering([("add_field", PHONE)], "Added Phone.")), backend())
+    assert first.run_turn([], "Add a phone field.").calls[0].ok
+    # WHEN a second chat (another agent, a new transcript) sends call_0 with the same input,
+    # then call_0 and call_1 with other input
+    post = numbering(
+        [("add_field", PHONE)], [("add_field", SITE), ("delete_field", {"field": "phone"})], "Ok."
+    )
+    turn = BuilderAgent(local_model(post), backend()).run_turn([], "Phone again, and a site.")
+    # THEN every call applied: none was answered with the first chat's result
+    results = [c.result for c in turn.calls]
+    assert [r.get("ok") for r in results] == [True, True, True], results
+    assert not any("replayed" in r for r in results)
+    assert results[0]["summary"] == 'Added field "phone_2" (phone) to step "Contact".'
+    assert set(items(service)) == {"email", "call_me_back", "phone_2", "website"}
+    # AND the backend got each id as the model sent it
+    assert [c.call.id for c in turn.calls] == ["call_0", "call_0", "call_1"]
+    assert_valid_chat(post.messages(2))
+
+
+def test_one_agent_starting_a_new_chat_does_not_replay_the_last_one(
+    service: BuilderService,
+) -> None:
+    # GIVEN one agent, kept by a chat backend for every chat of the draft
+    post = numbering([("add_field", PHONE)], "Added.", [("add_field", PHONE)], "Added again.")
+    agent = BuilderAgent(local_model(post), ServiceBackend(service, ANA, FORM))
+    agent.run_turn([], "Add a phone field.")
+    # WHEN a new chat (an empty transcript) makes the same call under the same id
+    again = agent.run_turn([], "Add a phone field.")
+    # THEN it applied
+    assert again.calls[0].result["summary"] == 'Added field "phone_2" (phone) to step "Contact".'
+
+
+def test_a_call_sent_again_in_its_own_chat_is_still_a_replay(service: BuilderService) -> None:
+    # GIVEN a turn whose add_field went out as call_0, in the chat the agent drew
+    backend = ServiceBackend(service, ANA, FORM)
+    post = numbering([("add_field", PHONE)], "Added.")
+    turn = BuilderAgent(local_model(post), backend, new_chat_id=lambda: "chat-7").run_turn(
+        [], "Add a phone field."
+    )
+    before = version(service)
+    # WHEN the same call reaches the backend again in that chat (a resumed stream)
+    call = turn.calls[0].call
+    replayed = backend.call(call.name, call.id, call.args, None, False, "chat-7.1")
+    # THEN it gets the first result and applies nothing; in another chat, it is a new call
+    assert replayed == {**turn.calls[0].result, "replayed": True}
+    assert version(service) == before
+    assert backend.call(call.name, call.id, call.args, None, False, "chat-8.1")["ok"]
+    assert version(service) == before + 1
 
 
 # ---------------------------------------------------------------- compaction
@@ -726,6 +819,7 @@ class FakeBuilderApi:
             request.input or {},
             selection=selection or None,
             cancelled=request.cancelled,
+            chat=request.chat_id,
         )
         return 200, json.dumps(result).encode()
 
@@ -736,7 +830,8 @@ def test_the_http_backend_runs_a_turn_through_the_api(service: BuilderService) -
     backend = HttpBackend("https://api.example.test/", TOKEN, FORM, send=api)
     provider, recorded = openai("add_inspect_gate")
     # WHEN a turn runs
-    turn = BuilderAgent(provider, backend).run_turn([], "Add a phone, only for call backs.")
+    agent = BuilderAgent(provider, backend, new_chat_id=lambda: "chat-9")
+    turn = agent.run_turn([], "Add a phone, only for call backs.")
     # THEN the draft ends right, and the prompt saw the draft the API returned
     assert turn.stopped == "reply" and turn.backend_errors == ()
     assert items(service)["phone"]["when"]["field"] == "call_me_back"
@@ -749,6 +844,7 @@ def test_the_http_backend_runs_a_turn_through_the_api(service: BuilderService) -
     ]
     assert posts[0]["body"] == {
         "tool_call_id": "call_kT8d2VxQmB4nLz0wRy6pHs1J",
+        "chat_id": "chat-9.1",
         "input": {"field": {"kind": "phone", "label": "Phone"}},
         "cancelled": False,
     }

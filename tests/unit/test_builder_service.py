@@ -36,6 +36,7 @@ ANA = "acme/ana"
 CY = "acme/cy"
 BO = "globex/bo"
 FORM = "contact-us"
+CHAT = "chat-1"
 
 
 class Counting(DraftStore):
@@ -120,7 +121,13 @@ class Turn:
     def __call__(self, tool: str, selection: Any = None, **payload: Any) -> dict[str, Any]:
         self.n += 1
         return self.builder.call(
-            self.principal, self.form_id, tool, f"call-{self.n}", payload, selection=selection
+            self.principal,
+            self.form_id,
+            tool,
+            f"call-{self.n}",
+            payload,
+            selection=selection,
+            chat=CHAT,
         )
 
 
@@ -200,10 +207,10 @@ def test_a_replayed_call_returns_its_first_result_and_applies_nothing(
     builder: BuilderService,
 ) -> None:
     started(builder)
-    first = builder.call(ANA, FORM, "add_field", "add-email", EMAIL)
+    first = builder.call(ANA, FORM, "add_field", "add-email", EMAIL, chat=CHAT)
     before = builder.draft(ANA, FORM).draft
     # WHEN the stream replays the same call (same id, same input)
-    again = builder.call(ANA, FORM, "add_field", "add-email", EMAIL)
+    again = builder.call(ANA, FORM, "add_field", "add-email", EMAIL, chat=CHAT)
     # THEN it gets the first result, marked, and the draft has one email field
     assert again == {**first, "replayed": True}
     after = builder.draft(ANA, FORM)
@@ -213,10 +220,14 @@ def test_a_replayed_call_returns_its_first_result_and_applies_nothing(
 
 def test_an_id_reused_for_other_input_is_a_conflict(builder: BuilderService) -> None:
     started(builder)
-    builder.call(ANA, FORM, "add_field", "c1", EMAIL)
-    other = builder.call(ANA, FORM, "add_field", "c1", {"field": {"kind": "url", "label": "Site"}})
+    builder.call(ANA, FORM, "add_field", "c1", EMAIL, chat=CHAT)
+    other = builder.call(
+        ANA, FORM, "add_field", "c1", {"field": {"kind": "url", "label": "Site"}}, chat=CHAT
+    )
     assert other["ok"] is False and other["error"] == "tool_call_conflict"
-    moved = builder.call(ANA, FORM, "add_field", "c1", EMAIL, selection={"step": "contact"})
+    moved = builder.call(
+        ANA, FORM, "add_field", "c1", EMAIL, selection={"step": "contact"}, chat=CHAT
+    )
     assert moved["error"] == "tool_call_conflict"  # the selection is part of the call
     assert [i.id for i in builder.draft(ANA, FORM).document.steps[0].items] == ["email"]
 
@@ -224,12 +235,51 @@ def test_an_id_reused_for_other_input_is_a_conflict(builder: BuilderService) -> 
 def test_a_refusal_is_recorded_and_replayed_as_it_was(builder: BuilderService) -> None:
     started(builder)
     payload = {"step": "details", "field": {"kind": "url", "label": "Site"}}
-    refused = builder.call(ANA, FORM, "add_field", "c1", payload)
+    refused = builder.call(ANA, FORM, "add_field", "c1", payload, chat=CHAT)
     assert (refused["ok"], refused["error"]) == (False, "not_found")
-    assert builder.call(ANA, FORM, "add_step", "c2", {"title": "Details"})["ok"]
+    assert builder.call(ANA, FORM, "add_step", "c2", {"title": "Details"}, chat=CHAT)["ok"]
     # a retry under the id gets the first answer, even though it would apply now
-    assert builder.call(ANA, FORM, "add_field", "c1", payload) == {**refused, "replayed": True}
+    assert builder.call(ANA, FORM, "add_field", "c1", payload, chat=CHAT) == {
+        **refused,
+        "replayed": True,
+    }
     assert builder.draft(ANA, FORM).document.steps[1].items == []
+
+
+def test_tool_call_ids_are_the_chats_that_made_them(builder: BuilderService) -> None:
+    started(builder)
+    # GIVEN a chat whose add_field went out as call_0
+    first = builder.call(ANA, FORM, "add_field", "call_0", EMAIL, chat="chat-a")
+    # WHEN another chat on the draft sends call_0, with the same input and then with other
+    same = builder.call(ANA, FORM, "add_field", "call_0", EMAIL, chat="chat-b")
+    site = {"field": {"kind": "url", "label": "Site"}}
+    other = builder.call(ANA, FORM, "add_field", "call_0", site, chat="chat-c")
+    # THEN both applied, as new calls of their chats
+    assert (first["ok"], same["ok"], other["ok"]) == (True, True, True), (same, other)
+    assert "replayed" not in same and "replayed" not in other
+    items = [i.id for i in builder.draft(ANA, FORM).document.steps[0].items]
+    assert items == ["email", "email_2", "site"]
+    # AND within its own chat the id is still a replay; the edit log keeps the id as sent
+    assert builder.call(ANA, FORM, "add_field", "call_0", EMAIL, chat="chat-b") == {
+        **same,
+        "replayed": True,
+    }
+    assert [line.call_id for line in builder.draft(ANA, FORM).log[-3:]] == ["call_0"] * 3
+
+
+def test_a_call_without_a_chat_is_recorded_nowhere(builder: BuilderService) -> None:
+    started(builder)
+    # WHEN a call without a chat is sent twice under one id
+    first = builder.call(ANA, FORM, "add_field", "call_0", EMAIL)
+    again = builder.call(ANA, FORM, "add_field", "call_0", EMAIL)
+    # THEN each is answered with what it did: it is never taken for another call
+    assert first["summary"] == 'Added field "email" (email) to step "Contact".'
+    assert again["summary"] == 'Added field "email_2" (email) to step "Contact".'
+    assert builder.store.get_call("acme", FORM, "call_0") is None
+    # AND a chat id is checked as an id is
+    bad = builder.call(ANA, FORM, "add_field", "c2", EMAIL, chat="a chat/1")
+    assert (bad["ok"], bad["error"]) == (False, "bad_request")
+    assert "chat_id" in bad["message"]
 
 
 # ---------------------------------------------------------------------- Stop
@@ -241,24 +291,27 @@ def test_a_cancelled_call_records_cancelled_and_a_replay_gets_the_same(
     started(builder)
     version = builder.draft(ANA, FORM).draft.version
     # WHEN the person pressed Stop while the model's add_field was on its way
-    stopped = builder.call(ANA, FORM, "add_field", "c9", EMAIL, cancelled=True)
+    stopped = builder.call(ANA, FORM, "add_field", "c9", EMAIL, cancelled=True, chat=CHAT)
     # THEN the model loop gets an answer, and nothing was applied
     assert stopped == CANCELLED
     assert "nothing was applied" in str(stopped["message"])
     assert builder.draft(ANA, FORM).draft.version == version
     # AND a later replay of that id (the stream resumed) gets the same answer, applying nothing
-    assert builder.call(ANA, FORM, "add_field", "c9", EMAIL) == {**CANCELLED, "replayed": True}
+    assert builder.call(ANA, FORM, "add_field", "c9", EMAIL, chat=CHAT) == {
+        **CANCELLED,
+        "replayed": True,
+    }
     assert builder.draft(ANA, FORM).draft.version == version
     # AND a new call applies as usual
-    assert builder.call(ANA, FORM, "add_field", "c10", EMAIL)["ok"]
+    assert builder.call(ANA, FORM, "add_field", "c10", EMAIL, chat=CHAT)["ok"]
 
 
 def test_a_call_cancelled_after_it_applied_keeps_its_first_answer(
     builder: BuilderService,
 ) -> None:
     started(builder)
-    applied = builder.call(ANA, FORM, "add_field", "c1", EMAIL)
-    assert builder.call(ANA, FORM, "add_field", "c1", EMAIL, cancelled=True) == {
+    applied = builder.call(ANA, FORM, "add_field", "c1", EMAIL, chat=CHAT)
+    assert builder.call(ANA, FORM, "add_field", "c1", EMAIL, cancelled=True, chat=CHAT) == {
         **applied,
         "replayed": True,
     }
@@ -289,8 +342,8 @@ def test_undo_and_redo_move_over_the_edit_log_and_lose_nothing(builder: BuilderS
     assert [line.summary.split('"')[1] for line in view.log[1:]] == ["email", "site", "phone"]
     assert [line.prev for line in view.log] == [-1, 0, 1, 1]
     # AND a replayed undo undoes nothing more
-    back = builder.call(ANA, FORM, "undo_edit", "u1", {})
-    assert builder.call(ANA, FORM, "undo_edit", "u1", {}) == {**back, "replayed": True}
+    back = builder.call(ANA, FORM, "undo_edit", "u1", {}, chat=CHAT)
+    assert builder.call(ANA, FORM, "undo_edit", "u1", {}, chat=CHAT) == {**back, "replayed": True}
     assert [i.id for i in builder.draft(ANA, FORM).document.steps[0].items] == ["email"]
 
 
@@ -331,13 +384,13 @@ def test_a_call_that_keeps_losing_is_busy_and_records_nothing(store: Counting) -
 def test_a_call_costs_one_read_and_one_write(builder: BuilderService, store: Counting) -> None:
     started(builder)
     store.take()
-    builder.call(ANA, FORM, "add_field", "c1", EMAIL)
+    builder.call(ANA, FORM, "add_field", "c1", EMAIL, chat=CHAT)
     assert store.take() == ["get", "commit"]
-    builder.call(ANA, FORM, "add_field", "c1", EMAIL)  # replayed: found by the write
+    builder.call(ANA, FORM, "add_field", "c1", EMAIL, chat=CHAT)  # replayed: found by the write
     assert store.take() == ["get", "commit"]
-    builder.call(ANA, FORM, "delete_step", "c2", {})  # refused: recorded alone
+    builder.call(ANA, FORM, "delete_step", "c2", {}, chat=CHAT)  # refused: recorded alone
     assert store.take() == ["get", "record_call"]
-    builder.call(ANA, FORM, "undo_edit", "c3", {})
+    builder.call(ANA, FORM, "undo_edit", "c3", {}, chat=CHAT)
     assert store.take() == ["get", "commit"]
 
 
@@ -463,12 +516,14 @@ def test_bad_input_comes_back_as_data(
 
 def test_a_selection_object_and_its_json_are_the_same_call(builder: BuilderService) -> None:
     started(builder)
-    builder.call(ANA, FORM, "add_field", "c1", EMAIL)
+    builder.call(ANA, FORM, "add_field", "c1", EMAIL, chat=CHAT)
     updates = {"updates": {"required": False}}
     first = builder.call(
-        ANA, FORM, "update_field", "c2", updates, selection=Selection(field="email")
+        ANA, FORM, "update_field", "c2", updates, selection=Selection(field="email"), chat=CHAT
     )
-    again = builder.call(ANA, FORM, "update_field", "c2", updates, selection={"field": "email"})
+    again = builder.call(
+        ANA, FORM, "update_field", "c2", updates, selection={"field": "email"}, chat=CHAT
+    )
     assert again == {**first, "replayed": True}
 
 

@@ -491,7 +491,7 @@ def test_a_builder_call_edits_the_draft_under_the_models_id(
     made = client.builder_call(
         FORM, "create_form", {"title": "Contact us", "steps": [{"title": "Contact"}]}, "b_1"
     )
-    added = client.builder_call(FORM, "add_field", EMAIL, "b_2")
+    added = client.builder_call(FORM, "add_field", EMAIL, "b_2", chat_id="chat-1")
     # THEN each result is the builder's sentence, sent under that id
     assert made.ok is True and made.summary is not None and made.summary.startswith("Created")
     assert added.to_dict() == {
@@ -499,10 +499,14 @@ def test_a_builder_call_edits_the_draft_under_the_models_id(
         "summary": 'Added field "email" (email) to step "Contact".',
     }
     assert added.tool_call_id == "b_2" and api.ids_seen() == ["b_1", "b_2"]
-    # AND the same id again is the first result, replayed: one field
-    again = client.builder_call(FORM, "add_field", EMAIL, "b_2")
+    # AND the same id again in its chat is the first result, replayed: one field
+    again = client.builder_call(FORM, "add_field", EMAIL, "b_2", chat_id="chat-1")
     assert again.replayed is True and again.summary == added.summary
     assert item_ids(api) == ["email"]
+    # AND without a chat_id, each call is a chat of its own: the id is never another call's
+    other = client.builder_call(FORM, "add_field", EMAIL, "b_2")
+    assert other.replayed is False
+    assert other.summary == 'Added field "email_2" (email) to step "Contact".'
 
 
 def test_a_builder_call_carries_the_selection_and_stop(client: Formwork, api: LocalApi) -> None:

@@ -30,7 +30,7 @@ from formwork.mcp.builder import BuilderBackend
 from formwork.mcp.remote import ApiBuilderBackend
 from formwork.mcp.server import DRAFT_PROMPT, build_server, draft_uri
 from formwork.mcp.surface import no_draft
-from formwork.mcp.tools import BUILDER_HINTS, HINTS, TOOL_CALL_ID_META
+from formwork.mcp.tools import BUILDER_HINTS, CHAT_ID_META, HINTS, TOOL_CALL_ID_META
 from functions.builder_routes import builder_tool_definitions
 from tests.support import T0, TickingClock
 
@@ -186,11 +186,12 @@ def test_a_host_builds_a_draft_that_compiles_in_small_calls(mode: str) -> None:
 def test_the_hosts_tool_call_id_makes_a_resent_edit_a_replay(mode: str) -> None:
     async def test() -> None:
         service = builder_service()
-        meta = cast("types.RequestParamsMeta", {TOOL_CALL_ID_META: "toolu_email"})
+        ids = {TOOL_CALL_ID_META: "toolu_email", CHAT_ID_META: "chat-1"}
+        meta = cast("types.RequestParamsMeta", ids)
         async with client(service, mode) as mcp:
             await mcp.call_tool("create_form", {"title": "Contact us", "steps": [{"title": "C"}]})
             first = structured(await mcp.call_tool("add_field", EMAIL, meta=meta))
-        # WHEN the host sends the same call again, on another connection, under the same id
+        # WHEN the host sends the same call again, on another connection, under the same ids
         async with client(service, mode) as mcp:
             again = structured(await mcp.call_tool("add_field", EMAIL, meta=meta))
             other = await mcp.call_tool(
@@ -203,6 +204,34 @@ def test_the_hosts_tool_call_id_makes_a_resent_edit_a_replay(mode: str) -> None:
         # AND the same id with other input is refused as data, as over HTTP
         assert other.is_error is True
         assert structured(other)["error"] == "tool_call_conflict"
+
+    run(test)
+
+
+@pytest.mark.parametrize("connection", ["c0ffee", None], ids=["stdio", "http"])
+def test_two_chats_that_number_their_calls_alike_both_apply(connection: str | None) -> None:
+    async def test() -> None:
+        service = builder_service()
+
+        def meta(chat: str | None) -> types.RequestParamsMeta:
+            ids = {TOOL_CALL_ID_META: "call_0"} | ({CHAT_ID_META: chat} if chat else {})
+            return cast("types.RequestParamsMeta", ids)
+
+        backend = BuilderBackend(service, ANA, FORM)
+        async with Client(build_server(backend, connection=connection)) as mcp:
+            await mcp.call_tool("create_form", {"title": "Contact us", "steps": [{"title": "C"}]})
+            first = structured(await mcp.call_tool("add_field", EMAIL, meta=meta("chat-a")))
+            # WHEN a host's second chat sends its model's call_0 with the same input
+            same = structured(await mcp.call_tool("add_field", EMAIL, meta=meta("chat-b")))
+            # AND a host that names no chat sends it too
+            unnamed = structured(await mcp.call_tool("add_field", EMAIL, meta=meta(None)))
+        # THEN each applied as a call of its own chat
+        assert [r["summary"].split('"')[1] for r in (first, same, unnamed)] == [
+            "email",
+            "email_2",
+            "email_3",
+        ]
+        assert not any("replayed" in r for r in (first, same, unnamed))
 
     run(test)
 
