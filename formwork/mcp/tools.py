@@ -41,6 +41,14 @@ under one (a retry under the same id is a replay). ``tool_call_id`` takes, in or
 
 An id the API would refuse (over 128 characters, or characters outside letters, digits and
 ``. _ : @ -``) is replaced by ``mcp-`` and a digest of it, the same for the same id.
+
+**The chat.** The builder records a tool-call id as the chat's that made it (some model
+servers number their calls ``call_0``, ``call_1``, ... in every chat; ``docs/builder.md``).
+``chat_id`` takes ``_meta["formwork/chat_id"]`` when the host sends it (a host that sends its
+model's ids sends its chat's id with them), else the connection (``mcp-<nonce>``, stdio), else
+none: on stateless HTTP, a call without a chat is recorded nowhere, so it is never answered
+with another call's result (and never replayed). A conversation's form tools need none: their
+ids are the conversation's.
 """
 
 from __future__ import annotations
@@ -57,6 +65,8 @@ import mcp_types as types
 
 TOOL_CALL_ID_META = "formwork/tool_call_id"
 """The ``_meta`` key a host may send a tool call's id under."""
+CHAT_ID_META = "formwork/chat_id"
+"""The ``_meta`` key a host may send the id of the call's chat under (the builder's)."""
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
 """What the API takes as a tool-call id (``forms.surface.tools.check_id``)."""
@@ -149,6 +159,14 @@ def tool_call_id(
     if connection is not None and request_id is not None:
         return _usable(f"mcp-{connection}-{request_id}")
     return f"mcp-{uuid.uuid4().hex}"
+
+
+def chat_id(meta: Mapping[str, Any] | None, connection: str | None) -> str | None:
+    """The chat a builder call's id is recorded for (the module says which, and why)."""
+    given = (meta or {}).get(CHAT_ID_META)
+    if isinstance(given, str) and given:
+        return _usable(given)
+    return _usable(f"mcp-{connection}") if connection is not None else None
 
 
 def _usable(text: str) -> str:
