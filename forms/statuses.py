@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from forms.evaluation import FieldStatus
+from forms.evaluation import STILL_TO_ASK, FieldStatus
 from forms.instance import EntryStatus, Status
 
 __all__ = [
     "STATUSES",
+    "STILL_TO_ASK",
     "EntryStatus",
     "FieldRowStatus",
     "FieldStatus",

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from forms.statuses import STILL_TO_ASK
 from forms.surface.plain import inline
 
 JsonDict = dict[str, Any]
@@ -59,7 +60,6 @@ ASK_DEFINITION: JsonDict = {
 }
 """The tool as ``tools/list`` shows it, beside the form tools, to hosts that can elicit."""
 
-STILL_TO_ASK = ("pending", "optional", "ask_again")
 OPTIONAL_SUFFIX = " (optional)"
 _FORMATS = {
     "date YYYY-MM-DD": "date",

@@ -14,6 +14,7 @@ from forms.documents import FormDocument
 from forms.examples.travel_claim import travel_claim
 from forms.storage.documents import InMemoryFormDocumentStore
 from forms.storage.documents_contract import T0
+from formwork.mcp.ask import Question, question
 from tests.support import Session, service_for
 
 ANA = Caller("acme/ana", "conv-1")
@@ -111,3 +112,13 @@ def test_a_decline_resolves_an_invalid_optional_answer_too() -> None:
     # THEN the invalid optional answer held the submission, and the decline released it
     assert refused["submitted"] is False
     assert done.get("closed") == "completed", done
+
+
+def test_form_ask_asks_the_person_again_for_an_answer_the_new_version_refuses(
+    migrated: Session,
+) -> None:
+    # WHEN form_ask builds its question from the migrated form's read
+    asked = question(migrated.ok("form_read", form="profile"))
+    # THEN the person is asked again for both refused answers (the name still stands)
+    assert isinstance(asked, Question)
+    assert asked.asked == ("age", "track")
