@@ -18,7 +18,10 @@ code only).
 
 ``python -m functions.bedrock_schema`` prints the schema, ``--write`` replaces
 ``infra/bedrock-agent/openapi.json`` (``SCHEMA_PATH``) with it, and ``--check`` fails while
-that copy is stale (a test checks the same).
+that copy is stale (a test checks the same). The copy is the repository's: an installed
+package does not ship it. Exit codes: 0 done (the copy is current); 1 the copy is stale; 2 a
+usage error; 3 there is no copy here to check or write (an installed package, or a checkout
+without it): the message says where it lives.
 """
 
 from __future__ import annotations
@@ -63,6 +66,8 @@ SCHEMA_DESCRIPTION: Final = (
 
 SCHEMA_PATH: Final = Path(__file__).resolve().parents[1] / "infra/bedrock-agent/openapi.json"
 """The checked-in copy of the schema, the one the action group is created with."""
+NO_COPY: Final = 3
+"""``--check`` and ``--write``'s exit code when there is no copy here (not shipped)."""
 
 
 class ActionResult(BaseModel):
@@ -300,13 +305,21 @@ def main(argv: Sequence[str] | None = None, write: Callable[[str], Any] | None =
     if not args:
         out(schema_json())
         return 0
+    if args in (["--write"], ["--check"]) and not SCHEMA_PATH.is_file():
+        where = "" if SCHEMA_PATH.parent.is_dir() else f" ({SCHEMA_PATH.parent} is not here)"
+        out(
+            f"{SCHEMA_PATH} does not exist{where}: the schema's copy is the repository's "
+            "infra/bedrock-agent/openapi.json, which an installed package does not ship; "
+            f"run {args[0]} in a checkout, or print the schema with no option and save it "
+            "where you keep it\n"
+        )
+        return NO_COPY
     if args == ["--write"]:
         SCHEMA_PATH.write_text(schema_json(), encoding="utf-8")
         out(f"wrote {SCHEMA_PATH}\n")
         return 0
     if args == ["--check"]:
-        current = SCHEMA_PATH.read_text(encoding="utf-8") if SCHEMA_PATH.exists() else ""
-        if current == schema_json():
+        if SCHEMA_PATH.read_text(encoding="utf-8") == schema_json():
             return 0
         out(f"{SCHEMA_PATH} is stale: python -m functions.bedrock_schema --write\n")
         return 1
