@@ -17,18 +17,22 @@ One commit, in order:
    is complete when it applies and every applicable required field in it has a live answer.
    Then checkpoint predicates see every live value; a rejection is active while the hook that
    recorded it holds; the form is *ready* when every applicable required field is answered
-   and no rejection is active. The walk is done once per set of field logs and kept with
-   them (``forms.incremental``): a commit re-derives only what can depend on the fields it
-   changed (the predicates that read them, learnt by watching each predicate run, and what
-   depends on those in turn), and only the hooks whose condition can have changed are looked
-   at again (checkpoints always are). ``evaluate_from_scratch`` walks everything every time;
-   it is the definition the incremental one is tested against.
+   and no rejection is active. An answer in force that the field's type refuses (kept from an
+   earlier version of the form) is neither live nor answered: the field reads ``invalid``
+   and keeps its step from completing until it is resolved. The walk is done once per set of
+   field logs and kept with them (``forms.incremental``): a commit re-derives only what can
+   depend on the fields it changed (the predicates that read them, learnt by watching each
+   predicate run, and what depends on those in turn), and only the hooks whose condition can
+   have changed are looked at again (checkpoints always are). ``evaluate_from_scratch``
+   walks everything every time; it is the definition the incremental one is tested against.
 4. **Edges.** For each hook, in the fixed order field on-fill, step on-complete, checkpoint,
    form on-complete (definition order within each), its condition is compared with the one
    stored by the previous commit. A *rising edge* is the first commit on which the condition
    holds having not held before. Every rising edge bumps that hook's counter, whether or not an
    executor is attached; a hook with an executor gets an outbox entry keyed
-   ``{instance_id}:{hook_id}:{occurrence}`` in this same commit.
+   ``{instance_id}:{hook_id}:{occurrence}`` in this same commit. An entry raised by an
+   executor's effects is one deeper than the entry whose effects they are; one past
+   ``KNOCK_ON_LIMIT`` is recorded failed instead (hooks that keep triggering each other stop).
 5. **Closing.** A rising form-complete edge closes the instance as completed (unless the
    definition keeps completed forms open); a forward jump's focus is released once its step is
    complete.
