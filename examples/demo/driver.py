@@ -14,7 +14,7 @@ from typing import Any
 
 from examples.demo.in_process import InProcess
 from examples.demo.printing import WIDTH, compact, expect, say
-from examples.demo.transports import OverHttp, Transport
+from examples.demo.transports import OverHttp, Transport, token_for
 from forms import Caller
 from forms.app.approvals import Decision
 
@@ -145,8 +145,7 @@ class Demo:
         body = {"decision": decision, **({"note": note} if note else {})}
         if isinstance(self.transport, OverHttp):
             say("api:   ", f"POST /approvals/{approval_id} {compact(body)}")
-            roles_shown = f";roles={','.join(roles)}" if roles else ""
-            say("", f"Authorization: Bearer dev:{approver}{roles_shown}", indent=11)
+            say("", f"Authorization: {token_for(approver, roles)}", indent=11)
         else:
             held = ", ".join(repr(r) for r in roles)
             say("call:  ", f"FormService.decide(Approver({approver!r}, {{{held}}}),")

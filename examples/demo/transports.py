@@ -206,7 +206,7 @@ class OverHttp:
         decision: Decision,
         note: str | None = None,
     ) -> tuple[int, dict[str, Any]]:
-        token = f"Bearer dev:{approver}" + (f";roles={','.join(roles)}" if roles else "")
+        token = token_for(approver, roles)
         body = {"decision": decision, **({"note": note} if note else {})}
         path = f"/approvals/{quote(approval_id, safe='')}"
         status, answer = self._request("POST", path, body, token=token)

@@ -211,7 +211,7 @@ def test_a_travel_claim_driven_to_completion_over_http(
     assert done["closed"] == "completed", done
     stored = store.get(claim)
     assert stored.state.status == "completed"
-    assert stored.principal == "alice"
+    assert stored.principal == "local/alice"  # dev:alice names no tenant: the local one
     assert stored.conversation_id == conversation
     assert stored.field("staff_id").in_force().value == "AB1234"  # type: ignore[union-attr]
     assert stored.field("receipts_attached").in_force().value is True  # type: ignore[union-attr]
