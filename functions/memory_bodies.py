@@ -165,6 +165,10 @@ _S409_WRITE = (
     "Memory is off, for the caller or the deployment (memory_off); or the key kept changing "
     "under the write (busy). Nothing was written"
 )
+_S413_WRITE = (
+    DESCRIBED[413] + "; or the fact's stored record would pass one stored item (size_limit): "
+    "nothing was written"
+)
 _S415_PUT = DESCRIBED[415] + " (a form-encoded body included)"
 
 
@@ -176,7 +180,17 @@ def _whole_read() -> dict[int, OpenAPIResponse]:
 def _fact_write(**described: str) -> dict[int, OpenAPIResponse]:
     """The refusals of a statement or a confirmation: one key, a body, memory on."""
     return refusals(
-        400, 401, 404, 409, 413, 415, 422, s400=_S400_KEY, s409=_S409_WRITE, **described
+        400,
+        401,
+        404,
+        409,
+        413,
+        415,
+        422,
+        s400=_S400_KEY,
+        s409=_S409_WRITE,
+        s413=_S413_WRITE,
+        **described,
     )
 
 
