@@ -397,7 +397,7 @@ class ToolResult(BaseModel):
         default=None, description="A step read: where the step stands"
     )
     fields: SkipJsonSchema[None] | list[FieldRow] = Field(
-        default=None, description="A step or field read: the fields and their statuses"
+        default=None, description="A step read: its fields and their statuses"
     )
     steps: SkipJsonSchema[None] | list[StepRow] = Field(
         default=None, description="An outline or closed read: every step and its fields"

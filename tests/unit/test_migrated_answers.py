@@ -4,12 +4,13 @@ resolved by a new answer, a retraction or a decline."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
-from forms import Caller, FormRegistry
+from forms import Caller, FormDef, FormRegistry, InMemoryFormStore, Step, field
 from forms.app.catalog import Catalog
+from forms.definition import Migration
 from forms.documents import FormDocument
 from forms.examples.travel_claim import travel_claim
 from forms.storage.documents import InMemoryFormDocumentStore
@@ -122,3 +123,31 @@ def test_form_ask_asks_the_person_again_for_an_answer_the_new_version_refuses(
     # THEN the person is asked again for both refused answers (the name still stands)
     assert isinstance(asked, Question)
     assert asked.asked == ("age", "track")
+
+
+def test_a_code_form_migration_checks_carried_answers_the_same_way() -> None:
+    # GIVEN a code form whose version 2 narrows a choice, and an instance answered on version 1
+    class V1(Step):
+        title = "Main"
+        size: Literal["s", "m", "xl"] = field("Size")
+
+    class V2(Step):
+        title = "Main"
+        size: Literal["s", "m"] = field("Size")
+
+    first = FormDef(id="shirt", version=1, title="Shirt", steps=[V1])
+    second = FormDef(
+        id="shirt", version=2, title="Shirt", steps=[V2], migrations=[Migration(from_version=1)]
+    )
+    store = InMemoryFormStore()
+    ana = Session(service_for(first, store=store), ANA)
+    ana.ok("form_start", form="shirt")
+    ana.ok("form_fill", form="shirt", values={"size": "xl"})
+    # WHEN the deployment serves version 2 only and the form is read and submitted
+    ana.service = service_for(second, store=store)
+    read = ana.ok("form_read", form="shirt")
+    refused = ana.ok("form_fill", form="shirt", submit=True)
+    # THEN the kept answer is invalid, and the submission waits for it
+    (row,) = read["fields"]
+    assert (row["status"], row["value"]) == ("invalid", "xl")
+    assert refused["submitted"] is False
