@@ -40,3 +40,9 @@ def inline(text: str) -> str:
     text = _BREAKS.sub(" ", text)
     text = _CONTROLS.sub(lambda found: f"\\u{ord(found[0]):04x}", text)
     return _FORGED.sub("(", text)
+
+
+def clipped(text: str, limit: int) -> str:
+    """``inline(text)``, cut to ``limit`` characters (the last one ``…``) when it is longer."""
+    text = inline(text)
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -29,7 +29,7 @@ from forms.evaluation import STILL_TO_ASK, Evaluation, FieldEval, refusal
 from forms.incremental import Core
 from forms.instance import FieldHistory, FormInstance, Recollection, Revision, stopped
 from forms.statuses import FieldRowStatus, StepState
-from forms.surface.plain import inline
+from forms.surface.plain import clipped, inline
 from forms.surface.recalled import memory_lines, memory_mark, standing
 
 _MAX_SHOWN = 60
@@ -37,9 +37,9 @@ _OPERATOR = "an operator has to fix the form"
 
 
 def show(value: Any) -> str:
-    """A short, unambiguous rendering of a stored JSON value, on one line (``inline``)."""
-    text = inline(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
-    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 1] + "…"
+    """A short, unambiguous rendering of a stored JSON value, on one line (``clipped``)."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return clipped(text, _MAX_SHOWN)
 
 
 def _applicable_steps(form: CompiledForm, ev: Evaluation) -> list[CompiledStep]:
@@ -71,12 +71,12 @@ def status_line(
             recheck = [
                 _label(form, f) for f in fields if f.status == "ask_again" and _asked(form, f)
             ]
-            head = f'{tag} back at step {position} "{inline(step.title)}": go through it again'
-            lines = [head + (" · check: " + ", ".join(recheck) if recheck else "")]
+            head = f'{tag} back at step {position} "{_brief(step.title)}": go through it again'
+            lines = [head + (" · check: " + _listed(recheck) if recheck else "")]
         else:
             pending = [_label(form, f) for f in fields if f.status == "pending" and _asked(form, f)]
-            head = f'{tag} step {position} "{inline(step.title)}"'
-            lines = [head + (" · pending: " + ", ".join(pending) if pending else "")]
+            head = f'{tag} step {position} "{_brief(step.title)}"'
+            lines = [head + (" · pending: " + _listed(pending) if pending else "")]
             lines.extend(_invalid_lines(form, fields))
         later = _later_line(form, ev, steps[steps.index(step) + 1 :])
         if later:
@@ -88,17 +88,17 @@ def status_line(
         if hook is None:
             continue
         if hook.approval is not None:
-            what = inline(hook.approval.prompt or hook.title)
-            waits.append(f"{what} (awaiting approval by {inline(hook.approval.role)})")
+            what = _brief(hook.approval.prompt or hook.title)
+            waits.append(f"{what} (awaiting approval by {_brief(hook.approval.role)})")
         elif any(e.hook_id == hook_id and stopped(e) for e in instance.state.outbox.values()):
-            stopped_hook = inline(hook.title)
+            stopped_hook = _brief(hook.title)
             waits.append(f"{stopped_hook} (stopped: hooks kept triggering each other; {_OPERATOR})")
         elif any(
             e.hook_id == hook_id and e.status == "failed" for e in instance.state.outbox.values()
         ):
-            waits.append(f"{inline(hook.title)} (failed on our side; an operator has to retry it)")
+            waits.append(f"{_brief(hook.title)} (failed on our side; an operator has to retry it)")
         else:
-            waits.append(f"{inline(hook.title)} (running)")
+            waits.append(f"{_brief(hook.title)} (running)")
     if waits:
         lines.append("waiting: " + " · ".join(waits) + "; the form cannot complete until then")
     lines.extend(f"! {inline(r.message)}" for r in ev.active_rejections)
@@ -110,7 +110,24 @@ def _asked(form: CompiledForm, fe: FieldEval) -> bool:
 
 
 def _label(form: CompiledForm, fe: FieldEval) -> str:
-    return inline(form.fields[fe.id].label)
+    return _brief(form.fields[fe.id].label)
+
+
+STATUS_TEXT_CHARS = 80
+"""The most of one label, title or approval prompt the status line shows (``…`` past it): an
+author's text cannot make the line, which is in every system prompt, long. Reads show it all."""
+LABELS_SHOWN = 8
+"""The most pending (or to-check) labels the status line names, then ``+N more``; the open
+step's read lists every field."""
+
+
+def _brief(text: str) -> str:
+    return clipped(text, STATUS_TEXT_CHARS)
+
+
+def _listed(labels: list[str]) -> str:
+    more = len(labels) - LABELS_SHOWN
+    return ", ".join(labels[:LABELS_SHOWN]) + (f" +{more} more" if more > 0 else "")
 
 
 LATER_STEPS = 3
@@ -149,7 +166,7 @@ _PREVIEW_CHARS = 48
 
 
 def _titled(title: str, preview: str) -> str:
-    return f"{inline(title)} ({preview})" if preview else inline(title)
+    return f"{_brief(title)} ({clipped(preview, STATUS_TEXT_CHARS)})" if preview else _brief(title)
 
 
 def step_preview(form: CompiledForm, step: CompiledStep, ev: Evaluation) -> str:

@@ -2,7 +2,8 @@
 
 It goes into every result and every system prompt. Its ``later:`` line previews the next
 ``LATER_STEPS`` steps still to do and counts the rest, so a form of 100 steps of 10 fields each
-(1,000 fields) reads as long as one of 5.
+(1,000 fields) reads as long as one of 5. A wide step names its first ``LABELS_SHOWN`` pending
+labels and counts the rest, and no label or title shows past ``STATUS_TEXT_CHARS``.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from forms import Caller, FormDef, Step, field
-from forms.surface.view import LATER_STEPS
+from forms.surface.view import LABELS_SHOWN, LATER_STEPS, STATUS_TEXT_CHARS
 from tests.support import Session, service_for
 
 CALLER = Caller("ana", "conv-1")
@@ -90,3 +91,41 @@ def test_near_the_end_nothing_is_counted_and_one_more_is_one_step() -> None:
         line = session.ok("form_fill", form="steps-100", values=batch)["status_line"]
     assert line.splitlines()[0].startswith('[form: steps-100] step 97/100 "Part 97"')
     assert [x.split(" (")[0] for x in later(line)] == ["Part 98", "Part 99", "Part 100"]
+
+
+def one_step(fields: int, label: str) -> FormDef:
+    annotations: dict[str, Any] = {f"q{n}": str for n in range(fields)}
+    namespace: dict[str, Any] = {
+        "__annotations__": annotations,
+        "id": "only",
+        "title": "Title " + "t" * 3000,
+        **{name: field(f"{label} {n}") for n, name in enumerate(annotations)},
+    }
+    return FormDef(id="wide", version=1, title="Wide", steps=[type("Only", (Step,), namespace)])
+
+
+def test_a_wide_step_names_the_first_labels_and_counts_the_rest() -> None:
+    # GIVEN one step of 30 fields
+    session = Session(service_for(one_step(30, "Question")), CALLER)
+    line = session.ok("form_start", form="wide")["status_line"]
+    # THEN the line names LABELS_SHOWN of them and counts the rest
+    pending = line.split(" · pending: ")[1]
+    assert pending == ", ".join(f"Question {n}" for n in range(LABELS_SHOWN)) + (
+        f" +{30 - LABELS_SHOWN} more"
+    )
+
+
+def test_a_long_label_or_title_is_cut_in_the_line_and_whole_in_a_read() -> None:
+    # GIVEN labels and a step title of thousands of characters
+    session = Session(service_for(one_step(2, "L" * 5000)), CALLER)
+    result = session.ok("form_start", form="wide")
+    # THEN the line shows each at most STATUS_TEXT_CHARS long
+    assert f'"Title {"t" * (STATUS_TEXT_CHARS - 7)}…"' in result["status_line"]
+    assert (
+        f"{'L' * (STATUS_TEXT_CHARS - 1)}…, {'L' * (STATUS_TEXT_CHARS - 1)}…"
+        in (result["status_line"])
+    )
+    assert len(result["status_line"]) < 4 * STATUS_TEXT_CHARS
+    # AND a read shows the label whole
+    read = session.ok("form_read", form="wide")
+    assert read["fields"][0]["label"] == "L" * 5000 + " 0"
