@@ -115,7 +115,8 @@ Formwork local stack is ready.
 
   API        {api}   (API Gateway HTTP API events → {functions})
   DynamoDB   {stack.dynamodb_endpoint}   table {stack.table_name} ({stack.dynamodb_description})
-{hooks}  Dev tokens Authorization: Bearer dev:[<tenant>:]<sub>[;roles=<r1>,<r2>]  (loopback only)
+{hooks}  Dev tokens Authorization: Bearer dev:[<tenant>:]<sub>[;roles=<r1>,<r2>][;<claim>=<v>...]
+             (loopback only; other claims such as ;locale=pt-PT;zoneinfo=Europe/Lisbon)
 {webhooks.rstrip()}
 
 Try:

@@ -12,14 +12,21 @@ is written is no error: the gateway counts it and prints nothing.
 The JWT authorizer is replaced by dev tokens, checked before the function runs, as the real
 authorizer does. The grammar::
 
-    dev-token = "dev:" [ tenant ":" ] sub [ ";roles=" role *( "," role ) ]
+    dev-token = "dev:" [ tenant ":" ] sub *( ";" claim "=" value )
+    claim     = "roles" / any other claim name (letters, digits, _ : . / # -)
+    value     = roles: role *( "," role ); any other: percent-encoded text
 
 ``Authorization: Bearer dev:<tenant>:<sub>`` gives the claims ``{"sub": "<sub>", "tenant":
 "<tenant>"}``; ``Bearer dev:<sub>`` is ``dev:local:<sub>`` (``DEV_TENANT``: every token
 names a tenant, as a multi-tenant deployment requires), and a ``;roles=finance,audit``
 suffix adds ``"roles": "[finance audit]"``: an array claim the way API Gateway's JWT
 authorizer hands it to the function (one string, space separated in brackets), so local
-requests exercise the same parsing as deployed ones. A missing or malformed token is a
+requests exercise the same parsing as deployed ones. Any other ``;name=value`` adds the claim
+``name`` with the (percent-decoded) value, as an identity provider would put it in a JWT:
+``dev:acme:alice;locale=pt-PT;zoneinfo=Europe/Lisbon;currency=EUR`` is a token whose
+context defaults can be tried locally (``docs/memory.md``). The claims that name the caller
+(``sub``, ``tenant``) and the token's own (``iss``, ``iat``, ``exp``) cannot be given that way,
+nor one claim twice, nor a value holding a control character. A missing or malformed token is a
 ``401 {"message":"Unauthorized"}`` and the function never sees the request. Anyone can mint a
 dev token, so the gateway binds loopback addresses only and refuses anything else.
 
@@ -45,7 +52,7 @@ from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import parse_qsl, quote, unquote
 
 from infra.local.console import emit
 from infra.local.dynamodb import TEMPLATE, load_template
@@ -73,9 +80,17 @@ DEV_ROLES_CLAIM = "roles"
 _ROLE = r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}"
 _DEV_TOKEN = re.compile(
     r"^dev:(?:(?P<tenant>[A-Za-z0-9][A-Za-z0-9._@-]{0,63}):)?"
-    r"(?P<sub>[A-Za-z0-9][A-Za-z0-9._@+-]{0,127})"
-    rf"(?:;roles=(?P<roles>{_ROLE}(?:,{_ROLE}){{0,31}}))?$"
+    r"(?P<sub>[A-Za-z0-9][A-Za-z0-9._@+-]{0,127})$"
 )
+_DEV_ROLES = re.compile(rf"{_ROLE}(?:,{_ROLE}){{0,31}}")
+_DEV_CLAIM = re.compile(r"[A-Za-z][A-Za-z0-9_:./#-]{0,127}")
+_DEV_VALUE = re.compile(r"[A-Za-z0-9._~:/+@%-]{1,512}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+DEV_RESERVED_CLAIMS = frozenset({"sub", "tenant", "iss", "iat", "exp"})
+"""Claims a dev token cannot be given with ``;name=value``: who the caller is, and the token's
+own."""
+MAX_DEV_CLAIMS = 16
+"""The most ``;name=value`` parts one dev token may have (roles included)."""
 _HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade"}
 )
@@ -197,21 +212,57 @@ def dev_claims(authorization: str | None, now: float) -> dict[str, str] | None:
     token = authorization.strip()
     if token[:7].lower() == "bearer ":
         token = token[7:].strip()
-    found = _DEV_TOKEN.match(token)
-    if found is None:
+    principal, *parts = token.split(";")
+    found = _DEV_TOKEN.match(principal)
+    extra = _dev_extra_claims(parts)
+    if found is None or extra is None:
         return None
     claims = {"sub": found["sub"], "tenant": found["tenant"] or DEV_TENANT, "iss": DEV_ISSUER}
-    if found["roles"]:
-        claims[DEV_ROLES_CLAIM] = "[" + " ".join(found["roles"].split(",")) + "]"
+    claims.update(extra)
     claims["iat"] = str(int(now))
     claims["exp"] = str(int(now) + DEV_TOKEN_TTL)
     return claims
 
 
-def dev_token(sub: str, tenant: str | None = None, roles: Sequence[str] = ()) -> str:
-    """The ``Authorization`` header value for a dev principal (holding ``roles``)."""
+def _dev_extra_claims(parts: Sequence[str]) -> dict[str, str] | None:
+    """The claims a dev token's ``;name=value`` parts give, or None when one is malformed."""
+    if len(parts) > MAX_DEV_CLAIMS:
+        return None
+    claims: dict[str, str] = {}
+    for part in parts:
+        name, equals, value = part.partition("=")
+        if not equals or not _DEV_CLAIM.fullmatch(name) or name in DEV_RESERVED_CLAIMS:
+            return None
+        if name in claims:
+            return None
+        if name == DEV_ROLES_CLAIM:
+            if not _DEV_ROLES.fullmatch(value):
+                return None
+            claims[name] = "[" + " ".join(value.split(",")) + "]"
+            continue
+        try:
+            decoded = unquote(value, errors="strict") if _DEV_VALUE.fullmatch(value) else ""
+        except UnicodeDecodeError:
+            return None
+        if not decoded or _CONTROL.search(decoded):
+            return None
+        claims[name] = decoded
+    return claims
+
+
+def dev_token(
+    sub: str,
+    tenant: str | None = None,
+    roles: Sequence[str] = (),
+    claims: Mapping[str, str] | None = None,
+) -> str:
+    """The ``Authorization`` header value for a dev principal (holding ``roles``, and carrying
+    ``claims`` beside the ones that name it: ``{"locale": "pt-PT"}``, say)."""
     token = f"Bearer dev:{tenant}:{sub}" if tenant else f"Bearer dev:{sub}"
-    return token + (f";roles={','.join(roles)}" if roles else "")
+    token += f";{DEV_ROLES_CLAIM}={','.join(roles)}" if roles else ""
+    for name, value in (claims or {}).items():
+        token += f";{name}={quote(value, safe='')}"
+    return token
 
 
 # ---------------------------------------------------------------------------------- events

@@ -263,8 +263,22 @@ def test_dev_tokens_become_jwt_claims(
         "Bearer dev:bob;roles=a,,b",
         "Bearer dev:bob;roles=a b",
         "Bearer dev:bob;roles=fin/ance",
-        "Bearer dev:bob;role=finance",
         "Bearer dev:bob;roles=finance;roles=admin",
+        # other claims: never one that names the caller or is the token's own, never twice,
+        # never empty or holding a control character once decoded
+        "Bearer dev:bob;sub=eve",
+        "Bearer dev:bob;tenant=other",
+        "Bearer dev:acme:bob;exp=9999999999",
+        "Bearer dev:bob;locale=en-GB;locale=de-DE",
+        "Bearer dev:bob;locale=",
+        "Bearer dev:bob;locale",
+        "Bearer dev:bob;=en-GB",
+        "Bearer dev:bob;locale=en GB",
+        "Bearer dev:bob;locale=%0Aen-GB",
+        "Bearer dev:bob;locale=%E2%80%A8",
+        "Bearer dev:bob;locale=%FF",
+        "Bearer dev:bob;1st=x",
+        "Bearer dev:bob" + "".join(f";c{n}=x" for n in range(17)),
         "Basic YWxpY2U6c2VjcmV0",
         "Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJhbGljZSJ9.",
     ],
@@ -302,6 +316,51 @@ def test_dev_token_roles_reach_the_handler_as_the_roles_it_checks(
     # THEN it finds exactly the roles the token was minted with
     assert roles_from_claims(claims, DEV_ROLES_CLAIM) == set(roles)
     assert (DEV_ROLES_CLAIM in claims) == bool(roles)
+
+
+@pytest.mark.parametrize(
+    ("token", "extra"),
+    [
+        (
+            "Bearer dev:acme:alice;locale=pt-PT;zoneinfo=Europe/Lisbon;currency=EUR",
+            {"locale": "pt-PT", "zoneinfo": "Europe/Lisbon", "currency": "EUR"},
+        ),
+        ("Bearer dev:bob;roles=finance;locale=en-GB", {"roles": "[finance]", "locale": "en-GB"}),
+        (
+            "Bearer dev:bob;https://example.com/currency=JPY",
+            {"https://example.com/currency": "JPY"},
+        ),
+        ("Bearer dev:bob;name=Zo%C3%AB%20Quist", {"name": "Zoë Quist"}),
+        ("Bearer dev:bob;role=finance", {"role": "finance"}),  # a claim of its own, not roles
+    ],
+)
+def test_a_dev_token_carries_other_claims_as_a_jwt_would(
+    gateway: LocalGateway, recorder: Recorder, token: str, extra: dict[str, str]
+) -> None:
+    # WHEN a dev token names claims beside its principal
+    status, _, _ = send(gateway, "GET", "/tools", {"Authorization": token})
+    # THEN the handler gets each of them, as strings, beside the ones that name the caller
+    assert status == 200
+    got = recorder.events[0]["requestContext"]["authorizer"]["jwt"]["claims"]
+    assert {k: v for k, v in got.items() if k not in ("sub", "tenant", "iss", "iat", "exp")} == (
+        extra
+    )
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {"locale": "pt-PT", "zoneinfo": "America/Sao_Paulo"},
+        {"name": "Zoë; o'Brien = 100%", "https://example.com/currency": "EUR"},
+    ],
+)
+def test_dev_token_mints_any_claims_and_the_gateway_reads_them_back(
+    claims: dict[str, str],
+) -> None:
+    read = dev_claims(dev_token("alice", "acme", ["finance"], claims), 0.0)
+    assert read is not None
+    assert {k: read[k] for k in claims} == claims
+    assert (read["sub"], read["tenant"], read[DEV_ROLES_CLAIM]) == ("alice", "acme", "[finance]")
 
 
 def test_dev_claims_never_carry_a_principal_from_elsewhere() -> None:
