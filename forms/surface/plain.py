@@ -11,9 +11,11 @@ line and start one of its own (a label ``"x\\n[form: other] step 1/1 ... pending
 
 * a run of line breaks or tabs (``\\n``, ``\\r``, ``\\v``, ``\\f``, the information separators
   U+001C-U+001E, NEL U+0085, LINE and PARAGRAPH SEPARATOR U+2028/U+2029) becomes one space;
-* any other control character (C0, DEL, C1, NUL among them) and the bidirectional embeddings,
-  overrides and isolates (U+202A-U+202E, U+2066-U+2069) become a visible escape (``\\u0000``),
-  so the model sees that something was there and nothing acts on it;
+* any other control character (C0, DEL, C1, NUL among them), the bidirectional embeddings,
+  overrides and isolates (U+202A-U+202E, U+2066-U+2069) and the invisible tag characters
+  (U+E0000-U+E007F, which spell out text a person cannot see) become a visible escape
+  (``\\u0000``, ``\\U000e0041``), so the model sees that something was there and nothing acts
+  on it;
 * ``[form:`` (the head of a status line, in any case or spacing) reads ``(form:``: the text
   cannot pass for a form's line even in the middle of one.
 
@@ -26,10 +28,14 @@ from __future__ import annotations
 import re
 
 _BREAKS = re.compile(r"[\t\n\v\f\r\x1c-\x1e\x85\u2028\u2029]+")
-_CONTROLS = re.compile(r"[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROLS = re.compile(
+    r"[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
+)
 _FORGED = re.compile(r"\[(?=\s*form\s*:)", re.IGNORECASE)
 _UNSAFE = re.compile(
-    r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]|\[\s*form\s*:", re.IGNORECASE
+    r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
+    r"|\[\s*form\s*:",
+    re.IGNORECASE,
 )
 
 
@@ -38,8 +44,13 @@ def inline(text: str) -> str:
     if _UNSAFE.search(text) is None:
         return text
     text = _BREAKS.sub(" ", text)
-    text = _CONTROLS.sub(lambda found: f"\\u{ord(found[0]):04x}", text)
+    text = _CONTROLS.sub(_escaped, text)
     return _FORGED.sub("(", text)
+
+
+def _escaped(found: re.Match[str]) -> str:
+    code = ord(found[0])
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def clipped(text: str, limit: int) -> str:

@@ -135,6 +135,7 @@ def session() -> Session:
         ("\x1b[2J\x7f\x9b", "\\u001b[2J\\u007f\\u009b"),
         ("\u202egnp.exe", "\\u202egnp.exe"),
         ("\u2066x\u2069", "\\u2066x\\u2069"),
+        ("hi\U000e0041\U000e007f", "hi\\U000e0041\\U000e007f"),  # tag characters: invisible
         ("x [form: other] y", "x (form: other] y"),
         ("[ Form :x]", "( Form :x]"),
         ("Età, Größe, 名前 ✓", "Età, Größe, 名前 ✓"),
@@ -145,7 +146,8 @@ def test_inline_keeps_text_on_one_line_and_shows_what_it_took_out(text: str, sho
 
 
 def test_inline_text_is_one_printable_line_whatever_it_held() -> None:
-    every = "".join(chr(c) for c in range(0x00, 0xA0)) + "\u2028\u2029\u202a\u202e\u2066\u2069"
+    every = "".join(chr(c) for c in [*range(0x00, 0xA0), *range(0xE0000, 0xE0080)])
+    every += "\u2028\u2029\u202a\u202e\u2066\u2069"
     assert_lines(inline("x" + every + HOSTILE), 1)
 
 
