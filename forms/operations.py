@@ -72,9 +72,7 @@ def unknown_id(form: CompiledForm, sent: str, value: Any = _NO_VALUE) -> Unknown
     ``incident_date``. A suggestion the value would be refused under costs a round trip, or
     invites the wrong field when followed blindly."""
     shown = sent if len(sent) <= 64 else sent[:63] + "…"
-    offered = [
-        c for c in form.suggest_fields(sent[:128], 6) if not form.fields[c].decided_by_approver
-    ]
+    offered = [c for c in form.suggest_fields(sent[:128], 6) if form.fields[c].offered]
     if value is not _NO_VALUE and not is_blank(value):
         offered = [c for c in offered if isinstance(form.fields[c].type.accept(value), Accepted)]
     return Unknown(shown, tuple(offered[:3]))
@@ -269,10 +267,11 @@ def _stage(
 
 
 def resolve_field(form: CompiledForm, sent: str) -> str:
-    """The field id ``sent`` names, or ``UnknownField`` with suggestions."""
+    """The field id ``sent`` names, or ``UnknownField`` with suggestions (of the fields the
+    agent may write: a revise is a write)."""
     field_id = form.resolve_field(sent)
     if field_id is None:
-        suggestions = form.suggest_fields(sent)
+        suggestions = [c for c in form.suggest_fields(sent, 6) if form.fields[c].offered][:3]
         hint = (
             "did you mean " + ", ".join(repr(s) for s in suggestions) + "?"
             if suggestions

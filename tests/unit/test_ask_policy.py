@@ -107,3 +107,20 @@ def test_the_strict_export_names_no_approvers_field(fmt: StrictFormat, definitio
     (decision,) = [f.id for f in form.fields.values() if f.decided_by_approver]
     exported = json.dumps(strict_definitions(fmt, [form]))
     assert f'"{decision}"' not in exported
+
+
+@pytest.mark.parametrize("tool", ["form_fill", "form_revise"])
+def test_a_misspelt_id_is_never_pointed_at_the_decision(tool: str) -> None:
+    # GIVEN a purchase request, and an id one letter off the approver's decision field
+    s = session(purchase_request)
+    s.ok("form_start", form="purchase-request", values=LAPTOP)
+    sent = "finance_decison"
+    if tool == "form_fill":
+        result = s.call(tool, form="purchase-request", values={sent: "approved"})
+        suggested = result["unknown"][0].get("did_you_mean", [])
+    else:
+        result = s.call(tool, form="purchase-request", field=sent, action="set", value="approved")
+        suggested = result.get("did_you_mean", [])
+    # THEN the agent is not told it meant the decision
+    assert "finance_decision" not in suggested
+    assert "finance_decision" not in json.dumps(result)
