@@ -13,7 +13,9 @@ What one ``call`` does, in order:
    recorded as ``<chat>/<tool-call id>`` (``scoped_call_id``), so two chats that both number
    their calls ``call_0`` never meet; a call sent without a chat is recorded nowhere (never
    replayed, never a conflict: sent again, it runs again);
-2. ``inspect_form`` is a read: it reads the draft and answers, recording nothing;
+2. a tool that is not a builder tool is ``unknown_tool`` (every tool in the hint, from
+   ``BUILDER_ARGUMENTS``); ``inspect_form`` is a read: it reads the draft and answers,
+   recording nothing;
 3. a cancelled call (the person pressed Stop or closed the panel) records ``cancelled`` under
    its id and applies nothing;
 4. otherwise it reads the draft (one read) and plans on it: ``undo_edit`` and ``redo_edit``
@@ -51,6 +53,7 @@ from forms.app.builder_tools import (
     UndoEdit,
     moved,
     no_draft,
+    unknown_tool,
 )
 from forms.app.calls import (
     DEFAULT_REPLAY_WINDOW,
@@ -148,6 +151,8 @@ class BuilderService:
         its tool-call ids are recorded as that chat's; without one, nothing is recorded."""
         try:
             _check_form_id(form_id)
+            if tool not in BUILDER_ARGUMENTS:
+                raise unknown_tool(tool)
             check_id(call_id, "tool_call_id")
             if chat is not None:
                 check_id(chat, "chat_id")

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from forms.documents import TOOL_ARGUMENTS, EditError, FormDocument
 from forms.documents.edit_arguments import Ref
+from forms.documents.edit_names import suggest
 from forms.documents.edit_shapes import Omitted
 from forms.errors import NotPublishable
 from forms.storage.drafts import Draft
@@ -32,6 +33,7 @@ __all__ = [
     "UndoEdit",
     "moved",
     "no_draft",
+    "unknown_tool",
 ]
 
 Result = dict[str, JsonValue]
@@ -145,6 +147,18 @@ def moved(draft: Draft | None, way: Literal["undo", "redo"]) -> Result:
             "Make the change again with the editing tools.",
         )
     return {"ok": True, "summary": f"Redid: {draft.redo[0].summary}"}
+
+
+def unknown_tool(tool: object) -> EditError:
+    """The refusal of a call to a tool that is not a builder tool: every tool of
+    ``BUILDER_ARGUMENTS`` in the hint, the likeliest in ``did_you_mean``."""
+    name = tool if isinstance(tool, str) else repr(tool)
+    return EditError(
+        "unknown_tool",
+        f"There is no builder tool {name[:128]!r}.",
+        "The tools are: " + ", ".join(BUILDER_ARGUMENTS) + ".",
+        did_you_mean=suggest(name[:128], {t: (t, t.replace("_", " ")) for t in BUILDER_ARGUMENTS}),
+    )
 
 
 def no_draft() -> EditError:

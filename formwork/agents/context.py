@@ -55,14 +55,50 @@ class Compacted:
 def compact(transcript: Sequence[Entry], keep: int = DEFAULT_KEEP_MESSAGES) -> Compacted:
     """Keep the last ``keep`` entries, from the first ``UserText`` among them; when none of
     them is one (a turn longer than ``keep``), from the last ``UserText``. Everything before
-    is summarised."""
+    is summarised, except what the model has not answered yet: when the turn just before the
+    kept entries ended on tool results, with no reply (the step cap, or Stop), its request
+    and its last response with their results are kept too, as they were."""
     if keep < 1:
         raise ValueError("keep must be at least 1")
     starts = [i for i, entry in enumerate(transcript) if isinstance(entry, UserText)]
     earliest = max(0, len(transcript) - keep)
     later = [i for i in starts if i >= earliest]
     start = later[0] if later else starts[-1] if starts else len(transcript)
-    return Compacted(summarise(transcript[:start]), tuple(transcript[start:]))
+    kept = tuple(transcript[start:])
+    request = _unanswered(transcript, start)
+    if request is None:
+        return Compacted(summarise(transcript[:start]), kept)
+    last = start - 2  # the response whose results end the unanswered turn
+    summary = summarise([*transcript[:request], *transcript[request + 1 : last]])
+    return Compacted(summary, (transcript[request], *transcript[last:start], *kept))
+
+
+def _unanswered(transcript: Sequence[Entry], start: int) -> int | None:
+    """The request of the turn that ends right before ``start`` when it ended on tool
+    results (a response with calls, then their results, and no reply); else None."""
+    if start < 3 or not isinstance(transcript[start - 1], ToolResults):
+        return None
+    response = transcript[start - 2]
+    if not isinstance(response, AssistantTurn) or not response.calls:
+        return None
+    asked = [i for i in range(start - 2) if isinstance(transcript[i], UserText)]
+    return asked[-1] if asked else None
+
+
+def step_cap_note(transcript: Sequence[Entry], max_steps: int) -> str | None:
+    """What the model is told when the last turn of ``transcript`` was stopped at the step
+    cap: it ended on tool results after ``max_steps`` model calls, with no reply."""
+    if not transcript or not isinstance(transcript[-1], ToolResults):
+        return None
+    asked = [i for i, entry in enumerate(transcript) if isinstance(entry, UserText)]
+    since = transcript[asked[-1] :] if asked else transcript
+    if sum(isinstance(entry, AssistantTurn) for entry in since) < max_steps:
+        return None
+    return (
+        f"Your previous turn was stopped at the step cap ({max_steps} model calls) before "
+        "you replied, so the person saw no reply to it. Its request, its last calls and "
+        "their results are kept in the conversation as they were."
+    )
 
 
 def summarise(entries: Sequence[Entry]) -> tuple[str, ...]:

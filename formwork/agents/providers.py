@@ -24,7 +24,8 @@ as served to the provider of their shape (``tool_format``: ``bedrock``, ``openai
 What is read back: the token counts as the provider reports them; a response cut off by the
 output limit (``stopReason: max_tokens`` / ``finish_reason: length``) is truncated and its
 tool calls are dropped (a cut-off tool call is not a call). Arguments that are not a JSON
-object are kept as ``{"unparsed_arguments": ...}`` for the backend to refuse as data. A
+object are kept as ``{"unparsed_arguments": ...}``, which the loop answers as data
+(``arguments_refusal``: not valid JSON, and where). A
 tool-call id that fails ``check_id`` is mapped (``safe_call_id``); an OpenAI-compatible call
 without an id gets a new one (``new_id``). ``max_tokens`` defaults high (8192): 1024 starved
 reasoning models in the bench's first eval.
@@ -42,6 +43,7 @@ from typing import Any
 
 from forms.surface.formats import Format, StrictFormat, Tool, tool_definitions
 from formwork.agents.transcript import (
+    UNPARSED,
     AssistantTurn,
     Completion,
     Entry,
@@ -130,10 +132,10 @@ class _Definitions:
 
 
 def _json_object(value: object) -> JsonDict:
-    """Tool arguments as a dict; anything else kept whole under ``unparsed_arguments``."""
+    """Tool arguments as a dict; anything else kept whole under ``UNPARSED``."""
     if isinstance(value, dict):
         return value
-    return {"unparsed_arguments": value}
+    return {UNPARSED: value}
 
 
 # ---------------------------------------------------------------- Bedrock Converse
@@ -374,7 +376,8 @@ class OpenAIChat:
                     arguments = {}
                 elif isinstance(arguments, str):
                     with contextlib.suppress(ValueError):  # kept as sent, refused as data
-                        arguments = json.loads(arguments or "{}")
+                        parsed = json.loads(arguments or "{}")
+                        arguments = parsed if isinstance(parsed, dict) else arguments
                 raw_id = str(raw.get("id") or "")
                 call_id = safe_call_id(raw_id) if raw_id else self.new_id()
                 calls.append(ToolCall(str(function.get("name")), _json_object(arguments), call_id))

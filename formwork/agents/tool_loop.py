@@ -21,14 +21,18 @@ What ``run_turn`` does, in order:
    first (``unused_ids``): with ``ids_per_response`` (the builder loop, whose backend keeps
    each response's calls apart under a chat id of their own) only an id repeated within the
    response; otherwise (the form tools, whose ids are the conversation's) an id already used
-   anywhere in the transcript. Before each call the abort is checked: once it is set, that call and
+   anywhere in the transcript. A call whose arguments are not a JSON object is answered
+   ``bad_request`` without ``execute`` (``arguments_refusal``: not valid JSON, and where the
+   parse failed). Before each call the abort is checked: once it is set, that call and
    every later one of the response are executed with ``cancelled=True`` (``execute`` answers
    them without applying anything). Every call gets a result in the transcript, so the next
    request is valid for both vendors; after a cancellation the turn ends (``aborted``). Else,
    back to 2.
 
 The calls of the response that reaches the step cap are run, then the turn ends: the cap
-counts model calls, and their results reach the model on the next turn.
+counts model calls. The next turn tells the model its previous turn was stopped at the cap
+(``context.step_cap_note``, a line of the summary) and sends that turn's request and its last
+response with their results as they were (``context.compact``), however long the turn was.
 
 Failures: a tool call's refusal is data for the model, and ``execute`` never raises (it notes
 what it could not do in ``Turn.backend_errors``). A provider that fails raises ``TurnFailed``,
@@ -42,7 +46,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from forms.surface.formats import Tool
-from formwork.agents.context import DEFAULT_KEEP_MESSAGES, compact
+from formwork.agents.context import DEFAULT_KEEP_MESSAGES, compact, step_cap_note
 from formwork.agents.errors import TurnFailed
 from formwork.agents.transcript import (
     AssistantTurn,
@@ -54,6 +58,7 @@ from formwork.agents.transcript import (
     ToolResults,
     Usage,
     UserText,
+    arguments_refusal,
     safe_call_id,
 )
 
@@ -150,6 +155,7 @@ def run_turn(
 ) -> TurnResult:
     """Run the person's ``text`` after ``transcript`` until the model replies, the step cap,
     the abort, or a truncated response (the module says how)."""
+    capped = step_cap_note(transcript, max_steps)
     turn = Turn([*transcript, UserText(text)])
     while True:
         if abort is not None and abort.is_set():
@@ -157,7 +163,7 @@ def run_turn(
         if turn.steps >= max_steps:
             return turn.result("step_cap")
         window = compact(turn.entries, keep_messages)
-        system = prompt(turn, window.summary)
+        system = prompt(turn, (*window.summary, capped) if capped else window.summary)
         try:
             completion = provider.complete(system, window.kept, tools)
         except Exception as failure:
@@ -186,7 +192,8 @@ def _run_calls(
     results: list[ToolResult] = []
     for call in calls:
         stopping = stopping or (abort is not None and abort.is_set())
-        result = execute(turn, call, stopping)
+        refused = None if stopping else arguments_refusal(call)
+        result = refused if refused is not None else execute(turn, call, stopping)
         results.append(ToolResult(call.id, result))
         turn.calls.append(CallOutcome(call, result, stopping))
     turn.entries.append(ToolResults(tuple(results)))

@@ -21,6 +21,7 @@ that came without.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -30,6 +31,9 @@ from forms.surface.formats import Tool
 from forms.surface.tools import check_id
 
 JsonDict = dict[str, Any]
+UNPARSED = "unparsed_arguments"
+"""The one key of a call's arguments when the model's were not a JSON object (kept as sent,
+so the transcript holds what the model said; ``arguments_refusal`` answers the call)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +122,40 @@ def safe_call_id(raw: str) -> str:
         return check_id(raw, "tool_call_id")
     except BadRequest:
         return "tc_" + hashlib.sha256(raw.encode()).hexdigest()[:40]
+
+
+def arguments_refusal(call: ToolCall) -> JsonDict | None:
+    """The answer to a call whose arguments are not a JSON object (``UNPARSED``, kept as
+    sent): that they are not valid JSON, where the parse failed (line, column and character,
+    from 1), or that they are JSON but not an object. None for any other call: its arguments
+    are the tool's to check."""
+    if set(call.args) != {UNPARSED}:
+        return None
+    sent = call.args[UNPARSED]
+    hint = f"Send the call again with the arguments of {call.name} as one JSON object."
+    if isinstance(sent, str):
+        try:
+            sent = json.loads(sent)
+        except json.JSONDecodeError as bad:
+            return {
+                "ok": False,
+                "error": "bad_request",
+                "message": f"The arguments of {call.name} were not valid JSON: {bad.msg} at "
+                f"line {bad.lineno}, column {bad.colno} (character {bad.pos + 1}).",
+                "hint": hint,
+                "at": {"line": bad.lineno, "column": bad.colno, "character": bad.pos + 1},
+            }
+        if isinstance(sent, dict):
+            return None  # valid JSON after all: the tool checks its keys
+    kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(sent), "a number"
+    )
+    return {
+        "ok": False,
+        "error": "bad_request",
+        "message": f"The arguments of {call.name} must be a JSON object, not {kind}.",
+        "hint": hint,
+    }
 
 
 def dump_transcript(transcript: Iterable[Entry]) -> list[JsonDict]:

@@ -406,11 +406,61 @@ def test_unparseable_openai_arguments_are_kept_and_refused_as_data(
     agent = BuilderAgent(
         OpenAIChat("https://x.test", "k", "m", post=post), ServiceBackend(service, ANA, FORM)
     )
+    before = version(service)
     turn = agent.run_turn([], "Make this required.", selection={"field": "email"})
+    # THEN the call is kept as the model sent it, and answered that its arguments were not
+    # valid JSON, saying where, as data; nothing reached the draft
     assert turn.calls[0].call.args == {"unparsed_arguments": '{"updates": '}
-    assert turn.calls[0].result["ok"] is False
-    assert items(service)["email"]["required"] is False
+    assert turn.calls[0].result == {
+        "ok": False,
+        "error": "bad_request",
+        "message": "The arguments of update_field were not valid JSON: Expecting value at "
+        "line 1, column 13 (character 13).",
+        "hint": "Send the call again with the arguments of update_field as one JSON object.",
+        "at": {"line": 1, "column": 13, "character": 13},
+    }
+    assert items(service)["email"]["required"] is False and version(service) == before
     assert_valid_chat(post.messages(1))
+
+
+@pytest.mark.parametrize(
+    ("sent", "kind"), [("[1, 2]", "an array"), ('"email"', "a string"), ("null", "null")]
+)
+def test_arguments_that_are_json_but_not_an_object_say_so(
+    service: BuilderService, sent: str, kind: str
+) -> None:
+    response = json.loads(json.dumps(load("openai_make_required")[0]))
+    response["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = sent
+    post = RecordedPost([response, load("openai_make_required")[1]])
+    agent = BuilderAgent(
+        OpenAIChat("https://x.test", "k", "m", post=post), ServiceBackend(service, ANA, FORM)
+    )
+    turn = agent.run_turn([], "Make this required.", selection={"field": "email"})
+    result = turn.calls[0].result
+    assert (result["error"], result["message"]) == (
+        "bad_request",
+        f"The arguments of update_field must be a JSON object, not {kind}.",
+    )
+
+
+def test_an_unknown_tool_is_answered_with_every_tool_the_model_was_given(
+    service: BuilderService,
+) -> None:
+    # GIVEN a model that calls a tool by a name it half remembers
+    post = numbering([("inspect", {}), ("redo", {})], "Done.")
+    agent = BuilderAgent(local_model(post), ServiceBackend(service, ANA, FORM))
+    # WHEN the turn runs in process
+    turn = agent.run_turn([], "Look at the form.")
+    # THEN the hint names every tool of its tool list, and the likeliest one
+    names = [tool.name for tool in agent.tools]
+    assert len(names) == len(BUILDER_ARGUMENTS) and "undo_edit" in names
+    first, second = (c.result for c in turn.calls)
+    assert (first["error"], first["did_you_mean"], second["did_you_mean"]) == (
+        "unknown_tool",
+        ["inspect_form"],
+        ["redo_edit"],
+    )
+    assert first["hint"] == "The tools are: " + ", ".join(names) + "."
 
 
 # ---------------------------------------------------------------- the step cap
@@ -441,6 +491,36 @@ def test_the_step_cap_stops_a_wandering_model_at_twelve_model_calls(
     assert len(turn.calls) == 12 and all(c.ok for c in turn.calls)
     assert isinstance(turn.transcript[-1], ToolResults)
     assert_valid_converse(converse_messages(turn.transcript))
+
+
+def test_the_turn_after_the_step_cap_is_told_and_sees_the_capped_results(
+    service: BuilderService,
+) -> None:
+    # GIVEN a turn stopped at the step cap, its last call an inspect_form
+    client = RecordedConverse([*wandering(12), *load("bedrock_make_required")[1:]])
+    agent = BuilderAgent(BedrockConverse(client, "m"), ServiceBackend(service, ANA, FORM))
+    capped = agent.run_turn([], "Check the form.")
+    assert capped.stopped == "step_cap"
+    read = capped.calls[-1].result
+    assert read["ok"] is True and "form" in read
+    # WHEN the person's next message is sent
+    after = agent.run_turn(capped.transcript, "Go on.")
+    # THEN the model is told its previous turn was stopped at the cap
+    system = client.systems()[12]
+    assert "stopped at the step cap (12 model calls) before you replied" in system
+    # AND the capped turn's request, last call and its result are sent as they were
+    messages = client.messages(12)
+    assert_valid_converse(messages)
+    assert messages[0]["content"] == [{"text": "Check the form."}]
+    (use,) = [b["toolUse"] for b in messages[1]["content"] if "toolUse" in b]
+    assert use["toolUseId"] == capped.calls[-1].call.id
+    answer = messages[2]["content"][0]["toolResult"]
+    assert answer["toolUseId"] == use["toolUseId"] and answer["content"] == [{"json": read}]
+    assert messages[2]["content"][1:] == [{"text": "Go on."}]
+    # AND the turn after that one is not told again
+    client.responses.append(load("bedrock_make_required")[1])
+    agent.run_turn(after.transcript, "Thanks.")
+    assert "step cap" not in client.systems()[-1]
 
 
 def test_the_step_cap_is_configurable(service: BuilderService) -> None:
