@@ -251,6 +251,57 @@ def test_two_chats_that_number_their_calls_alike_both_apply(builder: Builder) ->
     assert builder.item_ids() == ["email", "email_2", "web"]
 
 
+def test_two_agent_chats_over_http_whose_server_numbers_calls_both_apply(
+    builder: Builder,
+) -> None:
+    from collections.abc import Mapping
+    from urllib.parse import urlsplit
+
+    from formwork.agents import BuilderAgent, Completion, HttpBackend, ToolCall, Usage
+
+    class Numbering:
+        """A model server that numbers its calls call_0, call_1, ... in every response."""
+
+        def __init__(self, *responses: list[tuple[str, dict[str, Any]]]) -> None:
+            self.responses = list(responses)
+
+        def complete(self, system: str, transcript: Any, tools: Any) -> Completion:
+            if not self.responses:
+                return Completion((), "Done.", Usage())
+            calls = self.responses.pop(0)
+            made = tuple(ToolCall(name, args, f"call_{n}") for n, (name, args) in enumerate(calls))
+            return Completion(made, "", Usage())
+
+    def send(
+        method: str, url: str, headers: Mapping[str, str], body: bytes | None
+    ) -> tuple[int, bytes]:
+        """The HTTP backend's requests, through the Lambda handler as API Gateway sends them."""
+        path = urlsplit(url).path
+        if method == "GET":
+            answer = builder.api.get(path, claims=ANA)
+        else:
+            answer = builder.api.post(path, (body or b"").decode(), claims=ANA)
+        return answer.status, answer.text.encode()
+
+    def chat(*responses: list[tuple[str, dict[str, Any]]]) -> Any:
+        backend = HttpBackend("https://api.example.test", "unused", FORM, send=send)
+        return BuilderAgent(Numbering(*responses), backend).run_turn([], "Build it.")
+
+    # GIVEN a first chat whose add_field went out as call_0
+    started(builder)
+    assert chat([("add_field", EMAIL)]).calls[0].result["ok"]
+    # WHEN a second chat on the draft sends call_0 with the same input, then call_0 and call_1
+    web = {"field": {"kind": "url", "label": "Web"}}
+    second = chat(
+        [("add_field", EMAIL)], [("add_field", web), ("delete_field", {"field": "email"})]
+    )
+    # THEN every call of the second chat applied
+    results = [c.result for c in second.calls]
+    assert [r["ok"] for r in results] == [True, True, True], results
+    assert results[0] == {"ok": True, "summary": 'Added field "email_2" (email) to step "Contact".'}
+    assert builder.item_ids() == ["email_2", "web"]
+
+
 def test_a_call_without_a_chat_id_is_never_taken_for_another(builder: Builder) -> None:
     # GIVEN a client that sends no chat_id
     started(builder)
@@ -303,10 +354,12 @@ def test_a_builder_tool_is_its_argument_models_name_docstring_and_schema(api: Ap
     assert schema["required"] == ["field"] and schema["additionalProperties"] is False
     # the description is the tool's, not repeated in its schema
     assert "description" not in schema
-    # an item is shown as one object: its kind, and every key some kind takes
-    item = schema["$defs"]["Item"]
-    assert item["required"] == ["kind"] and "heading" in item["properties"]["kind"]["enum"]
-    assert {"options", "minimum", "text"} <= set(item["properties"])
+    # an item is shown as a field, a text block or a divider, each with only its kinds' keys
+    item = schema["$defs"]["FieldItem"]
+    assert item["required"] == ["kind", "label"] and "email" in item["properties"]["kind"]["enum"]
+    assert {"options", "minimum"} <= set(item["properties"]) and "text" not in item["properties"]
+    block = schema["$defs"]["TextBlock"]
+    assert set(block["properties"]) == {"kind", "id", "text", "layout"}
     # titles are dropped, a property named title is kept; the recursive rule is one $defs entry
     create = tools[0]["input_schema"]
     assert "title" in create["properties"] and "title" in create["required"]
