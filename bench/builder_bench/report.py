@@ -184,8 +184,9 @@ def surfaces(forms: Surface, builder: Surface, document: int | None = None) -> l
             "",
             f"The builder tools are {ratio(builder.total, forms.total)} the form tools, and "
             f"{ratio(builder.total, document)} the finished job application ({document} "
-            "tokens); the tools list goes with every model call of a turn. An item, a rule and "
-            "an action are each shown as one flat object (`forms/documents/edit_shapes.py`; "
+            "tokens); the tools list goes with every model call of a turn. An item is shown as "
+            "a field, a text block or a divider, each with only its kinds' keys, a rule and an "
+            "action as one flat object each (`forms/documents/edit_shapes.py`; "
             '`docs/builder.md`, "What the model is shown"), and validated by the edits as '
             "strictly as the document model.",
         ]

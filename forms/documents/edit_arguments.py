@@ -142,8 +142,8 @@ class StepInput(_Args):  # a step of create_form
 
 class CreateForm(_Args):
     """Start the form on an empty canvas, or rebuild it (replace: true discards every step
-    and field). Send the structure: title and steps, at most 8 fields in all; then add the
-    fields one by one with add_field."""
+    and field). Send the structure: title and steps, their items 8 at most in all; then add
+    the fields one by one with add_field."""
 
     title: Text
     id: Annotated[doc.FormId, STRING] | Omitted = None

@@ -1,15 +1,18 @@
-"""What a model is shown of the builder tools' arguments: one flat object where the edits
+"""What a model is shown of the builder tools' arguments: few compact objects where the edits
 validate a union.
 
 The edits validate strictly (``edit_arguments``): an item is one of ten kinds, each with its
 own keys; a rule is a condition or ``all`` / ``any`` / ``not`` of rules; an action is one of
 five. Shown as validated, those unions were most of the ~12,500 tokens the builder's tools
 list cost on every model call: ten item schemas each repeating the common keys, the rule
-expanded in four tools. So the schema a model reads shows each as one object: ``Item`` has
-``kind`` and every key some kind takes (its description says which kinds take which),
-``Rule`` every key of every form of rule (recursive, one ``$defs`` entry), ``Action`` every
-key of every action. What the shapes let through and the kind does not take is refused by
-the edits as data, naming the key and the keys the kind takes (``edit_parse``).
+expanded in four tools. So the schema a model reads shows an item as one of three objects
+(``ITEM_SHAPES``): ``FieldItem`` has every key some field kind takes, its description saying
+exactly which keys each kind adds (generated from the document model, so it cannot drift),
+``TextBlock`` a heading's or paragraph's keys, ``DividerBlock`` a divider's: a key no kind of
+the shape takes (a heading's ``label``) is refused by the schema itself. ``Rule`` has every
+key of every form of rule (recursive, one ``$defs`` entry), ``Action`` every key of every
+action. What the shapes let through and the kind does not take (``options`` on an integer)
+is refused by the edits as data, naming the key and the keys the kind takes (``edit_parse``).
 
 ``ShownAs(shape)`` in an argument model's annotation puts ``shape``'s schema where the
 validated type's would be; validation is untouched. ``Omitted`` is a Python default the schema
@@ -22,13 +25,21 @@ against; ``tests/unit/test_builder_surface.py`` holds them to the models' keys.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, WithJsonSchema
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    TypeAdapter,
+    WithJsonSchema,
+)
 from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema
 from pydantic_core import CoreSchema
 
-from forms.documents.model import ComparisonOp, ItemKind
+from forms.documents import model as doc
+from forms.documents.model import ComparisonOp
 
 Omitted = SkipJsonSchema[None]
 """``None`` as a Python default, left out of the schema."""
@@ -44,12 +55,13 @@ DATE = WithJsonSchema({"type": "string", "format": "date"})
 class ShownAs:
     """Annotation metadata: the JSON schema of ``shape`` in place of the annotated type's."""
 
-    shape: type[BaseModel]
+    shape: Any
+    """A model, or a union of models."""
 
     def __get_pydantic_json_schema__(
         self, schema: CoreSchema, handler: GetJsonSchemaHandler
     ) -> JsonSchemaValue:
-        return handler(self.shape.__pydantic_core_schema__)
+        return handler(TypeAdapter(self.shape).core_schema)
 
 
 class _Shape(BaseModel):
@@ -96,18 +108,56 @@ class Option(_Shape):
     label: str | Omitted = None
 
 
-class Item(_Shape):
-    """A field or display block; its kind decides its keys. Every field: label (required),
-    help, required, aliases, on_fill (executor run on an answer), when (rule on earlier
-    fields), memory (fact key, e.g. contact.email). short_text/long_text: min_length,
-    max_length, pattern, example. integer/decimal: minimum, maximum; decimal: decimal_places.
-    date: earliest, latest. single_choice/multiple_choice: options (required);
-    multiple_choice: min_selected, max_selected. heading/paragraph: text (required). id: from
-    the label if left out."""
+_COMMON = [
+    k
+    for k in doc.FIELD_MODELS[0].model_fields
+    if all(k in m.model_fields for m in doc.FIELD_MODELS)
+]
+"""The keys every field kind takes, in declaration order."""
+_GLOSS = {
+    "no_preference": "a decline counts as answered",
+    "on_fill": "executor run on an answer",
+    "when": "rule on earlier fields",
+    "memory": "fact key: contact.email",
+    "must_be_true": "a consent",
+}
 
-    kind: ItemKind
+
+def _key(model: type[BaseModel], key: str) -> str:
+    """A key as the description names it, with what it is and whether it must be sent (an id
+    never: it is derived from the label)."""
+    needed = key != "id" and model.model_fields[key].is_required()
+    notes = [n for n in (_GLOSS.get(key), "required" if needed else None) if n]
+    return f"{key} ({', '.join(notes)})" if notes else key
+
+
+def _by_kind() -> str:
+    """Which keys each field kind takes beyond the common ones, from the document model."""
+    parts = []
+    for model in doc.FIELD_MODELS:
+        extra = [_key(model, k) for k in model.model_fields if k not in _COMMON and k != "kind"]
+        if extra:
+            parts.append(f"{', '.join(doc.kinds_of(model))}: {', '.join(extra)}")
+    return "; ".join(parts) + "; other kinds nothing more"
+
+
+FIELD_DESCRIPTION = (
+    "A field: label (required), id (from the label if left out), "
+    + ", ".join(f"{k} ({g})" for k, g in _GLOSS.items() if k in _COMMON)
+    + ". By kind also: "
+    + _by_kind()
+    + "."
+)
+"""The field shape's description: the keys of each kind, generated from the document model."""
+FieldKind = Literal[tuple(k for m in doc.FIELD_MODELS for k in doc.kinds_of(m))]  # type: ignore[valid-type]
+
+
+class FieldItem(_Shape):
+    model_config = ConfigDict(json_schema_extra={"description": FIELD_DESCRIPTION})
+
+    kind: FieldKind  # type: ignore[valid-type]
     id: str | Omitted = None
-    label: str | Omitted = None
+    label: str
     help: str | Omitted = None
     required: bool = True
     no_preference: bool | Omitted = None
@@ -129,7 +179,29 @@ class Item(_Shape):
     options: list[Option] | Omitted = None
     min_selected: int | Omitted = None
     max_selected: int | Omitted = None
-    text: str | Omitted = None
+
+
+class TextBlock(_Shape):
+    """A heading or paragraph (the agent reads its text with the step)."""
+
+    kind: Literal["heading", "paragraph"]
+    id: str | Omitted = None
+    text: str
+    layout: Grid | Omitted = None
+
+
+class DividerBlock(_Shape):
+    """A divider."""
+
+    kind: Literal["divider"]
+    id: str | Omitted = None
+    layout: Grid | Omitted = None
+
+
+ITEM_SHAPES = (FieldItem, TextBlock, DividerBlock)
+"""What an item is shown as: a field (every field kind, its keys by kind in the description),
+a text block or a divider, each with only its own keys."""
+Item = FieldItem | TextBlock | DividerBlock
 
 
 class Action(_Shape):

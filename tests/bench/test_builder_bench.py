@@ -241,16 +241,18 @@ def test_the_surfaces_are_counted_as_the_form_tools_are() -> None:
     # THEN the totals agree, and every vendor shape of both tool sets is counted
     assert forms.total == surface()["total_compact"]
     builder = builder_surface()
-    assert [name for name, *_ in builder.per_tool][:2] == ["create_form", "add_step"]
+    assert [name for name, *_ in builder.per_tool][:2] == ["create_form", "update_form"]
     assert set(builder.formats) == set(forms.formats) == set(FORMATS)
     assert all(builder.formats[f] > forms.formats[f] > 0 for f in FORMATS)
 
 
-def test_the_builder_tools_list_costs_under_4000_tokens_in_every_format() -> None:
+def test_the_builder_tools_list_costs_under_4400_tokens_in_every_format() -> None:
     # GIVEN the builder tools as every vendor's tools list, sent with every model call
     builder = builder_surface()
-    # THEN each costs under 4,000 tokens (it was 12,510 with every item kind spelt out)
-    assert max(builder.formats.values()) < 4_000, builder.formats
+    # THEN each costs under 4,400 tokens (it was 12,510 with every item kind spelt out; 3,723
+    # at most for fifteen tools with the item one flat object; update_form, the keys that let
+    # a document do what a code form does and the item's three shapes brought it to ~4,260)
+    assert max(builder.formats.values()) < 4_400, builder.formats
 
 
 # ---------------------------------------------------------------------------- the script
@@ -321,7 +323,7 @@ def test_the_bench_runs_prints_and_writes_its_report(
     printed = capsys.readouterr().out
     for scenario in SCENARIOS:
         assert f"| {scenario.id} |" in printed
-    assert "builder tools (15)" in printed and "**edit loop**" in printed
+    assert "builder tools (16)" in printed and "**edit loop**" in printed
     assert asked == [False, True]
     report = (tmp_path / "builder.md").read_text()
     assert report.startswith("# builder-bench")

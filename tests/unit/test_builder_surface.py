@@ -21,7 +21,7 @@ from forms.app.builder import BUILDER_ARGUMENTS
 from forms.documents import EditError, apply_edit
 from forms.documents.edit_arguments import FieldUpdates
 from forms.documents.edit_fields import KEYS_OF_KIND
-from forms.documents.edit_shapes import Action, Item, Rule
+from forms.documents.edit_shapes import ITEM_SHAPES, Action, Rule
 from forms.documents.model import (
     Action as ActionUnion,
 )
@@ -66,14 +66,19 @@ def nodes(schema: Any) -> Iterator[dict[str, Any]]:
 # ---------------------------------------------------------------------------- the shapes
 
 
-def test_the_flat_item_has_every_key_of_every_kind_and_nothing_else() -> None:
+def test_each_item_shape_has_exactly_the_keys_of_its_kinds() -> None:
     # GIVEN the keys each item kind takes (what the edits validate)
     every_key = set().union(*KEYS_OF_KIND.values())
-    # THEN the item a model is shown lists exactly those, with every kind in its enum
-    assert keys(Item) == every_key
-    assert tuple(shown("add_field")["$defs"]["Item"]["properties"]["kind"]["enum"]) == get_args(
-        ItemKind
-    )
+    defs = shown("add_field")["$defs"]
+    kinds: list[str] = []
+    for shape in ITEM_SHAPES:
+        listed = defs[shape.__name__]["properties"]["kind"]
+        named = listed.get("enum") or [listed["const"]]
+        kinds += named
+        # THEN each shape a model is shown takes exactly the keys its kinds take together
+        assert keys(shape) == set().union(*(KEYS_OF_KIND[k] for k in named)), shape
+    # AND the shapes cover every kind once, in order
+    assert tuple(kinds) == get_args(ItemKind)
     # AND an update takes all of them but the rule (a new id is a rename)
     assert keys(FieldUpdates) == every_key - {"when"}
 
@@ -179,8 +184,8 @@ def test_showing_the_shapes_leaves_the_documents_own_schema_alone() -> None:
 
 
 def test_a_fact_key_is_shown_as_a_plain_string_and_checked_by_the_edits() -> None:
-    # GIVEN the flat item and the update, as shown: a key is any string (null clears one)
-    assert shown("add_field")["$defs"]["Item"]["properties"]["memory"] == {"type": "string"}
+    # GIVEN the field item and the update, as shown: a key is any string (null clears one)
+    assert shown("add_field")["$defs"]["FieldItem"]["properties"]["memory"] == {"type": "string"}
     assert shown("update_field")["$defs"]["FieldUpdates"]["properties"]["memory"] == {
         "type": ["string", "null"]
     }
