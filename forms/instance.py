@@ -432,6 +432,16 @@ class Recollection(_Frozen):
         return f"said {self.stated_at.date().isoformat()}"
 
 
+class RecallOwed(_Frozen):
+    """Memory's read missed its deadline when the form started, so the recall is owed: the
+    next call of the agent's conversation on the instance delivers it, as offers only (the user
+    may have answered in between). ``since``: when the form started; ``named``: the fields the
+    starting call named, which memory leaves to what that call said."""
+
+    since: datetime
+    named: tuple[str, ...] = ()
+
+
 class InstanceState(BaseModel):
     """Everything about an instance except the field logs. A commit replaces it whole."""
 
@@ -445,8 +455,10 @@ class InstanceState(BaseModel):
     outbox: dict[str, OutboxEntry] = Field(default_factory=dict)
     updated_at: datetime
     recalled: dict[str, Recollection] = Field(default_factory=dict)
-    """Per field id, what memory filled or offered when the form started (none: memory was
-    off, failed, or had nothing for it)."""
+    """Per field id, what memory filled or offered when the form started, or offered at a
+    later call when its read came late (none: memory was off, failed, or had nothing for it)."""
+    recall_owed: RecallOwed | None = None
+    """Set when memory's read came too late for the start: a later call delivers it."""
 
     def status_text(self) -> str:
         """The status with the reason it closed, for sentences: ``completed (submitted)``."""

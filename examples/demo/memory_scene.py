@@ -17,6 +17,8 @@ and also checks there that with memory off the switch is the only fact-store req
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 from examples.demo.driver import Demo
@@ -65,7 +67,7 @@ def said_once(demo: Demo, alice: str) -> None:
     print()
     say("", "(alice opens her fact editor: what memory kept from her answers)", indent=2)
     _api(alice, "GET", "/memory/facts")
-    status, listed = demo.transport.list_facts(alice)
+    status, listed = _recorded(demo, alice, ("person.date_of_birth", WEIGHT))
     say("result: ", f"{status}, memory_enabled: {compact(listed.get('memory_enabled'))}")
     facts = {fact["key"]: fact for fact in listed.get("facts", [])}
     for fact in facts.values():
@@ -75,6 +77,19 @@ def said_once(demo: Demo, alice: str) -> None:
         "her date of birth kept as a fact that fills a form",
     )
     expect(facts.get(WEIGHT, {}).get("use") == "offer", "her weight kept as a fact only offered")
+
+
+def _recorded(demo: Demo, alice: str, keys: tuple[str, ...]) -> tuple[int, dict[str, Any]]:
+    """The fact editor's list, once it holds ``keys``: answers are remembered behind the call's
+    answer (never delaying it), so over HTTP the recording may land a moment after; asked
+    again for up to 10 s, then the list as it is."""
+    deadline = time.monotonic() + 10.0
+    while True:
+        status, listed = demo.transport.list_facts(alice)
+        held = {fact.get("key") for fact in listed.get("facts", [])}
+        if status != 200 or set(keys) <= held or time.monotonic() > deadline:
+            return status, listed
+        threading.Event().wait(0.05)
 
 
 def offered_later(demo: Demo, alice: str) -> None:

@@ -47,7 +47,7 @@ from __future__ import annotations
 import importlib
 import logging
 import threading
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Executor, Future
 
     from forms.app.recall import RecallStep
+    from forms.instance import RecallOwed
     from forms.memory.decay import DecayPolicy
     from forms.memory.facts import Fact, FactHead
     from forms.memory.vocabulary import Vocabulary
@@ -77,6 +78,9 @@ if TYPE_CHECKING:
 _log = logging.getLogger("formwork")
 
 T = TypeVar("T")
+
+LATE_KEPT = 256
+"""How many late reads a process keeps for the next call on their instance."""
 
 DEFAULT_DEADLINE = timedelta(milliseconds=200)
 """How long ``form_start`` waits for the fact store's read (recording never waits)."""
@@ -98,6 +102,10 @@ APPLY_FAILED = "MemoryApplyFailed"
 """The commit writing what memory recalled failed; the form stays as started."""
 FILLED = "MemoryFilled"
 OFFERED = "MemoryOffered"
+RECALL_OWED = "MemoryRecallOwed"
+"""A start whose read came late: the instance records that the recall is owed."""
+RECALL_DELIVERED = "MemoryRecallDelivered"
+"""An owed recall delivered at a later call (what it offered counts as ``MemoryOffered``)."""
 METRICS = (
     RECALL_OFF,
     RECALL_TIMEOUT,
@@ -105,6 +113,8 @@ METRICS = (
     APPLY_FAILED,
     FILLED,
     OFFERED,
+    RECALL_OWED,
+    RECALL_DELIVERED,
     RECORDED,
     CONFIRMED,
     REFUSED,
@@ -149,6 +159,7 @@ class Memory:
         self._counts: Counter[str] = Counter()
         self._preparing = threading.Lock()
         self._prepared = False
+        self._late: OrderedDict[str, Future[tuple[Known, float]]] = OrderedDict()
 
     def prepare(self) -> None:
         """Load what memory's calls run, once per Memory: its modules (the read's models, the
@@ -226,6 +237,20 @@ class Memory:
         self.behind.track(future)  # it may outlive the call's answer: Lambda settles it after
         return future
 
+    def keep_late(self, instance_id: str, read: Future[tuple[Known, float]]) -> None:
+        """Keep a start's read that came late, for the next call on ``instance_id`` in this
+        process (the most recent ``LATE_KEPT``; a call in another process reads again)."""
+        with self._lock:
+            self._late[instance_id] = read
+            self._late.move_to_end(instance_id)
+            while len(self._late) > LATE_KEPT:
+                self._late.popitem(last=False)
+
+    def take_late(self, instance_id: str) -> Future[tuple[Known, float]] | None:
+        """The late read kept for ``instance_id``, once; None when this process has none."""
+        with self._lock:
+            return self._late.pop(instance_id, None)
+
     def call(
         self, principal: str, conversation_id: str, timer: Callable[[], float] | None
     ) -> MemoryCall:
@@ -262,6 +287,7 @@ class MemoryCall:
         self.conversation_id = conversation_id
         self._timer = timer
         self._read: tuple[Future[tuple[Known, float]], float] | None = None
+        self._late: Future[tuple[Known, float]] | None = None
         self.known: Known | None = None
         """What the read found, once it came in time (None: not read, late, or failed)."""
 
@@ -271,6 +297,11 @@ class MemoryCall:
         """Start reading the principal's memory: the switch, then (if on) every fact. The
         read notes when it finished on the timer, so the deadline judges the store's time,
         not the time the start's own work took before asking for it."""
+        self._read = self._start_read()
+
+    def _start_read(self) -> tuple[Future[tuple[Known, float]], float] | None:
+        """The read submitted to memory's worker, and when it started; None (counted as a
+        failure) when the executor takes no work."""
         self.memory.prepare()  # before the clock: loading code is not waiting on the store
         facts, principal = self.memory.facts, self.principal
 
@@ -281,10 +312,11 @@ class MemoryCall:
 
         started = self._now()
         try:
-            self._read = (self.memory.submit(read), started)
+            return self.memory.submit(read), started
         except Exception as exc:  # an executor that takes no work: no memory, as on failure
             _log.warning("memory: recall could not start (%s)", _named(exc))
             self.memory.counted(RECALL_FAILED)
+            return None
 
     def recalled(self) -> Known | None:
         """The read, waited for until the deadline; None when it failed or came too late
@@ -301,8 +333,9 @@ class MemoryCall:
                 raise _Late  # the store itself took longer than the deadline
             self.known = known
         except _Late:
-            _log.warning("memory: recall missed its deadline; the form opens without it")
+            _log.warning("memory: recall missed its deadline; it is owed to the next call")
             self.memory.counted(RECALL_TIMEOUT)
+            self._late = future
             return None
         except Exception as exc:
             _log.warning("memory: recall failed (%s); the form opens without it", _named(exc))
@@ -326,6 +359,15 @@ class MemoryCall:
         The defaults never wait on the store's answer: memory off, late or failed, they are
         committed alone. None when nothing was written; never raises."""
         known = self.recalled()
+        if self._late is not None:  # late: owed to the next call, which gets it as offers
+            from forms.instance import RecallOwed  # noqa: PLC0415 (on first use)
+
+            owe = RecallOwed(since=instance.created_at, named=tuple(sorted(named)))
+            done = self._commit(loop, instance, (), named, tool_call_id, context, owe)
+            if done is not None:
+                self.memory.keep_late(instance.id, self._late)
+                self.memory.counted(RECALL_OWED)
+            return done
         if known is None or not known.enabled:
             return self._commit(loop, instance, (), named, tool_call_id, context)
         facts = [period for head in known.heads for period in head.periods]
@@ -339,9 +381,11 @@ class MemoryCall:
         named: Collection[str],
         tool_call_id: str,
         context: Mapping[str, Any] | None,
+        owe: RecallOwed | None = None,
     ) -> Outcome[RecallStep | None] | None:
-        """One commit of what ``facts`` fill and offer and of the defaults; counted."""
-        if not facts and not context:
+        """One commit of what ``facts`` fill and offer and of the defaults, and (``owe``) of
+        the recall owed; counted."""
+        if not facts and not context and owe is None:
             return None
         from forms.app.recall import commit_recall  # noqa: PLC0415 (on first use)
 
@@ -356,6 +400,7 @@ class MemoryCall:
                 named=named,
                 tool_call_id=tool_call_id,
                 context=context,
+                owe=owe,
             )
         except Exception as exc:
             _log.warning("memory: writing what was recalled failed (%s)", _named(exc))
@@ -366,6 +411,64 @@ class MemoryCall:
         memory.counted(FILLED, len(done.value.filled))
         memory.counted(OFFERED, len(done.value.offered))
         return done
+
+    # ------------------------------------------------------------------ a recall owed
+
+    def begin_owed(self, instance: FormInstance) -> None:
+        """At a later call on ``instance``, whose start's read came late: take that read if
+        this process still holds it, else read again now, beside the call's own work."""
+        late = self.memory.take_late(instance.id)
+        if late is not None and not (late.done() and late.exception() is not None):
+            self._read = (late, self._now())  # waited for from now, at most the deadline
+            return
+        self._read = self._start_read()
+
+    def keep_unused(self, instance_id: str) -> None:
+        """Keep the owed read for the next call when this one ended before delivering it (a
+        refusal, a replay): nothing is lost with the call."""
+        if self._read is not None:
+            self.memory.keep_late(instance_id, self._read[0])
+            self._read = None
+
+    def deliver_owed(self, loop: CommitLoop, instance: FormInstance) -> Outcome[RecallStep] | None:
+        """Wait for the read ``begin_owed`` started, then commit what it has as offers on
+        ``instance`` (as stored after the call's own commit) and clear the debt: memory off
+        or nothing to offer clears it too. When the read is late again or fails, the debt
+        stays for the next call (a read still running is kept for it). Never raises; None
+        when nothing was delivered."""
+        if self._read is None:
+            return None
+        future, started = self._read
+        self._read = None
+        try:
+            known = (future.result() if future.done() else self._within(future, started))[0]
+        except _Late:
+            _log.warning("memory: the owed recall is late again; the next call tries again")
+            self.memory.keep_late(instance.id, future)
+            self.memory.counted(RECALL_TIMEOUT)
+            return None
+        except Exception as exc:
+            _log.warning(
+                "memory: the owed recall failed (%s); the next call reads again", _named(exc)
+            )
+            self.memory.counted(RECALL_FAILED)
+            return None
+        from forms.app.recall import commit_late_recall  # noqa: PLC0415 (on first use)
+
+        facts = [period for head in known.heads for period in head.periods] if known.enabled else []
+        try:
+            done = commit_late_recall(
+                loop, instance, facts, vocabulary=self.memory.vocabulary, policy=self.memory.policy
+            )
+        except Exception as exc:
+            _log.warning("memory: delivering the owed recall failed (%s)", _named(exc))
+            self.memory.counted(APPLY_FAILED)
+            return None
+        if done.value is None or done.step is None:
+            return None  # another call delivered it first
+        self.memory.counted(RECALL_DELIVERED)
+        self.memory.counted(OFFERED, len(done.value.offered))
+        return Outcome(done.form, done.instance, done.value, done.step)
 
     # ------------------------------------------------------------------ remember
 

@@ -7,6 +7,7 @@ migrate an instance whose definition version is gone, through the commit loop's 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 
 from forms.app.conversation import Caller, locate
 from forms.app.loop import CommitLoop
@@ -15,6 +16,7 @@ from forms.errors import InvalidFormDefinition, ToolError, UnknownStep
 from forms.evaluation import PredicateError
 from forms.instance import FormInstance
 from forms.surface.plain import inline
+from forms.surface.recalled import late_clause
 from forms.surface.results import Result, count
 from forms.surface.tools import FormListArgs, FormReadArgs, check_id
 from forms.surface.view import closed_view, field_view, outline_view, status_line, step_view
@@ -87,8 +89,19 @@ def list_status(loop: CommitLoop, stored: FormInstance) -> str:
     return "complete (still open for corrections)" if ready else "open"
 
 
-def form_read(loop: CommitLoop, caller: Caller, args: FormReadArgs) -> Result:
+def form_read(
+    loop: CommitLoop,
+    caller: Caller,
+    args: FormReadArgs,
+    owed: Callable[[FormInstance], tuple[FormInstance, Sequence[str]]] | None = None,
+) -> Result:
+    """The form as it stands; ``owed`` delivers a recall owed since the start (memory's read
+    came late, ``forms.app.writes.owed_recall``) before it is read, and what it offers is
+    said in the result."""
     instance, qualify = locate(loop, caller, args.form, args.instance)
+    offered: Sequence[str] = ()
+    if owed is not None and instance.state.recall_owed is not None:
+        instance, offered = owed(instance)
     form, instance = loop.settle(instance)
     ev = evaluate(form, instance)
     header: Result = {"ok": True, "form": form.id, "instance": instance.id}
@@ -129,4 +142,7 @@ def form_read(loop: CommitLoop, caller: Caller, args: FormReadArgs) -> Result:
             close,
         )
     line = status_line(form, instance, ev, qualify=qualify)
+    if offered:
+        header = {**header, "summary": f"{header['summary'].rstrip('.')}; {late_clause(offered)}."}
+        header["offered_late"] = list(offered)
     return {**header, **view, **({"status_line": line} if line else {})}

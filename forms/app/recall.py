@@ -34,7 +34,7 @@ from typing import Any
 from forms.app.loop import CommitLoop, Outcome, Planned
 from forms.compiled import CompiledForm
 from forms.engine import Transition, transition
-from forms.instance import FieldChange, FormInstance, Recollection, Revision
+from forms.instance import FieldChange, FormInstance, RecallOwed, Recollection, Revision
 from forms.marked import replaced
 from forms.memory.decay import DecayPolicy
 from forms.memory.facts import Fact
@@ -103,11 +103,14 @@ def plan_recall_step(
     named: Collection[str] = (),
     tool_call_id: str | None = None,
     context: Mapping[str, Any] | None = None,
+    owe: RecallOwed | None = None,
 ) -> RecallStep | None:
     """The transition writing memory's fills and offers, and the context defaults (fact key
     -> value, from the caller's verified claims), on ``instance``; None when neither has
     anything for any of its empty fields (then nothing is written). ``policy`` is needed
-    only with facts (None: Formwork's)."""
+    only with facts (None: Formwork's). ``owe``: memory's read came late, so the step also
+    records that the recall is owed (``plan_late_recall_step`` delivers it), even with nothing
+    else to write."""
     if instance.state.status != "open" or not form.memory_fields:
         return None
     fields = recall_fields(form, instance, named)
@@ -126,7 +129,7 @@ def plan_recall_step(
         recall=plan,
         defaults={f: value for f, (value, _) in defaults.items()},
     )
-    if not chosen and not plan.offers:
+    if not chosen and not plan.offers and owe is None:
         return None
     changes: dict[str, FieldChange] = {}
     recalled = dict(instance.state.recalled)
@@ -173,6 +176,8 @@ def plan_recall_step(
         if offer is not None:
             recalled[field_id] = _recollection(offer, "offer", history.count)
     state = replaced(instance.state, recalled=recalled)
+    if owe is not None:
+        state = replaced(state, recall_owed=owe)
     step = transition(form, instance, changes, now, state=state)
     filled = tuple(f for f in form.memory_fields if f in plan.fills)
     offered = tuple(f for f in form.memory_fields if f in plan.offers)
@@ -192,6 +197,7 @@ def commit_recall(
     named: Collection[str] = (),
     tool_call_id: str | None = None,
     context: Mapping[str, Any] | None = None,
+    owe: RecallOwed | None = None,
 ) -> Outcome[RecallStep | None]:
     """Commit ``plan_recall_step`` through the commit loop: one commit, compare-and-set,
     planned again on the instance the store hands back when it loses (an answer that landed
@@ -211,8 +217,69 @@ def commit_recall(
             named=named,
             tool_call_id=tool_call_id,
             context=context,
+            owe=owe,
         )
         return Planned(recall, recall.step if recall is not None else None)
+
+    return loop.commit(instance, plan)
+
+
+def plan_late_recall_step(
+    form: CompiledForm,
+    instance: FormInstance,
+    facts: Iterable[Fact],
+    *,
+    vocabulary: Vocabulary,
+    policy: DecayPolicy,
+    now: datetime,
+) -> RecallStep | None:
+    """The transition delivering a recall owed since the form started (``recall_owed``),
+    on ``instance`` as stored at a later call: every value memory has for a field still empty
+    is *offered*, never written, even one it would have filled at the start (the user may
+    have answered or been asked since, so a late value is put to them, not into the form),
+    and the debt is cleared, with nothing to offer too. A field with anything in its log, or
+    named by the starting call, is left alone. None when nothing is owed (another call
+    delivered it) or the form is closed."""
+    owed = instance.state.recall_owed
+    if owed is None or instance.state.status != "open":
+        return None
+    fields = recall_fields(form, instance, owed.named)
+    facts = list(facts)
+    plan = (
+        plan_recall(fields, facts, vocabulary=vocabulary, policy=policy, now=now)
+        if facts
+        else RecallPlan()
+    )
+    recalled = dict(instance.state.recalled)
+    offered = []
+    for field_id in form.memory_fields:
+        found: Fill | Offer | None = plan.fills.get(field_id) or plan.offers.get(field_id)
+        if found is not None:
+            recalled[field_id] = _recollection(found, "offer", instance.field(field_id).count)
+            offered.append(field_id)
+    state = replaced(instance.state, recalled=recalled, recall_owed=None)
+    return RecallStep(transition(form, instance, {}, now, state=state), (), tuple(offered))
+
+
+def commit_late_recall(
+    loop: CommitLoop,
+    instance: FormInstance,
+    facts: Iterable[Fact],
+    *,
+    vocabulary: Vocabulary,
+    policy: DecayPolicy,
+) -> Outcome[RecallStep | None]:
+    """Commit ``plan_late_recall_step`` through the commit loop, planned again on the
+    instance the store hands back when it loses. Raises what the loop raises."""
+    facts = list(facts)
+
+    def plan(
+        form: CompiledForm, current: FormInstance, now: datetime
+    ) -> Planned[RecallStep | None]:
+        late = plan_late_recall_step(
+            form, current, facts, vocabulary=vocabulary, policy=policy, now=now
+        )
+        return Planned(late, late.step if late is not None else None)
 
     return loop.commit(instance, plan)
 

@@ -145,6 +145,9 @@ class FormService:
                 known = ", ".join(TOOLS_BY_NAME)
                 raise BadRequest(f"there is no tool {tool!r}", f"the tools are: {known}")
             payload = payload if payload is not None else {}
+            if tool == "form_read":  # a recall owed since the start is delivered first
+                owed = writes.owed_recall(self._writer, caller)
+                return reads.form_read(self.loop, caller, _args(spec, payload), owed)
             if tool not in WRITE_TOOLS:
                 return _READERS[tool](self.loop, caller, _args(spec, payload))
             call = CallId(tool, tool_call_id, fingerprint(tool, payload))

@@ -45,6 +45,7 @@ from forms.operations import (
     touched_steps,
 )
 from forms.surface.plain import inline
+from forms.surface.recalled import late_clause
 from forms.surface.results import (
     Result,
     cleared_result,
@@ -90,6 +91,21 @@ class Writer:
         ):
             return None
         return self.memory.call(caller.principal, caller.conversation_id, self.loop.timer)
+
+    def owed_call(self, caller: Caller, instance: FormInstance) -> MemoryCall | None:
+        """Memory's part of a later call on ``instance`` whose start's recall came late
+        (``recall_owed``), with the read (kept in this process, or again) started: only for
+        the agent's conversation, as at the start."""
+        if (
+            self.memory is None
+            or instance.state.recall_owed is None
+            or caller.source != "agent"
+            or not caller.principal
+        ):
+            return None
+        owed = self.memory.call(caller.principal, caller.conversation_id, self.loop.timer)
+        owed.begin_owed(instance)
+        return owed
 
 
 def form_start(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs) -> Result:
@@ -172,7 +188,8 @@ def _with_recall(
     """A start's result with what memory filled and offered after it."""
     updated = dict(result)
     clause = recalled_summary(recall.filled, recall.offered, recall.defaulted)
-    updated["summary"] = f"{result['summary'][:-1]}; {clause}."
+    if clause:  # nothing when the commit only noted a recall owed
+        updated["summary"] = f"{result['summary'][:-1]}; {clause}."
     if step.dispatch:
         updated["fired"] = [*result.get("fired", ()), *(e.key for e in step.dispatch)]
     updated.pop("status_line", None)
@@ -253,6 +270,23 @@ def write(
     """A write tool's call, through the one commit loop: the commit carries the call's
     record, so a retry of it is refused by the store and replayed."""
     instance, qualify = locate(writer.loop, caller, args.form, args.instance)
+    owed = writer.owed_call(caller, instance)  # a recall that came late: delivered after
+    try:
+        return _write(writer, caller, call, build, instance, qualify, owed)
+    finally:
+        if owed is not None:
+            owed.keep_unused(instance.id)  # a call that stopped short leaves it to the next
+
+
+def _write(
+    writer: Writer,
+    caller: Caller,
+    call: CallId,
+    build: Callable[[CompiledForm, FormInstance, datetime], tuple[Transition, Result]],
+    instance: FormInstance,
+    qualify: bool,
+    owed: MemoryCall | None,
+) -> Result:
     remembered: list[tuple[tuple[Answer, ...], MemoryCall, datetime]] = []
 
     def plan(form: CompiledForm, current: FormInstance, now: datetime) -> Planned[Result]:
@@ -283,13 +317,62 @@ def write(
         done = writer.loop.commit(instance, plan)
     except CallRecorded as taken:
         return replay(writer, caller, call, taken.record, seen=(instance, qualify))
+    result, stored = _late_recall(writer.loop, owed, done.value, done.instance, qualify)
     if done.step is None:
-        return record_alone(
-            writer, caller, call, done.value, instance.id, seen=(done.instance, qualify)
-        )
+        return record_alone(writer, caller, call, result, instance.id, seen=(stored, qualify))
     for answers, memory, at in remembered:
         memory.remember(answers, at)
-    return dispatched(writer, done.value, done.instance, done.step.dispatch, qualify)
+    return dispatched(writer, result, stored, done.step.dispatch, qualify)
+
+
+def _late_recall(
+    loop: CommitLoop,
+    owed: MemoryCall | None,
+    result: Result,
+    stored: FormInstance,
+    qualify: bool,
+) -> tuple[Result, FormInstance]:
+    """Deliver a recall owed since the start (``owed``), as offers, after the call's own
+    commit: the result says what memory offers now, and the instance as stored after."""
+    late = owed.deliver_owed(loop, stored) if owed is not None else None
+    if late is None:
+        return result, stored
+    if not late.value.offered:
+        return result, late.instance
+    updated = with_late_recall(result, late.value.offered)
+    updated.pop("status_line", None)
+    return with_status_line(updated, late.form, late.value.step, qualify), late.instance
+
+
+def with_late_recall(result: Result, offered: Sequence[str]) -> Result:
+    """``result`` saying what a recall owed since the start offers now (nothing to say when
+    it offers nothing): a clause of its summary, and ``offered_late``."""
+    if not offered:
+        return result
+    summary = str(result.get("summary", "")).rstrip(".")
+    clause = late_clause(tuple(offered))
+    return {
+        **result,
+        "summary": f"{summary}; {clause}." if summary else f"{clause[0].upper()}{clause[1:]}.",
+        "offered_late": list(offered),
+    }
+
+
+def owed_recall(
+    writer: Writer, caller: Caller
+) -> Callable[[FormInstance], tuple[FormInstance, tuple[str, ...]]]:
+    """For a read: deliver a recall owed on the instance it located, before it reads; the
+    instance as stored after, and the fields memory offers now (none: nothing owed, or the
+    read came late again)."""
+
+    def deliver(instance: FormInstance) -> tuple[FormInstance, tuple[str, ...]]:
+        owed = writer.owed_call(caller, instance)
+        late = owed.deliver_owed(writer.loop, instance) if owed is not None else None
+        if late is None:
+            return instance, ()
+        return late.instance, late.value.offered
+
+    return deliver
 
 
 def record_alone(

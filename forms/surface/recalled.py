@@ -16,6 +16,7 @@ carries it on every call, nobody said it on a day).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from forms.compiled import CompiledForm
 from forms.evaluation import Evaluation
@@ -103,3 +104,10 @@ def memory_mark(recollection: Recollection) -> str:
         return f"from memory, {derived}{recollection.when()}; unconfirmed"
     shown = inline(recollection.shown)
     return f"offered from memory: {shown}, {derived}{recollection.when()}; ask to confirm"
+
+
+def late_clause(offered: Sequence[str]) -> str:
+    """What a call says when it delivered a recall owed since the form started (memory's
+    read came after the start's deadline): the fields memory now offers, by id. Offers only,
+    never fills: the user may have answered since, so each value is theirs to confirm."""
+    return f"memory answered late and offers {len(offered)} to confirm ({', '.join(offered)})"

@@ -14,7 +14,8 @@ here through the tool route as an agent drives it (``forms.examples.health_check
 fields declare fact keys): what alice says in one form fills or is offered in the next, her
 correction in the fact editor is offered after, memory off reads her switch and not one fact,
 bob gets none of hers, and a fact store slower than the deadline does not hold the form (the
-timeout is counted in the function's EMF metrics, read from its stdout).
+timeout is counted in the function's EMF metrics, read from its stdout) while what it answers
+late is offered at the next call.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -195,6 +197,20 @@ def as_(stack: LocalStack, tenant: str, sub: str) -> Http:
     return Http(stack.api_url, f"dev:{tenant}:{sub}")
 
 
+def recorded(client: Http, *keys: str, timeout: float = 30.0) -> None:
+    """Wait until the fact editor lists ``keys``: an answer is remembered behind the call's
+    answer (the recording never delays it), so a test that starts the next form at once
+    waits for the recording to land first, as a person would in between."""
+    done = threading.Event()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        listed = {f["key"] for f in client.ok("GET", "/memory/facts")["facts"]}
+        if set(keys) <= listed:
+            return
+        done.wait(0.05)  # nothing signals the recording's end over HTTP: ask again shortly
+    raise AssertionError(f"{keys} not recorded within {timeout} s")
+
+
 def test_facts_are_stated_read_corrected_confirmed_deleted_and_exported_over_http(
     stack: LocalStack, tenant: str
 ) -> None:
@@ -331,6 +347,7 @@ def test_what_alice_says_fills_or_is_offered_later_and_never_reaches_bob_over_ht
         {"form": FORM, "values": {"date_of_birth": "1990-04-02", "weight_kg": 70}},
     )
     assert "saved 2 (date_of_birth, weight_kg)" in started["summary"]
+    recorded(alice, "person.date_of_birth", "person.weight_kg")
     # WHEN, in a later conversation, a new check-in starts with nothing said
     later = alice.tool("conv-2", "form_start", {"form": FORM})
     # THEN the date of birth is filled and marked from memory, the weight only offered
@@ -375,7 +392,7 @@ def test_what_alice_says_fills_or_is_offered_later_and_never_reaches_bob_over_ht
     assert facts_of(requests, f"{tenant}/alice") == []
 
 
-def test_a_fact_store_slower_than_the_deadline_does_not_hold_the_form_over_http(
+def test_a_fact_store_slower_than_the_deadline_does_not_hold_the_form_and_comes_late_over_http(
     stack: LocalStack, proxy: DynamoDBProxy, logs: FunctionLogs, tenant: str
 ) -> None:
     # GIVEN alice's date of birth, which a new form would fill
@@ -394,14 +411,24 @@ def test_a_fact_store_slower_than_the_deadline_does_not_hold_the_form_over_http(
         assert [(r.operation, r.keys) for r in hold.held] == [
             ("GetItem", ((f"M#{tenant}/alice", "SETTINGS"),))
         ]
-    # AND it opened without memory: nothing filled, nothing offered
+    # AND it opened without memory: nothing filled, nothing offered, the recall owed
     assert started["summary"] == "Started Health check-in."
     assert "from memory" not in alice.status_lines("conv-slow")
-    rows = alice.about_you("conv-slow", started["instance"])
-    assert all("value" not in row and "memory" not in row for row in rows.values())
-    # AND the function logged and counted the missed deadline, and answered ok
+    # AND the function logged and counted the missed deadline and the debt, and answered ok
     written = logs.invocation(request_id)
     assert any("recall missed its deadline" in r.get("message", "") for r in written)
     memory = [name for name in counted(written) if name.startswith("Memory")]
-    assert memory == ["MemoryRecallTimeout"]
+    assert memory == ["MemoryRecallTimeout", "MemoryRecallOwed"]
     assert (written[-1]["tool"], written[-1]["outcome"]) == ("form_start", "ok")
+    # WHEN the agent's next call reads the form
+    read = {"form": FORM, "instance": started["instance"], "part": "about_you"}
+    result = alice.tool("conv-slow", "form_read", read)
+    # THEN memory's late answer is there as an offer, never a fill, and the result says so
+    assert result["offered_late"] == ["date_of_birth"]
+    assert "memory answered late" in result["summary"]
+    rows = {row["id"]: row for row in result["fields"]}
+    assert "value" not in rows["date_of_birth"]
+    assert rows["date_of_birth"]["memory"].startswith("offered from memory: 1990-04-02")
+    assert "from memory, confirm: Date of birth 1990-04-02" in alice.status_lines("conv-slow")
+    # AND once only
+    assert "offered_late" not in alice.tool("conv-slow", "form_read", read)

@@ -5,6 +5,7 @@ an executor that runs work as it is submitted, a timer a test moves, and a servi
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from datetime import datetime, timedelta
@@ -58,6 +59,9 @@ class Timer:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+BORN = "1990-04-02"
 
 
 class RecordingFacts(InMemoryFactStore):
@@ -135,9 +139,32 @@ class RecordingFacts(InMemoryFactStore):
     def memory_off(self, principal: str) -> None:
         super()._write_settings(principal, MemorySettings(enabled=False, changed_at=T0))
 
+    def stall_listing(self) -> tuple[threading.Event, threading.Event]:
+        """Make the listing of facts (``heads``) block until the test releases it: the events
+        ``asked`` (set when the listing is asked for) and ``release``."""
+        asked, release = threading.Event(), threading.Event()
+
+        def stall(name: str) -> None:
+            if name == "heads":
+                asked.set()
+                release.wait(timeout=30)
+
+        self.on_request = stall
+        return asked, release
+
     def head_of(self, principal: str, key: str) -> FactHead | None:
         """The key's head, unrecorded."""
         return super()._read_head(principal, key)
+
+
+def alice_said(facts: RecordingFacts, *, weight_age: timedelta = 10 * DAY) -> RecordingFacts:
+    """Alice's memory: a date of birth from long ago and a height in feet and inches (which
+    fill), a weight (offered); the requests that made them are not recorded."""
+    facts.stated("alice", "person.date_of_birth", BORN, at=T0 - 600 * DAY)
+    facts.stated("alice", "person.height_cm", words="5'8\"", at=T0 - 100 * DAY)
+    facts.stated("alice", "person.weight_kg", "70", at=T0 - weight_age)
+    facts.requests.clear()
+    return facts
 
 
 def memory_service(

@@ -329,7 +329,7 @@ def test_a_slow_fact_store_still_gets_the_defaults_on_time() -> None:
     facts.on_request = lambda name: timer.advance(1.0)
     counted: list[str] = []
     talk, _, _ = start(facts, timer=timer, counted=counted)
-    assert counted == [metrics.RECALL_TIMEOUT]
+    assert counted == [metrics.RECALL_TIMEOUT, metrics.RECALL_OWED]
     # memory's late currency is not used; the account's is
     assert in_force(talk, "currency") == ("GBP", "memory", "claim:person.currency")
 

@@ -32,17 +32,15 @@ from forms.memory import (
     plan_statement,
 )
 from tests.support import T0
-from tests.unit.memory_for_tests import ALICE, DAY, RecordingFacts, Talk, memory_service
-
-BORN = "1990-04-02"
-
-
-def alice_said(facts: RecordingFacts) -> RecordingFacts:
-    facts.stated("alice", "person.date_of_birth", BORN, at=T0 - 600 * DAY)
-    facts.stated("alice", "person.height_cm", words="5'8\"", at=T0 - 100 * DAY)
-    facts.stated("alice", "person.weight_kg", "70", at=T0 - 10 * DAY)
-    facts.requests.clear()
-    return facts
+from tests.unit.memory_for_tests import (
+    ALICE,
+    BORN,
+    DAY,
+    RecordingFacts,
+    Talk,
+    alice_said,
+    memory_service,
+)
 
 
 def talk_with(facts: RecordingFacts, *forms: FormDef, **options: Any) -> Talk:

@@ -4,7 +4,6 @@ the call."""
 
 from __future__ import annotations
 
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date, datetime, timedelta
@@ -32,26 +31,19 @@ from tests.support import T0, RacingStore
 from tests.unit.memory_for_tests import (
     ALICE,
     BOB,
+    BORN,
     DAY,
     RecordingFacts,
     Talk,
     Timer,
+    alice_said,
     memory_service,
 )
 
-BORN = "1990-04-02"
 
-
-def alice_said(facts: RecordingFacts, *, weight_age: timedelta = 10 * DAY) -> RecordingFacts:
-    """Alice's memory: a date of birth from long ago, a height in feet and inches, a weight."""
-    facts.stated("alice", "person.date_of_birth", BORN, at=T0 - 600 * DAY)
-    facts.stated("alice", "person.height_cm", words="5'8\"", at=T0 - 100 * DAY)
-    facts.stated("alice", "person.weight_kg", "70", at=T0 - weight_age)
-    facts.requests.clear()
-    return facts
-
-
-def started(facts: RecordingFacts, caller: Caller = ALICE, **options: Any) -> tuple[Talk, dict]:
+def started(
+    facts: RecordingFacts, caller: Caller = ALICE, **options: Any
+) -> tuple[Talk, dict[str, Any]]:
     service = memory_service(health_check, facts=facts, **options)
     talk = Talk(service, caller)
     return talk, talk.start("health-check")
@@ -313,24 +305,19 @@ def test_a_slow_fact_store_is_dropped_at_the_deadline() -> None:
     counted: list[str] = []
     # WHEN alice starts the form (deadline 200 ms)
     talk, result = started(facts, timer=timer, counted=counted)
-    # THEN what came back late is not used: the form is as started, and the miss is counted
+    # THEN what came back late is not used at the start: the form is as started, the recall
+    # is owed to the next call, and the miss is counted
     assert facts.requests == ["settings", "heads"]
     assert stored(talk).history == {} and stored(talk).state.recalled == {}
+    assert stored(talk).state.recall_owed is not None
     assert result["ok"] is True and "memory" not in result["summary"]
-    assert counted == [metrics.RECALL_TIMEOUT]
+    assert counted == [metrics.RECALL_TIMEOUT, metrics.RECALL_OWED]
 
 
 def test_a_fact_store_that_never_answers_does_not_hold_the_start() -> None:
     # GIVEN a fact store whose listing of facts blocks until the test releases it
     facts = alice_said(RecordingFacts())
-    asked, release = threading.Event(), threading.Event()
-
-    def stall(name: str) -> None:
-        if name == "heads":
-            asked.set()
-            release.wait()
-
-    facts.on_request = stall
+    asked, release = facts.stall_listing()
     counted: list[str] = []
     pool = ThreadPoolExecutor(max_workers=1)
     try:
@@ -345,12 +332,12 @@ def test_a_fact_store_that_never_answers_does_not_hold_the_start() -> None:
         # THEN the start answered while the store was still being asked, without memory
         assert asked.is_set() and not release.is_set()
         assert result["ok"] is True and stored(talk).state.recalled == {}
-        assert counted == [metrics.RECALL_TIMEOUT]
+        assert counted == [metrics.RECALL_TIMEOUT, metrics.RECALL_OWED]
     finally:
         release.set()
         pool.shutdown(wait=True)
-    # AND the late answer changed nothing
-    assert stored(talk).state.recalled == {}
+    # AND the late answer changed nothing by itself: it waits for the next call
+    assert stored(talk).state.recalled == {} and stored(talk).history == {}
 
 
 # ---------------------------------------------------------------- marks, hooks, storage
