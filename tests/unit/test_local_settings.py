@@ -17,11 +17,11 @@ from typing import Any, cast
 
 import pytest
 
+from formwork import cli
 from formwork.config import Settings
 from formwork.webhook_settings import WebhookSettings
 from functions import http
 from functions.http import LOCAL_LOG_HASH_KEY, LOG_HASH_KEY_VARIABLE
-from infra.local.__main__ import main as dev
 from infra.local.dynamodb import LoopbackServer, load_template
 from infra.local.runtime import (
     ProcessFunction,
@@ -156,9 +156,12 @@ def test_a_log_hash_key_from_the_shell_is_used(monkeypatch: pytest.MonkeyPatch) 
     assert function_environments(LocalStack())["ToolsFunction"][LOG_HASH_KEY_VARIABLE] == "k" * 32
 
 
-def test_dev_help_names_forms_and_how_settings_pass(capsys: pytest.CaptureFixture[str]) -> None:
+def test_dev_help_names_forms_and_how_settings_pass(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli, "_working_directory_first", lambda **_: None)  # no path changes
     with pytest.raises(SystemExit) as done:
-        dev(["--help"], prog="formwork dev")
+        cli.main(["dev", "--help"])
     assert done.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "FORMWORK_FORMS=my_forms:FORMS formwork dev" in text
