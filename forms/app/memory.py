@@ -21,7 +21,10 @@ One tool call, in order (``MemoryCall``):
    work took; it is late when it took longer, or is still running when the deadline from its
    start has passed (the call stops waiting then). Late, or on any failure of the store, the
    form stays as started, without memory: the failure is logged and counted (``counts``, and
-   ``count`` for metrics), never shown to the model as an error.
+   ``count`` for metrics), never shown to the model as an error. A late read is not thrown
+   away: the instance records that the recall is owed, the process keeps the read, and the
+   next call on the instance delivers it as offers (``begin_owed``, ``deliver_owed``),
+   reading again when it runs in another process.
 3. **Apply, re-checked.** What the facts fill and offer is planned on the instance as stored
    (``forms.app.recall.plan_recall_step``) and committed through the one commit loop, as its
    own commit right after the start's; a commit that loses its compare-and-set is planned again
