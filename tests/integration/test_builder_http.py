@@ -105,9 +105,8 @@ def test_a_form_is_built_published_and_read_back_over_http(
         selection={"field": "company"},
     )
     assert gated["ok"], gated
-    stopped = http.call(
-        form, "add_field", "t6", {"field": {"kind": "url", "label": "Web"}}, cancelled=True
-    )
+    web = {"field": {"kind": "url", "label": "Web"}}
+    stopped = http.call(form, "add_field", "t6", web, cancelled=True, chat_id="chat-1")
     assert stopped["error"] == "cancelled"
     # THEN its editor reads the draft as built
     status, draft = http.request("GET", f"/builder/forms/{form}")
@@ -139,7 +138,7 @@ def test_a_form_is_built_published_and_read_back_over_http(
         "t4",
         "t5",
     ]
-    assert drafts.get_call("acme", form, "t6") is not None  # the Stop, recorded
+    assert drafts.get_call("acme", form, "chat-1/t6") is not None  # the Stop, its chat's
     documents = DynamoDBFormDocumentStore(client, stack.table_name)
     assert documents.catalog("acme")[form] == 1
     assert documents.published("acme", form, 1).by == "acme/cy"
