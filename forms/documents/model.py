@@ -20,6 +20,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
+    ValidationInfo,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -66,12 +67,18 @@ def check_text(text: str, *, prose: bool = False) -> str:
     )
 
 
-def _line(text: str) -> str:
-    return check_text(text)
+STORED: dict[str, object] = {"stored": True}
+"""The validation context a store reads a document back with (``model_validate_json(...,
+context=STORED)``): what was stored before ``check_text`` existed still loads; every text
+that reaches a model is rendered on one line anyway (``forms.surface.plain``)."""
 
 
-def _prose(text: str) -> str:
-    return check_text(text, prose=True)
+def _line(text: str, info: ValidationInfo) -> str:
+    return text if info.context is STORED else check_text(text)
+
+
+def _prose(text: str, info: ValidationInfo) -> str:
+    return text if info.context is STORED else check_text(text, prose=True)
 
 
 Line = AfterValidator(_line)

@@ -19,6 +19,7 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from forms.documents.model import STORED
 from forms.errors import NotFound, StoreError
 from forms.storage.documents import (
     FormDocumentStore,
@@ -113,7 +114,7 @@ class DynamoDBFormDocumentStore(FormDocumentStore):
         return Published(
             tenant,
             version,
-            FormDocument.model_validate_json(item["document"]["S"]),
+            FormDocument.model_validate_json(item["document"]["S"], context=STORED),
             item["by"]["S"],
             datetime.fromisoformat(item["at"]["S"]),
         )

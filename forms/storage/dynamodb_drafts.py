@@ -39,6 +39,7 @@ from collections import OrderedDict
 from datetime import datetime
 from typing import Any
 
+from forms.documents.model import STORED
 from forms.errors import CallRecorded, NotFound, StoreError
 from forms.instance import CallRecord, NewCall
 from forms.storage.drafts import (
@@ -161,7 +162,7 @@ class DynamoDBDraftStore(DraftStore):
         pk = _draft_key(tenant, form_id)
         for _ in range(self._read_attempts):
             entries = [
-                EditEntry.model_validate_json(item["entry"]["S"])
+                EditEntry.model_validate_json(item["entry"]["S"], context=STORED)
                 for item in query_items(
                     self._client,
                     self._table,
@@ -210,7 +211,7 @@ class DynamoDBDraftStore(DraftStore):
                 int(item["v"]["N"]),
                 int(item["count"]["N"]),
                 int(item["cursor"]["N"]),
-                EditEntry.model_validate_json(item["current"]["S"]),
+                EditEntry.model_validate_json(item["current"]["S"], context=STORED),
                 tuple(Redo(*step) for step in json.loads(item["redo"]["S"])),
                 item["by"]["S"],
                 datetime.fromisoformat(item["at"]["S"]),
@@ -222,7 +223,7 @@ class DynamoDBDraftStore(DraftStore):
         item = get_item(self._client, self._table, _draft_key(tenant, form_id), _entry_sk(index))
         if item is None:
             raise StoreError(f"draft {form_id!r}: entry {index} of its edit log is missing")
-        return EditEntry.model_validate_json(item["entry"]["S"])
+        return EditEntry.model_validate_json(item["entry"]["S"], context=STORED)
 
     def _recalled(self, tenant: str, form_id: str, expected: int) -> tuple[bool, Draft | None]:
         """The remembered head, when it is exactly the version ``expected`` (0: missing)."""
