@@ -418,11 +418,13 @@ class MemoryCall:
     # ------------------------------------------------------------------ a recall owed
 
     def begin_owed(self, instance: FormInstance) -> None:
-        """At a later call on ``instance``, whose start's read came late: take that read if
-        this process still holds it, else read again now, beside the call's own work."""
+        """At a later call on ``instance``, whose start's read came late: use that read if
+        this process holds it and it has ended well, else read again now, beside the call's
+        own work (a read still running may be stuck on what made it late: a fresh one gets
+        the whole deadline)."""
         late = self.memory.take_late(instance.id)
-        if late is not None and not (late.done() and late.exception() is not None):
-            self._read = (late, self._now())  # waited for from now, at most the deadline
+        if late is not None and late.done() and late.exception() is None:
+            self._read = (late, self._now())
             return
         self._read = self._start_read()
 

@@ -163,8 +163,10 @@ def test_a_read_late_again_stays_owed_and_the_call_after_delivers_it() -> None:
         # THEN it answers without memory, and the recall is still owed
         assert first["ok"] and "offered_late" not in first
         assert other.store.get("fi_1").state.recall_owed is not None
-        # WHEN the store answers and the next call comes
+        # WHEN the store answers, the read ends, and the next call comes
         release.set()
+        assert other.service.memory is not None
+        assert other.service.memory.behind.settle(timeout=30) == 0
         second = other.fill("health-check", concern="a cough")
     # THEN it delivers what that read found, without reading again
     assert second["offered_late"] == MEMORY_FIELDS
@@ -219,10 +221,12 @@ def test_a_read_still_running_after_the_start_is_delivered_when_it_ends() -> Non
         talk = Talk(service, ALICE)
         talk.start("health-check")
         assert asked.is_set() and stored(talk).state.recall_owed is not None
-        # WHEN the store answers, and then the next call comes
+        # WHEN the store answers, the read ends, and then the next call comes
         release.set()
+        assert service.memory is not None and service.memory.behind.settle(timeout=30) == 0
         result = talk.fill("health-check", feeling="good")
-    # THEN the read that ended after the start is what the next call delivers, as offers
+    # THEN the read that ended after the start is what the next call delivers, as offers,
+    # with no read of its own
     assert result["offered_late"] == MEMORY_FIELDS
     assert facts.requests == ["settings", "heads"]
     assert by_memory(stored(talk)) == []
@@ -246,3 +250,28 @@ def test_a_read_delivers_it_too_and_says_so() -> None:
     assert by_memory(stored(talk)) == [] and stored(talk).state.recall_owed is None
     # AND reading again says nothing more
     assert "offered_late" not in talk.read("health-check")
+
+
+def test_a_read_still_running_at_the_next_call_is_replaced_by_a_fresh_one() -> None:
+    # GIVEN a start whose read is stuck (the listing blocks), on a thread of its own
+    facts = alice_said(RecordingFacts())
+    asked, release = facts.stall_listing()
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        service = memory_service(
+            health_check,
+            facts=facts,
+            timer=time.monotonic,
+            executor=pool,
+            deadline=timedelta(milliseconds=50),
+        )
+        talk = Talk(service, ALICE)
+        talk.start("health-check")
+        assert asked.is_set()
+        # WHEN the store recovers for new requests while that read is still stuck, and the
+        # next call comes
+        facts.on_request = None
+        result = talk.fill("health-check", feeling="good")
+        release.set()
+    # THEN the next call read afresh and delivered what it found
+    assert result["offered_late"] == MEMORY_FIELDS
+    assert facts.requests == ["settings", "heads", "settings", "heads"]
