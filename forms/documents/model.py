@@ -35,12 +35,15 @@ _NAMED = {"\n": "a line break", "\r": "a carriage return", "\t": "a tab", "\x00"
 def refused_character(text: str, *, prose: bool = False) -> tuple[int, str] | None:
     """The first character of ``text`` a document refuses, and its position: a C0 or C1
     control (NUL, line break, carriage return, tab, U+0085 ...), a line or paragraph separator
-    (U+2028, U+2029), or a bidi embedding, override or isolate. ``prose`` (a description, a
+    (U+2028, U+2029), a bidi embedding, override or isolate, or an invisible tag character
+    (U+E0000-U+E007F, which spell out text a person cannot see). ``prose`` (a description, a
     step's guidance, a paragraph) keeps line breaks and tabs. None when there is none."""
     for at, char in enumerate(text):
         if prose and char in "\n\t":
             continue
         if unicodedata.category(char) in ("Cc", "Zl", "Zp") or char in _BIDI_CONTROLS:
+            return at, char
+        if "\U000e0000" <= char <= "\U000e007f":
             return at, char
     return None
 
@@ -55,6 +58,8 @@ def check_text(text: str, *, prose: bool = False) -> str:
     name = _NAMED.get(char) or (
         "a bidi control"
         if char in _BIDI_CONTROLS
+        else "an invisible tag character"
+        if char >= "\U000e0000"
         else "a line separator"
         if unicodedata.category(char) in ("Zl", "Zp")
         else "a control character"

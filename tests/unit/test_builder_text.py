@@ -28,6 +28,7 @@ REFUSED = [
     "\u2029",
     "\u202e",
     "\u2066",
+    "\U000e0041",
 ]
 
 WHOLE: dict[str, Any] = {
