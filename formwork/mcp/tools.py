@@ -15,9 +15,10 @@ still ask before one that takes away what the person built: the three deletes, a
 ``create_form``, whose ``replace: true`` discards every step and field (``destructiveHint``).
 Idempotent are the edits that leave the draft as the first call left it when sent again (the
 log may gain a line, the document does not change): the deletes (the second is refused
-``not_found``), the moves to a position, ``update_step`` and ``update_field`` (the same keys
-again), ``set_conditional_logic`` (the same rule), and ``create_form`` (refused ``not_empty``,
-or the same structure again). Not idempotent: the adds (a second ``email_2``),
+``not_found``), the moves to a position, ``update_form``, ``update_step`` and ``update_field``
+(the same keys again; a rename sent again is refused ``not_found``),
+``set_conditional_logic`` (the same rule), and ``create_form`` (refused ``not_empty``, or the
+same structure again). Not idempotent: the adds (a second ``email_2``),
 ``set_checkpoint`` (without an id, a second checkpoint), undo and redo (twice goes twice).
 
 **Results** are the API's result object, as JSON text content (what a model reads) and as
