@@ -57,7 +57,11 @@ CORRECTNESS: tuple[tuple[str, str], ...] = (
     (LATE, "forms that opened late because of memory"),
 )
 """The six correctness counts, in the order they are reported; the goal of each is 0."""
-ALSO: tuple[tuple[str, str], ...] = ((BAD_OFFERS, "offers that should not stand"),)
+LATE_FILLS = "late_fills"
+ALSO: tuple[tuple[str, str], ...] = (
+    (BAD_OFFERS, "offers that should not stand"),
+    (LATE_FILLS, "values memory wrote after the start (late fills)"),
+)
 
 _UNAVAILABLE = ("MemoryRecallFailed", "MemoryRecallTimeout")
 _EPSILON = 1e-9
@@ -104,6 +108,11 @@ def grade(outcome: Outcome) -> Verdict:
         counts += counted
         labels.append((field_id, kind(label), not said))
     problems += _start(outcome, expected, counts)
+    for field_id, seen in outcome.later.items():
+        before = outcome.fields.get(field_id)
+        if len(seen.written) > (len(before.written) if before is not None else 0):
+            counts[LATE_FILLS] += 1
+            problems.append(f"{field_id}: memory wrote {seen.written[-1]!r} after the start")
     return Verdict(
         outcome,
         tuple(problems),
@@ -283,6 +292,37 @@ def totals(verdicts: Sequence[Verdict]) -> Totals:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """Recall delivered, over the starts memory owes something (``Outcome.due``): how many
+    got all of it within the first call (the start), and by the second (the agent's next
+    call, which delivers a recall that came late), and the values written after a start."""
+
+    due: int
+    first: int
+    second: int
+    late_fills: int
+
+
+def delivery(totals: Totals) -> Delivery:
+    """``Delivery`` over every graded start."""
+    owed = [v.outcome for v in totals.verdicts if v.outcome.due and v.outcome.ok]
+    first = sum(all(_got(o.fields.get(f)) for f in o.due) for o in owed)
+    second = sum(
+        all(_got(o.fields.get(f)) or _got(o.later.get(f), offer_only=True) for f in o.due)
+        for o in owed
+    )
+    return Delivery(len(owed), first, second, totals.count(LATE_FILLS))
+
+
+def _got(seen: Seen | None, *, offer_only: bool = False) -> bool:
+    """Whether memory's value reached the field: filled (at the start only), or offered."""
+    if seen is None:
+        return False
+    offered = seen.recalled is not None and seen.recalled.use == "offer"
+    return offered or (not offer_only and seen.answered_by == "memory")
 
 
 def same(field_type: FieldType, first: Any, second: Any) -> bool:

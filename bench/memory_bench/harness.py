@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -35,12 +35,14 @@ from bench.memory_bench.model import (
     Raced,
     Said,
     Start,
+    Store,
     Switched,
 )
 from bench.memory_bench.virtual import BenchFacts, VirtualExecutor, VirtualTimer
 from forms import Caller, Commit, FormInstance, FormRegistry, FormService, InMemoryFormStore
 from forms.app.hooks import InProcessDispatcher
 from forms.app.memory import DEFAULT_DEADLINE, Memory
+from forms.app.reads import form_read
 from forms.compiled import CompiledForm
 from forms.compiler import compile_form
 from forms.instance import NewCall, Recollection
@@ -57,6 +59,7 @@ from forms.memory import (
     plan_deletion,
     plan_statement,
 )
+from forms.surface.tools import FormReadArgs
 
 DEADLINE = DEFAULT_DEADLINE
 """Memory's deadline on the store: the shipped default."""
@@ -126,8 +129,8 @@ class Outcome:
     held: float
     """Seconds the start took on memory's timer: all of it is memory's (nothing else waits)."""
     budget: float
-    """Seconds memory may hold it: its deadline once to read, and once more to record when the
-    start carries answers to fields that declare a fact key."""
+    """Seconds memory may hold it: its deadline, once, to read (recording answers never
+    waits)."""
     counted: tuple[str, ...]
     """Memory's metrics counted during the start."""
     memory_commits: tuple[int, ...]
@@ -141,6 +144,13 @@ class Outcome:
     """For each of ``case.true_on``, the value the history says was true then (None: none)."""
     setup: tuple[str, ...]
     """What went otherwise than the case said while setting it up."""
+    later: Mapping[str, Seen]
+    """The same fields after the agent's next call on the form (a ``form_read``, the fact
+    store answering at once by then): what a recall that came late delivered."""
+    due: tuple[str, ...]
+    """The fields the same case fills or offers when its store answers at once: what memory
+    owes this start, in time or later (empty when not measured: see ``play``; and for a store
+    that fails, which answered nothing late: nothing is owed)."""
 
     @property
     def form(self) -> CompiledForm:
@@ -151,9 +161,11 @@ class Outcome:
         return self.result.get("ok") is True and "error" not in self.result
 
 
-def play(case: Case, *, policy: DecayPolicy | None = None) -> Outcome:
+def play(case: Case, *, policy: DecayPolicy | None = None, twin: bool = True) -> Outcome:
     """``case`` on a fresh service and stores; ``policy``: a decay policy other than
-    Formwork's (the tests use a careless one, to see the graders catch it)."""
+    Formwork's (the tests use a careless one, to see the graders catch it). ``twin``: also
+    play it once on a store that answers at once, to know what memory owes the start
+    (``Outcome.due``)."""
     timer = VirtualTimer()
     facts = BenchFacts(timer)
     store = BenchStore()
@@ -205,23 +217,13 @@ def play(case: Case, *, policy: DecayPolicy | None = None) -> Outcome:
     requests = tuple(facts.requests)
     made = tuple(counted)
 
-    form = COMPILED[start.form]
-    instance_id = result.get("instance")
-    reads = [result]
-    fields: dict[str, Seen] = {}
-    if isinstance(instance_id, str):
-        instance = store.get(instance_id)
-        rows: dict[str, dict[str, Any]] = {}
-        for step in form.steps:
-            shown = service.call(
-                caller,
-                "form_read",
-                f"read-{step}",
-                {"form": start.form, "instance": instance_id, "part": step},
-            )
-            reads.append(shown)
-            rows |= {row["id"]: row for row in shown.get("fields", ())}
-        fields = {f: _seen(instance, f, rows.get(f, {})) for f in form.memory_fields}
+    fields, later, reads = _looked(service, caller, start, result)
+    due: tuple[str, ...] = ()
+    if twin and case.memory and not case.off and not case.store.fails:
+        fast = play(replace(case, store=Store()), policy=policy, twin=False)
+        due = tuple(
+            f for f, seen in fast.fields.items() if seen.answered_by == "memory" or _offer(seen)
+        )
     principals = sorted({start.who, *(event.who for event in case.facts)} - {""})
     kept = tuple(r.value for p in principals for r in facts.export(p) if r.value is not None)
     return Outcome(
@@ -230,21 +232,47 @@ def play(case: Case, *, policy: DecayPolicy | None = None) -> Outcome:
         fields=fields,
         requests=requests,
         held=held,
-        budget=DEADLINE.total_seconds() * (2 if _records(form, start) else 1),
+        budget=DEADLINE.total_seconds(),
         counted=made,
         memory_commits=tuple(store.memory_commits),
         read=json.dumps(reads, ensure_ascii=False, default=str),
         kept=kept,
         true_on=tuple(_true_on(facts, start.who, check.key, check.at) for check in case.true_on),
         setup=tuple(setup),
+        later=later,
+        due=due,
     )
 
 
-def _records(form: CompiledForm, start: Start) -> bool:
-    """Whether the start carries a value for a field that declares a fact key (so memory may
-    wait a second time, to record it)."""
-    named = {form.resolve_field(name) for name in start.values}
-    return any(f in form.memory_fields for f in named if f is not None)
+def _looked(
+    service: FormService, caller: Caller, start: Start, result: dict[str, Any]
+) -> tuple[dict[str, Seen], dict[str, Seen], list[dict[str, Any]]]:
+    """What the start left in each field that declares a fact key, read as the agent would
+    read it but by the read tool itself (a tool call would be the agent's next call, and
+    deliver what memory owes); the same fields after that next call (a ``form_read``); and
+    everything the agent read."""
+    form = COMPILED[start.form]
+    instance_id = result.get("instance")
+    reads = [result]
+    if not isinstance(instance_id, str):
+        return {}, {}, reads
+    store = service.store
+    instance = store.get(instance_id)
+    rows: dict[str, dict[str, Any]] = {}
+    for step in form.steps:
+        args = FormReadArgs(form=start.form, instance=instance_id, part=step)
+        shown = form_read(service.loop, caller, args)
+        reads.append(shown)
+        rows |= {row["id"]: row for row in shown.get("fields", ())}
+    fields = {f: _seen(instance, f, rows.get(f, {})) for f in form.memory_fields}
+    nxt = {"form": start.form, "instance": instance_id}
+    reads.append(service.call(caller, "form_read", "call-next", nxt))
+    after = store.get(instance_id)
+    return fields, {f: _seen(after, f, {}) for f in form.memory_fields}, reads
+
+
+def _offer(seen: Seen) -> bool:
+    return seen.recalled is not None and seen.recalled.use == "offer"
 
 
 def _seen(instance: FormInstance, field_id: str, row: Mapping[str, Any]) -> Seen:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from bench.memory_bench.cases import PRINCIPALS
-from bench.memory_bench.grading import ALSO, CORRECTNESS, Totals, Verdict, ms
+from bench.memory_bench.grading import ALSO, CORRECTNESS, Totals, Verdict, delivery, ms
 from bench.memory_bench.harness import DEADLINE, Outcome, Seen
 from bench.memory_bench.model import CATEGORIES, START, Empty, Expected, Fill, Kept, Offer
 
@@ -44,6 +44,24 @@ def coverage(totals: Totals) -> list[str]:
         count, right = totals.labelled(label)
         lines.append(f"| {title} | {count} | {right} | {did.get(label, '')} |")
     return lines
+
+
+def delivered(totals: Totals) -> list[str]:
+    """Recall delivered within the first call and by the second, over the starts that are
+    owed something, and the values memory wrote after a start."""
+    found = delivery(totals)
+
+    def share(n: int) -> str:
+        return f"{n} ({100 * n / found.due:.0f}%)" if found.due else "0"
+
+    return [
+        "| recall delivered (starts owed a fill or an offer) | starts | goal |",
+        "|---|--:|--:|",
+        f"| owed (what the same start gets from a store that answers at once) | {found.due} | |",
+        f"| delivered within the first call (the start) | {share(found.first)} | |",
+        f"| delivered by the second call (the agent's next call) | {share(found.second)} | 99% |",
+        f"| values written after the start (late fills) | {found.late_fills} | 0 |",
+    ]
 
 
 def categories(totals: Totals) -> list[str]:
@@ -176,8 +194,8 @@ METHOD = [
     "work runs at once and the fact store charges each request's latency to it, so waiting "
     "for it costs the call exactly what memory lets it cost, with no wall-clock sleep. "
     "Nothing else in the start takes time on it, so all of it is memory's. The budget is the "
-    "deadline, once to read, and once more to record when the start carries answers to "
-    "fields that declare a fact key (as `docs/memory.md` states it).",
+    "deadline, once, to read: answers are recorded behind the call's answer (as "
+    "`docs/memory.md` states it).",
     "- *fact-store requests*: every request the start made, recorded by the store (`settings`: "
     "the switch; `heads`: every key's head, one query; `head`, `append`: recording an "
     "answer); a racing call's are included.",
@@ -209,6 +227,14 @@ def render(totals: Totals) -> list[str]:
         "",
         *coverage(totals),
         "",
+        "## Recall delivered, first and second call",
+        "",
+        "A start whose fact store answers after the deadline opens without memory; the "
+        "agent's next call (here a `form_read`, the store answering at once by then) gets "
+        "what memory owed it, as offers. A failing store answered nothing and owes nothing.",
+        "",
+        *delivered(totals),
+        "",
         "## By category",
         "",
         *categories(totals),
@@ -236,6 +262,8 @@ def printed(totals: Totals) -> list[str]:
         *correctness(totals),
         "",
         *coverage(totals),
+        "",
+        *delivered(totals),
         "",
         *categories(totals),
         "",

@@ -20,17 +20,20 @@ from bench.memory_bench.grading import (
     ABSENT,
     CORRECTNESS,
     LATE,
+    LATE_FILLS,
     OFF,
     OVERWRITTEN,
     STALE,
     WRONG,
     Totals,
     Verdict,
+    delivery,
     grade,
     totals,
 )
 from bench.memory_bench.harness import DEADLINE, Outcome, play
 from bench.memory_bench.model import CATEGORIES
+from bench.memory_bench.report import render
 from bench.memory_bench.virtual import BenchFacts, VirtualExecutor, VirtualTimer
 from forms.app.memory import DEFAULT_DEADLINE, MemoryCall
 from forms.errors import StoreError
@@ -149,18 +152,37 @@ def test_a_slow_store_is_measured_on_the_virtual_timer() -> None:
             "slow_with_an_answer",
         )
     }
-    # THEN memory waited for the two reads (180 ms), or exactly its deadline, or the deadline
-    # to read and the deadline to record
+    # THEN memory waited for the two reads (180 ms), or exactly its deadline, and never to
+    # record an answer (it is recorded behind the call's answer)
     assert DEADLINE == DEFAULT_DEADLINE == timedelta(milliseconds=200)
     assert held == {
         "slow_within_deadline": 180,
         "slow_past_deadline": 200,
         "never_answers": 200,
-        "slow_with_an_answer": 400,
+        "slow_with_an_answer": 200,
     }
-    # AND what came late was counted as a timeout, not shown to the model
+    # AND what came late was counted as a timeout, owed, not shown to the model at the start
     late = outcome("slow_past_deadline")
-    assert late.counted == ("MemoryRecallTimeout",) and late.ok
+    assert late.counted == ("MemoryRecallTimeout", "MemoryRecallOwed") and late.ok
+    # AND the agent's next call got it, as offers only
+    assert late.due == ("date_of_birth", "height_cm", "weight_kg")
+    assert all(seen.recalled is None for seen in late.fields.values())
+    offered = {f: s.recalled.use for f, s in late.later.items() if s.recalled is not None}
+    assert offered == dict.fromkeys(late.due, "offer")
+    assert all(not seen.written for seen in late.later.values())
+
+
+def test_the_bench_reports_recall_delivered_by_the_first_and_the_second_call() -> None:
+    # WHEN every case is played
+    graded = everything()
+    found = delivery(graded)
+    # THEN the starts that should recall are counted, each delivered by its second call at
+    # the latest, and memory wrote nothing after a start
+    assert found.due > 0 and found.first < found.due
+    assert found.second == found.due
+    assert found.late_fills == 0
+    printed = "\n".join(render(graded))
+    assert "| delivered by the second call (the agent's next call) |" in printed
 
 
 def test_an_answer_racing_recall_makes_memory_plan_again() -> None:
@@ -231,6 +253,26 @@ def test_the_graders_catch_a_memory_that_writes_over_answers(
     monkeypatch.setattr(recall, "recall_fields", forgetful)
     # WHEN every case is played / THEN answers overwritten are counted
     assert run_with().count(OVERWRITTEN) > 0
+
+
+def test_the_graders_catch_a_memory_that_fills_what_came_late(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN a memory that, delivering a recall owed since the start, fills as a start would
+    from forms.app import recall
+    from forms.marked import replaced
+
+    def filling(form: Any, instance: Any, facts: Any, **options: Any) -> Any:
+        if instance.state.recall_owed is None:
+            return None
+        state = replaced(instance.state, recall_owed=None)
+        return recall.plan_recall_step(
+            form, instance.model_copy(update={"state": state}), facts, **options
+        )
+
+    monkeypatch.setattr(recall, "plan_late_recall_step", filling)
+    # WHEN every case is played / THEN the late fills are counted
+    assert run_with().count(LATE_FILLS) > 0
 
 
 def test_the_graders_catch_a_memory_that_ignores_the_switch(

@@ -288,8 +288,8 @@ STORE = [
     Case(
         id="slow_with_an_answer",
         category="store",
-        claim="slow store, and a height at the start: it waits once to read and once to record, "
-        "no more",
+        claim="slow store, and a height at the start: it waits once, to read; the height is "
+        "recorded behind the answer",
         start=alice(HEALTH, values={"height_cm": 180}),
         facts=HEALTH_FACTS,
         store=Store(latency=0.15),
