@@ -29,8 +29,9 @@ fact-store request, the thread start, the imports that ran inside the window, an
 first call, the one-time preparation (before the clock) and what the process loaded before the
 read started (the vocabulary's build among it). Each figure is also given as a ratio to the
 second call of the same process, the baseline: absolute times do not carry from one machine
-or run to the next. The deadline is 5 s in these processes (but **delivery**'s), so every read completes and
-its real duration is measured; whether it fits 200 ms is said beside it. Nothing is asserted.
+or run to the next. The deadline is 5 s in these processes (but **delivery**'s), so every
+read completes and its real duration is measured; whether it fits 200 ms is said beside it.
+Nothing is asserted.
 """
 
 from __future__ import annotations
