@@ -14,29 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from forms.compiled import CompiledField, CompiledForm, Hook
 from forms.errors import FormworkError, InvalidFormDefinition
 from forms.instance import FormInstance, HookState, Rejection, Revision, StepOverride
 from forms.schema import Accepted
 from forms.state import FormState, Values
-
-FieldStatus = Literal[
-    "answered",
-    "pending",
-    "optional",
-    "held",
-    "not_applicable",
-    "declined",
-    "no_preference",
-    "ask_again",
-    "invalid",
-]
-"""A field's status as the engine derives it (docs/engine.md, "Statuses")."""
-
-STILL_TO_ASK: tuple[FieldStatus, ...] = ("pending", "optional", "ask_again", "invalid")
-"""The statuses of a field the agent still has to ask about (on an open instance)."""
+from forms.statuses import FieldStatus
 
 
 class PredicateError(FormworkError):

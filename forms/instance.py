@@ -32,13 +32,10 @@ from pydantic_core import core_schema
 from forms.errors import ConflictError
 from forms.keys import parse_key
 from forms.marked import Marked, built
+from forms.statuses import EntryStatus, Status
 
 RevisionKind = Literal["value", "retraction", "decline"]
 Source = Literal["agent", "executor", "approver", "webhook", "memory", "migration", "operator"]
-Status = Literal["open", "completed", "terminated", "abandoned"]
-"""An instance's status (``closed`` in a tool result, ``form_status`` of a decision)."""
-EntryStatus = Literal["pending", "done", "failed"]
-"""An outbox entry's status: a hook occurrence (``hooks`` in a tool result) or an approval."""
 EntryKind = Literal["executor", "approval"]
 
 

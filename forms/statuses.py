@@ -1,7 +1,9 @@
 """Every status the API emits, by kind: each declared once, as a ``Literal`` type.
 
-The engine's own are declared where they are derived (``forms.evaluation.FieldStatus``,
-``forms.instance.Status`` and ``EntryStatus``); the ones only a read shows are declared here.
+All are declared here, with nothing but ``typing``: the engine imports its own from this
+module (``forms.evaluation`` the field statuses, ``forms.instance`` the instance and entry
+statuses), and the Lambda handler's response models import them without loading the engine at
+a cold start (tests/functional/test_cold_start.py).
 The docs' status tables (docs/engine.md, "Statuses") and the OpenAPI document's enums are held
 to these by a test (``tests/unit/test_statuses.py``), so a status added in code and nowhere
 else fails it.
@@ -11,9 +13,6 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from forms.evaluation import STILL_TO_ASK, FieldStatus
-from forms.instance import EntryStatus, Status
-
 __all__ = [
     "STATUSES",
     "STILL_TO_ASK",
@@ -21,9 +20,32 @@ __all__ = [
     "FieldRowStatus",
     "FieldStatus",
     "InstanceStatus",
+    "Status",
     "StepState",
     "values",
 ]
+
+FieldStatus = Literal[
+    "answered",
+    "pending",
+    "optional",
+    "held",
+    "not_applicable",
+    "declined",
+    "no_preference",
+    "ask_again",
+    "invalid",
+]
+"""A field's status as the engine derives it (docs/engine.md, "Statuses")."""
+
+STILL_TO_ASK: tuple[FieldStatus, ...] = ("pending", "optional", "ask_again", "invalid")
+"""The statuses of a field the agent still has to ask about (on an open instance)."""
+
+Status = Literal["open", "completed", "terminated", "abandoned"]
+"""An instance's status (``closed`` in a tool result, ``form_status`` of a decision)."""
+
+EntryStatus = Literal["pending", "done", "failed"]
+"""An outbox entry's status: a hook occurrence (``hooks`` in a tool result) or an approval."""
 
 InstanceStatus = Status
 

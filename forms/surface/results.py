@@ -17,9 +17,10 @@ from pydantic import JsonValue, ValidationError
 from forms.compiled import CompiledForm
 from forms.engine import Transition
 from forms.errors import SizeLimit, ToolError
-from forms.evaluation import STILL_TO_ASK, Evaluation
+from forms.evaluation import Evaluation
 from forms.instance import FormInstance, OutboxEntry
 from forms.operations import FillPlan
+from forms.statuses import STILL_TO_ASK
 from forms.surface.plain import inline
 from forms.surface.view import status_line
 

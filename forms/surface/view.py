@@ -25,10 +25,10 @@ import json
 from typing import Any
 
 from forms.compiled import CompiledField, CompiledForm, CompiledStep
-from forms.evaluation import STILL_TO_ASK, Evaluation, FieldEval, refusal
+from forms.evaluation import Evaluation, FieldEval, refusal
 from forms.incremental import Core
 from forms.instance import FieldHistory, FormInstance, Recollection, Revision, stopped
-from forms.statuses import FieldRowStatus, StepState
+from forms.statuses import STILL_TO_ASK, FieldRowStatus, StepState
 from forms.surface.plain import clipped, inline
 from forms.surface.recalled import memory_lines, memory_mark, standing
 
