@@ -26,8 +26,9 @@ outcome as it goes and stops with a message if one does not happen, so it double
 test of either path.
 
 The eighth scene is a form nobody deployed: a builder agent builds the job application
-(``examples.job_application``) through the builder tools in a tenant of the run's own (a
-replayed call, a call the person stopped), another tenant cannot read the draft, a person
+(``examples.job_application``) through the builder tools in a tenant of the run's own, in one
+builder chat (a call that chat sends again is replayed, a call the person stopped stays
+stopped), another tenant cannot read the draft, a person
 publishes it (refused without the publisher role), and an applicant of that tenant fills it in
 a new conversation: a checkpoint that refuses and a correction that clears it, an executor
 (``examples.executors``) that runs as a Temporal workflow over HTTP, answers held when a rule

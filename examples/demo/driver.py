@@ -93,11 +93,13 @@ class Demo:
         payload: dict[str, Any],
         selection: dict[str, str] | None = None,
         *,
+        chat_id: str,
         call_id: str | None = None,
         cancelled: bool = False,
         said: str | None = None,
     ) -> dict[str, Any]:
-        """One builder tool call, printed as the builder's chat would log it."""
+        """One builder tool call of the builder chat ``chat_id``, printed as that chat would
+        log it; ``call_id`` sends an earlier call's id again (in the same chat, a replay)."""
         if said is not None:
             print()
             say("person: ", f"“{said}”", indent=2)
@@ -108,7 +110,14 @@ class Demo:
             shown += f" selection={compact(selection)}"
         say("build: ", shown + (" [Stop pressed]" if cancelled else ""))
         result = self.transport.build(
-            principal, form_id, tool, call_id, payload, selection, cancelled=cancelled
+            principal,
+            form_id,
+            tool,
+            call_id,
+            payload,
+            selection,
+            chat_id=chat_id,
+            cancelled=cancelled,
         )
         replayed = " (replayed: nothing applied again)" if result.get("replayed") else ""
         if result.get("ok") and tool == "inspect_form":

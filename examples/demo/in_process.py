@@ -179,6 +179,7 @@ class InProcess:
         payload: dict[str, Any],
         selection: dict[str, str] | None = None,
         *,
+        chat_id: str,
         cancelled: bool = False,
     ) -> dict[str, Any]:
         return self.builder.call(
@@ -188,6 +189,7 @@ class InProcess:
             tool_call_id,
             payload,
             selection=selection,
+            chat=chat_id,
             cancelled=cancelled,
         )
 

@@ -352,16 +352,22 @@ def job_application(demo: Demo) -> None:
         "an applicant fills it",
         "conv-job",
     )
-    build_the_form(demo, f"{tenant}/builder")
+    build_the_form(demo, f"{tenant}/builder", "chat-job-builder")
     publish_the_form(demo, f"{tenant}/builder", f"{tenant}/hr-lead")
     apply_for_the_job(demo, f"{tenant}/applicant")
 
 
-def build_the_form(demo: Demo, builder: str) -> None:
-    """The builder's calls, a replay, a stopped call; the draft as its tenant reads it."""
+def build_the_form(demo: Demo, builder: str, chat: str) -> None:
+    """The builder's calls in its chat ``chat``, a replay, a stopped call; the draft as its
+    tenant reads it."""
     transport = demo.transport
     print()
-    say("", "(the builder agent's tool calls, each applied to the durable draft as it comes)", 2)
+    say(
+        "",
+        f"(the builder agent's tool calls in chat {chat}, each applied to the durable "
+        "draft as it comes)",
+        2,
+    )
     for n, call in enumerate(BUILD, 1):
         result = demo.build(
             builder,
@@ -369,21 +375,31 @@ def build_the_form(demo: Demo, builder: str) -> None:
             call.tool,
             dict(call.input),
             call.selection,
+            chat_id=chat,
             call_id=f"build_{n:02d}",
             said=call.said,
         )
         expect(result.get("ok"), f"the builder call {call.tool} to apply")
     print()
-    say("", "(the chat stream replays its first tool call: same id, so nothing again)", 2)
+    say(
+        "",
+        "(the chat stream replays its first tool call: same chat, same id build_01, so "
+        "nothing again)",
+        2,
+    )
     first = BUILD[0]
-    again = demo.build(builder, FORM_ID, first.tool, dict(first.input), call_id="build_01")
+    again = demo.build(
+        builder, FORM_ID, first.tool, dict(first.input), chat_id=chat, call_id="build_01"
+    )
     expect(again.get("replayed"), "a replayed builder call to answer its first result")
     print()
     say("", "(the person presses Stop while a call is on its way)", indent=2)
     stop = {"step": "role", "field": {"kind": "decimal", "id": "salary", "label": "Salary"}}
-    stopped = demo.build(builder, FORM_ID, "add_field", stop, call_id="build_stop", cancelled=True)
+    stopped = demo.build(
+        builder, FORM_ID, "add_field", stop, chat_id=chat, call_id="build_stop", cancelled=True
+    )
     expect(stopped.get("error") == "cancelled", "a stopped call to be answered as cancelled")
-    again = demo.build(builder, FORM_ID, "add_field", stop, call_id="build_stop")
+    again = demo.build(builder, FORM_ID, "add_field", stop, chat_id=chat, call_id="build_stop")
     expect(again.get("error") == "cancelled", "the stopped call's id to keep its answer")
     status, draft = transport.draft(builder, FORM_ID)
     expect(status == 200, f"the draft to be readable by its tenant, got {status}")

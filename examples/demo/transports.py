@@ -77,9 +77,12 @@ class Transport(Protocol):
         payload: dict[str, Any],
         selection: dict[str, str] | None = None,
         *,
+        chat_id: str,
         cancelled: bool = False,
     ) -> dict[str, Any]:
-        """One builder tool call on ``principal``'s tenant's draft of ``form_id``."""
+        """One builder tool call on ``principal``'s tenant's draft of ``form_id``, made in the
+        builder chat ``chat_id`` (its tool-call ids are that chat's: the same id in the same
+        chat is a replay)."""
         ...
 
     def draft(self, principal: str, form_id: str) -> tuple[int, dict[str, Any]]:
@@ -232,10 +235,11 @@ class OverHttp:
         payload: dict[str, Any],
         selection: dict[str, str] | None = None,
         *,
+        chat_id: str,
         cancelled: bool = False,
     ) -> dict[str, Any]:
         path = f"/builder/forms/{form_id}/tools/{tool}"
-        body: dict[str, Any] = {"tool_call_id": tool_call_id, "input": payload}
+        body: dict[str, Any] = {"tool_call_id": tool_call_id, "chat_id": chat_id, "input": payload}
         if selection:
             body["selection"] = selection
         if cancelled:

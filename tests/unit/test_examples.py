@@ -301,6 +301,7 @@ def test_demo_runs_and_shows_every_scenario(capsys: pytest.CaptureFixture[str]) 
         'back at step 1/4 "Identity"',
         "ineligible:",
         "form_closed",
+        "(replayed: nothing applied again)",
     ):
         assert expected in out
 
