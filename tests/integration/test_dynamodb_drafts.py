@@ -5,6 +5,7 @@ commit one TransactWriteItems)."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 import pytest
@@ -105,24 +106,32 @@ def test_a_builder_call_is_one_read_and_one_write(dynamodb: Any, table: str) -> 
     catalog = Catalog(FormRegistry([]), documents, timer=lambda: 0.0)
     builder = BuilderService(store, catalog, clock=TickingClock(T0))
     requests = Requests(dynamodb)
+    ana = partial(builder.call, "acme/ana", "intake", chat="chat-1")  # ids are its chat's
     # a new draft: the read that finds none, and the write
-    made = builder.call("acme/ana", "intake", "create_form", "c1", {"title": "Intake"})
+    made = ana("create_form", "c1", {"title": "Intake"})
     assert made["ok"] and requests.take() == ["GetItem", "TransactWriteItems"]
     email = {"field": {"kind": "email", "label": "Email"}}
-    assert builder.call("acme/ana", "intake", "add_field", "c2", email)["ok"]
+    assert ana("add_field", "c2", email)["ok"]
     assert requests.take() == ["GetItem", "TransactWriteItems"]
     # a replay: found by the write, answered from the first record
-    assert builder.call("acme/ana", "intake", "add_field", "c2", email)["replayed"] is True
+    assert ana("add_field", "c2", email)["replayed"] is True
     assert requests.take() == ["GetItem", "TransactWriteItems", "GetItem"]
     # a refusal is recorded alone; inspect_form is the read alone
-    assert builder.call("acme/ana", "intake", "delete_step", "c3", {})["ok"] is False
+    assert ana("delete_step", "c3", {})["ok"] is False
     assert requests.take() == ["GetItem", "PutItem"]
-    assert builder.call("acme/ana", "intake", "inspect_form", "c4", {})["ok"]
+    assert ana("inspect_form", "c4", {})["ok"]
     assert requests.take() == ["GetItem"]
     # undo reads the one entry it goes back to
-    assert builder.call("acme/ana", "intake", "undo_edit", "c5", {})["ok"]
+    assert ana("undo_edit", "c5", {})["ok"]
     assert requests.take() == ["GetItem", "GetItem", "TransactWriteItems"]
     assert builder.draft("acme/ana", "intake").document.steps[0].items == []
+    requests.take()
+    # a call naming no chat is recorded nowhere: its refusal is the read alone
+    assert builder.call("acme/ana", "intake", "delete_step", "c3", {})["ok"] is False
+    assert requests.take() == ["GetItem"]
+    # the records are the chat's: kept under <chat>/<id>, never under the id alone
+    assert store.get_call("acme", "intake", "chat-1/c2") is not None
+    assert store.get_call("acme", "intake", "c2") is None
 
 
 def test_an_item_dynamodb_refuses_as_too_large_is_the_same_size_limit(
