@@ -43,7 +43,7 @@ from forms.examples import EXAMPLES
 from forms.instance import FormInstance
 from forms.storage.dynamodb import DynamoDBFormStore
 from infra.local.dynamodb_local import DynamoDBLocal
-from infra.local.gateway import dev_token
+from infra.local.gateway import DEV_TENANT, dev_token
 from infra.local.stack import LocalStack
 from tests.support import Deferred
 from workflows.dispatch import TemporalConnection
@@ -55,6 +55,9 @@ ALICE = dev_token("alice")
 """The requester: fills the forms."""
 FINANCE = dev_token("bob", roles=["finance"])
 """An approver holding the role the forms name."""
+BOB = f"{DEV_TENANT}/bob"
+"""The principal ``FINANCE`` verifies as (a dev token naming no tenant is in ``DEV_TENANT``):
+a decision records it as its actor."""
 
 
 # ---------------------------------------------------------------------------- test-only forms
@@ -134,6 +137,15 @@ def stack(dynamodb_local: DynamoDBLocal) -> Iterator[LocalStack]:
         table_name=f"formwork-{uuid.uuid4().hex[:12]}",
     ) as running:
         yield running
+
+
+@pytest.fixture(autouse=True)
+def worker_restored(stack: LocalStack) -> Iterator[None]:
+    """A test that killed the worker and failed before starting another leaves one running
+    again, so the tests after it do not all time out waiting for workflows."""
+    yield
+    if stack.worker is not None and stack.worker.pid is None:
+        stack.start_worker()
 
 
 @pytest.fixture(scope="module")
@@ -377,7 +389,7 @@ def test_an_approval_granted_while_no_worker_runs_lands_when_one_is_back(
     assert (revision.value, revision.by, revision.actor, revision.note) == (
         "approved",
         "approver",
-        "bob",
+        BOB,
         "within budget",
     )
     assert status_of(connection, approval_id) == WorkflowExecutionStatus.RUNNING
@@ -390,7 +402,7 @@ def test_an_approval_granted_while_no_worker_runs_lands_when_one_is_back(
 
     # THEN the workflow ended on the signal, reporting the approver's decision (not a timeout)
     assert (outcome.status, outcome.expired) == ("done", False)
-    assert (outcome.decision, outcome.by, outcome.actor) == ("approved", "approver", "bob")
+    assert (outcome.decision, outcome.by, outcome.actor) == ("approved", "approver", BOB)
     run = the_closed_run(connection, approval_id)
     assert run.status == WorkflowExecutionStatus.COMPLETED
     events = history(connection, approval_id)
@@ -419,7 +431,7 @@ def test_a_decision_whose_signal_never_came_is_found_at_the_deadline_and_kept(
     instance_id, approval_id = open_approval(stack, conversation, BRIEF)
     # WHEN the decision is stored by a path that sends no signal, before the deadline
     quiet = FormService(FormRegistry(FORMS), store, None)
-    decided = quiet.decide(Approver("bob", frozenset({"finance"})), approval_id, "approved")
+    decided = quiet.decide(Approver(BOB, frozenset({"finance"})), approval_id, "approved")
     assert decided["ok"], decided
 
     # THEN the workflow wakes at its deadline, finds the decision, and leaves it alone
@@ -428,13 +440,11 @@ def test_a_decision_whose_signal_never_came_is_found_at_the_deadline_and_kept(
         "done",
         False,
         "approved",
-        "bob",
+        BOB,
     )
     assert count(history(connection, approval_id), EventType.EVENT_TYPE_TIMER_FIRED) == 1
     instance = store.get(instance_id)
-    assert [(r.value, r.actor) for r in instance.field("decision").revisions] == [
-        ("approved", "bob")
-    ]
+    assert [(r.value, r.actor) for r in instance.field("decision").revisions] == [("approved", BOB)]
     assert instance.state.status == "open"  # waiting for the requester's confirmation only
 
 
