@@ -7,7 +7,7 @@ build pydantic models from parts already validated, without validating them agai
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -51,13 +51,28 @@ class Marked(dict[str, _V]):
     The engine keeps, on an instance's field logs and hook states, what it last derived from
     them (``forms.incremental``), so the next call re-derives only what its changes touch.
     A copy made with ``copy_of`` keeps the mark (same content); ``dict(m)``, ``copy.copy``,
-    pickling and pydantic validation drop it. Compares, serialises and prints as a dict."""
+    pickling and pydantic validation drop it. Compares, serialises and prints as a dict.
 
-    __slots__ = ("derived",)
+    It may also carry a size (``size``, set by ``sized``): the sum of ``measure(key, value)``
+    over its entries, kept up to date entry by entry as ``m[key] = value`` replaces them (so a
+    change costs what it changes, never the whole dict) and carried by every copy made from a
+    ``Marked`` (``Marked(m)``, ``copy_of``); any other change drops it (``None``)."""
+
+    __slots__ = ("_measure", "derived", "size")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.derived: Any = None
+        source = args[0] if len(args) == 1 and not kwargs else None
+        if isinstance(source, Marked) and source.size is not None:
+            self.size: int | None = source.size
+            self._measure: Callable[[str, Any], int] | None = source._measure
+        else:
+            self.size = self._measure = None
+
+    def sized(self, size: int, measure: Callable[[str, _V], int]) -> None:
+        """Carry ``size``, the sum of ``measure(key, value)`` over the entries, from now on."""
+        self.size, self._measure = size, measure
 
     @classmethod
     def copy_of(cls, source: Mapping[str, _V]) -> Marked[_V]:
@@ -70,33 +85,46 @@ class Marked(dict[str, _V]):
 
     def __setitem__(self, key: str, value: _V) -> None:
         self.derived = None
+        if self.size is not None:
+            old = self.get(key, _ABSENT)
+            if old is not value:
+                measure = self._measure
+                assert measure is not None
+                gone = 0 if old is _ABSENT else measure(key, old)
+                self.size += measure(key, value) - gone
         super().__setitem__(key, value)
 
+    def _changed(self) -> None:
+        self.derived = self.size = self._measure = None
+
     def __delitem__(self, key: str) -> None:
-        self.derived = None
+        self._changed()
         super().__delitem__(key)
 
     def __ior__(self, other: Any) -> Marked[_V]:  # type: ignore[override,misc]
-        self.derived = None
+        self._changed()
         super().update(other)
         return self
 
     def clear(self) -> None:
-        self.derived = None
+        self._changed()
         super().clear()
 
     def pop(self, *args: Any) -> Any:
-        self.derived = None
+        self._changed()
         return super().pop(*args)
 
     def popitem(self) -> tuple[str, _V]:
-        self.derived = None
+        self._changed()
         return super().popitem()
 
     def setdefault(self, key: str, default: Any = None) -> Any:
-        self.derived = None
+        self._changed()
         return super().setdefault(key, default)
 
     def update(self, *args: Any, **kwargs: Any) -> None:
-        self.derived = None
+        self._changed()
         super().update(*args, **kwargs)
+
+
+_ABSENT: Any = object()

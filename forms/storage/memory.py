@@ -44,7 +44,7 @@ class InMemoryFormStore(FormStore, OutboxScan):
 
     def create(self, instance: FormInstance, call: NewCall | None = None) -> None:
         stored = instance.snapshot()
-        check_instance(stored, stored.state.model_dump_json())  # SizeLimit: nothing stored
+        check_instance(stored)  # SizeLimit: nothing stored
         key = (stored.principal, stored.conversation_id)
         with self._lock:
             if stored.id in self._instances:
@@ -85,7 +85,7 @@ class InMemoryFormStore(FormStore, OutboxScan):
             except ConflictError:
                 # Hand out a copy: the error must not be a way into the stored instance.
                 raise ConflictError(stored.id, commit.expected_version, stored.snapshot()) from None
-            check_instance(applied, applied.state.model_dump_json())  # SizeLimit: nothing stored
+            check_instance(applied)  # SizeLimit: nothing stored
             self._instances[applied.id] = applied.snapshot()
             self._keep_call(key, commit.call)
             return applied

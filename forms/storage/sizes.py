@@ -23,8 +23,13 @@ What is measured, per aggregate:
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+from pydantic import BaseModel, TypeAdapter
+
 from forms.errors import SizeLimit
-from forms.instance import FormInstance
+from forms.instance import FormInstance, HookState, InstanceState
+from forms.marked import Marked, built
 
 ITEM_LIMIT = 350_000
 """Bytes of JSON one stored item may hold (DynamoDB takes 400 KB with its keys and names)."""
@@ -89,10 +94,11 @@ def draft_bytes(entry_text: str, redo_text: str) -> int:
     return text_bytes(entry_text) + text_bytes(redo_text)
 
 
-def instance_bytes(instance: FormInstance, state_text: str) -> int:
+def instance_bytes(instance: FormInstance, state_text: str | None = None) -> int:
     """The least an instance's home item holds: its identity, its state
-    (``InstanceState.model_dump_json()``, ``state_text``) and each written field's place in
-    its log. Each answer in force beyond that is kept beside it only as far as it fits."""
+    (``InstanceState.model_dump_json()``: ``state_text`` when the caller has it, else
+    ``state_bytes``) and each written field's place in its log. Each answer in force beyond
+    that is kept beside it only as far as it fits."""
     ids = (
         instance.id,
         instance.form_id,
@@ -100,11 +106,95 @@ def instance_bytes(instance: FormInstance, state_text: str) -> int:
         instance.conversation_id,
     )
     places = text_bytes("".join(instance.history)) + _PLACE * len(instance.history)
-    return _IDENTITY + sum(map(text_bytes, ids)) + text_bytes(state_text) + places
+    state = state_bytes(instance.state) if state_text is None else text_bytes(state_text)
+    return _IDENTITY + sum(map(text_bytes, ids)) + state + places
 
 
-def check_instance(instance: FormInstance, state_text: str) -> None:
+def check_instance(instance: FormInstance, state_text: str | None = None) -> None:
     """Refuse (``SizeLimit``) an instance whose home item would pass ``ITEM_LIMIT`` even with
     no answer in force kept in it (``instance_bytes``). Every ``FormStore`` adapter calls this
-    before a create or a commit stores anything."""
+    before a create or a commit stores anything: with the state's JSON when it writes that
+    text anyway, else without. Without it, an instance is measured to the byte only when a
+    bound that costs what the commit changed (``_instance_bound``) could pass the limit, so
+    the same instances are refused either way."""
+    if state_text is None and _instance_bound(instance) <= ITEM_LIMIT:
+        return
     check("instance", instance_bytes(instance, state_text), instance.form_id)
+
+
+_HOOKS = TypeAdapter(dict[str, HookState])
+
+
+def _hook_bytes(hook_id: str, hook: HookState) -> int:
+    """One hook's ``"id":{...}`` in the state's JSON, with the comma after it."""
+    return len(_HOOKS.dump_json({hook_id: hook})) - 1
+
+
+def state_bytes(state: InstanceState) -> int:
+    """``text_bytes(state.model_dump_json())``, without serialising the hook states again on
+    every commit: their part is measured once and then kept up to date, hook by hook, on the
+    ``Marked`` dict that holds them (``Marked.sized``), which every commit's copy carries. The
+    rest of the state (statuses, outbox, rejections, recollections) is serialised here."""
+    size = _hooks_bytes(state.hooks)
+    rest = built(InstanceState, {**state.__dict__, "hooks": {}}).model_dump_json()
+    return text_bytes(rest) + max(size - 1, 0)  # no comma after the last
+
+
+def _hooks_bytes(hooks: dict[str, HookState]) -> int:
+    """The hook states' part of ``state_bytes`` with a comma after each, kept on a ``Marked``."""
+    size = hooks.size if isinstance(hooks, Marked) else None
+    if size is None:
+        size = len(_HOOKS.dump_json(hooks)) - (1 if hooks else 2)
+        if isinstance(hooks, Marked):
+            hooks.sized(size, _hook_bytes)
+    return size
+
+
+_EMPTY_STATE = InstanceState(updated_at=datetime(2000, 1, 1, tzinfo=UTC))
+_REST_MARGIN = 64
+"""More than the longest status and ``updated_at`` (with microseconds and an offset) add."""
+_REST = len(_EMPTY_STATE.model_dump_json()) + _REST_MARGIN
+"""A bound on a state's JSON without its hook states, outbox, rejections and recollections."""
+
+_MEASURED: dict[int, tuple[BaseModel, int]] = {}
+_MEASURED_LIMIT = 4_096
+
+
+def _model_bytes(model: BaseModel) -> int:
+    """The JSON bytes of a frozen model (an outbox entry, a rejection, a recollection).
+
+    Memoised per object: such models never change, and a commit shares them with the one
+    before it, so a commit measures only what it added. The entry keeps the model alive, so
+    its id cannot be reused."""
+    hit = _MEASURED.get(id(model))
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    size = len(model.__pydantic_serializer__.to_json(model))
+    if len(_MEASURED) >= _MEASURED_LIMIT:
+        _MEASURED.clear()
+    _MEASURED[id(model)] = (model, size)
+    return size
+
+
+def _key_bytes(key: str) -> int:
+    """At least the bytes of ``"key":`` in JSON (an escape takes at most six per character)."""
+    return 6 * len(key) + 3
+
+
+def _instance_bound(instance: FormInstance) -> int:
+    """At least ``instance_bytes(instance)``, at the cost of what the last commit changed: the
+    hook states' part as ``Marked`` keeps it, each frozen entry's size measured once."""
+    state = instance.state
+    rest = _REST + max(_hooks_bytes(state.hooks) - 1, 0)
+    if state.closed_reason is not None:
+        rest += _key_bytes(state.closed_reason)
+    for single in (state.override, state.recall_owed):
+        if single is not None:
+            rest += _model_bytes(single)
+    rest += sum(map(_model_bytes, state.rejections)) + len(state.rejections)
+    for entries in (state.outbox, state.recalled):
+        for key, entry in entries.items():
+            rest += _key_bytes(key) + _model_bytes(entry) + 1
+    ids = (instance.id, instance.form_id, instance.principal, instance.conversation_id)
+    places = text_bytes("".join(instance.history)) + _PLACE * len(instance.history)
+    return _IDENTITY + sum(map(text_bytes, ids)) + rest + places
