@@ -41,6 +41,8 @@ _UNSAFE = re.compile(
 
 def inline(text: str) -> str:
     """``text`` as a piece of one line: no line break, no control character, no ``[form:``."""
+    if "[" not in text and text.isprintable():
+        return text  # every character ``_UNSAFE`` finds is one Unicode calls not printable
     if _UNSAFE.search(text) is None:
         return text
     text = _BREAKS.sub(" ", text)

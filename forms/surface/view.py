@@ -22,6 +22,7 @@ What undo and redo would do is one line each at view level, not a flag on every 
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any
 
 from forms.compiled import CompiledField, CompiledForm, CompiledStep
@@ -65,7 +66,8 @@ def status_line(
         lines = [f"{tag} all answered, not complete"]
     else:
         step = form.steps[ev.open_step]
-        position = f"{steps.index(step) + 1}/{len(steps)}"
+        at = steps.index(step)
+        position = f"{at + 1}/{len(steps)}"
         fields = [ev.fields[f] for f in step.fields]
         if ev.revisit == step.id:
             recheck = [
@@ -78,7 +80,7 @@ def status_line(
             head = f'{tag} step {position} "{_brief(step.title)}"'
             lines = [head + (" · pending: " + _listed(pending) if pending else "")]
             lines.extend(_invalid_lines(form, fields))
-        later = _later_line(form, ev, steps[steps.index(step) + 1 :])
+        later = _later_line(form, ev, steps[at + 1 :])
         if later:
             lines.append(later)
     lines.extend(memory_lines(form, instance, ev))
@@ -121,7 +123,10 @@ LABELS_SHOWN = 8
 step's read lists every field."""
 
 
+@lru_cache(maxsize=4_096)
 def _brief(text: str) -> str:
+    """Author text (a label, a title, a prompt) as the status line shows it; memoised, as the
+    same few are shown on every call."""
     return clipped(text, STATUS_TEXT_CHARS)
 
 
@@ -165,6 +170,7 @@ _PREVIEW_LABELS = 3
 _PREVIEW_CHARS = 48
 
 
+@lru_cache(maxsize=4_096)
 def _titled(title: str, preview: str) -> str:
     return f"{_brief(title)} ({clipped(preview, STATUS_TEXT_CHARS)})" if preview else _brief(title)
 

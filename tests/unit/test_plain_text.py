@@ -19,7 +19,7 @@ from forms import FormDef, Step, field
 from forms.definition import Approval, Checkpoint
 from forms.effects import Fail
 from forms.surface.outline import outline_lines
-from forms.surface.plain import inline
+from forms.surface.plain import _UNSAFE, inline
 from formwork.mcp.ask import Question, question
 from tests.support import T0, Session, service_for
 from tests.unit.memory_for_tests import ALICE, DAY, RecordingFacts, Talk, memory_service
@@ -143,6 +143,16 @@ def session() -> Session:
 )
 def test_inline_keeps_text_on_one_line_and_shows_what_it_took_out(text: str, shown: str) -> None:
     assert inline(text) == shown
+
+
+def test_inline_changes_a_character_exactly_when_its_rules_name_it() -> None:
+    # GIVEN every character of the basic plane and of the tag block, alone and in a label
+    for code in [*range(0x10000), *range(0xE0000, 0xE1000)]:
+        char = chr(code)
+        named = _UNSAFE.search(char) is not None
+        # THEN the rendering changes it (also on its fast path) exactly when a rule names it
+        assert (inline(char) != char) == named, hex(code)
+        assert (inline(f"Label {char} x") != f"Label {char} x") == named, hex(code)
 
 
 def test_inline_text_is_one_printable_line_whatever_it_held() -> None:
