@@ -87,7 +87,7 @@ def core_edges(
             if h.kind == "field" and hooks[h.id].holds != previous.get(h.id, NEVER).holds
         )
         return _marked(hooks, core), rising, flipped
-    hooks = Marked(previous)
+    hooks = Marked.copy_of(previous)  # with its size (``forms.storage.sizes``); marked below
     rising = []
     fired: dict[str, int] = {}
     for field_id in changed_fields:

@@ -84,30 +84,32 @@ class Evaluation:
         return Values(self.live, form.field_index)
 
 
-_TYPED: dict[tuple[int, int], tuple[Revision, Any, str | None]] = {}
+_Reading = tuple[Revision, Any, str | None, object]
+_TYPED: dict[int, _Reading] = {}
 _TYPED_LIMIT = 4_096
 
 
-def _read(field: CompiledField, revision: Revision) -> tuple[Revision, Any, str | None]:
+def _read(field: CompiledField, revision: Revision) -> _Reading:
     """A stored answer read by the field's type: the typed value, and why the type refuses
-    it (None: it accepts it). Values were validated when written, but against the version
-    they were written for: a newer version that took an instance over may refuse them.
+    it (None: it accepts it), then the type. Values were validated when written, but against
+    the version they were written for: a newer version that took an instance over may refuse
+    them.
 
-    Memoised per (field type, revision object): revisions are immutable, so the reading of
-    one never changes. The entry keeps the revision alive, so its id cannot be reused.
+    Memoised per revision object and the type that read it: revisions are immutable, so the
+    reading of one never changes. The entry keeps both alive, so their ids cannot be reused.
     """
-    key = (id(field.type), id(revision))
-    hit = _TYPED.get(key)
-    if hit is not None and hit[0] is revision:
+    kind = field.type
+    hit = _TYPED.get(id(revision))
+    if hit is not None and hit[0] is revision and hit[3] is kind:
         return hit
-    result = field.type.validate(revision.value)
+    result = kind.validate(revision.value)
     if isinstance(result, Accepted):
-        reading: tuple[Revision, Any, str | None] = (revision, result.typed, None)
+        reading: _Reading = (revision, result.typed, None, kind)
     else:
-        reading = (revision, revision.value, result.message)
+        reading = (revision, revision.value, result.message, kind)
     if len(_TYPED) >= _TYPED_LIMIT:
         _TYPED.clear()
-    _TYPED[key] = reading
+    _TYPED[id(revision)] = reading
     return reading
 
 
@@ -126,17 +128,17 @@ def refusal(field: CompiledField, revision: Revision | None) -> str | None:
 
 def counts(field: CompiledField, revision: Revision | None) -> bool:
     """Whether ``revision`` is an answer the field accepts: one that can be live."""
-    return revision is not None and revision.kind == "value" and refusal(field, revision) is None
+    return revision is not None and revision.kind == "value" and _read(field, revision)[2] is None
 
 
 def blocking(field: CompiledField, applies: bool, revision: Revision | None) -> bool:
     """Whether the field keeps its step from completing: it applies and either holds an
     answer its type now refuses (optional or not: it has to be resolved), or is required and
     has neither a live answer nor "no preference"."""
-    if not applies or counts(field, revision):
+    if not applies:
         return False
-    if refusal(field, revision) is not None:
-        return True
+    if revision is not None and revision.kind == "value":
+        return _read(field, revision)[2] is not None  # a refused answer blocks until resolved
     return not field.optional and not no_preference(field, revision)
 
 

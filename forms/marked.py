@@ -55,29 +55,31 @@ class Marked(dict[str, _V]):
 
     It may also carry a size (``size``, set by ``sized``): the sum of ``measure(key, value)``
     over its entries, kept up to date entry by entry as ``m[key] = value`` replaces them (so a
-    change costs what it changes, never the whole dict) and carried by every copy made from a
-    ``Marked`` (``Marked(m)``, ``copy_of``); any other change drops it (``None``)."""
+    change costs what it changes, never the whole dict) and carried by ``copy_of``; any other
+    change drops it (``None``)."""
 
-    __slots__ = ("_measure", "derived", "size")
+    __slots__ = ("_sized", "derived")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.derived: Any = None
-        source = args[0] if len(args) == 1 and not kwargs else None
-        if isinstance(source, Marked) and source.size is not None:
-            self.size: int | None = source.size
-            self._measure: Callable[[str, Any], int] | None = source._measure
-        else:
-            self.size = self._measure = None
+        self._sized: tuple[int, Callable[[str, Any], int]] | None = None
+
+    @property
+    def size(self) -> int | None:
+        """The size carried (``sized``), or None."""
+        return self._sized[0] if self._sized is not None else None
 
     def sized(self, size: int, measure: Callable[[str, _V], int]) -> None:
         """Carry ``size``, the sum of ``measure(key, value)`` over the entries, from now on."""
-        self.size, self._measure = size, measure
+        self._sized = (size, measure)
 
     @classmethod
     def copy_of(cls, source: Mapping[str, _V]) -> Marked[_V]:
         copy = cls(source)
-        copy.derived = getattr(source, "derived", None)
+        if isinstance(source, Marked):
+            copy.derived = source.derived
+            copy._sized = source._sized
         return copy
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -85,17 +87,16 @@ class Marked(dict[str, _V]):
 
     def __setitem__(self, key: str, value: _V) -> None:
         self.derived = None
-        if self.size is not None:
+        if self._sized is not None:
             old = self.get(key, _ABSENT)
             if old is not value:
-                measure = self._measure
-                assert measure is not None
+                size, measure = self._sized
                 gone = 0 if old is _ABSENT else measure(key, old)
-                self.size += measure(key, value) - gone
+                self._sized = (size + measure(key, value) - gone, measure)
         super().__setitem__(key, value)
 
     def _changed(self) -> None:
-        self.derived = self.size = self._measure = None
+        self.derived = self._sized = None
 
     def __delitem__(self, key: str) -> None:
         self._changed()

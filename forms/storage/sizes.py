@@ -185,16 +185,18 @@ def _instance_bound(instance: FormInstance) -> int:
     """At least ``instance_bytes(instance)``, at the cost of what the last commit changed: the
     hook states' part as ``Marked`` keeps it, each frozen entry's size measured once."""
     state = instance.state
-    rest = _REST + max(_hooks_bytes(state.hooks) - 1, 0)
+    size = _IDENTITY + _REST + max(_hooks_bytes(state.hooks) - 1, 0)
+    if state.outbox or state.rejections or state.recalled or state.override is not None:
+        size += sum(map(_model_bytes, state.rejections)) + len(state.rejections)
+        for entries in (state.outbox, state.recalled):
+            for key, entry in entries.items():
+                size += _key_bytes(key) + _model_bytes(entry) + 1
+        if state.override is not None:
+            size += _model_bytes(state.override)
     if state.closed_reason is not None:
-        rest += _key_bytes(state.closed_reason)
-    for single in (state.override, state.recall_owed):
-        if single is not None:
-            rest += _model_bytes(single)
-    rest += sum(map(_model_bytes, state.rejections)) + len(state.rejections)
-    for entries in (state.outbox, state.recalled):
-        for key, entry in entries.items():
-            rest += _key_bytes(key) + _model_bytes(entry) + 1
-    ids = (instance.id, instance.form_id, instance.principal, instance.conversation_id)
-    places = text_bytes("".join(instance.history)) + _PLACE * len(instance.history)
-    return _IDENTITY + sum(map(text_bytes, ids)) + rest + places
+        size += _key_bytes(state.closed_reason)
+    if state.recall_owed is not None:
+        size += _model_bytes(state.recall_owed)
+    history = instance.history
+    ids = "".join((instance.id, instance.form_id, instance.principal, instance.conversation_id))
+    return size + text_bytes(ids + "".join(history)) + _PLACE * len(history)

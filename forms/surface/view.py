@@ -76,7 +76,11 @@ def status_line(
             head = f'{tag} back at step {position} "{_brief(step.title)}": go through it again'
             lines = [head + (" · check: " + _listed(recheck) if recheck else "")]
         else:
-            pending = [_label(form, f) for f in fields if f.status == "pending" and _asked(form, f)]
+            pending = [
+                _brief(field.label)
+                for field in (form.fields[f.id] for f in fields if f.status == "pending")
+                if field.offered
+            ]
             head = f'{tag} step {position} "{_brief(step.title)}"'
             lines = [head + (" · pending: " + _listed(pending) if pending else "")]
             lines.extend(_invalid_lines(form, fields))

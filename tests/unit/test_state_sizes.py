@@ -91,7 +91,7 @@ def test_a_states_size_is_its_jsons_to_the_byte_before_and_after_hooks_change(
     state = state.model_copy(update={"hooks": Marked(state.hooks)})
     assert state_bytes(state) == _exact(state)
     # WHEN a commit's copy of its hook states replaces one, adds one and re-sets one as it was
-    hooks: Marked[HookState] = Marked(state.hooks)
+    hooks: Marked[HookState] = Marked.copy_of(state.hooks)
     hooks["field.a.filled"] = HookState(holds=False, count=4, basis="d" * 24)
     hooks[ODD + "2"] = HookState(holds=True, count=1)
     for hook_id, hook in list(hooks.items()):
