@@ -21,7 +21,7 @@ quietly.
 | ``FORMWORK_CATALOG_TTL_SECONDS`` | how long a tenant's published forms are cached | ``5`` |
 | ``FORMWORK_MEMORY`` | memory in this deployment, ``on`` or ``off`` (and per principal) | ``on`` |
 | ``FORMWORK_FACT_KEYS`` | ``module:attr``, the extra fact keys (a sequence of ``FactKey``) | none |
-| ``FORMWORK_MEMORY_DEADLINE_MS`` | recall's deadline (past it, the form opens without) | ``200`` |
+| ``FORMWORK_MEMORY_DEADLINE_MS`` | recall's deadline (past it: offered next call) | ``200`` |
 | ``FORMWORK_CONTEXT_CLAIMS`` | context defaults (``fact.key=claim,...``; ``off``: none) | below |
 | ``FORMWORK_MAX_BODY_BYTES`` | largest request body accepted (bytes) | ``65536`` |
 | ``FORMWORK_DISPATCH`` | how hooks run: ``inprocess`` or ``temporal`` | ``inprocess`` |

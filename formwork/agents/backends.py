@@ -27,6 +27,7 @@ from urllib.parse import quote
 from pydantic import ValidationError
 
 from forms.documents import FormDocument
+from forms.documents.model import STORED
 from forms.errors import NotFound
 from forms.surface.unavailable import builder_unavailable
 from formwork.agents.errors import BackendUnavailable
@@ -176,7 +177,9 @@ class HttpBackend:
         if status != 200 or answer is None:
             raise BackendUnavailable(f"reading the draft: HTTP {status}")
         try:
-            return FormDocument.model_validate(answer.get("document"))
+            # The server's draft, as stored: a draft saved before documents refused control
+            # characters still loads (its text is rendered safe where the model reads it).
+            return FormDocument.model_validate(answer.get("document"), context=STORED)
         except ValidationError:
             raise BackendUnavailable(
                 "reading the draft: the answer is not a form document"

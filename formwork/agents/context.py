@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from forms.documents import EditError, FormDocument, Selection, outline, selection_line
 from forms.surface.outline import outline_lines
+from forms.surface.plain import inline
 from formwork.agents.transcript import AssistantTurn, Entry, JsonDict, ToolResults, UserText
 
 DEFAULT_KEEP_MESSAGES = 12
@@ -134,7 +135,7 @@ def _result_line(tool: str, result: JsonDict) -> str | None:
 
 
 def _clip(text: str) -> str:
-    flat = re.sub(r"\s+", " ", text).strip()
+    flat = re.sub(r"\s+", " ", inline(text)).strip()
     return flat if len(flat) <= _CLIP else flat[: _CLIP - 1] + "…"
 
 

@@ -143,6 +143,9 @@ def mcp_tool(definition: Mapping[str, Any]) -> types.Tool:
 def tool_result(result: Mapping[str, Any]) -> types.CallToolResult:
     """A Formwork result as MCP's: JSON text, the object itself, ``isError`` when not ok."""
     text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+    # JSON allows the line and paragraph separators raw inside a string; a host that shows the
+    # text to a model as lines may break on them, so they travel escaped, as JSON permits.
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],
         structured_content=dict(result),
