@@ -12,7 +12,9 @@ outside the JWT authorizer; the request proves itself with an HMAC signature ins
    (401), then the timestamp is within the tolerance (401); the signature is checked on the
    raw bytes before the body is parsed;
 3. a delivery id is present (400), the body is a valid ``WebhookStart`` (400/422) naming a
-   registered form (422), and the source may start that form for that principal's tenant
+   principal of the deployment's shape (``tenant/sub`` unless it is single-tenant: 422
+   ``principal_without_tenant``) and a registered form (422), and the source may start that
+   form for that principal's tenant
    (403 ``tenant_not_allowed``, ``form_not_allowed``: its ``SourceLimits``);
 4. the signed request is bound to its delivery id (409 ``signature_reused`` when it came
    before under another id: a captured request replayed);
@@ -45,6 +47,7 @@ from pydantic import ValidationError
 
 from forms.app.conversation import Caller
 from forms.errors import ToolError
+from forms.principals import tenant_of
 from formwork.webhooks import (
     DELIVERY_HEADER,
     SIGNATURE_HEADER,
@@ -145,6 +148,15 @@ def receive(
         )
     assert delivery is not None
     payload = _payload(body)
+    if app.settings.tenant_claim is not None and tenant_of(payload.principal) is None:
+        # Every token of a multi-tenant deployment is someone's in a tenant: a session for a
+        # principal without one could be reached by no one but the webhook.
+        raise ApiError(
+            422,
+            "principal_without_tenant",
+            f"principal {payload.principal!r} names no tenant; this deployment's principals "
+            "are tenant/sub",
+        )
     service = app.service
     try:
         form_id = service.registry.latest(payload.form, payload.principal).id
