@@ -125,9 +125,34 @@ def check_instance(instance: FormInstance, state_text: str | None = None) -> Non
 _HOOKS = TypeAdapter(dict[str, HookState])
 
 
-def _hook_bytes(hook_id: str, hook: HookState) -> int:
-    """One hook's ``"id":{...}`` in the state's JSON, with the comma after it."""
+def _serialised_hook_bytes(hook_id: str, hook: HookState) -> int:
     return len(_HOOKS.dump_json({hook_id: hook})) - 1
+
+
+_HOOK_FIXED = _serialised_hook_bytes("", HookState(holds=True, count=0)) - len("true0null")
+"""The bytes of ``"":{"holds":,"count":,"basis":},`` (a hook's entry around its values)."""
+
+
+def _plain(text: str) -> bool:
+    """Whether JSON writes ``text`` as it is between its quotes (nothing to escape)."""
+    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
+
+
+def _hook_bytes(hook_id: str, hook: HookState) -> int:
+    """One hook's ``"id":{...}`` in the state's JSON, with the comma after it: counted when
+    its id and basis need no escape (the usual case), else serialised."""
+    basis, count = hook.basis, hook.count
+    if (
+        type(count) is int
+        and type(hook.holds) is bool
+        and _plain(hook_id)
+        and (basis is None or _plain(basis))
+    ):
+        values = (
+            (4 if hook.holds else 5) + len(str(count)) + (4 if basis is None else len(basis) + 2)
+        )
+        return _HOOK_FIXED + len(hook_id) + values
+    return _serialised_hook_bytes(hook_id, hook)
 
 
 def state_bytes(state: InstanceState) -> int:

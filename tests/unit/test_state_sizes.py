@@ -112,6 +112,27 @@ def test_a_states_size_is_its_jsons_to_the_byte_before_and_after_hooks_change(
     assert state_bytes(plain) == _exact(plain)
 
 
+def test_every_kind_of_hook_change_keeps_the_size_exact() -> None:
+    # GIVEN a measured state with hook states in a ``Marked``
+    hooks: Marked[HookState] = Marked({"form.closed": HookState()})
+    state = InstanceState(updated_at=WHEN, hooks=hooks).model_copy(update={"hooks": hooks})
+    assert state_bytes(state) == _exact(state)
+    # WHEN hooks of every shape of id and state are set, one by one
+    ids = ["field.a.filled", "step.x/y.complete", 'q"uote', "back\\slash", "tab\tid", "é", "\x7f"]
+    states = [
+        HookState(),
+        HookState(holds=True, count=1),
+        HookState(holds=False, count=10**15),
+        HookState(holds=True, count=2, basis="0123456789abcdef01234567"),
+        HookState(holds=True, count=3, basis='"é\\\n'),
+    ]
+    for hook_id in ids:
+        for hook in states:
+            hooks[hook_id] = hook
+            # THEN after each the state is measured to the byte
+            assert state_bytes(state) == _exact(state), (hook_id, hook)
+
+
 @pytest.mark.parametrize(
     "state",
     [InstanceState(updated_at=WHEN), _full_state()],
