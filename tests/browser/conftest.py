@@ -11,6 +11,7 @@ under CI (``CI`` set), where they fail: a CI run that skipped them would pass wi
 One local stack for the package (``tests.integration.stacks``: AWS's DynamoDB Local, the real
 handler in local execution environments, the gateway routing by ``template.yaml``), one
 browser for the package, and for each test a fresh browser context (its own cookies) and page.
+An ``Agent`` makes an agent host's calls over HTTP (tools, page links) for one principal.
 
 Helpers: ``axe_violations`` runs axe-core on the page as served, under its Content Security
 Policy (the script is evaluated through the DevTools protocol, which the page's CSP does not
@@ -21,13 +22,18 @@ violations; ``screenshots`` writes a page at a desktop and a phone viewport unde
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import shutil
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
+import httpx
 import pytest
 from playwright.sync_api import (
     Browser,
@@ -98,11 +104,83 @@ def require_axe() -> Path:
 # ------------------------------------------------------------------------ the stack
 
 
+PAGE_KEY = "browser-tests-page-key-" + "k" * 24
+"""The stack's page key, known here so a test can sign a link the way the API does (with an
+expiry in the past, or for another principal): a forgery only a holder of the key could make,
+which the API must still refuse."""
+
+
 @pytest.fixture(scope="package")
 def stack() -> Iterator[LocalStack]:
-    """The local stack, on a DynamoDB Local of its own, for the browser tests."""
-    with DynamoDBLocal() as dynamodb, local_stack(dynamodb) as up:
+    """The local stack, on a DynamoDB Local of its own, signing pages with ``PAGE_KEY``."""
+    with (
+        DynamoDBLocal() as dynamodb,
+        local_stack(dynamodb, environment={"FORMWORK_PAGE_KEY": PAGE_KEY}) as up,
+    ):
         yield up
+
+
+class Agent:
+    """An agent host's calls for one principal in a conversation of its own, over HTTP: tool
+    calls and page links (a context manager: it holds a connection pool)."""
+
+    def __init__(self, url: str, token: str, form: str = "travel-claim") -> None:
+        self.http = httpx.Client(
+            base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=30
+        )
+        self.form = form
+        self.conversation = f"conv-{uuid.uuid4().hex[:10]}"
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.http.close()
+
+    def call(self, tool: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """One tool call under a fresh tool-call id; it must succeed."""
+        body = {"tool_call_id": f"call-{uuid.uuid4().hex[:12]}", "input": payload}
+        response = self.http.post(f"/conversations/{self.conversation}/tools/{tool}", json=body)
+        assert response.status_code == 200, response.text
+        result: dict[str, Any] = response.json()
+        assert result["ok"], result
+        return result
+
+    def start(self, values: dict[str, Any] | None = None) -> str:
+        result = self.call("form_start", {"form": self.form, "values": values or {}})
+        instance: str = result["instance"]
+        return instance
+
+    def fill(self, instance: str, values: dict[str, Any]) -> dict[str, Any]:
+        return self.call("form_fill", {"instance": instance, "values": values})
+
+    def link(self, instance: str) -> str:
+        """A page link to ``instance``, as the chatbot backend mints one for its user."""
+        path = f"/conversations/{self.conversation}/page-links"
+        response = self.http.post(path, json={"instance_id": instance})
+        assert response.status_code == 200, response.text
+        url: str = response.json()["url"]
+        return url
+
+
+def link_fields(url: str) -> dict[str, Any]:
+    """What a page link's token says (principal ``p``, conversation ``c``, instance ``i``,
+    expiry ``x``): its payload is base64url JSON, readable by anyone holding the link."""
+    token = urlsplit(url).path.rsplit("/", 1)[1]
+    payload = token.split(".")[1]
+    fields: dict[str, Any] = json.loads(
+        base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
+    )
+    return fields
+
+
+def signed(url: str, **changes: Any) -> str:
+    """``url``'s link signed again with the stack's key, with ``changes`` to its fields."""
+    from functions.pages.access import mint_link
+
+    fields = {**link_fields(url), **changes}
+    token = mint_link(PAGE_KEY.encode(), fields["p"], fields["c"], fields["i"], fields["x"])
+    return url.rsplit("/", 1)[0] + "/" + token
 
 
 # ------------------------------------------------------------------------ the browser
