@@ -141,6 +141,8 @@ def _plain(text: str) -> bool:
 def _hook_bytes(hook_id: str, hook: HookState) -> int:
     """One hook's ``"id":{...}`` in the state's JSON, with the comma after it: counted when
     its id and basis need no escape (the usual case), else serialised."""
+    if type(hook) is not HookState:
+        return _serialised_hook_bytes(hook_id, hook)
     basis, count = hook.basis, hook.count
     if (
         type(count) is int
