@@ -27,6 +27,10 @@ Routes (``docs/http-api.md`` has the full contract):
   ``GET /memory/facts``, ``GET /memory/export``, ``GET|PUT /memory/settings``: the verified
   principal's memory (``functions.memory_routes``): stating facts, the user's fact editor,
   export and switch. Memory's modules load with the first memory request.
+* ``POST /conversations/{conversation_id}/page-links``, ``GET /pages/enter/{token}``,
+  ``GET /pages/forms/{instance_id}``, ``GET /pages/static/{name}``: the form page a person
+  opens in a browser (``functions.page_routes``, ``docs/pages.md``): a signed single-use link
+  minted with the JWT, exchanged for a session cookie; the page routes take no JWT.
 
 A request goes through ``functions.http.precheck`` (principal, content type, size, JSON), then
 Powertools routes it and validates it against ``functions.models``, then a handler calls the
@@ -72,6 +76,7 @@ from functions import (
     builder_routes,
     mcp_routes,
     memory_routes,
+    page_routes,
     tool_routes,
 )
 from functions.auth import Unauthenticated
@@ -79,8 +84,10 @@ from functions.http import (
     JSON_HEADERS,
     ApiError,
     error_response,
+    is_page,
     is_webhook,
     precheck,
+    precheck_page,
     precheck_webhook,
 )
 from functions.models import ErrorBody, OpenApiDocument, WebhookOutcome
@@ -175,6 +182,7 @@ def receive_webhook(
 resolver.include_router(approval_routes.router)
 resolver.include_router(builder_routes.router)
 resolver.include_router(memory_routes.router)
+resolver.include_router(page_routes.router)
 
 
 @resolver.get(
@@ -258,9 +266,12 @@ def _serve(event: dict[str, Any], context: LambdaContext, app: App | None) -> di
             raise ApiError(400, "bad_request", "not an API Gateway HTTP API event")
         served = app if app is not None else process.app()
         settings = served.settings
-        checked = (
-            precheck_webhook(event, settings) if is_webhook(event) else precheck(event, settings)
-        )
+        if is_webhook(event):
+            checked = precheck_webhook(event, settings)
+        elif is_page(event):
+            checked = precheck_page(event)
+        else:
+            checked = precheck(event, settings)
         resolver.append_context(**{APP_KEY: served})  # type: ignore[no-untyped-call]
         response = resolver.resolve(checked, context)
     except ApiError as error:

@@ -17,8 +17,11 @@ the resolver parses exactly what was checked, and no route checks a body again. 
 route (``is_webhook``) has no principal and its signature is checked on the raw body:
 ``precheck_webhook`` checks its content type and size only (it is here, not in
 ``functions.webhooks``, so that telling a webhook request apart loads none of the webhook
-route). Every refusal is an ``ApiError``; ``error_response`` turns one into the payload v2
-response API Gateway expects, with a JSON body ``{"error": code, "message": ...}``.
+route). The page routes (``is_page``: ``GET /pages/...``) have no principal either: a browser
+carries a signed link or a session cookie, which they check themselves (``precheck_page``
+checks the event's shape only). Every refusal is an ``ApiError``; ``error_response`` turns one
+into the payload v2 response API Gateway expects, with a JSON body
+``{"error": code, "message": ...}``.
 
 ``parse_json_body`` is the one JSON parser for request bodies (any route that reads JSON
 itself, such as the webhook route, uses it too). ``log_hash`` is what the logs carry instead of
@@ -118,6 +121,20 @@ def is_webhook(event: Mapping[str, Any]) -> bool:
         return False
     parts = path.split("/")
     return len(parts) == 3 and parts[:2] == ["", "webhooks"]
+
+
+def is_page(event: Mapping[str, Any]) -> bool:
+    """Whether the event is a ``GET /pages/...`` request: a browser's, with no bearer token
+    (the page routes check their own link or session cookie, ``functions.page_routes``)."""
+    path = event.get("rawPath")
+    return _method(event) == "GET" and isinstance(path, str) and path.startswith("/pages/")
+
+
+def precheck_page(event: Mapping[str, Any]) -> dict[str, Any]:
+    """The page event to route: well formed, no principal asked for, no body read."""
+    if not _well_formed(event):
+        raise ApiError(400, "bad_request", "not an API Gateway HTTP API (payload v2) event")
+    return dict(event)
 
 
 def precheck_webhook(event: Mapping[str, Any], settings: Settings) -> dict[str, Any]:

@@ -171,6 +171,10 @@ ROUTES = (
     ("GET", re.compile(r"/memory/export"), "memory_export"),
     ("GET", re.compile(r"/memory/settings"), "memory_settings_get"),
     ("PUT", re.compile(r"/memory/settings"), "memory_settings_put"),
+    ("POST", re.compile(r"/conversations/[^/]+/page-links"), "page_link"),
+    ("GET", re.compile(r"/pages/enter/[^/]+"), "page_enter"),
+    ("GET", re.compile(r"/pages/forms/[^/]+"), "page_form"),
+    ("GET", re.compile(r"/pages/static/[^/]+"), "page_static"),
 )
 
 

@@ -34,6 +34,7 @@ a schedule. Without it, only the functions with HTTP routes run and hooks run in
 The handler's environment, in layers, each over the one before: the template's variables
 (its parameters' defaults); the local defaults (``FORMWORK_EXECUTORS=examples.executors:
 EXECUTORS``, what published form documents may run; ``LOG_HASH_KEY``, the public local key;
+``FORMWORK_PAGE_KEY``, the public local key page links are signed with (docs/pages.md);
 the dev webhook below); the shell's value of every one of those the shell sets (so
 ``FORMWORK_MEMORY_DEADLINE_MS=500 formwork dev`` takes; variables the template does not name
 reach the functions from the shell anyway); then what the stack wires to its own services
@@ -78,6 +79,8 @@ from secrets import token_urlsafe
 from typing import Any
 
 from functions.http import LOCAL_LOG_HASH_KEY, LOG_HASH_KEY_VARIABLE
+from functions.pages.access import KEY_VARIABLE as PAGE_KEY_VARIABLE
+from functions.pages.access import LOCAL_PAGE_KEY
 from infra.local.console import function_console
 from infra.local.dynamodb import (
     TEMPLATE,
@@ -273,6 +276,7 @@ class LocalStack:
         defaults = {
             "POWERTOOLS_TRACE_DISABLED": "true",
             LOG_HASH_KEY_VARIABLE: LOCAL_LOG_HASH_KEY,
+            PAGE_KEY_VARIABLE: LOCAL_PAGE_KEY,
             "FORMWORK_EXECUTORS": DEV_EXECUTORS,
             **self.webhook_environment,
         }

@@ -592,6 +592,7 @@ def test_the_document_lists_a_schema_for_every_answer() -> None:
         "GET /memory/export",
         "GET /memory/settings",
         "PUT /memory/settings",
+        "POST /conversations/{conversation_id}/page-links",
     }
     for op in OPERATIONS:
         for status, response in op.responses.items():
@@ -662,6 +663,7 @@ ENVELOPE = json.dumps({"tool_call_id": "c9"})
 DECISION = json.dumps({"decision": "approved"})
 OVERSIZED = json.dumps({"tool_call_id": "c1", "input": {"form": "x" * 70_000}})
 WEIGHT = "/memory/facts/person.weight_kg"
+PAGE_LINKS = "/conversations/conv-1/page-links"
 
 
 def _post(path: str, body: str, **kwargs: Any) -> dict[str, Any]:
@@ -879,6 +881,18 @@ EXAMPLES: list[tuple[str, int, Callable[[], dict[str, Any]], dict[str, Any] | No
                 ),
             ),
             (422, lambda: _put("/memory/settings", '{"enabled": "no"}')),
+        ]
+    ],
+    *[
+        ("POST /conversations/{conversation_id}/page-links", status, make, None)
+        for status, make in [
+            (200, lambda: _post(PAGE_LINKS, '{"instance_id": "fi_1"}')),
+            (400, lambda: _post(PAGE_LINKS, '{"instance_id": "not an id"}')),
+            (401, lambda: _post(PAGE_LINKS, '{"instance_id": "fi_1"}', claims=None)),
+            (404, lambda: _post(PAGE_LINKS, '{"instance_id": "fi_1"}', claims=BOB)),
+            (413, lambda: _post(PAGE_LINKS, OVERSIZED)),
+            (415, lambda: _post(PAGE_LINKS, "{}", headers={"content-type": "text/x"})),
+            (422, lambda: _post(PAGE_LINKS, '{"instance": "fi_1"}')),
         ]
     ],
     *[

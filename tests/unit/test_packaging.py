@@ -31,7 +31,7 @@ def test_the_engine_installs_with_pydantic_and_the_time_zone_database_alone() ->
     assert [Requirement(r).name for r in project["dependencies"]] == ["pydantic", "tzdata"]
     assert Requirement(project["dependencies"][0]).extras == {"email"}
     extras = project["optional-dependencies"]
-    assert names(extras["aws"]) == {"aws-lambda-powertools", "boto3"}
+    assert names(extras["aws"]) == {"aws-lambda-powertools", "boto3", "jinja2"}  # + pages
     assert "tracer" in Requirement(extras["aws"][0]).extras  # functions.api's Tracer: X-Ray
     assert names(extras["temporal"]) == {"temporalio"}
     assert names(extras["client"]) == {"httpx"}  # formwork.client and the chat loop
@@ -62,6 +62,21 @@ def test_the_local_stack_reads_the_repository_template() -> None:
     # in a checkout the packaged template is the repository's, never a second copy to drift
     assert TEMPLATE.resolve() == ROOT / "template.yaml"
     assert "template.yaml" in PYPROJECT["tool"]["setuptools"]["package-data"]["infra.local"]
+
+
+def test_the_wheel_ships_every_page_template_and_static_file() -> None:
+    # GIVEN the templates and static files the page routes read from the package
+    pages = ROOT / "functions" / "pages"
+    shipped = [f for d in ("templates", "static") for f in (pages / d).iterdir() if f.is_file()]
+    assert any(f.suffix == ".html" for f in shipped) and any(f.suffix == ".css" for f in shipped)
+    # THEN every one of them is matched by the package data the wheel is built with
+    globs = PYPROJECT["tool"]["setuptools"]["package-data"]["functions.pages"]
+    for path in shipped:
+        relative = path.relative_to(pages)
+        assert any(relative.match(g) for g in globs), relative
+    # AND jinja2 is a run-time requirement of the functions, pinned in the Lambda lock
+    assert "jinja2" in names(PYPROJECT["project"]["optional-dependencies"]["aws"])
+    assert re.search(r"(?m)^jinja2==", (ROOT / "infra" / "lambda-requirements.txt").read_text())
 
 
 def test_the_lambda_lock_pins_every_run_time_requirement_exactly() -> None:

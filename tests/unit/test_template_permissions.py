@@ -168,7 +168,7 @@ def test_each_function_may_read_the_temporal_secret_and_only_that_one(function: 
 
 def test_webhook_secrets_are_read_under_two_separate_prefixes() -> None:
     template = load_template()
-    reads = [r for c, r in secret_reads("ToolsFunction") if c is None]
+    reads = [r for c, r in secret_reads("ToolsFunction") if c is None and r != PAGE_KEY]
     arn = "arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:"
     assert reads == [
         {"Fn::Sub": arn + "${WebhookSecretPrefix}*"},
@@ -333,3 +333,22 @@ def test_every_memory_route_is_declared_in_the_template() -> None:
         if event["Type"] == "HttpApi"
     }
     assert operations <= declared, operations - declared
+
+
+PAGE_KEY = {"Ref": "PageKeySecret"}
+
+
+def test_the_page_key_is_generated_by_the_stack_and_read_by_the_tools_function_alone() -> None:
+    template = load_template()
+    # GIVEN the page-signing key: a secret the stack generates, never a parameter
+    secret = template["Resources"]["PageKeySecret"]
+    assert secret["Type"] == "AWS::SecretsManager::Secret"
+    generated = secret["Properties"]["GenerateSecretString"]
+    assert generated["PasswordLength"] >= 32 and "SecretStringTemplate" not in generated
+    # THEN the tools function reads that exact secret, named by its id in the environment
+    assert (None, PAGE_KEY) in secret_reads("ToolsFunction")
+    assert environment("ToolsFunction")["FORMWORK_PAGE_KEY_SECRET_ID"] == PAGE_KEY
+    # AND no other function may read it
+    for function in FUNCTIONS:
+        if function != "ToolsFunction":
+            assert all(r != PAGE_KEY for _, r in secret_reads(function)), function

@@ -1,0 +1,293 @@
+"""The form page's view model: one instance as a person reads it, built from the same reads as
+the agent's tools.
+
+``form_page`` locates the caller's instance exactly as ``form_read`` does (``locate``: one read
+of the caller's conversation, so another principal's or another tenant's instance is as
+unknown as a missing one), settles it through the commit loop and evaluates it with the engine;
+every status, reason and mark comes from the engine and ``forms.surface.view`` (``field_row``,
+``standing``, ``undo_redo``), never derived again here. What it returns is plain data (frozen
+dataclasses of strings and numbers), so the HTML shell renders it without knowing the engine.
+
+Author and user text is passed as it is stored (a label, a value's rendering): escaping it is
+the renderer's job, done once, by the template engine's autoescaping.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from forms.app.conversation import Caller, locate
+from forms.app.loop import CommitLoop
+from forms.compiled import CompiledForm
+from forms.engine import evaluate
+from forms.evaluation import Evaluation
+from forms.instance import FormInstance, Recollection, Revision
+from forms.surface.recalled import from_account, memory_mark, standing
+from forms.surface.view import field_row, undo_redo
+
+STATUS_TEXT: dict[str, str] = {
+    "answered": "Answered",
+    "pending": "Pending",
+    "optional": "Optional, not answered",
+    "held": "Held",
+    "not_applicable": "Not applicable",
+    "declined": "Declined",
+    "no_preference": "No preference",
+    "ask_again": "To check again",
+    "invalid": "No longer valid",
+    "unanswered": "Not answered",
+}
+"""What a person reads for each field status (``forms.statuses.FieldRowStatus``)."""
+
+SOURCE_TEXT: dict[str, str] = {
+    "agent": "the agent",
+    "executor": "an automated check",
+    "approver": "an approver",
+    "webhook": "a connected system",
+    "memory": "memory",
+    "migration": "a form update",
+    "operator": "an operator",
+    "user": "you",
+}
+"""Who wrote a revision, in words (``forms.instance.Source``)."""
+
+HELD_STEP = "kept, but its step does not apply with the current answers"
+HELD_FIELD = "kept, but the question does not apply with the current answers"
+
+
+@dataclass(frozen=True, slots=True)
+class RevisionView:
+    n: int
+    kind: str
+    value: str | None
+    by: str
+    at: str
+    note: str | None
+    in_force: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryView:
+    use: str
+    """``fill`` (written, unconfirmed) or ``offer`` (shown, not written)."""
+    mark: str
+    """The engine's words for it (``from memory, said 2026-09-03; unconfirmed``)."""
+    shown: str
+    said_as: str | None
+    """The user's own words it was read from, when it was derived (``5'8"``)."""
+    when: str
+    from_account: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FieldView:
+    id: str
+    label: str
+    type: str | None
+    status: str
+    status_text: str
+    optional: bool
+    value: str | None
+    by: str | None
+    at: str | None
+    reason: str | None
+    memory: MemoryView | None
+    decided_by: str | None
+    revisions: tuple[RevisionView, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StepView:
+    id: str
+    title: str
+    state: str
+    guidance: str | None
+    fields: tuple[FieldView, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HookView:
+    key: str
+    title: str
+    status: str
+    attempts: int
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalView:
+    key: str
+    title: str
+    role: str
+    status: str
+    """``owed``, ``decided`` or ``failed``."""
+    deadline: str | None
+    finished_at: str | None
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class FormPage:
+    instance_id: str
+    form_id: str
+    title: str
+    version: int
+    status: str
+    status_text: str
+    closed_reason: str | None
+    complete: bool
+    steps: tuple[StepView, ...]
+    hooks: tuple[HookView, ...]
+    approvals: tuple[ApprovalView, ...]
+    rejections: tuple[str, ...]
+    undo: str | None
+    redo: str | None
+    updated_at: str
+    revision: int
+    """The instance's version: what a later post will say it was rendered from."""
+
+
+def form_page(loop: CommitLoop, caller: Caller, instance_id: str) -> FormPage:
+    """The page of the caller's instance ``instance_id`` (``UnknownInstance`` when the
+    caller's conversation holds none: missing, another principal's or another tenant's)."""
+    stored, _ = locate(loop, caller, "", instance_id)
+    form, instance = loop.settle(stored)
+    ev = evaluate(form, instance)
+    closed = instance.state.status != "open"
+    marks = standing(form, instance, ev)
+    steps = tuple(
+        StepView(
+            id=step.id,
+            title=step.title,
+            state=_step_state(instance, ev, step.id),
+            guidance=step.guidance,
+            fields=tuple(_field(form, instance, ev, f, closed, marks.get(f)) for f in step.fields),
+        )
+        for step in form.steps.values()
+    )
+    hooks: list[HookView] = []
+    approvals: list[ApprovalView] = []
+    for entry in instance.state.outbox.values():
+        hook = form.hook(entry.hook_id)
+        title = (hook.title if hook is not None else "") or entry.hook_id
+        if entry.kind == "approval":
+            approval = hook.approval if hook is not None else None
+            approvals.append(
+                ApprovalView(
+                    key=entry.key,
+                    title=(approval.prompt if approval is not None else None) or title,
+                    role=approval.role if approval is not None else "",
+                    status={"pending": "owed", "done": "decided"}.get(entry.status, "failed"),
+                    deadline=_time(entry.deadline),
+                    finished_at=_time(entry.finished_at),
+                    error=entry.error,
+                )
+            )
+        else:
+            hooks.append(HookView(entry.key, title, entry.status, entry.attempts, entry.error))
+    moves = {} if closed else undo_redo(form, instance)
+    return FormPage(
+        instance_id=instance.id,
+        form_id=form.id,
+        title=form.title,
+        version=instance.form_version,
+        status=instance.state.status,
+        status_text=instance.state.status_text(),
+        closed_reason=instance.state.closed_reason,
+        complete=ev.ready,
+        steps=steps,
+        hooks=tuple(hooks),
+        approvals=tuple(approvals),
+        rejections=tuple(r.message for r in ev.active_rejections),
+        undo=moves.get("undo"),
+        redo=moves.get("redo"),
+        updated_at=instance.state.updated_at.isoformat(),
+        revision=instance.version,
+    )
+
+
+def _step_state(instance: FormInstance, ev: Evaluation, step_id: str) -> str:
+    if instance.state.status != "open":
+        return f"closed ({instance.state.status})"
+    if not ev.step_applies[step_id]:
+        return "does not apply with the current answers"
+    if ev.revisit == step_id:
+        return "to go through again"
+    return "complete" if ev.step_complete[step_id] else "open"
+
+
+def _field(
+    form: CompiledForm,
+    instance: FormInstance,
+    ev: Evaluation,
+    field_id: str,
+    closed: bool,
+    mark: Recollection | None,
+) -> FieldView:
+    field = form.fields[field_id]
+    fe = ev.fields[field_id]
+    row = field_row(field, fe, closed=closed, memory=mark)
+    status = str(row["status"])
+    history = instance.history.get(field_id)
+    in_force = history.in_force() if history is not None else None
+    reason: str | None = row.get("reason")
+    if status == "held":
+        reason = HELD_STEP if not ev.step_applies[field.step] else HELD_FIELD
+    revisions: tuple[RevisionView, ...] = ()
+    if history is not None:
+        revisions = tuple(
+            _revision(i, r, i == history.cursor) for i, r in enumerate(history.revisions)
+        )
+    return FieldView(
+        id=field.id,
+        label=field.label,
+        type=row.get("type"),
+        status=status,
+        status_text=STATUS_TEXT.get(status, status),
+        optional=field.optional,
+        value=_shown(in_force) if in_force is not None and in_force.kind == "value" else None,
+        by=_source(in_force.by) if in_force is not None else None,
+        at=_time(in_force.at) if in_force is not None else None,
+        reason=reason,
+        memory=_memory(mark) if mark is not None else None,
+        decided_by=row.get("decided_by"),
+        revisions=revisions,
+    )
+
+
+def _memory(mark: Recollection) -> MemoryView:
+    return MemoryView(
+        use=mark.use,
+        mark=memory_mark(mark),
+        shown=mark.shown,
+        said_as=mark.derived_from,
+        when=mark.when(),
+        from_account=from_account(mark),
+    )
+
+
+def _revision(n: int, revision: Revision, in_force: bool) -> RevisionView:
+    return RevisionView(
+        n=n,
+        kind=revision.kind,
+        value=_shown(revision) if revision.kind == "value" else None,
+        by=_source(revision.by),
+        at=_time(revision.at) or "",
+        note=revision.note,
+        in_force=in_force,
+    )
+
+
+def _shown(revision: Revision) -> str:
+    value: Any = revision.value
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _source(by: str) -> str:
+    return SOURCE_TEXT.get(by, by)
+
+
+def _time(moment: Any) -> str | None:
+    return None if moment is None else f"{moment:%Y-%m-%d %H:%M} UTC"

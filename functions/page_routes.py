@@ -1,0 +1,199 @@
+"""The page routes: minting a page link, entering with it, the form page, its stylesheet.
+
+* ``POST /conversations/{conversation_id}/page-links`` (JWT, like the tools): a signed,
+  single-use link to one of the caller's instances in that conversation; any other instance
+  (missing, another principal's, another tenant's, another conversation's) is one 404.
+* ``GET /pages/enter/{token}`` (no JWT): the link exchanged, once, for a session cookie, then
+  a 303 to the page.
+* ``GET /pages/forms/{instance_id}`` (no JWT, the session cookie): the form page.
+* ``GET /pages/static/{name}`` (public): the stylesheet.
+
+Jinja2 and the templates load with the first page request, not with the function.
+
+Whatever is wrong with a link or a cookie (expired, altered, used, foreign, forged, absent) is
+answered by the one refusal page (``functions.pages.render.refusal``). ``docs/pages.md`` has
+the access model; ``functions.pages.access`` the tokens.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any
+from urllib.parse import quote
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from aws_lambda_powertools.shared.cookies import Cookie, SameSite
+from pydantic import BaseModel, ConfigDict, Field
+
+from forms.app.conversation import Caller
+from forms.errors import ToolError
+from forms.surface.tools import check_id
+from formwork.bootstrap import App
+from functions.http import ApiError, log_hash
+from functions.openapi import ConversationId, error_responses, json_body
+from functions.pages import access
+from functions.routing import conversation_caller, logger, request_app
+
+router = Router()  # type: ignore[no-untyped-call]
+
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
+ENTER_PATH = "/pages/enter/"
+FORM_PATH = "/pages/forms/"
+
+
+class PageLinkRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    instance_id: str = Field(
+        description="The instance the page shows: one of the caller's in this conversation",
+        max_length=128,
+    )
+
+
+class PageLink(BaseModel):
+    url: str = Field(description="The page link: open it in a browser, once, before it expires")
+    expires_at: str = Field(description="When the link stops working (ISO 8601, UTC)")
+
+
+@router.post(
+    "/conversations/<conversation_id>/page-links",
+    summary="Mint a link to an instance's page",
+    description="A short-lived, single-use link to the form page of one of the caller's "
+    "instances in this conversation, for the person to open in a browser (the chatbot's "
+    "'review your answers' link). Opening it sets a session cookie for that page only. Any "
+    "instance that is not the caller's in this conversation is a 404. See docs/pages.md.",
+    responses={
+        200: json_body(PageLink, "The link and when it expires"),
+        **error_responses(
+            400,
+            401,
+            404,
+            413,
+            415,
+            422,
+            s400="A malformed conversation or instance id (bad_request), or a body that is not "
+            "JSON",
+            s404="The caller has no such instance in this conversation (not_found)",
+        ),
+    },
+    tags=["pages"],
+)
+def mint_page_link(
+    conversation_id: ConversationId, request: Annotated[PageLinkRequest, Body()]
+) -> PageLink:
+    caller = conversation_caller(router, conversation_id)
+    instance_id = check_id(request.instance_id, "instance id")
+    app = request_app(router.context)
+    mine = app.service.store.list_conversation(caller.principal, caller.conversation_id)
+    if not any(i.id == instance_id for i in mine):
+        raise ApiError(404, "not_found", f"no instance {instance_id!r} in this conversation")
+    settings = access.PageSettings.from_env()
+    expires = int(app.now()) + settings.link_minutes * 60
+    token = access.mint_link(
+        access.page_key(app), caller.principal, caller.conversation_id, instance_id, expires
+    )
+    logger.info("page link minted", extra={"conversation_hash": log_hash(conversation_id)})
+    return PageLink(
+        url=_base_url(router.current_event.raw_event) + ENTER_PATH + token,
+        expires_at=datetime.fromtimestamp(expires, UTC).isoformat(),
+    )
+
+
+@router.get("/pages/enter/<token>", include_in_schema=False)
+def enter_page(token: Annotated[str, Path()]) -> Response[str]:
+    app = request_app(router.context)
+    key = access.page_key(app)
+    now = app.now()
+    try:
+        link = access.read_link(key, token, now)
+    except access.Refused:
+        return _refused("bad_link")
+    if not access.ledger(app).claim(link.principal, link.nonce, link.expires_at):
+        return _refused("used_link")
+    settings = access.PageSettings.from_env()
+    expires = int(now) + settings.session_minutes * 60
+    cookie = Cookie(
+        name=access.cookie_name(link.instance_id),
+        value=access.open_session(key, link, expires),
+        path="/pages/",
+        secure=not _plain_http(router.current_event.raw_event),
+        http_only=True,
+        max_age=settings.session_minutes * 60,
+        same_site=SameSite.STRICT_MODE,
+    )
+    from functions.pages import render
+
+    return render.redirect(FORM_PATH + quote(link.instance_id, safe=""), [cookie])
+
+
+@router.get("/pages/forms/<instance_id>", include_in_schema=False)
+def form_page(instance_id: Annotated[str, Path()]) -> Response[str]:
+    app = request_app(router.context)
+    session = _session(app, instance_id)
+    if session is None:
+        return _refused("no_session")
+    caller = Caller(principal=session.principal, conversation_id=session.conversation_id)
+    try:
+        from forms.app.pages import form_page as build
+
+        view = build(app.service.loop, caller, instance_id)
+    except ToolError:
+        return _refused("not_found")
+    from functions.pages import render
+
+    html = render.render(
+        "form.html", page=view, csrf=access.csrf_token(access.page_key(app), session)
+    )
+    return render.page(200, html)
+
+
+@router.get("/pages/static/<name>", include_in_schema=False)
+def static(name: Annotated[str, Path()]) -> Response[str]:
+    from functions.pages import render
+
+    return render.static_response(name)
+
+
+def _session(app: App, instance_id: str) -> access.Grant | None:
+    """The request's valid session for ``instance_id``, or None."""
+    raw = router.current_event.raw_event
+    value = access.cookie_value(raw.get("cookies"), access.cookie_name(instance_id))
+    if value is None:
+        return None
+    try:
+        return access.read_session(access.page_key(app), value, instance_id, app.now())
+    except access.Refused:
+        return None
+
+
+def _refused(why: str) -> Response[str]:
+    from functions.pages import render
+
+    logger.info("page refused", extra={"reason": why})
+    return render.refusal()
+
+
+def _headers(event: dict[str, Any]) -> dict[str, str]:
+    headers = event.get("headers") or {}
+    return {str(k).lower(): str(v) for k, v in headers.items()}
+
+
+def _host(event: dict[str, Any]) -> str:
+    return _headers(event).get("host", "")
+
+
+def _plain_http(event: dict[str, Any]) -> bool:
+    """Whether the request came over plain HTTP to a loopback host: the local stack. Anywhere
+    else (API Gateway is HTTPS only) links are https and cookies Secure."""
+    host = _host(event).rsplit(":", 1)[0] if not _host(event).startswith("[") else "[::1]"
+    return _headers(event).get("x-forwarded-proto") == "http" and host.lower() in LOOPBACK_HOSTS
+
+
+def _base_url(event: dict[str, Any]) -> str:
+    """Where the API is reached: the local stack's loopback address as the request named it,
+    else ``https://`` and the domain API Gateway says it was called on."""
+    if _plain_http(event):
+        return "http://" + _host(event)
+    context = event.get("requestContext") or {}
+    return "https://" + str(context.get("domainName") or _host(event))

@@ -1,0 +1,308 @@
+"""Who may see a page: signed page links, the session cookie they are exchanged for, CSRF tokens.
+
+A browser cannot carry the API's bearer token, so access to a page goes in three moves
+(``docs/pages.md`` has the sequence):
+
+1. an authenticated API call (``POST /conversations/{id}/page-links``) mints a **page link**:
+   ``/pages/enter/<token>``, the token naming one instance, one principal, its conversation,
+   an expiry (``FORMWORK_PAGE_LINK_MINUTES``, 15 by default) and a random link id;
+2. opening it exchanges the token, once, for a **session cookie** bound to the same principal
+   and instance (``FORMWORK_PAGE_SESSION_MINUTES``, 60 by default): the link id is claimed in
+   the ``PageLinkLedger``, so a second exchange of the same link is refused;
+3. every page request carries the cookie, checked before anything is read.
+
+Tokens and cookies are ``v1.<payload>.<mac>``: the payload is compact JSON, base64url, and the
+MAC is HMAC-SHA256 over a purpose label and the encoded payload, under the page key. The label
+differs for links and sessions, so a link can never be replayed as a cookie nor the reverse.
+The key is ``FORMWORK_PAGE_KEY`` (local and development), or the Secrets Manager secret
+``FORMWORK_PAGE_KEY_SECRET_ID`` names (a deployment: ``template.yaml`` generates one); with
+neither, outside Lambda, the public local key ``LOCAL_PAGE_KEY`` (as ``LOG_HASH_KEY`` has),
+and inside Lambda a ``ConfigError``: a deployment never signs with a public key.
+
+The CSRF token of a session is an HMAC of its session id under the page key (its own label):
+rendered into every form as a hidden input, checked by ``check_csrf`` on every post. A
+forged cookie cannot bring a matching token, and another session's token does not match.
+
+Only the stdlib (``hmac``, ``hashlib``, ``secrets``, ``base64``): the scheme is a dozen lines,
+and a signing library would be one more dependency in the artifact for no less code here.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+import threading
+import time
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from formwork.bootstrap import App, build_secrets_client
+from formwork.config import ConfigError, invalid
+
+if TYPE_CHECKING:  # the storage package (with the engine's models) loads with the first page
+    from forms.storage.page_links import PageLinkLedger
+
+LINK_MINUTES_VARIABLE = "FORMWORK_PAGE_LINK_MINUTES"
+SESSION_MINUTES_VARIABLE = "FORMWORK_PAGE_SESSION_MINUTES"
+KEY_VARIABLE = "FORMWORK_PAGE_KEY"
+KEY_SECRET_VARIABLE = "FORMWORK_PAGE_KEY_SECRET_ID"
+DEFAULT_LINK_MINUTES = 15
+DEFAULT_SESSION_MINUTES = 60
+MAX_MINUTES = 24 * 60
+LOCAL_PAGE_KEY = "formwork-local-page-key-public-never-deploy"
+"""The key outside Lambda when no key is configured: public, for the local stack only."""
+MIN_KEY_CHARS = 32
+KEY_REFRESH_SECONDS = 300.0
+"""How long a key read from Secrets Manager is used before it is read again (a rotated key
+takes over within this long; links signed with the old one are then refused)."""
+
+_LINK = b"formwork page link v1\n"
+_SESSION = b"formwork page session v1\n"
+_CSRF = b"formwork page csrf v1\n"
+_TOKEN = re.compile(r"v1\.([A-Za-z0-9_-]{1,2048})\.([A-Za-z0-9_-]{43})")
+MAX_TOKEN_CHARS = 2100
+
+
+@dataclass(frozen=True, slots=True)
+class PageSettings:
+    """How long links and sessions last, in minutes."""
+
+    link_minutes: int = DEFAULT_LINK_MINUTES
+    session_minutes: int = DEFAULT_SESSION_MINUTES
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> PageSettings:
+        env = os.environ if environ is None else environ
+
+        def minutes(name: str, default: int) -> int:
+            raw = env.get(name, "").strip()
+            if not raw:
+                return default
+            if not re.fullmatch(r"\d{1,5}", raw) or not 1 <= int(raw) <= MAX_MINUTES:
+                invalid(name, raw, f"a whole number of minutes from 1 to {MAX_MINUTES}")
+            return int(raw)
+
+        return cls(
+            minutes(LINK_MINUTES_VARIABLE, DEFAULT_LINK_MINUTES),
+            minutes(SESSION_MINUTES_VARIABLE, DEFAULT_SESSION_MINUTES),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """What a valid link or session cookie lets its bearer see: one instance of one
+    principal's conversation, until ``expires_at`` (unix seconds). ``nonce`` is the link's id
+    or the session's id."""
+
+    principal: str
+    conversation_id: str
+    instance_id: str
+    expires_at: int
+    nonce: str
+
+
+class Refused(Exception):
+    """A link or cookie that gives no access; every reason is answered the same way."""
+
+
+# ---------------------------------------------------------------------------- the key
+
+_key_lock = threading.Lock()
+_key_cache: dict[str, tuple[float, bytes]] = {}
+
+
+def page_key(app: App) -> bytes:
+    """The key pages are signed with (see the module's docstring for where it comes from)."""
+    configured = os.environ.get(KEY_VARIABLE, "").strip()
+    if configured:
+        if len(configured) < MIN_KEY_CHARS:
+            raise ConfigError(
+                f"{KEY_VARIABLE} is too short: expected at least {MIN_KEY_CHARS} characters"
+            )
+        return configured.encode("utf-8")
+    secret_id = os.environ.get(KEY_SECRET_VARIABLE, "").strip()
+    if secret_id:
+        return _secret_key(app, secret_id)
+    if os.environ.get("AWS_LAMBDA_FUNCTION_NAME") and not os.environ.get("AWS_SAM_LOCAL"):
+        raise ConfigError(
+            f"neither {KEY_VARIABLE} nor {KEY_SECRET_VARIABLE} is set: pages need a secret key "
+            "(template.yaml generates one in Secrets Manager)"
+        )
+    return LOCAL_PAGE_KEY.encode("utf-8")
+
+
+def _secret_key(app: App, secret_id: str) -> bytes:
+    with _key_lock:
+        cached = _key_cache.get(secret_id)
+        if cached is not None and time.monotonic() - cached[0] < KEY_REFRESH_SECONDS:
+            return cached[1]
+        client = build_secrets_client(app.settings)
+        text = client.get_secret_value(SecretId=secret_id)["SecretString"]
+        if not isinstance(text, str) or len(text.strip()) < MIN_KEY_CHARS:
+            raise ConfigError(
+                f"the secret {KEY_SECRET_VARIABLE} names holds no key of at least "
+                f"{MIN_KEY_CHARS} characters"
+            )
+        key = text.strip().encode("utf-8")
+        _key_cache[secret_id] = (time.monotonic(), key)
+        return key
+
+
+# ---------------------------------------------------------------------------- tokens
+
+
+def _b64(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _mac(key: bytes, purpose: bytes, payload: str) -> str:
+    return _b64(hmac.new(key, purpose + payload.encode("ascii"), hashlib.sha256).digest())
+
+
+def _sign(key: bytes, purpose: bytes, grant: Grant) -> str:
+    fields = {
+        "p": grant.principal,
+        "c": grant.conversation_id,
+        "i": grant.instance_id,
+        "x": grant.expires_at,
+        "n": grant.nonce,
+    }
+    payload = _b64(json.dumps(fields, separators=(",", ":")).encode("utf-8"))
+    return f"v1.{payload}.{_mac(key, purpose, payload)}"
+
+
+def _verify(key: bytes, purpose: bytes, token: str, now: float) -> Grant:
+    """The grant ``token`` carries, or ``Refused``: malformed, not signed with ``key`` for
+    ``purpose``, or expired."""
+    if len(token) > MAX_TOKEN_CHARS:
+        raise Refused
+    match = _TOKEN.fullmatch(token)
+    if match is None:
+        raise Refused
+    payload, mac = match.groups()
+    if not hmac.compare_digest(mac, _mac(key, purpose, payload)):
+        raise Refused
+    try:
+        fields: Any = json.loads(_unb64(payload))
+    except (binascii.Error, ValueError):
+        raise Refused from None
+    if not isinstance(fields, dict):
+        raise Refused
+    principal, conversation, instance = fields.get("p"), fields.get("c"), fields.get("i")
+    expires, nonce = fields.get("x"), fields.get("n")
+    if not (
+        isinstance(principal, str)
+        and isinstance(conversation, str)
+        and isinstance(instance, str)
+        and isinstance(nonce, str)
+        and isinstance(expires, int)
+        and not isinstance(expires, bool)
+    ):
+        raise Refused
+    if now >= expires:
+        raise Refused
+    return Grant(principal, conversation, instance, expires, nonce)
+
+
+def mint_link(
+    key: bytes, principal: str, conversation_id: str, instance_id: str, expires_at: int
+) -> str:
+    """A page link's token for one instance of ``principal``'s conversation."""
+    grant = Grant(principal, conversation_id, instance_id, expires_at, secrets.token_urlsafe(18))
+    return _sign(key, _LINK, grant)
+
+
+def read_link(key: bytes, token: str, now: float) -> Grant:
+    """The grant of a page link's token (not yet claimed: ``enter`` does that), or ``Refused``."""
+    return _verify(key, _LINK, token, now)
+
+
+def open_session(key: bytes, link: Grant, expires_at: int) -> str:
+    """The session cookie's value for the bearer of a claimed ``link``: the same principal,
+    conversation and instance, a new session id."""
+    grant = Grant(
+        link.principal,
+        link.conversation_id,
+        link.instance_id,
+        expires_at,
+        secrets.token_urlsafe(18),
+    )
+    return _sign(key, _SESSION, grant)
+
+
+def read_session(key: bytes, value: str, instance_id: str, now: float) -> Grant:
+    """The session a cookie's value carries for ``instance_id``, or ``Refused`` (forged,
+    expired, or for another instance)."""
+    grant = _verify(key, _SESSION, value, now)
+    if not hmac.compare_digest(grant.instance_id.encode(), instance_id.encode()):
+        raise Refused
+    return grant
+
+
+def csrf_token(key: bytes, session: Grant) -> str:
+    """The CSRF token of a session: rendered into each form as a hidden input."""
+    return _mac(key, _CSRF, session.nonce + "\n" + session.instance_id)
+
+
+def check_csrf(key: bytes, session: Grant, submitted: object) -> None:
+    """``Refused`` unless ``submitted`` is the session's CSRF token (every page post calls
+    this before it changes anything)."""
+    if not isinstance(submitted, str) or not hmac.compare_digest(
+        submitted.encode("ascii", "replace"), csrf_token(key, session).encode("ascii")
+    ):
+        raise Refused
+
+
+def cookie_name(instance_id: str) -> str:
+    """The session cookie's name for an instance (one cookie per instance, so pages of two
+    instances open side by side; instance ids may hold characters a cookie name may not)."""
+    return "fwp_" + hashlib.sha256(instance_id.encode("utf-8")).hexdigest()[:24]
+
+
+def cookie_value(cookies: object, name: str) -> str | None:
+    """The value of cookie ``name`` among an API Gateway event's ``cookies`` (None: absent)."""
+    if not isinstance(cookies, list):
+        return None
+    for cookie in cookies:
+        if isinstance(cookie, str):
+            found, sep, value = cookie.partition("=")
+            if sep and found.strip() == name:
+                return value.strip()
+    return None
+
+
+# ---------------------------------------------------------------------------- the ledger
+
+_ledgers: weakref.WeakKeyDictionary[App, PageLinkLedger] = weakref.WeakKeyDictionary()
+_ledgers_lock = threading.Lock()
+
+
+def ledger(app: App) -> PageLinkLedger:
+    """The App's page-link ledger: on the forms table beside a DynamoDB store, in memory
+    beside an in-memory one (one per App)."""
+    with _ledgers_lock:
+        found = _ledgers.get(app)
+        if found is None:
+            from forms.storage.memory import InMemoryFormStore
+            from forms.storage.page_links import InMemoryPageLinkLedger
+
+            if isinstance(app.store, InMemoryFormStore):
+                found = InMemoryPageLinkLedger()
+            else:
+                from forms.storage.dynamodb_page_links import DynamoDBPageLinkLedger
+
+                found = DynamoDBPageLinkLedger(app.dynamodb_client, app.settings.require_table())
+            _ledgers[app] = found
+        return found

@@ -1,0 +1,446 @@
+"""The form page over API Gateway events: minting a page link, entering with it, the session
+cookie, the page itself (``functions.page_routes``, ``docs/pages.md``).
+
+A link is minted with the caller's JWT for one of their instances; another principal's,
+another tenant's, another conversation's or a missing instance is one 404. Whatever is wrong
+with a link or a cookie (expired, altered, used twice, minted for someone else, forged,
+absent) gets the same refusal page. Every page response carries the security headers, and
+every author or user text on the page is escaped.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from html import unescape
+from typing import Annotated, Any
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+from pydantic import Field
+
+from forms.definition import FormDef, Step, field
+from forms.storage.memory import InMemoryFormStore
+from formwork.bootstrap import bootstrap
+from functions.pages import access, render
+from tests.functional.conftest import (
+    ALICE,
+    BOB,
+    SETTINGS,
+    T0,
+    Api,
+    Response,
+    build_event,
+    make_service,
+)
+from tests.support import TickingClock, service_for
+
+ALICE_AT_GLOBEX: dict[str, str] = {"sub": "alice", "tenant": "globex"}
+LINK_TTL = access.DEFAULT_LINK_MINUTES * 60
+
+
+class Clock:
+    """The App's clock (unix seconds), still unless a test moves it."""
+
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> float:
+        return self.now.timestamp()
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+class Browser:
+    """A person's browser on the pages: it opens links and keeps the cookies it is given."""
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+        self.cookies: dict[str, str] = {}
+
+    def get(self, target: str) -> Response:
+        path, _, query = target.partition("?")
+        event = build_event("GET", path, claims=None, query=dict(parse_qsl(query)) or None)
+        if self.cookies:
+            event["cookies"] = [f"{k}={v}" for k, v in self.cookies.items()]
+        response = self.api.send(event)
+        for cookie in response.raw.get("cookies") or []:
+            name, _, value = cookie.split(";", 1)[0].partition("=")
+            self.cookies[name] = value
+        return response
+
+    def open(self, url: str) -> Response:
+        """Open a page link and follow its redirect (as a browser does)."""
+        entered = self.get(urlsplit(url).path)
+        if entered.status != 303:
+            return entered
+        return self.get(entered.headers["location"])
+
+
+class Pages:
+    def __init__(self, api: Api, clock: Clock) -> None:
+        self.api, self.clock = api, clock
+
+    def mint(
+        self, instance: str, conversation: str = "conv-1", claims: dict[str, str] = ALICE
+    ) -> Response:
+        return self.api.post(
+            f"/conversations/{conversation}/page-links", {"instance_id": instance}, claims=claims
+        )
+
+    def link(self, instance: str, conversation: str = "conv-1") -> str:
+        response = self.mint(instance, conversation)
+        assert response.status == 200, response
+        url: str = response.json()["url"]
+        return url
+
+    def start(self, form: str = "travel-claim", **kwargs: Any) -> str:
+        result = self.api.call("form_start", form=form, **kwargs).json()
+        assert result["ok"], result
+        instance: str = result["instance"]
+        return instance
+
+    def browser(self) -> Browser:
+        return Browser(self.api)
+
+
+def serve(*definitions: FormDef, **parts: Any) -> Pages:
+    clock = Clock()
+    service = service_for(*definitions, clock=TickingClock(T0)) if definitions else make_service()
+    return Pages(Api.over(service, SETTINGS, clock=clock, **parts), clock)
+
+
+@pytest.fixture
+def pages() -> Pages:
+    return serve()
+
+
+def refused(response: Response) -> bool:
+    return response.status == render.REFUSED_STATUS and response.text == render.refusal_html()
+
+
+# ---------------------------------------------------------------------------- minting
+
+
+def test_a_link_is_minted_for_the_callers_own_instance_and_opens_its_page(pages: Pages) -> None:
+    # GIVEN alice's travel claim
+    instance = pages.start()
+    # WHEN her backend mints a page link for it
+    minted = pages.mint(instance)
+    # THEN it is a link to enter on this API's own domain, expiring in the link lifetime
+    assert minted.status == 200, minted
+    body = minted.json()
+    url = urlsplit(body["url"])
+    assert (url.scheme, url.netloc) == ("https", "a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com")
+    assert url.path.startswith("/pages/enter/v1.")
+    assert body["expires_at"] == (T0 + timedelta(seconds=LINK_TTL)).isoformat()
+    # AND opening it sets a Secure, HttpOnly, SameSite=Strict cookie scoped to /pages/ and
+    # sends the browser on to the page
+    browser = pages.browser()
+    entered = browser.get(url.path)
+    assert entered.status == 303
+    assert entered.headers["location"] == f"/pages/forms/{instance}"
+    (cookie,) = entered.raw["cookies"]
+    attributes = {a.strip().split("=")[0].lower() for a in cookie.split(";")[1:]}
+    assert {"secure", "httponly", "path", "max-age", "samesite"} <= attributes
+    assert "Path=/pages/" in cookie and "SameSite=Strict" in cookie
+    page = browser.get(entered.headers["location"])
+    assert page.status == 200
+    assert "Travel expense claim" in page.text
+
+
+@pytest.mark.parametrize(
+    ("conversation", "claims", "which"),
+    [
+        ("conv-1", BOB, "another principal of the same tenant"),
+        ("conv-1", ALICE_AT_GLOBEX, "the same sub in another tenant"),
+        ("conv-2", ALICE, "another conversation of the same principal"),
+    ],
+)
+def test_a_link_to_anything_but_the_callers_instance_is_the_404_of_a_missing_one(
+    pages: Pages, conversation: str, claims: dict[str, str], which: str
+) -> None:
+    # GIVEN alice's instance in conv-1
+    instance = pages.start()
+    missing = pages.mint("fi_999", conversation, claims)
+    # WHEN {which} asks for a link to it
+    foreign = pages.mint(instance, conversation, claims)
+    # THEN the answer is the one a missing instance gets, word for word but the id
+    assert missing.status == foreign.status == 404, which
+    assert foreign.json()["error"] == missing.json()["error"] == "not_found"
+    assert foreign.json()["message"].replace(instance, "X") == missing.json()["message"].replace(
+        "fi_999", "X"
+    )
+
+
+def test_minting_needs_the_jwt_and_a_well_formed_body(pages: Pages) -> None:
+    instance = pages.start()
+    anonymous = pages.api.post(
+        "/conversations/conv-1/page-links", {"instance_id": instance}, claims=None
+    )
+    assert anonymous.status == 401
+    assert pages.mint("bad id!").status == 400
+    extra = pages.api.post(
+        "/conversations/conv-1/page-links", {"instance_id": instance, "principal": "acme/bob"}
+    )
+    assert extra.status == 422
+
+
+# ---------------------------------------------------------------------------- refusals
+
+
+def test_expired_altered_reused_foreign_links_and_bad_cookies_are_refused_alike(
+    pages: Pages,
+) -> None:
+    # GIVEN alice's instance, bob's instance, and a link to hers that works once
+    instance = pages.start()
+    bob_instance = pages.start(conversation="conv-b", claims=BOB)
+    first = pages.link(instance)
+    browser = pages.browser()
+    assert browser.open(first).status == 200
+    cookie_name = access.cookie_name(instance)
+    good_cookie = browser.cookies[cookie_name]
+    refusals: dict[str, Response] = {}
+    # WHEN the same link is opened again (a second session from one link)
+    refusals["reused"] = pages.browser().get(urlsplit(first).path)
+    # AND a link whose payload was altered to name bob's instance, or whose MAC was altered
+    token = urlsplit(pages.link(instance)).path.rsplit("/", 1)[1]
+    _, payload, mac = token.split(".")
+    forged = access._b64(access._unb64(payload).replace(instance.encode(), bob_instance.encode()))
+    refusals["altered payload"] = pages.browser().get(f"/pages/enter/v1.{forged}.{mac}")
+    flipped = ("A" if mac[0] != "A" else "B") + mac[1:]
+    refusals["altered mac"] = pages.browser().get(f"/pages/enter/v1.{payload}.{flipped}")
+    refusals["garbage"] = pages.browser().get("/pages/enter/not-a-token")
+    # AND a link signed with another key (another deployment, the public local key elsewhere)
+    other = access.mint_link(b"k" * 40, "acme/alice", "conv-1", instance, int(T0.timestamp()) + 60)
+    refusals["other key"] = pages.browser().get(f"/pages/enter/{other}")
+    # AND a link opened after it expired
+    late = pages.link(instance)
+    pages.clock.advance(LINK_TTL)
+    refusals["expired"] = pages.browser().open(late)
+    pages.clock.advance(-LINK_TTL)
+    # AND a page asked for with no cookie, a forged cookie, alice's cookie for bob's page
+    refusals["no cookie"] = pages.browser().get(f"/pages/forms/{instance}")
+    forger = pages.browser()
+    forger.cookies[cookie_name] = good_cookie[:-2] + ("AA" if good_cookie[-2:] != "AA" else "BB")
+    refusals["forged cookie"] = forger.get(f"/pages/forms/{instance}")
+    thief = pages.browser()
+    thief.cookies[access.cookie_name(bob_instance)] = good_cookie
+    refusals["cookie of another instance"] = thief.get(f"/pages/forms/{bob_instance}")
+    # AND a session cookie after it expired
+    pages.clock.advance(access.DEFAULT_SESSION_MINUTES * 60)
+    refusals["expired session"] = browser.get(f"/pages/forms/{instance}")
+    # THEN every one is the same refusal page, with the page headers and no cookie
+    for why, response in refusals.items():
+        assert refused(response), why
+        assert response.headers["content-security-policy"] == render.CSP, why
+        assert not response.raw.get("cookies"), why
+    assert "expired" in render.refusal_html() and instance not in render.refusal_html()
+
+
+def test_a_link_is_no_cookie_and_a_cookie_is_no_link(pages: Pages) -> None:
+    # GIVEN a valid link token and a valid session cookie of alice's instance
+    instance = pages.start()
+    url = pages.link(instance)
+    token = urlsplit(url).path.rsplit("/", 1)[1]
+    browser = pages.browser()
+    assert browser.open(url).status == 200
+    cookie = browser.cookies[access.cookie_name(instance)]
+    # WHEN the link's token is sent as the cookie, and the cookie as a link
+    swapped = pages.browser()
+    swapped.cookies[access.cookie_name(instance)] = token
+    # THEN neither opens anything: each is signed for its own purpose
+    assert refused(swapped.get(f"/pages/forms/{instance}"))
+    assert refused(pages.browser().get(f"/pages/enter/{cookie}"))
+
+
+def test_a_valid_session_for_an_instance_not_in_its_conversation_is_refused(
+    pages: Pages,
+) -> None:
+    # GIVEN sessions signed with the deployment's key, as the page would issue them, for an
+    # instance that is not (or no longer) in the session's conversation: a missing one, and
+    # bob's instance named under alice's principal
+    bob_instance = pages.start(conversation="conv-b", claims=BOB)
+    key = access.page_key(pages.api.app)
+    until = int(T0.timestamp()) + 600
+    for principal, conversation, instance in (
+        ("acme/alice", "conv-1", "fi_999"),
+        ("acme/alice", "conv-b", bob_instance),
+        ("globex/bob", "conv-b", bob_instance),
+    ):
+        link = access.Grant(principal, conversation, instance, until, "n")
+        browser = pages.browser()
+        browser.cookies[access.cookie_name(instance)] = access.open_session(key, link, until)
+        # WHEN the page is asked for THEN it is the refusal: the cookie alone opens nothing
+        assert refused(browser.get(f"/pages/forms/{instance}")), (principal, instance)
+
+
+# ---------------------------------------------------------------------------- headers
+
+
+def test_every_page_response_carries_the_security_headers(pages: Pages) -> None:
+    instance = pages.start()
+    browser = pages.browser()
+    entered = browser.get(urlsplit(pages.link(instance)).path)
+    page = browser.get(f"/pages/forms/{instance}")
+    css = browser.get(render.static_url("page.css"))
+    missing_css = browser.get("/pages/static/nothing.css")
+    for response in (entered, page, css, missing_css, browser.get("/pages/enter/x")):
+        assert response.headers["content-security-policy"] == (
+            "default-src 'none'; style-src 'self'; img-src 'self'; script-src 'self'; "
+            "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        )
+        assert response.headers["x-content-type-options"] == "nosniff"
+        assert response.headers["referrer-policy"] == "no-referrer"
+        assert response.headers["x-frame-options"] == "DENY"
+    assert page.headers["cache-control"] == "no-store"
+    assert page.headers["content-type"] == "text/html; charset=utf-8"
+    assert entered.headers["cache-control"] == "no-store"
+    # the stylesheet is versioned by its content, so it may be cached for long
+    assert css.status == 200 and "max-age=31536000" in css.headers["cache-control"]
+    assert css.headers["content-type"].startswith("text/css")
+    assert refused(missing_css)
+    # no script on the page at all, and no inline style
+    assert "<script" not in page.text and "style=" not in page.text
+
+
+def test_a_plain_http_request_to_the_local_stack_gets_a_cookie_without_secure() -> None:
+    # GIVEN the local stack: plain HTTP on a loopback host
+    pages = serve()
+    instance = pages.start()
+    local = {"host": "127.0.0.1:3000", "x-forwarded-proto": "http"}
+    minted = pages.api.post(
+        "/conversations/conv-1/page-links", {"instance_id": instance}, headers=local
+    )
+    assert minted.json()["url"].startswith("http://127.0.0.1:3000/pages/enter/")
+    event = build_event("GET", urlsplit(minted.json()["url"]).path, claims=None, headers=local)
+    (cookie,) = pages.api.send(event).raw["cookies"]
+    assert "Secure" not in cookie and "HttpOnly" in cookie
+    # AND a non-loopback host claiming plain HTTP still gets https links and Secure cookies
+    spoofed = {"host": "evil.example", "x-forwarded-proto": "http"}
+    minted = pages.api.post(
+        "/conversations/conv-1/page-links", {"instance_id": instance}, headers=spoofed
+    )
+    assert minted.json()["url"].startswith("https://a1b2c3d4e5.execute-api")
+
+
+# ---------------------------------------------------------------------------- the page
+
+
+class Nasty(Step):
+    title = '<script>alert("step")</script> {{ 7*7 }}'
+
+    note: Annotated[str, Field(min_length=1)] = field(
+        "<script>alert('label')</script> \"quoted\" {{ 7*7 }} {% if 1 %}x{% endif %}"
+    )
+    other: str | None = field("Other")
+
+
+NASTY = FormDef(id="nasty", version=1, title="<b>Bold</b> & {{ title }}", steps=[Nasty])
+
+
+def test_author_and_user_text_is_escaped_everywhere() -> None:
+    # GIVEN a form whose title, step title and label hold markup and template syntax, and an
+    # answer that does too
+    pages = serve(NASTY)
+    value = "</textarea><script>alert(1)</script> \"' {{ 7*7 }}"
+    instance = pages.start("nasty", values={"note": value})
+    # WHEN its page is rendered
+    page = pages.browser().open(pages.link(instance))
+    assert page.status == 200
+    # THEN no tag of theirs reaches the page, the template syntax is text, and every text
+    # reads back exactly as written
+    assert "<script" not in page.text and "<b>" not in page.text
+    assert "49" not in page.text
+    text = unescape(page.text)
+    for written in (value, NASTY.title, Nasty.title, '"quoted" {{ 7*7 }} {% if 1 %}'):
+        assert written in text
+    assert "&lt;script&gt;" in page.text and "&#34;" in page.text and "&#39;" in page.text
+
+
+def test_the_page_shows_a_held_answer_after_a_flip_through_the_tools(pages: Pages) -> None:
+    # GIVEN a claim by air with a flight number, then the mode changed to rail by the agent
+    instance = pages.start(values={"mode": "air", "flight_number": "TP1234"})
+    flip = pages.api.call("form_fill", form="travel-claim", values={"mode": "rail"}).json()
+    assert flip["ok"], flip
+    # WHEN the person opens the page
+    page = pages.browser().open(pages.link(instance))
+    # THEN the flight number is there, held, with why, and its value kept
+    row = field_row(page.text, "flight_number")
+    assert "Held" in row and "TP1234" in row
+    assert "does not apply with the current answers" in row
+    # AND the mode shows the value in force, who wrote it, and both revisions in its history
+    mode = field_row(page.text, "mode")
+    assert "rail" in mode and "Written by the agent" in mode
+    history = re.search(r"<details.*?</details>", mode, re.S)
+    assert history is not None
+    assert "air" in history.group(0) and "rail" in history.group(0) and "in force" in mode
+    # AND the steps, the definition version and the open state are shown
+    assert "version 1" in page.text and "In progress" in page.text
+    assert "Pending" in field_row(page.text, "full_name")
+
+
+def test_the_page_marks_memory_fills_and_offers_with_the_users_words() -> None:
+    # GIVEN alice's date of birth and her height in her own words on record
+    # (memory judges a fact's age by the service's clock, the real one here, as the App's)
+    clock = Clock()
+    api = Api(bootstrap(SETTINGS, store=InMemoryFormStore()))
+    for key, body in (
+        ("person.date_of_birth", {"value": "1990-04-02"}),
+        ("person.weight_kg", {"words": "70 kg"}),
+        ("person.height_cm", {"words": "5'8\""}),
+    ):
+        event = build_event("PUT", f"/memory/facts/{key}", body=_json(body))
+        assert api.send(event).status == 200
+    pages = Pages(api, clock)
+    instance = pages.start("health-check")
+    # WHEN she opens the page
+    page = pages.browser().open(pages.link(instance))
+    # THEN the filled date is marked as from memory and unconfirmed, with when it was said
+    dob = field_row(page.text, "date_of_birth")
+    assert "1990-04-02" in dob and "Filled from memory, not confirmed yet." in dob
+    assert "Said " in dob
+    # AND the weight is only offered, not answered
+    weight = field_row(page.text, "weight_kg")
+    assert "Memory offers: 70 kg" in weight and "<output>" not in weight
+    # AND the height read from her words says what she said
+    height = field_row(page.text, "height_cm")
+    assert "You said “5&#39;8&#34;”" in height
+
+
+def test_a_closed_form_says_so_and_why(pages: Pages) -> None:
+    instance = pages.start()
+    closed = pages.api.call("form_abandon", form="travel-claim", reason="not travelling <now>")
+    assert closed.json()["ok"], closed
+    page = pages.browser().open(pages.link(instance))
+    assert "Closed: abandoned" in page.text
+    assert "not travelling &lt;now&gt;" in page.text
+
+
+def test_the_page_renders_a_csrf_token_bound_to_its_session(pages: Pages) -> None:
+    # GIVEN two sessions on the same instance (two links, two browsers)
+    instance = pages.start()
+    one, two = pages.browser(), pages.browser()
+    first = one.open(pages.link(instance))
+    second = two.open(pages.link(instance))
+    # THEN each page carries its own session's CSRF token as a hidden input
+    tokens = [re.search(r'name="csrf_token" value="([^"]+)"', p.text) for p in (first, second)]
+    assert tokens[0] is not None and tokens[1] is not None
+    assert tokens[0].group(1) != tokens[1].group(1)
+
+
+def field_row(html: str, field_id: str) -> str:
+    match = re.search(
+        rf'<li class="field[^"]*" data-field="{field_id}">(.*?)</li>\s*(?=<li class="field|</ul>)',
+        html,
+        re.S,
+    )
+    assert match is not None, f"no row for {field_id}"
+    return match.group(1)
+
+
+def _json(body: Any) -> str:
+    import json
+
+    return json.dumps(body)
