@@ -212,7 +212,9 @@ def _instance_bound(instance: FormInstance) -> int:
     """At least ``instance_bytes(instance)``, at the cost of what the last commit changed: the
     hook states' part as ``Marked`` keeps it, each frozen entry's size measured once."""
     state = instance.state
-    size = _IDENTITY + _REST + max(_hooks_bytes(state.hooks) - 1, 0)
+    hooks = state.hooks
+    kept = hooks.size if type(hooks) is Marked else None
+    size = _IDENTITY + _REST + max((_hooks_bytes(hooks) if kept is None else kept) - 1, 0)
     if state.outbox or state.rejections or state.recalled or state.override is not None:
         size += sum(map(_model_bytes, state.rejections)) + len(state.rejections)
         for entries in (state.outbox, state.recalled):
@@ -226,4 +228,5 @@ def _instance_bound(instance: FormInstance) -> int:
         size += _model_bytes(state.recall_owed)
     history = instance.history
     ids = "".join((instance.id, instance.form_id, instance.principal, instance.conversation_id))
-    return size + text_bytes(ids + "".join(history)) + _PLACE * len(history)
+    text = ids + "".join(history)
+    return size + (len(text) if text.isascii() else len(text.encode())) + _PLACE * len(history)
