@@ -54,25 +54,36 @@ class Marked(dict[str, _V]):
     pickling and pydantic validation drop it. Compares, serialises and prints as a dict.
 
     It may also carry a size (``size``, set by ``sized``): the sum of ``measure(key, value)``
-    over its entries, kept up to date entry by entry as ``m[key] = value`` replaces them (so a
-    change costs what it changes, never the whole dict) and carried by ``copy_of``; any other
-    change drops it (``None``)."""
+    over its entries, kept up to date as ``m[key] = value`` replaces them (each replaced entry
+    is noted, and measured, with what replaced it, when the size is next read: a change costs
+    what it changes, never the whole dict) and carried by ``copy_of``; any other change drops
+    it (``None``)."""
 
     __slots__ = ("_sized", "derived")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.derived: Any = None
-        self._sized: tuple[int, Callable[[str, Any], int]] | None = None
+        self._sized: _Sized | None = None
 
     @property
     def size(self) -> int | None:
         """The size carried (``sized``), or None."""
-        return self._sized[0] if self._sized is not None else None
+        if self._sized is None:
+            return None
+        size, measure, replaced = self._sized
+        if replaced:
+            for key, old in replaced.items():
+                new = self.get(key, _ABSENT)
+                if new is not old:
+                    size += 0 if new is _ABSENT else measure(key, new)
+                    size -= 0 if old is _ABSENT else measure(key, old)
+            self._sized = (size, measure, _NONE_REPLACED)
+        return size
 
     def sized(self, size: int, measure: Callable[[str, _V], int]) -> None:
         """Carry ``size``, the sum of ``measure(key, value)`` over the entries, from now on."""
-        self._sized = (size, measure)
+        self._sized = (size, measure, _NONE_REPLACED)
 
     @classmethod
     def copy_of(cls, source: Mapping[str, _V]) -> Marked[_V]:
@@ -87,12 +98,11 @@ class Marked(dict[str, _V]):
 
     def __setitem__(self, key: str, value: _V) -> None:
         self.derived = None
-        if self._sized is not None:
+        sized = self._sized
+        if sized is not None and key not in sized[2]:
             old = self.get(key, _ABSENT)
-            if old is not value:
-                size, measure = self._sized
-                gone = 0 if old is _ABSENT else measure(key, old)
-                self._sized = (size + measure(key, value) - gone, measure)
+            if old is not value:  # noted in a new dict: copies share the one they carry
+                self._sized = (sized[0], sized[1], {**sized[2], key: old})
         super().__setitem__(key, value)
 
     def _changed(self) -> None:
@@ -129,3 +139,6 @@ class Marked(dict[str, _V]):
 
 
 _ABSENT: Any = object()
+_NONE_REPLACED: Mapping[str, Any] = {}
+_Sized = tuple[int, Callable[[str, Any], int], Mapping[str, Any]]
+"""A size, how an entry is measured, and each entry replaced since (key: value before)."""

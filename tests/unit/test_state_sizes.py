@@ -133,6 +133,23 @@ def test_every_kind_of_hook_change_keeps_the_size_exact() -> None:
             assert state_bytes(state) == _exact(state), (hook_id, hook)
 
 
+def test_changes_over_a_chain_of_copies_are_measured_once_read() -> None:
+    # GIVEN a measured state, and a chain of copies of its hook states, each changing some
+    state = _full_state()
+    state = state.model_copy(update={"hooks": Marked(state.hooks)})
+    assert state_bytes(state) == _exact(state)
+    first = Marked.copy_of(state.hooks)
+    first["field.a.filled"] = HookState(holds=False, count=9)
+    first["new"] = HookState(holds=True, count=1)
+    second = Marked.copy_of(first)
+    second["field.a.filled"] = state.hooks["field.a.filled"]  # back as it was
+    second["other"] = HookState(basis="b" * 24)
+    # WHEN each is read / THEN each is measured to the byte, the source unchanged
+    for hooks in (second, first, state.hooks):
+        changed = state.model_copy(update={"hooks": hooks})
+        assert state_bytes(changed) == _exact(changed)
+
+
 @pytest.mark.parametrize(
     "state",
     [InstanceState(updated_at=WHEN), _full_state()],
