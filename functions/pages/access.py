@@ -38,7 +38,6 @@ import os
 import re
 import secrets
 import threading
-import time
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -60,7 +59,7 @@ MAX_MINUTES = 24 * 60
 LOCAL_PAGE_KEY = "formwork-local-page-key-public-never-deploy"
 """The key outside Lambda when no key is configured: public, for the local stack only."""
 MIN_KEY_CHARS = 32
-KEY_REFRESH_SECONDS = 300.0
+KEY_REFRESH_SECONDS = 300
 """How long a key read from Secrets Manager is used before it is read again (a rotated key
 takes over within this long; links signed with the old one are then refused)."""
 
@@ -116,7 +115,8 @@ class Refused(Exception):
 # ---------------------------------------------------------------------------- the key
 
 _key_lock = threading.Lock()
-_key_cache: dict[str, tuple[float, bytes]] = {}
+_providers: dict[str, Any] = {}
+"""Powertools' ``SecretsProvider`` per secret id: it keeps the value ``KEY_REFRESH_SECONDS``."""
 
 
 def page_key(app: App) -> bytes:
@@ -140,20 +140,21 @@ def page_key(app: App) -> bytes:
 
 
 def _secret_key(app: App, secret_id: str) -> bytes:
+    from aws_lambda_powertools.utilities.parameters import SecretsProvider
+
     with _key_lock:
-        cached = _key_cache.get(secret_id)
-        if cached is not None and time.monotonic() - cached[0] < KEY_REFRESH_SECONDS:
-            return cached[1]
-        client = build_secrets_client(app.settings)
-        text = client.get_secret_value(SecretId=secret_id)["SecretString"]
-        if not isinstance(text, str) or len(text.strip()) < MIN_KEY_CHARS:
-            raise ConfigError(
-                f"the secret {KEY_SECRET_VARIABLE} names holds no key of at least "
-                f"{MIN_KEY_CHARS} characters"
-            )
-        key = text.strip().encode("utf-8")
-        _key_cache[secret_id] = (time.monotonic(), key)
-        return key
+        provider = _providers.get(secret_id)
+        if provider is None:
+            provider = SecretsProvider(boto3_client=build_secrets_client(app.settings))
+            _providers[secret_id] = provider
+    value = provider.get(secret_id, max_age=KEY_REFRESH_SECONDS)
+    text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value or "")
+    if len(text.strip()) < MIN_KEY_CHARS:
+        raise ConfigError(
+            f"the secret {KEY_SECRET_VARIABLE} names holds no key of at least "
+            f"{MIN_KEY_CHARS} characters"
+        )
+    return text.strip().encode("utf-8")
 
 
 # ---------------------------------------------------------------------------- tokens

@@ -126,6 +126,12 @@ Try:
        {api}/conversations/conv-1/tools/form_start
   curl -s {auth} {api}/conversations/conv-1/status
 
+The form page (docs/pages.md): mint a link to the instance form_start answered, and open the
+url it answers in a browser, once, before its expires_at:
+  curl -s {auth} -H 'Content-Type: application/json' \\
+       -d '{{"instance_id": "<instance>"}}' \\
+       {api}/conversations/conv-1/page-links
+
 OpenAPI: {api}/openapi.json   Swagger UI: {api}/swagger (both need the token too)
 {logs}
 Ctrl-C stops everything.

@@ -367,6 +367,13 @@ def test_the_banners_example_starts_a_form_the_stack_serves(
     assert "travel-claim" not in text
 
 
+def test_the_banner_shows_how_to_mint_a_page_link_with_the_same_dev_token() -> None:
+    text = local.banner(running_stack("forms.examples:EXAMPLES"))
+    mint = text.split("The form page", 1)[1]
+    assert "/conversations/conv-1/page-links" in mint and '"instance_id"' in mint
+    assert "-H 'Authorization: Bearer dev:alice'" in mint
+
+
 def test_the_banner_names_the_demo_command_of_a_checkout_or_a_package(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -175,7 +175,7 @@ def test_a_key_from_secrets_manager_is_read_once_and_kept(
     monkeypatch.delenv(access.KEY_VARIABLE, raising=False)
     monkeypatch.setenv(access.KEY_SECRET_VARIABLE, "arn:aws:secretsmanager:x:1:secret:page-key")
     monkeypatch.setattr(access, "build_secrets_client", lambda settings: Client())
-    monkeypatch.setattr(access, "_key_cache", {})
+    monkeypatch.setattr(access, "_providers", {})
     app = app_for()
     assert access.page_key(app) == access.page_key(app) == b"x" * 64
     assert reads == ["arn:aws:secretsmanager:x:1:secret:page-key"]
