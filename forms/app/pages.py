@@ -203,7 +203,7 @@ def form_page(loop: CommitLoop, caller: Caller, instance_id: str) -> FormPage:
         rejections=tuple(r.message for r in ev.active_rejections),
         undo=moves.get("undo"),
         redo=moves.get("redo"),
-        updated_at=instance.state.updated_at.isoformat(),
+        updated_at=_time(instance.state.updated_at) or "",
         revision=instance.version,
     )
 

@@ -404,10 +404,46 @@ def test_the_page_marks_memory_fills_and_offers_with_the_users_words() -> None:
     assert "Said " in dob
     # AND the weight is only offered, not answered
     weight = field_row(page.text, "weight_kg")
-    assert "Memory offers: 70 kg" in weight and "<output>" not in weight
+    assert "Memory offers: 70 kg" in weight and 'class="value"' not in weight
     # AND the height read from her words says what she said
     height = field_row(page.text, "height_cm")
     assert "You said “5&#39;8&#34;”" in height
+
+
+def test_the_page_shows_an_owed_approval_then_the_decision(pages: Pages) -> None:
+    # GIVEN alice's purchase over the threshold, confirmed: finance's approval is owed
+    big = {"item": "Laser cutter", "supplier": "Acme", "amount": "7200.00"}
+    instance = pages.start("purchase-request", values=big)
+    confirm = {"budget_line": "BL-2041", "confirmed": True}
+    assert pages.api.call("form_fill", form="purchase-request", values=confirm).json()["ok"]
+    # WHEN she opens the page
+    page = pages.browser().open(pages.link(instance))
+    # THEN the approval is listed as owed, by the finance role, with its due date
+    approvals = page.text.split('id="approvals-heading"', 1)[1]
+    assert "Finance approval for a purchase over 5,000 EUR" in approvals
+    assert "owed" in approvals and "by finance" in approvals and "due " in approvals
+    # AND once finance approves, a new page shows it decided and the form closed, submitted
+    (approval,) = [e.key for e in pages.api.service.store.get(instance).state.outbox.values()]
+    decided = pages.api.post(
+        f"/approvals/{approval}",
+        {"decision": "approved"},
+        claims={"sub": "fin", "tenant": "acme", "roles": "[finance]"},
+    )
+    assert decided.status == 200, decided
+    page = pages.browser().open(pages.link(instance))
+    approvals = page.text.split('id="approvals-heading"', 1)[1]
+    assert "decided" in approvals and "owed" not in approvals
+    assert "Closed: completed" in page.text
+    assert "Written by an approver" in field_row(page.text, "finance_decision")
+
+
+def test_a_complete_open_form_says_it_is_not_submitted_yet(pages: Pages) -> None:
+    from tests.support import TRAVEL_ANSWERS
+
+    instance = pages.start(values=TRAVEL_ANSWERS)
+    page = pages.browser().open(pages.link(instance))
+    assert "Complete, not submitted yet" in page.text
+    assert all("Answered" in field_row(page.text, f) for f in TRAVEL_ANSWERS)
 
 
 def test_a_closed_form_says_so_and_why(pages: Pages) -> None:
