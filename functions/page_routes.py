@@ -137,7 +137,7 @@ def form_page(instance_id: Annotated[str, Path()]) -> Response[str]:
     try:
         from forms.app.pages import form_page as build
 
-        view = build(app.service.loop, caller, instance_id)
+        view = build(app.service.loop, caller, instance_id, app.documents)
     except ToolError:
         return _refused("not_found")
     from functions.pages import render

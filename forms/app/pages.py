@@ -18,12 +18,15 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from forms.app.catalog import Catalog, tenant_key
 from forms.app.conversation import Caller, locate
 from forms.app.loop import CommitLoop
 from forms.compiled import CompiledForm
 from forms.engine import evaluate
+from forms.errors import NotFound
 from forms.evaluation import Evaluation
 from forms.instance import FormInstance, Recollection, Revision
+from forms.storage.documents import FormDocumentStore
 from forms.surface.recalled import from_account, memory_mark, standing
 from forms.surface.view import field_row, undo_redo
 
@@ -96,6 +99,9 @@ class FieldView:
     memory: MemoryView | None
     decided_by: str | None
     revisions: tuple[RevisionView, ...]
+    column: tuple[int, int] | None = None
+    """A document form's place on its 12-column grid: the first column (1-12) and the width
+    (1-12); None for a code form, or a field the document placed nowhere."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +111,8 @@ class StepView:
     state: str
     guidance: str | None
     fields: tuple[FieldView, ...]
+    grid: bool = False
+    """Whether its fields sit on the document's 12-column grid (``FieldView.column``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,21 +157,33 @@ class FormPage:
     """The instance's version: what a later post will say it was rendered from."""
 
 
-def form_page(loop: CommitLoop, caller: Caller, instance_id: str) -> FormPage:
+def form_page(
+    loop: CommitLoop,
+    caller: Caller,
+    instance_id: str,
+    documents: FormDocumentStore | None = None,
+) -> FormPage:
     """The page of the caller's instance ``instance_id`` (``UnknownInstance`` when the
-    caller's conversation holds none: missing, another principal's or another tenant's)."""
+    caller's conversation holds none: missing, another principal's or another tenant's).
+    With ``documents``, a tenant's published document form is laid out on its 12-column grid
+    (one more read, of the version the instance runs on)."""
     stored, _ = locate(loop, caller, "", instance_id)
     form, instance = loop.settle(stored)
     ev = evaluate(form, instance)
     closed = instance.state.status != "open"
     marks = standing(form, instance, ev)
+    columns = document_columns(loop, documents, instance)
     steps = tuple(
         StepView(
             id=step.id,
             title=step.title,
             state=_step_state(instance, ev, step.id),
             guidance=step.guidance,
-            fields=tuple(_field(form, instance, ev, f, closed, marks.get(f)) for f in step.fields),
+            fields=tuple(
+                _field(form, instance, ev, f, closed, marks.get(f), columns.get(f))
+                for f in step.fields
+            ),
+            grid=any(f in columns for f in step.fields),
         )
         for step in form.steps.values()
     )
@@ -208,6 +228,30 @@ def form_page(loop: CommitLoop, caller: Caller, instance_id: str) -> FormPage:
     )
 
 
+def document_columns(
+    loop: CommitLoop, documents: FormDocumentStore | None, instance: FormInstance
+) -> dict[str, tuple[int, int]]:
+    """Each laid-out field of a published document form: its first column (1-12) and width,
+    from the version ``instance`` runs on; empty for a code form or without ``documents``."""
+    catalog = loop.registry
+    if documents is None or not isinstance(catalog, Catalog):
+        return {}
+    if catalog.registry.serves(instance.form_id):
+        return {}
+    try:
+        published = documents.published(
+            tenant_key(instance.principal), instance.form_id, instance.form_version
+        )
+    except NotFound:
+        return {}
+    return {
+        item.id: (item.layout.x + 1, item.layout.w)
+        for step in published.document.steps
+        for item in step.items
+        if item.layout is not None  # a block's id names no field: never looked up
+    }
+
+
 def _step_state(instance: FormInstance, ev: Evaluation, step_id: str) -> str:
     if instance.state.status != "open":
         return f"closed ({instance.state.status})"
@@ -225,6 +269,7 @@ def _field(
     field_id: str,
     closed: bool,
     mark: Recollection | None,
+    column: tuple[int, int] | None = None,
 ) -> FieldView:
     field = form.fields[field_id]
     fe = ev.fields[field_id]
@@ -254,6 +299,7 @@ def _field(
         memory=_memory(mark) if mark is not None else None,
         decided_by=row.get("decided_by"),
         revisions=revisions,
+        column=column,
     )
 
 

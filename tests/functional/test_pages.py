@@ -446,6 +446,58 @@ def test_a_complete_open_form_says_it_is_not_submitted_yet(pages: Pages) -> None
     assert all("Answered" in field_row(page.text, f) for f in TRAVEL_ANSWERS)
 
 
+TWO_COLUMNS: dict[str, Any] = {
+    "id": "two-columns",
+    "title": "Two columns",
+    "steps": [
+        {
+            "id": "names",
+            "title": "Names",
+            "items": [
+                {"kind": "heading", "id": "top", "text": "Who", "layout": {"x": 0, "y": 0}},
+                {
+                    "kind": "short_text",
+                    "id": "first",
+                    "label": "First name",
+                    "layout": {"x": 0, "y": 1, "w": 6},
+                },
+                {
+                    "kind": "short_text",
+                    "id": "last",
+                    "label": "Last name",
+                    "layout": {"x": 6, "y": 1, "w": 6},
+                },
+                {"kind": "short_text", "id": "nick", "label": "Nickname", "required": False},
+            ],
+        }
+    ],
+}
+
+
+def test_a_document_form_is_laid_out_on_its_12_column_grid() -> None:
+    # GIVEN acme's published document placing two fields side by side, started by alice
+    from forms.documents.model import FormDocument
+
+    api = Api(bootstrap(SETTINGS, store=InMemoryFormStore()))
+    document = FormDocument.model_validate(TWO_COLUMNS)
+    api.app.documents.publish("acme", document, by="acme/cy", at=T0)
+    pages = Pages(api, Clock())
+    instance = pages.start("two-columns")
+    # WHEN she opens the page
+    page = pages.browser().open(pages.link(instance))
+    # THEN the step is a grid, each field at its column and width, an unplaced one full width
+    assert '<ul class="fields grid">' in page.text
+    first = re.search(r'<li class="([^"]*)" data-field="first"', page.text)
+    last = re.search(r'<li class="([^"]*)" data-field="last"', page.text)
+    nick = re.search(r'<li class="([^"]*)" data-field="nick"', page.text)
+    assert first and "col-start-1 col-span-6" in first.group(1)
+    assert last and "col-start-7 col-span-6" in last.group(1)
+    assert nick and "col-span-12" in nick.group(1) and "col-start" not in nick.group(1)
+    # AND a code form's steps are no grid
+    code = pages.browser().open(pages.link(pages.start()))
+    assert "grid" not in code.text.split("<main", 1)[1]
+
+
 def test_a_closed_form_says_so_and_why(pages: Pages) -> None:
     instance = pages.start()
     closed = pages.api.call("form_abandon", form="travel-claim", reason="not travelling <now>")
