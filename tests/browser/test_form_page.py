@@ -1,0 +1,387 @@
+"""The form page in headless Chromium, on the local stack as ``make dev`` runs it.
+
+An agent's calls go over HTTP with dev tokens (the tools, ``POST .../page-links``); the person's
+side is the browser, which opens the minted link and is given the session cookie. Against it:
+the page shows the instance as the tools left it (steps, fields, a held answer after a flip);
+every bad link (altered, expired, foreign, used twice, made up) gets the same refusal page;
+text a model or a person wrote never runs as script, and the Content Security Policy refuses
+inline script; the page is usable by keyboard alone, passes axe-core without a serious or
+critical violation, and fits a phone's width. The run writes the screenshots the docs show
+(``docs/images/``).
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from threading import Thread
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page
+
+from infra.local.stack import LocalStack
+from tests.browser.conftest import (
+    DESKTOP,
+    PHONE,
+    Agent,
+    Console,
+    axe_violations,
+    horizontal_overflow,
+    link_fields,
+    screenshots,
+    signed,
+)
+
+ALICE, BOB = "dev:acme:alice", "dev:acme:bob"
+INJECTED = '<script>window.__pwned = "script"; alert(1)</script>'
+INJECTED_ATTRIBUTE = '"><img src=x onerror="window.__pwned = \'attribute\'">'
+
+
+@pytest.fixture
+def alice(stack: LocalStack) -> Iterator[Agent]:
+    with Agent(stack.api_url, ALICE) as agent:
+        yield agent
+
+
+@pytest.fixture
+def bob(stack: LocalStack) -> Iterator[Agent]:
+    with Agent(stack.api_url, BOB) as agent:
+        yield agent
+
+
+def row(page: Page, field_id: str) -> Any:
+    """The field's entry on the page: its label, state, value, who wrote it, its history."""
+    return page.locator(f'[data-field="{field_id}"]')
+
+
+def refusal_url(page: Page) -> str:
+    """A page address no link leads to, on the stack ``page`` is on: refused."""
+    parts = urlsplit(page.url)
+    return f"{parts.scheme}://{parts.netloc}/pages/enter/not-a-link"
+
+
+def form_url(page: Page, instance: str) -> str:
+    parts = urlsplit(page.url)
+    return f"{parts.scheme}://{parts.netloc}/pages/forms/{quote(instance, safe='')}"
+
+
+def open_form(page: Page, url: str) -> Any:
+    response = page.goto(url)
+    assert response is not None
+    assert response.status == 200, response.status
+    return response
+
+
+# ------------------------------------------------------------------------- the page
+
+
+def test_a_minted_link_opens_the_page_with_the_instances_steps_and_fields(
+    page: Page, context: BrowserContext, alice: Agent
+) -> None:
+    # GIVEN an instance the agent started with a destination
+    instance = alice.start({"destination": "Lisbon", "full_name": "Ana Lima"})
+    # WHEN the person opens the link the agent minted for it
+    open_form(page, alice.link(instance))
+    # THEN they are on the instance's page, the token gone from the address bar
+    assert urlsplit(page.url).path == f"/pages/forms/{instance}"
+    assert "Travel expense claim" in page.locator("h1").inner_text()
+    # AND every step and its fields are shown, the answers with their values
+    for title in ("Claimant", "Trip", "Travel", "Approval"):
+        assert page.get_by_role("heading", level=2, name=title).count() == 1, title
+    assert "Lisbon" in row(page, "destination").inner_text()
+    assert "Ana Lima" in row(page, "full_name").inner_text()
+    assert "Answered" in row(page, "destination").inner_text()
+    assert "Pending" in row(page, "staff_id").inner_text()
+    # AND the session cookie is out of the page's script's reach, for this site only
+    [cookie] = context.cookies()
+    assert cookie["httpOnly"] and cookie["sameSite"] in ("Strict", "Lax")
+    assert cookie["path"] == "/pages/"
+
+
+def test_a_held_answer_shows_after_a_flip_made_through_the_tools(page: Page, alice: Agent) -> None:
+    # GIVEN a flight number answered while the mode was air
+    instance = alice.start({"destination": "Lisbon"})
+    alice.fill(instance, {"mode": "air", "flight_number": "TP1234"})
+    # WHEN the agent changes the mode to rail through the tools
+    alice.fill(instance, {"mode": "rail"})
+    open_form(page, alice.link(instance))
+    # THEN the page shows the flight number held, its value kept
+    flight = row(page, "flight_number").inner_text()
+    assert "Held" in flight and "TP1234" in flight and "does not apply" in flight
+    assert "rail" in row(page, "mode").inner_text()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the session cookie is SameSite=Strict: Chromium does not send it on the redirect "
+    "of a navigation another site started, so a link clicked in a chat app lands on the "
+    "refusal page (and is spent); SameSite=Lax would be sent on that top-level GET",
+)
+def test_a_link_opened_from_another_site_lands_on_the_page(page: Page, alice: Agent) -> None:
+    # GIVEN a chat app on another site (localhost is another site than 127.0.0.1) showing the
+    # link, as a chatbot's "review your answers" message does
+    instance = alice.start({"destination": "Lisbon"})
+    url = alice.link(instance)
+    with _serving(f'<!doctype html><title>Chat</title><a href="{url}">Review</a>') as chat:
+        page.goto(chat)
+        # WHEN the person clicks it
+        with page.expect_navigation():
+            page.get_by_role("link", name="Review").click()
+    # THEN the page opens (the session cookie reaches the page the link redirects to)
+    assert urlsplit(page.url).path == f"/pages/forms/{instance}"
+    assert page.locator("h1").inner_text() == "Travel expense claim"
+    assert "Lisbon" in row(page, "destination").inner_text()
+
+
+# ------------------------------------------------------------------------- refusals
+
+
+def test_altered_expired_foreign_used_and_made_up_links_get_the_same_refusal(
+    browser: Browser, page: Page, alice: Agent, bob: Agent
+) -> None:
+    instance = alice.start({"destination": "Lisbon"})
+    good = alice.link(instance)
+    token = urlsplit(good).path.rsplit("/", 1)[1]
+    flipped = token[:-1] + ("A" if token[-1] != "A" else "B")
+    bobs = bob.link(bob.start())
+    bad = {
+        # the signature no longer matches
+        "altered": good.rsplit("/", 1)[0] + "/" + flipped,
+        # signed with the right key, expired a second ago
+        "expired": signed(good, x=int(time.time()) - 1),
+        # signed with the right key for bob, naming alice's instance in alice's conversation
+        "foreign": signed(good, p=link_fields(bobs)["p"]),
+        # bob's own valid link, pointed at alice's conversation
+        "foreign conversation": signed(bobs, c=link_fields(good)["c"], i=instance),
+        "made up": good.rsplit("/", 1)[0] + "/v1.e30.AAAA",
+    }
+    # GIVEN the good link was used once (then it is spent)
+    open_form(page, good)
+    bad["used twice"] = good
+    seen = {}
+    for why, url in bad.items():
+        fresh = browser.new_context()
+        try:
+            tab = fresh.new_page()
+            response = tab.goto(url)
+            assert response is not None
+            seen[why] = (response.status, tab.title(), tab.locator("body").inner_text())
+            # AND nothing of the instance is revealed
+            assert instance not in tab.content()
+            assert "Lisbon" not in tab.content()
+        finally:
+            fresh.close()
+    # THEN each is refused with the same status and the same page
+    assert len(set(seen.values())) == 1, seen
+    status, title, _ = seen["altered"]
+    assert status == 404
+    assert title
+
+
+def test_a_session_opens_its_own_instance_only(page: Page, alice: Agent, bob: Agent) -> None:
+    # GIVEN alice's instance, and bob's browser holding a session for his own
+    instance = alice.start({"destination": "Lisbon"})
+    bobs = bob.start()
+    open_form(page, bob.link(bobs))
+    made_up = page.goto(refusal_url(page))
+    assert made_up is not None
+    expected = (made_up.status, page.locator("body").inner_text())
+    # WHEN his browser asks for alice's page
+    response = page.goto(form_url(page, instance))
+    # THEN it is the same refusal as a made-up link, nothing of hers shown
+    assert response is not None
+    assert (response.status, page.locator("body").inner_text()) == expected
+    assert "Lisbon" not in page.content()
+    # AND his own page still opens with his session
+    assert open_form(page, form_url(page, bobs))
+
+
+# ------------------------------------------------------------------------- security
+
+
+def test_text_from_the_model_never_runs_and_the_csp_refuses_inline_script(
+    page: Page, console: Console, alice: Agent
+) -> None:
+    # GIVEN answers holding markup and script, as a model or a person could send them
+    instance = alice.start(
+        {"destination": INJECTED, "full_name": INJECTED_ATTRIBUTE, "purpose": "{{ 7 * 7 }}"}
+    )
+    # WHEN the page is opened
+    response = open_form(page, alice.link(instance))
+    # THEN the text is shown as text and nothing ran: no dialog, no global set
+    assert INJECTED in row(page, "destination").inner_text()
+    assert INJECTED_ATTRIBUTE in row(page, "full_name").inner_text()
+    assert "{{ 7 * 7 }}" in row(page, "purpose").inner_text()
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert console.dialogs == []
+    # AND the page's Content Security Policy allows no inline script
+    policy = response.headers["content-security-policy"]
+    script_src = next(d for d in policy.split(";") if d.strip().startswith("script-src"))
+    assert "'unsafe-inline'" not in script_src and "'unsafe-eval'" not in policy
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert "frame-ancestors 'none'" in policy
+    # AND the browser enforces it: an inline script added to the page does not run
+    ran = page.evaluate(
+        """() => {
+            const s = document.createElement("script");
+            s.textContent = "window.__inline = true";
+            document.body.append(s);
+            return window.__inline === true;
+        }"""
+    )
+    assert ran is False
+    assert any("Content Security Policy" in message for message in console.errors)
+
+
+# ------------------------------------------------------------------------- access
+
+
+INTERACTIVE = "a[href], button, input, select, textarea, summary, [tabindex]"
+
+
+def test_tab_reaches_every_control_in_order_each_with_a_name(page: Page, alice: Agent) -> None:
+    # GIVEN a page with history on its fields (two revisions of the destination)
+    instance = alice.start({"destination": "Lisbon"})
+    alice.fill(instance, {"destination": "Porto", "mode": "rail"})
+    open_form(page, alice.link(instance))
+    controls: list[str] = page.evaluate(
+        """(selector) => [...document.querySelectorAll(selector)]
+            .filter((e) => e.tabIndex >= 0 && !e.disabled && e.getClientRects().length > 0)
+            .map((e) => e.outerHTML.slice(0, 80))""",
+        INTERACTIVE,
+    )
+    assert controls, "the page has no control to reach"
+    # WHEN the person presses Tab through the page
+    reached: list[tuple[str, str]] = []
+    for _ in controls:
+        page.keyboard.press("Tab")
+        reached.append(
+            page.evaluate(
+                """() => {
+                    const e = document.activeElement;
+                    const label = e.labels && e.labels.length ? e.labels[0].innerText : "";
+                    const name = (e.getAttribute("aria-label") || label || e.innerText
+                        || e.value || "").trim();
+                    return [e.outerHTML.slice(0, 80), name];
+                }"""
+            )
+        )
+    # THEN focus visits every control in document order, and each has a name to announce
+    assert [html for html, _ in reached] == controls
+    assert all(name for _, name in reached), reached
+    # AND a revision history opens from the keyboard
+    summaries = page.locator("details summary")
+    if summaries.count():
+        summaries.first.focus()
+        page.keyboard.press("Enter")
+        assert page.locator("details").first.get_attribute("open") is not None
+
+
+def test_axe_finds_no_serious_violation_on_the_page_or_the_refusal(
+    page: Page, alice: Agent
+) -> None:
+    # GIVEN a page with answered, pending, held and not applicable fields
+    instance = alice.start({"destination": "Lisbon", "full_name": "Ana Lima"})
+    alice.fill(instance, {"mode": "air", "flight_number": "TP1234"})
+    alice.fill(instance, {"mode": "car"})
+    open_form(page, alice.link(instance))
+    # THEN axe-core finds no serious or critical violation
+    assert axe_violations(page) == []
+    # AND with every revision history open
+    page.evaluate("() => document.querySelectorAll('details').forEach((d) => { d.open = true })")
+    assert axe_violations(page) == []
+    # AND on the refusal page
+    page.goto(refusal_url(page))
+    assert axe_violations(page) == []
+
+
+def test_a_phone_sized_viewport_has_no_horizontal_scroll(page: Page, alice: Agent) -> None:
+    # GIVEN long answers without a place to break, and a long label's history open
+    long_word = "Llanfairpwllgwyngyllgogerychwyrndrobwllllantysiliogogogoch" * 2
+    instance = alice.start({"destination": long_word, "purpose": "x" * 300})
+    alice.fill(
+        instance,
+        {"destination": long_word + "-again", "manager_email": "a@" + long_word + ".example"},
+    )
+    page.set_viewport_size(PHONE)
+    open_form(page, alice.link(instance))
+    page.evaluate("() => document.querySelectorAll('details').forEach((d) => { d.open = true })")
+    # THEN the page is no wider than the phone's screen
+    assert horizontal_overflow(page) == 0
+    # AND neither is the refusal page
+    page.goto(refusal_url(page))
+    assert horizontal_overflow(page) == 0
+
+
+# ------------------------------------------------------------------------- screenshots
+
+
+def png_width(path: Path) -> int:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", path
+    width: int = struct.unpack(">I", data[16:20])[0]
+    return width
+
+
+def test_the_run_writes_the_pages_screenshots(page: Page, alice: Agent) -> None:
+    # GIVEN a claim part way through: answers, a held one, one pending
+    instance = alice.start({"full_name": "Ana Lima", "staff_id": "AB1234"})
+    alice.fill(
+        instance,
+        {
+            "destination": "Lisbon",
+            "departure_date": "2025-04-01",
+            "return_date": "2025-04-03",
+            "mode": "air",
+            "flight_number": "TP1234",
+        },
+    )
+    alice.fill(instance, {"mode": "rail", "total": 420})
+    open_form(page, alice.link(instance))
+    page.locator('[data-field="mode"] summary').click()
+    # WHEN the run takes its screenshots
+    written = screenshots(page, "form-page")
+    refusal = page.goto(refusal_url(page))
+    assert refusal is not None
+    written += screenshots(page, "refusal-page")
+    # THEN each is a PNG of the viewport's width, under docs/images/
+    widths = [png_width(path) for path in written]
+    assert widths == [PHONE["width"], DESKTOP["width"]] * 2
+
+
+# ------------------------------------------------------------------------- helpers
+
+
+class _Chat(BaseHTTPRequestHandler):
+    body = b""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+@contextmanager
+def _serving(html: str) -> Iterator[str]:
+    """A one-page site on ``localhost`` (another site than the stack's ``127.0.0.1``)."""
+    handler = type("Handler", (_Chat,), {"body": html.encode()})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://localhost:{server.server_port}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
