@@ -6,14 +6,16 @@ the page shows the instance as the tools left it (steps, fields, a held answer a
 every bad link (altered, expired, foreign, used twice, made up) gets the same refusal page;
 text a model or a person wrote never runs as script, and the Content Security Policy refuses
 inline script; the page is usable by keyboard alone, passes axe-core without a serious or
-critical violation, and fits a phone's width. The run writes the screenshots the docs show
-(``docs/images/``).
+critical violation, and fits a phone's width. A tenant's published document form keeps its
+12-column layout on a desktop and one column on a phone, its labels shown as text. The run
+writes the screenshots the docs show (``docs/images/``).
 """
 
 from __future__ import annotations
 
 import struct
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,6 +24,7 @@ from threading import Thread
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+import httpx
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page
 
@@ -385,3 +388,67 @@ def _serving(html: str) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+# ------------------------------------------------------------------------- document forms
+
+AUTHOR, PUBLISHER = "dev:acme:ana", "dev:acme:cy;roles=form_publisher"
+MARKUP_LABEL = '<script>window.__pwned = "label"</script>Name'
+
+
+def publish_document(stack: LocalStack) -> str:
+    """A tenant's form built through the builder tools and published: two fields side by side
+    on the 12-column grid (the first one's label holding markup), a third full width."""
+    form = f"intake-{uuid.uuid4().hex[:8]}"
+    with httpx.Client(base_url=stack.api_url, timeout=30) as http:
+
+        def build(tool: str, payload: dict[str, Any]) -> None:
+            body = {"tool_call_id": f"b-{uuid.uuid4().hex[:10]}", "input": payload}
+            response = http.post(
+                f"/builder/forms/{form}/tools/{tool}",
+                json=body,
+                headers={"Authorization": f"Bearer {AUTHOR}"},
+            )
+            assert response.status_code == 200 and response.json()["ok"], response.text
+
+        build("create_form", {"title": "Intake", "steps": [{"title": "You"}]})
+        for label, kind, place in (
+            (MARKUP_LABEL, "short_text", {"x": 0, "y": 0, "w": 6, "h": 1}),
+            ("Email", "email", {"x": 6, "y": 0, "w": 6, "h": 1}),
+            ("Anything else", "long_text", {"x": 0, "y": 1, "w": 12, "h": 2}),
+        ):
+            build("add_field", {"field": {"kind": kind, "label": label, "layout": place}})
+        published = http.post(
+            f"/builder/forms/{form}/publish", headers={"Authorization": f"Bearer {PUBLISHER}"}
+        )
+        assert published.status_code == 200, published.text
+    return form
+
+
+def test_a_document_form_keeps_its_grid_and_shows_markup_in_a_label_as_text(
+    page: Page, console: Console, stack: LocalStack
+) -> None:
+    # GIVEN a published document form with two fields side by side, one label holding markup
+    form = publish_document(stack)
+    with Agent(stack.api_url, ALICE, form=form) as agent:
+        instance = agent.start()
+        url = agent.link(instance)
+    # WHEN the person opens its page on a desktop
+    open_form(page, url)
+    rows = page.locator("[data-field]")
+    assert rows.count() == 3
+    first, second, third = (rows.nth(i).bounding_box() for i in range(3))
+    assert first and second and third
+    # THEN the first two sit side by side, the third below them at full width
+    assert first["y"] == second["y"] and first["x"] < second["x"]
+    assert third["y"] > first["y"] and third["width"] > first["width"] * 1.8
+    # AND the label's markup is text: shown as written, never run
+    assert MARKUP_LABEL in rows.nth(0).inner_text()
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert console.dialogs == []
+    assert axe_violations(page) == []
+    # AND on a phone the fields stack in one column, without horizontal scroll
+    page.set_viewport_size(PHONE)
+    first, second = rows.nth(0).bounding_box(), rows.nth(1).bounding_box()
+    assert first and second and second["y"] > first["y"]
+    assert horizontal_overflow(page) == 0
