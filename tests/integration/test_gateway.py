@@ -597,8 +597,15 @@ def test_a_handler_that_cannot_be_imported_fails_at_start() -> None:
 def test_a_route_without_an_authorizer_needs_no_token(
     gateway: LocalGateway, recorder: Recorder
 ) -> None:
-    # GIVEN the template's webhook route (Auth: NONE)
-    (route,) = [r for r in gateway.routes if not r.authorized]
+    # GIVEN the template's webhook route (Auth: NONE; so are the page routes)
+    unauthorized = {r.path for r in gateway.routes if not r.authorized}
+    assert unauthorized == {
+        "/webhooks/{source}",
+        "/pages/enter/{token}",
+        "/pages/forms/{instance_id}",
+        "/pages/static/{name}",
+    }
+    (route,) = [r for r in gateway.routes if r.path == "/webhooks/{source}"]
     # WHEN it is called with no Authorization header
     status, _, _ = send(
         gateway, route.method, concrete(route.path), {"Content-Type": "application/json"}, b"{}"
