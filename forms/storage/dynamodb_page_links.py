@@ -3,8 +3,9 @@
 One item per used link: ``pk = PL#<principal>``, ``sk = <link id>``, ``expires_at`` (unix
 seconds, the table's TTL attribute). A claim is one conditional ``PutItem``
 (``attribute_not_exists(pk)``): of two exchanges of one link racing, exactly one wins. The
-principal (``tenant/sub``) holds no ``#``, so the keys of two principals never collide, nor
-with the other kinds of item (``I#``, ``W#``...).
+principal (``tenant/sub``) is escaped as every adapter escapes a key part (``%`` and ``#``),
+so the keys of two principals never collide, nor with the other kinds of item (``I#``,
+``W#``, ``M#``...).
 
 This module does not import boto3: the client comes from the caller.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from forms.storage.dynamodb_requests import escape, n, reason_codes, s
 from forms.storage.page_links import PageLinkLedger
 
 PAGE_LINK_PREFIX = "PL#"
@@ -30,12 +32,14 @@ class DynamoDBPageLinkLedger(PageLinkLedger):
             self._client.put_item(
                 TableName=self._table,
                 Item={
-                    "pk": {"S": f"{PAGE_LINK_PREFIX}{principal}"},
-                    "sk": {"S": link_id},
-                    "expires_at": {"N": str(int(expires_at))},
+                    "pk": s(PAGE_LINK_PREFIX + escape(principal)),
+                    "sk": s(link_id),
+                    "expires_at": n(int(expires_at)),
                 },
                 ConditionExpression="attribute_not_exists(pk)",
             )
-        except self._client.exceptions.ConditionalCheckFailedException:
-            return False
+        except Exception as exc:
+            if reason_codes(exc) == ["ConditionalCheckFailed"]:
+                return False  # claimed before
+            raise
         return True

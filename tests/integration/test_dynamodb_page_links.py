@@ -27,3 +27,12 @@ def test_of_claims_racing_on_one_link_exactly_one_wins(dynamodb: Any, table: str
     with ThreadPoolExecutor(8) as pool:
         won = list(pool.map(lambda _: ledger.claim("acme/alice", "race", UNTIL), range(8)))
     assert won.count(True) == 1
+
+
+def test_principals_that_differ_only_by_an_escape_are_two_principals(
+    dynamodb: Any, table: str
+) -> None:
+    ledger = DynamoDBPageLinkLedger(dynamodb, table)
+    assert ledger.claim("acme/a#b", "link", UNTIL)
+    assert ledger.claim("acme/a%23b", "link", UNTIL)
+    assert not ledger.claim("acme/a#b", "link", UNTIL)
