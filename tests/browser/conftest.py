@@ -110,12 +110,20 @@ expiry in the past, or for another principal): a forgery only a holder of the ke
 which the API must still refuse."""
 
 
+STACK_ENVIRONMENT = {
+    "FORMWORK_PAGE_KEY": PAGE_KEY,
+    # memory's recall deadline, wider than the shipped one: a form started on a busy test
+    # machine still gets its fills and offers in its first call
+    "FORMWORK_MEMORY_DEADLINE_MS": "2000",
+}
+
+
 @pytest.fixture(scope="package")
 def stack() -> Iterator[LocalStack]:
     """The local stack, on a DynamoDB Local of its own, signing pages with ``PAGE_KEY``."""
     with (
         DynamoDBLocal() as dynamodb,
-        local_stack(dynamodb, environment={"FORMWORK_PAGE_KEY": PAGE_KEY}) as up,
+        local_stack(dynamodb, environment=STACK_ENVIRONMENT) as up,
     ):
         yield up
 
@@ -152,7 +160,12 @@ class Agent:
         return instance
 
     def fill(self, instance: str, values: dict[str, Any]) -> dict[str, Any]:
-        return self.call("form_fill", {"instance": instance, "values": values})
+        return self.call("form_fill", {"form": self.form, "instance": instance, "values": values})
+
+    def state(self, key: str, fact: dict[str, Any]) -> None:
+        """The chatbot backend states a fact of the principal's memory (``PUT /memory/facts``)."""
+        response = self.http.put(f"/memory/facts/{key}", json=fact)
+        assert response.status_code == 200, response.text
 
     def link(self, instance: str) -> str:
         """A page link to ``instance``, as the chatbot backend mints one for its user."""

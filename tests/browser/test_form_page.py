@@ -322,6 +322,25 @@ def test_a_phone_sized_viewport_has_no_horizontal_scroll(page: Page, alice: Agen
     assert horizontal_overflow(page) == 0
 
 
+def test_what_memory_filled_and_offered_is_marked(page: Page, stack: LocalStack) -> None:
+    # GIVEN a person's height stated in their own words, and their weight
+    person = f"dev:acme:p{uuid.uuid4().hex[:8]}"
+    with Agent(stack.api_url, person, form="health-check") as agent:
+        agent.state("person.height_cm", {"words": "5'8\""})
+        agent.state("person.weight_kg", {"value": 70, "words": "70 kg"})
+        # WHEN a check-in starts and its page is opened
+        instance = agent.start()
+        open_form(page, agent.link(instance))
+    # THEN the height is filled and marked unconfirmed, with the words it was read from
+    height = row(page, "height_cm").inner_text()
+    assert "173" in height and "not confirmed" in height and "5'8\"" in height
+    # AND the weight is only offered, not an answer
+    weight = row(page, "weight_kg").inner_text()
+    assert "Memory offers: 70" in weight and "Answered" not in weight
+    assert axe_violations(page) == []
+    screenshots(page, "memory-marks")
+
+
 # ------------------------------------------------------------------------- screenshots
 
 
