@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from forms.storage.page_links import InMemoryPageLinkLedger
+from forms.storage.page_links import InMemoryPageLinkLedger, PageLinkLedger
+from forms.storage.page_links_contract import PageLinkLedgerContract
 from formwork.config import ConfigError
 from functions.pages import access
 from tests.support import app_for
@@ -181,9 +182,7 @@ def test_a_key_from_secrets_manager_is_read_once_and_kept(
     assert reads == ["arn:aws:secretsmanager:x:1:secret:page-key"]
 
 
-def test_the_in_memory_ledger_claims_a_link_once_per_principal() -> None:
-    ledger = InMemoryPageLinkLedger()
-    assert ledger.claim("acme/alice", "link-1", NOW + 60)
-    assert not ledger.claim("acme/alice", "link-1", NOW + 60)
-    # another principal's link of the same id is another link
-    assert ledger.claim("globex/alice", "link-1", NOW + 60)
+class TestInMemoryPageLinkLedger(PageLinkLedgerContract):
+    @pytest.fixture
+    def ledger(self) -> PageLinkLedger:
+        return InMemoryPageLinkLedger()
