@@ -4,7 +4,9 @@
   single-use link to one of the caller's instances in that conversation; any other instance
   (missing, another principal's, another tenant's, another conversation's) is one 404.
 * ``GET /pages/enter/{token}`` (no JWT): the link exchanged, once, for a session cookie, then
-  a 303 to the page.
+  a 303 to the page; when another site started the navigation (``Sec-Fetch-Site:
+  cross-site``: the link clicked in a chat app), a page of this site that moves on to the form
+  by itself instead, so the ``SameSite=Strict`` cookie goes with that move.
 * ``GET /pages/forms/{instance_id}`` (no JWT, the session cookie): the form page.
 * ``GET /pages/static/{name}`` (public): the stylesheet.
 
@@ -124,7 +126,12 @@ def enter_page(token: Annotated[str, Path()]) -> Response[str]:
     )
     from functions.pages import render
 
-    return render.redirect(FORM_PATH + quote(link.instance_id, safe=""), [cookie])
+    location = FORM_PATH + quote(link.instance_id, safe="")
+    if _headers(router.current_event.raw_event).get("sec-fetch-site") == "cross-site":
+        # a link clicked on another site (the chat app): Chromium would not send the Strict
+        # cookie on a redirect of that navigation, so the page moves on from this site itself
+        return render.hop(location, [cookie])
+    return render.redirect(location, [cookie])
 
 
 @router.get("/pages/forms/<instance_id>", include_in_schema=False)

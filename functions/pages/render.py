@@ -89,6 +89,14 @@ def redirect(location: str, cookies: list[Cookie]) -> Response[str]:
     return page(303, "", headers={"Location": location}, cookies=cookies)
 
 
+def hop(location: str, cookies: list[Cookie]) -> Response[str]:
+    """A page of this site that moves on to ``location`` by itself (a meta refresh, no script;
+    a link for a browser that does not), setting ``cookies``: the move starts on this site, so
+    a ``SameSite=Strict`` cookie goes with it, where a redirect of a navigation another site
+    started would leave it behind."""
+    return page(200, render("enter.html", location=location), cookies=cookies)
+
+
 @cache
 def static_file(name: str) -> bytes | None:
     """The bytes of a shipped static file, or None (no such file, or a name not allowed)."""

@@ -150,6 +150,35 @@ def test_a_link_is_minted_for_the_callers_own_instance_and_opens_its_page(pages:
     assert "Travel expense claim" in page.text
 
 
+def test_a_link_clicked_on_another_site_moves_on_from_this_site_with_its_cookie(
+    pages: Pages,
+) -> None:
+    # GIVEN a link opened from a chat app on another site (Chromium says so in Sec-Fetch-Site)
+    instance = pages.start()
+    path = urlsplit(pages.link(instance)).path
+    event = build_event("GET", path, claims=None, headers={"sec-fetch-site": "cross-site"})
+    # WHEN the link is entered
+    entered = pages.api.send(event)
+    # THEN the cookie is set on a page of this site that moves on to the form by itself (a
+    # redirect of another site's navigation would leave a SameSite=Strict cookie behind)
+    assert entered.status == 200
+    (cookie,) = entered.raw["cookies"]
+    assert "SameSite=Strict" in cookie and "HttpOnly" in cookie
+    target = f"/pages/forms/{instance}"
+    assert f'<meta http-equiv="refresh" content="0; url={target}">' in entered.text
+    assert f'<a href="{target}">' in entered.text and "<script" not in entered.text
+    assert entered.headers["content-security-policy"] == render.CSP
+    assert entered.headers["referrer-policy"] == "no-referrer"
+    # AND the link is spent all the same, and a same-site or typed entry is a plain 303
+    assert refused(pages.browser().get(path))
+    for site in ("same-origin", "same-site", "none"):
+        again = urlsplit(pages.link(instance)).path
+        response = pages.api.send(
+            build_event("GET", again, claims=None, headers={"sec-fetch-site": site})
+        )
+        assert response.status == 303, site
+
+
 @pytest.mark.parametrize(
     ("conversation", "claims", "which"),
     [
