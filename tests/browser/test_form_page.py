@@ -5,7 +5,7 @@ side is the browser, which opens the minted link and is given the session cookie
 the page shows the instance as the tools left it (steps, fields, a held answer after a flip);
 every bad link (altered, expired, foreign, used twice, made up) gets the same refusal page;
 text a model or a person wrote never runs as script, and the Content Security Policy refuses
-inline script; the page is usable by keyboard alone, passes axe-core without a serious or
+inline script; the page reads without script, is usable by keyboard alone, passes axe-core without a serious or
 critical violation, and fits a phone's width. A tenant's published document form keeps its
 12-column layout on a desktop and one column on a phone, its labels shown as text. The run
 writes the screenshots the docs show (``docs/images/``).
@@ -284,6 +284,25 @@ def test_tab_reaches_every_control_in_order_each_with_a_name(page: Page, alice: 
         summaries.first.focus()
         page.keyboard.press("Enter")
         assert page.locator("details").first.get_attribute("open") is not None
+
+
+def test_the_page_reads_without_script(browser: Browser, alice: Agent) -> None:
+    # GIVEN a browser with JavaScript turned off
+    instance = alice.start({"destination": "Lisbon"})
+    alice.fill(instance, {"destination": "Porto"})
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        # WHEN the person opens the link
+        open_form(page, alice.link(instance))
+        # THEN the answer is there, and its history opens with a click
+        destination = row(page, "destination")
+        assert "Porto" in destination.inner_text()
+        destination.locator("summary").click()
+        assert destination.locator("details").get_attribute("open") is not None
+        assert "Lisbon" in destination.locator("details").inner_text()
+    finally:
+        context.close()
 
 
 def test_axe_finds_no_serious_violation_on_the_page_or_the_refusal(
