@@ -56,8 +56,8 @@ SOURCE_TEXT: dict[str, str] = {
 }
 """Who wrote a revision, in words (``forms.instance.Source``)."""
 
-HELD_STEP = "kept, but its step does not apply with the current answers"
-HELD_FIELD = "kept, but the question does not apply with the current answers"
+HELD_STEP = "Kept, but its step does not apply with the current answers."
+HELD_FIELD = "Kept, but the question does not apply with the current answers."
 
 
 @dataclass(frozen=True, slots=True)
