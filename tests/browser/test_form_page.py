@@ -5,10 +5,11 @@ side is the browser, which opens the minted link and is given the session cookie
 the page shows the instance as the tools left it (steps, fields, a held answer after a flip);
 every bad link (altered, expired, foreign, used twice, made up) gets the same refusal page;
 text a model or a person wrote never runs as script, and the Content Security Policy refuses
-inline script; the page reads without script, is usable by keyboard alone, passes axe-core without a serious or
-critical violation, and fits a phone's width. A tenant's published document form keeps its
-12-column layout on a desktop and one column on a phone, its labels shown as text. The run
-writes the screenshots the docs show (``docs/images/``).
+inline script; the page reads without script, is usable by keyboard alone, passes axe-core
+without a serious or critical violation, and fits a phone's width; what memory filled or
+offers is marked. A tenant's published document form keeps its 12-column layout on a desktop
+and one column on a phone, its labels shown as text. The run writes the screenshots the docs
+show (``docs/images/``).
 """
 
 from __future__ import annotations
