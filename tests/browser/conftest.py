@@ -17,7 +17,9 @@ Helpers: ``axe_violations`` runs axe-core on the page as served, under its Conte
 Policy (the script is evaluated through the DevTools protocol, which the page's CSP does not
 govern, where a ``<script>`` tag would be refused), and returns the serious and critical
 violations; ``screenshots`` writes a page at a desktop and a phone viewport under
-``docs/images/``, where the current ones are committed and shown in the docs.
+``.local/screenshots/`` (ignored by git), or under ``FORMWORK_SCREENSHOTS`` when it names a
+folder: ``make screenshots`` runs the browser tests with ``docs/images/``, where the current ones
+are committed and shown in the docs. So a test run never dirties the work tree.
 """
 
 from __future__ import annotations
@@ -51,7 +53,9 @@ from tests.integration.stacks import local_stack
 ROOT = Path(__file__).resolve().parents[2]
 BROWSER_PACKAGES = ROOT / "infra" / "browser"
 AXE = BROWSER_PACKAGES / "node_modules" / "axe-core" / "axe.min.js"
-IMAGES = ROOT / "docs" / "images"
+SCREENSHOTS_VARIABLE = "FORMWORK_SCREENSHOTS"
+IMAGES = Path(os.environ.get(SCREENSHOTS_VARIABLE) or ROOT / ".local" / "screenshots")
+"""Where the run writes its screenshots (``docs/images`` with ``make screenshots``)."""
 CHROMIUM_VARIABLE = "FORMWORK_CHROMIUM"
 
 DESKTOP = ViewportSize(width=1280, height=900)
@@ -292,7 +296,7 @@ def horizontal_overflow(page: Page) -> int:
 
 def screenshots(page: Page, name: str) -> list[Path]:
     """Write ``page`` at the desktop and the phone viewport, whole, to
-    ``docs/images/<name>-desktop.png`` and ``<name>-phone.png``; the page is left at the
+    ``<IMAGES>/<name>-desktop.png`` and ``<name>-phone.png``; the page is left at the
     desktop viewport."""
     IMAGES.mkdir(parents=True, exist_ok=True)
     written = []

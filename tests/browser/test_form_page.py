@@ -389,7 +389,7 @@ def test_the_run_writes_the_pages_screenshots(page: Page, alice: Agent) -> None:
     refusal = page.goto(refusal_url(page))
     assert refusal is not None
     written += screenshots(page, "refusal-page")
-    # THEN each is a PNG of the viewport's width, under docs/images/
+    # THEN each is a PNG of the viewport's width, in the run's screenshot folder
     widths = [png_width(path) for path in written]
     assert widths == [PHONE["width"], DESKTOP["width"]] * 2
 
