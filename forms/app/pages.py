@@ -58,6 +58,10 @@ SOURCE_TEXT: dict[str, str] = {
 
 HELD_STEP = "Kept, but its step does not apply with the current answers."
 HELD_FIELD = "Kept, but the question does not apply with the current answers."
+FILLED_FROM_MEMORY = "Filled from memory — not confirmed"
+FILLED_FROM_ACCOUNT = "Filled from your account — not confirmed"
+"""A field's badge while memory's fill (or the account's default) is in force, unconfirmed:
+a state of its own, not "Answered", until the person or the agent confirms it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +81,11 @@ class MemoryView:
     """``fill`` (written, unconfirmed) or ``offer`` (shown, not written)."""
     mark: str
     """The engine's words for it (``from memory, said 2026-09-03; unconfirmed``)."""
+    headline: str
+    """What it is, as a sentence (``Memory offers: 70 kg.``)."""
+    details: tuple[str, ...]
+    """Where it came from, one sentence each: the words it was read from (when derived),
+    and when it was said or last confirmed (nothing for the account's values)."""
     shown: str
     said_as: str | None
     """The user's own words it was read from, when it was derived (``5'8"``)."""
@@ -280,17 +289,22 @@ def _field(
     reason: str | None = row.get("reason")
     if status == "held":
         reason = HELD_STEP if not ev.step_applies[field.step] else HELD_FIELD
+    elif reason:  # the engine's clause for the agent, read on the page as a sentence
+        reason = sentence(reason[:1].upper() + reason[1:])
     revisions: tuple[RevisionView, ...] = ()
     if history is not None:
         revisions = tuple(
             _revision(i, r, i == history.cursor) for i, r in enumerate(history.revisions)
         )
+    status_text = STATUS_TEXT.get(status, status)
+    if mark is not None and mark.use == "fill" and status == "answered":
+        status_text = FILLED_FROM_ACCOUNT if from_account(mark) else FILLED_FROM_MEMORY
     return FieldView(
         id=field.id,
         label=field.label,
         type=row.get("type"),
         status=status,
-        status_text=STATUS_TEXT.get(status, status),
+        status_text=status_text,
         optional=field.optional,
         value=_shown(in_force) if in_force is not None and in_force.kind == "value" else None,
         by=_source(in_force.by) if in_force is not None else None,
@@ -304,14 +318,35 @@ def _field(
 
 
 def _memory(mark: Recollection) -> MemoryView:
+    account = from_account(mark)
+    if mark.use == "fill":
+        source = "your account" if account else "memory"
+        headline = f"Filled from {source}, not confirmed yet."
+    else:
+        headline = sentence(f"{'Your account' if account else 'Memory'} offers: {mark.shown}")
+    details: list[str] = []
+    if mark.derived_from:
+        details.append(sentence(f"Worked out from your words “{mark.derived_from}”"))
+    if not account:  # the account's values are the token's claims: nobody said them
+        verb, _, day = mark.when().partition(" ")
+        details.append(f"You {verb} it on {day}.")
     return MemoryView(
         use=mark.use,
         mark=memory_mark(mark),
+        headline=headline,
+        details=tuple(details),
         shown=mark.shown,
         said_as=mark.derived_from,
         when=mark.when(),
-        from_account=from_account(mark),
+        from_account=account,
     )
+
+
+def sentence(text: str) -> str:
+    """``text`` ending as a sentence: a full stop added unless it already ends with one
+    (or a question or exclamation mark), so a value ending in ``.`` gets no second one."""
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?")) else f"{text}."
 
 
 def _revision(n: int, revision: Revision, in_force: bool) -> RevisionView:

@@ -11,7 +11,7 @@ every author or user text on the page is escaped.
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import date, timedelta
 from html import unescape
 from typing import Annotated, Any
 from urllib.parse import parse_qsl, urlsplit
@@ -19,6 +19,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from pydantic import Field
 
+from forms.app import pages as pages_view
 from forms.definition import FormDef, Step, field
 from forms.storage.memory import InMemoryFormStore
 from formwork.bootstrap import bootstrap
@@ -427,16 +428,35 @@ def test_the_page_marks_memory_fills_and_offers_with_the_users_words() -> None:
     instance = pages.start("health-check")
     # WHEN she opens the page
     page = pages.browser().open(pages.link(instance))
-    # THEN the filled date is marked as from memory and unconfirmed, with when it was said
+    # THEN the filled date's badge says it is from memory and unconfirmed (not "Answered"),
+    # and its note says when she said it, in sentences
     dob = field_row(page.text, "date_of_birth")
+    assert badge(dob) == "Filled from memory — not confirmed"
     assert "1990-04-02" in dob and "Filled from memory, not confirmed yet." in dob
-    assert "Said " in dob
-    # AND the weight is only offered, not answered
+    said = f"You said it on {date.today().isoformat()}."
+    assert said in note(dob) and "Worked out" not in dob
+    # AND the weight is only offered, not answered, its offer a sentence of its own
     weight = field_row(page.text, "weight_kg")
-    assert "Memory offers: 70 kg" in weight and 'class="value"' not in weight
-    # AND the height read from her words says what she said
+    assert badge(weight) == "Pending" and 'class="value"' not in weight
+    assert note(weight) == f"Memory offers: 70 kg. {said}"
+    # AND the height read from her words is marked as filled, and says it was derived from them
     height = field_row(page.text, "height_cm")
-    assert "You said “5&#39;8&#34;”" in height
+    assert badge(height) == "Filled from memory — not confirmed"
+    assert note(height) == (
+        f"Filled from memory, not confirmed yet. Worked out from your words “5'8\"”. {said}"
+    )
+    # AND no field answered from memory is badged "Answered" anywhere on the page
+    assert "Answered" not in {
+        badge(field_row(page.text, f)) for f in ("date_of_birth", "height_cm")
+    }
+
+
+def test_a_clause_from_the_engine_reads_as_a_sentence_on_the_page() -> None:
+    assert pages_view.sentence("Memory offers: 70 kg") == "Memory offers: 70 kg."
+    assert pages_view.sentence("Memory offers: Acme Inc. ") == "Memory offers: Acme Inc."
+    assert pages_view.sentence("Worked out from your words “5'8\"”") == (
+        "Worked out from your words “5'8\"”."
+    )
 
 
 def test_the_page_shows_an_owed_approval_then_the_decision(pages: Pages) -> None:
@@ -546,6 +566,20 @@ def test_the_page_renders_a_csrf_token_bound_to_its_session(pages: Pages) -> Non
     tokens = [re.search(r'name="csrf_token" value="([^"]+)"', p.text) for p in (first, second)]
     assert tokens[0] is not None and tokens[1] is not None
     assert tokens[0].group(1) != tokens[1].group(1)
+
+
+def badge(row: str) -> str:
+    """The text of a field's badge (its state), as read."""
+    found = re.search(r'<span class="badge">(.*?)</span>', row, re.S)
+    assert found is not None, row
+    return unescape(found.group(1)).strip()
+
+
+def note(row: str) -> str:
+    """The text of a field's memory note, as read: its tags dropped, its spaces collapsed."""
+    found = re.search(r'<p class="memory"[^>]*>(.*?)</p>', row, re.S)
+    assert found is not None, row
+    return " ".join(unescape(re.sub(r"<[^>]*>", " ", found.group(1))).split())
 
 
 def field_row(html: str, field_id: str) -> str:
