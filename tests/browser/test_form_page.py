@@ -59,6 +59,16 @@ def bob(stack: LocalStack) -> Iterator[Agent]:
         yield agent
 
 
+LINE_ABOVE = """(field) => {
+    field.scrollIntoView({block: "center"});
+    const box = field.getBoundingClientRect();
+    const width = parseFloat(getComputedStyle(field).borderTopWidth);
+    const onLine = document.elementFromPoint(box.left + box.width / 2, box.top + 0.5);
+    return width > 0 && onLine === field;
+}"""
+"""Whether a field shows its separator line: it has a top border, and nothing covers it."""
+
+
 def row(page: Page, field_id: str) -> Any:
     """The field's entry on the page: its label, state, value, who wrote it, its history."""
     return page.locator(f'[data-field="{field_id}"]')
@@ -351,9 +361,13 @@ def test_what_memory_filled_and_offered_is_marked(page: Page, stack: LocalStack)
     # THEN the height is filled and marked unconfirmed, with the words it was read from
     height = row(page, "height_cm").inner_text()
     assert "173" in height and "not confirmed" in height and "5'8\"" in height
-    # AND the weight is only offered, not an answer
+    # AND its badge says so in words, not "Answered", told apart from an answer's
+    badge = row(page, "height_cm").locator(".badge")
+    assert badge.inner_text() == "Filled from memory — not confirmed"
+    assert "Answered" not in height
+    # AND the weight is only offered, not an answer, the offer a sentence of its own
     weight = row(page, "weight_kg").inner_text()
-    assert "Memory offers: 70" in weight and "Answered" not in weight
+    assert "Memory offers: 70 kg. You said it on " in weight and "Answered" not in weight
     assert axe_violations(page) == []
     screenshots(page, "memory-marks")
 
@@ -478,6 +492,8 @@ def test_a_document_form_keeps_its_grid_and_shows_markup_in_a_label_as_text(
     # THEN the first two sit side by side, the third below them at full width
     assert first["y"] == second["y"] and first["x"] < second["x"]
     assert third["y"] > first["y"] and third["width"] > first["width"] * 1.8
+    # AND the fields of one row look alike: no line above the first row, one above the next
+    assert [rows.nth(i).evaluate(LINE_ABOVE) for i in range(3)] == [False, False, True]
     # AND the label's markup is text: shown as written, never run
     assert MARKUP_LABEL in rows.nth(0).inner_text()
     assert page.evaluate("typeof window.__pwned") == "undefined"
@@ -488,3 +504,5 @@ def test_a_document_form_keeps_its_grid_and_shows_markup_in_a_label_as_text(
     first, second = rows.nth(0).bounding_box(), rows.nth(1).bounding_box()
     assert first and second and second["y"] > first["y"]
     assert horizontal_overflow(page) == 0
+    # AND, stacked, every field but the first has its line above
+    assert [rows.nth(i).evaluate(LINE_ABOVE) for i in range(3)] == [False, True, True]
