@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 from html import unescape
+from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -596,3 +597,13 @@ def _json(body: Any) -> str:
     import json
 
     return json.dumps(body)
+
+
+def test_the_readme_shows_the_form_page_screenshot_with_alt_text() -> None:
+    # GIVEN the README, WHEN a reader opens it, THEN it shows the form page's screenshot,
+    # described in words for who cannot see it, and the picture is there (a PNG)
+    root = Path(__file__).resolve().parents[2]
+    shown = re.findall(r"!\[([^\]]*)\]\(([^)]+)\)", (root / "README.md").read_text("utf-8"))
+    alt = dict((path, text) for text, path in shown).get("docs/images/form-page-desktop.png")
+    assert alt is not None and len(alt.split()) >= 5, shown
+    assert (root / "docs/images/form-page-desktop.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
