@@ -62,6 +62,12 @@ FILLED_FROM_MEMORY = "Filled from memory — not confirmed"
 FILLED_FROM_ACCOUNT = "Filled from your account — not confirmed"
 """A field's badge while memory's fill (or the account's default) is in force, unconfirmed:
 a state of its own, not "Answered", until the person or the agent confirms it."""
+OFFERED_FROM_MEMORY = "Offered from memory — not applied"
+OFFERED_FROM_ACCOUNT = "Offered from your account — not applied"
+"""A field's badge while memory (or the account) only offers a value and nothing is in force:
+the offer is not an answer, and the badge says so in words, not "Pending"."""
+OFFERED_ON: frozenset[str] = frozenset({"pending", "optional", "unanswered"})
+"""The statuses an offer's badge replaces: a field with no answer in force."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,6 +305,8 @@ def _field(
     status_text = STATUS_TEXT.get(status, status)
     if mark is not None and mark.use == "fill" and status == "answered":
         status_text = FILLED_FROM_ACCOUNT if from_account(mark) else FILLED_FROM_MEMORY
+    elif mark is not None and mark.use == "offer" and status in OFFERED_ON:
+        status_text = OFFERED_FROM_ACCOUNT if from_account(mark) else OFFERED_FROM_MEMORY
     return FieldView(
         id=field.id,
         label=field.label,

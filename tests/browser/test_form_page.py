@@ -365,7 +365,10 @@ def test_what_memory_filled_and_offered_is_marked(page: Page, stack: LocalStack)
     badge = row(page, "height_cm").locator(".badge")
     assert badge.inner_text() == "Filled from memory — not confirmed"
     assert "Answered" not in height
-    # AND the weight is only offered, not an answer, the offer a sentence of its own
+    # AND the weight is only offered, not an answer: its badge says so in words, and the
+    # offer is a sentence of its own
+    offered = row(page, "weight_kg").locator(".badge")
+    assert offered.inner_text() == "Offered from memory — not applied"
     weight = row(page, "weight_kg").inner_text()
     assert "Memory offers: 70 kg. You said it on " in weight and "Answered" not in weight
     assert axe_violations(page) == []

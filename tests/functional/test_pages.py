@@ -436,9 +436,11 @@ def test_the_page_marks_memory_fills_and_offers_with_the_users_words() -> None:
     assert "1990-04-02" in dob and "Filled from memory, not confirmed yet." in dob
     said = f"You said it on {date.today().isoformat()}."
     assert said in note(dob) and "Worked out" not in dob
-    # AND the weight is only offered, not answered, its offer a sentence of its own
+    # AND the weight is only offered, not answered: its badge says so in words (not a bare
+    # "Pending"), and its offer is a sentence of its own
     weight = field_row(page.text, "weight_kg")
-    assert badge(weight) == "Pending" and 'class="value"' not in weight
+    assert badge(weight) == "Offered from memory — not applied"
+    assert 'class="value"' not in weight
     assert note(weight) == f"Memory offers: 70 kg. {said}"
     # AND the height read from her words is marked as filled, and says it was derived from them
     height = field_row(page.text, "height_cm")
