@@ -101,7 +101,8 @@ def prepare(app: App) -> tuple[Callable[[], None], Callable[[], None]]:
         event("POST", f"/conversations/{conversation}/page-links", {"instance_id": instance}),
     )
     url = json.loads(minted["body"])["url"]
-    entered = send(app, event("GET", "/pages/enter/" + url.rsplit("/", 1)[1], claims=False))
+    # the entry page's button: the post that spends the link and sets the cookie
+    entered = send(app, event("POST", "/pages/enter/" + url.rsplit("/", 1)[1], claims=False))
     cookie = entered["cookies"][0].split(";", 1)[0]
     assert cookie.startswith(access.cookie_name(instance) + "=")
 

@@ -27,7 +27,7 @@ Routes (``docs/http-api.md`` has the full contract):
   ``GET /memory/facts``, ``GET /memory/export``, ``GET|PUT /memory/settings``: the verified
   principal's memory (``functions.memory_routes``): stating facts, the user's fact editor,
   export and switch. Memory's modules load with the first memory request.
-* ``POST /conversations/{conversation_id}/page-links``, ``GET /pages/enter/{token}``,
+* ``POST /conversations/{conversation_id}/page-links``, ``GET`` and ``POST /pages/enter/{token}``,
   ``GET /pages/forms/{instance_id}``, ``GET /pages/static/{name}``: the form page a person
   opens in a browser (``functions.page_routes``, ``docs/pages.md``): a signed single-use link
   minted with the JWT, exchanged for a session cookie; the page routes take no JWT.

@@ -17,11 +17,11 @@ the resolver parses exactly what was checked, and no route checks a body again. 
 route (``is_webhook``) has no principal and its signature is checked on the raw body:
 ``precheck_webhook`` checks its content type and size only (it is here, not in
 ``functions.webhooks``, so that telling a webhook request apart loads none of the webhook
-route). The page routes (``is_page``: ``GET /pages/...``) have no principal either: a browser
-carries a signed link or a session cookie, which they check themselves (``precheck_page``
-checks the event's shape only). Every refusal is an ``ApiError``; ``error_response`` turns one
-into the payload v2 response API Gateway expects, with a JSON body
-``{"error": code, "message": ...}``.
+route). The page routes (``is_page``: ``GET /pages/...`` and ``POST /pages/enter/{token}``)
+have no principal either: a browser carries a signed link or a session cookie, which they
+check themselves (``precheck_page`` checks the event's shape only). Every refusal is an
+``ApiError``; ``error_response`` turns one into the payload v2 response API Gateway expects,
+with a JSON body ``{"error": code, "message": ...}``.
 
 ``parse_json_body`` is the one JSON parser for request bodies (any route that reads JSON
 itself, such as the webhook route, uses it too). ``log_hash`` is what the logs carry instead of
@@ -124,10 +124,22 @@ def is_webhook(event: Mapping[str, Any]) -> bool:
 
 
 def is_page(event: Mapping[str, Any]) -> bool:
-    """Whether the event is a ``GET /pages/...`` request: a browser's, with no bearer token
-    (the page routes check their own link or session cookie, ``functions.page_routes``)."""
+    """Whether the event is a ``GET /pages/...`` request or the ``POST /pages/enter/{token}``
+    that opens a page link: a browser's, with no bearer token (the page routes check their
+    own link or session cookie, ``functions.page_routes``). No other post skips the JWT."""
     path = event.get("rawPath")
-    return _method(event) == "GET" and isinstance(path, str) and path.startswith("/pages/")
+    if not isinstance(path, str):
+        return False
+    method = _method(event)
+    if method == "GET":
+        return path.startswith("/pages/")
+    parts = path.split("/")
+    return (
+        method == "POST"
+        and len(parts) == 4
+        and parts[:3] == ["", "pages", "enter"]
+        and bool(parts[3])
+    )
 
 
 def precheck_page(event: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,10 +3,13 @@
 * ``POST /conversations/{conversation_id}/page-links`` (JWT, like the tools): a signed,
   single-use link to one of the caller's instances in that conversation; any other instance
   (missing, another principal's, another tenant's, another conversation's) is one 404.
-* ``GET /pages/enter/{token}`` (no JWT): the link exchanged, once, for a session cookie, then
-  a 303 to the page; when another site started the navigation (``Sec-Fetch-Site:
-  cross-site``: the link clicked in a chat app), a page of this site that moves on to the form
-  by itself instead, so the ``SameSite=Strict`` cookie goes with that move.
+* ``GET /pages/enter/{token}`` (no JWT): the link checked, not spent, and a page with one
+  button, "Open your form": fetching the link (a chat app's preview) spends nothing.
+* ``POST /pages/enter/{token}`` (no JWT; the button): the link exchanged, once, for a session
+  cookie, then a 303 to the page. Only a post from this API's own pages is taken
+  (``same_origin``), so another site cannot make a browser open the sender's link (a login
+  CSRF); the post starts on this site, so the ``SameSite=Strict`` cookie goes with the
+  redirect that follows.
 * ``GET /pages/forms/{instance_id}`` (no JWT, the session cookie): the form page.
 * ``GET /pages/static/{name}`` (public): the stylesheet.
 
@@ -105,6 +108,20 @@ def mint_page_link(
 @router.get("/pages/enter/<token>", include_in_schema=False)
 def enter_page(token: Annotated[str, Path()]) -> Response[str]:
     app = request_app(router.context)
+    try:
+        access.read_link(access.page_key(app), token, app.now())
+    except access.Refused:
+        return _refused("bad_link")
+    from functions.pages import render
+
+    return render.entry(ENTER_PATH + token)
+
+
+@router.post("/pages/enter/<token>", include_in_schema=False)
+def open_page(token: Annotated[str, Path()]) -> Response[str]:
+    if not same_origin(router.current_event.raw_event):
+        return _refused("cross_site_post")
+    app = request_app(router.context)
     key = access.page_key(app)
     now = app.now()
     try:
@@ -126,12 +143,7 @@ def enter_page(token: Annotated[str, Path()]) -> Response[str]:
     )
     from functions.pages import render
 
-    location = FORM_PATH + quote(link.instance_id, safe="")
-    if _headers(router.current_event.raw_event).get("sec-fetch-site") == "cross-site":
-        # a link clicked on another site (the chat app): Chromium would not send the Strict
-        # cookie on a redirect of that navigation, so the page moves on from this site itself
-        return render.hop(location, [cookie])
-    return render.redirect(location, [cookie])
+    return render.redirect(FORM_PATH + quote(link.instance_id, safe=""), [cookie])
 
 
 @router.get("/pages/forms/<instance_id>", include_in_schema=False)
@@ -179,6 +191,19 @@ def _refused(why: str) -> Response[str]:
 
     logger.info("page refused", extra={"reason": why})
     return render.refusal()
+
+
+def same_origin(event: dict[str, Any]) -> bool:
+    """Whether a post comes from this API's own pages. A browser's ``Sec-Fetch-Site`` decides
+    when it sends one (a page cannot set it): only ``same-origin`` is taken. Without it (an
+    older browser, a plain HTTP client) an ``Origin`` header, when sent, must be this API's
+    own (``null``, as a sandboxed frame sends, is not)."""
+    headers = _headers(event)
+    site = headers.get("sec-fetch-site")
+    if site is not None:
+        return site == "same-origin"
+    origin = headers.get("origin")
+    return origin is None or origin == _base_url(event)
 
 
 def _headers(event: dict[str, Any]) -> dict[str, str]:

@@ -173,6 +173,7 @@ ROUTES = (
     ("PUT", re.compile(r"/memory/settings"), "memory_settings_put"),
     ("POST", re.compile(r"/conversations/[^/]+/page-links"), "page_link"),
     ("GET", re.compile(r"/pages/enter/[^/]+"), "page_enter"),
+    ("POST", re.compile(r"/pages/enter/[^/]+"), "page_open"),
     ("GET", re.compile(r"/pages/forms/[^/]+"), "page_form"),
     ("GET", re.compile(r"/pages/static/[^/]+"), "page_static"),
 )

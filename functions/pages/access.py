@@ -6,7 +6,8 @@ A browser cannot carry the API's bearer token, so access to a page goes in three
 1. an authenticated API call (``POST /conversations/{id}/page-links``) mints a **page link**:
    ``/pages/enter/<token>``, the token naming one instance, one principal, its conversation,
    an expiry (``FORMWORK_PAGE_LINK_MINUTES``, 15 by default) and a random link id;
-2. opening it exchanges the token, once, for a **session cookie** bound to the same principal
+2. opening it shows an entry page (nothing spent); its button's post, from this API's own
+   page, exchanges the token, once, for a **session cookie** bound to the same principal
    and instance (``FORMWORK_PAGE_SESSION_MINUTES``, 60 by default): the link id is claimed in
    the ``PageLinkLedger``, so a second exchange of the same link is refused;
 3. every page request carries the cookie, checked before anything is read.

@@ -89,12 +89,11 @@ def redirect(location: str, cookies: list[Cookie]) -> Response[str]:
     return page(303, "", headers={"Location": location}, cookies=cookies)
 
 
-def hop(location: str, cookies: list[Cookie]) -> Response[str]:
-    """A page of this site that moves on to ``location`` by itself (a meta refresh, no script;
-    a link for a browser that does not), setting ``cookies``: the move starts on this site, so
-    a ``SameSite=Strict`` cookie goes with it, where a redirect of a navigation another site
-    started would leave it behind."""
-    return page(200, render("enter.html", location=location), cookies=cookies)
+def entry(action: str) -> Response[str]:
+    """The page a valid link opens before it is spent: "Open your form" and one button that
+    posts to ``action`` (the link's own path). No script, no cookie: fetching it (a chat
+    app's preview) spends nothing."""
+    return page(200, render("enter.html", action=action))
 
 
 @cache

@@ -3,7 +3,9 @@
 An agent's calls go over HTTP with dev tokens (the tools, ``POST .../page-links``); the person's
 side is the browser, which opens the minted link and is given the session cookie. Against it:
 the page shows the instance as the tools left it (steps, fields, a held answer after a flip);
-every bad link (altered, expired, foreign, used twice, made up) gets the same refusal page;
+a link opens on its entry page, whose button opens the form (another site's post of a link is
+refused and spends nothing); every bad link (altered, expired, foreign, used twice, made up)
+gets the same refusal page;
 text a model or a person wrote never runs as script, and the Content Security Policy refuses
 inline script; the page reads without script, is usable by keyboard alone, passes axe-core
 without a serious or critical violation, and fits a phone's width; what memory filled or
@@ -86,9 +88,24 @@ def form_url(page: Page, instance: str) -> str:
 
 
 def open_form(page: Page, url: str) -> Any:
+    """Open ``url`` as the person does: a page link lands on its entry page, whose button opens
+    the form; a form's own address opens at once. The form's response."""
     response = page.goto(url)
     assert response is not None
+    if urlsplit(url).path.startswith("/pages/enter/"):
+        assert response.status == 200, response.status
+        response = press_open(page)
     assert response.status == 200, response.status
+    return response
+
+
+def press_open(page: Page) -> Any:
+    """Press the entry page's button; the response it navigates to."""
+    assert page.locator("h1").inner_text() == "Open your form"
+    with page.expect_navigation() as navigation:
+        page.get_by_role("button", name="Open your form").click()
+    response = navigation.value
+    assert response is not None
     return response
 
 
@@ -141,9 +158,12 @@ def test_a_link_opened_from_another_site_lands_on_the_page(page: Page, alice: Ag
         # WHEN the person clicks it
         with page.expect_navigation():
             page.get_by_role("link", name="Review").click()
-        # (the link is exchanged on a page of this site that moves on to the form by itself:
-        # Chromium leaves a SameSite=Strict cookie off a redirect of another site's navigation)
-        page.wait_for_url(f"**/pages/forms/{instance}")
+        # THEN they land on the link's entry page, nothing spent yet
+        assert urlsplit(page.url).path == urlsplit(url).path
+        assert page.locator("h1").inner_text() == "Open your form"
+        # AND its button opens the form: the post starts on this site, so the SameSite=Strict
+        # cookie it sets goes with the redirect to the form
+        press_open(page)
     # THEN the page opens (the session cookie reaches the page the link leads to)
     assert urlsplit(page.url).path == f"/pages/forms/{instance}"
     assert page.locator("h1").inner_text() == "Travel expense claim"
@@ -151,6 +171,32 @@ def test_a_link_opened_from_another_site_lands_on_the_page(page: Page, alice: Ag
 
 
 # ------------------------------------------------------------------------- refusals
+
+
+def test_another_sites_post_of_a_link_is_refused_and_spends_nothing(
+    page: Page, context: BrowserContext, alice: Agent
+) -> None:
+    # GIVEN an attacker's page on another site that posts a link of theirs from the victim's
+    # browser (a login CSRF: the victim would then type into the attacker's form)
+    instance = alice.start({"destination": "Lisbon"})
+    url = alice.link(instance)
+    attack = (
+        f'<!doctype html><title>Prize</title><form method="post" action="{url}">'
+        "<button>Claim your prize</button></form>"
+    )
+    with _serving(attack) as site:
+        page.goto(site)
+        # WHEN the victim presses its button
+        with page.expect_navigation() as navigation:
+            page.get_by_role("button", name="Claim your prize").click()
+        response = navigation.value
+    # THEN the post is refused with the refusal page, and no session cookie is set
+    assert response is not None and response.status == 404
+    assert page.title() == "This link does not open a page"
+    assert context.cookies() == []
+    # AND the link is not spent: its own entry page still opens the form
+    open_form(page, url)
+    assert urlsplit(page.url).path == f"/pages/forms/{instance}"
 
 
 def test_altered_expired_foreign_used_and_made_up_links_get_the_same_refusal(
@@ -182,6 +228,12 @@ def test_altered_expired_foreign_used_and_made_up_links_get_the_same_refusal(
             tab = fresh.new_page()
             response = tab.goto(url)
             assert response is not None
+            if response.status == 200:
+                # a link the key signed shows its entry page (nothing of the instance in it);
+                # its button is then refused (used) or the form it leads to is (foreign)
+                assert why in ("used twice", "foreign", "foreign conversation"), why
+                assert instance not in tab.content() and "Lisbon" not in tab.content()
+                response = press_open(tab)
             seen[why] = (response.status, tab.title(), tab.locator("body").inner_text())
             # AND nothing of the instance is revealed
             assert instance not in tab.content()
@@ -294,6 +346,25 @@ def test_tab_reaches_every_control_in_order_each_with_a_name(page: Page, alice: 
         assert page.locator("details").first.get_attribute("open") is not None
 
 
+def test_the_entry_pages_button_is_reached_by_keyboard_named_and_pressed(
+    page: Page, alice: Agent
+) -> None:
+    # GIVEN a link's entry page
+    instance = alice.start({"destination": "Lisbon"})
+    page.goto(alice.link(instance))
+    # WHEN the person tabs past the skip link
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    # THEN the focus is on the button, named "Open your form"
+    button = page.get_by_role("button", name="Open your form")
+    assert button.evaluate("(e) => e === document.activeElement")
+    # AND Enter opens the form
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    page.wait_for_url(f"**/pages/forms/{instance}")
+    assert "Lisbon" in row(page, "destination").inner_text()
+
+
 def test_the_page_reads_without_script(browser: Browser, alice: Agent) -> None:
     # GIVEN a browser with JavaScript turned off
     instance = alice.start({"destination": "Lisbon"})
@@ -320,7 +391,10 @@ def test_axe_finds_no_serious_violation_on_the_page_or_the_refusal(
     instance = alice.start({"destination": "Lisbon", "full_name": "Ana Lima"})
     alice.fill(instance, {"mode": "air", "flight_number": "TP1234"})
     alice.fill(instance, {"mode": "car"})
-    open_form(page, alice.link(instance))
+    # THEN axe-core finds no serious or critical violation on the link's entry page
+    page.goto(alice.link(instance))
+    assert axe_violations(page) == []
+    press_open(page)
     # THEN axe-core finds no serious or critical violation
     assert axe_violations(page) == []
     # AND with every revision history open
@@ -340,9 +414,12 @@ def test_a_phone_sized_viewport_has_no_horizontal_scroll(page: Page, alice: Agen
         {"destination": long_word + "-again", "manager_email": "a@" + long_word + ".example"},
     )
     page.set_viewport_size(PHONE)
-    open_form(page, alice.link(instance))
+    page.goto(alice.link(instance))
+    # THEN the link's entry page is no wider than the phone's screen
+    assert horizontal_overflow(page) == 0
+    press_open(page)
     page.evaluate("() => document.querySelectorAll('details').forEach((d) => { d.open = true })")
-    # THEN the page is no wider than the phone's screen
+    # AND neither is the form page
     assert horizontal_overflow(page) == 0
     # AND neither is the refusal page
     page.goto(refusal_url(page))
@@ -399,16 +476,18 @@ def test_the_run_writes_the_pages_screenshots(page: Page, alice: Agent) -> None:
         },
     )
     alice.fill(instance, {"mode": "rail", "total": 420})
-    open_form(page, alice.link(instance))
+    page.goto(alice.link(instance))
+    # WHEN the run takes its screenshots (the link's entry page, the form, the refusal)
+    written = screenshots(page, "enter-page")
+    press_open(page)
     page.locator('[data-field="mode"] summary').click()
-    # WHEN the run takes its screenshots
-    written = screenshots(page, "form-page")
+    written += screenshots(page, "form-page")
     refusal = page.goto(refusal_url(page))
     assert refusal is not None
     written += screenshots(page, "refusal-page")
     # THEN each is a PNG of the viewport's width, in the run's screenshot folder
     widths = [png_width(path) for path in written]
-    assert widths == [PHONE["width"], DESKTOP["width"]] * 2
+    assert widths == [PHONE["width"], DESKTOP["width"]] * 3
 
 
 # ------------------------------------------------------------------------- helpers

@@ -54,6 +54,12 @@ class Clock:
         self.now += timedelta(seconds=seconds)
 
 
+OWN_ORIGIN = "https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com"
+"""The API's origin in the test events (their ``requestContext.domainName``)."""
+FROM_THE_PAGE = {"sec-fetch-site": "same-origin"}
+"""What a browser says of a post made by a page of this API's own origin."""
+
+
 class Browser:
     """A person's browser on the pages: it opens links and keeps the cookies it is given."""
 
@@ -61,9 +67,21 @@ class Browser:
         self.api = api
         self.cookies: dict[str, str] = {}
 
-    def get(self, target: str) -> Response:
+    def get(self, target: str, headers: dict[str, str] | None = None) -> Response:
         path, _, query = target.partition("?")
-        event = build_event("GET", path, claims=None, query=dict(parse_qsl(query)) or None)
+        event = build_event(
+            "GET", path, claims=None, query=dict(parse_qsl(query)) or None, headers=headers
+        )
+        return self._send(event)
+
+    def post(self, path: str, headers: dict[str, str] | None = None) -> Response:
+        """Submit a form with no fields to ``path`` (the entry page's button)."""
+        event = build_event("POST", path, claims=None, headers=headers)
+        event["headers"]["content-type"] = "application/x-www-form-urlencoded"
+        event["body"] = ""
+        return self._send(event)
+
+    def _send(self, event: dict[str, Any]) -> Response:
         if self.cookies:
             event["cookies"] = [f"{k}={v}" for k, v in self.cookies.items()]
         response = self.api.send(event)
@@ -73,11 +91,17 @@ class Browser:
         return response
 
     def open(self, url: str) -> Response:
-        """Open a page link and follow its redirect (as a browser does)."""
-        entered = self.get(urlsplit(url).path)
-        if entered.status != 303:
+        """Open a page link as a person does: its entry page, then its button, following the
+        redirect."""
+        path = urlsplit(url).path
+        entered = self.get(path)
+        if entered.status != 200:
             return entered
-        return self.get(entered.headers["location"])
+        assert f'<form class="open" method="post" action="{path}">' in entered.text
+        opened = self.post(path, FROM_THE_PAGE)
+        if opened.status != 303:
+            return opened
+        return self.get(opened.headers["location"])
 
 
 class Pages:
@@ -137,48 +161,106 @@ def test_a_link_is_minted_for_the_callers_own_instance_and_opens_its_page(pages:
     assert (url.scheme, url.netloc) == ("https", "a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com")
     assert url.path.startswith("/pages/enter/v1.")
     assert body["expires_at"] == (T0 + timedelta(seconds=LINK_TTL)).isoformat()
-    # AND opening it sets a Secure, HttpOnly, SameSite=Strict cookie scoped to /pages/ and
-    # sends the browser on to the page
+    # AND opening it shows a page with one button, and the button's post sets a Secure,
+    # HttpOnly, SameSite=Strict cookie scoped to /pages/ and sends the browser on to the page
     browser = pages.browser()
     entered = browser.get(url.path)
-    assert entered.status == 303
-    assert entered.headers["location"] == f"/pages/forms/{instance}"
-    (cookie,) = entered.raw["cookies"]
+    assert entered.status == 200 and not entered.raw.get("cookies")
+    assert "<h1>Open your form</h1>" in entered.text
+    opened = browser.post(url.path, FROM_THE_PAGE)
+    assert opened.status == 303
+    assert opened.headers["location"] == f"/pages/forms/{instance}"
+    (cookie,) = opened.raw["cookies"]
     attributes = {a.strip().split("=")[0].lower() for a in cookie.split(";")[1:]}
     assert {"secure", "httponly", "path", "max-age", "samesite"} <= attributes
     assert "Path=/pages/" in cookie and "SameSite=Strict" in cookie
-    page = browser.get(entered.headers["location"])
+    page = browser.get(opened.headers["location"])
     assert page.status == 200
     assert "Travel expense claim" in page.text
 
 
-def test_a_link_clicked_on_another_site_moves_on_from_this_site_with_its_cookie(
-    pages: Pages,
-) -> None:
-    # GIVEN a link opened from a chat app on another site (Chromium says so in Sec-Fetch-Site)
+def test_fetching_a_link_spends_nothing_and_its_button_opens_it_once(pages: Pages) -> None:
+    # GIVEN a link to alice's instance
     instance = pages.start()
     path = urlsplit(pages.link(instance)).path
-    event = build_event("GET", path, claims=None, headers={"sec-fetch-site": "cross-site"})
-    # WHEN the link is entered
-    entered = pages.api.send(event)
-    # THEN the cookie is set on a page of this site that moves on to the form by itself (a
-    # redirect of another site's navigation would leave a SameSite=Strict cookie behind)
-    assert entered.status == 200
-    (cookie,) = entered.raw["cookies"]
-    assert "SameSite=Strict" in cookie and "HttpOnly" in cookie
-    target = f"/pages/forms/{instance}"
-    assert f'<meta http-equiv="refresh" content="0; url={target}">' in entered.text
-    assert f'<a href="{target}">' in entered.text and "<script" not in entered.text
-    assert entered.headers["content-security-policy"] == render.CSP
-    assert entered.headers["referrer-policy"] == "no-referrer"
-    # AND the link is spent all the same, and a same-site or typed entry is a plain 303
-    assert refused(pages.browser().get(path))
-    for site in ("same-origin", "same-site", "none"):
-        again = urlsplit(pages.link(instance)).path
-        response = pages.api.send(
-            build_event("GET", again, claims=None, headers={"sec-fetch-site": site})
-        )
-        assert response.status == 303, site
+    # WHEN a chat app fetches it to preview it (another site, no cookie kept), twice
+    previews = [
+        pages.browser().get(path, {"sec-fetch-site": site}) for site in ("cross-site", "none")
+    ]
+    # THEN each gets the entry page: one button posting to the link itself, no script, no
+    # cookie, the page headers
+    for preview in previews:
+        assert preview.status == 200 and not preview.raw.get("cookies")
+        assert f'<form class="open" method="post" action="{path}">' in preview.text
+        assert '<button type="submit">Open your form</button>' in preview.text
+        assert "<script" not in preview.text and "http-equiv" not in preview.text
+        assert preview.headers["content-security-policy"] == render.CSP
+        assert preview.headers["referrer-policy"] == "no-referrer"
+        assert preview.headers["cache-control"] == "no-store"
+    # AND the person's click afterwards still opens the page: the previews spent nothing
+    browser = pages.browser()
+    assert browser.post(path, FROM_THE_PAGE).status == 303
+    assert browser.get(f"/pages/forms/{instance}").status == 200
+    # AND a second post of the same link is the refusal
+    again = pages.browser()
+    assert refused(again.post(path, FROM_THE_PAGE)) and not again.cookies
+
+
+@pytest.mark.parametrize(
+    ("headers", "why"),
+    [
+        ({"sec-fetch-site": "cross-site"}, "another site's page"),
+        ({"sec-fetch-site": "same-site"}, "another origin of the same site"),
+        ({"sec-fetch-site": "none"}, "no page at all (typed or bookmarked)"),
+        ({"sec-fetch-site": "cross-site", "origin": OWN_ORIGIN}, "Sec-Fetch-Site decides"),
+        ({"origin": "https://evil.example"}, "no Sec-Fetch-Site, another origin"),
+        ({"origin": "null"}, "no Sec-Fetch-Site, an opaque origin (a sandboxed frame)"),
+        ({"origin": "http://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com"}, "plain http"),
+    ],
+)
+def test_a_post_from_anywhere_but_this_api_is_refused_and_spends_nothing(
+    pages: Pages, headers: dict[str, str], why: str
+) -> None:
+    # GIVEN alice's link, in an attacker's hands (a login CSRF: the victim's browser made to
+    # post it, to open the attacker's session)
+    instance = pages.start()
+    path = urlsplit(pages.link(instance)).path
+    # WHEN it is posted from {why}
+    victim = pages.browser()
+    response = victim.post(path, headers)
+    # THEN it is the one refusal, with no cookie
+    assert refused(response), why
+    assert response.headers["content-security-policy"] == render.CSP
+    assert not response.raw.get("cookies") and not victim.cookies
+    # AND the link is not spent: its own page's button still opens it
+    assert pages.browser().post(path, FROM_THE_PAGE).status == 303
+
+
+def test_no_other_post_under_pages_skips_the_jwt(pages: Pages) -> None:
+    # GIVEN alice's instance WHEN a post with no token is sent to its page, not its link
+    instance = pages.start()
+    response = pages.browser().post(f"/pages/forms/{instance}", FROM_THE_PAGE)
+    # THEN it is the API's 401, as for any route behind the JWT
+    assert response.status == 401 and response.json()["error"] == "unauthorized"
+
+
+@pytest.mark.parametrize(
+    ("headers", "why"),
+    [
+        (FROM_THE_PAGE, "a page of this origin (Sec-Fetch-Site; any Origin, even null)"),
+        ({"sec-fetch-site": "same-origin", "origin": "null"}, "under no-referrer's null Origin"),
+        ({"origin": OWN_ORIGIN}, "no Sec-Fetch-Site, this API's own Origin"),
+        ({}, "neither header (a client that is no browser)"),
+    ],
+)
+def test_a_post_from_this_apis_own_page_opens_the_link(
+    pages: Pages, headers: dict[str, str], why: str
+) -> None:
+    instance = pages.start()
+    path = urlsplit(pages.link(instance)).path
+    response = pages.browser().post(path, headers)
+    assert response.status == 303, why
+    assert response.headers["location"] == f"/pages/forms/{instance}"
 
 
 @pytest.mark.parametrize(
@@ -233,8 +315,8 @@ def test_expired_altered_reused_foreign_links_and_bad_cookies_are_refused_alike(
     cookie_name = access.cookie_name(instance)
     good_cookie = browser.cookies[cookie_name]
     refusals: dict[str, Response] = {}
-    # WHEN the same link is opened again (a second session from one link)
-    refusals["reused"] = pages.browser().get(urlsplit(first).path)
+    # WHEN the same link's button is posted again (a second session from one link)
+    refusals["reused"] = pages.browser().post(urlsplit(first).path, FROM_THE_PAGE)
     # AND a link whose payload was altered to name bob's instance, or whose MAC was altered
     token = urlsplit(pages.link(instance)).path.rsplit("/", 1)[1]
     _, payload, mac = token.split(".")
@@ -243,6 +325,14 @@ def test_expired_altered_reused_foreign_links_and_bad_cookies_are_refused_alike(
     flipped = ("A" if mac[0] != "A" else "B") + mac[1:]
     refusals["altered mac"] = pages.browser().get(f"/pages/enter/v1.{payload}.{flipped}")
     refusals["garbage"] = pages.browser().get("/pages/enter/not-a-token")
+    # (and the same links posted, as if their entry page had been forged)
+    refusals["altered payload, posted"] = pages.browser().post(
+        f"/pages/enter/v1.{forged}.{mac}", FROM_THE_PAGE
+    )
+    refusals["altered mac, posted"] = pages.browser().post(
+        f"/pages/enter/v1.{payload}.{flipped}", FROM_THE_PAGE
+    )
+    refusals["garbage, posted"] = pages.browser().post("/pages/enter/not-a-token", FROM_THE_PAGE)
     # AND a link signed with another key (another deployment, the public local key elsewhere)
     other = access.mint_link(b"k" * 40, "acme/alice", "conv-1", instance, int(T0.timestamp()) + 60)
     refusals["other key"] = pages.browser().get(f"/pages/enter/{other}")
@@ -250,6 +340,7 @@ def test_expired_altered_reused_foreign_links_and_bad_cookies_are_refused_alike(
     late = pages.link(instance)
     pages.clock.advance(LINK_TTL)
     refusals["expired"] = pages.browser().open(late)
+    refusals["expired, posted"] = pages.browser().post(urlsplit(late).path, FROM_THE_PAGE)
     pages.clock.advance(-LINK_TTL)
     # AND a page asked for with no cookie, a forged cookie, alice's cookie for bob's page
     refusals["no cookie"] = pages.browser().get(f"/pages/forms/{instance}")
@@ -313,11 +404,14 @@ def test_a_valid_session_for_an_instance_not_in_its_conversation_is_refused(
 def test_every_page_response_carries_the_security_headers(pages: Pages) -> None:
     instance = pages.start()
     browser = pages.browser()
-    entered = browser.get(urlsplit(pages.link(instance)).path)
+    path = urlsplit(pages.link(instance)).path
+    entered = browser.get(path)
+    opened = browser.post(path, FROM_THE_PAGE)
     page = browser.get(f"/pages/forms/{instance}")
     css = browser.get(render.static_url("page.css"))
     missing_css = browser.get("/pages/static/nothing.css")
-    for response in (entered, page, css, missing_css, browser.get("/pages/enter/x")):
+    refusals = (browser.get("/pages/enter/x"), browser.post(path, FROM_THE_PAGE))
+    for response in (entered, opened, page, css, missing_css, *refusals):
         assert response.headers["content-security-policy"] == (
             "default-src 'none'; style-src 'self'; img-src 'self'; script-src 'self'; "
             "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -327,7 +421,7 @@ def test_every_page_response_carries_the_security_headers(pages: Pages) -> None:
         assert response.headers["x-frame-options"] == "DENY"
     assert page.headers["cache-control"] == "no-store"
     assert page.headers["content-type"] == "text/html; charset=utf-8"
-    assert entered.headers["cache-control"] == "no-store"
+    assert entered.headers["cache-control"] == opened.headers["cache-control"] == "no-store"
     # the stylesheet is versioned by its content, so it may be cached for long
     assert css.status == 200 and "max-age=31536000" in css.headers["cache-control"]
     assert css.headers["content-type"].startswith("text/css")
@@ -345,8 +439,10 @@ def test_a_plain_http_request_to_the_local_stack_gets_a_cookie_without_secure() 
         "/conversations/conv-1/page-links", {"instance_id": instance}, headers=local
     )
     assert minted.json()["url"].startswith("http://127.0.0.1:3000/pages/enter/")
-    event = build_event("GET", urlsplit(minted.json()["url"]).path, claims=None, headers=local)
-    (cookie,) = pages.api.send(event).raw["cookies"]
+    path = urlsplit(minted.json()["url"]).path
+    # (a browser too old to send Sec-Fetch-Site, its Origin the local stack's own)
+    opened = pages.browser().post(path, {**local, "origin": "http://127.0.0.1:3000"})
+    (cookie,) = opened.raw["cookies"]
     assert "Secure" not in cookie and "HttpOnly" in cookie
     # AND a non-loopback host claiming plain HTTP still gets https links and Secure cookies
     spoofed = {"host": "evil.example", "x-forwarded-proto": "http"}

@@ -4,9 +4,10 @@ One ``LocalStack`` for the module (AWS's DynamoDB Local, the table and the route
 ``template.yaml``, the real handler in local execution environments, the local gateway). An
 agent fills alice's travel claim through the tool route and changes the mode of travel, so the
 flight number is held; her backend mints a page link with her dev token; a browser with no
-token opens it (plain ``urllib``, redirects not followed, so each step is seen), gets its
-session cookie, and reads the page, where the held answer shows. The link does not open twice,
-bob gets no link to her instance, and the used link is recorded in the table.
+token opens it (plain ``urllib``, redirects not followed, so each step is seen): its entry
+page spends nothing, another site's post of it is refused, the entry page's button gets the
+session cookie, and the page shows the held answer. The link does not open twice, bob gets no
+link to her instance, and the used link is recorded in the table.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 OPENER = urllib.request.build_opener(NoRedirect)
+FROM_THE_PAGE = {"Sec-Fetch-Site": "same-origin"}
+"""What a browser says of a post made by a page of the API's own origin (the entry page's
+button)."""
 
 
 def fetch(
@@ -44,7 +48,10 @@ def fetch(
     """Status, headers (lower-case names), Set-Cookie values and body text."""
     sent = dict(headers or {})
     data = None
-    if body is not None:
+    if isinstance(body, bytes):  # a form's post
+        sent["Content-Type"] = "application/x-www-form-urlencoded"
+        data = body
+    elif body is not None:
         sent["Content-Type"] = "application/json"
         data = json.dumps(body).encode()
     request = urllib.request.Request(url, data, sent, method=method)
@@ -97,9 +104,16 @@ def test_a_minted_link_opens_the_page_once_and_shows_a_held_answer(stack: LocalS
     url = json.loads(text)["url"]
     # THEN it points at the local stack itself, over plain HTTP
     assert url.startswith(stack.api_url + "/pages/enter/v1.")
-    # AND a browser without any token opens it: a 303 to the page with an HttpOnly cookie,
-    # not Secure on plain HTTP
-    status, headers, cookies, _ = fetch(url)
+    # AND a browser without any token opens it: its entry page, no cookie, nothing spent
+    status, _, cookies, entry = fetch(url)
+    assert status == 200 and not cookies and "Open your form" in entry
+    assert not ledger_items(stack)
+    # AND another site's post of it is refused, and spends nothing
+    status, _, cookies, refused = fetch(url, "POST", b"", {"Sec-Fetch-Site": "cross-site"})
+    assert status == 404 and not cookies and not ledger_items(stack)
+    # AND the entry page's button (a post from this origin) is a 303 to the page with an
+    # HttpOnly cookie, not Secure on plain HTTP
+    status, headers, cookies, _ = fetch(url, "POST", b"", FROM_THE_PAGE)
     assert status == 303 and headers["location"] == f"/pages/forms/{instance}"
     (cookie,) = cookies
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Secure" not in cookie
@@ -114,18 +128,24 @@ def test_a_minted_link_opens_the_page_once_and_shows_a_held_answer(stack: LocalS
     status, headers, _, css = fetch(stack.api_url + sheet.replace("&amp;", "&"))
     assert status == 200 and "max-age=31536000" in headers["cache-control"] and "main" in css
     # AND the link does not open a second time, nor does a page without the cookie
-    again = fetch(url)
+    again = fetch(url, "POST", b"", FROM_THE_PAGE)
     bare = fetch(stack.api_url + f"/pages/forms/{instance}")
-    assert again[0] == bare[0] == 404 and again[3] == bare[3]
+    assert again[0] == bare[0] == 404 and again[3] == bare[3] == refused
     # AND bob, of the same tenant, gets no link to her instance
     status, _, _, text = fetch(
         mint, "POST", {"instance_id": instance}, {"Authorization": f"Bearer {BOB}"}
     )
     assert status == 404 and json.loads(text)["error"] == "not_found"
     # AND the used link is recorded under alice's principal, with the table's TTL attribute
-    items = stack.dynamodb_client().query(
+    items = ledger_items(stack)
+    assert len(items) == 1 and "expires_at" in items[0]
+
+
+def ledger_items(stack: LocalStack) -> list[dict[str, Any]]:
+    """The used page links the table records for alice."""
+    items: list[dict[str, Any]] = stack.dynamodb_client().query(
         TableName=stack.table_name,
         KeyConditionExpression="pk = :pk",
         ExpressionAttributeValues={":pk": {"S": "PL#acme/alice"}},
     )["Items"]
-    assert len(items) == 1 and "expires_at" in items[0]
+    return items

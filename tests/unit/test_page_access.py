@@ -10,6 +10,7 @@ import pytest
 from forms.storage.page_links import InMemoryPageLinkLedger, PageLinkLedger
 from forms.storage.page_links_contract import PageLinkLedgerContract
 from formwork.config import ConfigError
+from functions.http import is_page
 from functions.pages import access
 from tests.support import app_for
 
@@ -186,3 +187,27 @@ class TestInMemoryPageLinkLedger(PageLinkLedgerContract):
     @pytest.fixture
     def ledger(self) -> PageLinkLedger:
         return InMemoryPageLinkLedger()
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "page"),
+    [
+        ("GET", "/pages/enter/v1.a.b", True),
+        ("GET", "/pages/forms/fi_1", True),
+        ("GET", "/pages/static/page.css", True),
+        ("POST", "/pages/enter/v1.a.b", True),
+        ("POST", "/pages/enter/", False),
+        ("POST", "/pages/enter/v1.a.b/more", False),
+        ("POST", "/pages/forms/fi_1", False),
+        ("POST", "/pages/static/page.css", False),
+        ("PUT", "/pages/enter/v1.a.b", False),
+        ("DELETE", "/pages/enter/v1.a.b", False),
+        ("POST", "/conversations/c/tools/form_read", False),
+    ],
+)
+def test_only_page_gets_and_the_entry_post_skip_the_jwt(method: str, path: str, page: bool) -> None:
+    # GIVEN a request with no bearer token WHEN the handler tells page requests apart
+    event = {"rawPath": path, "requestContext": {"http": {"method": method, "path": path}}}
+    # THEN only the GET routes under /pages/ and the entry button's post are pages; any other
+    # post under /pages/ goes through the JWT check like a tool call
+    assert is_page(event) is page
