@@ -17,7 +17,7 @@ or not holding (it has to be crossed again by someone else's write). Chains thro
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
@@ -32,7 +32,7 @@ from forms.documents.model import (
     Rule,
     SetAction,
 )
-from forms.documents.rules import Known, RuleError, compile_rule
+from forms.documents.rules import Known, RuleError, compile_rule, reads
 
 _ANYWHERE = 10**9
 """The position a checkpoint's rule reads from: after every field."""
@@ -133,17 +133,3 @@ def _path_back(start: str, raises: dict[str, list[str]]) -> list[str] | None:
                     following.append(nxt)
         frontier = following
     return None
-
-
-def reads(rule: Rule) -> Iterator[str]:
-    """The fields ``rule`` reads, in order (with repeats)."""
-    if isinstance(rule, Condition):
-        yield rule.field
-    elif isinstance(rule, AllOf):
-        for part in rule.all:
-            yield from reads(part)
-    elif isinstance(rule, AnyOf):
-        for part in rule.any:
-            yield from reads(part)
-    else:
-        yield from reads(rule.not_)

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from forms.documents.cycles import reads, set_cycles
+from forms.documents.cycles import set_cycles
 from forms.documents.fact_keys import KeyProblem, key_problems
 from forms.documents.field_types import index_document, read_set
 from forms.documents.model import (
@@ -38,7 +38,7 @@ from forms.documents.model import (
     SetAction,
     TerminateAction,
 )
-from forms.documents.rules import RuleError, compile_rule
+from forms.documents.rules import RuleError, compile_rule, reads
 
 if TYPE_CHECKING:
     from forms.memory.vocabulary import Vocabulary

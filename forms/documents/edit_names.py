@@ -23,6 +23,7 @@ from forms.documents.model import (
     Heading,
     Paragraph,
 )
+from forms.documents.rules import reads
 from forms.suggest import rank
 
 _PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
@@ -35,7 +36,7 @@ def _named(document: FormDocument) -> Iterator[tuple[str, str]]:
     rules += [c.when for c in document.checkpoints]
     for rule in rules:
         if rule is not None:
-            yield from (("field", n) for n in _reads(rule.model_dump(by_alias=True)))
+            yield from (("field", n) for n in reads(rule))
     for checkpoint in document.checkpoints:
         for action in checkpoint.then:
             if action.action == "set":
@@ -44,18 +45,6 @@ def _named(document: FormDocument) -> Iterator[tuple[str, str]]:
                 yield "step", action.step
             elif isinstance(action, FailAction):
                 yield from (("field", n) for n in _PLACEHOLDER.findall(action.message))
-
-
-def _reads(rule: Any) -> Iterator[str]:
-    """The fields a rule (as JSON) reads."""
-    if isinstance(rule, dict):
-        if isinstance(rule.get("field"), str) and "op" in rule:
-            yield rule["field"]
-        for key in ("all", "any", "not"):
-            yield from _reads(rule.get(key))
-    elif isinstance(rule, list):
-        for part in rule:
-            yield from _reads(part)
 
 
 def _fields(document: FormDocument) -> Iterator[FieldDoc]:
@@ -108,5 +97,5 @@ def new_unknown_names(before: FormDocument | None, after: FormDocument) -> list[
 def meant_by_rule(document: FormDocument, rule: Any) -> list[str]:
     """What the fields ``rule`` reads that ``document`` does not have likely meant."""
     known = spellings(document)["field"]
-    names = [("field", n) for n in _reads(rule.model_dump(by_alias=True)) if n not in known]
+    names = [("field", n) for n in reads(rule) if n not in known]
     return likely_meant(document, names)

@@ -16,7 +16,7 @@ choice and a case-insensitive substring test for text.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,23 +67,27 @@ def compile_rule(
     test = _build(rule, fields, before, where, problems)
     if problems:
         raise RuleError("; ".join(problems))
-    reads = frozenset(_reads(rule))
+    read = frozenset(reads(rule))
 
     def predicate(v: Any) -> bool:
         return test(v)
 
     setattr(predicate, RULE_ATTRIBUTE, rule)
-    return predicate, reads
+    return predicate, read
 
 
-def _reads(rule: Rule) -> list[str]:
+def reads(rule: Rule) -> Iterator[str]:
+    """The fields ``rule`` reads, in order (with repeats)."""
     if isinstance(rule, Condition):
-        return [rule.field]
-    if isinstance(rule, AllOf):
-        return [f for r in rule.all for f in _reads(r)]
-    if isinstance(rule, AnyOf):
-        return [f for r in rule.any for f in _reads(r)]
-    return _reads(rule.not_)
+        yield rule.field
+    elif isinstance(rule, AllOf):
+        for part in rule.all:
+            yield from reads(part)
+    elif isinstance(rule, AnyOf):
+        for part in rule.any:
+            yield from reads(part)
+    else:
+        yield from reads(rule.not_)
 
 
 def _build(
