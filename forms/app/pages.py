@@ -28,7 +28,7 @@ from forms.evaluation import Evaluation
 from forms.instance import FormInstance, Recollection, Revision
 from forms.storage.documents import FormDocumentStore
 from forms.surface.recalled import from_account, memory_mark, standing
-from forms.surface.view import field_row, undo_redo
+from forms.surface.view import field_row, step_state, undo_redo
 
 STATUS_TEXT: dict[str, str] = {
     "answered": "Answered",
@@ -268,13 +268,9 @@ def document_columns(
 
 
 def _step_state(instance: FormInstance, ev: Evaluation, step_id: str) -> str:
-    if instance.state.status != "open":
-        return f"closed ({instance.state.status})"
-    if not ev.step_applies[step_id]:
-        return "does not apply with the current answers"
-    if ev.revisit == step_id:
-        return "to go through again"
-    return "complete" if ev.step_complete[step_id] else "open"
+    """The step read's state, in the person's words where they differ."""
+    state = step_state(instance, ev, step_id)
+    return "to go through again" if state == "revisit" else state
 
 
 def _field(

@@ -309,29 +309,31 @@ _CLOSED_STATES: dict[str, StepState] = {
 """A step's state on an instance closed with each status."""
 
 
+def step_state(instance: FormInstance, ev: Evaluation, step_id: str) -> StepState:
+    """A step's ``state`` in a step read (and on the person's page): closed with the
+    instance's status, else whether it applies, is revisited, complete or open."""
+    if instance.state.status != "open":
+        return _CLOSED_STATES[instance.state.status]
+    if not ev.step_applies[step_id]:
+        return "does not apply with the current answers"
+    if ev.revisit == step_id:
+        return "revisit"
+    return "complete" if ev.step_complete[step_id] else "open"
+
+
 def step_view(
     form: CompiledForm, instance: FormInstance, ev: Evaluation, step_id: str
 ) -> dict[str, Any]:
     step = form.steps[step_id]
     steps = _applicable_steps(form, ev)
     view: dict[str, Any] = {"step": step.id, "title": inline(step.title)}
-    state: StepState
     if instance.state.status != "open":
-        view["state"] = state = _CLOSED_STATES[instance.state.status]
+        view["state"] = step_state(instance, ev, step.id)
         view["fields"] = [field_row(form.fields[f], ev.fields[f], closed=True) for f in step.fields]
         return view
     if step in steps:
         view["position"] = f"{steps.index(step) + 1}/{len(steps)}"
-        state = (
-            "revisit"
-            if ev.revisit == step.id
-            else "complete"
-            if ev.step_complete[step.id]
-            else "open"
-        )
-    else:
-        state = "does not apply with the current answers"
-    view["state"] = state
+    view["state"] = step_state(instance, ev, step.id)
     if step.guidance:
         view["guidance"] = inline(step.guidance)
     marks = standing(form, instance, ev)
