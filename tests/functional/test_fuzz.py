@@ -195,13 +195,19 @@ def snapshot(store: RecordingStore) -> Any:
     ]
 
 
-def assert_well_formed(response: Any) -> None:
+def assert_well_formed(response: Any, path: str = "") -> None:
     assert response.status != 500, response
     assert response.status in ALLOWED, response
     if response.status == 200 and response.headers["content-type"].startswith("text/html"):
         return
     body = json.loads(response.text)
-    if response.status >= 400:
+    if response.status >= 400 and isinstance(body.get("error"), dict):
+        # the MCP route, past the API's own refusals, answers as JSON-RPC (docs/http-api.md)
+        assert body["jsonrpc"] == "2.0" and "id" in body, body
+        assert isinstance(body["error"]["code"], int), body
+        assert isinstance(body["error"]["message"], str), body
+        assert path.endswith("/mcp"), (path, body)
+    elif response.status >= 400:
         assert isinstance(body["error"], str) and isinstance(body["message"], str)
     elif isinstance(body, dict) and "ok" in body:
         # AND a tool call never hit the engine's own catch-all either
@@ -343,7 +349,7 @@ def test_fuzzed_requests_never_fail_and_refusals_write_nothing(request: dict[str
     response = api.send(request)
     # THEN the answer is a JSON 2xx/4xx, never a 500
     note(f"status {response.status}")
-    assert_well_formed(response)
+    assert_well_formed(response, str(request.get("rawPath", "")))
     # AND a refused request changed nothing that is stored
     if response.status >= 400:
         assert store.writes == writes
