@@ -9,9 +9,12 @@
   cookie, then a 303 to the page. Only a post from this API's own pages is taken
   (``same_origin``), so another site cannot make a browser open the sender's link (a login
   CSRF); the post starts on this site, so the ``SameSite=Strict`` cookie goes with the
-  redirect that follows.
+  redirect that follows. A used link posted again by the browser it opened (which holds
+  that link's session) is sent to the page too, with no new session: a second press.
 * ``GET /pages/forms/{instance_id}`` (no JWT, the session cookie): the form page.
-* ``GET /pages/static/{name}`` (public): the stylesheet.
+* ``GET /pages/forms/{instance_id}/version`` (no JWT, the session cookie): the instance's
+  version as JSON, which the open page's script polls to follow the agent's writes.
+* ``GET /pages/static/{name}`` (public): the stylesheet and the page's script.
 
 Jinja2 and the templates load with the first page request, not with the function.
 
@@ -128,7 +131,14 @@ def open_page(token: Annotated[str, Path()]) -> Response[str]:
         link = access.read_link(key, token, now)
     except access.Refused:
         return _refused("bad_link")
+    form = FORM_PATH + quote(link.instance_id, safe="")
+    from functions.pages import render
+
     if not access.ledger(app).claim(link.principal, link.nonce, link.expires_at):
+        if _holds(app, link):
+            # a second press of the button (or the link posted again) in the browser its first
+            # press opened: it is already in, so back to the form, no new session
+            return render.redirect(form, [])
         return _refused("used_link")
     settings = access.PageSettings.from_env()
     expires = int(now) + settings.session_minutes * 60
@@ -141,9 +151,7 @@ def open_page(token: Annotated[str, Path()]) -> Response[str]:
         max_age=settings.session_minutes * 60,
         same_site=SameSite.STRICT_MODE,
     )
-    from functions.pages import render
-
-    return render.redirect(FORM_PATH + quote(link.instance_id, safe=""), [cookie])
+    return render.redirect(form, [cookie])
 
 
 @router.get("/pages/forms/<instance_id>", include_in_schema=False)
@@ -167,6 +175,27 @@ def form_page(instance_id: Annotated[str, Path()]) -> Response[str]:
     return render.page(200, html)
 
 
+@router.get("/pages/forms/<instance_id>/version", include_in_schema=False)
+def form_page_version(instance_id: Annotated[str, Path()]) -> Response[str]:
+    """The instance's version, for the open page's script to know when to fetch the page
+    again (``docs/pages.md``, "Live updates"): one read, under the same session check as the
+    page."""
+    app = request_app(router.context)
+    session = _session(app, instance_id)
+    if session is None:
+        return _refused("no_session")
+    caller = Caller(principal=session.principal, conversation_id=session.conversation_id)
+    try:
+        from forms.app.page_version import page_version
+
+        found = page_version(app.service.loop, caller, instance_id)
+    except ToolError:
+        return _refused("not_found")
+    from functions.pages import render
+
+    return render.json_response({"version": found.version, "updated_at": found.updated_at})
+
+
 @router.get("/pages/static/<name>", include_in_schema=False)
 def static(name: Annotated[str, Path()]) -> Response[str]:
     from functions.pages import render
@@ -184,6 +213,17 @@ def _session(app: App, instance_id: str) -> access.Grant | None:
         return access.read_session(access.page_key(app), value, instance_id, app.now())
     except access.Refused:
         return None
+
+
+def _holds(app: App, link: access.Grant) -> bool:
+    """Whether the request carries a valid session for ``link``'s instance, opened for the
+    link's own principal and conversation: the browser that spent the link."""
+    session = _session(app, link.instance_id)
+    return (
+        session is not None
+        and session.principal == link.principal
+        and session.conversation_id == link.conversation_id
+    )
 
 
 def _refused(why: str) -> Response[str]:

@@ -175,6 +175,7 @@ ROUTES = (
     ("GET", re.compile(r"/pages/enter/[^/]+"), "page_enter"),
     ("POST", re.compile(r"/pages/enter/[^/]+"), "page_open"),
     ("GET", re.compile(r"/pages/forms/[^/]+"), "page_form"),
+    ("GET", re.compile(r"/pages/forms/[^/]+/version"), "page_version"),
     ("GET", re.compile(r"/pages/static/[^/]+"), "page_static"),
 )
 

@@ -7,13 +7,15 @@ every template, so author and user text (labels, values, notes) is always HTML-e
 ``{{ }}`` in such text is text, never template code (the text is a value, not a template).
 
 Every page response carries ``SECURITY_HEADERS``: a Content Security Policy allowing no inline
-script or style and nothing from another origin, no framing, no referrer (a page link's token
+script or style and nothing from another origin (the page's own script, ``static/page.js``,
+may fetch from this origin only), no framing, no referrer (a page link's token
 is in its URL), no MIME sniffing, no caching.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from functools import cache
 from importlib.resources import files
@@ -25,7 +27,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 
 CSP = (
     "default-src 'none'; style-src 'self'; img-src 'self'; script-src 'self'; "
-    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
 SECURITY_HEADERS: dict[str, str] = {
     "Content-Security-Policy": CSP,
@@ -38,8 +40,8 @@ HTML = "text/html; charset=utf-8"
 REFUSED_STATUS = 404
 """One status for every refusal: expired, altered, used, foreign, missing or forged."""
 
-STATIC_TYPES = {".css": "text/css; charset=utf-8"}
-_STATIC_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,63}\.css")
+STATIC_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
+_STATIC_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,63}\.(?:css|js)")
 STATIC_CACHE = "public, max-age=31536000, immutable"
 """Static files are addressed by their content's hash (``?v=``), so they may be kept a year."""
 
@@ -74,6 +76,16 @@ def page(
     )
 
 
+def json_response(body: dict[str, Any]) -> Response[str]:
+    """A small JSON answer to a page's script, with the security headers (never cached)."""
+    return Response(
+        200,
+        "application/json",
+        json.dumps(body, separators=(",", ":")),
+        headers=dict(SECURITY_HEADERS),
+    )
+
+
 def refusal() -> Response[str]:
     """The one refusal page: the same status and body whatever was wrong."""
     return page(REFUSED_STATUS, refusal_html())
@@ -91,8 +103,9 @@ def redirect(location: str, cookies: list[Cookie]) -> Response[str]:
 
 def entry(action: str) -> Response[str]:
     """The page a valid link opens before it is spent: "Open your form" and one button that
-    posts to ``action`` (the link's own path). No script, no cookie: fetching it (a chat
-    app's preview) spends nothing."""
+    posts to ``action`` (the link's own path). No cookie, and the button works without
+    script (the page's script only keeps a second press from posting again): fetching it (a
+    chat app's preview) spends nothing."""
     return page(200, render("enter.html", action=action))
 
 

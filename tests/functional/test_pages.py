@@ -187,13 +187,15 @@ def test_fetching_a_link_spends_nothing_and_its_button_opens_it_once(pages: Page
     previews = [
         pages.browser().get(path, {"sec-fetch-site": site}) for site in ("cross-site", "none")
     ]
-    # THEN each gets the entry page: one button posting to the link itself, no script, no
-    # cookie, the page headers
+    # THEN each gets the entry page: one button posting to the link itself, no cookie, no
+    # script but the page's own file (which only keeps a second press from posting), the
+    # page headers
     for preview in previews:
         assert preview.status == 200 and not preview.raw.get("cookies")
         assert f'<form class="open" method="post" action="{path}">' in preview.text
         assert '<button type="submit">Open your form</button>' in preview.text
-        assert "<script" not in preview.text and "http-equiv" not in preview.text
+        assert scripts(preview.text) == [render.static_url("page.js")]
+        assert "http-equiv" not in preview.text
         assert preview.headers["content-security-policy"] == render.CSP
         assert preview.headers["referrer-policy"] == "no-referrer"
         assert preview.headers["cache-control"] == "no-store"
@@ -410,11 +412,11 @@ def test_every_page_response_carries_the_security_headers(pages: Pages) -> None:
     page = browser.get(f"/pages/forms/{instance}")
     css = browser.get(render.static_url("page.css"))
     missing_css = browser.get("/pages/static/nothing.css")
-    refusals = (browser.get("/pages/enter/x"), browser.post(path, FROM_THE_PAGE))
+    refusals = (browser.get("/pages/enter/x"), pages.browser().post(path, FROM_THE_PAGE))
     for response in (entered, opened, page, css, missing_css, *refusals):
         assert response.headers["content-security-policy"] == (
             "default-src 'none'; style-src 'self'; img-src 'self'; script-src 'self'; "
-            "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+            "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
         )
         assert response.headers["x-content-type-options"] == "nosniff"
         assert response.headers["referrer-policy"] == "no-referrer"
@@ -426,8 +428,9 @@ def test_every_page_response_carries_the_security_headers(pages: Pages) -> None:
     assert css.status == 200 and "max-age=31536000" in css.headers["cache-control"]
     assert css.headers["content-type"].startswith("text/css")
     assert refused(missing_css)
-    # no script on the page at all, and no inline style
-    assert "<script" not in page.text and "style=" not in page.text
+    # no script on the page but the page's own file, and no inline style
+    assert scripts(page.text) == [render.static_url("page.js")]
+    assert "style=" not in page.text
 
 
 def test_a_plain_http_request_to_the_local_stack_gets_a_cookie_without_secure() -> None:
@@ -478,7 +481,7 @@ def test_author_and_user_text_is_escaped_everywhere() -> None:
     assert page.status == 200
     # THEN no tag of theirs reaches the page, the template syntax is text, and every text
     # reads back exactly as written
-    assert "<script" not in page.text and "<b>" not in page.text
+    assert scripts(page.text) == [render.static_url("page.js")] and "<b>" not in page.text
     text = unescape(page.text)
     shown = re.sub(r"<[^>]*>", " ", page.text)  # what is read, not the random tokens' attributes
     assert "49" not in shown
@@ -665,6 +668,135 @@ def test_the_page_renders_a_csrf_token_bound_to_its_session(pages: Pages) -> Non
     tokens = [re.search(r'name="csrf_token" value="([^"]+)"', p.text) for p in (first, second)]
     assert tokens[0] is not None and tokens[1] is not None
     assert tokens[0].group(1) != tokens[1].group(1)
+
+
+# ---------------------------------------------------------------------------- live updates
+
+
+def test_the_version_route_answers_the_instances_version_under_the_pages_session(
+    pages: Pages,
+) -> None:
+    # GIVEN alice's travel claim open in her browser
+    instance = pages.start()
+    browser = pages.browser()
+    page = browser.open(pages.link(instance))
+    shown = re.search(
+        r'<div id="form-page" data-instance="([^"]+)" data-version="(\d+)">', page.text
+    )
+    assert shown is not None and shown.group(1) == instance
+    # WHEN the page's script asks for the instance's version
+    before = browser.get(f"/pages/forms/{instance}/version")
+    # THEN it is small JSON, the version the page was rendered at, never cached, with the
+    # page headers
+    assert before.status == 200
+    assert before.headers["content-type"] == "application/json"
+    assert before.headers["cache-control"] == "no-store"
+    assert before.headers["content-security-policy"] == render.CSP
+    assert before.headers["x-content-type-options"] == "nosniff"
+    assert set(before.json()) == {"version", "updated_at"}
+    assert before.json()["version"] == int(shown.group(2))
+    # AND an agent's write moves it, and its time
+    filled = pages.api.call(
+        "form_fill", form="travel-claim", instance=instance, values={"destination": "Porto"}
+    )
+    assert filled.json()["ok"], filled.json()
+    after = browser.get(f"/pages/forms/{instance}/version").json()
+    assert after["version"] > before.json()["version"]
+    assert after["updated_at"] >= before.json()["updated_at"]
+    # AND the page fetched again shows that version
+    again = browser.get(f"/pages/forms/{instance}")
+    assert f'data-version="{after["version"]}"' in again.text
+
+
+def test_the_version_route_is_the_one_refusal_without_the_instances_session(
+    pages: Pages,
+) -> None:
+    # GIVEN alice's instance, opened in her browser; bob's, and an instance of alice's
+    # namesake at another tenant
+    instance = pages.start()
+    bob_instance = pages.start(conversation="conv-b", claims=BOB)
+    globex_instance = pages.start(claims=ALICE_AT_GLOBEX)
+    alice = pages.browser()
+    assert alice.open(pages.link(instance)).status == 200
+    good = alice.cookies[access.cookie_name(instance)]
+    key = access.page_key(pages.api.app)
+    until = int(T0.timestamp()) + 600
+    refusals: dict[str, Response] = {}
+    # WHEN the version is asked for with no cookie, a forged one, alice's cookie under bob's
+    # instance's name, and sessions signed for instances not in their principal's
+    # conversation (bob's under alice, the other tenant's under acme's alice)
+    refusals["no cookie"] = pages.browser().get(f"/pages/forms/{instance}/version")
+    forger = pages.browser()
+    forger.cookies[access.cookie_name(instance)] = good[:-2] + ("AA" if good[-2:] != "AA" else "BB")
+    refusals["forged cookie"] = forger.get(f"/pages/forms/{instance}/version")
+    thief = pages.browser()
+    thief.cookies[access.cookie_name(bob_instance)] = good
+    refusals["another instance's cookie"] = thief.get(f"/pages/forms/{bob_instance}/version")
+    for why, principal, conversation, other in (
+        ("another principal's instance", "acme/alice", "conv-b", bob_instance),
+        ("another tenant's instance", "acme/alice", "conv-1", globex_instance),
+        ("a missing instance", "acme/alice", "conv-1", "fi_999"),
+    ):
+        grant = access.Grant(principal, conversation, other, until, "n")
+        browser = pages.browser()
+        browser.cookies[access.cookie_name(other)] = access.open_session(key, grant, until)
+        refusals[why] = browser.get(f"/pages/forms/{other}/version")
+    # AND alice's own session after it expired
+    pages.clock.advance(access.DEFAULT_SESSION_MINUTES * 60)
+    refusals["expired session"] = alice.get(f"/pages/forms/{instance}/version")
+    # THEN each is the one refusal page, as the page itself answers
+    for why, response in refusals.items():
+        assert refused(response), why
+        assert response.headers["content-security-policy"] == render.CSP, why
+
+
+def test_the_pages_script_is_served_versioned_by_its_content(pages: Pages) -> None:
+    # GIVEN the page's script's address, as the pages name it
+    url = render.static_url("page.js")
+    assert re.fullmatch(r"/pages/static/page\.js\?v=[0-9a-f]{12}", url)
+    # WHEN it is fetched THEN it is JavaScript, kept for a year, under the page headers
+    script = pages.browser().get(url)
+    assert script.status == 200
+    assert script.headers["content-type"] == "text/javascript; charset=utf-8"
+    assert "immutable" in script.headers["cache-control"]
+    assert script.headers["content-security-policy"] == render.CSP
+    assert "fetch(" in script.text
+    # AND a name that is no shipped file is the refusal
+    assert refused(pages.browser().get("/pages/static/other.js"))
+    assert refused(pages.browser().get("/pages/static/page.mjs"))
+
+
+def test_a_second_press_in_the_browser_the_link_opened_goes_to_the_form(pages: Pages) -> None:
+    # GIVEN a link whose button alice pressed: the link is spent, her browser holds the session
+    instance = pages.start()
+    path = urlsplit(pages.link(instance)).path
+    alice = pages.browser()
+    first = alice.post(path, FROM_THE_PAGE)
+    assert first.status == 303
+    cookie = alice.cookies[access.cookie_name(instance)]
+    # WHEN the same browser posts it again (the button pressed twice, or again after Back)
+    again = alice.post(path, FROM_THE_PAGE)
+    # THEN it goes to the form too, with no second session
+    assert again.status == 303 and again.headers["location"] == f"/pages/forms/{instance}"
+    assert not again.raw.get("cookies")
+    assert alice.cookies[access.cookie_name(instance)] == cookie
+    assert alice.get(again.headers["location"]).status == 200
+    # AND any other browser posting it is refused: one with no session, and one with a
+    # session of another of alice's instances
+    other_instance = pages.start(conversation="conv-2")
+    other = pages.browser()
+    assert other.open(pages.link(other_instance, "conv-2")).status == 200
+    for browser in (pages.browser(), other):
+        assert refused(browser.post(path, FROM_THE_PAGE))
+    # AND from another site the used link is refused even in alice's browser
+    assert refused(alice.post(path, {"sec-fetch-site": "cross-site"}))
+
+
+def scripts(html: str) -> list[str]:
+    """The addresses of a page's scripts; an inline script fails the test."""
+    found = re.findall(r"<script([^>]*)>(.*?)</script>", html, re.S)
+    assert all(not body.strip() for _, body in found), found
+    return [unescape(re.search(r'src="([^"]+)"', attrs).group(1)) for attrs, _ in found]  # type: ignore[union-attr]
 
 
 def badge(row: str) -> str:

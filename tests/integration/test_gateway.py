@@ -603,6 +603,7 @@ def test_a_route_without_an_authorizer_needs_no_token(
         "/webhooks/{source}",
         "/pages/enter/{token}",
         "/pages/forms/{instance_id}",
+        "/pages/forms/{instance_id}/version",
         "/pages/static/{name}",
     }
     (route,) = [r for r in gateway.routes if r.path == "/webhooks/{source}"]

@@ -194,6 +194,7 @@ class TestInMemoryPageLinkLedger(PageLinkLedgerContract):
     [
         ("GET", "/pages/enter/v1.a.b", True),
         ("GET", "/pages/forms/fi_1", True),
+        ("GET", "/pages/forms/fi_1/version", True),
         ("GET", "/pages/static/page.css", True),
         ("POST", "/pages/enter/v1.a.b", True),
         ("POST", "/pages/enter/", False),
