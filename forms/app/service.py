@@ -44,6 +44,7 @@ from forms.errors import BadRequest, InvalidFormDefinition, ToolError
 from forms.evaluation import PredicateError
 from forms.instance import FormInstance, OutboxEntry
 from forms.registry import Forms
+from forms.storage.approvals import ApprovalIndex
 from forms.storage.port import FormStore
 from forms.surface.plain import inline
 from forms.surface.results import Result, describe_validation, error_result
@@ -263,6 +264,30 @@ class FormService:
         if line:
             result["status_line"] = line
         return result
+
+    def approval_queue(
+        self,
+        approver: Approver,
+        *,
+        limit: int = 20,
+        after: str | None = None,
+        settled_limit: int = 10,
+        settled_after: str | None = None,
+    ) -> approvals.ApprovalQueue:
+        """The approvals ``approver`` may decide, due first, and those settled lately (see
+        ``forms.app.approvals.approval_queue``); ``ValueError`` for a bad limit or cursor."""
+        store = self.loop.store
+        if not isinstance(store, ApprovalIndex):  # both adapters are: a wrapper that is not
+            raise TypeError(f"{type(store).__name__} keeps no approval index")
+        return approvals.approval_queue(
+            store,
+            self.loop.registry,
+            approver,
+            limit=limit,
+            after=after,
+            settled_limit=settled_limit,
+            settled_after=settled_after,
+        )
 
     def expire_approvals(self, instance_id: str) -> list[str]:
         """Apply the timeout outcome of every approval of an instance past its deadline, then

@@ -13,6 +13,12 @@ and its tool-call records; its revision log lives in a partition of its own::
     I#<id> / HOME                                  where its home is (written once, never changed)
     I#<id> / R#<version:010d>#<part>               revisions appended by the commit of <version>
 
+A home item also carries ``approval_pk`` / ``approval_sk`` while the instance stands in the
+approval index (``forms.storage.approvals.approval_place``): the keys of the table's sparse
+global secondary index ``approvals`` (``APPROVAL_INDEX``, keys only), so the index is written
+by the home item's own put, in the commit's one transaction, and holds only those instances.
+A listing is one Query of the index and one BatchGetItem of the home items it names.
+
 A field's *head* is what every call reads of its log: the count, the cursor, the entries in
 force, undo would restore and redo would bring back. The home item holds the heads, not the
 revisions, so reading an instance costs its form's size, never its history: listing a
@@ -32,7 +38,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
@@ -48,6 +54,7 @@ from forms.instance import (
     Revision,
     apply_commit,
 )
+from forms.storage.approvals import ApprovalIndex, approval_place, sortable
 from forms.storage.dynamodb_requests import escape as _escape
 from forms.storage.dynamodb_requests import item_bytes as _item_bytes
 from forms.storage.dynamodb_requests import item_too_large, largest_item, put_action, query_items
@@ -71,6 +78,8 @@ HOME_SK = "HOME"
 _REVISIONS = "R#"
 _CALL = "C#"
 _ITEM_OVERHEAD = 200
+APPROVAL_INDEX = "approvals"
+"""The table's global secondary index on ``approval_pk`` / ``approval_sk`` (template.yaml)."""
 """Bytes reserved in a revision item for its keys and other attributes besides the payload."""
 
 _Parts = TypeAdapter(dict[str, list[Revision]])
@@ -117,8 +126,10 @@ class _Known:
         self.heads = heads
 
 
-class DynamoDBFormStore(FormStore):
-    """Form instances in one DynamoDB table (``pk``/``sk`` strings), strongly consistent.
+class DynamoDBFormStore(FormStore, ApprovalIndex):
+    """Form instances in one DynamoDB table (``pk``/``sk`` strings), strongly consistent; also
+    the ``ApprovalIndex`` over them (the index itself is eventually consistent, the instances
+    a listing returns are read strongly consistent).
 
     ``client`` is a boto3 DynamoDB *client*; ``max_item_bytes`` bounds the payload of one
     revision item (below DynamoDB's 400 KB). ``read_attempts`` bounds how often a read of a
@@ -266,6 +277,63 @@ class DynamoDBFormStore(FormStore):
             raise ConflictError(applied.id, commit.expected_version, current_now) from None
         self._keep(after, home)
         return applied.snapshot()
+
+    # ------------------------------------------------------------------ the approval index
+
+    def _index_read(
+        self, partition: str, after: str | None, limit: int, *, newest_first: bool
+    ) -> list[tuple[str, FormInstance | None]]:
+        condition = "approval_pk = :p"
+        values: dict[str, Any] = {":p": _s(partition)}
+        if after is not None:
+            condition += " AND approval_sk " + ("< :after" if newest_first else "> :after")
+            values[":after"] = _s(after)
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "IndexName": APPROVAL_INDEX,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeValues": values,
+            "ScanIndexForward": not newest_first,
+            "Limit": limit,
+        }
+        places: list[tuple[str, tuple[str, str]]] = []
+        while len(places) < limit:
+            page = self._client.query(**request)
+            places += [
+                (item["approval_sk"]["S"], (item["pk"]["S"], item["sk"]["S"]))
+                for item in page.get("Items", [])
+            ]
+            last = page.get("LastEvaluatedKey")
+            if not last:
+                break
+            request["ExclusiveStartKey"] = last
+            request["Limit"] = limit - len(places)
+        places = places[:limit]
+        homes = self._read_homes([home for _, home in places])
+        found: list[tuple[str, FormInstance | None]] = []
+        for sort, home in places:
+            item = homes.get(home)
+            found.append((sort, self._known_from(item).instance.snapshot() if item else None))
+        return found
+
+    def _read_homes(self, homes: list[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
+        """The home items at ``homes`` (strongly consistent), by key: one BatchGetItem, and
+        another for any keys DynamoDB left unprocessed (up to ``read_attempts`` in all)."""
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        keys = [_key(*home) for home in dict.fromkeys(homes)]
+        wanted: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": True}}
+        for attempt in range(self._read_attempts):
+            if not wanted.get(self._table, {}).get("Keys"):
+                return found
+            if attempt and self._pause is not None:
+                self._pause(attempt)
+            response = self._client.batch_get_item(RequestItems=wanted)
+            for item in response.get("Responses", {}).get(self._table, []):
+                found[(item["pk"]["S"], item["sk"]["S"])] = item
+            wanted = response.get("UnprocessedKeys") or {}
+        if wanted.get(self._table, {}).get("Keys"):
+            raise StoreError(f"{self._read_attempts} batch reads left home items unread")
+        return found
 
     # ------------------------------------------------------------------ reading
 
@@ -497,6 +565,9 @@ def home_item(instance: FormInstance, heads: Mapping[str, str] | None = None) ->
         "heads": _s(_heads_text(texts)),
         "state": _s(state),
     }
+    place = approval_place(instance)
+    if place is not None:  # the sparse index's keys: only while it stands in the index
+        item["approval_pk"], item["approval_sk"] = _s(place.partition), _s(place.sort)
     excess = _item_bytes(item) - (DYNAMODB_ITEM_LIMIT - _ITEM_OVERHEAD)
     if excess > 0:
         for field_id in sorted(texts, key=lambda f: -len(texts[f])):
@@ -553,15 +624,6 @@ def home_key(instance: FormInstance) -> tuple[str, str]:
 def conversation_key(principal: str, conversation_id: str) -> str:
     """The index partition of one principal's conversation; '#' and '%' escaped, so unambiguous."""
     return f"P#{_escape(principal)}#C#{_escape(conversation_id)}"
-
-
-def sortable(moment: datetime) -> str:
-    """A fixed-width UTC timestamp: sorts as text exactly as the instants sort (naive = UTC)."""
-    utc = moment.astimezone(UTC) if moment.tzinfo is not None else moment
-    return (
-        f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:"
-        f"{utc.second:02d}.{utc.microsecond:06d}Z"
-    )
 
 
 def _key(pk: str, sk: str) -> dict[str, Any]:

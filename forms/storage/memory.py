@@ -22,21 +22,27 @@ from forms.instance import (
     NewCall,
     applied_unshared,
 )
+from forms.storage.approvals import ApprovalIndex, Place, approval_place
 from forms.storage.port import FormStore, OutboxScan
 from forms.storage.sizes import check_instance
 
 _ConversationKey = tuple[str, str]
 
 
-class InMemoryFormStore(FormStore, OutboxScan):
+class InMemoryFormStore(FormStore, OutboxScan, ApprovalIndex):
     """A thread-safe ``FormStore`` held in memory; every method runs under one lock. It is
-    also its own ``OutboxScan`` (pages of ``page_size`` instances, in creation order)."""
+    also its own ``OutboxScan`` (pages of ``page_size`` instances, in creation order) and its
+    own ``ApprovalIndex`` (each partition's places kept beside the instances, updated by the
+    write that stores the instance)."""
 
     def __init__(self, *, page_size: int = 100) -> None:
         self.page_size = page_size
         self._lock = threading.Lock()
         self._instances: dict[str, FormInstance] = {}
         self._by_conversation: dict[_ConversationKey, list[str]] = {}
+        self._places: dict[str, Place] = {}
+        self._index: dict[str, dict[str, str]] = {}
+        """The approval index: partition -> sort key -> instance id."""
         self._calls: dict[_ConversationKey, dict[str, str]] = {}
         """Call records as JSON text: a record is written on every write call and read back
         only by a retry, so it is serialised once (cheap, and nothing shared) and parsed when
@@ -52,6 +58,7 @@ class InMemoryFormStore(FormStore, OutboxScan):
             self._check_call(key, call)
             self._instances[stored.id] = stored
             self._by_conversation.setdefault(key, []).append(stored.id)
+            self._place(stored)
             self._keep_call(key, call)
 
     def record_call(self, principal: str, conversation_id: str, call: NewCall) -> None:
@@ -87,6 +94,7 @@ class InMemoryFormStore(FormStore, OutboxScan):
                 raise ConflictError(stored.id, commit.expected_version, stored.snapshot()) from None
             check_instance(applied)  # SizeLimit: nothing stored
             self._instances[applied.id] = applied.snapshot()
+            self._place(applied)
             self._keep_call(key, commit.call)
             return applied
 
@@ -106,6 +114,26 @@ class InMemoryFormStore(FormStore, OutboxScan):
                     if any(e.status == "pending" for e in i.state.outbox.values())
                 ]
             yield from found
+
+    def _index_read(
+        self, partition: str, after: str | None, limit: int, *, newest_first: bool
+    ) -> list[tuple[str, FormInstance | None]]:
+        with self._lock:
+            places = self._index.get(partition, {})
+            keys = sorted(places, reverse=newest_first)
+            if after is not None:
+                keys = [k for k in keys if (k < after if newest_first else k > after)]
+            return [(k, self._instances[places[k]].snapshot()) for k in keys[:limit]]
+
+    def _place(self, instance: FormInstance) -> None:
+        """Move ``instance`` to its place in the approval index; the caller holds the lock."""
+        before = self._places.pop(instance.id, None)
+        if before is not None:
+            self._index[before.partition].pop(before.sort, None)
+        after = approval_place(instance)
+        if after is not None:
+            self._places[instance.id] = after
+            self._index.setdefault(after.partition, {})[after.sort] = instance.id
 
     def _check_call(self, key: _ConversationKey, call: NewCall | None) -> None:
         """Raise ``CallRecorded`` if ``call``'s id is taken; the caller holds the lock."""

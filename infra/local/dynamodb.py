@@ -10,8 +10,8 @@ read-then-conditional-update race can lose an update that real DynamoDB would re
 by a single-threaded WSGI server, requests are handled one at a time, so compare-and-set holds.
 That is a limit of the emulator, not of DynamoDB.
 
-The table's key schema, attributes and stream settings are read from ``template.yaml`` (the
-``FormsTable`` resource), never repeated here.
+The table's key schema, attributes, global secondary indexes and stream settings are read
+from ``template.yaml`` (the ``FormsTable`` resource), never repeated here.
 
 Run standalone: ``python -m infra.local.dynamodb --port 8000``.
 """
@@ -70,6 +70,9 @@ def table_definition(path: Path = TEMPLATE) -> dict[str, Any]:
         "KeySchema": props["KeySchema"],
         "BillingMode": props.get("BillingMode", "PAY_PER_REQUEST"),
     }
+    indexes = props.get("GlobalSecondaryIndexes")
+    if indexes:
+        definition["GlobalSecondaryIndexes"] = indexes
     stream = props.get("StreamSpecification")
     if stream:
         definition["StreamSpecification"] = {
