@@ -77,10 +77,13 @@
     return el.value !== el.defaultValue;
   }
 
-  // a form the person is using: a control changed from what the page rendered, or focused
+  // a form the person is using: a control changed from what the page rendered, or focused,
+  // or an entry the server refused and shows again to be put right (the value it rendered
+  // is the person's, not the answer in force)
   function inUse(form) {
     var active = document.activeElement;
     if (active && form.contains(active) && holdsValue(active)) return true;
+    if (form.querySelector('[aria-invalid="true"]')) return true;
     return some(form.elements, changed);
   }
 
@@ -198,6 +201,17 @@
         keptFields[field].push(seen);
       }
     });
+    // the answer to the person's last post ("Saved", or what was wrong) stays until the
+    // page is loaded again: a refetched page has none of its own
+    var notice = root.querySelector("#notice");
+    if (notice && !next.querySelector("#notice")) {
+      var summary = next.querySelector(".summary");
+      if (summary) {
+        summary.insertAdjacentElement("afterend", notice);
+      } else {
+        next.insertBefore(notice, next.firstChild);
+      }
+    }
     // history lists the person opened stay open
     var opened = {};
     each(root.querySelectorAll("details[open]"), function (details) {
