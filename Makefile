@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help venv dynamodb-local dev worker demo test explore screenshots lint format typecheck check bench validate sam-build lock clean
+.PHONY: help venv dynamodb-local dev page-link worker demo test explore screenshots lint format typecheck check bench validate sam-build lock clean
 
 help:
 	@echo "make dev        the local stack: API on 127.0.0.1:3000, DynamoDB on :8000 (AWS's DynamoDB"
@@ -12,6 +12,9 @@ help:
 	@echo "                (Ctrl-C stops); one line per request: make dev ARGS=--json-logs shows the"
 	@echo "                functions' JSON logs and metrics as Lambda writes them (ARGS=--help: the"
 	@echo "                options); DYNAMODB=moto runs moto's DynamoDB instead of DynamoDB Local"
+	@echo "make page-link INSTANCE=fi_...  a fresh link to an instance's form page from make dev's"
+	@echo "                stack (links open once and expire in 15 minutes); CONVERSATION (default"
+	@echo "                demo), TOKEN (default dev:acme:alice) and URL name another's"
 	@echo "make worker     a hook worker on its own (TEMPORAL_*, TABLE_NAME... from the environment)"
 	@echo "make demo       the scripted conversation over HTTP (against make dev's stack, or one it"
 	@echo "                starts on free ports for the run and stops at the end; DYNAMODB=moto too)"
@@ -78,6 +81,16 @@ ARGS ?=
 
 dev: $(STACK_DEPS)
 	FORMWORK_LOCAL_DYNAMODB=$(DYNAMODB) $(BIN)/formwork dev $(ARGS)
+
+# A link to the page of an instance of make dev's stack, minted as a chatbot backend mints one;
+# by default for the demo claim make dev starts (conversation demo, dev:acme:alice).
+CONVERSATION ?= demo
+TOKEN ?= dev:acme:alice
+URL ?= http://127.0.0.1:3000
+page-link: $(STAMP)
+	@test -n "$(INSTANCE)" || { echo "make page-link INSTANCE=fi_... (make dev's banner names its demo claim's)" >&2; exit 2; }
+	@$(BIN)/python -m infra.local.page_link --instance "$(INSTANCE)" --conversation "$(CONVERSATION)" \
+		--token "$(TOKEN)" --url "$(URL)"
 
 worker: $(STAMP)
 	$(BIN)/python -m workflows.worker

@@ -25,6 +25,12 @@ status line the agent would see in its system prompt next turn. The script check
 outcome as it goes and stops with a message if one does not happen, so it doubles as a smoke
 test of either path.
 
+Before the travel claim is sent (over HTTP only), the person reviews it on its form page
+(``docs/pages.md``): the chatbot's backend mints a page link with the user's token, and a
+browser (plain HTTP: ``page_visit``) opens it, entry page, button post, cookie and all; the
+demo prints the page's title, status and a few answers with their badges, and checks them
+against the tools (``page_scene``).
+
 The eighth scene is a form nobody deployed: a builder agent builds the job application
 (``examples.job_application``) through the builder tools in a tenant of the run's own, in one
 builder chat (a call that chat sends again is replayed, a call the person stopped stays
@@ -51,7 +57,8 @@ fact store's answers past the deadline, and the form opens on time without memor
 The package: ``printing`` (how a turn is printed, how an outcome is checked), ``transports``
 (the ``Transport`` protocol and ``OverHttp``), ``in_process`` (``InProcess``, with memory on
 an in-memory fact store) and ``fact_editor`` (the ``/memory`` routes' answers in process),
-``driver`` (``Demo``, one turn at a time), ``scenes`` (the first eight scenes) and
+``driver`` (``Demo``, one turn at a time), ``scenes`` (the first eight scenes),
+``page_scene`` and ``page_visit`` (the form page, as a browser opens a link) and
 ``memory_scene`` (the ninth). This module is the command line (``main``, ``run``,
 ``run_over_http``) and the package's public surface (``__all__``): the transports, the driver,
 the scenes and the printing helpers, importable from ``examples.demo``.

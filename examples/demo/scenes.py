@@ -2,7 +2,8 @@
 
 Each scene opens its own conversation, plays the user's turns and the agent's calls, and checks
 with ``expect`` the outcome it is there to show: the travel claim (front-loading, aliases, a
-misspelt id, a bad value, held and undo; a policy checkpoint that rejects, then a correction),
+misspelt id, a bad value, held and undo; a policy checkpoint that rejects, then a correction;
+the person reviewing the claim on its form page before it is sent, over HTTP: ``page_scene``),
 the PI intake (a triage jump forward; a revisit back), the grant application (ineligible, so
 it terminates), the purchase request (a finance approval, decided outside the chat), the CRM
 webhook (over HTTP only, with the ``crm`` source's secret) and the job application a builder
@@ -14,6 +15,7 @@ from __future__ import annotations
 import uuid
 
 from examples.demo.driver import Demo
+from examples.demo.page_scene import review_on_the_page
 from examples.demo.printing import compact, expect, say
 from examples.demo.transports import OverHttp
 from examples.job_application import BUILD, FORM_ID, check_job_application
@@ -136,6 +138,7 @@ def travel_claim(demo: Demo) -> None:
         "complete (still open for corrections)" in demo.status(),
         "the status line to say the claim is complete and awaits submission",
     )
+    review_on_the_page(demo, claim, "Travel expense claim")
     r = demo.turn(
         "Yes, that's everything, please send it in.",
         "form_fill",

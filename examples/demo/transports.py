@@ -2,9 +2,9 @@
 (``examples.demo.in_process.InProcess``) or over HTTP (``OverHttp``).
 
 ``OverHttp`` calls the tool API as a chatbot backend would (urllib, JSON, a dev token per
-principal), decides approvals through ``POST /approvals/{approval_id}``, describes the
-Temporal run a hook's idempotency key names, and signs ``POST /webhooks/{source}`` as a sender
-would.
+principal), mints links to the form page (``page_link``), decides approvals through
+``POST /approvals/{approval_id}``, describes the Temporal run a hook's idempotency key names,
+and signs ``POST /webhooks/{source}`` as a sender would.
 
 A transport also serves the builder: a builder agent's tool calls on a tenant's draft
 (``build``), the draft as its editor reads it (``draft``) and a person publishing it
@@ -200,6 +200,14 @@ class OverHttp:
         result = self.call(caller, "form_read", f"check_{self.reads:03d}", payload)
         expect(result.get("ok"), f"form_read of {field_id} to succeed, got {result}")
         return result.get("value")
+
+    def page_link(self, caller: Caller, instance_id: str) -> tuple[int, dict[str, Any]]:
+        """A link to ``instance_id``'s page, as the chatbot's backend mints one for its user:
+        ``POST /conversations/{id}/page-links`` with the user's token (``docs/pages.md``)."""
+        path = f"/conversations/{caller.conversation_id}/page-links"
+        body = {"instance_id": instance_id}
+        status, answer = self._request("POST", path, body, token=token_for(caller.principal))
+        return status, answer if isinstance(answer, dict) else {}
 
     def decide(
         self,

@@ -12,13 +12,25 @@ import json
 import signal
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
 from formwork.check import LoadError, check
 from infra.local.dynamodb import ROOT
+from infra.local.page_link import (
+    DEMO_CONVERSATION,
+    DEMO_SEEDS,
+    DEMO_TOKEN,
+    PageLinkError,
+    Seeded,
+    lifetime,
+    seed,
+    who,
+)
 from infra.local.stack import (
     API_PORT,
+    DEFAULT_URL,
     DYNAMODB_PORT,
     DYNAMODB_VARIABLE,
     DYNAMODBS,
@@ -77,7 +89,63 @@ def webhook_lines(stack: LocalStack) -> str:
     return f"  Webhooks   sources {named} (FORMWORK_WEBHOOK_SOURCES / _SECRETS as given)\n"
 
 
-def banner(stack: LocalStack) -> str:
+def page_link_command(api: str, instance: str, conversation: str, token: str) -> str:
+    """How to mint a fresh link to ``instance`` here: ``make page-link`` in a checkout (its
+    defaults are the demo claim's conversation and token), else the module."""
+    elsewhere = api != DEFAULT_URL
+    if (ROOT / "Makefile").is_file() and (conversation, token) == (DEMO_CONVERSATION, DEMO_TOKEN):
+        return f"make page-link INSTANCE={instance}" + (f" URL={api}" if elsewhere else "")
+    return (
+        f"python -m infra.local.page_link --instance {instance} --conversation {conversation}"
+        f" --token {token}" + (f" --url {api}" if elsewhere else "")
+    )
+
+
+def seed_pages(stack: LocalStack) -> list[Seeded] | str:
+    """The demo instances ``make dev`` starts through the tool API, each with a page link
+    minted through ``POST /conversations/{id}/page-links``; or, when there are none, why."""
+    served = set(served_forms(stack))
+    seeds = [s for s in DEMO_SEEDS if s.form in served]
+    if not seeds:
+        return "no demo instance: the stack does not serve travel-claim (FORMWORK_FORMS)"
+    try:
+        return seed(stack.api_url, seeds)
+    except PageLinkError as failed:
+        return f"no demo instance: {failed}"
+
+
+def page_lines(api: str, pages: Sequence[Seeded] | str) -> str:
+    """The banner's form page part: a link per demo instance, or why there is none."""
+    if isinstance(pages, str) or not pages:
+        why = pages or "no demo instance"
+        return (
+            f"The form page (docs/pages.md): {why}.\n"
+            "Start a form (above), then mint a link to its page: "
+            f"{page_link_command(api, '<instance>', 'conv-1', 'dev:alice')}\n"
+        )
+    lines = [
+        "The form page (docs/pages.md): a link to each demo instance's page, minted as a"
+        " chatbot backend mints one",
+        "(POST /conversations/{id}/page-links with the user's token); open it in a browser:",
+    ]
+    for one in pages:
+        lines.append(
+            f"  {one.seed.form}  {one.instance}  {who(one.seed.token)}"
+            f" (Bearer {one.seed.token}), conversation {one.seed.conversation}"
+        )
+        lines.append(f"    {one.link.url}")
+    first = pages[0]
+    lines.append(
+        f"Each link opens once (its page's button spends it) and expires in"
+        f" {lifetime(first.link)} ({first.link.expires_at:%H:%M} UTC). A fresh one:"
+    )
+    lines.append(
+        "  " + page_link_command(api, first.instance, first.seed.conversation, first.seed.token)
+    )
+    return "\n".join(lines) + "\n"
+
+
+def banner(stack: LocalStack, pages: Sequence[Seeded] | str = ()) -> str:
     api = stack.api_url
     webhooks = webhook_lines(stack)
     logs = (
@@ -126,12 +194,7 @@ Try:
        {api}/conversations/conv-1/tools/form_start
   curl -s {auth} {api}/conversations/conv-1/status
 
-The form page (docs/pages.md): mint a link to the instance form_start answered, and open the
-url it answers in a browser, once, before its expires_at:
-  curl -s {auth} -H 'Content-Type: application/json' \\
-       -d '{{"instance_id": "<instance>"}}' \\
-       {api}/conversations/conv-1/page-links
-
+{page_lines(api, pages)}
 OpenAPI: {api}/openapi.json   Swagger UI: {api}/swagger (both need the token too)
 {logs}
 Ctrl-C stops everything.
@@ -196,6 +259,12 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m infra.local") 
     parser.add_argument(
         "--temporal-db", type=Path, help="keep Temporal's state in this SQLite file"
     )
+    parser.add_argument(
+        "--no-seed",
+        action="store_true",
+        help="start no demo travel claim (by default one is started in the conversation demo "
+        "for dev:acme:alice, through the tool API, and the banner prints a link to its page)",
+    )
     args = parser.parse_args(argv)
 
     stop = threading.Event()
@@ -232,7 +301,8 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m infra.local") 
         print(f"infra.local: {exc}", file=sys.stderr)
         return 1
     try:
-        print(banner(stack), flush=True)
+        pages: list[Seeded] | str = "not seeded (--no-seed)" if args.no_seed else seed_pages(stack)
+        print(banner(stack, pages), flush=True)
         while not stop.wait(1.0):
             pass
         print("\nStopping...", flush=True)

@@ -367,3 +367,9 @@ def test_the_demo_runs_over_http(stack: LocalStack, capsys: pytest.CaptureFixtur
     out = capsys.readouterr().out
     assert f"Formwork demo: HTTP {stack.api_url}" in out
     assert "every expected outcome seen" in out
+    # AND a page link was minted and used as a browser uses it: the page's title and status
+    flat = " ".join(out.split())  # the demo wraps its lines at 96 columns
+    assert "POST /conversations/conv-t/page-links" in flat
+    assert "(Sec-Fetch-Site: same-origin: the button) → 303" in flat
+    assert "“Travel expense claim”: Complete, not submitted yet" in flat
+    assert "→ 404 “This link does not open a page” (a link opens once)" in flat

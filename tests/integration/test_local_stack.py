@@ -28,6 +28,8 @@ from typing import Any
 
 import pytest
 
+from examples.demo.page_visit import PageVisit
+from infra.local import page_link
 from infra.local.dynamodb import ROOT, LocalDynamoDB, LoopbackServer, client
 from infra.local.dynamodb_local import DynamoDBLocal
 from infra.local.gateway import LocalGateway
@@ -283,6 +285,9 @@ def test_make_dev_shows_one_access_line_per_request_and_no_json(dev: list[Dev]) 
 
     access = [m.groupdict() for line in dev[0].stderr() if (m := ACCESS_LINE.match(line))]
     assert access == [
+        # the demo claim make dev starts, and the link it mints to its page, for the banner
+        {"method": "POST", "path": "/conversations/demo/tools/form_start", "status": "200"},
+        {"method": "POST", "path": "/conversations/demo/page-links", "status": "200"},
         {
             "method": "POST",
             "path": "/conversations/conv-1/tools/form_start",
@@ -296,6 +301,54 @@ def test_make_dev_shows_one_access_line_per_request_and_no_json(dev: list[Dev]) 
     assert dev[0].stdout[-1] == "Stopped."
     # AND it ran on DynamoDB Local, the default, as the banner says
     assert dynamodb_line(dev[0].stdout).endswith("(AWS's DynamoDB Local 3.3, in memory)")
+
+
+def test_make_dev_prints_a_link_to_its_demo_claims_page_and_how_to_mint_another(
+    dev: list[Dev], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN make dev's stack, its banner printed
+    dev.append(Dev("--port", "0"))
+    api = dev[0].ready()
+    # THEN the banner labels one link, to the travel claim it started for acme/alice
+    (label,) = [line for line in dev[0].stdout if line.startswith("  travel-claim  fi_")]
+    instance = label.split()[1]
+    assert label.endswith("acme/alice (Bearer dev:acme:alice), conversation demo")
+    (url,) = [line.strip() for line in dev[0].stdout if line.startswith(f"    {api}/pages/enter/")]
+    assert any("opens once" in line and "15 minutes" in line for line in dev[0].stdout)
+    (fresh,) = [line.strip() for line in dev[0].stdout if line.strip().startswith("make page-link")]
+    assert fresh == f"make page-link INSTANCE={instance} URL={api}"
+    # AND the link opens the claim's page in a browser (over plain HTTP), once
+    browser = PageVisit()
+    page, _ = browser.open(url)
+    assert page.title == "Travel expense claim" and page.status == "In progress"
+    destination = page.field("destination")
+    assert destination is not None and (destination.value, destination.badge) == (
+        "Lisbon",
+        "Answered",
+    )
+    assert PageVisit().again(url)[0] == 404  # another browser: the link is spent
+    # AND the command the banner names mints a fresh one, which opens it again
+    assert page_link.main(["--instance", instance, "--url", api]) == 0
+    printed = capsys.readouterr()
+    again, _ = PageVisit().open(printed.out.strip())
+    assert again.title == "Travel expense claim"
+    assert f"{instance} of acme/alice, conversation demo" in printed.err
+    # AND another tenant's alice gets one line saying she has no such instance
+    assert page_link.main(["--instance", instance, "--url", api, "--token", "dev:globex:alice"])
+    refused = capsys.readouterr().err
+    assert refused == (
+        f"page-link: globex/alice has no instance {instance} in conversation demo (an "
+        "instance's link is minted in its own conversation, with its owner's token)\n"
+    )
+    assert dev[0].stop() == 0
+
+
+def test_make_dev_no_seed_starts_nothing(dev: list[Dev]) -> None:
+    dev.append(Dev("--port", "0", "--no-seed"))
+    dev[0].ready()
+    assert any("not seeded (--no-seed)" in line for line in dev[0].stdout)
+    assert dev[0].stop() == 0
+    assert [line for line in dev[0].stderr() if ACCESS_LINE.match(line)] == []
 
 
 def dynamodb_line(banner: list[str]) -> str:

@@ -368,10 +368,15 @@ def test_the_banners_example_starts_a_form_the_stack_serves(
 
 
 def test_the_banner_shows_how_to_mint_a_page_link_with_the_same_dev_token() -> None:
+    # GIVEN no demo claim started (its links: tests/unit/test_page_link.py)
     text = local.banner(running_stack("forms.examples:EXAMPLES"))
+    # THEN the banner names the command that mints a link to the form its example starts
     mint = text.split("The form page", 1)[1]
-    assert "/conversations/conv-1/page-links" in mint and '"instance_id"' in mint
-    assert "-H 'Authorization: Bearer dev:alice'" in mint
+    assert (
+        "python -m infra.local.page_link --instance <instance> --conversation conv-1 "
+        "--token dev:alice" in mint
+    )
+    assert "-H 'Authorization: Bearer dev:alice'" in text
 
 
 def test_the_banner_names_the_demo_command_of_a_checkout_or_a_package(

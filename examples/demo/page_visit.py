@@ -1,0 +1,208 @@
+"""A person's browser on the form page, over plain HTTP (urllib), as ``make demo`` uses a link.
+
+``PageVisit.open(url)`` does what a browser does with a page link (``docs/pages.md``): it
+fetches the link (the entry page, "Open your form": nothing spent), posts the entry page's
+form to the same URL as the button does, with ``Sec-Fetch-Site: same-origin`` (a browser sends
+it for a post from the page's own origin; the API takes no other), takes the session cookie
+from the ``303``, and follows the redirect with it to the form page. ``again(url)`` posts a
+link once more: from a fresh ``PageVisit`` (a browser holding no session, the link forwarded)
+a spent link is refused.
+
+What the page shows is read from its HTML with the standard library's ``html.parser``: the
+``h1`` (the form's title), the status (``#form-status``), and each field by its
+``data-field`` attribute (its label, its badge, the value shown). A dozen lines of parsing over
+stable attributes the page renders for this purpose; a parsing library (BeautifulSoup, lxml)
+would add a dependency to the ``local`` extra without saving any.
+"""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from http.cookies import SimpleCookie
+from urllib.parse import urljoin, urlsplit
+
+TIMEOUT_SECONDS = 30.0
+VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta"})
+
+
+@dataclass(frozen=True, slots=True)
+class FieldShown:
+    id: str
+    label: str
+    badge: str
+    value: str | None
+
+
+@dataclass(slots=True)
+class PageShown:
+    """What a page says, as text: its ``h1``, its status and its fields in page order."""
+
+    title: str = ""
+    status: str = ""
+    fields: list[FieldShown] = field(default_factory=list)
+
+    def field(self, field_id: str) -> FieldShown | None:
+        return next((f for f in self.fields if f.id == field_id), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Hop:
+    """One request the browser made: method, path, status, and a word on what it got."""
+
+    method: str
+    path: str
+    status: int
+    note: str = ""
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is answered to the caller, which follows it with the cookie itself."""
+
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
+class PageVisit:
+    """One browser (one cookie jar) visiting pages on one origin."""
+
+    def __init__(self) -> None:
+        self.cookies: dict[str, str] = {}
+        self.hops: list[Hop] = []
+        self._opener = urllib.request.build_opener(_NoRedirect)
+
+    def open(self, url: str) -> tuple[PageShown, str]:
+        """The link at ``url`` opened as a person opens it; the page it leads to and that
+        page's URL. Raises ``VisitError`` when a hop does not answer as a browser expects."""
+        status, _, html = self._send("GET", url, note="the entry page")
+        entry = read_page(html)
+        if status != 200 or entry.title != "Open your form":
+            raise VisitError(f"GET {path_of(url)} answered {status} {entry.title!r}")
+        status, headers, _ = self._send(
+            "POST", url, {"Sec-Fetch-Site": "same-origin"}, note="the button"
+        )
+        location = headers.get("location")
+        if status != 303 or not location:
+            raise VisitError(f"POST {path_of(url)} answered {status}, not a redirect")
+        page_url = urljoin(url, location)
+        status, _, html = self._send("GET", page_url, note="the form page")
+        page = read_page(html)
+        if status != 200:
+            raise VisitError(f"GET {path_of(page_url)} answered {status} {page.title!r}")
+        return page, page_url
+
+    def again(self, url: str) -> tuple[int, PageShown]:
+        """The link at ``url`` posted (again), as its entry page's button posts it."""
+        status, _, html = self._send(
+            "POST", url, {"Sec-Fetch-Site": "same-origin"}, note="the button again"
+        )
+        return status, read_page(html)
+
+    def _send(
+        self, method: str, url: str, headers: dict[str, str] | None = None, *, note: str
+    ) -> tuple[int, dict[str, str], str]:
+        sent = {"Accept": "text/html", **(headers or {})}
+        if self.cookies:
+            sent["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        data = b"" if method == "POST" else None
+        if method == "POST":
+            sent["Content-Type"] = "application/x-www-form-urlencoded"
+        request = urllib.request.Request(url, data, sent, method=method)
+        try:
+            with self._opener.open(request, timeout=TIMEOUT_SECONDS) as response:
+                status, got, body = response.status, response.headers, response.read()
+        except urllib.error.HTTPError as error:  # 303 and 404 come this way
+            status, got, body = error.code, error.headers, error.read()
+        for value in got.get_all("Set-Cookie") or []:
+            jar: SimpleCookie = SimpleCookie()
+            jar.load(value)
+            self.cookies.update({name: morsel.value for name, morsel in jar.items()})
+        self.hops.append(Hop(method, path_of(url), status, note))
+        answered = {k.lower(): v for k, v in got.items()}
+        return status, answered, body.decode("utf-8", "replace")
+
+
+class VisitError(Exception):
+    """A hop of a visit did not answer as a browser expects."""
+
+
+def path_of(url: str) -> str:
+    return urlsplit(url).path
+
+
+def read_page(html: str) -> PageShown:
+    """The title, status and fields a page's HTML shows."""
+    reader = _Reader()
+    reader.feed(html)
+    reader.close()
+    return reader.page
+
+
+class _Reader(HTMLParser):
+    """Collects the text of the elements ``PageShown`` names. A stack of open elements, each
+    with the part of the page its text belongs to (or none)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.page = PageShown()
+        self._open: list[tuple[str, str | None]] = []
+        self._field: dict[str, str] | None = None
+        self._text: dict[str, list[str]] = {}
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in VOID:
+            return
+        found = dict(attrs)
+        classes = (found.get("class") or "").split()
+        part: str | None = None
+        if tag == "h1" and not self.page.title:
+            part = "title"
+        elif found.get("id") == "form-status":
+            part = "status"
+        elif tag == "li" and found.get("data-field"):
+            self._field = {"id": found["data-field"] or ""}
+            part = "field"
+        elif self._field is not None and tag == "span" and "label" in classes:
+            part = "label"
+        elif self._field is not None and tag == "span" and "badge" in classes:
+            part = "badge"
+        elif self._field is not None and tag == "p" and "value" in classes:
+            part = "value"
+        elif self._open and self._open[-1][1] == "label":
+            part = "skip"  # the label's "(optional)"
+        self._open.append((tag, part))
+        if part is not None:
+            self._text[part] = []
+
+    def handle_endtag(self, tag: str) -> None:
+        while self._open:
+            opened, part = self._open.pop()
+            if part is not None:
+                self._close(part)
+            if opened == tag:
+                return
+
+    def handle_data(self, data: str) -> None:
+        for _, part in reversed(self._open):
+            if part == "skip":
+                return
+            if part is not None:
+                self._text[part].append(data)
+                return
+
+    def _close(self, part: str) -> None:
+        text = " ".join("".join(self._text.pop(part, [])).split())
+        if part == "title":
+            self.page.title = text
+        elif part == "status":
+            self.page.status = text
+        elif part == "field" and self._field is not None:
+            one = self._field
+            self.page.fields.append(
+                FieldShown(one["id"], one.get("label", ""), one.get("badge", ""), one.get("value"))
+            )
+            self._field = None
+        elif part in ("label", "badge", "value") and self._field is not None:
+            self._field[part] = text

@@ -1,0 +1,216 @@
+"""Page links against a running local stack: ``python -m infra.local.page_link`` (``make
+page-link``), and what ``make dev`` seeds for its banner.
+
+A link is minted as a chatbot backend mints one: ``POST /conversations/{conversation_id}/
+page-links`` over HTTP with the user's token (here a dev token), naming one of that user's
+instances in that conversation (``docs/pages.md``). Links open once and expire after
+``FORMWORK_PAGE_LINK_MINUTES`` (15 by default), so the command is how to get a fresh one::
+
+    python -m infra.local.page_link --instance fi_...   # conversation demo, dev:acme:alice
+
+``make dev`` starts one travel claim per demo conversation (``DEMO_SEEDS``) through the tool
+API, as an agent would, and prints a link to each (``seed``). A request that cannot be made
+(no stack answering, a refusal) is a ``PageLinkError`` whose message says what to do, and the
+command prints it on one line and exits 1: never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+from infra.local.stack import DEFAULT_URL
+
+DEMO_CONVERSATION = "demo"
+DEMO_TOKEN = "dev:acme:alice"
+TIMEOUT_SECONDS = 30.0
+
+
+class PageLinkError(Exception):
+    """A link could not be minted (or a demo instance started); the message says why and what
+    to do, for a person at a terminal."""
+
+
+@dataclass(frozen=True, slots=True)
+class PageLink:
+    url: str
+    expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Seed:
+    """A demo instance ``make dev`` starts: ``form`` in ``conversation`` for the dev token
+    ``token``, with ``values`` given at its start, under the tool-call id ``call_id`` (so a
+    second start in the same stack is a replay, not a second instance)."""
+
+    form: str
+    conversation: str
+    token: str
+    values: dict[str, Any]
+    call_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Seeded:
+    """A demo instance and the link minted to its page."""
+
+    seed: Seed
+    instance: str
+    link: PageLink
+
+
+DEMO_SEEDS: tuple[Seed, ...] = (
+    Seed(
+        form="travel-claim",
+        conversation=DEMO_CONVERSATION,
+        token=DEMO_TOKEN,
+        values={
+            "full_name": "Alice Martins",
+            "destination": "Lisbon",
+            "purpose": "client kickoff",
+            "mode": "air",
+            "flight_number": "TP1234",
+        },
+        call_id="page-demo-1",
+    ),
+)
+"""One travel claim in the conversation ``demo`` for ``acme/alice``, part way through."""
+
+
+def who(token: str) -> str:
+    """The principal a dev token names, as ``tenant/sub`` (``dev:alice`` is ``local/alice``)."""
+    principal = token.removeprefix("Bearer ").removeprefix("dev:").split(";", 1)[0]
+    tenant, colon, sub = principal.rpartition(":")
+    return f"{tenant if colon else 'local'}/{sub}"
+
+
+def mint(
+    api_url: str, instance: str, conversation: str = DEMO_CONVERSATION, token: str = DEMO_TOKEN
+) -> PageLink:
+    """A page link to ``instance`` through ``POST /conversations/{conversation}/page-links``
+    with ``token``, as a chatbot backend mints one."""
+    path = f"/conversations/{quote(conversation, safe='')}/page-links"
+    status, body = _post(api_url, path, token, {"instance_id": instance})
+    if status == 404 and isinstance(body, dict) and body.get("error") == "not_found":
+        raise PageLinkError(
+            f"{who(token)} has no instance {instance} in conversation {conversation} "
+            f"(an instance's link is minted in its own conversation, with its owner's token)"
+        )
+    if status == 401:
+        raise PageLinkError(
+            f"the API refused the token {token!r}: a dev token is dev:[<tenant>:]<sub>, "
+            f"such as {DEMO_TOKEN}"
+        )
+    if status != 200 or not isinstance(body, dict) or "url" not in body:
+        raise PageLinkError(f"POST {path} answered {status}: {_said(body)}")
+    return PageLink(url=str(body["url"]), expires_at=datetime.fromisoformat(body["expires_at"]))
+
+
+def start(api_url: str, seed: Seed) -> str:
+    """``seed`` started through ``POST /conversations/{id}/tools/form_start``, as an agent
+    would; the instance's id."""
+    path = f"/conversations/{quote(seed.conversation, safe='')}/tools/form_start"
+    envelope = {"tool_call_id": seed.call_id, "input": {"form": seed.form, "values": seed.values}}
+    status, body = _post(api_url, path, seed.token, envelope)
+    if status != 200 or not isinstance(body, dict) or not body.get("ok"):
+        raise PageLinkError(f"POST {path} answered {status}: {_said(body)}")
+    return str(body["instance"])
+
+
+def seed(api_url: str, seeds: Sequence[Seed] = DEMO_SEEDS) -> list[Seeded]:
+    """Each of ``seeds`` started and a link minted to its page."""
+    seeded = []
+    for one in seeds:
+        instance = start(api_url, one)
+        link = mint(api_url, instance, one.conversation, one.token)
+        seeded.append(Seeded(one, instance, link))
+    return seeded
+
+
+def _post(api_url: str, path: str, token: str, body: Any) -> tuple[int, Any]:
+    url = api_url.rstrip("/") + path
+    headers = {
+        "Authorization": token if token.startswith("Bearer ") else f"Bearer {token}",
+        "Content-Type": "application/json",
+    }
+    request = urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
+            return response.status, _json(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, _json(error.read())
+    except (OSError, ValueError) as error:  # refused, timed out, not HTTP
+        raise PageLinkError(
+            f"no Formwork API answers at {api_url} ({getattr(error, 'reason', error)}): "
+            "start the local stack with make dev (or formwork dev), or name its --url"
+        ) from None
+
+
+def _json(raw: bytes) -> Any:
+    try:
+        return json.loads(raw or b"null")
+    except ValueError:
+        return raw[:200].decode("utf-8", "replace")
+
+
+def _said(body: Any) -> str:
+    if isinstance(body, dict) and "error" in body:
+        return f"{body['error']}: {body.get('message', '')}".rstrip(": ")
+    if isinstance(body, dict) and "message" in body:
+        return str(body["message"])
+    return str(body)
+
+
+def lifetime(link: PageLink, now: datetime | None = None) -> str:
+    """How long ``link`` has left, in whole minutes, as the banner says it."""
+    left = (link.expires_at - (now or datetime.now(UTC))).total_seconds()
+    minutes = max(0, round(left / 60))
+    return f"{minutes} minute{'' if minutes == 1 else 's'}"
+
+
+def main(
+    argv: Sequence[str] | None = None, *, prog: str = "python -m infra.local.page_link"
+) -> int:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Mint a page link to one instance against a running local stack, as a "
+        "chatbot backend would (POST /conversations/{id}/page-links). Links open once and "
+        "expire in 15 minutes (FORMWORK_PAGE_LINK_MINUTES); run this again for a fresh one.",
+    )
+    parser.add_argument("--instance", required=True, help="the instance id (fi_...)")
+    parser.add_argument(
+        "--conversation",
+        default=DEMO_CONVERSATION,
+        help="its conversation (default %(default)s, where make dev starts its demo claim)",
+    )
+    parser.add_argument(
+        "--token",
+        default=DEMO_TOKEN,
+        help="the dev token of the instance's owner (default %(default)s)",
+    )
+    parser.add_argument("--url", default=DEFAULT_URL, help="the API (default %(default)s)")
+    args = parser.parse_args(argv)
+    try:
+        link = mint(args.url, args.instance, args.conversation, args.token)
+    except PageLinkError as refused:
+        print(f"page-link: {refused}", file=sys.stderr)
+        return 1
+    print(link.url)
+    print(
+        f"(opens once, until {link.expires_at:%H:%M:%S} UTC, in {lifetime(link)}; "
+        f"{args.instance} of {who(args.token)}, conversation {args.conversation})",
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

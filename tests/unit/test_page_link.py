@@ -1,0 +1,144 @@
+"""``python -m infra.local.page_link`` (``make page-link``) and the part of ``make dev``'s banner
+that prints page links (``infra.local.__main__.page_lines``); reading a page's HTML as the
+demo's browser does (``examples.demo.page_visit.read_page``).
+
+The command against a stack that answers is in ``tests/integration/test_page_link.py``; here,
+what it says when nothing answers, and the banner's words for given links.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from examples.demo.page_visit import FieldShown, read_page
+from infra.local import __main__ as dev
+from infra.local.page_link import DEMO_SEEDS, PageLink, Seeded, lifetime, main, who
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+def test_without_a_running_stack_the_command_says_so_in_one_line_and_exits_1() -> None:
+    # GIVEN no API on the port named
+    url = f"http://127.0.0.1:{closed_port()}"
+    # WHEN a link is asked for, as make page-link runs the command
+    done = subprocess.run(
+        [sys.executable, "-m", "infra.local.page_link", "--instance", "fi_1", "--url", url],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    # THEN it exits 1 with one line saying what to do, and no traceback
+    assert done.returncode == 1
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"page-link: no Formwork API answers at {url} (")
+    assert line.endswith("start the local stack with make dev (or formwork dev), or name its --url")
+    assert "Traceback" not in done.stderr
+
+
+def test_the_command_needs_an_instance(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([])
+    assert exited.value.code == 2
+    assert "--instance" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("token", "principal"),
+    [
+        ("dev:acme:alice", "acme/alice"),
+        ("Bearer dev:acme:alice;roles=finance", "acme/alice"),
+        ("dev:alice", "local/alice"),
+    ],
+)
+def test_who_names_the_principal_a_dev_token_stands_for(token: str, principal: str) -> None:
+    assert who(token) == principal
+
+
+def test_a_links_lifetime_is_said_in_whole_minutes() -> None:
+    now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+    link = PageLink("http://x/pages/enter/v1.a.b", now + timedelta(minutes=15, seconds=-1))
+    assert lifetime(link, now) == "15 minutes"
+    assert lifetime(PageLink("u", now + timedelta(seconds=50)), now) == "1 minute"
+    assert lifetime(PageLink("u", now - timedelta(minutes=1)), now) == "0 minutes"
+
+
+API = "http://127.0.0.1:3000"
+
+
+def test_the_banner_prints_one_labelled_link_per_demo_instance_and_how_to_get_a_fresh_one() -> None:
+    # GIVEN the demo claim started and a link minted to its page
+    expires = datetime.now(UTC) + timedelta(minutes=15)
+    url = f"{API}/pages/enter/v1.payload.mac"
+    seeded = [Seeded(DEMO_SEEDS[0], "fi_1", PageLink(url, expires))]
+    # WHEN the banner's page part is written
+    text = dev.page_lines(API, seeded)
+    # THEN it labels the link (form, instance, who), prints it whole, and says it opens once,
+    # for how long, and the command that mints another (make's, in a checkout)
+    assert "travel-claim  fi_1  acme/alice (Bearer dev:acme:alice), conversation demo" in text
+    assert f"\n    {url}\n" in text
+    assert "opens once" in text and "expires in 15 minutes" in text
+    assert text.rstrip().endswith("make page-link INSTANCE=fi_1")
+
+
+def test_on_another_port_the_fresh_link_command_names_the_api() -> None:
+    other = "http://127.0.0.1:4000"
+    expires = datetime.now(UTC) + timedelta(minutes=15)
+    seeded = [Seeded(DEMO_SEEDS[0], "fi_1", PageLink(f"{other}/pages/enter/t", expires))]
+    assert dev.page_lines(other, seeded).rstrip().endswith(f"INSTANCE=fi_1 URL={other}")
+
+
+def test_without_a_demo_instance_the_banner_says_why_and_how_to_mint_a_link() -> None:
+    text = dev.page_lines(API, "no demo instance: the stack does not serve travel-claim")
+    assert "no demo instance: the stack does not serve travel-claim." in text
+    assert (
+        "python -m infra.local.page_link --instance <instance> --conversation conv-1 "
+        "--token dev:alice" in text
+    )
+    assert "no demo instance" in dev.page_lines(API, [])
+
+
+PAGE = """<!doctype html><html><head><title>Claim</title><link rel="stylesheet" href="/x.css">
+</head><body><main><h1>Travel &amp; claim</h1>
+<dl class="facts"><dt>Status</dt><dd class="state" id="form-status">
+  In progress
+</dd></dl>
+<ul class="fields">
+<li class="field status-answered" data-field="destination">
+  <div class="field-head"><span class="label">Destination</span>
+  <span class="badge">Answered</span></div>
+  <p class="value">&lt;b&gt;Lisbon&lt;/b&gt;</p><p class="meta">Written by the agent</p>
+  <details class="history"><summary>History</summary><ol><li>Porto</li></ol></details>
+</li>
+<li class="field status-pending" data-field="total">
+  <div class="field-head"><span class="label">Total <span class="optional">(optional)</span></span>
+  <span class="badge">Pending</span></div><input type="hidden" name="x" value="1">
+</li>
+</ul></main></body></html>"""
+
+
+def test_the_page_reader_takes_title_status_and_fields_by_their_data_field() -> None:
+    page = read_page(PAGE)
+    assert page.title == "Travel & claim"
+    assert page.status == "In progress"
+    assert page.fields == [
+        FieldShown("destination", "Destination", "Answered", "<b>Lisbon</b>"),
+        FieldShown("total", "Total", "Pending", None),
+    ]
+    assert page.field("total") == page.fields[1] and page.field("nope") is None
