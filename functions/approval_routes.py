@@ -1,31 +1,135 @@
-"""The approval route: ``POST /approvals/{approval_id}``, an approver's decision.
+"""The approval routes: ``GET /approvals``, the approver's queue, and
+``POST /approvals/{approval_id}``, an approver's decision.
 
 The approver is the token's principal; their roles are what the ``ROLES_CLAIM`` claim lists
-(``roles_from_claims``). What the caller may not decide is answered exactly like an approval
-that does not exist (404). A recorded decision is signalled, best effort, to the approval's
-wait when hooks run elsewhere (``DecisionNotifier``).
+(``roles_from_claims``). The queue lists exactly what a decision would be taken on
+(``forms.app.approvals.approval_queue``): the caller's tenant, a role they hold, never a form
+they filled. What the caller may not decide is answered exactly like an approval that does
+not exist (404). A recorded decision is signalled, best effort, to the approval's wait when
+hooks run elsewhere (``DecisionNotifier``).
 """
 
 import json
 import re
 from collections.abc import Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Protocol, runtime_checkable
 from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from pydantic.json_schema import SkipJsonSchema
 
 from forms.surface.tools import check_id
 from functions.auth import _claims, principal_from_event
 from functions.http import ApiError
-from functions.models import ApprovalAnswer, ApprovalDecisionRequest
+from functions.models import ApprovalAnswer, ApprovalDecisionRequest, ApprovalQueueBody
 from functions.openapi import DESCRIBED, error_responses, json_body
 from functions.routing import logger, request_app
 
 if TYPE_CHECKING:
-    from forms.app.approvals import Approver
+    from forms.app.approvals import ApprovalQueue, Approver, QueuedApproval
 
 router = Router()  # type: ignore[no-untyped-call]
+
+QUEUE_PAGE = 50
+"""The most approvals a queue page asks for (``forms.storage.approvals.MAX_PAGE``; a test
+pins the two together, so this module loads no storage code at import)."""
+_CURSOR_TEXT = 200
+
+
+@router.get(
+    "/approvals",
+    summary="List the approvals the caller may decide",
+    description="The approvals the caller may decide (POST /approvals/{approval_id}): of the "
+    "caller's tenant, needing a role the token's roles claim (ROLES_CLAIM) lists, never on a "
+    "form the caller filled, the same rule the decision applies. Each comes with the answers "
+    "the decision is bound to (as they stood when it was asked), who asked, when, and the "
+    "deadline; owed ones the earliest deadline first, then those settled (decided or expired) "
+    "on forms that owe nothing now, the latest first, with what was decided, by whom and "
+    "when. Read through a sparse index of the tenant's approvals, a page at a time: a page "
+    "may hold fewer than limit with a next cursor when the tenant owes others' approvals.",
+    responses={
+        200: json_body(ApprovalQueueBody, "The caller's queue"),
+        **error_responses(
+            400,
+            401,
+            s400="A limit out of bounds or a cursor this route did not hand out (bad_request)",
+        ),
+    },
+    tags=["approvals"],
+)
+def list_approvals(
+    limit: Annotated[
+        int, Query(ge=1, le=QUEUE_PAGE, description="Owed approvals per page (1-50)")
+    ] = 20,
+    after: Annotated[
+        SkipJsonSchema[None] | str,
+        Query(max_length=_CURSOR_TEXT, description="owed_next of the previous page"),
+    ] = None,
+    settled_limit: Annotated[
+        int,
+        Query(ge=0, le=QUEUE_PAGE, description="Settled approvals per page (0-50; 0: none)"),
+    ] = 10,
+    settled_after: Annotated[
+        SkipJsonSchema[None] | str,
+        Query(max_length=_CURSOR_TEXT, description="settled_next of the previous page"),
+    ] = None,
+) -> dict[str, Any]:
+    approver = _approver()
+    service = request_app(router.context).service
+    try:
+        queue = service.approval_queue(
+            approver,
+            limit=limit,
+            after=after,
+            settled_limit=settled_limit,
+            settled_after=settled_after,
+        )
+    except ValueError as exc:
+        raise ApiError(400, "bad_request", str(exc)) from None
+    return _queue_body(queue)
+
+
+def _queue_body(queue: "ApprovalQueue") -> dict[str, Any]:
+    return {
+        "owed": [_row(q) for q in queue.owed],
+        "owed_next": queue.owed_next,
+        "settled": [_row(q) for q in queue.settled],
+        "settled_next": queue.settled_next,
+    }
+
+
+def _row(queued: "QueuedApproval") -> dict[str, Any]:
+    settled = queued.settled
+    return {
+        "approval_id": queued.approval_id,
+        "instance_id": queued.instance_id,
+        "form_id": queued.form_id,
+        "form_title": queued.form_title,
+        "checkpoint": queued.checkpoint,
+        "prompt": queued.prompt,
+        "role": queued.role,
+        "requested_by": queued.requested_by,
+        "requested_at": _instant(queued.requested_at),
+        "deadline": _instant(queued.deadline),
+        "on_timeout": queued.on_timeout,
+        "answers": [{"field": a.field, "label": a.label, "value": a.value} for a in queued.answers],
+        "settled": None
+        if settled is None
+        else {
+            "outcome": settled.outcome,
+            "how": settled.how,
+            "by": settled.by,
+            "at": _instant(settled.at),
+            "note": settled.note,
+            "standing": settled.standing,
+        },
+    }
+
+
+def _instant(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
 
 
 @router.post(

@@ -153,6 +153,7 @@ ROUTES = (
     ("GET", re.compile(r"/openapi\.json"), "openapi"),
     ("GET", re.compile(r"/swagger"), "swagger"),
     ("POST", re.compile(r"/webhooks/[^/]+"), "webhook"),
+    ("GET", re.compile(r"/approvals"), "approvals"),
     ("POST", re.compile(r"/approvals/[^/]+"), "approval"),
     ("GET", re.compile(r"/builder/tools"), "builder_tools"),
     ("POST", re.compile(r"/builder/forms/[^/]+/tools/[^/]+"), "builder_call"),

@@ -577,6 +577,7 @@ def test_the_document_lists_a_schema_for_every_answer() -> None:
         "GET /conversations/{conversation_id}/status",
         "GET /openapi.json",
         "POST /webhooks/{source}",
+        "GET /approvals",
         "POST /approvals/{approval_id}",
         "GET /builder/tools",
         *[f"POST /builder/forms/{{form_id}}/tools/{name}" for name in BUILDER_ARGUMENTS],
@@ -710,6 +711,14 @@ EXAMPLES: list[tuple[str, int, Callable[[], dict[str, Any]], dict[str, Any] | No
             (413, lambda call=call: _post(call, OVERSIZED)),
             (415, lambda call=call: _post(call, ENVELOPE, headers={"content-type": "text/plain"})),
             (422, lambda call=call: _post(call, "{}")),
+        ]
+    ],
+    *[
+        ("GET /approvals", status, make, None)
+        for status, make in [
+            (200, lambda: build_event("GET", "/approvals", claims=FINANCE)),
+            (400, lambda: build_event("GET", "/approvals", query={"limit": "0"}, claims=FINANCE)),
+            (401, lambda: build_event("GET", "/approvals", claims=None)),
         ]
     ],
     *[
