@@ -75,6 +75,7 @@ from functions import (
     approval_routes,
     builder_routes,
     mcp_routes,
+    memory_pages,
     memory_routes,
     page_routes,
     tool_routes,
@@ -183,6 +184,7 @@ resolver.include_router(approval_routes.router)
 resolver.include_router(builder_routes.router)
 resolver.include_router(memory_routes.router)
 resolver.include_router(page_routes.router)
+resolver.include_router(memory_pages.router)  # the fact editor (docs/pages.md)
 
 
 @resolver.get(

@@ -17,11 +17,11 @@ the resolver parses exactly what was checked, and no route checks a body again. 
 route (``is_webhook``) has no principal and its signature is checked on the raw body:
 ``precheck_webhook`` checks its content type and size only (it is here, not in
 ``functions.webhooks``, so that telling a webhook request apart loads none of the webhook
-route). The page routes (``is_page``: ``GET /pages/...`` and ``POST /pages/enter/{token}``)
-have no principal either: a browser carries a signed link or a session cookie, which they
-check themselves (``precheck_page`` checks the event's shape only). Every refusal is an
-``ApiError``; ``error_response`` turns one into the payload v2 response API Gateway expects,
-with a JSON body ``{"error": code, "message": ...}``.
+route). The page routes (``is_page``: ``GET /pages/...``, ``POST /pages/enter/{token}`` and
+the fact editor's posts) have no principal either: a browser carries a signed link or a
+session cookie, which they check themselves (``precheck_page`` checks the event's shape
+only). Every refusal is an ``ApiError``; ``error_response`` turns one into the payload v2
+response API Gateway expects, with a JSON body ``{"error": code, "message": ...}``.
 
 ``parse_json_body`` is the one JSON parser for request bodies (any route that reads JSON
 itself, such as the webhook route, uses it too). ``log_hash`` is what the logs carry instead of
@@ -54,9 +54,15 @@ JSON_HEADERS = {"Content-Type": "application/json", "Cache-Control": "no-store"}
 BODY_METHODS = frozenset({"POST", "PUT"})
 """The methods whose body is checked before routing: every method a route takes a body with."""
 
-BODY_OPTIONAL = re.compile(r"/builder/forms/[^/]+/publish|/memory/facts/[^/]+/confirm")
+BODY_OPTIONAL = re.compile(
+    r"/builder/forms/[^/]+/publish|/memory/facts/[^/]+/confirm|/memory/page-links"
+)
 """``POST`` paths whose body may be left out (read as ``{}``): publishing and confirming a fact
-are buttons."""
+are buttons, and a link to the caller's fact editor names nothing."""
+
+PAGE_POSTS = re.compile(r"/pages/memory/(?:switch|facts/[^/]+/(?:correct|delete))")
+"""The fact editor's posts (``functions.memory_pages``): a browser's, with its session cookie
+and CSRF token instead of a bearer token."""
 
 
 class ApiError(Exception):
@@ -124,9 +130,11 @@ def is_webhook(event: Mapping[str, Any]) -> bool:
 
 
 def is_page(event: Mapping[str, Any]) -> bool:
-    """Whether the event is a ``GET /pages/...`` request or the ``POST /pages/enter/{token}``
-    that opens a page link: a browser's, with no bearer token (the page routes check their
-    own link or session cookie, ``functions.page_routes``). No other post skips the JWT."""
+    """Whether the event is a ``GET /pages/...`` request, the ``POST /pages/enter/{token}``
+    that opens a page link, or one of the fact editor's posts (``PAGE_POSTS``): a browser's,
+    with no bearer token (the page routes check their own link or session cookie and CSRF
+    token, ``functions.page_routes``, ``functions.memory_pages``). No other post skips the
+    JWT."""
     path = event.get("rawPath")
     if not isinstance(path, str):
         return False
@@ -134,11 +142,9 @@ def is_page(event: Mapping[str, Any]) -> bool:
     if method == "GET":
         return path.startswith("/pages/")
     parts = path.split("/")
-    return (
-        method == "POST"
-        and len(parts) == 4
-        and parts[:3] == ["", "pages", "enter"]
-        and bool(parts[3])
+    return method == "POST" and (
+        (len(parts) == 4 and parts[:3] == ["", "pages", "enter"] and bool(parts[3]))
+        or PAGE_POSTS.fullmatch(path) is not None
     )
 
 

@@ -6,10 +6,10 @@ answers (``OPERATIONS``), so the routes module is the handlers alone.
 
 * **Answers.** A fact, a revision, a statement's outcome and a listed fact are
   ``forms.surface.facts``'s (the demo's in-process fact editor answers with the same); this
-  module adds the deletion's answer and the settings'.
+  module adds the deletion's answer.
 * **Refusals.** ``MemoryRefused`` is an ``ApiError`` with the ``hint`` and ``did_you_mean`` a
-  ``forms.memory.Refusal`` carries, answered as ``MemoryRefusal`` (``answer_refusal``), with the
-  status ``REFUSAL_STATUS`` gives its code.
+  ``forms.app.memory_api.FactRefused`` carries, answered as ``MemoryRefusal``
+  (``answer_refusal``), with the status ``STATUS`` or ``REFUSAL_STATUS`` gives its code.
 * **Descriptions.** ``OPERATIONS[name]`` is the keyword arguments of a route's decorator.
 
 Nothing of memory is imported with this module, so a cold start that serves the form tools
@@ -40,13 +40,8 @@ from functions.openapi import DESCRIBED, json_body
 from functions.routing import log_rejection
 
 if TYPE_CHECKING:
-    from forms.memory import (
-        FactHead,
-        FactRevision,
-        MemorySettings,
-        Refusal,
-        Vocabulary,
-    )
+    from forms.app.memory_api import FactRefused
+    from forms.memory import FactHead, FactRevision
 
 # ---------------------------------------------------------------------------- refusals
 
@@ -79,24 +74,25 @@ def answer_refusal(refused: MemoryRefused) -> Response[str]:
     return json_response(refused.status, body)
 
 
-def no_fact(vocabulary: Vocabulary, key: str) -> MemoryRefused:
-    """The one answer for a fact that is not the caller's, whatever the reason."""
-    likely = () if key in vocabulary else vocabulary.did_you_mean(key)
-    return MemoryRefused(404, "no_fact", f"no fact {key} is in force", did_you_mean=likely)
+STATUS: dict[str, int] = {
+    "bad_request": 400,
+    "unknown_fact_key": 404,
+    "no_fact": 404,
+    "memory_off": 409,
+    "busy": 409,
+    "size_limit": 413,
+}
+"""The status of each ``forms.app.memory_api.FactRefused`` code beside the planner's
+(``forms.surface.facts.REFUSAL_STATUS``); any other code is a 422."""
 
 
-def refused(vocabulary: Vocabulary, key: str, refusal: Refusal) -> MemoryRefused:
-    """A planner's ``Refusal``, answered as it is with its status."""
+def refused(refusal: FactRefused) -> MemoryRefused:
+    """A use case's refusal, answered as it is with its status."""
     from forms.surface.facts import REFUSAL_STATUS
 
-    if refusal.code == "no_fact":
-        return no_fact(vocabulary, key)
+    status = STATUS.get(refusal.code) or REFUSAL_STATUS.get(refusal.code, 422)
     return MemoryRefused(
-        REFUSAL_STATUS.get(refusal.code, 422),
-        refusal.code,
-        refusal.message,
-        hint=refusal.hint,
-        did_you_mean=refusal.did_you_mean,
+        status, refusal.code, refusal.message, refusal.hint, did_you_mean=refusal.did_you_mean
     )
 
 
@@ -116,15 +112,6 @@ def deleted(appended: FactRevision, after: FactHead) -> dict[str, Any]:
         "revision": appended.seq,
         "erased": after.erased,
         "recorded_at": appended.recorded_at.isoformat(),
-    }
-
-
-def settings_body(stored: MemorySettings, *, deployment: bool) -> dict[str, Any]:
-    """The caller's switch as stored, and the deployment's (``FORMWORK_MEMORY``)."""
-    return {
-        "enabled": stored.enabled,
-        "changed_at": stored.changed_at.isoformat() if stored.changed_at else None,
-        "deployment_enabled": deployment,
     }
 
 

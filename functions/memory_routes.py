@@ -29,11 +29,15 @@ and a confirmation (409 ``memory_off``) before anything is planned, and writes n
 is stored stays readable, exportable and deletable: the user's control over their data does not
 depend on the switch.
 
-Writes go through memory's one write loop (``forms.app.facts.write_fact``): read the key's
-head, plan the revision on it, append it compare-and-set; on ``FactConflict`` plan again on the
-head the conflict carries (``ATTEMPTS`` appends, then 409 ``busy``). The fact key is a path
-segment checked here rather than by a schema pattern, so a malformed one (400) and one the
-vocabulary lacks (404) both come back with the keys it most likely meant.
+The use cases (is memory on, is the key known, the fact write loop, the reads, the switch)
+are ``forms.app.memory_api.MemoryApi``'s, which the fact editor page (``functions.memory_pages``)
+and the demo call too: a route parses the request, calls one, and renders its answer or its
+``FactRefused`` (with the status ``functions.memory_bodies.STATUS`` gives). Writes go through
+memory's one write loop (``forms.app.facts.write_fact``): read the key's head, plan the revision
+on it, append it compare-and-set; on ``FactConflict`` plan again on the head the conflict
+carries (``ATTEMPTS`` appends, then 409 ``busy``). The fact key is a path segment checked by
+the use case rather than by a schema pattern, so a malformed one (400) and one the vocabulary
+lacks (404) both come back with the keys it most likely meant.
 
 What the routes answer, and the OpenAPI text describing it, is ``functions.memory_bodies``.
 Nothing of memory (the vocabulary, the fact store, the planning functions) is imported with
@@ -45,8 +49,9 @@ never pays for it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
-from itertools import groupby
 from typing import TYPE_CHECKING, Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
@@ -54,7 +59,6 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from pydantic.json_schema import SkipJsonSchema
 
-from forms.errors import NotFound, SizeLimit, TooManyConflicts
 from functions.auth import principal_from_event
 from functions.memory_bodies import (
     OPERATIONS,
@@ -62,23 +66,22 @@ from functions.memory_bodies import (
     answer_refusal,
     deleted,
     json_response,
-    no_fact,
     refused,
-    settings_body,
 )
 from functions.models import ConfirmRequest, FactStatementRequest, MemorySettingsRequest
 from functions.routing import logger, request_app
 
 if TYPE_CHECKING:
-    from forms.app.facts import FactPlan, Written
-    from forms.memory import FactKey
+    from forms.app.facts import Written
+    from forms.app.memory_api import MemoryApi
     from formwork.bootstrap import App
 
 router = Router()  # type: ignore[no-untyped-call]
 router.exception_handler(MemoryRefused)(answer_refusal)
 
 ATTEMPTS = 5
-"""Appends tried on a key that keeps moving before the write is answered 409 ``busy``."""
+"""Appends tried on a key that keeps moving before the write is answered 409 ``busy``
+(``forms.app.memory_api.ATTEMPTS``)."""
 
 FactKeyPath = Annotated[
     str,
@@ -95,50 +98,28 @@ FactKeyPath = Annotated[
 def state_fact(
     key: FactKeyPath, statement: Annotated[FactStatementRequest, Body()]
 ) -> Response[str]:
-    from forms.memory import Source, Statement, plan_statement
+    from forms.memory import Source
 
-    app, principal = _app(), _principal()
-    known = _known_key(app, key)
-    _require_memory_on(app, principal)
-    now = app.utc_now()
-    if statement.stated_at is not None and statement.stated_at > now:
-        raise MemoryRefused(
-            422,
-            "invalid_request",
-            "stated_at is in the future: it says when the user said it",
-            "leave it out for now, or send the time of the conversation it comes from",
-        )
     given = statement.source
-    said = Statement(
-        key=known.key,
-        value=statement.value,
-        words=statement.words,
-        source=Source(kind=given.kind, ref=given.ref) if given else Source(kind="api"),
-        stated_at=statement.stated_at,
-        valid_from=statement.valid_from,
-        valid_until=statement.valid_until,
-        correction=statement.correction,
-    )
-    written = _write(
-        app,
-        principal,
-        known.key,
-        lambda head: plan_statement(said, head, vocabulary=app.vocabulary, now=now),
-    )
-    return _changed(app, written)
+    with _memory() as (memory, principal):
+        written = memory.state(
+            principal,
+            key,
+            value=statement.value,
+            words=statement.words,
+            source=Source(kind=given.kind, ref=given.ref) if given else None,
+            stated_at=statement.stated_at,
+            valid_from=statement.valid_from,
+            valid_until=statement.valid_until,
+            correction=statement.correction,
+        )
+    return _changed(memory, written)
 
 
 @router.get("/memory/facts", **OPERATIONS["list"])
 def list_facts() -> dict[str, Any]:
-    from forms.surface.facts import fact_lines
-
-    app, principal = _app(), _principal()
-    on = _memory_on(app, principal)
-    now = app.utc_now()
-    lines = fact_lines(
-        app.facts.current(principal, now), app.vocabulary, app.decay_policy, on=on, now=now
-    )
-    return {"memory_enabled": on, "facts": lines}
+    with _memory() as (memory, principal):
+        return memory.lines(principal)
 
 
 @router.get("/memory/facts/<key>", **OPERATIONS["read"])
@@ -152,96 +133,33 @@ def get_fact(
         ),
     ] = None,
 ) -> dict[str, Any]:
-    from forms.memory import FactHistory
-    from forms.surface.facts import fact_body, fact_lines, revision_body
-
-    app, principal = _app(), _principal()
-    _well_formed_key(app, key)
-    then = _instant(as_of) if as_of is not None else None
-    try:
-        revisions = app.facts.history(principal, key)
-    except NotFound:
-        raise no_fact(app.vocabulary, key) from None
-    history = FactHistory(revisions)
-    head = history.head()
-    now = app.utc_now()
-    current = head.at(now) if head is not None else None  # as recall reads it now
-    on = _memory_on(app, principal) if current is not None else False
-    vocabulary = app.vocabulary
-    lines = fact_lines([current] if current else [], vocabulary, app.decay_policy, on=on, now=now)
-    body: dict[str, Any] = {
-        "key": key,
-        "current": lines[0] if lines else None,
-        "timeline": [fact_body(vocabulary, period) for period in history.timeline(as_of=then)],
-        "history": [revision_body(revision) for revision in revisions],
-    }
-    if then is not None:
-        believed = history.as_of(then)
-        body["as_of"] = then.isoformat()
-        body["believed"] = fact_body(vocabulary, believed) if believed is not None else None
-    return body
+    with _memory() as (memory, principal):
+        memory.well_formed(key)
+        return memory.read(principal, key, _instant(as_of) if as_of is not None else None)
 
 
 @router.post("/memory/facts/<key>/confirm", **OPERATIONS["confirm"])
 def confirm_fact(
     key: FactKeyPath, confirmation: Annotated[ConfirmRequest | None, Body()] = None
 ) -> Response[str]:
-    from forms.memory import Source, plan_confirmation
-
-    app, principal = _app(), _principal()
-    _well_formed_key(app, key)
-    _require_memory_on(app, principal)
-    now = app.utc_now()
-    written = _write(
-        app,
-        principal,
-        key,
-        lambda head: plan_confirmation(head, source=Source(kind="api"), now=now),
-    )
-    return _changed(app, written)
+    with _memory() as (memory, principal):
+        written = memory.confirm(principal, key)
+    return _changed(memory, written)
 
 
 @router.delete("/memory/facts/<key>", **OPERATIONS["delete"])
 def delete_fact(key: FactKeyPath) -> dict[str, Any]:
-    from forms.memory import Source, plan_deletion
-
-    app, principal = _app(), _principal()
-    _well_formed_key(app, key)
-    now = app.utc_now()
-    written = _write(
-        app,
-        principal,
-        key,
-        lambda head: plan_deletion(head, source=Source(kind="api"), now=now),
-    )
+    with _memory() as (memory, principal):
+        written = memory.delete(principal, key)
+    assert written is not None  # no replay key: always applied or refused
     logger.info("fact deleted", extra={"fact_key": key})
     return deleted(written.revision, written.head)
 
 
 @router.get("/memory/export", **OPERATIONS["export"])
 def export_memory() -> dict[str, Any]:
-    from forms.surface.facts import fact_body, revision_body
-
-    app, principal = _app(), _principal()
-    now = app.utc_now()
-    heads = {head.key: head for head in app.facts.heads(principal)}
-    keys = []
-    for key, group in groupby(app.facts.export(principal), key=lambda revision: revision.key):
-        head = heads.get(key)
-        current = head.at(now) if head is not None else None  # as recall reads it now
-        keys.append(
-            {
-                "key": key,
-                "current": fact_body(app.vocabulary, current) if current is not None else None,
-                "history": [revision_body(revision) for revision in group],
-            }
-        )
-    return {
-        "principal": principal,
-        "exported_at": now.isoformat(),
-        "settings": _settings(app, principal),
-        "facts": keys,
-    }
+    with _memory() as (memory, principal):
+        return memory.export(principal)
 
 
 # ---------------------------------------------------------------------------- settings
@@ -249,33 +167,42 @@ def export_memory() -> dict[str, Any]:
 
 @router.get("/memory/settings", **OPERATIONS["settings"])
 def get_memory_settings() -> dict[str, Any]:
-    app = _app()
-    return _settings(app, _principal())
+    with _memory() as (memory, principal):
+        return memory.settings(principal)
 
 
 @router.put("/memory/settings", **OPERATIONS["switch"])
 def put_memory_settings(request: Annotated[MemorySettingsRequest, Body()]) -> dict[str, Any]:
-    from forms.memory import MemorySettings
-
-    app, principal = _app(), _principal()
-    app.facts.put_settings(
-        principal, MemorySettings(enabled=request.enabled, changed_at=app.utc_now())
-    )
+    with _memory() as (memory, principal):
+        switched = memory.switch(principal, request.enabled)
     logger.info("memory switched", extra={"enabled": request.enabled})
-    return _settings(app, principal)
+    return switched
 
 
 # ---------------------------------------------------------------------------- inside
 
 
-def _app() -> App:
-    return request_app(router.context)
+def memory_api(app: App) -> MemoryApi:
+    """Memory's use cases on the App's fact store, vocabulary, decay policy and clock."""
+    from forms.app.memory_api import MemoryApi
+
+    return MemoryApi(
+        app.facts, app.vocabulary, app.decay_policy, app.settings.memory, app.utc_now, ATTEMPTS
+    )
 
 
-def _principal() -> str:
-    """The verified principal: whose memory every route reads and writes."""
-    settings = _app().settings
-    return principal_from_event(router.current_event.raw_event, settings.tenant_claim)
+@contextmanager
+def _memory() -> Iterator[tuple[MemoryApi, str]]:
+    """The use cases and the verified principal (whose memory every route reads and
+    writes); a use case's ``FactRefused`` leaves as its answer."""
+    from forms.app.memory_api import FactRefused
+
+    app = request_app(router.context)
+    principal = principal_from_event(router.current_event.raw_event, app.settings.tenant_claim)
+    try:
+        yield memory_api(app), principal
+    except FactRefused as refusal:
+        raise refused(refusal) from None
 
 
 _INSTANT_OFFSET = re.compile(r"(T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?) (\d{2}:?\d{2})$")
@@ -298,87 +225,10 @@ def _instant(text: str) -> datetime:
     return value
 
 
-def _well_formed_key(app: App, key: str) -> None:
-    """400 when ``key`` is not a dotted lowercase name, with the keys it likely meant."""
-    from forms.memory.vocabulary import KEY_MAX_LENGTH, KEY_PATTERN
-
-    if len(key) <= KEY_MAX_LENGTH and re.fullmatch(KEY_PATTERN, key):
-        return
-    raise MemoryRefused(
-        400,
-        "bad_request",
-        f"fact key {key[:60]!r} is not a dotted lowercase name such as 'person.height_cm' (at "
-        f"most {KEY_MAX_LENGTH} characters)",
-        did_you_mean=app.vocabulary.did_you_mean(key[:200]),
-    )
-
-
-def _known_key(app: App, key: str) -> FactKey:
-    """The vocabulary's key: 400 when malformed, 404 ``unknown_fact_key`` when it has none."""
-    _well_formed_key(app, key)
-    if key in app.vocabulary:
-        return app.vocabulary.get(key)
-    raise MemoryRefused(
-        404,
-        "unknown_fact_key",
-        f"unknown fact key {key!r}",
-        hint="use a key of the memory vocabulary",
-        did_you_mean=app.vocabulary.did_you_mean(key),
-    )
-
-
-def _memory_on(app: App, principal: str) -> bool:
-    return app.settings.memory and app.facts.settings(principal).enabled
-
-
-def _require_memory_on(app: App, principal: str) -> None:
-    """409 ``memory_off`` unless memory is on for the deployment and for the principal."""
-    if not app.settings.memory:
-        raise MemoryRefused(
-            409, "memory_off", "memory is off in this deployment: no fact is recorded"
-        )
-    if not app.facts.settings(principal).enabled:
-        raise MemoryRefused(
-            409,
-            "memory_off",
-            "your memory is off: no fact is recorded",
-            hint='turn it on with PUT /memory/settings {"enabled": true}',
-        )
-
-
-def _write(
-    app: App,
-    principal: str,
-    key: str,
-    plan: FactPlan,
-) -> Written:
-    """``write_fact`` on the key's head, its outcomes as answers: a refusal as its 4xx, a
-    revision that cannot apply to the head (its period) as 422, a key that kept moving as 409
-    ``busy``, a fact past one stored item as 413 ``size_limit``. Nothing is written by any of
-    them."""
-    from forms.app.facts import Written, write_fact
-
-    head = app.facts.head(principal, key)
-    try:
-        written = write_fact(app.facts, principal, key, plan, head=head, attempts=ATTEMPTS)
-    except ValueError as cannot:
-        raise MemoryRefused(422, "invalid_period", str(cannot)) from None
-    except TooManyConflicts as busy:
-        raise MemoryRefused(409, "busy", busy.message, hint="send the request again") from None
-    except SizeLimit as big:  # can never be stored as it is: never a 500
-        raise MemoryRefused(413, big.code, big.message, hint=big.hint) from None
-    if not isinstance(written, Written):
-        raise refused(app.vocabulary, key, written)
-    return written
-
-
-def _changed(app: App, written: Written) -> Response[str]:
+def _changed(memory: MemoryApi, written: Written | None) -> Response[str]:
     from forms.surface.facts import changed
 
+    assert written is not None  # no replay key: always applied or refused
     revision = written.revision
     logger.info("fact changed", extra={"fact_key": revision.key, "change": revision.change})
-    return json_response(200, changed(app.vocabulary, revision, written.head))
-
-
-def _settings(app: App, principal: str) -> dict[str, Any]:
-    return settings_body(app.facts.settings(principal), deployment=app.settings.memory)
+    return json_response(200, changed(memory.vocabulary, revision, written.head))

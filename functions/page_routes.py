@@ -114,7 +114,7 @@ def enter_page(token: Annotated[str, Path()]) -> Response[str]:
     try:
         access.read_link(access.page_key(app), token, app.now())
     except access.Refused:
-        return _refused("bad_link")
+        return _enter_memory(app, token)  # a fact editor's link, or the refusal
     from functions.pages import render
 
     return render.entry(ENTER_PATH + token)
@@ -130,7 +130,7 @@ def open_page(token: Annotated[str, Path()]) -> Response[str]:
     try:
         link = access.read_link(key, token, now)
     except access.Refused:
-        return _refused("bad_link")
+        return _open_memory(app, key, token, now)  # a fact editor's link, or the refusal
     form = FORM_PATH + quote(link.instance_id, safe="")
     from functions.pages import render
 
@@ -269,3 +269,61 @@ def _base_url(event: dict[str, Any]) -> str:
         return "http://" + _host(event)
     context = event.get("requestContext") or {}
     return "https://" + str(context.get("domainName") or _host(event))
+
+
+# ---------------------------------------------------------------------------- the fact editor
+# Its links enter through the same entry page and post as a form's (``functions.memory_pages``
+# mints them and serves the page): signed under labels of their own, spent once in the same
+# ledger, exchanged for the fact editor's own cookie.
+
+MEMORY_PATH = "/pages/memory"
+
+
+def _enter_memory(app: App, token: str) -> Response[str]:
+    """The entry page of a fact editor's link (nothing spent), or the refusal."""
+    try:
+        access.read_memory_link(access.page_key(app), token, app.now())
+    except access.Refused:
+        return _refused("bad_link")
+    from functions.pages import render
+
+    return render.page(200, render.render("memory_enter.html", action=ENTER_PATH + token))
+
+
+def _open_memory(app: App, key: bytes, token: str, now: float) -> Response[str]:
+    """A fact editor's link spent, once, for its session cookie and a 303 to the editor (the
+    post is from this origin: ``open_page`` checked), or the refusal."""
+    try:
+        link = access.read_memory_link(key, token, now)
+    except access.Refused:
+        return _refused("bad_link")
+    from functions.pages import render
+
+    if not access.ledger(app).claim(link.principal, link.nonce, link.expires_at):
+        held = memory_session(app, router.current_event.raw_event)
+        if held is not None and held.principal == link.principal:
+            return render.redirect(MEMORY_PATH, [])  # a second press, already in
+        return _refused("used_link")
+    settings = access.PageSettings.from_env()
+    expires = int(now) + settings.session_minutes * 60
+    cookie = Cookie(
+        name=access.MEMORY_COOKIE,
+        value=access.open_memory_session(key, link, expires),
+        path="/pages/",
+        secure=not _plain_http(router.current_event.raw_event),
+        http_only=True,
+        max_age=settings.session_minutes * 60,
+        same_site=SameSite.STRICT_MODE,
+    )
+    return render.redirect(MEMORY_PATH, [cookie])
+
+
+def memory_session(app: App, event: dict[str, Any]) -> access.Grant | None:
+    """The valid fact editor session ``event`` carries, or None."""
+    value = access.cookie_value(event.get("cookies"), access.MEMORY_COOKIE)
+    if value is None:
+        return None
+    try:
+        return access.read_memory_session(access.page_key(app), value, app.now())
+    except access.Refused:
+        return None

@@ -178,6 +178,12 @@ ROUTES = (
     ("GET", re.compile(r"/pages/forms/[^/]+"), "page_form"),
     ("GET", re.compile(r"/pages/forms/[^/]+/version"), "page_version"),
     ("GET", re.compile(r"/pages/static/[^/]+"), "page_static"),
+    ("POST", re.compile(r"/memory/page-links"), "memory_page_link"),
+    ("GET", re.compile(r"/pages/memory"), "memory_page"),
+    ("GET", re.compile(r"/pages/memory/export"), "memory_page_export"),
+    ("POST", re.compile(r"/pages/memory/facts/[^/]+/correct"), "memory_page_correct"),
+    ("POST", re.compile(r"/pages/memory/facts/[^/]+/delete"), "memory_page_delete"),
+    ("POST", re.compile(r"/pages/memory/switch"), "memory_page_switch"),
 )
 
 

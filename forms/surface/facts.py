@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         Fact,
         FactHead,
         FactRevision,
+        MemorySettings,
         Vocabulary,
     )
 
@@ -79,6 +80,15 @@ def changed(vocabulary: Vocabulary, appended: FactRevision, after: FactHead) -> 
         "revision": appended.seq,
         **_content(None, appended.derivation),
         "fact": fact_body(vocabulary, after.fact),
+    }
+
+
+def settings_body(stored: MemorySettings, *, deployment: bool) -> dict[str, Any]:
+    """A principal's switch as stored, and the deployment's (``FORMWORK_MEMORY``)."""
+    return {
+        "enabled": stored.enabled,
+        "changed_at": stored.changed_at.isoformat() if stored.changed_at else None,
+        "deployment_enabled": deployment,
     }
 
 

@@ -308,3 +308,44 @@ def ledger(app: App) -> PageLinkLedger:
                 found = DynamoDBPageLinkLedger(app.dynamodb_client, app.settings.require_table())
             _ledgers[app] = found
         return found
+
+
+# ---------------------------------------------------------------------------- the fact editor
+# A principal-scoped page: the fact editor shows the principal's memory, not one instance. Its
+# links and sessions name no conversation and no instance (both empty), and are signed under
+# labels of their own, so a form's link or cookie is never taken for the fact editor's, nor
+# the reverse. The same ledger spends its links once; its cookie has a name of its own.
+
+_MEMORY_LINK = b"formwork memory page link v1\n"
+_MEMORY_SESSION = b"formwork memory page session v1\n"
+MEMORY_COOKIE = "fwp_memory"
+"""The fact editor's session cookie (a form's are ``fwp_`` and 24 hex digits)."""
+
+
+def mint_memory_link(key: bytes, principal: str, expires_at: int) -> str:
+    """A link to ``principal``'s fact editor."""
+    grant = Grant(principal, "", "", expires_at, secrets.token_urlsafe(18))
+    return _sign(key, _MEMORY_LINK, grant)
+
+
+def read_memory_link(key: bytes, token: str, now: float) -> Grant:
+    """The grant of a fact editor link (not yet claimed), or ``Refused``."""
+    return _scoped(_verify(key, _MEMORY_LINK, token, now))
+
+
+def open_memory_session(key: bytes, link: Grant, expires_at: int) -> str:
+    """The fact editor's session cookie for the bearer of a claimed memory ``link``."""
+    grant = Grant(link.principal, "", "", expires_at, secrets.token_urlsafe(18))
+    return _sign(key, _MEMORY_SESSION, grant)
+
+
+def read_memory_session(key: bytes, value: str, now: float) -> Grant:
+    """The fact editor session a cookie's value carries, or ``Refused``."""
+    return _scoped(_verify(key, _MEMORY_SESSION, value, now))
+
+
+def _scoped(grant: Grant) -> Grant:
+    """A memory grant names no conversation and no instance: anything else is refused."""
+    if grant.conversation_id or grant.instance_id:
+        raise Refused
+    return grant

@@ -594,6 +594,7 @@ def test_the_document_lists_a_schema_for_every_answer() -> None:
         "GET /memory/settings",
         "PUT /memory/settings",
         "POST /conversations/{conversation_id}/page-links",
+        "POST /memory/page-links",
     }
     for op in OPERATIONS:
         for status, response in op.responses.items():
@@ -902,6 +903,17 @@ EXAMPLES: list[tuple[str, int, Callable[[], dict[str, Any]], dict[str, Any] | No
             (413, lambda: _post(PAGE_LINKS, OVERSIZED)),
             (415, lambda: _post(PAGE_LINKS, "{}", headers={"content-type": "text/x"})),
             (422, lambda: _post(PAGE_LINKS, '{"instance": "fi_1"}')),
+        ]
+    ],
+    *[
+        ("POST /memory/page-links", status, make, None)
+        for status, make in [
+            (200, lambda: _post("/memory/page-links", "{}")),
+            (400, lambda: _post("/memory/page-links", '{"a": 1, "a": 2}')),
+            (401, lambda: _post("/memory/page-links", "{}", claims=None)),
+            (413, lambda: _post("/memory/page-links", OVERSIZED)),
+            (415, lambda: _post("/memory/page-links", "{}", headers={"content-type": "text/x"})),
+            (422, lambda: _post("/memory/page-links", '{"instance_id": "fi_1"}')),
         ]
     ],
     *[

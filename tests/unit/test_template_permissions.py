@@ -324,7 +324,7 @@ def test_every_memory_route_is_declared_in_the_template() -> None:
         if path.startswith("/memory/")
         for method in item
     }
-    assert len(operations) == 8
+    assert len(operations) == 9  # the eight of docs/memory.md, and the fact editor's link
     # THEN each is an HttpApi event of the tools function (API Gateway routes nothing else)
     events = load_template()["Resources"]["ToolsFunction"]["Properties"]["Events"]
     declared = {

@@ -1,0 +1,258 @@
+"""The fact editor: a person's memory as a page (``docs/pages.md``, "The fact editor").
+
+* ``POST /memory/page-links`` (JWT): a signed, single-use link to the caller's own fact
+  editor. It names the caller's principal and no instance; it enters through the form page's
+  ``GET``/``POST /pages/enter/{token}`` (``functions.page_routes``), signed under a label of its
+  own (``functions.pages.access.mint_memory_link``), spent once in the same ledger, and
+  exchanged for the fact editor's own cookie (``fwp_memory``), then a 303 to the page.
+* ``GET /pages/memory`` (the session cookie): every fact of the session's principal
+  (``forms.app.memory_page``), the switch, and a form per change.
+* ``GET /pages/memory/export`` (the session cookie): the API's export as a JSON download.
+* ``POST /pages/memory/facts/{key}/correct``, ``POST /pages/memory/facts/{key}/delete``,
+  ``POST /pages/memory/switch`` (the session cookie): plain HTML form posts. Each is taken only
+  from this API's own pages (``functions.page_routes.same_origin``) with the session's CSRF
+  token (``check_csrf``), and goes through memory's use cases (``forms.app.memory_api``) with
+  the nonce rendered in the form as its idempotency key, so a resent post applies once; then a
+  303 back to the page (Post/Redirect/Get). A use case's refusal (memory off, a value the key
+  refuses, a fact no longer in force) is the page again with the reason, nothing written.
+
+Whose memory: the session's principal, always; a key in a path is looked up among that
+principal's facts only, so another principal's is as missing as one never stated. Whatever is
+wrong with the cookie, the CSRF token, the form or the post's origin is the one refusal page.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import secrets
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Annotated, Any
+from urllib.parse import parse_qsl
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from pydantic import BaseModel, ConfigDict
+
+from functions.auth import principal_from_event
+from functions.memory_routes import memory_api
+from functions.openapi import error_responses, json_body
+from functions.page_routes import ENTER_PATH, MEMORY_PATH, PageLink, memory_session, same_origin
+from functions.page_routes import _base_url as base_url
+from functions.pages import access
+from functions.routing import logger, request_app
+
+if TYPE_CHECKING:
+    from forms.app.memory_api import MemoryApi
+    from formwork.bootstrap import App
+
+router = Router()  # type: ignore[no-untyped-call]
+
+MAX_FORM_BYTES = 4096
+"""The largest form post taken: a correction's value and three hidden fields."""
+MAX_VALUE_CHARS = 500
+NONCE = re.compile(r"[A-Za-z0-9_-]{16,64}")
+FORM_TYPE = "application/x-www-form-urlencoded"
+DONE_TEXT = {
+    "corrected": "Corrected. The earlier value is kept in the fact's history.",
+    "deleted": "Deleted. Memory will never recall it again.",
+    "on": "Memory is on.",
+    "off": "Memory is off: nothing is recalled into forms or recorded from your answers.",
+}
+"""What the page says after a change (``?done=``); any other value says nothing."""
+
+Action = Callable[["MemoryApi", str, dict[str, str], str], str]
+"""A post's use case: (use cases, principal, the form's fields, its nonce) -> what was done."""
+
+
+class MemoryPageLinkRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+@router.post(
+    "/memory/page-links",
+    summary="Mint a link to the caller's fact editor",
+    description="A short-lived, single-use link to the caller's own fact editor page (every "
+    "fact memory holds of them, to correct, delete or export, and the memory switch), for the "
+    "person to open in a browser. Opening it sets a session cookie for that page only. The "
+    "body may be left out; sent, it is {}. See docs/pages.md.",
+    responses={
+        200: json_body(PageLink, "The link and when it expires"),
+        **error_responses(400, 401, 413, 415, 422, s422="A body other than {}"),
+    },
+    tags=["pages"],
+)
+def mint_memory_page_link(
+    request: Annotated[MemoryPageLinkRequest | None, Body()] = None,
+) -> PageLink:
+    app = request_app(router.context)
+    event = router.current_event.raw_event
+    principal = principal_from_event(event, app.settings.tenant_claim)
+    expires = int(app.now()) + access.PageSettings.from_env().link_minutes * 60
+    token = access.mint_memory_link(access.page_key(app), principal, expires)
+    logger.info("memory page link minted")
+    return PageLink(
+        url=base_url(event) + ENTER_PATH + token,
+        expires_at=datetime.fromtimestamp(expires, UTC).isoformat(),
+    )
+
+
+@router.get("/pages/memory", include_in_schema=False)
+def memory_editor() -> Response[str]:
+    app = request_app(router.context)
+    session = memory_session(app, router.current_event.raw_event)
+    if session is None:
+        return _refused("no_session")
+    done = router.current_event.get_query_string_value("done") or ""
+    return _page(app, session, 200, done=DONE_TEXT.get(done))
+
+
+@router.get("/pages/memory/export", include_in_schema=False)
+def memory_export() -> Response[str]:
+    app = request_app(router.context)
+    session = memory_session(app, router.current_event.raw_event)
+    if session is None:
+        return _refused("no_session")
+    from functions.pages import render
+
+    body = json.dumps(memory_api(app).export(session.principal), indent=2)
+    headers = {
+        **render.SECURITY_HEADERS,
+        "Content-Disposition": 'attachment; filename="formwork-memory.json"',
+    }
+    return Response(200, "application/json", body, headers=headers)
+
+
+@router.post("/pages/memory/facts/<key>/correct", include_in_schema=False)
+def correct_fact(key: Annotated[str, Path()]) -> Response[str]:
+    def correct(memory: MemoryApi, principal: str, form: dict[str, str], nonce: str) -> str:
+        from forms.app.memory_api import FactRefused
+
+        text = form.get("value", "").strip()
+        if not text or len(text) > MAX_VALUE_CHARS:
+            raise FactRefused(
+                "invalid_value", f"type the right value (at most {MAX_VALUE_CHARS} characters)"
+            )
+        memory.correct(principal, key, text, replay=nonce)
+        return "corrected"
+
+    return _post(correct)
+
+
+@router.post("/pages/memory/facts/<key>/delete", include_in_schema=False)
+def delete_fact(key: Annotated[str, Path()]) -> Response[str]:
+    def delete(memory: MemoryApi, principal: str, form: dict[str, str], nonce: str) -> str:
+        memory.delete(principal, key, replay=nonce)
+        return "deleted"
+
+    return _post(delete)
+
+
+@router.post("/pages/memory/switch", include_in_schema=False)
+def switch_memory() -> Response[str]:
+    def switch(memory: MemoryApi, principal: str, form: dict[str, str], nonce: str) -> str:
+        from forms.app.memory_api import FactRefused
+
+        wanted = form.get("enabled")
+        if wanted not in ("on", "off"):
+            raise FactRefused("invalid_request", "the switch is on or off")
+        stored = memory.facts.settings(principal).changed_at
+        seen = stored.isoformat() if stored else ""
+        if form.get("seen", "") == seen:  # else a resent post: the switch moved since
+            memory.switch(principal, wanted == "on")
+            logger.info("memory switched", extra={"enabled": wanted == "on"})
+        return wanted
+
+    return _post(switch)
+
+
+# ---------------------------------------------------------------------------- inside
+
+
+def _post(action: Action) -> Response[str]:
+    """A fact editor post: this origin's, with the session's cookie and CSRF token and a
+    nonce; then ``action``, and a 303 back to the page (or the page with the refusal)."""
+    from forms.app.memory_api import FactRefused
+
+    event = router.current_event.raw_event
+    if not same_origin(event):
+        return _refused("cross_site_post")
+    app = request_app(router.context)
+    session = memory_session(app, event)
+    if session is None:
+        return _refused("no_session")
+    form = _form(event)
+    if form is None:
+        return _refused("bad_form")
+    try:
+        access.check_csrf(access.page_key(app), session, form.get("csrf_token"))
+    except access.Refused:
+        return _refused("bad_csrf")
+    nonce = form.get("nonce", "")
+    if not NONCE.fullmatch(nonce):
+        return _refused("bad_nonce")
+    try:
+        done = action(memory_api(app), session.principal, form, nonce)
+    except FactRefused as refusal:
+        from functions.memory_bodies import refused
+
+        logger.info("memory page write refused", extra={"code": refusal.code})
+        return _page(app, session, refused(refusal).status, error=refusal.message)
+    from functions.pages import render
+
+    return render.redirect(f"{MEMORY_PATH}?done={done}", [])
+
+
+def _form(event: dict[str, Any]) -> dict[str, str] | None:
+    """The fields of an HTML form post, or None: another content type, too large, not
+    UTF-8, malformed, or a field twice."""
+    headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
+    if headers.get("content-type", "").split(";")[0].strip().lower() != FORM_TYPE:
+        return None
+    raw = event.get("body") or ""
+    if not isinstance(raw, str) or len(raw) > 2 * MAX_FORM_BYTES:
+        return None
+    try:
+        if event.get("isBase64Encoded"):
+            raw = base64.b64decode(raw, validate=True).decode("utf-8")
+        if len(raw.encode("utf-8")) > MAX_FORM_BYTES:
+            return None
+        pairs = parse_qsl(raw, keep_blank_values=True, errors="strict", max_num_fields=8)
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    fields = dict(pairs)
+    return fields if len(fields) == len(pairs) else None
+
+
+def _page(
+    app: App,
+    session: access.Grant,
+    status: int,
+    *,
+    done: str | None = None,
+    error: str | None = None,
+) -> Response[str]:
+    from forms.app.memory_page import memory_page
+    from functions.pages import render
+
+    view = memory_page(memory_api(app), session.principal)
+    html = render.render(
+        "memory.html",
+        page=view,
+        csrf=access.csrf_token(access.page_key(app), session),
+        nonce=lambda: secrets.token_urlsafe(18),
+        done=done,
+        error=error,
+    )
+    return render.page(status, html)
+
+
+def _refused(why: str) -> Response[str]:
+    from functions.pages import render
+
+    logger.info("page refused", extra={"reason": why})
+    return render.refusal()
