@@ -39,7 +39,7 @@ from forms.keys import parse_key
 from forms.outbox import due_approvals
 from forms.principals import subject_of, tenant_of
 from forms.registry import Forms
-from forms.storage.approvals import MAX_PAGE, ApprovalIndex, ApprovalPage
+from forms.storage.approvals import MAX_PAGE, ApprovalIndex, ApprovalPage, check_cursor
 
 Decision = Literal["approved", "rejected"]
 
@@ -266,7 +266,7 @@ def approval_queue(
     settled_limit: int = 10,
     settled_after: str | None = None,
 ) -> ApprovalQueue:
-    """The approvals ``approver`` may decide, and those of the kind they settled lately.
+    """The approvals ``approver`` may decide, and those settled lately that they could have.
 
     Listed are exactly the approvals ``decide`` would take from them (``may_decide``: their
     tenant, a role they hold, never a form they filled), read through the approval index
@@ -280,6 +280,9 @@ def approval_queue(
     """
     if not 1 <= limit <= MAX_PAGE or not 0 <= settled_limit <= MAX_PAGE:
         raise ValueError(f"a page holds 1 to {MAX_PAGE} approvals (settled: 0 to {MAX_PAGE})")
+    for cursor in (after, settled_after):
+        if cursor is not None:
+            check_cursor(cursor)  # also when that list is not read this time
     tenant = tenant_of(approver.principal)
     owed, owed_next = _read(
         lambda cursor: index.owed(tenant, limit=limit, after=cursor),

@@ -183,7 +183,13 @@ def test_a_page_reads_past_what_the_approver_may_not_decide_within_a_bound() -> 
 
 @pytest.mark.parametrize(
     "options",
-    [{"limit": 0}, {"limit": 51}, {"settled_limit": -1}, {"after": "nonsense"}],
+    [
+        {"limit": 0},
+        {"limit": 51},
+        {"settled_limit": -1},
+        {"after": "nonsense"},
+        {"settled_limit": 0, "settled_after": "nonsense"},
+    ],
 )
 def test_bad_limits_and_cursors_are_refused(options: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
