@@ -15,9 +15,11 @@ Routes (``docs/http-api.md`` has the full contract):
   signature instead (``functions.webhooks``, ``docs/webhooks.md``). Its modules (the route,
   the signature scheme, the delivery log, the outbound side) load with the first webhook
   request, not with this module: the route is declared here with its models only.
-* ``POST /approvals/{approval_id}``: an approver's decision on a pending approval; the
+* ``GET /approvals`` and ``POST /approvals/{approval_id}``: the approver's queue (what the
+  caller may decide, due first) and an approver's decision on a pending approval; the
   approver's roles come from the ``ROLES_CLAIM`` claim (``roles_from_claims``). What the
-  caller may not decide is answered exactly like an approval that does not exist (404).
+  caller may not decide is never listed, and answered exactly like an approval that does not
+  exist (404).
 * ``GET /builder/tools``, ``POST /builder/forms/{form_id}/tools/{tool_name}``,
   ``GET /builder/forms[/{form_id}]``, ``POST /builder/forms/{form_id}/publish`` and
   ``GET /forms/{form_id}/versions/{version}``: the form builder (``functions.builder_routes``):
