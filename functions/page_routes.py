@@ -9,8 +9,10 @@
   cookie, then a 303 to the page. Only a post from this API's own pages is taken
   (``same_origin``), so another site cannot make a browser open the sender's link (a login
   CSRF); the post starts on this site, so the ``SameSite=Strict`` cookie goes with the
-  redirect that follows. A used link posted again by the browser it opened (which holds
-  that link's session) is sent to the page too, with no new session: a second press.
+  redirect that follows. A used link posted again by the browser it opened is sent to the
+  page too: with that link's session, as it is (a second press after Back); within
+  ``ENTRY_WINDOW_SECONDS`` of the claim, with the entry cookie the claim recorded (a second
+  press sent before the first's answer came), with a session of its own.
 * ``GET /pages/forms/{instance_id}`` (no JWT, the session cookie): the form page.
 * ``GET /pages/forms/{instance_id}/version`` (no JWT, the session cookie): the instance's
   version as JSON, which the open page's script polls to follow the agent's writes.
@@ -25,6 +27,10 @@ the access model; ``functions.pages.access`` the tokens.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import re
+import secrets
 from datetime import UTC, datetime
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -49,6 +55,15 @@ router = Router()  # type: ignore[no-untyped-call]
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 ENTER_PATH = "/pages/enter/"
 FORM_PATH = "/pages/forms/"
+ENTRY_COOKIE = "fwe"
+"""The browser's entry cookie: a random value a link's entry page sets (``Path=/pages/enter/``)
+and its button's post carries. A claim records a digest of it, so the browser whose first post
+spent a link, but which never saw the answer, is known again when it posts the link a second
+time (the button pressed twice on a slow network, without script)."""
+ENTRY_WINDOW_SECONDS = 60
+"""How long after a claim the claiming browser's second post of the link still opens it."""
+_ENTRY_VALUE = re.compile(r"[A-Za-z0-9_-]{24}")
+_ENTRY_DIGEST = b"formwork page entry v1\n"
 
 
 class PageLinkRequest(BaseModel):
@@ -117,7 +132,20 @@ def enter_page(token: Annotated[str, Path()]) -> Response[str]:
         return _enter_memory(app, token)  # a fact editor's link, or the refusal
     from functions.pages import render
 
-    return render.entry(ENTER_PATH + token)
+    event = router.current_event.raw_event
+    if _entry_holder(event):
+        return render.entry(ENTER_PATH + token)
+    settings = access.PageSettings.from_env()
+    entry = Cookie(
+        name=ENTRY_COOKIE,
+        value=secrets.token_urlsafe(18),
+        path=ENTER_PATH,
+        secure=not _plain_http(event),
+        http_only=True,
+        max_age=settings.link_minutes * 60,
+        same_site=SameSite.STRICT_MODE,
+    )
+    return render.entry(ENTER_PATH + token, [entry])
 
 
 @router.post("/pages/enter/<token>", include_in_schema=False)
@@ -134,12 +162,17 @@ def open_page(token: Annotated[str, Path()]) -> Response[str]:
     form = FORM_PATH + quote(link.instance_id, safe="")
     from functions.pages import render
 
-    if not access.ledger(app).claim(link.principal, link.nonce, link.expires_at):
+    holder = _entry_holder(router.current_event.raw_event)
+    ledger = access.ledger(app)
+    if not ledger.claim(link.principal, link.nonce, link.expires_at, holder, int(now)):
         if _holds(app, link):
             # a second press of the button (or the link posted again) in the browser its first
             # press opened: it is already in, so back to the form, no new session
             return render.redirect(form, [])
-        return _refused("used_link")
+        if not _claimed_here(ledger.holder(link.principal, link.nonce), holder, now):
+            return _refused("used_link")
+        # the browser that spent the link moments ago and never saw the answer (its second
+        # press was sent before the first came back): its session, as the first post's
     settings = access.PageSettings.from_env()
     expires = int(now) + settings.session_minutes * 60
     cookie = Cookie(
@@ -224,6 +257,22 @@ def _holds(app: App, link: access.Grant) -> bool:
         and session.principal == link.principal
         and session.conversation_id == link.conversation_id
     )
+
+
+def _entry_holder(event: dict[str, Any]) -> str:
+    """A digest of the request's entry cookie (empty: none, or not one this API sets)."""
+    value = access.cookie_value(event.get("cookies"), ENTRY_COOKIE)
+    if value is None or not _ENTRY_VALUE.fullmatch(value):
+        return ""
+    return hashlib.sha256(_ENTRY_DIGEST + value.encode("ascii")).hexdigest()[:32]
+
+
+def _claimed_here(claim: tuple[str, int] | None, holder: str, now: float) -> bool:
+    """Whether a link's claim was made by this browser (``holder``) in the last
+    ``ENTRY_WINDOW_SECONDS``."""
+    if claim is None or not holder or not claim[0]:
+        return False
+    return hmac.compare_digest(claim[0], holder) and now - claim[1] <= ENTRY_WINDOW_SECONDS
 
 
 def _refused(why: str) -> Response[str]:

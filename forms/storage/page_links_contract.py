@@ -43,3 +43,16 @@ class PageLinkLedgerContract:
         with ThreadPoolExecutor(8) as pool:
             won = list(pool.map(lambda _: ledger.claim("acme/alice", "race", UNTIL), range(8)))
         assert won.count(True) == 1
+
+    def test_a_claim_names_its_holder_and_the_first_claim_stands(
+        self, ledger: PageLinkLedger
+    ) -> None:
+        assert ledger.holder("acme/alice", "link-h") is None
+        assert ledger.claim("acme/alice", "link-h", UNTIL, holder="h1", at=1_700_000_000)
+        assert not ledger.claim("acme/alice", "link-h", UNTIL, holder="h2", at=1_700_000_005)
+        assert ledger.holder("acme/alice", "link-h") == ("h1", 1_700_000_000)
+        # another principal's link of the same id is not this one
+        assert ledger.holder("acme/bob", "link-h") is None
+        # a claim naming no holder has an empty one
+        assert ledger.claim("acme/alice", "link-n", UNTIL)
+        assert ledger.holder("acme/alice", "link-n") == ("", 0)

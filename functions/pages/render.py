@@ -101,12 +101,12 @@ def redirect(location: str, cookies: list[Cookie]) -> Response[str]:
     return page(303, "", headers={"Location": location}, cookies=cookies)
 
 
-def entry(action: str) -> Response[str]:
+def entry(action: str, cookies: list[Cookie] | None = None) -> Response[str]:
     """The page a valid link opens before it is spent: "Open your form" and one button that
-    posts to ``action`` (the link's own path). No cookie, and the button works without
-    script (the page's script only keeps a second press from posting again): fetching it (a
-    chat app's preview) spends nothing."""
-    return page(200, render("enter.html", action=action))
+    posts to ``action`` (the link's own path); ``cookies``: the browser's entry cookie, when
+    it has none yet. The button works without script (the page's script only keeps a second
+    press from posting again): fetching it (a chat app's preview) spends nothing."""
+    return page(200, render("enter.html", action=action), cookies=cookies)
 
 
 @cache

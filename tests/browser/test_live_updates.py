@@ -6,8 +6,8 @@ when it moves, swaps in the page fetched again: an agent's write shows without a
 the person typed and did not save survives it, in another field and in the written field
 itself, which then says it changed meanwhile; with script off the page still reads and a reload
 shows the write. The entry page's button pressed twice does not end on the refusal page: the
-script posts once, and without script the server sends the browser that spent the link to its
-form.
+script posts once, and without script the server knows the browser that spent the link (by its
+session, or, when it dropped the first answer, by its entry cookie) and opens its form.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
@@ -219,5 +220,32 @@ def test_without_script_pressing_the_button_again_leads_to_the_form(
             assert stranger.title() == "This link does not open a page"
         finally:
             other.close()
+    finally:
+        context.close()
+
+
+def test_without_script_a_second_press_sent_before_the_first_answer_opens_the_form(
+    browser: Browser, alice: Agent
+) -> None:
+    # GIVEN a browser with JavaScript off on a link's entry page
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        instance = alice.start({"destination": "Lisbon"})
+        url = alice.link(instance)
+        page.goto(url)
+        # AND its first press's post reached the API and spent the link, but the person pressed
+        # again before the answer came, so the browser dropped it (the post is sent here as
+        # that browser sent it, with its cookies; its answer is never given to the browser)
+        cookies = {c["name"]: c["value"] for c in context.cookies()}
+        assert set(cookies) == {"fwe"}
+        with httpx.Client(cookies=cookies) as first:
+            assert first.post(url).status_code == 303
+        # WHEN the second press's post arrives
+        response = press_open(page)
+        # THEN the form opens, not the refusal page
+        assert response.status == 200
+        assert urlsplit(page.url).path == f"/pages/forms/{instance}"
+        assert "Lisbon" in row(page, "destination").inner_text()
     finally:
         context.close()

@@ -24,6 +24,7 @@ from forms.app import pages as pages_view
 from forms.definition import FormDef, Step, field
 from forms.storage.memory import InMemoryFormStore
 from formwork.bootstrap import bootstrap
+from functions import page_routes
 from functions.pages import access, render
 from tests.functional.conftest import (
     ALICE,
@@ -165,7 +166,7 @@ def test_a_link_is_minted_for_the_callers_own_instance_and_opens_its_page(pages:
     # HttpOnly, SameSite=Strict cookie scoped to /pages/ and sends the browser on to the page
     browser = pages.browser()
     entered = browser.get(url.path)
-    assert entered.status == 200 and not entered.raw.get("cookies")
+    assert entered.status == 200 and not session_cookies(entered)
     assert "<h1>Open your form</h1>" in entered.text
     opened = browser.post(url.path, FROM_THE_PAGE)
     assert opened.status == 303
@@ -191,7 +192,7 @@ def test_fetching_a_link_spends_nothing_and_its_button_opens_it_once(pages: Page
     # script but the page's own file (which only keeps a second press from posting), the
     # page headers
     for preview in previews:
-        assert preview.status == 200 and not preview.raw.get("cookies")
+        assert preview.status == 200 and not session_cookies(preview)
         assert f'<form class="open" method="post" action="{path}">' in preview.text
         assert '<button type="submit">Open your form</button>' in preview.text
         assert scripts(preview.text) == [render.static_url("page.js")]
@@ -790,6 +791,88 @@ def test_a_second_press_in_the_browser_the_link_opened_goes_to_the_form(pages: P
         assert refused(browser.post(path, FROM_THE_PAGE))
     # AND from another site the used link is refused even in alice's browser
     assert refused(alice.post(path, {"sec-fetch-site": "cross-site"}))
+
+
+def test_the_entry_page_sets_the_browsers_entry_cookie_once(pages: Pages) -> None:
+    # GIVEN a link WHEN a browser opens its entry page
+    path = urlsplit(pages.link(pages.start())).path
+    browser = pages.browser()
+    entered = browser.get(path)
+    # THEN it is given an entry cookie: random, for the entry pages only, out of scripts'
+    # reach, and no session
+    (cookie,) = entered.raw["cookies"]
+    assert cookie.startswith(f"{page_routes.ENTRY_COOKIE}=")
+    assert "Path=/pages/enter/" in cookie and "HttpOnly" in cookie
+    assert "SameSite=Strict" in cookie and "Secure" in cookie
+    assert re.fullmatch(r"[A-Za-z0-9_-]{24}", browser.cookies[page_routes.ENTRY_COOKIE])
+    # AND opening an entry page again keeps the one it has
+    assert not browser.get(path).raw.get("cookies")
+    # AND another browser gets another
+    other = pages.browser()
+    other.get(path)
+    assert other.cookies[page_routes.ENTRY_COOKIE] != browser.cookies[page_routes.ENTRY_COOKIE]
+
+
+def test_the_browser_whose_first_press_spent_the_link_is_let_in_by_its_second(
+    pages: Pages,
+) -> None:
+    # GIVEN alice on a link's entry page, pressing its button: the post spends the link, but
+    # she pressed again before its answer came (a slow network), so her browser dropped it,
+    # session cookie and all
+    instance = pages.start()
+    path = urlsplit(pages.link(instance)).path
+    alice = pages.browser()
+    assert alice.get(path).status == 200
+    dropped = pages.browser()
+    dropped.cookies = dict(alice.cookies)
+    assert dropped.post(path, FROM_THE_PAGE).status == 303
+    assert access.cookie_name(instance) not in alice.cookies
+    # WHEN her second post arrives, with the same entry cookie and no session
+    second = alice.post(path, FROM_THE_PAGE)
+    # THEN it opens the form, with a session of its own
+    assert second.status == 303 and second.headers["location"] == f"/pages/forms/{instance}"
+    assert access.cookie_name(instance) in alice.cookies
+    assert alice.get(second.headers["location"]).status == 200
+    # AND any other browser posting the link is refused: one that opened the entry page (an
+    # entry cookie of its own), one with a made-up entry cookie, one with none
+    other = pages.browser()
+    other.get(path)
+    forger = pages.browser()
+    forger.cookies[page_routes.ENTRY_COOKIE] = "A" * 24
+    for browser in (other, forger, pages.browser()):
+        assert refused(browser.post(path, FROM_THE_PAGE))
+        assert access.cookie_name(instance) not in browser.cookies
+
+
+def test_the_claiming_browser_is_let_in_again_only_for_a_moment(pages: Pages) -> None:
+    # GIVEN a link spent by a browser that never saw the answer
+    instance = pages.start()
+    path = urlsplit(pages.link(instance)).path
+    alice = pages.browser()
+    alice.get(path)
+    dropped = pages.browser()
+    dropped.cookies = dict(alice.cookies)
+    assert dropped.post(path, FROM_THE_PAGE).status == 303
+    # WHEN it posts the link again after the window
+    pages.clock.advance(page_routes.ENTRY_WINDOW_SECONDS + 1)
+    # THEN it is the refusal, as for anyone holding a used link
+    assert refused(alice.post(path, FROM_THE_PAGE))
+    # AND from another site it is refused within the window too (nothing spent, nothing opened)
+    again = pages.browser()
+    again.get(path2 := urlsplit(pages.link(instance)).path)
+    lost = pages.browser()
+    lost.cookies = dict(again.cookies)
+    assert lost.post(path2, FROM_THE_PAGE).status == 303
+    assert refused(again.post(path2, {"sec-fetch-site": "cross-site"}))
+
+
+def session_cookies(response: Response) -> list[str]:
+    """The cookies a response sets but the browser's entry cookie."""
+    return [
+        c
+        for c in response.raw.get("cookies") or []
+        if not c.startswith(f"{page_routes.ENTRY_COOKIE}=")
+    ]
 
 
 def scripts(html: str) -> list[str]:

@@ -104,9 +104,12 @@ def test_a_minted_link_opens_the_page_once_and_shows_a_held_answer(stack: LocalS
     url = json.loads(text)["url"]
     # THEN it points at the local stack itself, over plain HTTP
     assert url.startswith(stack.api_url + "/pages/enter/v1.")
-    # AND a browser without any token opens it: its entry page, no cookie, nothing spent
+    # AND a browser without any token opens it: its entry page, no session (only the
+    # browser's entry cookie, not Secure on plain HTTP), nothing spent
     status, _, cookies, entry = fetch(url)
-    assert status == 200 and not cookies and "Open your form" in entry
+    assert status == 200 and "Open your form" in entry
+    (given,) = cookies
+    assert given.startswith("fwe=") and "Path=/pages/enter/" in given and "Secure" not in given
     assert not ledger_items(stack)
     # AND another site's post of it is refused, and spends nothing
     status, _, cookies, refused = fetch(url, "POST", b"", {"Sec-Fetch-Site": "cross-site"})
