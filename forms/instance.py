@@ -35,7 +35,11 @@ from forms.marked import Marked, built
 from forms.statuses import EntryStatus, Status
 
 RevisionKind = Literal["value", "retraction", "decline"]
-Source = Literal["agent", "executor", "approver", "webhook", "memory", "migration", "operator"]
+Source = Literal[
+    "agent", "executor", "approver", "webhook", "memory", "migration", "operator", "user"
+]
+"""Who wrote a revision. ``user`` is the person themselves, on their form page
+(``forms.app.page_writes``); ``agent`` the model acting for them in the conversation."""
 EntryKind = Literal["executor", "approval"]
 
 
@@ -456,6 +460,9 @@ class InstanceState(BaseModel):
     later call when its read came late (none: memory was off, failed, or had nothing for it)."""
     recall_owed: RecallOwed | None = None
     """Set when memory's read came too late for the start: a later call delivers it."""
+    page_edits: list[str] = Field(default_factory=list)
+    """Field ids the person changed on their form page since the agent's last write, in the
+    order they were changed: the agent's status line says so until its next write."""
 
     def status_text(self) -> str:
         """The status with the reason it closed, for sentences: ``completed (submitted)``."""

@@ -76,6 +76,7 @@ from functions import (
     after_response,
     approval_routes,
     builder_routes,
+    form_page,
     mcp_routes,
     memory_pages,
     memory_routes,
@@ -186,6 +187,7 @@ resolver.include_router(approval_routes.router)
 resolver.include_router(builder_routes.router)
 resolver.include_router(memory_routes.router)
 resolver.include_router(page_routes.router)
+resolver.include_router(form_page.router)  # the form page and the person's moves on it
 resolver.include_router(memory_pages.router)  # the fact editor (docs/pages.md)
 
 

@@ -60,9 +60,12 @@ BODY_OPTIONAL = re.compile(
 """``POST`` paths whose body may be left out (read as ``{}``): publishing and confirming a fact
 are buttons, and a link to the caller's fact editor names nothing."""
 
-PAGE_POSTS = re.compile(r"/pages/memory/(?:switch|facts/[^/]+/(?:correct|delete))")
-"""The fact editor's posts (``functions.memory_pages``): a browser's, with its session cookie
-and CSRF token instead of a bearer token."""
+PAGE_POSTS = re.compile(
+    r"/pages/forms/[^/]+|/pages/memory/(?:switch|facts/[^/]+/(?:correct|delete))"
+)
+"""The form page's posts (``functions.form_page``) and the fact editor's
+(``functions.memory_pages``): a browser's, with its session cookie and CSRF token instead of a
+bearer token."""
 
 
 class ApiError(Exception):

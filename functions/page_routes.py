@@ -13,7 +13,8 @@
   page too: with that link's session, as it is (a second press after Back); within
   ``ENTRY_WINDOW_SECONDS`` of the claim, with the entry cookie the claim recorded (a second
   press sent before the first's answer came), with a session of its own.
-* ``GET /pages/forms/{instance_id}`` (no JWT, the session cookie): the form page.
+* ``GET`` and ``POST /pages/forms/{instance_id}`` (no JWT, the session cookie): the form page
+  and the person's moves on it, in ``functions.form_page``.
 * ``GET /pages/forms/{instance_id}/version`` (no JWT, the session cookie): the instance's
   version as JSON, which the open page's script polls to follow the agent's writes.
 * ``GET /pages/static/{name}`` (public): the stylesheet and the page's script.
@@ -187,27 +188,6 @@ def open_page(token: Annotated[str, Path()]) -> Response[str]:
     return render.redirect(form, [cookie])
 
 
-@router.get("/pages/forms/<instance_id>", include_in_schema=False)
-def form_page(instance_id: Annotated[str, Path()]) -> Response[str]:
-    app = request_app(router.context)
-    session = _session(app, instance_id)
-    if session is None:
-        return _refused("no_session")
-    caller = Caller(principal=session.principal, conversation_id=session.conversation_id)
-    try:
-        from forms.app.pages import form_page as build
-
-        view = build(app.service.loop, caller, instance_id, app.documents)
-    except ToolError:
-        return _refused("not_found")
-    from functions.pages import render
-
-    html = render.render(
-        "form.html", page=view, csrf=access.csrf_token(access.page_key(app), session)
-    )
-    return render.page(200, html)
-
-
 @router.get("/pages/forms/<instance_id>/version", include_in_schema=False)
 def form_page_version(instance_id: Annotated[str, Path()]) -> Response[str]:
     """The instance's version, for the open page's script to know when to fetch the page
@@ -238,14 +218,7 @@ def static(name: Annotated[str, Path()]) -> Response[str]:
 
 def _session(app: App, instance_id: str) -> access.Grant | None:
     """The request's valid session for ``instance_id``, or None."""
-    raw = router.current_event.raw_event
-    value = access.cookie_value(raw.get("cookies"), access.cookie_name(instance_id))
-    if value is None:
-        return None
-    try:
-        return access.read_session(access.page_key(app), value, instance_id, app.now())
-    except access.Refused:
-        return None
+    return access.session_for(app, router.current_event.raw_event, instance_id)
 
 
 def _holds(app: App, link: access.Grant) -> bool:

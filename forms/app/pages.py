@@ -15,13 +15,15 @@ the renderer's job, done once, by the template engine's autoescaping.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from forms.app.catalog import Catalog, tenant_key
 from forms.app.conversation import Caller, locate
 from forms.app.loop import CommitLoop
-from forms.compiled import CompiledForm
+from forms.app.page_writes import head, input_kind
+from forms.compiled import CompiledField, CompiledForm
 from forms.engine import evaluate
 from forms.errors import NotFound
 from forms.evaluation import Evaluation
@@ -68,6 +70,9 @@ OFFERED_FROM_ACCOUNT = "Offered from your account — not applied"
 the offer is not an answer, and the badge says so in words, not "Pending"."""
 OFFERED_ON: frozenset[str] = frozenset({"pending", "optional", "unanswered"})
 """The statuses an offer's badge replaces: a field with no answer in force."""
+UNWRITABLE: frozenset[str] = frozenset({"held", "not_applicable"})
+"""Statuses whose field the page offers no input for: the question does not apply now (a
+held answer is kept and shown; the agent or a later answer may bring it back)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +105,19 @@ class MemoryView:
 
 
 @dataclass(frozen=True, slots=True)
+class InputView:
+    kind: str
+    """``page_writes.InputKind``: text, long_text, number, boolean, choice, choices, date, json."""
+    options: tuple[str, ...]
+    current: str
+    """The value in force as the input shows it (empty when none)."""
+    chosen: tuple[str, ...] = ()
+    """For ``choices``: the options in force."""
+    offer: str | None = None
+    """What memory offers, as JSON, for its Apply button; None when it offers nothing."""
+
+
+@dataclass(frozen=True, slots=True)
 class FieldView:
     id: str
     label: str
@@ -117,6 +135,15 @@ class FieldView:
     column: tuple[int, int] | None = None
     """A document form's place on its 12-column grid: the first column (1-12) and the width
     (1-12); None for a code form, or a field the document placed nowhere."""
+    seen: str = "0.-1"
+    """The field's log head as rendered (``page_writes.head``): a move on it carries this."""
+    input: InputView | None = None
+    """How the person answers it on the page; None when they cannot (the form is closed,
+    the question does not apply now, or only an approver's decision writes it)."""
+    can_retract: bool = False
+    can_decline: bool = False
+    can_undo: bool = False
+    can_redo: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +197,9 @@ class FormPage:
     updated_at: str
     revision: int
     """The instance's version: what a later post will say it was rendered from."""
+    memory_fills: tuple[str, ...] = ()
+    """Labels of the values memory filled that stand unconfirmed: submit waits on them."""
+    is_open: bool = True
 
 
 def form_page(
@@ -240,6 +270,8 @@ def form_page(
         redo=moves.get("redo"),
         updated_at=_time(instance.state.updated_at) or "",
         revision=instance.version,
+        memory_fills=tuple(form.fields[f].label for f, mark in marks.items() if mark.use == "fill"),
+        is_open=not closed,
     )
 
 
@@ -299,6 +331,8 @@ def _field(
             _revision(i, r, i == history.cursor) for i, r in enumerate(history.revisions)
         )
     status_text = STATUS_TEXT.get(status, status)
+    log = instance.field(field_id)
+    writable = not closed and field.offered and status not in UNWRITABLE
     if mark is not None and mark.use == "fill" and status == "answered":
         status_text = FILLED_FROM_ACCOUNT if from_account(mark) else FILLED_FROM_MEMORY
     elif mark is not None and mark.use == "offer" and status in OFFERED_ON:
@@ -318,7 +352,33 @@ def _field(
         decided_by=row.get("decided_by"),
         revisions=revisions,
         column=column,
+        seen=head(log),
+        input=_input(field, in_force, mark) if writable else None,
+        can_retract=writable and in_force is not None and in_force.kind == "value",
+        can_decline=writable and field.declinable and status not in ("declined", "no_preference"),
+        can_undo=writable and log.undo_target() is not None,
+        can_redo=writable and log.redo_target() is not None,
     )
+
+
+def _input(field: CompiledField, in_force: Revision | None, mark: Recollection | None) -> InputView:
+    kind, options = input_kind(field.type.json_schema)
+    value = in_force.value if in_force is not None and in_force.kind == "value" else None
+    chosen: tuple[str, ...] = ()
+    if kind == "choices" and isinstance(value, list):
+        chosen = tuple(str(v) for v in value)
+    if value is None:
+        current = ""
+    elif isinstance(value, str):
+        current = value
+    elif isinstance(value, bool):
+        current = "true" if value else "false"
+    else:
+        current = json.dumps(value, ensure_ascii=False)
+    offer = None
+    if mark is not None and mark.use == "offer":
+        offer = json.dumps(mark.value, ensure_ascii=False)
+    return InputView(kind=kind, options=options, current=current, chosen=chosen, offer=offer)
 
 
 def _memory(mark: Recollection) -> MemoryView:
@@ -376,3 +436,73 @@ def _source(by: str) -> str:
 
 def _time(moment: Any) -> str | None:
     return None if moment is None else f"{moment:%Y-%m-%d %H:%M} UTC"
+
+
+# ------------------------------------------------------------------ what a post did, in words
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """What the person's last post did, shown at the top of the page (and beside its field
+    when it is about one)."""
+
+    ok: bool
+    text: str
+    field: str | None = None
+
+
+DONE: dict[str, str] = {
+    "answer": "Saved {label}.",
+    "retract": "Took back your answer to {label}.",
+    "decline": "Noted that you prefer not to answer {label}.",
+    "undo": "Undid the last change to {label}.",
+    "redo": "Redid the change to {label}.",
+    "apply": "Used what memory offered for {label}.",
+    "confirm_memory": "Confirmed the answers filled from memory.",
+    "clear_memory": "Cleared the answers filled from memory.",
+    "submit": "Sent. Your answers are submitted.",
+}
+"""What each page move did, as the person reads it once it landed."""
+
+TROUBLE: dict[str, str] = {
+    "form_closed": "This form is closed: it takes no more changes.",
+    "tool_call_conflict": "That was already sent. The page now shows the form as it stands.",
+    "tool_call_expired": "That was sent a while ago and is not sent again. The page now shows "
+    "the form as it stands.",
+    "too_many_conflicts": "The form was busy with other changes and nothing was saved. "
+    "Please try again.",
+    "bad_request": "That could not be read. Please reload the page and try again.",
+    "unknown_instance": "This form could not be found.",
+    "internal_error": "Something went wrong on our side and nothing was saved. Please try again.",
+    "definition_error": "Something went wrong on our side and nothing was saved.",
+}
+"""A refusal the person can do nothing about but try again, in their words (the tool's own
+message is written for the agent)."""
+
+
+def notice(page: FormPage, action: str, field_id: str | None, result: Mapping[str, Any]) -> Notice:
+    """What ``result`` (of the person's ``action`` on ``field_id``) says to the person, read
+    against the page as it stands after it."""
+    labels = {f.id: f.label for step in page.steps for f in step.fields}
+    label = labels.get(field_id or "", field_id or "")
+    rejected = result.get("rejected")
+    if isinstance(rejected, list) and rejected:
+        first = rejected[0]
+        where = str(first.get("field", field_id))
+        return Notice(False, f"{labels.get(where, where)}: {first.get('error')}.", where)
+    if result.get("unknown"):
+        return Notice(False, "That question is not on this form. Please reload the page.")
+    error = result.get("error")
+    if error is not None:
+        message = str(result.get("message", ""))
+        if error in ("changed_meanwhile", "memory_unconfirmed", "cannot_revise"):
+            text = sentence(message[:1].upper() + message[1:])
+            hint = result.get("hint") if error != "cannot_revise" else None
+            if isinstance(hint, str) and hint:
+                text += " " + sentence(hint[:1].upper() + hint[1:])
+            return Notice(False, text, field_id)
+        return Notice(False, TROUBLE.get(str(error), TROUBLE["internal_error"]), field_id)
+    if result.get("submitted") is False:
+        why = str(result.get("not_submitted", ""))
+        return Notice(False, sentence(f"Not sent yet: {why}" if why else "Not sent yet"))
+    return Notice(True, DONE.get(action, "Saved.").format(label=label), field_id)

@@ -67,15 +67,15 @@ class Answer:
 def answers_to_remember(
     form: CompiledForm, before: FormInstance, changes: Mapping[str, FieldChange]
 ) -> tuple[Answer, ...]:
-    """The answers an agent's commit wrote to fields that declare a fact key, in definition
-    order (``before``: the instance it was planned on)."""
+    """The answers an agent's commit (or the person's, on their page) wrote to fields that
+    declare a fact key, in definition order (``before``: the instance it was planned on)."""
     answers = []
     for field_id in form.memory_fields:
         change = changes.get(field_id)
         if change is None or not change.append:
             continue
         revision = change.append[-1]
-        if revision.kind != "value" or revision.by != "agent":
+        if revision.kind != "value" or revision.by not in ("agent", "user"):
             continue
         key = form.fields[field_id].memory
         assert key is not None

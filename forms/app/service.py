@@ -38,6 +38,7 @@ from forms.app.conversation import Caller
 from forms.app.hooks import Dispatcher, HookRun
 from forms.app.loop import CommitLoop
 from forms.app.memory import Memory
+from forms.app.page_writes import PagePost, page_call, page_write
 from forms.app.writes import Writer
 from forms.engine import evaluate
 from forms.errors import BadRequest, InvalidFormDefinition, ToolError
@@ -138,6 +139,25 @@ class FormService:
 
     def call(self, caller: Caller, tool: str, tool_call_id: str, payload: object) -> Result:
         """Run one tool call; every failure comes back as data."""
+        return self._answered(tool, lambda: self._call(caller, tool, tool_call_id, payload))
+
+    def page_write(self, caller: Caller, instance_id: str, post: PagePost) -> Result:
+        """Run one of the person's moves from their form page (``forms.app.page_writes``):
+        the tools' write path, by ``user``, recorded under the post's key like a tool call
+        (so the same post sent again gets the same answer); every failure comes back as data."""
+
+        def run() -> Result:
+            call = page_call(post)
+            try:
+                return page_write(self._writer, caller, instance_id, post, call)
+            except UNRECORDED:
+                raise
+            except ToolError as exc:
+                return writes.record_alone(self._writer, caller, call, error_result(exc), None)
+
+        return self._answered(f"page {post.action}", run)
+
+    def _call(self, caller: Caller, tool: str, tool_call_id: str, payload: object) -> Result:
         try:
             check_id(caller.conversation_id, "conversation id")
             check_id(tool_call_id, "tool_call_id")
@@ -159,6 +179,13 @@ class FormService:
             except ToolError as exc:
                 return writes.record_alone(self._writer, caller, call, error_result(exc), None)
             return result
+        except ToolError as exc:
+            return error_result(exc)
+
+    def _answered(self, tool: str, run: Callable[[], Result]) -> Result:
+        """``run``'s result, or the failure it raised as data."""
+        try:
+            return run()
         except ToolError as exc:
             return error_result(exc)
         except (PredicateError, InvalidFormDefinition) as exc:

@@ -20,7 +20,7 @@ deployment: they are not facts, and need no fact store.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -66,6 +66,12 @@ if TYPE_CHECKING:
     from forms.memory.vocabulary import Vocabulary
 
 
+REMEMBERED = frozenset({"agent", "user"})
+"""Whose answers memory keeps: the agent's, from the conversation, and the person's own, from
+their form page (both a verified principal's); never a webhook's, an executor's or anyone
+else's."""
+
+
 @dataclass(frozen=True, slots=True)
 class Writer:
     """What the write tools run on: the commit loop, the hand-off to the dispatcher (returns
@@ -81,12 +87,13 @@ class Writer:
     """Memory for the deployment (None: none; no fact is read or written)."""
 
     def memory_call(self, caller: Caller, form: CompiledForm) -> MemoryCall | None:
-        """Memory's part of a call on ``form``: only for an agent's conversation (a verified
-        principal) on a form whose fields declare fact keys."""
+        """Memory's part of a call on ``form``: only for a verified principal's own writes
+        (the agent in their conversation, or the person on their page) on a form whose fields
+        declare fact keys."""
         if (
             self.memory is None
             or not form.memory_fields
-            or caller.source != "agent"
+            or caller.source not in REMEMBERED
             or not caller.principal
         ):
             return None
@@ -196,7 +203,15 @@ def _with_recall(
     return with_status_line(updated, form, step, qualify)
 
 
-def form_fill(writer: Writer, caller: Caller, call: CallId, args: FormFillArgs) -> Result:
+Guard = Callable[[CompiledForm, FormInstance], None]
+"""A check a caller adds to a write, run on the instance each attempt plans on, before
+anything is planned: it raises a ``ToolError`` to refuse the write (the person's page checks
+what they saw is still what stands: ``forms.app.page_writes``)."""
+
+
+def form_fill(
+    writer: Writer, caller: Caller, call: CallId, args: FormFillArgs, guard: Guard | None = None
+) -> Result:
     def build(
         form: CompiledForm, instance: FormInstance, now: datetime
     ) -> tuple[Transition, Result]:
@@ -216,10 +231,12 @@ def form_fill(writer: Writer, caller: Caller, call: CallId, args: FormFillArgs) 
         step = _planned(form, instance, plan, now, state)
         return step, submitted_result(form, step, plan)
 
-    return write(writer, caller, call, args, build)
+    return write(writer, caller, call, args, build, guard)
 
 
-def form_revise(writer: Writer, caller: Caller, call: CallId, args: FormReviseArgs) -> Result:
+def form_revise(
+    writer: Writer, caller: Caller, call: CallId, args: FormReviseArgs, guard: Guard | None = None
+) -> Result:
     def build(
         form: CompiledForm, instance: FormInstance, now: datetime
     ) -> tuple[Transition, Result]:
@@ -237,7 +254,7 @@ def form_revise(writer: Writer, caller: Caller, call: CallId, args: FormReviseAr
         step = _planned(form, instance, plan, now)
         return step, revise_result(form, step, plan, args.action, field_id)
 
-    return write(writer, caller, call, args, build)
+    return write(writer, caller, call, args, build, guard)
 
 
 def form_abandon(writer: Writer, caller: Caller, call: CallId, args: FormAbandonArgs) -> Result:
@@ -266,13 +283,14 @@ def write(
     call: CallId,
     args: FormFillArgs | FormReviseArgs | FormAbandonArgs,
     build: Callable[[CompiledForm, FormInstance, datetime], tuple[Transition, Result]],
+    guard: Guard | None = None,
 ) -> Result:
     """A write tool's call, through the one commit loop: the commit carries the call's
     record, so a retry of it is refused by the store and replayed."""
     instance, qualify = locate(writer.loop, caller, args.form, args.instance)
     owed = writer.owed_call(caller, instance)  # a recall that came late: delivered after
     try:
-        return _write(writer, caller, call, build, instance, qualify, owed)
+        return _write(writer, caller, call, build, instance, qualify, owed, guard)
     finally:
         if owed is not None:
             owed.keep_unused(instance.id)  # a call that stopped short leaves it to the next
@@ -286,6 +304,7 @@ def _write(
     instance: FormInstance,
     qualify: bool,
     owed: MemoryCall | None,
+    guard: Guard | None = None,
 ) -> Result:
     remembered: list[tuple[tuple[Answer, ...], MemoryCall, datetime]] = []
 
@@ -299,13 +318,16 @@ def _write(
                 if call.tool == "form_abandon"
                 else "start the form again if the user wants to change something",
             )
+        if guard is not None:
+            guard(form, current)
         step, result = build(form, current, now)
         result = with_status_line(result, form, step, qualify)
         if not step.commit.fields and step.commit.state == replaced(
             current.state, updated_at=step.commit.state.updated_at
         ):
             return Planned(result)  # nothing changes: no commit
-        commit = replaced(step.commit, call=new_call(call, result, current.id, now))
+        state = page_edits(step.commit.state, caller.source, step.commit.fields)
+        commit = replaced(step.commit, call=new_call(call, result, current.id, now), state=state)
         # a new Transition, not dataclasses.replace (which costs more than the record)
         step = Transition(commit, step.after, step.evaluation, step.dispatch, step.before)
         memory = writer.memory_call(caller, form)
@@ -323,6 +345,18 @@ def _write(
     for answers, memory, at in remembered:
         memory.remember(answers, at)
     return dispatched(writer, result, stored, done.step.dispatch, qualify)
+
+
+def page_edits(state: InstanceState, source: str, fields: Collection[str]) -> InstanceState:
+    """``state`` with its ``page_edits`` kept in step: a write by the person on their page
+    adds the fields it changed (once each, in order); a write by the agent clears them, its
+    status line having said them one last time (it was rendered before this)."""
+    if source == "user" and fields:
+        edits = list(dict.fromkeys([*state.page_edits, *sorted(fields)]))
+        return replaced(state, page_edits=edits) if edits != state.page_edits else state
+    if source == "agent" and state.page_edits:
+        return replaced(state, page_edits=[])
+    return state
 
 
 def _late_recall(

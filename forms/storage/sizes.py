@@ -226,6 +226,8 @@ def _instance_bound(instance: FormInstance) -> int:
         size += _key_bytes(state.closed_reason)
     if state.recall_owed is not None:
         size += _model_bytes(state.recall_owed)
+    if state.page_edits:
+        size += sum(_key_bytes(field_id) for field_id in state.page_edits)
     history = instance.history
     ids = "".join((instance.id, instance.form_id, instance.principal, instance.conversation_id))
     text = ids + "".join(history)

@@ -88,6 +88,8 @@ def status_line(
         if later:
             lines.append(later)
     lines.extend(memory_lines(form, instance, ev))
+    if instance.state.page_edits:
+        lines.append(page_line(form, instance))
     waits = []
     for hook_id in ev.waiting:
         hook = form.hook(hook_id)
@@ -109,6 +111,30 @@ def status_line(
         lines.append("waiting: " + " · ".join(waits) + "; the form cannot complete until then")
     lines.extend(f"! {inline(r.message)}" for r in ev.active_rejections)
     return "\n".join(lines)
+
+
+def page_line(form: CompiledForm, instance: FormInstance) -> str:
+    """What the person changed on their form page since the agent's last write, each field
+    with what now stands (``Purpose = conference``, ``Notes (taken back)``), so the agent
+    neither asks again nor writes over it unasked."""
+    told: list[str] = []
+    for field_id in instance.state.page_edits:
+        field = form.fields.get(field_id)
+        if field is None:  # a field a newer version dropped: nothing to say about it
+            continue
+        revision = instance.field(field_id).in_force()
+        label = _brief(field.label)
+        if revision is None:
+            told.append(f"{label} (cleared)")
+        elif revision.kind == "value":
+            told.append(f"{label} = {show(revision.value)}")
+        else:
+            told.append(f"{label} ({'declined' if revision.kind == 'decline' else 'taken back'})")
+    return (
+        "the user changed on their form page: "
+        + _listed(told)
+        + "; keep these unless they say otherwise"
+    )
 
 
 def _asked(form: CompiledForm, fe: FieldEval) -> bool:

@@ -273,6 +273,17 @@ def cookie_name(instance_id: str) -> str:
     return "fwp_" + hashlib.sha256(instance_id.encode("utf-8")).hexdigest()[:24]
 
 
+def session_for(app: App, event: Mapping[str, Any], instance_id: str) -> Grant | None:
+    """The valid session for ``instance_id`` the request ``event`` carries, or None."""
+    value = cookie_value(event.get("cookies"), cookie_name(instance_id))
+    if value is None:
+        return None
+    try:
+        return read_session(page_key(app), value, instance_id, app.now())
+    except Refused:
+        return None
+
+
 def cookie_value(cookies: object, name: str) -> str | None:
     """The value of cookie ``name`` among an API Gateway event's ``cookies`` (None: absent)."""
     if not isinstance(cookies, list):

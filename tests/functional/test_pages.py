@@ -239,10 +239,14 @@ def test_a_post_from_anywhere_but_this_api_is_refused_and_spends_nothing(
     assert pages.browser().post(path, FROM_THE_PAGE).status == 303
 
 
-def test_no_other_post_under_pages_skips_the_jwt(pages: Pages) -> None:
-    # GIVEN alice's instance WHEN a post with no token is sent to its page, not its link
+@pytest.mark.parametrize(
+    "path", ["/pages/forms/{instance}/version", "/pages/forms/{instance}/x", "/pages/static/a.css"]
+)
+def test_no_other_post_under_pages_skips_the_jwt(pages: Pages, path: str) -> None:
+    # GIVEN alice's instance WHEN a post with no token is sent under /pages/, to neither a
+    # link, nor the form page, nor the fact editor's posts
     instance = pages.start()
-    response = pages.browser().post(f"/pages/forms/{instance}", FROM_THE_PAGE)
+    response = pages.browser().post(path.format(instance=instance), FROM_THE_PAGE)
     # THEN it is the API's 401, as for any route behind the JWT
     assert response.status == 401 and response.json()["error"] == "unauthorized"
 
@@ -898,7 +902,7 @@ def note(row: str) -> str:
 
 def field_row(html: str, field_id: str) -> str:
     match = re.search(
-        rf'<li class="field[^"]*" data-field="{field_id}">(.*?)</li>\s*(?=<li class="field|</ul>)',
+        rf'<li class="field[^"]*" data-field="{field_id}"[^>]*>(.*?)</li>\s*(?=<li class="field|</ul>)',
         html,
         re.S,
     )

@@ -1,0 +1,202 @@
+"""The form page: ``GET /pages/forms/{instance_id}``, and ``POST`` to the same address for a
+person's move on their form. Both take the instance's session cookie
+(``functions.page_routes`` issues it), and anything wrong with it is the one refusal page.
+
+Every button and input on the form page is a plain HTML form posting here (no script needed):
+the move (``action``), the key the page drew when it rendered the form (``key``), the version
+it was rendered from and, for a move on one field, that field and the head of its log the page
+showed (``field``, ``seen``), the answer (``value``; several for a list of choices) and the
+session's CSRF token. The route checks, cheapest first and each failure the one refusal page:
+the post comes from this API's own pages (``page_routes.same_origin``), the request holds a
+session cookie for this instance, the body is a small form of known fields, the CSRF token is
+the session's. Then it runs the move through ``FormService.page_write`` (the tools' own write
+path, by ``user``: ``forms.app.page_writes``) and answers:
+
+* a move that landed: a 303 back to the page (Post/Redirect/Get), whose ``?done=`` says what
+  was done (only the move's name and field id, both looked up again; anything else in it
+  shows nothing);
+* anything else (a value the field refuses, a field someone changed meanwhile, submit with
+  memory's fills unconfirmed, a closed form): the page as it stands now, with the reason at
+  the top and beside the field, and **what the person typed kept in its input** (409 for a
+  change meanwhile, 422 otherwise).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import secrets
+from typing import TYPE_CHECKING, Annotated, Any
+from urllib.parse import parse_qsl, quote, urlencode
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Path
+
+from forms.app.conversation import Caller
+from forms.errors import ToolError
+from functions.page_routes import FORM_PATH, same_origin
+from functions.pages import access
+from functions.routing import logger, request_app
+
+if TYPE_CHECKING:
+    from forms.app.pages import Notice
+    from formwork.bootstrap import App
+
+router = Router()  # type: ignore[no-untyped-call]
+
+FORM_TYPE = "application/x-www-form-urlencoded"
+MAX_POST_BYTES = 64 * 1024
+"""The largest form post taken: an answer of up to 16 KB as JSON, percent-encoded."""
+MAX_VALUES = 200
+"""The most ``value`` entries one post may carry (a list of choices)."""
+SINGLE = frozenset({"csrf_token", "key", "version", "action", "field", "seen", "as"})
+"""The fields a post may carry once each; ``value`` may come several times."""
+
+
+@router.get("/pages/forms/<instance_id>", include_in_schema=False)
+def form_page(instance_id: Annotated[str, Path()]) -> Response[str]:
+    event = router.current_event
+    app = request_app(router.context)
+    session = access.session_for(app, event.raw_event, instance_id)
+    if session is None:
+        return _refused("no_session")
+    done = event.get_query_string_value("done")
+    field = event.get_query_string_value("field")
+    return render_form(app, session, instance_id, done=(done, field) if done else None)
+
+
+@router.post("/pages/forms/<instance_id>", include_in_schema=False)
+def form_post(instance_id: Annotated[str, Path()]) -> Response[str]:
+    event = router.current_event.raw_event
+    if not same_origin(event):
+        return _refused("cross_site_post")
+    app = request_app(router.context)
+    session = access.session_for(app, event, instance_id)
+    if session is None:
+        return _refused("no_session")
+    posted = form_fields(event)
+    if posted is None:
+        return _refused("bad_form")
+    fields, values = posted
+    try:
+        access.check_csrf(access.page_key(app), session, fields.get("csrf_token"))
+    except access.Refused:
+        return _refused("bad_csrf")
+    from forms.app.page_writes import PagePost, typed_value
+
+    version = fields.get("version", "")
+    if not version.isdigit() or len(version) > 12:
+        return _refused("bad_form")
+    action = fields.get("action", "")
+    kind = "json" if action == "apply" else fields.get("as", "text")
+    typed: str | list[str] = values if kind == "choices" or len(values) > 1 else ""
+    if kind != "choices" and len(values) == 1:
+        typed = values[0]
+    post = PagePost(
+        action=action,
+        key=fields.get("key", ""),
+        version=int(version),
+        field=fields.get("field"),
+        seen=fields.get("seen"),
+        value=typed_value(kind, typed) if action in ("answer", "apply") else None,
+    )
+    caller = Caller(session.principal, session.conversation_id, source="user")
+    result = app.service.page_write(caller, instance_id, post)
+    logger.info(
+        "page write",
+        extra={"action": action, "ok": result.get("ok"), "error": result.get("error")},
+    )
+    landed = result.get("ok") is True and not result.get("rejected") and not result.get("unknown")
+    if landed and result.get("submitted") is not False:
+        query = {"done": action, **({"field": post.field} if post.field else {})}
+        location = FORM_PATH + quote(instance_id, safe="") + "?" + urlencode(query)
+        from functions.pages import render
+
+        return render.redirect(location, [])
+    status = 409 if result.get("error") == "changed_meanwhile" else 422
+    kept = {post.field: typed} if post.field and action == "answer" else {}
+    outcome = (action, post.field, result)
+    return render_form(app, session, instance_id, status, result=outcome, typed=kept)
+
+
+def render_form(
+    app: App,
+    session: access.Grant,
+    instance_id: str,
+    status: int = 200,
+    *,
+    result: tuple[str, str | None, dict[str, Any]] | None = None,
+    done: tuple[str, str | None] | None = None,
+    typed: dict[str, str | list[str]] | None = None,
+) -> Response[str]:
+    """The form page of the session's instance: with what the person's last post did (its
+    ``result``, or ``done`` after a redirect) and what they typed kept (``typed``)."""
+    from forms.app.pages import DONE, Notice, notice
+    from forms.app.pages import form_page as build
+
+    caller = Caller(principal=session.principal, conversation_id=session.conversation_id)
+    try:
+        view = build(app.service.loop, caller, instance_id, app.documents)
+    except ToolError:
+        return _refused("not_found")
+    shown: Notice | None = None
+    if result is not None:
+        shown = notice(view, *result)
+    elif done is not None and done[0] in DONE:
+        labels = {f.id: f.label for step in view.steps for f in step.fields}
+        if done[1] is None or done[1] in labels:
+            shown = Notice(True, DONE[done[0]].format(label=labels.get(done[1] or "", "")))
+    from functions.pages import render
+
+    html = render.render(
+        "form.html",
+        page=view,
+        csrf=access.csrf_token(access.page_key(app), session),
+        notice=shown,
+        typed=typed or {},
+        new_key=lambda: secrets.token_urlsafe(16),
+    )
+    return render.page(status, html)
+
+
+def form_fields(event: dict[str, Any]) -> tuple[dict[str, str], list[str]] | None:
+    """An HTML form post's fields (each once) and its ``value`` entries, or None: another
+    content type, too large, not UTF-8, malformed, an unknown field or one sent twice."""
+    headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
+    if headers.get("content-type", "").split(";")[0].strip().lower() != FORM_TYPE:
+        return None
+    raw = event.get("body") or ""
+    if not isinstance(raw, str) or len(raw) > 2 * MAX_POST_BYTES:
+        return None
+    try:
+        if event.get("isBase64Encoded"):
+            raw = base64.b64decode(raw, validate=True).decode("utf-8")
+        if len(raw.encode("utf-8")) > MAX_POST_BYTES:
+            return None
+        pairs = parse_qsl(
+            raw,
+            keep_blank_values=True,
+            strict_parsing=bool(raw),
+            errors="strict",
+            max_num_fields=len(SINGLE) + MAX_VALUES,
+        )
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    fields: dict[str, str] = {}
+    values: list[str] = []
+    for name, text in pairs:
+        if name == "value":
+            values.append(text)
+        elif name in SINGLE and name not in fields:
+            fields[name] = text
+        else:
+            return None
+    return fields, values
+
+
+def _refused(why: str) -> Response[str]:
+    from functions.pages import render
+
+    logger.info("page refused", extra={"reason": why})
+    return render.refusal()
