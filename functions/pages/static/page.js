@@ -84,6 +84,8 @@
     var active = document.activeElement;
     if (active && form.contains(active) && holdsValue(active)) return true;
     if (form.querySelector('[aria-invalid="true"]')) return true;
+    var li = form.closest("li[data-field]");
+    if (li && li.querySelector(".field-problem") && some(form.elements, holdsValue)) return true;
     return some(form.elements, changed);
   }
 
