@@ -9,10 +9,14 @@ read and no extra write, and a page costs the same however many instances the st
 
 * **owed** (partition ``A#<tenant>#owed``): the form is open and an approval entry of its
   outbox is pending. Sorted by the earliest deadline of its pending approvals (none: last),
-  then the instance id.
+  then a digest of the instance id.
 * **settled** (partition ``A#<tenant>#settled``): nothing is owed, and at least one approval
   was decided or expired (an entry ``done`` without an error; a withdrawn one does not
   count). Sorted by when the last one was settled, read newest first.
+
+A sort key ends in a digest of the instance id (``tiebreak``), not the id: a page's cursor is
+the sort key of the last place it read, which can be an instance the reader may not see (an
+approval of another role), and a cursor must name no instance.
 * anything else: not in the index.
 
 ``<tenant>`` is the principal's tenant, escaped (``T`` and the tenant), or ``-`` for a
@@ -36,6 +40,7 @@ Logic is here; adapters implement one primitive, ``_index_read``.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -54,9 +59,7 @@ this many home items, each up to 400 KB, which stays near BatchGetItem's 16 MB).
 NO_DEADLINE = "~"
 """The sort key's time part for an approval without a deadline: after every instant."""
 
-_CURSOR = re.compile(
-    r"(?:~|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z)#[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}"
-)
+_CURSOR = re.compile(r"(?:~|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z)#[0-9a-f]{32}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,15 +89,23 @@ def approval_place(instance: FormInstance) -> Place | None:
     if pending and instance.state.status == "open":
         deadlines = [e.deadline for e in pending if e.deadline is not None]
         when = sortable(min(deadlines)) if deadlines else NO_DEADLINE
-        return Place(partition(tenant, "owed"), f"{when}#{instance.id}")
+        return Place(partition(tenant, "owed"), f"{when}#{tiebreak(instance.id)}")
     settled = [
         e.finished_at
         for e in approvals
         if e.status == "done" and e.error is None and e.finished_at is not None
     ]
     if settled:
-        return Place(partition(tenant, "settled"), f"{sortable(max(settled))}#{instance.id}")
+        return Place(
+            partition(tenant, "settled"), f"{sortable(max(settled))}#{tiebreak(instance.id)}"
+        )
     return None
+
+
+def tiebreak(instance_id: str) -> str:
+    """What orders places of one instant and keeps sort keys unique, naming no instance: the
+    first 128 bits of the id's SHA-256, in hex (ids are random, so it cannot be turned back)."""
+    return hashlib.sha256(instance_id.encode()).hexdigest()[:32]
 
 
 def tenant_part(tenant: str | None) -> str:

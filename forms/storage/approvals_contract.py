@@ -192,6 +192,13 @@ class ApprovalIndexContract:
         exact = store.owed("acme", limit=5)
         assert len(exact.instances) == 5 and exact.next is None
 
+    def test_a_cursor_names_no_instance(self, store: IndexedStore) -> None:
+        for n in range(3):
+            store.create(waiting(f"fi_secret{n}", deadline=at(100 + n)))
+        cursor = store.owed("acme", limit=1).next
+        assert cursor is not None and "fi_secret" not in cursor
+        assert ids(store.owed("acme", limit=5, after=cursor)) == ["fi_secret1", "fi_secret2"]
+
     def test_settled_pages_read_on_from_the_latest(self, store: IndexedStore) -> None:
         for n in range(3):
             store.create(waiting(f"w{n}", deadline=at(1000)))
