@@ -141,6 +141,46 @@ def test_what_the_person_typed_in_the_field_the_agent_wrote_is_kept_and_flagged(
     expect(page.locator(".live-region")).to_contain_text("kept", timeout=SHOWN_WITHIN_MS)
 
 
+def test_saving_an_entry_kept_over_a_change_goes_through_the_merge_check(
+    page: Page, alice: Agent
+) -> None:
+    # GIVEN the person's destination kept over the agent's write, its note shown
+    instance = alice.start({"destination": "Lisbon"})
+    open_form(page, alice.link(instance))
+    destination = answer_box(page, "destination")
+    destination.fill("Faro")
+    alice.fill(instance, {"destination": "Porto"})
+    expect(row(page, "destination").locator(".live-note")).to_have_count(1, timeout=SHOWN_WITHIN_MS)
+    # WHEN they save it
+    with page.expect_navigation() as navigation:
+        row(page, "destination").get_by_role("button", name="Save Destination").click()
+    # THEN the server sees it was made over a change (the form's stale seen and version) and
+    # says so, keeping what they typed, rather than writing over the agent's answer unawares
+    response = navigation.value
+    assert response is not None and response.status == 409
+    expect(answer_box(page, "destination")).to_have_value("Faro")
+    expect(row(page, "destination").locator(".value")).to_have_text("Porto")
+
+
+def test_an_entry_the_server_refused_survives_an_agent_write(page: Page, alice: Agent) -> None:
+    # GIVEN the person's staff id refused by the form (it is shown again, to be put right)
+    instance = alice.start({"destination": "Lisbon"})
+    open_form(page, alice.link(instance))
+    answer_box(page, "staff_id").fill("not an id")
+    with page.expect_navigation():
+        row(page, "staff_id").get_by_role("button", name="Save Staff ID").click()
+    expect(answer_box(page, "staff_id")).to_have_value("not an id")
+    mark_loaded(page)
+    # WHEN the agent writes another field
+    alice.fill(instance, {"destination": "Porto"})
+    # THEN the write shows and the refused entry is still there to be put right
+    expect(row(page, "destination").locator(".value")).to_have_text(
+        "Porto", timeout=SHOWN_WITHIN_MS
+    )
+    assert not_reloaded(page)
+    expect(answer_box(page, "staff_id")).to_have_value("not an id")
+
+
 def test_without_script_the_page_reads_and_a_reload_shows_the_write(
     browser: Browser, alice: Agent
 ) -> None:
