@@ -6,7 +6,12 @@ requests go over the loopback network, as on the local stack) and on the in-memo
 
 * ``form_read`` of the outline, the agent's read of the whole form (one tool call);
 * ``GET /pages/forms/{id}`` with a valid session cookie: the page of the same instance (every
-  step, field, value, memory mark and revision history, rendered with Jinja2).
+  step, field, value, memory mark and revision history, rendered with Jinja2);
+* ``form_fill`` of one field, the agent's write (one tool call);
+* ``POST /pages/forms/{id}``, the person's correction of another field from the page (the
+  session cookie, the CSRF token, the field's head as the page rendered it), answered with
+  the 303 back to the page; a browser then loads the page, so the person's save costs the
+  post plus a page.
 
 The instance is the travel claim with every answer given and a few corrected, so the page
 has history to render. The two are timed interleaved, round by round, and the page is
@@ -27,9 +32,11 @@ from collections.abc import Callable
 from pathlib import Path
 from statistics import median
 from typing import Any
+from urllib.parse import urlencode
 
 from bench.backend.inprocess import quiet_stdout
 from bench.backend.stats import duration, ratio, table
+from forms.app.page_writes import head
 from forms.storage.memory import InMemoryFormStore
 from formwork.bootstrap import App, bootstrap
 from formwork.config import Settings
@@ -88,8 +95,12 @@ def tool(app: App, conversation: str, name: str, **tool_input: Any) -> dict[str,
     return result
 
 
-def prepare(app: App) -> tuple[Callable[[], None], Callable[[], None]]:
-    """The travel claim answered and corrected; the tool call and the page request on it."""
+Actions = tuple[Callable[[], None], Callable[[], None], Callable[[], None], Callable[[], None]]
+
+
+def prepare(app: App) -> Actions:
+    """The travel claim answered and corrected; the agent's read and write, the page and the
+    person's post on it."""
     conversation = f"bench-{uuid.uuid4().hex[:8]}"
     instance = tool(app, conversation, "form_start", form="travel-claim", values=ANSWERS)[
         "instance"
@@ -115,7 +126,36 @@ def prepare(app: App) -> tuple[Callable[[], None], Callable[[], None]]:
         response = send(app, request)
         assert response["statusCode"] == 200, response["statusCode"]
 
-    return read, page
+    places = iter(("Porto", "Faro", "Braga", "Evora") * 1_000_000)
+
+    def fill() -> None:
+        values = {"destination": next(places)}
+        tool(app, conversation, "form_fill", form="travel-claim", values=values)
+
+    session = access.session_for(app, {"cookies": [cookie]}, instance)
+    assert session is not None
+    csrf = access.csrf_token(access.page_key(app), session)
+    pending: list[dict[str, Any]] = []
+
+    def ready_post() -> None:
+        """The next post as the page would render it (untimed: the field's head read)."""
+        seen = head(app.service.store.get(instance).field("purpose"))
+        fields = {"csrf_token": csrf, "key": uuid.uuid4().hex, "action": "answer"}
+        fields |= {"field": "purpose", "seen": seen, "as": "text", "value": next(places)}
+        request = event("POST", f"/pages/forms/{instance}", claims=False)
+        request["cookies"] = [cookie]
+        request["headers"]["sec-fetch-site"] = "same-origin"
+        request["headers"]["content-type"] = "application/x-www-form-urlencoded"
+        fields["version"] = str(app.service.store.get(instance).version)
+        request["body"] = urlencode(fields)
+        pending.append(request)
+
+    def post() -> None:
+        response = send(app, pending.pop())
+        assert response["statusCode"] == 303, response["statusCode"]
+
+    post.ready = ready_post  # type: ignore[attr-defined]
+    return read, page, fill, post
 
 
 class Requests:
@@ -149,8 +189,11 @@ def main(argv: list[str] | None = None) -> None:
                 "form_read (outline)",
                 "page",
                 "page / form_read",
-                "DynamoDB requests, read",
-                "page",
+                "form_fill (1 field)",
+                "page post",
+                "post / form_fill",
+                "post + page / form_fill",
+                "DynamoDB requests: read / page / fill / post",
             ],
             rows,
         )
@@ -172,29 +215,41 @@ def measure(settings: Settings, rounds: int) -> list[list[str]]:
             "DynamoDB (moto)": bootstrap(stored, dynamodb_client=dynamodb),
         }
         for store, app in apps.items():
-            read, page = prepare(app)
+            read, page, fill, post = prepare(app)
+            ready: Callable[[], None] = post.ready  # type: ignore[attr-defined]
             for _ in range(3):  # warm: templates compiled, connections open
                 read()
                 page()
-            reads: list[float] = []
-            pages: list[float] = []
-            requests = {"read": 0, "page": 0}
+                fill()
+                ready()
+                post()
+            times: dict[str, list[float]] = {"read": [], "page": [], "fill": [], "post": []}
+            requests = dict.fromkeys(times, 0)
             for _ in range(rounds):
-                before = counted.count
-                reads.append(timed(read))
-                requests["read"] += counted.count - before
-                before = counted.count
-                pages.append(timed(page))
-                requests["page"] += counted.count - before
-            base = median(reads)
+                ready()
+                for name, action in (
+                    ("read", read),
+                    ("page", page),
+                    ("fill", fill),
+                    ("post", post),
+                ):
+                    before = counted.count
+                    times[name].append(timed(action))
+                    requests[name] += counted.count - before
+            at = {name: median(values) for name, values in times.items()}
             rows.append(
                 [
                     store,
-                    duration(base),
-                    duration(median(pages)),
-                    ratio(median(pages), base),
-                    f"{requests['read'] / rounds:g}",
-                    f"{requests['page'] / rounds:g}",
+                    duration(at["read"]),
+                    duration(at["page"]),
+                    ratio(at["page"], at["read"]),
+                    duration(at["fill"]),
+                    duration(at["post"]),
+                    ratio(at["post"], at["fill"]),
+                    ratio(at["post"] + at["page"], at["fill"]),
+                    " / ".join(
+                        f"{requests[n] / rounds:g}" for n in ("read", "page", "fill", "post")
+                    ),
                 ]
             )
     return rows

@@ -50,7 +50,7 @@ MAX_POST_BYTES = 64 * 1024
 """The largest form post taken: an answer of up to 16 KB as JSON, percent-encoded."""
 MAX_VALUES = 200
 """The most ``value`` entries one post may carry (a list of choices)."""
-SINGLE = frozenset({"csrf_token", "key", "version", "action", "field", "seen", "as"})
+SINGLE = frozenset({"csrf_token", "key", "version", "action", "field", "seen", "as", "offer"})
 """The fields a post may carry once each; ``value`` may come several times."""
 
 
@@ -89,10 +89,12 @@ def form_post(instance_id: Annotated[str, Path()]) -> Response[str]:
     if not version.isdigit() or len(version) > 12:
         return _refused("bad_form")
     action = fields.get("action", "")
-    kind = "json" if action == "apply" else fields.get("as", "text")
+    kind = fields.get("as", "text")
     typed: str | list[str] = values if kind == "choices" or len(values) > 1 else ""
     if kind != "choices" and len(values) == 1:
         typed = values[0]
+    if action == "apply":  # what memory offered, as the page showed it (JSON)
+        kind, typed = "json", fields.get("offer", "")
     post = PagePost(
         action=action,
         key=fields.get("key", ""),

@@ -35,7 +35,10 @@ class Forms(HTMLParser):
             self._field = a["data-field"]
         if tag == "form" and a.get("method") == "post":
             self._form = {"class": a.get("class", ""), "field": self._field, "inputs": []}
+            self._form["buttons"] = []
             self.forms.append(self._form)
+        if tag == "button" and self._form is not None and a.get("name") == "action":
+            self._form["buttons"].append(a.get("value", ""))
         if tag in ("input", "textarea") and self._form is not None:
             kind = a.get("type", "text")
             if kind in ("radio", "checkbox") and "checked" not in a:
@@ -47,10 +50,15 @@ class Forms(HTMLParser):
             self._form = None
 
     def find(self, action: str, field: str | None = None) -> list[tuple[str, str]]:
+        """The fields the browser sends when ``action`` is pressed: the form's inputs, and
+        the pressed button's ``action`` when the action is a button's."""
         for form in self.forms:
-            inputs = dict(form["inputs"])
-            if inputs.get("action") == action and (field is None or form["field"] == field):
+            if field is not None and form["field"] != field:
+                continue
+            if dict(form["inputs"]).get("action") == action:
                 return list(form["inputs"])
+            if action in form["buttons"]:
+                return [*form["inputs"], ("action", action)]
         raise AssertionError(f"no {action} form for {field}")
 
 
@@ -190,7 +198,7 @@ def test_a_cross_site_post_or_one_without_the_cookie_is_refused(pages: Pages) ->
     stranger = Browser(pages.api)
     event = build_event("POST", person.path, claims=None, headers=FROM_THE_PAGE)
     event["headers"]["content-type"] = "application/x-www-form-urlencoded"
-    event["body"] = urlencode(form + [("value", "Mallory")])
+    event["body"] = urlencode([*form, ("value", "Mallory")])
     assert refused(stranger._send(event))
     assert revision(pages, instance, "full_name")["value"] == "Alice Smith"
 
@@ -210,7 +218,7 @@ def test_another_principals_cookie_does_not_write_alices_instance(pages: Pages) 
     form = Person(pages, alice).forms().find("answer", "full_name")
     event = build_event("POST", f"/pages/forms/{alice}", claims=None, headers=FROM_THE_PAGE)
     event["headers"]["content-type"] = "application/x-www-form-urlencoded"
-    event["body"] = urlencode(form + [("value", "Bob")])
+    event["body"] = urlencode([*form, ("value", "Bob")])
     assert refused(person._send(event))
     assert revision(pages, alice, "full_name")["value"] == "Alice Smith"
 
