@@ -902,7 +902,8 @@ def note(row: str) -> str:
 
 def field_row(html: str, field_id: str) -> str:
     match = re.search(
-        rf'<li class="field[^"]*" data-field="{field_id}"[^>]*>(.*?)</li>\s*(?=<li class="field|</ul>)',
+        rf'<li class="field[^"]*" data-field="{field_id}"[^>]*>(.*?)</li>'
+        r'\s*(?=<li class="field|</ul>)',
         html,
         re.S,
     )
