@@ -22,6 +22,19 @@ from tests.browser.conftest import DESKTOP, PHONE, Agent, axe_violations, horizo
 from tests.browser.conftest import screenshots as take_screenshots
 from tests.browser.test_form_page import ALICE, open_form, row
 
+COMPLETE: dict[str, Any] = {
+    "full_name": "Alice Smith",
+    "staff_id": "AB1234",
+    "destination": "Lisbon",
+    "departure_date": "2026-03-03",
+    "return_date": "2026-03-07",
+    "mode": "rail",
+    "total": 180,
+    "cost_centre": "CC-104",
+    "manager_email": "joao.silva@example.com",
+    "receipts_attached": True,
+}
+
 
 @pytest.fixture
 def alice(stack: LocalStack) -> Iterator[Agent]:
@@ -87,9 +100,7 @@ def test_the_form_is_not_sent_while_memory_fills_are_unconfirmed(
         # GIVEN a check-in whose height memory filled, everything else answered by the agent
         agent.state("person.height_cm", {"words": "5'8\""})
         instance = agent.start()
-        agent.fill(
-            instance, {"date_of_birth": "1990-04-02", "weight_kg": 71, "feeling": "good"}
-        )
+        agent.fill(instance, {"date_of_birth": "1990-04-02", "weight_kg": 71, "feeling": "good"})
         open_form(page, agent.link(instance))
         # WHEN the person presses Send without confirming the height
         with page.expect_navigation():
@@ -128,6 +139,25 @@ def test_a_post_sent_twice_applies_once(page: Page, alice: Agent) -> None:
     assert [a.status for a in answers] == [303, 303]
     values = [r["value"] for r in history(alice, instance, "full_name")]
     assert values == ["Alice Smith", "Alice Smyth"]
+
+
+def test_a_double_send_sends_once(page: Page, alice: Agent) -> None:
+    # GIVEN a complete claim (the travel claim stays open for corrections until sent)
+    instance = alice.start(COMPLETE)
+    open_form(page, alice.link(instance))
+    form = page.locator("section.send form")
+    fields: dict[str, str] = form.evaluate("(f) => Object.fromEntries(new FormData(f))")
+    # WHEN its Send is posted twice (a double click on a slow network, a resend)
+    answers = [
+        page.request.post(page.url.split("?")[0], form=fields, max_redirects=0) for _ in range(2)
+    ]
+    # THEN both land as the one call, and it is sent once
+    assert [a.status for a in answers] == [303, 303]
+    listed = alice.call("form_list", {})
+    mine = [f for f in listed["started"] if f["instance"] == instance]
+    assert mine and mine[0]["status"].startswith("completed"), listed
+    page.reload()
+    expect(page.locator("#form-status")).to_contain_text("Closed")
 
 
 def test_a_form_is_filled_from_the_keyboard_alone(page: Page, alice: Agent) -> None:
