@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help venv dynamodb-local dev page-link worker demo test explore screenshots lint format typecheck check bench validate sam-build lock clean
+.PHONY: help venv dynamodb-local dev page-link worker demo test explore screenshots lint format typecheck check bench validate sam-build lock record-histories clean
 
 help:
 	@echo "make dev        the local stack: API on 127.0.0.1:3000, DynamoDB on :8000 (AWS's DynamoDB"
@@ -35,6 +35,8 @@ help:
 	@echo "make sam-build  sam build (Lambda artifacts under .aws-sam/); your own forms:"
 	@echo "                make sam-build FORMS_SOURCE=my_forms FORMS=my_forms:FORMS (docs/deploy.md)"
 	@echo "make lock       re-pin the Lambda artifact's packages (infra/lambda-requirements.txt)"
+	@echo "make record-histories  re-record the workflow histories the replay tests hold new code"
+	@echo "                to (tests/temporal/histories; only for a deliberate break: docs/dispatch.md)"
 
 # The Lambda artifact's exact versions (make lock); the development environment is installed
 # under them, so the tests run what ships.
@@ -190,6 +192,12 @@ build-ToolsFunction build-RelayFunction build-SweeperFunction build-BedrockAgent
 # and pin them; make venv then installs the development environment under the new pins.
 lock: $(STAMP)
 	$(BIN)/python -m infra.lock
+
+# The event histories of every workflow type (tests/temporal/histories), recorded on the
+# time-skipping test server with the production worker. tests/temporal/test_replay.py replays
+# them on the current code: re-record only when running workflows may break (docs/dispatch.md).
+record-histories: $(STAMP)
+	$(BIN)/python -m tests.temporal.record
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -38,6 +38,10 @@ from workflows.approvals import ApprovalWorkflow
 from workflows.client import CredentialsUnavailable, connect
 from workflows.hooks import HookWorkflow
 
+WORKFLOWS = (HookWorkflow, ApprovalWorkflow)
+"""Every workflow type the worker serves: each needs recorded histories the replay tests hold
+new code to (``tests/temporal/test_replay.py``, docs/dispatch.md "Changing a workflow")."""
+
 
 def build_worker(
     client: Client,
@@ -52,7 +56,7 @@ def build_worker(
     return Worker(
         client,
         task_queue=task_queue,
-        workflows=[HookWorkflow, ApprovalWorkflow],
+        workflows=list(WORKFLOWS),
         activities=[activities.run_hook_activity, activities.settle_approval_activity],
         sticky_queue_schedule_to_start_timeout=timedelta(seconds=sticky_timeout),
         graceful_shutdown_timeout=timedelta(seconds=grace),

