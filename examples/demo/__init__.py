@@ -29,7 +29,8 @@ Before the travel claim is sent (over HTTP only), the person reviews it on its f
 (``docs/pages.md``): the chatbot's backend mints a page link with the user's token, and a
 browser (plain HTTP: ``page_visit``) opens it, entry page, button post, cookie and all; the
 demo prints the page's title, status and a few answers with their badges, and checks them
-against the tools (``page_scene``).
+against the tools; the person corrects the trip's purpose on the page, and the agent's next
+status line names the change (``page_scene``).
 
 The eighth scene is a form nobody deployed: a builder agent builds the job application
 (``examples.job_application``) through the builder tools in a tenant of the run's own, in one

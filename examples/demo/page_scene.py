@@ -5,15 +5,17 @@ claim's page with the user's token (``POST /conversations/{id}/page-links``), an
 browser (``examples.demo.page_visit``, plain HTTP) opens it: the entry page, the button's post
 (``Sec-Fetch-Site: same-origin``), the ``303`` with the session cookie, the page. The demo
 prints what the page shows (its title, where the claim stands, the answers the conversation
-corrected, each with its badge) and checks it against what the tools said, then posts the link
-from another browser (the link forwarded) to show that a link opens once. In process there is
-no page: one line says so.
+corrected, each with its badge) and checks it against what the tools said. The person then
+corrects the trip's purpose on the page (the field's form, Save, the ``303`` back): the agent's
+next status line names the change, and its ``form_read`` shows the revision written by
+``user``. Last, another browser (the link forwarded) posts the link again and is refused: a
+link opens once. In process there is no page: one line says so.
 """
 
 from __future__ import annotations
 
 from examples.demo.driver import Demo
-from examples.demo.page_visit import FieldShown, PageVisit, VisitError, path_of
+from examples.demo.page_visit import FieldShown, PageShown, PageVisit, VisitError, path_of
 from examples.demo.printing import compact, expect, say
 from examples.demo.transports import OverHttp
 
@@ -41,7 +43,7 @@ def review_on_the_page(demo: Demo, instance: str, title: str) -> None:
     say("", "(the person opens the link in a browser)", 2)
     browser = PageVisit()
     try:
-        page, _ = browser.open(url)
+        page, page_url = browser.open(url)
     except VisitError as failed:
         expect(False, f"the page link to open the page as a browser opens it ({failed})")
         return
@@ -76,6 +78,8 @@ def review_on_the_page(demo: Demo, instance: str, title: str) -> None:
             one is not None and one.badge == "Answered" and one.value == shown_as(value),
             f"the page to show {field_id} = {value!r} as answered, got {one}",
         )
+    correct_on_the_page(demo, browser, page, page_url, instance)
+    print()
     status, refused = PageVisit().again(url)
     say(
         "browser: ",
@@ -100,3 +104,60 @@ def short(url_or_path: str) -> str:
     path = path_of(url_or_path) if "://" in url_or_path else url_or_path
     head, _, token = path.rpartition("/")
     return f"{head}/{token[:12]}…" if len(token) > 16 else path
+
+
+CORRECTED = ("purpose", "client kickoff and team training")
+"""The answer the person corrects on the page, and what they type."""
+
+
+def correct_on_the_page(
+    demo: Demo, browser: PageVisit, page: PageShown, page_url: str, instance: str
+) -> None:
+    """The person corrects one answer on the page (its form's Save button, a plain post with
+    the page's CSRF token); the page shows it, the agent's next status line names it (so the
+    agent neither asks again nor writes over it), and the field's history says the user wrote
+    it."""
+    field_id, typed = CORRECTED
+    form = page.form(field_id, "answer")
+    expect(form is not None, f"the page to offer a form to correct {field_id}")
+    assert form is not None
+    before = page.field(field_id)
+    assert before is not None
+    print()
+    say("", f"(the person corrects {before.label.lower()} on the page and presses Save)", 2)
+    try:
+        after, _ = browser.answer(page_url, form, typed)
+    except VisitError as failed:
+        expect(False, f"the page to take the person's correction ({failed})")
+        return
+    save, back = browser.hops[-2:]
+    say(
+        "browser: ",
+        f"POST {save.path} (Sec-Fetch-Site: same-origin; csrf_token, value={typed!r}) → "
+        f"{save.status}; GET {back.path} → {back.status}",
+    )
+    shown = after.field(field_id)
+    expect(
+        shown is not None and shown.value == typed,
+        f"the page to show {field_id} = {typed!r}, got {shown}",
+    )
+    assert shown is not None
+    say("page:    ", describe(shown))
+    lines = demo.status()
+    for n, line in enumerate(lines.splitlines()):
+        say("status: " if n == 0 else "        ", line)
+    expect(
+        f"{before.label} = {compact(typed)}" in lines or f"{before.label} = {typed}" in lines,
+        f"the agent's status line to name the person's change to {field_id}, got {lines!r}",
+    )
+    r = demo.turn(
+        None,
+        "form_read",
+        {"form": "travel-claim", "part": field_id},
+        note="its status line says the user changed an answer on their page; it reads it",
+    )
+    last = (r.get("revisions") or [{}])[-1]
+    expect(
+        r.get("value") == typed and last.get("by") == "user",
+        f"the tools to read {field_id} = {typed!r}, written by the user, got {r}",
+    )

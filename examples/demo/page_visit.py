@@ -22,7 +22,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from http.cookies import SimpleCookie
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlencode, urljoin, urlsplit
 
 TIMEOUT_SECONDS = 30.0
 VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta"})
@@ -36,16 +36,35 @@ class FieldShown:
     value: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class FormShown:
+    """A form the page offers on a field: its classes (``field-form answer``...), where it
+    posts, what it would send as it stands (hidden inputs, text inputs' values, checked
+    boxes, textareas), in page order, and its named submit buttons (``("action", "answer")``
+    for Save): a browser adds the pressed one's name and value."""
+
+    classes: tuple[str, ...]
+    action: str
+    sends: tuple[tuple[str, str], ...]
+    buttons: tuple[tuple[str, str], ...] = ()
+
+
 @dataclass(slots=True)
 class PageShown:
-    """What a page says, as text: its ``h1``, its status and its fields in page order."""
+    """What a page says, as text: its ``h1``, its status, its fields in page order, and the
+    forms each field offers (by field id)."""
 
     title: str = ""
     status: str = ""
     fields: list[FieldShown] = field(default_factory=list)
+    forms: dict[str, list[FormShown]] = field(default_factory=dict)
 
     def field(self, field_id: str) -> FieldShown | None:
         return next((f for f in self.fields if f.id == field_id), None)
+
+    def form(self, field_id: str, kind: str) -> FormShown | None:
+        """The form of class ``kind`` (``answer``, ``move``...) the field offers, if any."""
+        return next((f for f in self.forms.get(field_id, []) if kind in f.classes), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +112,34 @@ class PageVisit:
             raise VisitError(f"GET {path_of(page_url)} answered {status} {page.title!r}")
         return page, page_url
 
+    def answer(
+        self, page_url: str, form: FormShown, value: str, press: str = "answer"
+    ) -> tuple[PageShown, str]:
+        """``form`` (a field's form on the page at ``page_url``) sent with ``value`` typed
+        in, as its button whose value is ``press`` (Save: ``answer``) sends it; the page the
+        ``303`` leads back to, and its URL."""
+        pressed = [(name, kept) for name, kept in form.buttons if kept == press]
+        if not pressed:
+            raise VisitError(f"the form has no {press!r} button: {form.buttons}")
+        sent = [(name, value if name == "value" else kept) for name, kept in form.sends]
+        sent.append(pressed[0])
+        target = urljoin(page_url, form.action)
+        status, headers, html = self._send(
+            "POST",
+            target,
+            {"Sec-Fetch-Site": "same-origin"},
+            note="Save",
+            body=urlencode(sent).encode(),
+        )
+        location = headers.get("location")
+        if status != 303 or not location:
+            raise VisitError(f"POST {path_of(target)} answered {status} {read_page(html).title!r}")
+        back = urljoin(target, location)
+        status, _, html = self._send("GET", back, note="the form page")
+        if status != 200:
+            raise VisitError(f"GET {path_of(back)} answered {status}")
+        return read_page(html), back
+
     def again(self, url: str) -> tuple[int, PageShown]:
         """The link at ``url`` posted (again), as its entry page's button posts it."""
         status, _, html = self._send(
@@ -101,12 +148,18 @@ class PageVisit:
         return status, read_page(html)
 
     def _send(
-        self, method: str, url: str, headers: dict[str, str] | None = None, *, note: str
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str] | None = None,
+        *,
+        note: str,
+        body: bytes = b"",
     ) -> tuple[int, dict[str, str], str]:
         sent = {"Accept": "text/html", **(headers or {})}
         if self.cookies:
             sent["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
-        data = b"" if method == "POST" else None
+        data = body if method == "POST" else None
         if method == "POST":
             sent["Content-Type"] = "application/x-www-form-urlencoded"
         request = urllib.request.Request(url, data, sent, method=method)
@@ -119,7 +172,7 @@ class PageVisit:
             jar: SimpleCookie = SimpleCookie()
             jar.load(value)
             self.cookies.update({name: morsel.value for name, morsel in jar.items()})
-        self.hops.append(Hop(method, path_of(url), status, note))
+        self.hops.append(Hop(method, urlsplit(url).path, status, note))
         answered = {k.lower(): v for k, v in got.items()}
         return status, answered, body.decode("utf-8", "replace")
 
@@ -150,13 +203,30 @@ class _Reader(HTMLParser):
         self._open: list[tuple[str, str | None]] = []
         self._field: dict[str, str] | None = None
         self._text: dict[str, list[str]] = {}
+        self._form: tuple[tuple[str, ...], str, list[tuple[str, str]]] | None = None
+        self._buttons: list[tuple[str, str]] = []
+        self._textarea: str | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in VOID:
-            return
         found = dict(attrs)
         classes = (found.get("class") or "").split()
+        if self._form is not None and tag == "input" and found.get("name"):
+            checkable = found.get("type") in ("checkbox", "radio")
+            if not checkable or "checked" in found:
+                self._form[2].append((found["name"] or "", found.get("value") or ""))
+        submit = tag == "button" and (found.get("type") or "submit") == "submit"
+        if self._form is not None and submit and found.get("name"):
+            self._buttons.append((found["name"] or "", found.get("value") or ""))
+        if tag in VOID:
+            return
         part: str | None = None
+        if tag == "form" and self._field is not None and "field-form" in classes:
+            self._form = (tuple(classes), found.get("action") or "", [])
+            self._buttons = []
+            part = "form"
+        elif tag == "textarea" and self._form is not None and found.get("name"):
+            self._textarea = found["name"]
+            part = "textarea"
         if tag == "h1" and not self.page.title:
             part = "title"
         elif found.get("id") == "form-status":
@@ -193,7 +263,8 @@ class _Reader(HTMLParser):
                 return
 
     def _close(self, part: str) -> None:
-        text = " ".join("".join(self._text.pop(part, [])).split())
+        raw = "".join(self._text.pop(part, []))
+        text = " ".join(raw.split())
         if part == "title":
             self.page.title = text
         elif part == "status":
@@ -206,3 +277,15 @@ class _Reader(HTMLParser):
             self._field = None
         elif part in ("label", "badge", "value") and self._field is not None:
             self._field[part] = text
+        elif part == "form":
+            self._close_form()
+        elif part == "textarea" and self._form is not None and self._textarea is not None:
+            self._form[2].append((self._textarea, raw))
+            self._textarea = None
+
+    def _close_form(self) -> None:
+        if self._form is not None and self._field is not None:
+            classes, action, sends = self._form
+            offered = self.page.forms.setdefault(self._field["id"], [])
+            offered.append(FormShown(classes, action, tuple(sends), tuple(self._buttons)))
+        self._form = None

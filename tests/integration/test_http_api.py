@@ -373,3 +373,10 @@ def test_the_demo_runs_over_http(stack: LocalStack, capsys: pytest.CaptureFixtur
     assert "(Sec-Fetch-Site: same-origin: the button) → 303" in flat
     assert "“Travel expense claim”: Complete, not submitted yet" in flat
     assert "→ 404 “This link does not open a page” (a link opens once)" in flat
+    # AND the person's correction on the page reached the agent: its status line and the
+    # field's history, the new revision by the user
+    assert (
+        "the user changed on their form page: Purpose of the trip = client kickoff and team "
+        "training" in flat
+    )
+    assert 'revision 1: "client kickoff and team training" by user' in flat

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from examples.demo.page_visit import FieldShown, read_page
+from examples.demo.page_visit import FieldShown, FormShown, read_page
 from infra.local import __main__ as dev
 from infra.local.page_link import DEMO_SEEDS, PageLink, Seeded, lifetime, main, who
 
@@ -142,3 +142,43 @@ def test_the_page_reader_takes_title_status_and_fields_by_their_data_field() -> 
         FieldShown("total", "Total", "Pending", None),
     ]
     assert page.field("total") == page.fields[1] and page.field("nope") is None
+
+
+FORMS = """<main><h1>Claim</h1><ul>
+<li class="field" data-field="purpose"><span class="label">Purpose</span>
+<span class="badge">Answered</span><p class="value">kickoff</p>
+<form class="field-form answer" method="post" action="">
+<input type="hidden" name="csrf_token" value="t0k">
+<input type="hidden" name="action" value="answer">
+<label for="i">Correct: Purpose</label><input id="i" name="value" type="text" value="kickoff">
+<button type="submit" name="action" value="answer">Save Purpose</button>
+<button type="submit" name="action" value="undo">Undo</button><button type="button">x</button>
+</form>
+<form class="field-form move" method="post" action="/elsewhere">
+<input type="hidden" name="action" value="undo"><button type="submit">Undo</button></form>
+</li>
+<li class="field" data-field="mode"><span class="label">Mode</span>
+<form class="field-form answer" method="post" action="">
+<label><input type="radio" name="value" value="air" checked> air</label>
+<label><input type="radio" name="value" value="rail"> rail</label></form>
+<form class="field-form answer notes" method="post" action="">
+<textarea name="value" rows="3">two
+lines &amp; more</textarea></form>
+</li></ul></main>"""
+
+
+def test_the_page_reader_takes_each_fields_forms_as_a_browser_would_send_them() -> None:
+    page = read_page(FORMS)
+    purpose = page.form("purpose", "answer")
+    assert purpose == FormShown(
+        ("field-form", "answer"),
+        "",
+        (("csrf_token", "t0k"), ("action", "answer"), ("value", "kickoff")),
+        (("action", "answer"), ("action", "undo")),
+    )
+    move = page.form("purpose", "move")
+    assert move is not None and move.action == "/elsewhere" and move.sends == (("action", "undo"),)
+    mode = page.forms["mode"]
+    assert [f.sends for f in mode] == [(("value", "air"),), (("value", "two\nlines & more"),)]
+    assert page.form("mode", "move") is None and page.form("nope", "answer") is None
+    assert [f.id for f in page.fields] == ["purpose", "mode"]
