@@ -74,6 +74,7 @@ from formwork import process
 from formwork.bootstrap import App
 from functions import (
     after_response,
+    approval_pages,
     approval_routes,
     builder_routes,
     form_page,
@@ -189,6 +190,7 @@ resolver.include_router(memory_routes.router)
 resolver.include_router(page_routes.router)
 resolver.include_router(form_page.router)  # the form page and the person's moves on it
 resolver.include_router(memory_pages.router)  # the fact editor (docs/pages.md)
+resolver.include_router(approval_pages.router)  # the approver's queue (docs/pages.md)
 
 
 @resolver.get(

@@ -5,15 +5,15 @@ The approver is the token's principal; their roles are what the ``ROLES_CLAIM`` 
 (``roles_from_claims``). The queue lists exactly what a decision would be taken on
 (``forms.app.approvals.approval_queue``): the caller's tenant, a role they hold, never a form
 they filled. What the caller may not decide is answered exactly like an approval that does
-not exist (404). A recorded decision is signalled, best effort, to the approval's wait when
-hooks run elsewhere (``DecisionNotifier``).
+not exist (404). ``FormService.decide`` signals a recorded decision, best effort, to the
+approval's wait when hooks run elsewhere (``forms.app.approvals.DecisionNotifier``).
 """
 
 import json
 import re
 from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -29,6 +29,7 @@ from functions.routing import logger, request_app
 
 if TYPE_CHECKING:
     from forms.app.approvals import ApprovalQueue, Approver, QueuedApproval
+    from formwork.bootstrap import App
 
 router = Router()  # type: ignore[no-untyped-call]
 
@@ -194,7 +195,6 @@ def decide_approval(
         "approval decided",
         extra={"instance_id": result.get("instance"), "decision": request.decision},
     )
-    _notify_decided(service.dispatcher, approval)
     return result
 
 
@@ -207,25 +207,6 @@ def _unknown_approval(approval_id: str) -> ApiError:
     for an approval that does not exist. Should it ever say ``forbidden`` instead, the route
     still answers 404 with that same body, never a 403 that would tell the two apart."""
     return ApiError(404, "unknown_approval", f"no pending approval {approval_id!r}")
-
-
-@runtime_checkable
-class DecisionNotifier(Protocol):
-    """A dispatcher that runs approval waits elsewhere (``TemporalDispatcher``): told, best
-    effort, that a decision was recorded so the wait ends now rather than at its deadline."""
-
-    def notify_decided(self, approval_id: str) -> bool: ...
-
-
-def _notify_decided(dispatcher: object, approval_id: str) -> None:
-    """Never fails the request: the decision is already stored; at worst the approval's
-    workflow finds it decided when its timer fires."""
-    if not isinstance(dispatcher, DecisionNotifier):
-        return
-    try:
-        dispatcher.notify_decided(approval_id)
-    except Exception:
-        logger.warning("could not notify the approval's workflow", exc_info=True)
 
 
 MAX_ROLES = 64
@@ -272,9 +253,15 @@ def _role_entries(text: str) -> list[Any]:
 
 def _approver() -> "Approver":
     """The verified principal, with the roles the roles claim lists."""
+    return approver_from_event(router.current_event.raw_event, request_app(router.context))
+
+
+def approver_from_event(event: Mapping[str, Any], app: "App") -> "Approver":
+    """The request's verified principal, with the roles its token's roles claim
+    (``ROLES_CLAIM``) lists: who decides, for the API's routes and for minting a link to the
+    approver's queue page."""
     from forms.app.approvals import Approver  # the engine: loaded by a decision, not at import
 
-    settings = request_app(router.context).settings
-    event = router.current_event.raw_event
+    settings = app.settings
     principal = principal_from_event(event, settings.tenant_claim)
     return Approver(principal, roles_from_claims(_claims(event), settings.roles_claim))

@@ -23,11 +23,9 @@ path, by ``user``: ``forms.app.page_writes``) and answers:
 
 from __future__ import annotations
 
-import base64
-import binascii
 import secrets
 from typing import TYPE_CHECKING, Annotated, Any
-from urllib.parse import parse_qsl, quote, urlencode
+from urllib.parse import quote, urlencode
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -35,8 +33,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from forms.app.conversation import Caller
 from forms.errors import ToolError
-from functions.page_routes import FORM_PATH, same_origin
-from functions.pages import access
+from functions.page_routes import FORM_PATH, checked_post
+from functions.pages import access, posts
 from functions.routing import logger, request_app
 
 if TYPE_CHECKING:
@@ -45,7 +43,6 @@ if TYPE_CHECKING:
 
 router = Router()  # type: ignore[no-untyped-call]
 
-FORM_TYPE = "application/x-www-form-urlencoded"
 MAX_POST_BYTES = 64 * 1024
 """The largest form post taken: an answer of up to 16 KB as JSON, percent-encoded."""
 MAX_VALUES = 200
@@ -60,7 +57,7 @@ def form_page(instance_id: Annotated[str, Path()]) -> Response[str]:
     app = request_app(router.context)
     session = access.session_for(app, event.raw_event, instance_id)
     if session is None:
-        return _refused("no_session")
+        return posts.refused("no_session")
     done = event.get_query_string_value("done")
     field = event.get_query_string_value("field")
     return render_form(app, session, instance_id, done=(done, field) if done else None)
@@ -69,25 +66,24 @@ def form_page(instance_id: Annotated[str, Path()]) -> Response[str]:
 @router.post("/pages/forms/<instance_id>", include_in_schema=False)
 def form_post(instance_id: Annotated[str, Path()]) -> Response[str]:
     event = router.current_event.raw_event
-    if not same_origin(event):
-        return _refused("cross_site_post")
     app = request_app(router.context)
-    session = access.session_for(app, event, instance_id)
-    if session is None:
-        return _refused("no_session")
-    posted = form_fields(event)
-    if posted is None:
-        return _refused("bad_form")
-    fields, values = posted
-    try:
-        access.check_csrf(access.page_key(app), session, fields.get("csrf_token"))
-    except access.Refused:
-        return _refused("bad_csrf")
+    checked = checked_post(
+        app,
+        event,
+        lambda: access.session_for(app, event, instance_id),
+        max_bytes=MAX_POST_BYTES,
+        max_fields=len(SINGLE) + MAX_VALUES,
+        fields=SINGLE,
+        repeated="value",
+    )
+    if isinstance(checked, Response):
+        return checked
+    session, fields, values = checked.session, checked.fields, checked.values
     from forms.app.page_writes import PagePost, typed_value
 
     version = fields.get("version", "")
     if not version.isdigit() or len(version) > 12:
-        return _refused("bad_form")
+        return posts.refused("bad_form")
     action = fields.get("action", "")
     kind = fields.get("as", "text")
     typed: str | list[str] = values if kind == "choices" or len(values) > 1 else ""
@@ -141,7 +137,7 @@ def render_form(
     try:
         view = build(app.service.loop, caller, instance_id, app.documents)
     except ToolError:
-        return _refused("not_found")
+        return posts.refused("not_found")
     shown: Notice | None = None
     if result is not None:
         shown = notice(view, *result)
@@ -165,40 +161,10 @@ def render_form(
 def form_fields(event: dict[str, Any]) -> tuple[dict[str, str], list[str]] | None:
     """An HTML form post's fields (each once) and its ``value`` entries, or None: another
     content type, too large, not UTF-8, malformed, an unknown field or one sent twice."""
-    headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
-    if headers.get("content-type", "").split(";")[0].strip().lower() != FORM_TYPE:
-        return None
-    raw = event.get("body") or ""
-    if not isinstance(raw, str) or len(raw) > 2 * MAX_POST_BYTES:
-        return None
-    try:
-        if event.get("isBase64Encoded"):
-            raw = base64.b64decode(raw, validate=True).decode("utf-8")
-        if len(raw.encode("utf-8")) > MAX_POST_BYTES:
-            return None
-        pairs = parse_qsl(
-            raw,
-            keep_blank_values=True,
-            strict_parsing=bool(raw),
-            errors="strict",
-            max_num_fields=len(SINGLE) + MAX_VALUES,
-        )
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        return None
-    fields: dict[str, str] = {}
-    values: list[str] = []
-    for name, text in pairs:
-        if name == "value":
-            values.append(text)
-        elif name in SINGLE and name not in fields:
-            fields[name] = text
-        else:
-            return None
-    return fields, values
-
-
-def _refused(why: str) -> Response[str]:
-    from functions.pages import render
-
-    logger.info("page refused", extra={"reason": why})
-    return render.refusal()
+    return posts.form_post(
+        event,
+        max_bytes=MAX_POST_BYTES,
+        max_fields=len(SINGLE) + MAX_VALUES,
+        fields=SINGLE,
+        repeated="value",
+    )

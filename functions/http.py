@@ -56,16 +56,18 @@ BODY_METHODS = frozenset({"POST", "PUT"})
 
 BODY_OPTIONAL = re.compile(
     r"/builder/forms/[^/]+/publish|/memory/facts/[^/]+/confirm|/memory/page-links"
+    r"|/approvals/page-links"
 )
 """``POST`` paths whose body may be left out (read as ``{}``): publishing and confirming a fact
-are buttons, and a link to the caller's fact editor names nothing."""
+are buttons, and a link to the caller's fact editor or approver's queue names nothing."""
 
 PAGE_POSTS = re.compile(
     r"/pages/forms/[^/]+|/pages/memory/(?:switch|facts/[^/]+/(?:correct|delete))"
+    r"|/pages/approvals/[^/]+"
 )
-"""The form page's posts (``functions.form_page``) and the fact editor's
-(``functions.memory_pages``): a browser's, with its session cookie and CSRF token instead of a
-bearer token."""
+"""The form page's posts (``functions.form_page``), the fact editor's
+(``functions.memory_pages``) and an approver's decision (``functions.approval_pages``): a
+browser's, with its session cookie and CSRF token instead of a bearer token."""
 
 
 class ApiError(Exception):
@@ -134,10 +136,10 @@ def is_webhook(event: Mapping[str, Any]) -> bool:
 
 def is_page(event: Mapping[str, Any]) -> bool:
     """Whether the event is a ``GET /pages/...`` request, the ``POST /pages/enter/{token}``
-    that opens a page link, or one of the fact editor's posts (``PAGE_POSTS``): a browser's,
-    with no bearer token (the page routes check their own link or session cookie and CSRF
-    token, ``functions.page_routes``, ``functions.memory_pages``). No other post skips the
-    JWT."""
+    that opens a page link, or one of the pages' posts (``PAGE_POSTS``): a browser's, with no
+    bearer token (the page routes check their own link or session cookie and CSRF token,
+    ``functions.page_routes``, ``functions.form_page``, ``functions.memory_pages``,
+    ``functions.approval_pages``). No other post skips the JWT."""
     path = event.get("rawPath")
     if not isinstance(path, str):
         return False

@@ -3,7 +3,7 @@
 * ``POST /memory/page-links`` (JWT): a signed, single-use link to the caller's own fact
   editor. It names the caller's principal and no instance; it enters through the form page's
   ``GET``/``POST /pages/enter/{token}`` (``functions.page_routes``), signed under a label of its
-  own (``functions.pages.access.mint_memory_link``), spent once in the same ledger, and
+  own (``functions.pages.access.MEMORY``), spent once in the same ledger, and
   exchanged for the fact editor's own cookie (``fwp_memory``), then a 303 to the page.
 * ``GET /pages/memory`` (the session cookie): every fact of the session's principal
   (``forms.app.memory_page``), the switch, and a form per change.
@@ -23,15 +23,10 @@ wrong with the cookie, the CSRF token, the form or the post's origin is the one 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
-import re
 import secrets
 from collections.abc import Callable
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Any
-from urllib.parse import parse_qsl
+from typing import TYPE_CHECKING, Annotated
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -41,9 +36,14 @@ from pydantic import BaseModel, ConfigDict
 from functions.auth import principal_from_event
 from functions.memory_routes import memory_api
 from functions.openapi import error_responses, json_body
-from functions.page_routes import ENTER_PATH, MEMORY_PATH, PageLink, memory_session, same_origin
-from functions.page_routes import _base_url as base_url
-from functions.pages import access
+from functions.page_routes import (
+    MEMORY_PATH,
+    PageLink,
+    checked_post,
+    link_expires,
+    page_link,
+)
+from functions.pages import access, posts
 from functions.routing import logger, request_app
 
 if TYPE_CHECKING:
@@ -55,8 +55,6 @@ router = Router()  # type: ignore[no-untyped-call]
 MAX_FORM_BYTES = 4096
 """The largest form post taken: a correction's value and three hidden fields."""
 MAX_VALUE_CHARS = 500
-NONCE = re.compile(r"[A-Za-z0-9_-]{16,64}")
-FORM_TYPE = "application/x-www-form-urlencoded"
 DONE_TEXT = {
     "corrected": "Corrected. The earlier value is kept in the fact's history.",
     "deleted": "Deleted. Memory will never recall it again.",
@@ -92,21 +90,18 @@ def mint_memory_page_link(
     app = request_app(router.context)
     event = router.current_event.raw_event
     principal = principal_from_event(event, app.settings.tenant_claim)
-    expires = int(app.now()) + access.PageSettings.from_env().link_minutes * 60
-    token = access.mint_memory_link(access.page_key(app), principal, expires)
+    expires = link_expires(app)
+    token = access.mint_scoped_link(access.page_key(app), access.MEMORY, principal, expires)
     logger.info("memory page link minted")
-    return PageLink(
-        url=base_url(event) + ENTER_PATH + token,
-        expires_at=datetime.fromtimestamp(expires, UTC).isoformat(),
-    )
+    return page_link(event, token, expires)
 
 
 @router.get("/pages/memory", include_in_schema=False)
 def memory_editor() -> Response[str]:
     app = request_app(router.context)
-    session = memory_session(app, router.current_event.raw_event)
+    session = access.scoped_session(app, router.current_event.raw_event, access.MEMORY)
     if session is None:
-        return _refused("no_session")
+        return posts.refused("no_session")
     done = router.current_event.get_query_string_value("done") or ""
     return _page(app, session, 200, done=DONE_TEXT.get(done))
 
@@ -114,9 +109,9 @@ def memory_editor() -> Response[str]:
 @router.get("/pages/memory/export", include_in_schema=False)
 def memory_export() -> Response[str]:
     app = request_app(router.context)
-    session = memory_session(app, router.current_event.raw_event)
+    session = access.scoped_session(app, router.current_event.raw_event, access.MEMORY)
     if session is None:
-        return _refused("no_session")
+        return posts.refused("no_session")
     from functions.pages import render
 
     body = json.dumps(memory_api(app).export(session.principal), indent=2)
@@ -179,22 +174,20 @@ def _post(action: Action) -> Response[str]:
     from forms.app.memory_api import FactRefused
 
     event = router.current_event.raw_event
-    if not same_origin(event):
-        return _refused("cross_site_post")
     app = request_app(router.context)
-    session = memory_session(app, event)
-    if session is None:
-        return _refused("no_session")
-    form = _form(event)
-    if form is None:
-        return _refused("bad_form")
-    try:
-        access.check_csrf(access.page_key(app), session, form.get("csrf_token"))
-    except access.Refused:
-        return _refused("bad_csrf")
+    checked = checked_post(
+        app,
+        event,
+        lambda: access.scoped_session(app, event, access.MEMORY),
+        max_bytes=MAX_FORM_BYTES,
+        max_fields=8,
+    )
+    if isinstance(checked, Response):
+        return checked
+    session, form = checked.session, checked.fields
     nonce = form.get("nonce", "")
-    if not NONCE.fullmatch(nonce):
-        return _refused("bad_nonce")
+    if not posts.NONCE.fullmatch(nonce):
+        return posts.refused("bad_nonce")
     try:
         done = action(memory_api(app), session.principal, form, nonce)
     except FactRefused as refusal:
@@ -205,27 +198,6 @@ def _post(action: Action) -> Response[str]:
     from functions.pages import render
 
     return render.redirect(f"{MEMORY_PATH}?done={done}", [])
-
-
-def _form(event: dict[str, Any]) -> dict[str, str] | None:
-    """The fields of an HTML form post, or None: another content type, too large, not
-    UTF-8, malformed, or a field twice."""
-    headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
-    if headers.get("content-type", "").split(";")[0].strip().lower() != FORM_TYPE:
-        return None
-    raw = event.get("body") or ""
-    if not isinstance(raw, str) or len(raw) > 2 * MAX_FORM_BYTES:
-        return None
-    try:
-        if event.get("isBase64Encoded"):
-            raw = base64.b64decode(raw, validate=True).decode("utf-8")
-        if len(raw.encode("utf-8")) > MAX_FORM_BYTES:
-            return None
-        pairs = parse_qsl(raw, keep_blank_values=True, errors="strict", max_num_fields=8)
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        return None
-    fields = dict(pairs)
-    return fields if len(fields) == len(pairs) else None
 
 
 def _page(
@@ -249,10 +221,3 @@ def _page(
         error=error,
     )
     return render.page(status, html)
-
-
-def _refused(why: str) -> Response[str]:
-    from functions.pages import render
-
-    logger.info("page refused", extra={"reason": why})
-    return render.refusal()

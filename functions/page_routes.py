@@ -32,6 +32,8 @@ import hashlib
 import hmac
 import re
 import secrets
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -49,6 +51,8 @@ from formwork.bootstrap import App
 from functions.http import ApiError, log_hash
 from functions.openapi import ConversationId, error_responses, json_body
 from functions.pages import access
+from functions.pages.posts import form_post
+from functions.pages.posts import refused as _refused
 from functions.routing import conversation_caller, logger, request_app
 
 router = Router()  # type: ignore[no-untyped-call]
@@ -112,14 +116,24 @@ def mint_page_link(
     mine = app.service.store.list_conversation(caller.principal, caller.conversation_id)
     if not any(i.id == instance_id for i in mine):
         raise ApiError(404, "not_found", f"no instance {instance_id!r} in this conversation")
-    settings = access.PageSettings.from_env()
-    expires = int(app.now()) + settings.link_minutes * 60
+    expires = link_expires(app)
     token = access.mint_link(
         access.page_key(app), caller.principal, caller.conversation_id, instance_id, expires
     )
     logger.info("page link minted", extra={"conversation_hash": log_hash(conversation_id)})
+    return page_link(router.current_event.raw_event, token, expires)
+
+
+def link_expires(app: App) -> int:
+    """When a link minted now expires (unix seconds): ``FORMWORK_PAGE_LINK_MINUTES`` on."""
+    return int(app.now()) + access.PageSettings.from_env().link_minutes * 60
+
+
+def page_link(event: dict[str, Any], token: str, expires: int) -> PageLink:
+    """A minting route's answer: the link to ``token``'s entry page, where the request came
+    in, and when it expires."""
     return PageLink(
-        url=_base_url(router.current_event.raw_event) + ENTER_PATH + token,
+        url=_base_url(event) + ENTER_PATH + token,
         expires_at=datetime.fromtimestamp(expires, UTC).isoformat(),
     )
 
@@ -130,7 +144,7 @@ def enter_page(token: Annotated[str, Path()]) -> Response[str]:
     try:
         access.read_link(access.page_key(app), token, app.now())
     except access.Refused:
-        return _enter_memory(app, token)  # a fact editor's link, or the refusal
+        return _enter_scoped(app, token)  # a fact editor's or approvals link, or the refusal
     from functions.pages import render
 
     event = router.current_event.raw_event
@@ -159,7 +173,7 @@ def open_page(token: Annotated[str, Path()]) -> Response[str]:
     try:
         link = access.read_link(key, token, now)
     except access.Refused:
-        return _open_memory(app, key, token, now)  # a fact editor's link, or the refusal
+        return _open_scoped(app, key, token, now)  # a principal-scoped link, or the refusal
     form = FORM_PATH + quote(link.instance_id, safe="")
     from functions.pages import render
 
@@ -248,11 +262,47 @@ def _claimed_here(claim: tuple[str, int] | None, holder: str, now: float) -> boo
     return hmac.compare_digest(claim[0], holder) and now - claim[1] <= ENTRY_WINDOW_SECONDS
 
 
-def _refused(why: str) -> Response[str]:
-    from functions.pages import render
+@dataclass(frozen=True, slots=True)
+class Post:
+    """A page's post that passed the checks every page post takes (``checked_post``)."""
 
-    logger.info("page refused", extra={"reason": why})
-    return render.refusal()
+    session: access.Grant
+    fields: dict[str, str]
+    """The form's fields, each once."""
+    values: list[str]
+    """The entries of the one field that may come several times (the form page's ``value``)."""
+
+
+def checked_post(
+    app: App,
+    event: dict[str, Any],
+    session_of: Callable[[], access.Grant | None],
+    *,
+    max_bytes: int,
+    max_fields: int,
+    fields: Collection[str] | None = None,
+    repeated: str | None = None,
+) -> Post | Response[str]:
+    """A page's post, checked in the order every page post is, cheapest first: it comes from
+    this API's own pages (``same_origin``), carries a valid session (``session_of``), is a
+    small form of the fields the page sends (``posts.form_post``), with the session's CSRF
+    token. Anything else is the one refusal page (a ``Response``); nothing is read or written
+    before these pass."""
+    if not same_origin(event):
+        return _refused("cross_site_post")
+    session = session_of()
+    if session is None:
+        return _refused("no_session")
+    posted = form_post(
+        event, max_bytes=max_bytes, max_fields=max_fields, fields=fields, repeated=repeated
+    )
+    if posted is None:
+        return _refused("bad_form")
+    try:
+        access.check_csrf(access.page_key(app), session, posted[0].get("csrf_token"))
+    except access.Refused:
+        return _refused("bad_csrf")
+    return Post(session, *posted)
 
 
 def same_origin(event: dict[str, Any]) -> bool:
@@ -293,59 +343,94 @@ def _base_url(event: dict[str, Any]) -> str:
     return "https://" + str(context.get("domainName") or _host(event))
 
 
-# ---------------------------------------------------------------------------- the fact editor
-# Its links enter through the same entry page and post as a form's (``functions.memory_pages``
-# mints them and serves the page): signed under labels of their own, spent once in the same
-# ledger, exchanged for the fact editor's own cookie.
+# ---------------------------------------------------------------------------- principal-scoped
+# The fact editor's and the approver's queue's links (``functions.memory_pages`` and
+# ``functions.approval_pages`` mint them and serve the pages) enter through the same entry page
+# and post as a form's: signed under labels of their own, spent once in the same ledger,
+# exchanged for each page's own cookie.
 
 MEMORY_PATH = "/pages/memory"
+APPROVALS_PATH = "/pages/approvals"
 
 
-def _enter_memory(app: App, token: str) -> Response[str]:
-    """The entry page of a fact editor's link (nothing spent), or the refusal."""
-    try:
-        access.read_memory_link(access.page_key(app), token, app.now())
-    except access.Refused:
+@dataclass(frozen=True, slots=True)
+class ScopedPage:
+    """A principal-scoped page: its labels and cookie, its entry page's words, its path."""
+
+    scope: access.Scope
+    title: str
+    """The entry page's heading and button."""
+    lead: str
+    home: str
+
+    def target(self, link: access.Grant) -> str:
+        """Where a link opens: the page, or the thing within it the link names."""
+        return self.home + ("/" + quote(link.target, safe="") if link.target else "")
+
+
+SCOPED = (
+    ScopedPage(
+        access.MEMORY,
+        "Open your memory",
+        "This link opens what Formwork remembers of you, once, in this browser.",
+        MEMORY_PATH,
+    ),
+    ScopedPage(
+        access.APPROVALS,
+        "Open your approvals",
+        "This link opens the approvals you may decide, once, in this browser.",
+        APPROVALS_PATH,
+    ),
+)
+
+
+def _scoped_link(key: bytes, token: str, now: float) -> tuple[ScopedPage, access.Grant] | None:
+    """The principal-scoped page a link opens and its grant, or None (no such valid link)."""
+    for scoped in SCOPED:
+        try:
+            return scoped, access.read_scoped_link(key, scoped.scope, token, now)
+        except access.Refused:
+            continue
+    return None
+
+
+def _enter_scoped(app: App, token: str) -> Response[str]:
+    """The entry page of a principal-scoped link (nothing spent), or the refusal."""
+    found = _scoped_link(access.page_key(app), token, app.now())
+    if found is None:
         return _refused("bad_link")
     from functions.pages import render
 
-    return render.page(200, render.render("memory_enter.html", action=ENTER_PATH + token))
+    scoped = found[0]
+    html = render.render(
+        "scoped_enter.html", action=ENTER_PATH + token, title=scoped.title, lead=scoped.lead
+    )
+    return render.page(200, html)
 
 
-def _open_memory(app: App, key: bytes, token: str, now: float) -> Response[str]:
-    """A fact editor's link spent, once, for its session cookie and a 303 to the editor (the
-    post is from this origin: ``open_page`` checked), or the refusal."""
-    try:
-        link = access.read_memory_link(key, token, now)
-    except access.Refused:
+def _open_scoped(app: App, key: bytes, token: str, now: float) -> Response[str]:
+    """A principal-scoped link spent, once, for its page's session cookie and a 303 to the
+    page (the post is from this origin: ``open_page`` checked), or the refusal."""
+    found = _scoped_link(key, token, now)
+    if found is None:
         return _refused("bad_link")
+    scoped, link = found
     from functions.pages import render
 
     if not access.ledger(app).claim(link.principal, link.nonce, link.expires_at):
-        held = memory_session(app, router.current_event.raw_event)
+        held = access.scoped_session(app, router.current_event.raw_event, scoped.scope)
         if held is not None and held.principal == link.principal:
-            return render.redirect(MEMORY_PATH, [])  # a second press, already in
+            return render.redirect(scoped.target(link), [])  # a second press, already in
         return _refused("used_link")
     settings = access.PageSettings.from_env()
     expires = int(now) + settings.session_minutes * 60
     cookie = Cookie(
-        name=access.MEMORY_COOKIE,
-        value=access.open_memory_session(key, link, expires),
+        name=scoped.scope.cookie,
+        value=access.open_scoped_session(key, scoped.scope, link, expires),
         path="/pages/",
         secure=not _plain_http(router.current_event.raw_event),
         http_only=True,
         max_age=settings.session_minutes * 60,
         same_site=SameSite.STRICT_MODE,
     )
-    return render.redirect(MEMORY_PATH, [cookie])
-
-
-def memory_session(app: App, event: dict[str, Any]) -> access.Grant | None:
-    """The valid fact editor session ``event`` carries, or None."""
-    value = access.cookie_value(event.get("cookies"), access.MEMORY_COOKIE)
-    if value is None:
-        return None
-    try:
-        return access.read_memory_session(access.page_key(app), value, app.now())
-    except access.Refused:
-        return None
+    return render.redirect(scoped.target(link), [cookie])

@@ -154,6 +154,7 @@ ROUTES = (
     ("GET", re.compile(r"/swagger"), "swagger"),
     ("POST", re.compile(r"/webhooks/[^/]+"), "webhook"),
     ("GET", re.compile(r"/approvals"), "approvals"),
+    ("POST", re.compile(r"/approvals/page-links"), "approvals_page_link"),
     ("POST", re.compile(r"/approvals/[^/]+"), "approval"),
     ("GET", re.compile(r"/builder/tools"), "builder_tools"),
     ("POST", re.compile(r"/builder/forms/[^/]+/tools/[^/]+"), "builder_call"),
@@ -184,6 +185,9 @@ ROUTES = (
     ("POST", re.compile(r"/pages/memory/facts/[^/]+/correct"), "memory_page_correct"),
     ("POST", re.compile(r"/pages/memory/facts/[^/]+/delete"), "memory_page_delete"),
     ("POST", re.compile(r"/pages/memory/switch"), "memory_page_switch"),
+    ("GET", re.compile(r"/pages/approvals"), "approvals_page"),
+    ("GET", re.compile(r"/pages/approvals/[^/]+"), "approval_page"),
+    ("POST", re.compile(r"/pages/approvals/[^/]+"), "approval_page_decide"),
 )
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import JsonValue
 
@@ -61,6 +61,15 @@ class Decided:
     dispatch: tuple[OutboxEntry, ...]
     instance: FormInstance
     """The instance as the decision's commit stored it."""
+
+
+@runtime_checkable
+class DecisionNotifier(Protocol):
+    """A dispatcher that runs approval waits elsewhere (``TemporalDispatcher``): told, best
+    effort, that a decision was recorded so the wait ends now rather than at its deadline
+    (``FormService.decide`` tells it, whoever decided: the API or the approver's page)."""
+
+    def notify_decided(self, approval_id: str) -> bool: ...
 
 
 def decide(
@@ -409,3 +418,53 @@ def _settlement(
         note=revision.note,
         standing=in_force is not None and in_force.tool_call_id == call,
     )
+
+
+# ---------------------------------------------------------------------- one approval
+
+ApprovalState = Literal["owed", "settled", "withdrawn", "closed"]
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalView:
+    """One approval as its approver sees it, and whether a decision can still be taken on it:
+    ``owed`` (pending on an open form: ``decide`` takes one), ``settled`` (decided or expired:
+    ``approval.settled`` says how), ``withdrawn`` (an answer it was asked on changed, the
+    checkpoint stopped holding, or the form closed first: ``reason``), ``closed`` (still
+    pending, but the form is closed: ``decide`` refuses it, ``form_closed``)."""
+
+    approval: QueuedApproval
+    state: ApprovalState
+    reason: str | None
+    form_status: str
+    """Where the form stands, in words (``open``, ``completed (submitted)``...)."""
+
+
+def approval_view(loop: CommitLoop, approver: Approver, approval_id: str) -> ApprovalView | None:
+    """The approval ``approval_id`` as ``approver`` sees it, or None when there is none they
+    may decide (``may_decide``: their tenant, a role they hold, never a form they filled): an
+    approval they may not decide is as missing as one that never existed, as ``decide`` and the
+    queue answer. Whatever its state: a settled or withdrawn one shows what became of it."""
+    try:
+        instance_id = parse_key(approval_id).instance_id
+    except ValueError:
+        return None
+    instance = loop.load(instance_id)
+    if instance is None:
+        return None
+    entry = instance.state.outbox.get(approval_id)
+    if entry is None or entry.kind != "approval":
+        return None
+    found = _queued(loop.registry, approver, instance, [entry])
+    if not found:
+        return None
+    (queued,) = found
+    state: ApprovalState
+    reason = None
+    if entry.status == "pending":
+        state = "owed" if instance.state.status == "open" else "closed"
+    elif entry.error is not None:
+        state, reason = "withdrawn", entry.error.removeprefix("withdrawn: ")
+    else:
+        state = "settled"
+    return ApprovalView(queued, state, reason, instance.state.status_text())

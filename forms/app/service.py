@@ -276,6 +276,7 @@ class FormService:
             decided = approvals.decide(self.loop, approval_id, approver, decision, note)
         except ToolError as exc:
             return error_result(exc)
+        self._notify_decided(approval_id)
         after = self.dispatch_entries(decided.instance, decided.dispatch)
         if after is None:
             after = self.loop.load(decided.instance_id) or decided.instance
@@ -291,6 +292,23 @@ class FormService:
         if line:
             result["status_line"] = line
         return result
+
+    def _notify_decided(self, approval_id: str) -> None:
+        """Tell a dispatcher that runs approval waits elsewhere (``DecisionNotifier``), best
+        effort, that ``approval_id`` was decided, so its wait ends now rather than at its
+        deadline. Never fails the decision: it is already stored; at worst the approval's
+        workflow finds it decided when its timer fires."""
+        if not isinstance(self.dispatcher, approvals.DecisionNotifier):
+            return
+        try:
+            self.dispatcher.notify_decided(approval_id)
+        except Exception:
+            _log.warning("could not notify the approval's workflow", exc_info=True)
+
+    def approval(self, approver: Approver, approval_id: str) -> approvals.ApprovalView | None:
+        """One approval as ``approver`` sees it, or None when there is none they may decide
+        (see ``forms.app.approvals.approval_view``)."""
+        return approvals.approval_view(self.loop, approver, approval_id)
 
     def approval_queue(
         self,

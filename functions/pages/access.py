@@ -107,6 +107,11 @@ class Grant:
     instance_id: str
     expires_at: int
     nonce: str
+    roles: tuple[str, ...] = ()
+    """The roles the principal's token held when the link was minted (the approver's queue
+    only; signed with the rest, so a bearer cannot add one)."""
+    target: str = ""
+    """What a principal-scoped link opens within its page (an approval's id), or empty."""
 
 
 class Refused(Exception):
@@ -174,13 +179,17 @@ def _mac(key: bytes, purpose: bytes, payload: str) -> str:
 
 
 def _sign(key: bytes, purpose: bytes, grant: Grant) -> str:
-    fields = {
+    fields: dict[str, Any] = {
         "p": grant.principal,
         "c": grant.conversation_id,
         "i": grant.instance_id,
         "x": grant.expires_at,
         "n": grant.nonce,
     }
+    if grant.roles:  # only the approver's queue carries these: other tokens stay as they were
+        fields["r"] = list(grant.roles)
+    if grant.target:
+        fields["t"] = grant.target
     payload = _b64(json.dumps(fields, separators=(",", ":")).encode("utf-8"))
     return f"v1.{payload}.{_mac(key, purpose, payload)}"
 
@@ -215,7 +224,12 @@ def _verify(key: bytes, purpose: bytes, token: str, now: float) -> Grant:
         raise Refused
     if now >= expires:
         raise Refused
-    return Grant(principal, conversation, instance, expires, nonce)
+    roles, target = fields.get("r", []), fields.get("t", "")
+    if not isinstance(roles, list) or not isinstance(target, str):
+        raise Refused
+    if not all(isinstance(role, str) for role in roles):
+        raise Refused
+    return Grant(principal, conversation, instance, expires, nonce, tuple(roles), target)
 
 
 def mint_link(
@@ -321,42 +335,90 @@ def ledger(app: App) -> PageLinkLedger:
         return found
 
 
-# ---------------------------------------------------------------------------- the fact editor
-# A principal-scoped page: the fact editor shows the principal's memory, not one instance. Its
-# links and sessions name no conversation and no instance (both empty), and are signed under
-# labels of their own, so a form's link or cookie is never taken for the fact editor's, nor
-# the reverse. The same ledger spends its links once; its cookie has a name of its own.
+# ---------------------------------------------------------------------------- principal-scoped
+# Pages that show a principal's things, not one instance: the fact editor (their memory) and
+# the approver's queue (the approvals they may decide). Their links and sessions name no
+# conversation and no instance (both empty), and each page signs under labels of its own, so a
+# form's link or cookie is never taken for one of these, nor one of these for another's. The
+# same ledger spends their links once; each has a cookie of its own.
 
-_MEMORY_LINK = b"formwork memory page link v1\n"
-_MEMORY_SESSION = b"formwork memory page session v1\n"
-MEMORY_COOKIE = "fwp_memory"
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """A principal-scoped page's purpose labels and session cookie."""
+
+    link: bytes
+    session: bytes
+    cookie: str
+
+
+MEMORY = Scope(
+    b"formwork memory page link v1\n", b"formwork memory page session v1\n", "fwp_memory"
+)
+"""The fact editor (``functions.memory_pages``)."""
+APPROVALS = Scope(
+    b"formwork approvals page link v1\n", b"formwork approvals page session v1\n", "fwp_approvals"
+)
+"""The approver's queue (``functions.approval_pages``): its grants carry the roles the
+approver's token held at minting, and a link may name one approval (``target``)."""
+MEMORY_COOKIE = MEMORY.cookie
 """The fact editor's session cookie (a form's are ``fwp_`` and 24 hex digits)."""
 
 
-def mint_memory_link(key: bytes, principal: str, expires_at: int) -> str:
-    """A link to ``principal``'s fact editor."""
-    grant = Grant(principal, "", "", expires_at, secrets.token_urlsafe(18))
-    return _sign(key, _MEMORY_LINK, grant)
+def mint_scoped_link(
+    key: bytes,
+    scope: Scope,
+    principal: str,
+    expires_at: int,
+    roles: tuple[str, ...] = (),
+    target: str = "",
+) -> str:
+    """A link to ``principal``'s page of ``scope`` (holding ``roles``; opening ``target``)."""
+    grant = Grant(principal, "", "", expires_at, secrets.token_urlsafe(18), roles, target)
+    return _sign(key, scope.link, grant)
+
+
+def read_scoped_link(key: bytes, scope: Scope, token: str, now: float) -> Grant:
+    """The grant of a link to a page of ``scope`` (not yet claimed), or ``Refused``."""
+    return _scoped(_verify(key, scope.link, token, now))
+
+
+def open_scoped_session(key: bytes, scope: Scope, link: Grant, expires_at: int) -> str:
+    """The session cookie's value for the bearer of a claimed ``link`` of ``scope``: its
+    principal and roles, a new session id (the link's target only picks the first page)."""
+    grant = Grant(link.principal, "", "", expires_at, secrets.token_urlsafe(18), link.roles)
+    return _sign(key, scope.session, grant)
+
+
+def read_scoped_session(key: bytes, scope: Scope, value: str, now: float) -> Grant:
+    """The session of ``scope`` a cookie's value carries, or ``Refused``."""
+    return _scoped(_verify(key, scope.session, value, now))
+
+
+def scoped_session(app: App, event: Mapping[str, Any], scope: Scope) -> Grant | None:
+    """The valid session of ``scope`` the request ``event`` carries, or None."""
+    value = cookie_value(event.get("cookies"), scope.cookie)
+    if value is None:
+        return None
+    try:
+        return read_scoped_session(page_key(app), scope, value, app.now())
+    except Refused:
+        return None
 
 
 def read_memory_link(key: bytes, token: str, now: float) -> Grant:
     """The grant of a fact editor link (not yet claimed), or ``Refused``."""
-    return _scoped(_verify(key, _MEMORY_LINK, token, now))
-
-
-def open_memory_session(key: bytes, link: Grant, expires_at: int) -> str:
-    """The fact editor's session cookie for the bearer of a claimed memory ``link``."""
-    grant = Grant(link.principal, "", "", expires_at, secrets.token_urlsafe(18))
-    return _sign(key, _MEMORY_SESSION, grant)
+    return read_scoped_link(key, MEMORY, token, now)
 
 
 def read_memory_session(key: bytes, value: str, now: float) -> Grant:
     """The fact editor session a cookie's value carries, or ``Refused``."""
-    return _scoped(_verify(key, _MEMORY_SESSION, value, now))
+    return read_scoped_session(key, MEMORY, value, now)
 
 
 def _scoped(grant: Grant) -> Grant:
-    """A memory grant names no conversation and no instance: anything else is refused."""
+    """A principal-scoped grant names no conversation and no instance: anything else is
+    refused."""
     if grant.conversation_id or grant.instance_id:
         raise Refused
     return grant

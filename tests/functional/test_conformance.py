@@ -137,10 +137,11 @@ def validator(schema: dict[str, Any]) -> Draft202012Validator:
 
 
 def matching(method: str, path: str) -> Operation | None:
-    for op in OPERATIONS:
-        if op.method == method.upper() and op.pattern.fullmatch(path):
-            return op
-    return None
+    """The operation a request reaches: a route without parameters before one with them
+    (``POST /approvals/page-links`` before ``POST /approvals/{approval_id}``), as API Gateway
+    and the resolver choose."""
+    found = [op for op in OPERATIONS if op.method == method.upper() and op.pattern.fullmatch(path)]
+    return min(found, key=lambda op: len(op.path_params), default=None)
 
 
 def operation_of(event: dict[str, Any]) -> Operation | None:
@@ -595,6 +596,7 @@ def test_the_document_lists_a_schema_for_every_answer() -> None:
         "PUT /memory/settings",
         "POST /conversations/{conversation_id}/page-links",
         "POST /memory/page-links",
+        "POST /approvals/page-links",
     }
     for op in OPERATIONS:
         for status, response in op.responses.items():
@@ -666,6 +668,8 @@ DECISION = json.dumps({"decision": "approved"})
 OVERSIZED = json.dumps({"tool_call_id": "c1", "input": {"form": "x" * 70_000}})
 WEIGHT = "/memory/facts/person.weight_kg"
 PAGE_LINKS = "/conversations/conv-1/page-links"
+APPROVAL_LINKS = "/approvals/page-links"
+APPROVAL_BODY = json.dumps({"approval_id": APPROVAL.removeprefix("/approvals/")})
 
 
 def _post(path: str, body: str, **kwargs: Any) -> dict[str, Any]:
@@ -914,6 +918,18 @@ EXAMPLES: list[tuple[str, int, Callable[[], dict[str, Any]], dict[str, Any] | No
             (413, lambda: _post("/memory/page-links", OVERSIZED)),
             (415, lambda: _post("/memory/page-links", "{}", headers={"content-type": "text/x"})),
             (422, lambda: _post("/memory/page-links", '{"instance_id": "fi_1"}')),
+        ]
+    ],
+    *[
+        ("POST /approvals/page-links", status, make, None)
+        for status, make in [
+            (200, lambda: _post(APPROVAL_LINKS, "{}", claims=FINANCE)),
+            (400, lambda: _post(APPROVAL_LINKS, '{"approval_id": "not an id"}', claims=FINANCE)),
+            (401, lambda: _post(APPROVAL_LINKS, "{}", claims=None)),
+            (404, lambda: _post(APPROVAL_LINKS, APPROVAL_BODY, claims=OUTSIDER)),
+            (413, lambda: _post(APPROVAL_LINKS, OVERSIZED, claims=FINANCE)),
+            (415, lambda: _post(APPROVAL_LINKS, "{}", headers={"content-type": "text/x"})),
+            (422, lambda: _post(APPROVAL_LINKS, '{"instance_id": "fi_1"}', claims=FINANCE)),
         ]
     ],
     *[
