@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from forms.app.builder import BuilderService
     from forms.app.catalog import Catalog
     from forms.app.memory import Memory
+    from forms.app.operations import FailureQueue, Sweeper
     from forms.app.service import Dispatcher, FormService
     from forms.definition import Executor, FormDef
     from forms.memory import DecayPolicy, FactKey, Vocabulary
@@ -335,6 +336,39 @@ class App:
         return self._part("store", build)
 
     @property
+    def failure_queue(self) -> FailureQueue | None:
+        """The relay's failure queue (SQS at ``FORMWORK_RELAY_FAILURES_URL``); None when the
+        deployment names none."""
+
+        def build() -> FailureQueue | None:
+            url = self.settings.relay_failures_url
+            if url is None:
+                return None
+            import boto3
+
+            from formwork.relay_failures import SqsFailureQueue
+
+            return SqsFailureQueue(boto3.client("sqs", region_name=self.settings.region), url)
+
+        return self._part("failure_queue", build)
+
+    @property
+    def sweeper(self) -> Sweeper | None:
+        """Starts a sweep (the function ``FORMWORK_SWEEPER_FUNCTION`` names); None: none."""
+
+        def build() -> Sweeper | None:
+            name = self.settings.sweeper_function
+            if name is None:
+                return None
+            import boto3
+
+            from formwork.relay_failures import LambdaSweeper
+
+            return LambdaSweeper(boto3.client("lambda", region_name=self.settings.region), name)
+
+        return self._part("sweeper", build)
+
+    @property
     def outbox_scan(self) -> OutboxScan:
         """What the sweeper reads: the store itself when it is its own scan (in memory), else
         a Scan of the forms table (``TABLE_NAME``) on the App's DynamoDB client."""
@@ -370,6 +404,7 @@ class App:
                 self.dispatcher,
                 replay_window=timedelta(hours=self.settings.replay_window_hours),
                 memory=self.memory,
+                count=memory_metric,  # HooksFailed, as an EMF metric where Powertools is
             )
 
         return self._part("service", build)
@@ -589,6 +624,8 @@ def bootstrap(
     facts: FactStore | None = None,
     vocabulary: Vocabulary | None = None,
     decay_policy: DecayPolicy | None = None,
+    failure_queue: FailureQueue | None = None,
+    sweeper: Sweeper | None = None,
 ) -> App:
     """The application for ``settings`` (default: the environment's, read on first use).
 
@@ -605,7 +642,9 @@ def bootstrap(
     tenants' published documents, ``builder`` the whole ``BuilderService``. ``facts`` is
     the fact store (default: on the table, or in memory beside an in-memory form store),
     ``vocabulary`` the fact keys (default: Formwork's plus ``FORMWORK_FACT_KEYS``),
-    ``decay_policy`` the decay rules (default: Formwork's).
+    ``decay_policy`` the decay rules (default: Formwork's). ``failure_queue`` and ``sweeper``
+    are what the operator routes read and start (default: the relay's SQS queue and the
+    sweeper function the settings name).
     """
     if service is not None and (
         registry is not None or store is not None or dispatcher is not FROM_SETTINGS
@@ -638,6 +677,8 @@ def bootstrap(
         "facts": facts,
         "vocabulary": vocabulary,
         "decay_policy": decay_policy,
+        "failure_queue": failure_queue,
+        "sweeper": sweeper,
     }
     parts.update({name: part for name, part in given.items() if part is not None})
     if dispatcher is not FROM_SETTINGS:

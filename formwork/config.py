@@ -16,6 +16,10 @@ quietly.
 | ``FORMWORK_FORMS`` | ``module:attr``, a sequence of ``FormDef`` | ``forms.examples:EXAMPLES`` |
 | ``FORMWORK_EXECUTORS`` | ``module:attr``, a mapping name -> executor (documents) | none |
 | ``FORMWORK_PUBLISHER_ROLE`` | the role that may publish a draft | ``form_publisher`` |
+| ``FORMWORK_OPERATOR_ROLE`` | the role of the operator routes (``/operator/...``) | ``operator`` |
+| ``FORMWORK_PLATFORM_TENANT`` | the tenant whose operators see the relay's failure queue | none |
+| ``FORMWORK_RELAY_FAILURES_URL`` | the relay's on-failure SQS queue (operator routes) | unset |
+| ``FORMWORK_SWEEPER_FUNCTION`` | the sweeper function a redrive invokes | unset |
 | ``FORMWORK_BUILDER_MAX_STEPS`` | the most steps a draft may have (the plan's limit) | ``50`` |
 | ``FORMWORK_BUILDER_MAX_FIELDS`` | the most fields and blocks a draft may have | ``300`` |
 | ``FORMWORK_CATALOG_TTL_SECONDS`` | how long a tenant's published forms are cached | ``5`` |
@@ -93,6 +97,7 @@ DEFAULT_HOOK_TIMEOUT_SECONDS = 300
 DEFAULT_HOOK_HEARTBEAT_SECONDS = 30
 DEFAULT_REDISPATCH_AFTER_SECONDS = 600
 DEFAULT_PUBLISHER_ROLE = "form_publisher"
+DEFAULT_OPERATOR_ROLE = "operator"
 DEFAULT_BUILDER_MAX_STEPS = 50
 DEFAULT_BUILDER_MAX_FIELDS = 300
 """``forms.documents.Limits()``'s (a test pins them together: this module imports no engine)."""
@@ -120,6 +125,8 @@ SWITCH_VALUES = {"on": True, "off": False, "true": True, "false": False, "1": Tr
 """How ``FORMWORK_MEMORY`` may be spelled (any case)."""
 _ROLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,127}")
 """A role as ``functions.approval_routes.roles_from_claims`` reads one from the claims."""
+_TENANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}")
+"""A tenant as ``functions.auth.principal_from_event`` accepts one."""
 
 
 class ConfigError(ValueError):
@@ -215,6 +222,17 @@ class Settings:
     """``module:attribute`` of the executors form documents may name (none by default)."""
     publisher_role: str = DEFAULT_PUBLISHER_ROLE
     """The role a principal needs (in the roles claim) to publish a draft."""
+    operator_role: str = DEFAULT_OPERATOR_ROLE
+    """The role a principal needs (in the roles claim) for the operator routes, which act
+    within the principal's own tenant."""
+    platform_tenant: str | None = None
+    """The tenant whose operators may read and redrive the relay's failure queue, which is the
+    deployment's, not a tenant's (none: nobody may; with ``TENANT_CLAIM=none``, every
+    operator)."""
+    relay_failures_url: str | None = None
+    """The relay's on-failure SQS queue URL (template.yaml's ``RelayFailures``)."""
+    sweeper_function: str | None = None
+    """The sweeper's function name, invoked (asynchronously) by a redrive."""
     builder_max_steps: int = DEFAULT_BUILDER_MAX_STEPS
     builder_max_fields: int = DEFAULT_BUILDER_MAX_FIELDS
     """The plan's limits of a draft, the same for every tenant of the deployment."""
@@ -254,6 +272,18 @@ class Settings:
         if not isinstance(self.memory, bool):
             invalid("FORMWORK_MEMORY", str(self.memory), "on or off")
         _check_context_claims(self.context_claims)
+        if not isinstance(self.operator_role, str) or not _ROLE.fullmatch(self.operator_role):
+            invalid(
+                "FORMWORK_OPERATOR_ROLE",
+                str(self.operator_role),
+                "a role name (1-128 of letters, digits and . _ : @ / + = -)",
+            )
+        if self.platform_tenant is not None and not _TENANT.fullmatch(self.platform_tenant):
+            invalid(
+                "FORMWORK_PLATFORM_TENANT",
+                self.platform_tenant,
+                "a tenant (1-64 of letters, digits and . _ : @ -)",
+            )
         if not isinstance(self.publisher_role, str) or not _ROLE.fullmatch(self.publisher_role):
             invalid(
                 "FORMWORK_PUBLISHER_ROLE",
@@ -378,6 +408,10 @@ class Settings:
             replay_window_hours=number("FORMWORK_REPLAY_WINDOW_HOURS", DEFAULT_REPLAY_WINDOW_HOURS),
             executors=get("FORMWORK_EXECUTORS"),
             publisher_role=get("FORMWORK_PUBLISHER_ROLE") or DEFAULT_PUBLISHER_ROLE,
+            operator_role=get("FORMWORK_OPERATOR_ROLE") or DEFAULT_OPERATOR_ROLE,
+            platform_tenant=get("FORMWORK_PLATFORM_TENANT"),
+            relay_failures_url=get("FORMWORK_RELAY_FAILURES_URL"),
+            sweeper_function=get("FORMWORK_SWEEPER_FUNCTION"),
             builder_max_steps=number("FORMWORK_BUILDER_MAX_STEPS", DEFAULT_BUILDER_MAX_STEPS),
             builder_max_fields=number("FORMWORK_BUILDER_MAX_FIELDS", DEFAULT_BUILDER_MAX_FIELDS),
             catalog_ttl_seconds=ttl,

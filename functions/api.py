@@ -29,6 +29,10 @@ Routes (``docs/http-api.md`` has the full contract):
   ``GET /memory/facts``, ``GET /memory/export``, ``GET|PUT /memory/settings``: the verified
   principal's memory (``functions.memory_routes``): stating facts, the user's fact editor,
   export and switch. Memory's modules load with the first memory request.
+* ``GET /operator/hooks/failed``, ``POST /operator/hooks/{key}/retry``,
+  ``GET /operator/relay/failures``, ``POST /operator/relay/failures/redrive``: the operator
+  routes (``functions.operator_routes``), for the operator role within its own tenant (the
+  relay's queue: the platform tenant's operators).
 * ``POST /conversations/{conversation_id}/page-links``, ``GET`` and ``POST /pages/enter/{token}``,
   ``GET /pages/forms/{instance_id}``, ``GET /pages/static/{name}``: the form page a person
   opens in a browser (``functions.page_routes``, ``docs/pages.md``): a signed single-use link
@@ -81,6 +85,7 @@ from functions import (
     mcp_routes,
     memory_pages,
     memory_routes,
+    operator_routes,
     page_routes,
     tool_routes,
 )
@@ -187,6 +192,7 @@ def receive_webhook(
 resolver.include_router(approval_routes.router)
 resolver.include_router(builder_routes.router)
 resolver.include_router(memory_routes.router)
+resolver.include_router(operator_routes.router)  # failed hooks, the relay's failure queue
 resolver.include_router(page_routes.router)
 resolver.include_router(form_page.router)  # the form page and the person's moves on it
 resolver.include_router(memory_pages.router)  # the fact editor (docs/pages.md)

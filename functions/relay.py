@@ -41,6 +41,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from aws_lambda_powertools import Logger
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.batch import (
     BatchProcessor,
     EventType,
@@ -130,6 +131,8 @@ class Relay:
     def sweep_one(self, instance_id: str, outbox: Mapping[str, OutboxEntry], into: Sweep) -> None:
         """What a sweep does for one instance: dispatch what it needs, expire what is due."""
         into.seen += 1
+        late = self.service.clock() - self.redispatch_after
+        into.overdue += len(due_approvals(outbox, late))
         try:
             into.dispatched += self.dispatch_due(instance_id, outbox)
             into.expired += self.expire_due(instance_id, outbox)
@@ -167,6 +170,9 @@ class Sweep:
     expired: list[str] = field(default_factory=list)
     """Approvals whose timeout outcome was applied (in-process dispatch)."""
     failed: dict[str, str] = field(default_factory=dict)
+    overdue: int = 0
+    """Approvals found pending more than the redispatch delay past their deadline: their
+    timeout outcome should have applied by now (counted before this sweep acts on them)."""
 
     def summary(self, instances: int, *, inprocess: bool) -> dict[str, Any]:
         result: dict[str, Any] = {
@@ -174,6 +180,8 @@ class Sweep:
             "dispatched": self.dispatched,
             "failed": self.failed,
         }
+        if self.overdue:
+            result["overdue_approvals"] = self.overdue
         if inprocess:  # no runs to start; approvals past their deadline expired here
             result.update(expired=self.expired, skipped="inprocess dispatch")
         return result
@@ -228,4 +236,19 @@ def sweep_handler(
         current.sweep_one(instance_id, state.outbox, found)
     summary = found.summary(found.seen, inprocess=current.sender is None)
     logger.info("sweep finished", extra={"summary": json.dumps(summary)})
+    count_overdue(found.overdue)
     return summary
+
+
+APPROVALS_OVERDUE = "ApprovalsOverdue"
+"""The metric each full sweep writes (0 included, so the alarm always has data): approvals
+still pending more than ``FORMWORK_REDISPATCH_AFTER_SECONDS`` past their deadline."""
+
+
+def count_overdue(overdue: int) -> None:
+    """Write ``APPROVALS_OVERDUE`` in the embedded metric format on the sweeper's log."""
+    namespace = os.getenv("POWERTOOLS_METRICS_NAMESPACE") or "Formwork"
+    with single_metric(
+        name=APPROVALS_OVERDUE, unit=MetricUnit.Count, value=overdue, namespace=namespace
+    ):
+        pass

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -39,6 +39,9 @@ _log = logging.getLogger("formwork")
 
 MAX_ATTEMPTS = 3
 """Attempts before an executor's failure is recorded as final (an operator can retry it)."""
+HOOK_FAILED = "HooksFailed"
+"""The metric counted once per outbox entry recorded failed for good (``run_hook``'s
+``count``); the template's alarm on hooks that failed for good watches it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,12 +93,16 @@ def run_hook(
     *,
     max_attempts: int = MAX_ATTEMPTS,
     raise_on_retry: bool = False,
+    count: Callable[[str], None] | None = None,
 ) -> HookRun:
     """Run the executor of outbox entry ``key`` of ``instance`` (as stored, or its id).
 
     An executor that raises has the attempt recorded on its entry (attempts, error); after
     ``max_attempts`` the entry is ``failed``. With ``raise_on_retry`` a failure that still has
     attempts left raises ``ExecutorFailed`` once recorded, for runners that own the retrying.
+    ``count`` is called with ``HOOK_FAILED`` each time this run's commit records an entry
+    failed for good (this one, or one its effects stopped at the knock-on limit): a metric
+    an alarm watches, emitted where the failure is committed, in whatever process runs it.
     """
     loaded = loop.load(instance) if isinstance(instance, str) else instance
     if loaded is None:
@@ -106,7 +113,9 @@ def run_hook(
     form, current = loop.settle(loaded)
     hook = form.hook(entry.hook_id)
     if hook is None or hook.executor is None:
-        return _record(loop, current, key, None, "hook no longer exists in the definition")
+        return _record(
+            loop, current, key, None, "hook no longer exists in the definition", count=count
+        )
     ev = evaluate(form, current)
     context = HookContext(
         values=ev.values_for(form),
@@ -132,14 +141,14 @@ def run_hook(
             raise EffectError("executor returned an awaitable; executors are synchronous")
         effects = as_effects(outcome)
     except (EffectError, InvalidFormDefinition) as exc:
-        return _record(loop, current, key, None, str(exc), final=True)
+        return _record(loop, current, key, None, str(exc), final=True, count=count)
     except Exception as exc:
         error = f"{type(exc).__name__}: {exc}"
-        run = _record(loop, current, key, None, error, max_attempts=max_attempts)
+        run = _record(loop, current, key, None, error, max_attempts=max_attempts, count=count)
         if raise_on_retry and run.pending(key):
             raise ExecutorFailed(error) from exc
         return run
-    return _record(loop, current, key, effects, None)
+    return _record(loop, current, key, effects, None, count=count)
 
 
 def _record(
@@ -150,6 +159,7 @@ def _record(
     error: str | None,
     final: bool = False,
     max_attempts: int = MAX_ATTEMPTS,
+    count: Callable[[str], None] | None = None,
 ) -> HookRun:
     """Commit the effects (or the failure) of one run, exactly once per key."""
 
@@ -186,6 +196,12 @@ def _record(
         return HookRun(instance=instance)
     for entry in done.step.stopped if done.step is not None else ():
         _log.error("instance %s: hook %s not run: %s", instance.id, entry.key, entry.error)
+    if count is not None and done.step is not None:
+        before = instance.state.outbox
+        for entry in done.instance.state.outbox.values():
+            was = before.get(entry.key)
+            if entry.status == "failed" and (was is None or was.status != "failed"):
+                count(HOOK_FAILED)
     return HookRun(done.step.dispatch if done.step is not None else (), done.instance)
 
 

@@ -96,7 +96,10 @@ class FormService:
         backoff: Callable[[int], None] | None = None,
         replay_window: timedelta = DEFAULT_REPLAY_WINDOW,
         memory: Memory | None = None,
+        count: Callable[[str], None] | None = None,
     ) -> None:
+        self.count = count
+        """Counts an operational event by metric name (``hooks.HOOK_FAILED``); None: none."""
         self.loop = CommitLoop(
             registry,
             store,
@@ -231,7 +234,7 @@ class FormService:
     def run(self, instance: FormInstance | str, key: str) -> HookRun:
         """Run one outbox entry's executor on ``instance`` (as stored, or its id) and commit its
         effects; see ``forms.app.hooks``. What in-process dispatch calls."""
-        return hooks.run_hook(self.loop, instance, key)
+        return hooks.run_hook(self.loop, instance, key, count=self.count)
 
     def run_hook(
         self, instance_id: str, key: str, *, max_attempts: int = 3, raise_on_retry: bool = False
@@ -239,7 +242,12 @@ class FormService:
         """Run one outbox entry's executor and commit its effects; returns the outbox entries
         its effects added. What durable runners call (``forms.app.hooks``)."""
         run = hooks.run_hook(
-            self.loop, instance_id, key, max_attempts=max_attempts, raise_on_retry=raise_on_retry
+            self.loop,
+            instance_id,
+            key,
+            max_attempts=max_attempts,
+            raise_on_retry=raise_on_retry,
+            count=self.count,
         )
         return run.added
 

@@ -17,7 +17,10 @@ A home item also carries ``approval_pk`` / ``approval_sk`` while the instance st
 approval index (``forms.storage.approvals.approval_place``): the keys of the table's sparse
 global secondary index ``approvals`` (``APPROVAL_INDEX``, keys only), so the index is written
 by the home item's own put, in the commit's one transaction, and holds only those instances.
-A listing is one Query of the index and one BatchGetItem of the home items it names.
+A listing is one Query of the index and one BatchGetItem of the home items it names. In the
+same way it carries ``failed_pk`` / ``failed_sk`` while a hook of it has failed for good
+(``forms.storage.failed_hooks.failed_place``), the keys of the sparse index ``failed_hooks``
+(``FAILED_HOOK_INDEX``) an operator lists a tenant's failed hooks by.
 
 A field's *head* is what every call reads of its log: the count, the cursor, the entries in
 force, undo would restore and redo would bring back. The home item holds the heads, not the
@@ -60,6 +63,7 @@ from forms.storage.dynamodb_requests import item_bytes as _item_bytes
 from forms.storage.dynamodb_requests import item_too_large, largest_item, put_action, query_items
 from forms.storage.dynamodb_requests import reason_codes as _reason_codes
 from forms.storage.dynamodb_requests import s as _s
+from forms.storage.failed_hooks import FailedHookIndex, failed_place
 from forms.storage.port import FormStore
 from forms.storage.sizes import check, check_instance, text_bytes, too_large
 
@@ -80,6 +84,8 @@ _CALL = "C#"
 _ITEM_OVERHEAD = 200
 APPROVAL_INDEX = "approvals"
 """The table's global secondary index on ``approval_pk`` / ``approval_sk`` (template.yaml)."""
+FAILED_HOOK_INDEX = "failed_hooks"
+"""The table's global secondary index on ``failed_pk`` / ``failed_sk`` (template.yaml)."""
 """Bytes reserved in a revision item for its keys and other attributes besides the payload."""
 
 _Parts = TypeAdapter(dict[str, list[Revision]])
@@ -126,7 +132,7 @@ class _Known:
         self.heads = heads
 
 
-class DynamoDBFormStore(FormStore, ApprovalIndex):
+class DynamoDBFormStore(FormStore, ApprovalIndex, FailedHookIndex):
     """Form instances in one DynamoDB table (``pk``/``sk`` strings), strongly consistent; also
     the ``ApprovalIndex`` over them (the index itself is eventually consistent, the instances
     a listing returns are read strongly consistent).
@@ -283,14 +289,37 @@ class DynamoDBFormStore(FormStore, ApprovalIndex):
     def _index_read(
         self, partition: str, after: str | None, limit: int, *, newest_first: bool
     ) -> list[tuple[str, FormInstance | None]]:
-        condition = "approval_pk = :p"
+        return self._gsi_read(
+            APPROVAL_INDEX, "approval", partition, after, limit, newest_first=newest_first
+        )
+
+    def _failed_read(
+        self, partition: str, after: str | None, limit: int
+    ) -> list[tuple[str, FormInstance | None]]:
+        return self._gsi_read(FAILED_HOOK_INDEX, "failed", partition, after, limit)
+
+    def _gsi_read(
+        self,
+        index: str,
+        prefix: str,
+        partition: str,
+        after: str | None,
+        limit: int,
+        *,
+        newest_first: bool = True,
+    ) -> list[tuple[str, FormInstance | None]]:
+        """Up to ``limit`` places of a sparse keys-only index (keys ``<prefix>_pk`` /
+        ``<prefix>_sk``) past ``after``, each with its home as stored now (one Query, one
+        BatchGetItem)."""
+        pk, sk = f"{prefix}_pk", f"{prefix}_sk"
+        condition = f"{pk} = :p"
         values: dict[str, Any] = {":p": _s(partition)}
         if after is not None:
-            condition += " AND approval_sk " + ("< :after" if newest_first else "> :after")
+            condition += f" AND {sk} " + ("< :after" if newest_first else "> :after")
             values[":after"] = _s(after)
         request: dict[str, Any] = {
             "TableName": self._table,
-            "IndexName": APPROVAL_INDEX,
+            "IndexName": index,
             "KeyConditionExpression": condition,
             "ExpressionAttributeValues": values,
             "ScanIndexForward": not newest_first,
@@ -300,7 +329,7 @@ class DynamoDBFormStore(FormStore, ApprovalIndex):
         while len(places) < limit:
             page = self._client.query(**request)
             places += [
-                (item["approval_sk"]["S"], (item["pk"]["S"], item["sk"]["S"]))
+                (item[sk]["S"], (item["pk"]["S"], item["sk"]["S"]))
                 for item in page.get("Items", [])
             ]
             last = page.get("LastEvaluatedKey")
@@ -568,6 +597,9 @@ def home_item(instance: FormInstance, heads: Mapping[str, str] | None = None) ->
     place = approval_place(instance)
     if place is not None:  # the sparse index's keys: only while it stands in the index
         item["approval_pk"], item["approval_sk"] = _s(place.partition), _s(place.sort)
+    failed = failed_place(instance)
+    if failed is not None:  # likewise, while a hook of it has failed for good
+        item["failed_pk"], item["failed_sk"] = _s(failed.partition), _s(failed.sort)
     excess = _item_bytes(item) - (DYNAMODB_ITEM_LIMIT - _ITEM_OVERHEAD)
     if excess > 0:
         for field_id in sorted(texts, key=lambda f: -len(texts[f])):

@@ -23,13 +23,14 @@ from forms.instance import (
     applied_unshared,
 )
 from forms.storage.approvals import ApprovalIndex, Place, approval_place
+from forms.storage.failed_hooks import FailedHookIndex, failed_place
 from forms.storage.port import FormStore, OutboxScan
 from forms.storage.sizes import check_instance
 
 _ConversationKey = tuple[str, str]
 
 
-class InMemoryFormStore(FormStore, OutboxScan, ApprovalIndex):
+class InMemoryFormStore(FormStore, OutboxScan, ApprovalIndex, FailedHookIndex):
     """A thread-safe ``FormStore`` held in memory; every method runs under one lock. It is
     also its own ``OutboxScan`` (pages of ``page_size`` instances, in creation order) and its
     own ``ApprovalIndex`` (each partition's places kept beside the instances, updated by the
@@ -43,6 +44,9 @@ class InMemoryFormStore(FormStore, OutboxScan, ApprovalIndex):
         self._places: dict[str, Place] = {}
         self._index: dict[str, dict[str, str]] = {}
         """The approval index: partition -> sort key -> instance id."""
+        self._failed_places: dict[str, Place] = {}
+        self._failed: dict[str, dict[str, str]] = {}
+        """The failed-hook index: partition -> sort key -> instance id."""
         self._calls: dict[_ConversationKey, dict[str, str]] = {}
         """Call records as JSON text: a record is written on every write call and read back
         only by a retry, so it is serialised once (cheap, and nothing shared) and parsed when
@@ -125,8 +129,19 @@ class InMemoryFormStore(FormStore, OutboxScan, ApprovalIndex):
                 keys = [k for k in keys if (k < after if newest_first else k > after)]
             return [(k, self._instances[places[k]].snapshot()) for k in keys[:limit]]
 
+    def _failed_read(
+        self, partition: str, after: str | None, limit: int
+    ) -> list[tuple[str, FormInstance | None]]:
+        with self._lock:
+            places = self._failed.get(partition, {})
+            keys = sorted(places, reverse=True)
+            if after is not None:
+                keys = [k for k in keys if k < after]
+            return [(k, self._instances[places[k]].snapshot()) for k in keys[:limit]]
+
     def _place(self, instance: FormInstance) -> None:
-        """Move ``instance`` to its place in the approval index; the caller holds the lock."""
+        """Move ``instance`` to its places in the approval and failed-hook indexes; the
+        caller holds the lock."""
         before = self._places.pop(instance.id, None)
         if before is not None:
             self._index[before.partition].pop(before.sort, None)
@@ -134,6 +149,13 @@ class InMemoryFormStore(FormStore, OutboxScan, ApprovalIndex):
         if after is not None:
             self._places[instance.id] = after
             self._index.setdefault(after.partition, {})[after.sort] = instance.id
+        was = self._failed_places.pop(instance.id, None)
+        if was is not None:
+            self._failed[was.partition].pop(was.sort, None)
+        now = failed_place(instance)
+        if now is not None:
+            self._failed_places[instance.id] = now
+            self._failed.setdefault(now.partition, {})[now.sort] = instance.id
 
     def _check_call(self, key: _ConversationKey, call: NewCall | None) -> None:
         """Raise ``CallRecorded`` if ``call``'s id is taken; the caller holds the lock."""

@@ -30,7 +30,9 @@ from jsonschema import Draft202012Validator
 
 from forms import FormService
 from forms.app.builder import BUILDER_ARGUMENTS
+from forms.app.operations import InMemoryFailureQueue
 from forms.surface.tools import TOOLS
+from formwork.config import Settings
 from formwork.webhooks import (
     DELIVERY_HEADER,
     SIGNATURE_HEADER,
@@ -540,7 +542,23 @@ def seeded() -> tuple[Api, RecordingStore]:
 def serving(service: FormService) -> Api:
     """The handler serving ``service``, with the inbound secret of ``crm`` (no configured
     sources, so no webhook gets past its signature check) and a fixed clock."""
-    return Api.over(service, secrets=StaticSecrets({"crm": (SECRET,)}), clock=lambda: NOW + 5)
+    queue = InMemoryFailureQueue()
+    queue.send("m0", json.dumps({"DDBStreamBatchInfo": {"shardId": "s-1", "batchSize": 25}}))
+    return Api.over(
+        service,
+        settings=Settings(tenant_claim="tenant", platform_tenant="acme"),
+        secrets=StaticSecrets({"crm": (SECRET,)}),
+        clock=lambda: NOW + 5,
+        failure_queue=queue,
+        sweeper=StartsNothing(),
+    )
+
+
+class StartsNothing:
+    """A sweeper that starts nothing (a redrive's sweep is tests/unit/test_operations.py's)."""
+
+    def start(self) -> None:
+        return None
 
 
 def snapshot(api: Api, store: RecordingStore) -> Any:
@@ -596,6 +614,10 @@ def test_the_document_lists_a_schema_for_every_answer() -> None:
         "PUT /memory/settings",
         "POST /conversations/{conversation_id}/page-links",
         "POST /memory/page-links",
+        "GET /operator/hooks/failed",
+        "POST /operator/hooks/{key}/retry",
+        "GET /operator/relay/failures",
+        "POST /operator/relay/failures/redrive",
         "POST /approvals/page-links",
     }
     for op in OPERATIONS:
@@ -672,6 +694,31 @@ APPROVAL_LINKS = "/approvals/page-links"
 APPROVAL_BODY = json.dumps({"approval_id": APPROVAL.removeprefix("/approvals/")})
 
 
+OPERATOR: dict[str, Any] = {"sub": "olga", "tenant": "acme", "roles": "[operator]"}
+OUTSIDER_OPERATOR: dict[str, Any] = {"sub": "gus", "tenant": "globex", "roles": "[operator]"}
+FAILED_HOOKS = "/operator/hooks/failed"
+RETRY = "/operator/hooks/fi_1:field.destination.filled:1/retry"
+RETRY_BAD = "/operator/hooks/a*b/retry"
+FAILURES = "/operator/relay/failures"
+REDRIVE = "/operator/relay/failures/redrive"
+REDRIVE_BAD = REDRIVE + "?limit=0"
+
+
+def _get(path: str, claims: dict[str, Any] | None, limit: str | None = None) -> dict[str, Any]:
+    return build_event(
+        "GET", path, claims=claims, query=None if limit is None else {"limit": limit}
+    )
+
+
+def _bare(path: str, claims: dict[str, Any] | None) -> dict[str, Any]:
+    """A POST with no body (the operator's posts take none); a query string rides along."""
+    path, _, query = path.partition("?")
+    limit = query.removeprefix("limit=") if query else None
+    return build_event(
+        "POST", path, claims=claims, query=None if limit is None else {"limit": limit}
+    )
+
+
 def _post(path: str, body: str, **kwargs: Any) -> dict[str, Any]:
     return build_event("POST", path, body=body, **kwargs)
 
@@ -716,6 +763,27 @@ EXAMPLES: list[tuple[str, int, Callable[[], dict[str, Any]], dict[str, Any] | No
             (413, lambda call=call: _post(call, OVERSIZED)),
             (415, lambda call=call: _post(call, ENVELOPE, headers={"content-type": "text/plain"})),
             (422, lambda call=call: _post(call, "{}")),
+        ]
+    ],
+    *[
+        (key, status, make, None)
+        for key, status, make in [
+            ("GET /operator/hooks/failed", 200, lambda: _get(FAILED_HOOKS, OPERATOR)),
+            ("GET /operator/hooks/failed", 400, lambda: _get(FAILED_HOOKS, OPERATOR, "0")),
+            ("GET /operator/hooks/failed", 401, lambda: _get(FAILED_HOOKS, None)),
+            ("GET /operator/hooks/failed", 403, lambda: _get(FAILED_HOOKS, FINANCE)),
+            ("POST /operator/hooks/{key}/retry", 400, lambda: _bare(RETRY_BAD, OPERATOR)),
+            ("POST /operator/hooks/{key}/retry", 401, lambda: _bare(RETRY, None)),
+            ("POST /operator/hooks/{key}/retry", 403, lambda: _bare(RETRY, FINANCE)),
+            ("POST /operator/hooks/{key}/retry", 404, lambda: _bare(RETRY, OPERATOR)),
+            ("GET /operator/relay/failures", 200, lambda: _get(FAILURES, OPERATOR)),
+            ("GET /operator/relay/failures", 400, lambda: _get(FAILURES, OPERATOR, "0")),
+            ("GET /operator/relay/failures", 401, lambda: _get(FAILURES, None)),
+            ("GET /operator/relay/failures", 403, lambda: _get(FAILURES, OUTSIDER_OPERATOR)),
+            ("POST /operator/relay/failures/redrive", 200, lambda: _bare(REDRIVE, OPERATOR)),
+            ("POST /operator/relay/failures/redrive", 400, lambda: _bare(REDRIVE_BAD, OPERATOR)),
+            ("POST /operator/relay/failures/redrive", 401, lambda: _bare(REDRIVE, None)),
+            ("POST /operator/relay/failures/redrive", 403, lambda: _bare(REDRIVE, FINANCE)),
         ]
     ],
     *[
@@ -944,6 +1012,13 @@ EXAMPLES: list[tuple[str, int, Callable[[], dict[str, Any]], dict[str, Any] | No
 ]
 WEBHOOK_CONFIGURED = {200, 201, 403, 409, 422}
 """Webhook answers that need a configured source: tests/functional/test_webhooks.py has them."""
+OPERATOR_ELSEWHERE = {
+    ("POST /operator/hooks/{key}/retry", 200),
+    ("GET /operator/relay/failures", 503),
+    ("POST /operator/relay/failures/redrive", 503),
+}
+"""A retry needs a hook that failed for good, a 503 a deployment without the relay's queue:
+tests/functional/test_operator_api.py has them."""
 LOST_RACES = {("DELETE /memory/facts/{key}", 409)}
 """A deletion that keeps losing its compare-and-set (``busy``) needs a store that always loses:
 tests/functional/test_memory_api.py has it."""
@@ -976,7 +1051,9 @@ def test_the_examples_cover_every_documented_status() -> None:
     covered = {(key, status) for key, status, _, _ in EXAMPLES}
     documented = {(op.key, status) for op in OPERATIONS for status in op.responses}
     skipped = {("POST /webhooks/{source}", s) for s in WEBHOOK_CONFIGURED}
-    assert covered == documented - skipped - LOST_RACES - {("POST /webhooks/{source}", 503)}
+    assert covered == (
+        documented - skipped - LOST_RACES - OPERATOR_ELSEWHERE - {("POST /webhooks/{source}", 503)}
+    )
 
 
 def test_an_unreadable_secret_store_is_the_documented_503() -> None:
