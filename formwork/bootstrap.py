@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from forms.registry import FormRegistry
     from forms.storage.documents import FormDocumentStore
     from forms.storage.drafts import DraftStore
+    from forms.storage.selections import SelectionStore
     from forms.storage.facts import FactStore
     from forms.storage.port import FormStore, OutboxScan
     from formwork.webhook_settings import WebhookSettings
@@ -494,9 +495,26 @@ class App:
                 limits=lambda tenant: plan,
                 backoff=jittered_backoff,
                 replay_window=timedelta(hours=settings.replay_window_hours),
+                selections=self.selections,
             )
 
         return self._part("builder", build)
+
+    @property
+    def selections(self) -> SelectionStore:
+        """Each person's selection on each draft (the builder's canvas sets it, the builder
+        tools fall back to it): beside the drafts, on the forms table or in memory."""
+
+        def build() -> SelectionStore:
+            if self._in_memory():
+                from forms.storage.selections import InMemorySelectionStore
+
+                return InMemorySelectionStore(self.drafts)
+            from forms.storage.dynamodb_selections import DynamoDBSelectionStore
+
+            return DynamoDBSelectionStore(self.dynamodb_client, self.settings.require_table())
+
+        return self._part("selections", build)
 
     # ------------------------------------------------------------------ memory
 

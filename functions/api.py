@@ -81,6 +81,7 @@ from functions import (
     approval_pages,
     approval_routes,
     builder_routes,
+    canvas_pages,
     form_page,
     mcp_routes,
     memory_pages,
@@ -196,6 +197,7 @@ resolver.include_router(operator_routes.router)  # failed hooks, the relay's fai
 resolver.include_router(page_routes.router)
 resolver.include_router(form_page.router)  # the form page and the person's moves on it
 resolver.include_router(memory_pages.router)  # the fact editor (docs/pages.md)
+resolver.include_router(canvas_pages.router)  # the builder's canvas (docs/pages.md)
 resolver.include_router(approval_pages.router)  # the approver's queue (docs/pages.md)
 
 

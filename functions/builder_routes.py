@@ -51,6 +51,7 @@ from functions.routing import count_call, log_rejection, logger, request_app
 
 if TYPE_CHECKING:
     from forms.app.builder import BuilderService
+    from formwork.config import Settings
 
 router = Router()  # type: ignore[no-untyped-call]
 
@@ -332,11 +333,16 @@ def _principal() -> str:
     return principal_from_event(router.current_event.raw_event, settings.tenant_claim)
 
 
+def is_publisher(event: dict[str, Any], settings: "Settings") -> bool:
+    """Whether the verified roles claim of ``event`` lists the publisher role (the publish
+    route's check; the builder's canvas records it in its link when the link is minted)."""
+    return settings.publisher_role in roles_from_claims(_claims(event), settings.roles_claim)
+
+
 def _require_publisher() -> None:
     """403 unless the roles claim lists the publisher role."""
     settings = request_app(router.context).settings
-    roles = roles_from_claims(_claims(router.current_event.raw_event), settings.roles_claim)
-    if settings.publisher_role not in roles:
+    if not is_publisher(router.current_event.raw_event, settings):
         raise ApiError(
             403,
             "forbidden",

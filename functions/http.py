@@ -64,11 +64,12 @@ are buttons, and a link to the caller's fact editor or approver's queue names no
 
 PAGE_POSTS = re.compile(
     r"/pages/forms/[^/]+|/pages/memory/(?:switch|facts/[^/]+/(?:correct|delete))"
-    r"|/pages/approvals/[^/]+"
+    r"|/pages/approvals/[^/]+|/pages/canvas/[^/]+"
 )
 """The form page's posts (``functions.form_page``), the fact editor's
-(``functions.memory_pages``) and an approver's decision (``functions.approval_pages``): a
-browser's, with its session cookie and CSRF token instead of a bearer token."""
+(``functions.memory_pages``), an approver's decision (``functions.approval_pages``) and the
+builder's canvas's (``functions.canvas_pages``): a browser's, with its session cookie and CSRF
+token instead of a bearer token."""
 
 
 class ApiError(Exception):

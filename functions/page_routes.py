@@ -398,7 +398,9 @@ def _enter_scoped(app: App, token: str) -> Response[str]:
     """The entry page of a principal-scoped link (nothing spent), or the refusal."""
     found = _scoped_link(access.page_key(app), token, app.now())
     if found is None:
-        return _refused("bad_link")
+        from functions.canvas_pages import enter_canvas
+
+        return enter_canvas(app, token)  # a builder's canvas link, or the refusal
     from functions.pages import render
 
     scoped = found[0]
@@ -413,7 +415,9 @@ def _open_scoped(app: App, key: bytes, token: str, now: float) -> Response[str]:
     page (the post is from this origin: ``open_page`` checked), or the refusal."""
     found = _scoped_link(key, token, now)
     if found is None:
-        return _refused("bad_link")
+        from functions.canvas_pages import open_canvas
+
+        return open_canvas(app, key, token, now)  # a builder's canvas link, or the refusal
     scoped, link = found
     from functions.pages import render
 

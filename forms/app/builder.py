@@ -23,6 +23,9 @@ What one ``call`` does, in order:
    ``Limits``; a refusal is recorded under the id (``record_call``), an edit or move is
    committed with the call's record in the same write (one write), compare-and-set; a draft
    the store refuses as too large (``size_limit``) is a refusal recorded the same way;
+   A call that names no selection uses the caller's stored one (the field or step the person
+   last clicked on the canvas, ``select``), when the service has a ``SelectionStore``; the
+   fingerprint stays the call as sent, so a replay is found whatever was clicked since;
 5. a lost compare-and-set plans again on the draft the store hands back (up to
    ``max_conflict_retries`` times, then ``busy``, recording nothing); a write refused because
    the id is recorded answers the first result with ``"replayed": true`` (or
@@ -63,7 +66,7 @@ from forms.app.calls import (
     scoped_call_id,
 )
 from forms.app.catalog import Catalog, tenant_key
-from forms.documents import EditError, Limits, Selection, apply_edit, inspect
+from forms.documents import EditError, Limits, Selection, apply_edit, inspect, selection_line
 from forms.documents.edit_parse import parse_arguments
 from forms.errors import (
     BadRequest,
@@ -84,6 +87,7 @@ from forms.storage.drafts import (
     DraftSummary,
     EditEntry,
 )
+from forms.storage.selections import SelectionStore
 from forms.surface.results import error_result
 from forms.surface.tools import check_id
 
@@ -123,8 +127,10 @@ class BuilderService:
         max_conflict_retries: int = 5,
         backoff: Callable[[int], None] | None = None,
         replay_window: timedelta = DEFAULT_REPLAY_WINDOW,
+        selections: SelectionStore | None = None,
     ) -> None:
         self.store = drafts
+        self.selections = selections
         self.catalog = catalog
         self.clock = clock
         self.limits = limits or (lambda tenant: Limits())
@@ -164,13 +170,14 @@ class BuilderService:
             digest = fingerprint(tool, {"input": payload, "selection": sent})
             call = CallId(tool, scoped_call_id(chat, call_id), digest, recorded=chat is not None)
             tenant = tenant_key(principal)
-            if tool == "inspect_form":
-                return (
-                    dict(CANCELLED) if cancelled else self._inspect(tenant, form_id, payload, sent)
-                )
             if cancelled:
+                if tool == "inspect_form":
+                    return dict(CANCELLED)
                 return self._record(tenant, form_id, call, dict(CANCELLED))
-            return self._write(principal, tenant, form_id, call, payload, sent)
+            chosen = sent if sent else self._stored(tenant, form_id, principal)
+            if tool == "inspect_form":
+                return self._inspect(tenant, form_id, payload, chosen)
+            return self._write(principal, tenant, form_id, call, payload, chosen)
         except EditError as refused:
             return refused.as_result()
         except ToolError as refused:
@@ -297,6 +304,13 @@ class BuilderService:
         check_replay(call, record, self.clock(), self.replay_window)
         return {**record.result, "replayed": True}
 
+    def _stored(self, tenant: str, form_id: str, person: str) -> dict[str, str] | None:
+        """The person's stored selection on the draft, as a call would send it (None: none)."""
+        if self.selections is None:
+            return None
+        found = self.selections.get(tenant, form_id, person)
+        return (found.model_dump(exclude_none=True) or None) if found is not None else None
+
     def _load(self, tenant: str, form_id: str) -> Draft | None:
         try:
             return self.store.get(tenant, form_id)
@@ -316,6 +330,27 @@ class BuilderService:
             for i, e in enumerate(log)
         )
         return DraftView(draft, lines)
+
+    def select(self, principal: str, form_id: str, selection: Selection | None) -> None:
+        """Store what ``principal`` selected on their tenant's draft (None clears it): the
+        field or step their next builder call without an id means. ``NotFound`` when the
+        tenant has no such draft; ``EditError`` (``not_found``) when the draft has no such
+        field or step; nothing stored in either case."""
+        if self.selections is None:
+            raise EditError("invalid", "This deployment keeps no selection.", "Name the id.")
+        tenant = tenant_key(principal)
+        if selection is not None and (selection.field or selection.step):
+            draft = self.store.get(tenant, form_id)
+            selection_line(draft.document, selection)  # EditError: not in the draft
+        else:
+            selection = None
+        self.selections.put(tenant, form_id, principal, selection, self.clock())
+
+    def selected(self, principal: str, form_id: str) -> Selection | None:
+        """What ``principal`` last selected on their tenant's draft, or None."""
+        if self.selections is None:
+            return None
+        return self.selections.get(tenant_key(principal), form_id, principal)
 
     def drafts(self, principal: str) -> list[DraftSummary]:
         """The drafts of the principal's tenant, by form id."""

@@ -614,6 +614,7 @@ def test_the_document_lists_a_schema_for_every_answer() -> None:
         "PUT /memory/settings",
         "POST /conversations/{conversation_id}/page-links",
         "POST /memory/page-links",
+        "POST /builder/forms/{form_id}/page-links",
         "GET /operator/hooks/failed",
         "POST /operator/hooks/{key}/retry",
         "GET /operator/relay/failures",
@@ -685,6 +686,7 @@ EMPTY_FORM = "empty-form"
 APPROVAL = "/approvals/fi_2:checkpoint.finance_approval:1"
 STEP = json.dumps({"tool_call_id": "c9", "input": {"title": "Details"}})
 PUBLISH = f"/builder/forms/{FORM}/publish"
+CANVAS_LINKS = f"/builder/forms/{FORM}/page-links"
 ENVELOPE = json.dumps({"tool_call_id": "c9"})
 DECISION = json.dumps({"decision": "approved"})
 OVERSIZED = json.dumps({"tool_call_id": "c1", "input": {"form": "x" * 70_000}})
@@ -975,6 +977,18 @@ EXAMPLES: list[tuple[str, int, Callable[[], dict[str, Any]], dict[str, Any] | No
             (413, lambda: _post(PAGE_LINKS, OVERSIZED)),
             (415, lambda: _post(PAGE_LINKS, "{}", headers={"content-type": "text/x"})),
             (422, lambda: _post(PAGE_LINKS, '{"instance": "fi_1"}')),
+        ]
+    ],
+    *[
+        ("POST /builder/forms/{form_id}/page-links", status, make, None)
+        for status, make in [
+            (200, lambda: _post(CANVAS_LINKS, "{}")),
+            (400, lambda: _post("/builder/forms/a_b/page-links", "{}")),
+            (401, lambda: _post(CANVAS_LINKS, "{}", claims=None)),
+            (404, lambda: _post(CANVAS_LINKS, "{}", claims=OUTSIDER)),
+            (413, lambda: _post(CANVAS_LINKS, OVERSIZED)),
+            (415, lambda: _post(CANVAS_LINKS, "{}", headers={"content-type": "text/x"})),
+            (422, lambda: _post(CANVAS_LINKS, '{"instance_id": "fi_1"}')),
         ]
     ],
     *[

@@ -10,6 +10,8 @@
 //    region announces each update.
 // 2. On a link's entry page (form.open): a second press of "Open your form" posts nothing
 //    (the first post spends the link).
+// 3. On the builder's canvas (#canvas, its address in data-page-url): the same following, of
+//    the draft's version, so the agent's tool calls show as they land.
 //
 // No library, no build step: plain DOM calls, served by the function from this package.
 (function () {
@@ -282,8 +284,10 @@
 
   function follow(root) {
     var instance = root.getAttribute("data-instance");
-    if (!instance || !window.fetch || !window.DOMParser) return;
-    var pageUrl = "/pages/forms/" + encodeURIComponent(instance);
+    var pageUrl =
+      root.getAttribute("data-page-url") ||
+      (instance ? "/pages/forms/" + encodeURIComponent(instance) : "");
+    if (!pageUrl || !window.fetch || !window.DOMParser) return;
     var versionUrl = pageUrl + "/version";
     var version = root.getAttribute("data-version");
     var delay = POLL_MS;
@@ -339,8 +343,8 @@
         return response.text().then(function (html) {
           if (stopped) return;
           var parsed = new DOMParser().parseFromString(html, "text/html");
-          var fresh = parsed.getElementById("form-page");
-          if (!fresh) throw new Error("no form page");
+          var fresh = parsed.getElementById(root.id);
+          if (!fresh) throw new Error("no " + root.id);
           var next = document.importNode(fresh, true);
           var what = swap(root, next);
           root = next;
@@ -409,7 +413,7 @@
 
   function start() {
     each(document.querySelectorAll("form.open"), guardEntry);
-    var root = document.getElementById("form-page");
+    var root = document.getElementById("form-page") || document.getElementById("canvas");
     if (root) follow(root);
   }
 
