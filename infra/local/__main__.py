@@ -19,13 +19,16 @@ from types import FrameType
 from formwork.check import LoadError, check
 from infra.local.dynamodb import ROOT
 from infra.local.page_link import (
+    APPROVER_TOKEN,
     DEMO_CONVERSATION,
     DEMO_SEEDS,
     DEMO_TOKEN,
+    PageLink,
     PageLinkError,
     Seeded,
     lifetime,
     seed,
+    seed_queue,
     who,
 )
 from infra.local.stack import (
@@ -145,7 +148,35 @@ def page_lines(api: str, pages: Sequence[Seeded] | str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def banner(stack: LocalStack, pages: Sequence[Seeded] | str = ()) -> str:
+def seed_queue_link(stack: LocalStack) -> PageLink | str:
+    """A purchase request waiting for finance and a link to the demo approver's queue; or,
+    when there is none, why."""
+    if "purchase-request" not in set(served_forms(stack)):
+        return "the stack does not serve purchase-request (FORMWORK_FORMS)"
+    try:
+        return seed_queue(stack.api_url)
+    except PageLinkError as failed:
+        return str(failed)
+
+
+def queue_lines(queue: PageLink | str) -> str:
+    """The banner's approver's queue part: the demo approver's link, or why there is none."""
+    fresh = "python -m infra.local.page_link --queue"
+    if isinstance(queue, str):
+        return f"The approver's queue (docs/pages.md): {queue}. A link: {fresh}\n"
+    return (
+        "The approver's queue (docs/pages.md): a purchase request by acme/alice waits for"
+        f" finance; {who(APPROVER_TOKEN)}'s link\n"
+        f"(POST /approvals/page-links with Bearer {APPROVER_TOKEN}), opens once, expires in"
+        f" {lifetime(queue)}:\n"
+        f"    {queue.url}\n"
+        f"  A fresh one: {fresh}\n"
+    )
+
+
+def banner(
+    stack: LocalStack, pages: Sequence[Seeded] | str = (), queue: PageLink | str = ""
+) -> str:
     api = stack.api_url
     webhooks = webhook_lines(stack)
     logs = (
@@ -194,7 +225,7 @@ Try:
        {api}/conversations/conv-1/tools/form_start
   curl -s {auth} {api}/conversations/conv-1/status
 
-{page_lines(api, pages)}
+{page_lines(api, pages)}{queue_lines(queue) if queue else ""}
 OpenAPI: {api}/openapi.json   Swagger UI: {api}/swagger (both need the token too)
 {logs}
 Ctrl-C stops everything.
@@ -302,7 +333,8 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m infra.local") 
         return 1
     try:
         pages: list[Seeded] | str = "not seeded (--no-seed)" if args.no_seed else seed_pages(stack)
-        print(banner(stack, pages), flush=True)
+        queue = "not seeded (--no-seed)" if args.no_seed else seed_queue_link(stack)
+        print(banner(stack, pages, queue), flush=True)
         while not stop.wait(1.0):
             pass
         print("\nStopping...", flush=True)

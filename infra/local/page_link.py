@@ -9,7 +9,10 @@ instances in that conversation (``docs/pages.md``). Links open once and expire a
     python -m infra.local.page_link --instance fi_...   # conversation demo, dev:acme:alice
 
 ``make dev`` starts one travel claim per demo conversation (``DEMO_SEEDS``) through the tool
-API, as an agent would, and prints a link to each (``seed``). A request that cannot be made
+API, as an agent would, and prints a link to each (``seed``). It also files a purchase request
+over the threshold (``APPROVAL_SEED``) and prints a link to the finance approver's queue
+(``seed_queue``: ``POST /approvals/page-links`` with ``APPROVER_TOKEN``); ``--queue`` mints a
+fresh one. A request that cannot be made
 (no stack answering, a refusal) is a ``PageLinkError`` whose message says what to do, and the
 command prints it on one line and exits 1: never a traceback.
 """
@@ -84,6 +87,17 @@ DEMO_SEEDS: tuple[Seed, ...] = (
 )
 """One travel claim in the conversation ``demo`` for ``acme/alice``, part way through."""
 
+APPROVER_TOKEN = "dev:acme:bob;roles=finance"
+"""The demo approver: ``acme/bob``, holding the ``finance`` role."""
+APPROVAL_SEED = Seed(
+    form="purchase-request",
+    conversation="demo-approval",
+    token=DEMO_TOKEN,
+    values={"item": "Laser cutter", "supplier": "Acme", "amount": "7200.00"},
+    call_id="page-demo-approval-1",
+)
+"""A purchase request over 5,000 EUR by ``acme/alice``: it waits for finance."""
+
 
 def who(token: str) -> str:
     """The principal a dev token names, as ``tenant/sub`` (``dev:alice`` is ``local/alice``)."""
@@ -112,6 +126,24 @@ def mint(
     if status != 200 or not isinstance(body, dict) or "url" not in body:
         raise PageLinkError(f"POST {path} answered {status}: {_said(body)}")
     return PageLink(url=str(body["url"]), expires_at=datetime.fromisoformat(body["expires_at"]))
+
+
+def mint_queue(api_url: str, token: str = APPROVER_TOKEN) -> PageLink:
+    """A link to the approver's queue of ``token``'s principal through ``POST
+    /approvals/page-links``, carrying the roles the token holds (``docs/pages.md``)."""
+    status, body = _post(api_url, "/approvals/page-links", token, {})
+    if status == 401:
+        raise PageLinkError(f"the API refused the token {token!r}: try {APPROVER_TOKEN}")
+    if status != 200 or not isinstance(body, dict) or "url" not in body:
+        raise PageLinkError(f"POST /approvals/page-links answered {status}: {_said(body)}")
+    return PageLink(url=str(body["url"]), expires_at=datetime.fromisoformat(body["expires_at"]))
+
+
+def seed_queue(api_url: str, request: Seed = APPROVAL_SEED) -> PageLink:
+    """``request`` filed through the tool API (a second run replays it) and a link to the demo
+    approver's queue, where it waits."""
+    start(api_url, request)
+    return mint_queue(api_url)
 
 
 def start(api_url: str, seed: Seed) -> str:
@@ -185,7 +217,13 @@ def main(
         "chatbot backend would (POST /conversations/{id}/page-links). Links open once and "
         "expire in 15 minutes (FORMWORK_PAGE_LINK_MINUTES); run this again for a fresh one.",
     )
-    parser.add_argument("--instance", required=True, help="the instance id (fi_...)")
+    parser.add_argument("--instance", help="the instance id (fi_...)")
+    parser.add_argument(
+        "--queue",
+        action="store_true",
+        help="a link to the approver's queue instead (POST /approvals/page-links); --token "
+        f"defaults to the demo approver, {APPROVER_TOKEN}",
+    )
     parser.add_argument(
         "--conversation",
         default=DEMO_CONVERSATION,
@@ -193,20 +231,26 @@ def main(
     )
     parser.add_argument(
         "--token",
-        default=DEMO_TOKEN,
-        help="the dev token of the instance's owner (default %(default)s)",
+        help=f"the dev token of the instance's owner (default {DEMO_TOKEN})",
     )
     parser.add_argument("--url", default=DEFAULT_URL, help="the API (default %(default)s)")
     args = parser.parse_args(argv)
+    if args.queue == bool(args.instance):
+        parser.error("name an instance (--instance fi_...) or ask for the queue (--queue)")
+    token = args.token or (APPROVER_TOKEN if args.queue else DEMO_TOKEN)
     try:
-        link = mint(args.url, args.instance, args.conversation, args.token)
+        if args.queue:
+            link = mint_queue(args.url, token)
+            what = f"the approver's queue of {who(token)}"
+        else:
+            link = mint(args.url, args.instance, args.conversation, token)
+            what = f"{args.instance} of {who(token)}, conversation {args.conversation}"
     except PageLinkError as refused:
         print(f"page-link: {refused}", file=sys.stderr)
         return 1
     print(link.url)
     print(
-        f"(opens once, until {link.expires_at:%H:%M:%S} UTC, in {lifetime(link)}; "
-        f"{args.instance} of {who(args.token)}, conversation {args.conversation})",
+        f"(opens once, until {link.expires_at:%H:%M:%S} UTC, in {lifetime(link)}; {what})",
         file=sys.stderr,
     )
     return 0

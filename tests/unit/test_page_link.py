@@ -114,6 +114,26 @@ def test_without_a_demo_instance_the_banner_says_why_and_how_to_mint_a_link() ->
     assert "no demo instance" in dev.page_lines(API, [])
 
 
+def test_the_banner_prints_the_demo_approvers_queue_link_or_why_there_is_none() -> None:
+    expires = datetime.now(UTC) + timedelta(minutes=15)
+    url = f"{API}/pages/enter/v1.queue.mac"
+    text = dev.queue_lines(PageLink(url, expires))
+    assert "acme/bob's link" in text and "Bearer dev:acme:bob;roles=finance" in text
+    assert f"\n    {url}\n" in text and "expires in 15 minutes" in text
+    assert text.rstrip().endswith("python -m infra.local.page_link --queue")
+    why = dev.queue_lines("the stack does not serve purchase-request (FORMWORK_FORMS)")
+    assert why.startswith("The approver's queue (docs/pages.md): the stack does not serve")
+
+
+def test_the_command_takes_an_instance_or_the_queue_not_both(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--queue", "--instance", "fi_1"])
+    assert exited.value.code == 2
+    assert "--queue" in capsys.readouterr().err
+
+
 PAGE = """<!doctype html><html><head><title>Claim</title><link rel="stylesheet" href="/x.css">
 </head><body><main><h1>Travel &amp; claim</h1>
 <dl class="facts"><dt>Status</dt><dd class="state" id="form-status">
