@@ -186,6 +186,9 @@ def test_publish_shows_only_to_a_publisher_and_a_forged_post_is_refused(
 
 
 def test_the_canvas_is_axe_clean_and_fits_a_phone(page: Page, ana: BuilderAgent) -> None:
+    city = {"kind": "short_text", "label": "City", "layout": {"w": 6}, "max_length": 80}
+    city["when"] = {"field": "age", "op": "greater_than", "value": 20}
+    assert ana.call("add_field", {"step": "details", "field": city})["ok"]
     open_canvas(page, ana)
     with page.expect_navigation():
         item(page, "email").get_by_role("button").click()
