@@ -390,8 +390,9 @@ def test_without_java_the_stack_says_how_to_get_dynamodb_local_or_choose_moto(
 
 
 def test_json_logs_show_the_functions_records_as_lambda_writes_them(dev: list[Dev]) -> None:
-    # GIVEN make dev ARGS='--json-logs --dynamodb moto' (moto stays selectable)
-    dev.append(Dev("--port", "0", "--json-logs", "--dynamodb", "moto"))
+    # GIVEN make dev ARGS='--json-logs --dynamodb moto' (moto stays selectable; no demo claim
+    # seeded, so the only tool call logged is this test's)
+    dev.append(Dev("--port", "0", "--json-logs", "--dynamodb", "moto", "--no-seed"))
     api = dev[0].ready()
     assert start_claim(api, "conv-1") == 200
     assert dev[0].stop() == 0
