@@ -13,6 +13,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.functional.conftest import ALICE, Response, build_event
 from tests.functional.test_pages import FROM_THE_PAGE, Browser, Pages, refused, serve
@@ -261,3 +263,50 @@ def test_unknown_actions_and_bad_versions_are_refused(pages: Pages) -> None:
     unknown = person.send("answer", "full_name", "X", changed={"action": "explode"})
     assert unknown.status == 422 and "could not be read" in unknown.text
     assert revision(pages, instance, "full_name")["value"] == "Alice Smith"
+
+
+# ---------------------------------------------------------------------------- fuzz
+
+PAGE_FIELDS = ["action", "key", "version", "field", "seen", "value", "as", "offer", "csrf_token"]
+_person: dict[str, Any] = {}
+
+
+def fuzzed_person() -> tuple[Pages, Person]:
+    """One page session reused across examples (opening one per example costs a service)."""
+    if not _person:
+        pages = serve()
+        instance = pages.start(values={"full_name": "Alice Smith"})
+        _person.update(pages=pages, person=Person(pages, instance))
+    return _person["pages"], _person["person"]
+
+
+form_values = st.one_of(
+    st.text(max_size=40),
+    st.sampled_from(["answer", "undo", "redo", "retract", "decline", "apply", "submit", "1"]),
+    st.sampled_from(["full_name", "staff_id", "mode", "total", "0.-1", "1.0", "json"]),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.tuples(st.sampled_from(PAGE_FIELDS), form_values), max_size=12),
+    st.booleans(),
+)
+def test_fuzzed_page_posts_never_fail_and_refusals_write_nothing(
+    fields: list[tuple[str, str]], with_csrf: bool
+) -> None:
+    pages, person = fuzzed_person()
+    csrf = dict(person.forms().find("answer", "full_name"))["csrf_token"]
+    sent = [(k, v) for k, v in fields if k != "csrf_token" or not with_csrf]
+    if with_csrf:
+        sent.append(("csrf_token", csrf))
+    before = pages.api.app.service.store.get(person.instance)
+    response = person.post_form(person.path, sent, FROM_THE_PAGE)
+    assert response.status in {303, 404, 409, 422}, response.status
+    after = pages.api.app.service.store.get(person.instance)
+    if response.status != 303:
+        # a refusal writes no answer (a refusal recorded under its key is the call's record)
+        assert {f: h.count for f, h in after.history.items()} == {
+            f: h.count for f, h in before.history.items()
+        }
+        assert after.state.status == before.state.status
