@@ -185,7 +185,8 @@ def list_drafts() -> dict[str, Any]:
     "/builder/forms/<form_id>",
     summary="A draft, as its editor shows it",
     description="The caller's tenant's draft of the form: the document as it is now, what "
-    "undo and redo would do, who changed it last, and the edit log (without documents). 404 "
+    "undo and redo would do, who changed it last, the edit log (without documents), and the "
+    "caller's selection on the draft's canvas (what a tool call without one falls back to). 404 "
     "when the tenant has no draft of that id (another tenant's draft looks exactly like one "
     "that does not exist).",
     responses={
@@ -208,7 +209,9 @@ def get_draft(form_id: FormId) -> dict[str, Any]:
         view = _builder().draft(principal, form_id)
     except NotFound:
         raise _no_draft(form_id) from None
-    return view.as_json()
+    selected = _builder().selected(principal, form_id)
+    chosen = selected.model_dump(exclude_none=True) if selected is not None else None
+    return {**view.as_json(), "selection": chosen or None}
 
 
 @router.post(

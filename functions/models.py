@@ -622,6 +622,11 @@ class DraftBody(BaseModel):
     changed_by: str
     changed_at: str = Field(description="When (ISO 8601)")
     log: list[EditLogLine]
+    selection: BuilderSelection | None = Field(
+        default=None,
+        description="What the caller last selected on the draft's canvas, which a tool call "
+        "without a selection falls back to; null: nothing",
+    )
 
 
 class DraftLine(BaseModel):

@@ -8,6 +8,9 @@ adapters:
   ``GET /builder/forms/{form_id}`` with a bearer token, through an injectable ``send``
   (``urllib_send`` by default; the standard library, no HTTP client dependency).
 
+Both also say what the person last selected on the draft's canvas (``KeepsSelection``): the
+selection a call that sends none falls back to, which the loop names in the prompt.
+
 A call's refusal is data either way (``{"ok": false, "error": ...}``). Over HTTP, an API that
 cannot be reached, or answers with anything but a tool result or a refusal of the call, is
 data as well: ``backend_unavailable`` (``forms.surface.unavailable.builder_unavailable``),
@@ -21,12 +24,12 @@ import json
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import quote
 
 from pydantic import ValidationError
 
-from forms.documents import FormDocument
+from forms.documents import FormDocument, Selection
 from forms.documents.model import STORED
 from forms.errors import NotFound
 from forms.surface.unavailable import builder_unavailable
@@ -68,6 +71,16 @@ class Backend(Protocol):
         ...
 
 
+@runtime_checkable
+class KeepsSelection(Protocol):
+    """A backend that can say what the person last selected on the draft's canvas (the
+    selection the builder falls back to when a call sends none, ``docs/builder.md``)."""
+
+    def stored_selection(self) -> Selection | None:
+        """The stored selection, or None (none, or it could not be read: never raises)."""
+        ...
+
+
 class ServiceBackend:
     """The builder service in this process, for one principal's draft of one form."""
 
@@ -104,6 +117,9 @@ class ServiceBackend:
         except NotFound:
             return None
 
+    def stored_selection(self) -> Selection | None:
+        return self.service.selected(self.principal, self.form_id)
+
 
 Send = Callable[[str, str, Mapping[str, str], bytes | None], tuple[int, bytes]]
 """``send(method, url, headers, body)``: the response's status and body. It raises
@@ -134,6 +150,7 @@ class HttpBackend:
         self.form_id = form_id
         self.send = send
         self.headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+        self._selection: object = None
 
     @property
     def form_url(self) -> str:
@@ -167,6 +184,7 @@ class HttpBackend:
         return builder_unavailable(f"HTTP {status}")
 
     def document(self) -> FormDocument | None:
+        self._selection = None
         try:
             status, raw = self.send("GET", self.form_url, self.headers, None)
         except OSError as unreachable:
@@ -176,6 +194,7 @@ class HttpBackend:
         answer = _json(raw)
         if status != 200 or answer is None:
             raise BackendUnavailable(f"reading the draft: HTTP {status}")
+        self._selection = answer.get("selection")
         try:
             # The server's draft, as stored: a draft saved before documents refused control
             # characters still loads (its text is rendered safe where the model reads it).
@@ -184,6 +203,17 @@ class HttpBackend:
             raise BackendUnavailable(
                 "reading the draft: the answer is not a form document"
             ) from None
+
+    def stored_selection(self) -> Selection | None:
+        """The ``selection`` the last read of the draft (``document``) answered, so naming
+        it costs no request; None when there was none or it was not a selection."""
+        chosen = self._selection
+        if not isinstance(chosen, dict):
+            return None
+        try:
+            return Selection.model_validate(chosen)
+        except ValidationError:
+            return None
 
 
 def _json(raw: bytes) -> JsonDict | None:

@@ -33,7 +33,7 @@ from forms.documents import FormDocument, Selection
 from forms.surface.formats import Tool, model_tools
 from forms.surface.unavailable import BACKEND_UNAVAILABLE
 from forms.surface.unavailable import builder_unavailable as backend_unavailable
-from formwork.agents.backends import Backend
+from formwork.agents.backends import Backend, KeepsSelection
 from formwork.agents.context import (
     BUILDER_INSTRUCTIONS,
     DEFAULT_KEEP_MESSAGES,
@@ -114,7 +114,11 @@ class BuilderAgent:
 
         def prompt(turn: Turn, summary: tuple[str, ...]) -> str:
             document, problem = self._read(turn)
-            return system_prompt(document, chosen, summary, self.instructions, problem)
+            shown = chosen
+            if shown is None and isinstance(self.backend, KeepsSelection):
+                # none given: the builder uses the person's canvas selection, so name it
+                shown = self.backend.stored_selection()
+            return system_prompt(document, shown, summary, self.instructions, problem)
 
         def execute(turn: Turn, call: ToolCall, cancelled: bool) -> JsonDict:
             return self._call(turn, call, sent, cancelled, f"{chat}.{turn.steps}")
