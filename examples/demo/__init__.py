@@ -11,9 +11,11 @@ repeated against a long-running stack.
 
 Over HTTP the script also shows the durable paths: each hook that fires runs as a Temporal
 workflow whose id is its idempotency key (printed, as Temporal describes it); a purchase
-request over 5,000 EUR waits for finance, whose approval arrives through
-``POST /approvals/{approval_id}`` with a dev token holding the ``finance`` role and completes
-the request; and a CRM starts a form session with a signed ``POST /webhooks/crm``.
+request over 5,000 EUR waits for finance, who decides it from the approval's page (a link
+minted with ``POST /approvals/page-links`` and a dev token holding the ``finance`` role, opened
+as a browser opens it: ``approval_page_scene``), which completes the request (the requester's
+own attempt, holding the role herself, is refused through ``POST /approvals/{approval_id}``);
+and a CRM starts a form session with a signed ``POST /webhooks/crm``.
 
 ``--in-process`` runs everything in this process instead (in-memory store, in-process
 dispatcher) with a fixed clock and sequential ids, so the output is the same on every run;

@@ -10,9 +10,10 @@ a spent link is refused.
 
 What the page shows is read from its HTML with the standard library's ``html.parser``: the
 ``h1`` (the form's title), the status (``#form-status``), and each field by its
-``data-field`` attribute (its label, its badge, the value shown). A dozen lines of parsing over
-stable attributes the page renders for this purpose; a parsing library (BeautifulSoup, lxml)
-would add a dependency to the ``local`` extra without saving any.
+``data-field`` attribute (its label, its badge, the value shown); on other pages, the text of
+each element marked ``data-shown`` and the page's own forms (the approver's decision). A dozen
+lines of parsing over stable attributes the page renders for this purpose; a parsing library
+(BeautifulSoup, lxml) would add a dependency to the ``local`` extra without saving any.
 """
 
 from __future__ import annotations
@@ -58,6 +59,10 @@ class PageShown:
     status: str = ""
     fields: list[FieldShown] = field(default_factory=list)
     forms: dict[str, list[FormShown]] = field(default_factory=dict)
+    """The forms each field offers, by field id; the page's own forms (outside any field,
+    marked ``page-form``) under ``""``."""
+    shown: dict[str, str] = field(default_factory=dict)
+    """The text of each element marked ``data-shown="<name>"``, by name."""
 
     def field(self, field_id: str) -> FieldShown | None:
         return next((f for f in self.fields if f.id == field_id), None)
@@ -92,12 +97,13 @@ class PageVisit:
         self.hops: list[Hop] = []
         self._opener = urllib.request.build_opener(_NoRedirect)
 
-    def open(self, url: str) -> tuple[PageShown, str]:
-        """The link at ``url`` opened as a person opens it; the page it leads to and that
-        page's URL. Raises ``VisitError`` when a hop does not answer as a browser expects."""
+    def open(self, url: str, entry_title: str = "Open your form") -> tuple[PageShown, str]:
+        """The link at ``url`` opened as a person opens it (its entry page titled
+        ``entry_title``); the page it leads to and that page's URL. Raises ``VisitError`` when
+        a hop does not answer as a browser expects."""
         status, _, html = self._send("GET", url, note="the entry page")
         entry = read_page(html)
-        if status != 200 or entry.title != "Open your form":
+        if status != 200 or entry.title != entry_title:
             raise VisitError(f"GET {path_of(url)} answered {status} {entry.title!r}")
         status, headers, _ = self._send(
             "POST", url, {"Sec-Fetch-Site": "same-origin"}, note="the button"
@@ -118,10 +124,18 @@ class PageVisit:
         """``form`` (a field's form on the page at ``page_url``) sent with ``value`` typed
         in, as its button whose value is ``press`` (Save: ``answer``) sends it; the page the
         ``303`` leads back to, and its URL."""
+        return self.send(page_url, form, {"value": value}, press)
+
+    def send(
+        self, page_url: str, form: FormShown, typed: dict[str, str], press: str
+    ) -> tuple[PageShown, str]:
+        """``form`` on the page at ``page_url`` sent with ``typed`` (by input name) typed in,
+        as its button whose value is ``press`` sends it; the page the ``303`` leads back to,
+        and its URL."""
         pressed = [(name, kept) for name, kept in form.buttons if kept == press]
         if not pressed:
             raise VisitError(f"the form has no {press!r} button: {form.buttons}")
-        sent = [(name, value if name == "value" else kept) for name, kept in form.sends]
+        sent = [(name, typed.get(name, kept)) for name, kept in form.sends]
         sent.append(pressed[0])
         target = urljoin(page_url, form.action)
         status, headers, html = self._send(
@@ -220,14 +234,18 @@ class _Reader(HTMLParser):
         if tag in VOID:
             return
         part: str | None = None
-        if tag == "form" and self._field is not None and "field-form" in classes:
+        if tag == "form" and (
+            "field-form" in classes if self._field is not None else "page-form" in classes
+        ):
             self._form = (tuple(classes), found.get("action") or "", [])
             self._buttons = []
             part = "form"
         elif tag == "textarea" and self._form is not None and found.get("name"):
             self._textarea = found["name"]
             part = "textarea"
-        if tag == "h1" and not self.page.title:
+        if found.get("data-shown"):
+            part = "shown:" + (found["data-shown"] or "")
+        elif tag == "h1" and not self.page.title:
             part = "title"
         elif found.get("id") == "form-status":
             part = "status"
@@ -265,7 +283,9 @@ class _Reader(HTMLParser):
     def _close(self, part: str) -> None:
         raw = "".join(self._text.pop(part, []))
         text = " ".join(raw.split())
-        if part == "title":
+        if part.startswith("shown:"):
+            self.page.shown[part.removeprefix("shown:")] = text
+        elif part == "title":
             self.page.title = text
         elif part == "status":
             self.page.status = text
@@ -284,8 +304,9 @@ class _Reader(HTMLParser):
             self._textarea = None
 
     def _close_form(self) -> None:
-        if self._form is not None and self._field is not None:
+        if self._form is not None:
             classes, action, sends = self._form
-            offered = self.page.forms.setdefault(self._field["id"], [])
+            owner = self._field["id"] if self._field is not None else ""
+            offered = self.page.forms.setdefault(owner, [])
             offered.append(FormShown(classes, action, tuple(sends), tuple(self._buttons)))
         self._form = None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import uuid
 
+from examples.demo.approval_page_scene import decide_on_the_page
 from examples.demo.driver import Demo
 from examples.demo.page_scene import review_on_the_page
 from examples.demo.printing import compact, expect, say
@@ -290,8 +291,8 @@ def purchase(demo: Demo) -> None:
         "the requester's approval of her own request refused (404, as for an unknown id)",
     )
     approver = "finance-" + requester.split("-", 1)[-1]
-    status, result = demo.decide(
-        "finance", approver, ["finance"], approval, "approved", note="within the workshop budget"
+    status, result = decide_on_the_page(
+        demo, "finance", approver, ["finance"], approval, "approved", "within the workshop budget"
     )
     expect(status == 200 and result.get("form_status") == "completed", "the approval to land")
     demo.show_run(approval, wait=10, status="COMPLETED")

@@ -2,9 +2,10 @@
 (``examples.demo.in_process.InProcess``) or over HTTP (``OverHttp``).
 
 ``OverHttp`` calls the tool API as a chatbot backend would (urllib, JSON, a dev token per
-principal), mints links to the form page (``page_link``), decides approvals through
-``POST /approvals/{approval_id}``, describes the Temporal run a hook's idempotency key names,
-and signs ``POST /webhooks/{source}`` as a sender would.
+principal), mints links to the form page (``page_link``) and to an approval's page
+(``approvals_link``), decides approvals through ``POST /approvals/{approval_id}``, describes
+the Temporal run a hook's idempotency key names, and signs ``POST /webhooks/{source}`` as a
+sender would.
 
 A transport also serves the builder: a builder agent's tool calls on a tenant's draft
 (``build``), the draft as its editor reads it (``draft``) and a person publishing it
@@ -207,6 +208,16 @@ class OverHttp:
         path = f"/conversations/{caller.conversation_id}/page-links"
         body = {"instance_id": instance_id}
         status, answer = self._request("POST", path, body, token=token_for(caller.principal))
+        return status, answer if isinstance(answer, dict) else {}
+
+    def approvals_link(
+        self, approver: str, roles: Sequence[str], approval_id: str
+    ) -> tuple[int, dict[str, Any]]:
+        """A link to one approval's page for ``approver`` holding ``roles``, as a notifier
+        mints one: ``POST /approvals/page-links`` with the approver's token."""
+        body = {"approval_id": approval_id}
+        token = token_for(approver, roles)
+        status, answer = self._request("POST", "/approvals/page-links", body, token=token)
         return status, answer if isinstance(answer, dict) else {}
 
     def decide(

@@ -380,3 +380,7 @@ def test_the_demo_runs_over_http(stack: LocalStack, capsys: pytest.CaptureFixtur
         "training" in flat
     )
     assert 'revision 1: "client kickoff and team training" by user' in flat
+    # AND finance decided the purchase request from its approval's page, once
+    assert "POST /approvals/page-links" in flat and "“Open your approvals”" in flat
+    assert "Your decision is recorded: approved. Approved by finance-" in flat
+    assert "(the same form sent again) → the same 303: applied once" in flat
