@@ -8,59 +8,33 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from forms.app.builder import BuilderService
-from forms.app.catalog import Catalog
 from forms.documents import Selection
-from forms.registry import FormRegistry
-from forms.storage.documents import InMemoryFormDocumentStore
-from forms.storage.drafts import InMemoryDraftStore
 from forms.storage.selections import InMemorySelectionStore
 from formwork.agents import BuilderAgent, HttpBackend, ServiceBackend
 from formwork.agents.backends import KeepsSelection
-from tests.support import TickingClock
 from tests.unit.test_builder_agent import (
     ANA,
     FORM,
     PROVIDERS,
-    T0,
     Provider,
     Recorded,
     items,
+    service,  # noqa: F401 (a fixture, used by name)
 )
 
 
-def service_with_selections() -> BuilderService:
-    drafts = InMemoryDraftStore()
-    catalog = Catalog(FormRegistry([]), InMemoryFormDocumentStore(), timer=lambda: 0.0)
-    builder = BuilderService(
-        drafts, catalog, clock=TickingClock(T0), selections=InMemorySelectionStore(drafts)
-    )
-    made = builder.call(
-        ANA,
-        FORM,
-        "create_form",
-        "setup-1",
-        {
-            "title": "Contact us",
-            "steps": [
-                {
-                    "title": "Contact",
-                    "items": [
-                        {"kind": "email", "label": "Email", "required": False},
-                        {"kind": "boolean", "label": "Call me back"},
-                    ],
-                }
-            ],
-        },
-    )
-    assert made["ok"], made
+def with_selections(builder: BuilderService) -> BuilderService:
+    """``builder`` (the agent tests' contact form) keeping selections beside its drafts."""
+    builder.selections = InMemorySelectionStore(builder.store)
     return builder
 
 
 @PROVIDERS
 def test_make_this_required_uses_the_canvas_selection_when_the_chat_sends_none(
     make: Callable[..., tuple[Provider, Recorded]],
+    service: BuilderService,  # noqa: F811 (the agent tests' fixture)
 ) -> None:
-    service = service_with_selections()
+    with_selections(service)
     service.select(ANA, FORM, Selection(field="email"))  # the person clicked Email
     provider, recorded = make("make_required")
     backend = ServiceBackend(service, ANA, FORM)
