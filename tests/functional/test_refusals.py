@@ -449,3 +449,19 @@ def test_an_unknown_strict_format_names_the_routes_own_choices(api: Api) -> None
     assert "openai-strict" in forms_tools.json()["message"]
     assert "openai-strict" not in builder_tools.json()["message"]
     assert "anthropic" in builder_tools.json()["message"]
+
+
+def test_every_template_route_has_a_label_of_its_own() -> None:
+    # GIVEN every route the template declares (the page routes too: they are not in the
+    # OpenAPI document), its path parameters filled in
+    from infra.local.dynamodb import load_template
+    from infra.local.gateway import routes_from_template
+
+    labels = {
+        route.key: route_label(build_event(route.method, re.sub(r"\{[^}]+\}", "x-1", route.path)))
+        for route in routes_from_template(load_template())
+        if route.path != "$default"
+    }
+    # THEN each is labelled (a metric dimension), and no two routes share a label
+    assert "unmatched" not in labels.values(), [k for k, v in labels.items() if v == "unmatched"]
+    assert len(set(labels.values())) == len(labels)
