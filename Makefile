@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help venv dynamodb-local dev page-link worker demo test explore screenshots lint format typecheck check bench validate sam-build lock record-histories clean
+.PHONY: help venv dynamodb-local dev page-link worker demo test explore screenshots lint format typecheck check bench validate sam-build worker-artifact lock record-histories clean
 
 help:
 	@echo "make dev        the local stack: API on 127.0.0.1:3000, DynamoDB on :8000 (AWS's DynamoDB"
@@ -34,6 +34,8 @@ help:
 	@echo "make validate   sam validate --lint on template.yaml"
 	@echo "make sam-build  sam build (Lambda artifacts under .aws-sam/); your own forms:"
 	@echo "                make sam-build FORMS_SOURCE=my_forms FORMS=my_forms:FORMS (docs/deploy.md)"
+	@echo "make worker-artifact  the Temporal worker's artifact for the ECS service (Lambda's build,"
+	@echo "                zipped reproducibly: dist/formwork-worker-arm64-<sha256>.zip; docs/deploy.md)"
 	@echo "make lock       re-pin the Lambda artifact's packages (infra/lambda-requirements.txt)"
 	@echo "make record-histories  re-record the workflow histories the replay tests hold new code"
 	@echo "                to (tests/temporal/histories; only for a deliberate break: docs/dispatch.md)"
@@ -176,17 +178,35 @@ sam-build: $(SAM) $(if $(FORMS),$(STAMP))
 # (LAMBDA_PYTHON: a .pyc is only read by the version that wrote it), after dropping any
 # __pycache__ the copy brought from the working tree, and is hash-based and unchecked: SAM zips
 # every file with the date 1980-01-01, so a .pyc that checks its source's date would never match
-# and each cold start would compile from source again (docs/deploy.md).
+# and each cold start would compile from source again (docs/deploy.md). Each .pyc names its
+# source under /var/task (-s/-p), not the build folder, so the bytes do not depend on where the
+# build ran (the worker's artifact is reproducible; Python names the file it loaded anyway).
 LAMBDA_PYTHON ?= python3.11
-LAMBDA_PLATFORM := --platform manylinux2014_aarch64 --implementation cp --python-version 3.11 --only-binary=:all:
-build-ToolsFunction build-RelayFunction build-SweeperFunction build-BedrockAgentFunction:
+# The functions' (and the worker's) CPU: aarch64 as the template declares; x86_64 builds the
+# same artifact for this kind of machine (the worker artifact's test runs it here).
+LAMBDA_ARCH ?= aarch64
+LAMBDA_PLATFORM := --platform manylinux2014_$(LAMBDA_ARCH) --implementation cp --python-version 3.11 --only-binary=:all:
+build-ToolsFunction build-RelayFunction build-SweeperFunction build-BedrockAgentFunction \
+		build-WorkerBacklogFunction:
 	@$(LAMBDA_PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || { echo \
 		"LAMBDA_PYTHON=$(LAMBDA_PYTHON) is not Python 3.11 (the functions' runtime)" >&2; exit 1; }
 	$(LAMBDA_PYTHON) -m pip install --quiet --no-compile --target "$(ARTIFACTS_DIR)" \
 		$(LAMBDA_PLATFORM) -r $(LOCK) $(if $(FORMS_REQUIREMENTS),-r "$(FORMS_REQUIREMENTS)")
 	cp -r forms formwork functions workflows $(FORMS_SOURCE) "$(ARTIFACTS_DIR)/"
 	find "$(ARTIFACTS_DIR)" -name __pycache__ -type d -prune -exec rm -rf {} +
-	$(LAMBDA_PYTHON) -m compileall -q -j 0 --invalidation-mode unchecked-hash "$(ARTIFACTS_DIR)"
+	$(LAMBDA_PYTHON) -m compileall -q -j 0 --invalidation-mode unchecked-hash -s "$(ARTIFACTS_DIR)" -p /var/task "$(ARTIFACTS_DIR)"
+
+# The Temporal worker's artifact (docs/deploy.md, "The worker"): the functions' build (the
+# recipe above, for arm64, with FORMS_SOURCE) packed into a zip whose bytes depend on the
+# sources and the lock only, named by its SHA-256 (the template's WorkerArtifactSha256).
+WORKER_STAGE := .aws-sam/worker
+WORKER_DIST ?= dist
+worker-artifact: $(STAMP)
+	$(if $(FORMS),PYTHONPATH="$(subst $(space),:,$(abspath $(dir $(FORMS_SOURCE:%/=%)) .))" \
+		$(BIN)/formwork check $(FORMS))
+	rm -rf $(WORKER_STAGE)
+	$(MAKE) --no-print-directory build-ToolsFunction ARTIFACTS_DIR=$(abspath $(WORKER_STAGE))
+	$(BIN)/python -m infra.worker_artifact $(WORKER_STAGE) --out $(WORKER_DIST)
 
 # Re-resolve the Lambda artifact's packages (newest versions the ranges in pyproject.toml allow)
 # and pin them; make venv then installs the development environment under the new pins.

@@ -78,9 +78,12 @@ async def serve(
     grace: float = 30.0,
     threads: int = 16,
     activities_class: type[HookActivities] = HookActivities,
+    alive_file: Path | None = None,
 ) -> None:
     """Connect, serve ``app``'s service until ``stop`` is set, shut down. ``ready`` runs once
-    polling starts. ``app`` is a ``worker_app``: one whose service has no dispatcher."""
+    polling starts. ``app`` is a ``worker_app``: one whose service has no dispatcher.
+    ``alive_file`` is touched every ``ALIVE_EVERY`` seconds while the worker runs (the
+    container's health check reads its age)."""
     if app.dispatcher is not None:
         raise ValueError("the worker runs hooks; its App has no dispatcher (see worker_app)")
     settings = app.settings
@@ -98,11 +101,32 @@ async def serve(
     )
     try:
         async with worker:
+            beating = None
+            if alive_file is not None:
+                alive_file.touch()  # alive from the moment it polls
+                beating = asyncio.create_task(_keep_alive(worker, alive_file))
             if ready is not None:
                 ready()
-            await stop.wait()
+            try:
+                await stop.wait()
+            finally:
+                if beating is not None:
+                    beating.cancel()
     finally:
         activities.close()
+
+
+ALIVE_EVERY = 10.0
+"""Seconds between touches of the alive file (the health check allows several missed)."""
+
+
+async def _keep_alive(worker: Worker, path: Path) -> None:
+    """Touch ``path`` while ``worker`` runs. A worker whose pollers failed for good stops
+    running; the file then ages and the container's health check fails, so ECS replaces it
+    (so does an event loop too busy to get here)."""
+    while worker.is_running:
+        path.touch()
+        await asyncio.sleep(ALIVE_EVERY)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,6 +144,11 @@ def main(argv: list[str] | None = None) -> int:
         "--grace", type=float, default=30.0, help="seconds to finish activities on shutdown"
     )
     parser.add_argument("--threads", type=int, default=16, help="executor threads")
+    parser.add_argument(
+        "--alive-file",
+        type=Path,
+        help=f"touch this file every {ALIVE_EVERY:.0f} s while the worker runs (health checks)",
+    )
     args = parser.parse_args(argv)
     try:
         settings = Settings.from_env()
@@ -151,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
             sticky_timeout=args.sticky_timeout,
             grace=args.grace,
             threads=args.threads,
+            alive_file=args.alive_file,
         )
 
     try:

@@ -147,6 +147,11 @@ def check_dynamodb(kind: str, where: str = "dynamodb") -> str:
     return kind
 
 
+NOT_RUN_LOCALLY = frozenset({"WorkerBacklogFunction"})
+"""Scheduled functions the local stack does not run: the worker service's scaling metric
+(nothing scales here; ``make dev`` runs one worker)."""
+
+
 def functions_by_event(template: Mapping[str, Any]) -> dict[str, set[str]]:
     """Each serverless function's event source types (``HttpApi``, ``DynamoDB``, ...)."""
     found: dict[str, set[str]] = {}
@@ -412,6 +417,8 @@ class LocalStack:
     def _start_event_sources(self, events: Mapping[str, set[str]]) -> None:
         """The stream poller (the relay's event source mapping) and the sweeper's timer."""
         for logical_id, function in self.functions.items():
+            if logical_id in NOT_RUN_LOCALLY:
+                continue
             kinds = events.get(logical_id, set())
             if "DynamoDB" in kinds:
                 reader = StreamReader(self.dynamodb_endpoint, self.table_name, REGION)

@@ -54,8 +54,9 @@ async def record(into: Path = HISTORIES) -> list[Path]:
     async with await time_skipping() as env:
         recorded = await histories(env)
     into.mkdir(parents=True, exist_ok=True)
-    for old in into.glob("*.json"):
-        old.unlink()
+    for scenario in SCENARIOS:  # other recordings in the folder are left as they are
+        for old in into.glob(f"{scenario}-*.json"):
+            old.unlink()
     written = []
     for name, text in recorded.items():
         path = into / f"{name}.json"

@@ -51,8 +51,8 @@ def test_every_workflow_type_and_scenario_has_a_recorded_history() -> None:
     histories = recorded()
     # THEN each workflow the worker serves has histories, and each scenario was recorded
     served = {getattr(w, "__temporal_workflow_definition").name for w in WORKFLOWS}
-    assert {workflow_type(h) for h in histories} == served
-    assert {p.stem.rsplit("-", 1)[0] for p in HISTORIES.glob("*.json")} == set(SCENARIOS)
+    assert served <= {workflow_type(h) for h in histories}
+    assert set(SCENARIOS) <= {p.stem.rsplit("-", 1)[0] for p in HISTORIES.glob("*.json")}
 
 
 def test_the_recorded_histories_replay_on_this_code() -> None:

@@ -158,10 +158,15 @@ def test_the_lambda_build_ships_bytecode_the_runtime_reads() -> None:
     commands = build_commands("build-ToolsFunction")
     # THEN Python 3.11 (the runtime's) installs without compiling, the copied __pycache__ is
     # dropped, and the whole artifact is compiled last, hash-based and unchecked (SAM's zip
-    # dates every file 1980-01-01, which a timestamp .pyc would never match)
+    # dates every file 1980-01-01, which a timestamp .pyc would never match), naming each
+    # source by where Lambda unpacks it, not by the build folder (the same bytes from any
+    # folder: the worker's artifact is checked reproducible, tests/integration)
     assert "sys.version_info[:2] != (3, 11)" in commands
     assert "python3.11 -m pip install --quiet --no-compile" in commands
-    compile_all = 'python3.11 -m compileall -q -j 0 --invalidation-mode unchecked-hash "/artifact"'
+    compile_all = (
+        "python3.11 -m compileall -q -j 0 --invalidation-mode unchecked-hash"
+        ' -s "/artifact" -p /var/task "/artifact"'
+    )
     assert commands.index("cp -r") < commands.index("-name __pycache__")
     assert commands.index("-name __pycache__") < commands.index(compile_all)
     assert commands.endswith(compile_all)

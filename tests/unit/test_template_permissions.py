@@ -88,9 +88,15 @@ def test_the_scan_finds_the_store_calls() -> None:
 
 # ---------------------------------------------------------------------------- secrets
 
-FUNCTIONS = ("ToolsFunction", "RelayFunction", "SweeperFunction", "BedrockAgentFunction")
+FUNCTIONS = (
+    "ToolsFunction",
+    "RelayFunction",
+    "SweeperFunction",
+    "BedrockAgentFunction",
+    "WorkerBacklogFunction",
+)
 """Every function connects to Temporal (the tools, over HTTP and for a Bedrock agent, dispatch;
-the relay and sweeper re-dispatch)."""
+the relay and sweeper re-dispatch; the backlog function reads the task queue's backlog)."""
 TEMPORAL_SECRET = {"Ref": "TemporalSecretArn"}
 
 
@@ -98,9 +104,16 @@ def statements(function: str) -> list[tuple[str | None, dict[str, Any]]]:
     """Each policy statement of ``function`` with the condition it depends on (None: none)."""
     resource = load_template()["Resources"][function]
     found: list[tuple[str | None, dict[str, Any]]] = []
-    for policy in resource["Properties"].get("Policies", []):
+    for listed in resource["Properties"].get("Policies", []):
+        policy, outer = listed, None
+        if isinstance(listed, dict) and "Fn::If" in listed:  # a whole policy under a condition
+            outer, policy, otherwise = listed["Fn::If"]
+            assert otherwise == {"Ref": "AWS::NoValue"}, listed
         for statement in policy.get("Statement", []) if isinstance(policy, dict) else []:
-            if "Fn::If" in statement:
+            if outer is not None:
+                assert "Fn::If" not in statement, statement
+                found.append((outer, statement))
+            elif "Fn::If" in statement:
                 condition, then, otherwise = statement["Fn::If"]
                 assert otherwise == {"Ref": "AWS::NoValue"}, statement
                 found.append((condition, then))
@@ -162,8 +175,8 @@ def test_each_function_may_read_the_temporal_secret_and_only_that_one(function: 
     reads = secret_reads(function)
     assert ("HasTemporalSecret", TEMPORAL_SECRET) in reads
     others = [r for r in reads if r != ("HasTemporalSecret", TEMPORAL_SECRET)]
-    if function in ("RelayFunction", "SweeperFunction"):
-        assert others == []  # the relay and the sweeper read no other secret
+    if function in ("RelayFunction", "SweeperFunction", "WorkerBacklogFunction"):
+        assert others == []  # the relay, the sweeper and the backlog read no other secret
 
 
 def test_webhook_secrets_are_read_under_two_separate_prefixes() -> None:
