@@ -110,25 +110,31 @@ class FormRegistry:
         if instance.form_version in versions:
             return versions[instance.form_version], []
         current = versions[max(versions)]
-        chain: list[Migration] = []
-        version = instance.form_version
-        while version < current.version:
-            step = current.migrations.get(version)
-            if step is None:
-                raise VersionMismatch(
-                    f"this {instance.form_id!r} was started on version {instance.form_version}; "
-                    f"version {current.version} has no migration from version {version}",
-                    "abandon this instance and start the form again",
-                )
-            chain.append(step)
-            version = _next_version(current, version)
-        if version != current.version:
+        return current, migration_chain(current, instance.form_version)
+
+
+def migration_chain(current: CompiledForm, version: int) -> list[Migration]:
+    """The migrations that move an instance on ``version`` onto ``current`` (none when it is
+    on it); ``VersionMismatch`` when a step is missing or ``version`` is newer."""
+    chain: list[Migration] = []
+    start = version
+    while version < current.version:
+        step = current.migrations.get(version)
+        if step is None:
             raise VersionMismatch(
-                f"this {instance.form_id!r} is on version {instance.form_version}, newer than "
-                f"the {current.version} served here",
-                "retry later: a newer deployment is rolling out",
+                f"this {current.id!r} was started on version {start}; "
+                f"version {current.version} has no migration from version {version}",
+                "abandon this instance and start the form again",
             )
-        return current, chain
+        chain.append(step)
+        version = _next_version(current, version)
+    if version != current.version:
+        raise VersionMismatch(
+            f"this {current.id!r} is on version {start}, newer than "
+            f"the {current.version} served here",
+            "retry later: a newer deployment is rolling out",
+        )
+    return chain
 
 
 def _next_version(form: CompiledForm, version: int) -> int:

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from forms.app.builder import BuilderService
     from forms.app.catalog import Catalog
     from forms.app.memory import Memory
+    from forms.app.migrations import MigrationStarter
     from forms.app.operations import FailureQueue, Sweeper
     from forms.app.service import Dispatcher, FormService
     from forms.definition import Executor, FormDef
@@ -370,6 +371,22 @@ class App:
         return self._part("sweeper", build)
 
     @property
+    def migration_starter(self) -> MigrationStarter | None:
+        """Starts a bulk migration's workflow on Temporal (``FORMWORK_DISPATCH=temporal``);
+        None in a deployment that runs no Temporal worker."""
+
+        def build() -> MigrationStarter | None:
+            if self.settings.dispatch != "temporal":
+                return None
+            from workflows.dispatch import connection_for
+            from workflows.migration_starter import TemporalMigrationStarter
+
+            temporal = self.settings.temporal
+            return TemporalMigrationStarter(connection_for(temporal), temporal.task_queue)
+
+        return self._part("migration_starter", build)
+
+    @property
     def outbox_scan(self) -> OutboxScan:
         """What the sweeper reads: the store itself when it is its own scan (in memory), else
         a Scan of the forms table (``TABLE_NAME``) on the App's DynamoDB client."""
@@ -644,6 +661,7 @@ def bootstrap(
     decay_policy: DecayPolicy | None = None,
     failure_queue: FailureQueue | None = None,
     sweeper: Sweeper | None = None,
+    migration_starter: MigrationStarter | None = None,
 ) -> App:
     """The application for ``settings`` (default: the environment's, read on first use).
 
@@ -662,7 +680,8 @@ def bootstrap(
     ``vocabulary`` the fact keys (default: Formwork's plus ``FORMWORK_FACT_KEYS``),
     ``decay_policy`` the decay rules (default: Formwork's). ``failure_queue`` and ``sweeper``
     are what the operator routes read and start (default: the relay's SQS queue and the
-    sweeper function the settings name).
+    sweeper function the settings name), ``migration_starter`` what starts a bulk migration's
+    workflow (default: on Temporal when ``FORMWORK_DISPATCH`` is ``temporal``, else none).
     """
     if service is not None and (
         registry is not None or store is not None or dispatcher is not FROM_SETTINGS
@@ -697,6 +716,7 @@ def bootstrap(
         "decay_policy": decay_policy,
         "failure_queue": failure_queue,
         "sweeper": sweeper,
+        "migration_starter": migration_starter,
     }
     parts.update({name: part for name, part in given.items() if part is not None})
     if dispatcher is not FROM_SETTINGS:

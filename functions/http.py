@@ -57,7 +57,7 @@ BODY_METHODS = frozenset({"POST", "PUT"})
 BODY_OPTIONAL = re.compile(
     r"/builder/forms/[^/]+/publish|/memory/facts/[^/]+/confirm|/memory/page-links"
     r"|/approvals/page-links|/builder/forms/[^/]+/page-links"
-    r"|/operator/hooks/[^/]+/retry|/operator/relay/failures/redrive"
+    r"|/operator/hooks/[^/]+/retry|/operator/relay/failures/redrive|/operator/forms/[^/]+/migrate"
 )
 """``POST`` paths whose body may be left out (read as ``{}``): publishing and confirming a fact
 are buttons, and a link to the caller's fact editor or approver's queue names nothing."""

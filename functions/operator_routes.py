@@ -4,6 +4,8 @@
 * ``POST /operator/hooks/{key}/retry``: put one back to pending and dispatch it again.
 * ``GET /operator/relay/failures``: read back the relay's failure queue (left in it).
 * ``POST /operator/relay/failures/redrive``: start a sweep, then delete what was read.
+* ``POST /operator/forms/{form_id}/migrate``: a dry run of moving the tenant's open instances
+  of a form onto its current version, then the run, a Temporal workflow.
 
 Every route needs the operator role (``FORMWORK_OPERATOR_ROLE``) in the token's roles claim
 (``ROLES_CLAIM``): without it, 403. An operator acts within their own tenant: another tenant's
@@ -12,21 +14,31 @@ its two routes are for operators of the platform tenant (``FORMWORK_PLATFORM_TEN
 The rules are ``forms.app.operations``; this module parses, authorises and renders.
 """
 
+import json
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 from urllib.parse import unquote
 
+from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from pydantic.json_schema import SkipJsonSchema
 
 from forms.surface.tools import check_id
 from functions.approval_routes import roles_from_claims
 from functions.auth import _claims, principal_from_event
-from functions.http import ApiError
-from functions.openapi import error_responses, json_body
-from functions.operator_models import FailedHooksBody, RedriveBody, RelayFailuresBody, RetryBody
+from functions.http import JSON_HEADERS, ApiError
+from functions.openapi import DESCRIBED, error_responses, json_body
+from functions.operator_models import (
+    FailedHooksBody,
+    MigrateRequest,
+    MigrationPlanBody,
+    MigrationStartedBody,
+    RedriveBody,
+    RelayFailuresBody,
+    RetryBody,
+)
 from functions.routing import logger, request_app
 
 if TYPE_CHECKING:
@@ -221,6 +233,121 @@ def redrive_relay_failures(
         "redriven": [_batch(b) for b in done.redriven],
         "approximate_remaining": done.remaining,
     }
+
+
+@router.post(
+    "/operator/forms/<form_id>/migrate",
+    summary="Migrate a form's open instances (dry run first)",
+    description="Moves the caller's tenant's open instances of the form on an older version "
+    "onto its current version, through the engine's migration (renames and conversions "
+    "appended as migration revisions; nothing rewritten). With dry_run true (the default, "
+    "also with no body) nothing is written: 200 with what would happen to each instance, a "
+    "page at a time: moves (the fields carried over, and the answered fields the current "
+    "version refuses, which are kept and asked again), fails (a conversion failed) or no_path "
+    "(no migration from its version). With dry_run false, 202: a Temporal workflow moves them "
+    "page by page (one run per form and version at a time; a second request joins it). "
+    "Instances are read through an index of the tenant's open instances by form and version, "
+    "never a scan. Another tenant's published form is the same 404 as a form that does not "
+    "exist. Needs the operator role.",
+    responses={
+        200: json_body(MigrationPlanBody, "The dry run: what would happen to each instance"),
+        202: json_body(MigrationStartedBody, "The run started (or joined)"),
+        **error_responses(
+            400,
+            401,
+            403,
+            404,
+            409,
+            413,
+            415,
+            422,
+            503,
+            s400=DESCRIBED[400] + "; a cursor this route did not hand out (bad_request)",
+            s403=_S403,
+            s404="No such form for the caller's tenant (unknown_form)",
+            s409="The run needs Temporal: this deployment runs hooks in process "
+            "(FORMWORK_DISPATCH=inprocess; needs_temporal)",
+            s503="Temporal could not be reached to start the run (unavailable)",
+        ),
+    },
+    tags=["operator"],
+)
+def migrate_form(
+    form_id: Annotated[str, Path(description="The form's id (or a spelling of it)")],
+    request: Annotated[MigrateRequest, Body()],
+) -> Response[str]:
+    from forms.app.migrations import plan_migration, start_migration
+    from forms.errors import UnknownForm
+
+    operator = _operator()
+    form = check_id(form_id, "form id")
+    app = request_app(router.context)
+    try:
+        if request.dry_run:
+            plan = plan_migration(
+                app.service, operator, form, limit=request.limit, after=request.after
+            )
+            return _json(
+                200,
+                {
+                    "dry_run": True,
+                    "form_id": plan.form_id,
+                    "to_version": plan.to_version,
+                    "instances": [
+                        {
+                            "instance_id": p.instance_id,
+                            "principal": p.principal,
+                            "conversation_id": p.conversation_id,
+                            "from_version": p.from_version,
+                            "to_version": p.to_version,
+                            "outcome": p.outcome,
+                            "moved": list(p.moved),
+                            "invalid": list(p.invalid),
+                            "reason": p.reason,
+                        }
+                        for p in plan.instances
+                    ],
+                    "next": plan.next,
+                },
+            )
+        starter = app.migration_starter
+        if starter is None:
+            raise ApiError(
+                409,
+                "needs_temporal",
+                "a migration runs as a Temporal workflow; this deployment runs hooks in "
+                "process (FORMWORK_DISPATCH=inprocess): its instances move at their next write",
+            )
+        try:
+            started = start_migration(app.service, starter, operator, form)
+        except (TimeoutError, RuntimeError, OSError):
+            logger.warning("could not start the migration's workflow", exc_info=True)
+            raise ApiError(503, "unavailable", "Temporal could not be reached; try again") from None
+    except UnknownForm:
+        raise ApiError(404, "unknown_form", f"no form {form!r}") from None
+    except ValueError as exc:
+        raise ApiError(400, "bad_request", str(exc)) from None
+    logger.info(
+        "operator started a migration",
+        extra={"workflow_id": started.workflow_id, "started": started.started},
+    )
+    body = {
+        "dry_run": False,
+        "form_id": started.form_id,
+        "to_version": started.to_version,
+        "workflow_id": started.workflow_id,
+        "started": started.started,
+    }
+    return _json(202, body)
+
+
+def _json(status: int, body: dict[str, Any]) -> Response[str]:
+    return Response(
+        status,
+        "application/json",
+        json.dumps(body, separators=(",", ":")),
+        headers=dict(JSON_HEADERS),
+    )
 
 
 # ---------------------------------------------------------------------------- helpers

@@ -37,8 +37,9 @@ from workflows.activities import HookActivities
 from workflows.approvals import ApprovalWorkflow
 from workflows.client import CredentialsUnavailable, connect
 from workflows.hooks import HookWorkflow
+from workflows.migrations import FormMigrationWorkflow, MigrationActivities
 
-WORKFLOWS = (HookWorkflow, ApprovalWorkflow)
+WORKFLOWS = (HookWorkflow, ApprovalWorkflow, FormMigrationWorkflow)
 """Every workflow type the worker serves: each needs recorded histories the replay tests hold
 new code to (``tests/temporal/test_replay.py``, docs/dispatch.md "Changing a workflow")."""
 
@@ -57,7 +58,11 @@ def build_worker(
         client,
         task_queue=task_queue,
         workflows=list(WORKFLOWS),
-        activities=[activities.run_hook_activity, activities.settle_approval_activity],
+        activities=[
+            activities.run_hook_activity,
+            activities.settle_approval_activity,
+            MigrationActivities(activities.service).migrate_page,
+        ],
         sticky_queue_schedule_to_start_timeout=timedelta(seconds=sticky_timeout),
         graceful_shutdown_timeout=timedelta(seconds=grace),
     )

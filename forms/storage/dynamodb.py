@@ -20,7 +20,9 @@ by the home item's own put, in the commit's one transaction, and holds only thos
 A listing is one Query of the index and one BatchGetItem of the home items it names. In the
 same way it carries ``failed_pk`` / ``failed_sk`` while a hook of it has failed for good
 (``forms.storage.failed_hooks.failed_place``), the keys of the sparse index ``failed_hooks``
-(``FAILED_HOOK_INDEX``) an operator lists a tenant's failed hooks by.
+(``FAILED_HOOK_INDEX``) an operator lists a tenant's failed hooks by, and ``open_pk`` /
+``open_sk`` while it is open (``forms.storage.open_forms.open_place``; ``open_forms``,
+``OPEN_FORM_INDEX``), what a bulk migration reads a form's older open instances from.
 
 A field's *head* is what every call reads of its log: the count, the cursor, the entries in
 force, undo would restore and redo would bring back. The home item holds the heads, not the
@@ -64,6 +66,7 @@ from forms.storage.dynamodb_requests import item_too_large, largest_item, put_ac
 from forms.storage.dynamodb_requests import reason_codes as _reason_codes
 from forms.storage.dynamodb_requests import s as _s
 from forms.storage.failed_hooks import FailedHookIndex, failed_place
+from forms.storage.open_forms import OpenFormIndex, open_place
 from forms.storage.port import FormStore
 from forms.storage.sizes import check, check_instance, text_bytes, too_large
 
@@ -86,6 +89,8 @@ APPROVAL_INDEX = "approvals"
 """The table's global secondary index on ``approval_pk`` / ``approval_sk`` (template.yaml)."""
 FAILED_HOOK_INDEX = "failed_hooks"
 """The table's global secondary index on ``failed_pk`` / ``failed_sk`` (template.yaml)."""
+OPEN_FORM_INDEX = "open_forms"
+"""The table's global secondary index on ``open_pk`` / ``open_sk`` (template.yaml)."""
 """Bytes reserved in a revision item for its keys and other attributes besides the payload."""
 
 _Parts = TypeAdapter(dict[str, list[Revision]])
@@ -132,7 +137,7 @@ class _Known:
         self.heads = heads
 
 
-class DynamoDBFormStore(FormStore, ApprovalIndex, FailedHookIndex):
+class DynamoDBFormStore(FormStore, ApprovalIndex, FailedHookIndex, OpenFormIndex):
     """Form instances in one DynamoDB table (``pk``/``sk`` strings), strongly consistent; also
     the ``ApprovalIndex`` over them (the index itself is eventually consistent, the instances
     a listing returns are read strongly consistent).
@@ -298,6 +303,22 @@ class DynamoDBFormStore(FormStore, ApprovalIndex, FailedHookIndex):
     ) -> list[tuple[str, FormInstance | None]]:
         return self._gsi_read(FAILED_HOOK_INDEX, "failed", partition, after, limit)
 
+    def _open_read(
+        self, partition: str, below: str, after: str | None, limit: int
+    ) -> list[tuple[str, FormInstance | None]]:
+        # One condition on the sort key: BETWEEN the cursor (inclusive: dropped below) and the
+        # bound (every key of version ``below`` sorts after it).
+        found = self._gsi_read(
+            OPEN_FORM_INDEX,
+            "open",
+            partition,
+            None,
+            limit + 1,
+            newest_first=False,
+            between=(after or "0", below),
+        )
+        return [(sort, home) for sort, home in found if sort != after][:limit]
+
     def _gsi_read(
         self,
         index: str,
@@ -307,6 +328,7 @@ class DynamoDBFormStore(FormStore, ApprovalIndex, FailedHookIndex):
         limit: int,
         *,
         newest_first: bool = True,
+        between: tuple[str, str] | None = None,
     ) -> list[tuple[str, FormInstance | None]]:
         """Up to ``limit`` places of a sparse keys-only index (keys ``<prefix>_pk`` /
         ``<prefix>_sk``) past ``after``, each with its home as stored now (one Query, one
@@ -317,6 +339,9 @@ class DynamoDBFormStore(FormStore, ApprovalIndex, FailedHookIndex):
         if after is not None:
             condition += f" AND {sk} " + ("< :after" if newest_first else "> :after")
             values[":after"] = _s(after)
+        elif between is not None:
+            condition += f" AND {sk} BETWEEN :low AND :high"
+            values[":low"], values[":high"] = _s(between[0]), _s(between[1])
         request: dict[str, Any] = {
             "TableName": self._table,
             "IndexName": index,
@@ -600,6 +625,9 @@ def home_item(instance: FormInstance, heads: Mapping[str, str] | None = None) ->
     failed = failed_place(instance)
     if failed is not None:  # likewise, while a hook of it has failed for good
         item["failed_pk"], item["failed_sk"] = _s(failed.partition), _s(failed.sort)
+    opened = open_place(instance)
+    if opened is not None:  # and while it is open
+        item["open_pk"], item["open_sk"] = _s(opened.partition), _s(opened.sort)
     excess = _item_bytes(item) - (DYNAMODB_ITEM_LIMIT - _ITEM_OVERHEAD)
     if excess > 0:
         for field_id in sorted(texts, key=lambda f: -len(texts[f])):

@@ -24,13 +24,14 @@ from forms.instance import (
 )
 from forms.storage.approvals import ApprovalIndex, Place, approval_place
 from forms.storage.failed_hooks import FailedHookIndex, failed_place
+from forms.storage.open_forms import OpenFormIndex, open_place
 from forms.storage.port import FormStore, OutboxScan
 from forms.storage.sizes import check_instance
 
 _ConversationKey = tuple[str, str]
 
 
-class InMemoryFormStore(FormStore, OutboxScan, ApprovalIndex, FailedHookIndex):
+class InMemoryFormStore(FormStore, OutboxScan, ApprovalIndex, FailedHookIndex, OpenFormIndex):
     """A thread-safe ``FormStore`` held in memory; every method runs under one lock. It is
     also its own ``OutboxScan`` (pages of ``page_size`` instances, in creation order) and its
     own ``ApprovalIndex`` (each partition's places kept beside the instances, updated by the
@@ -47,6 +48,9 @@ class InMemoryFormStore(FormStore, OutboxScan, ApprovalIndex, FailedHookIndex):
         self._failed_places: dict[str, Place] = {}
         self._failed: dict[str, dict[str, str]] = {}
         """The failed-hook index: partition -> sort key -> instance id."""
+        self._open_places: dict[str, Place] = {}
+        self._open: dict[str, dict[str, str]] = {}
+        """The open-form index: partition -> sort key -> instance id."""
         self._calls: dict[_ConversationKey, dict[str, str]] = {}
         """Call records as JSON text: a record is written on every write call and read back
         only by a retry, so it is serialised once (cheap, and nothing shared) and parsed when
@@ -139,9 +143,17 @@ class InMemoryFormStore(FormStore, OutboxScan, ApprovalIndex, FailedHookIndex):
                 keys = [k for k in keys if k < after]
             return [(k, self._instances[places[k]].snapshot()) for k in keys[:limit]]
 
+    def _open_read(
+        self, partition: str, below: str, after: str | None, limit: int
+    ) -> list[tuple[str, FormInstance | None]]:
+        with self._lock:
+            places = self._open.get(partition, {})
+            keys = sorted(k for k in places if k < below and (after is None or k > after))
+            return [(k, self._instances[places[k]].snapshot()) for k in keys[:limit]]
+
     def _place(self, instance: FormInstance) -> None:
-        """Move ``instance`` to its places in the approval and failed-hook indexes; the
-        caller holds the lock."""
+        """Move ``instance`` to its places in the approval, failed-hook and open-form indexes;
+        the caller holds the lock."""
         before = self._places.pop(instance.id, None)
         if before is not None:
             self._index[before.partition].pop(before.sort, None)
@@ -156,6 +168,13 @@ class InMemoryFormStore(FormStore, OutboxScan, ApprovalIndex, FailedHookIndex):
         if now is not None:
             self._failed_places[instance.id] = now
             self._failed.setdefault(now.partition, {})[now.sort] = instance.id
+        left = self._open_places.pop(instance.id, None)
+        if left is not None:
+            self._open[left.partition].pop(left.sort, None)
+        stands = open_place(instance)
+        if stands is not None:
+            self._open_places[instance.id] = stands
+            self._open.setdefault(stands.partition, {})[stands.sort] = instance.id
 
     def _check_call(self, key: _ConversationKey, call: NewCall | None) -> None:
         """Raise ``CallRecorded`` if ``call``'s id is taken; the caller holds the lock."""

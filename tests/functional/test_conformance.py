@@ -619,6 +619,7 @@ def test_the_document_lists_a_schema_for_every_answer() -> None:
         "POST /operator/hooks/{key}/retry",
         "GET /operator/relay/failures",
         "POST /operator/relay/failures/redrive",
+        "POST /operator/forms/{form_id}/migrate",
         "POST /approvals/page-links",
     }
     for op in OPERATIONS:
@@ -704,6 +705,9 @@ RETRY_BAD = "/operator/hooks/a*b/retry"
 FAILURES = "/operator/relay/failures"
 REDRIVE = "/operator/relay/failures/redrive"
 REDRIVE_BAD = REDRIVE + "?limit=0"
+MIGRATE_KEY = "POST /operator/forms/{form_id}/migrate"
+MIGRATE = "/operator/forms/travel-claim/migrate"
+MIGRATE_NONE = "/operator/forms/no-such-form/migrate"
 
 
 def _get(path: str, claims: dict[str, Any] | None, limit: str | None = None) -> dict[str, Any]:
@@ -786,6 +790,21 @@ EXAMPLES: list[tuple[str, int, Callable[[], dict[str, Any]], dict[str, Any] | No
             ("POST /operator/relay/failures/redrive", 400, lambda: _bare(REDRIVE_BAD, OPERATOR)),
             ("POST /operator/relay/failures/redrive", 401, lambda: _bare(REDRIVE, None)),
             ("POST /operator/relay/failures/redrive", 403, lambda: _bare(REDRIVE, FINANCE)),
+            (MIGRATE_KEY, 200, lambda: _post(MIGRATE, "{}", claims=OPERATOR)),
+            (MIGRATE_KEY, 400, lambda: _post(MIGRATE, '{"after": "x"}', claims=OPERATOR)),
+            (MIGRATE_KEY, 401, lambda: _post(MIGRATE, "{}", claims=None)),
+            (MIGRATE_KEY, 403, lambda: _post(MIGRATE, "{}", claims=FINANCE)),
+            (MIGRATE_KEY, 404, lambda: _post(MIGRATE_NONE, "{}", claims=OPERATOR)),
+            (MIGRATE_KEY, 409, lambda: _post(MIGRATE, '{"dry_run": false}', claims=OPERATOR)),
+            (MIGRATE_KEY, 413, lambda: _post(MIGRATE, OVERSIZED, claims=OPERATOR)),
+            (
+                MIGRATE_KEY,
+                415,
+                lambda: _post(
+                    MIGRATE, "{}", claims=OPERATOR, headers={"content-type": "text/plain"}
+                ),
+            ),
+            (MIGRATE_KEY, 422, lambda: _post(MIGRATE, '{"dry_run": 1}', claims=OPERATOR)),
         ]
     ],
     *[
@@ -1030,8 +1049,11 @@ OPERATOR_ELSEWHERE = {
     ("POST /operator/hooks/{key}/retry", 200),
     ("GET /operator/relay/failures", 503),
     ("POST /operator/relay/failures/redrive", 503),
+    ("POST /operator/forms/{form_id}/migrate", 202),
+    ("POST /operator/forms/{form_id}/migrate", 503),
 }
-"""A retry needs a hook that failed for good, a 503 a deployment without the relay's queue:
+"""A retry needs a hook that failed for good, a 503 a deployment without the relay's queue or
+Temporal, a started migration a Temporal starter:
 tests/functional/test_operator_api.py has them."""
 LOST_RACES = {("DELETE /memory/facts/{key}", 409)}
 """A deletion that keeps losing its compare-and-set (``busy``) needs a store that always loses:

@@ -119,3 +119,121 @@ def test_a_deployment_without_a_queue_answers_503() -> None:
     api = Api.over(service, settings=SETTINGS)
     answer = api.get("/operator/relay/failures", claims=OLGA)
     assert answer.status == 503 and json.loads(answer.text)["error"] == "unavailable"
+
+
+# ---------------------------------------------------------------------------- migrations
+
+
+class Starter:
+    def __init__(self, fail: bool = False) -> None:
+        self.runs: list[tuple[str, str, int]] = []
+        self.fail = fail
+
+    def start_migration(self, principal: str, form_id: str, to_version: int) -> tuple[str, bool]:
+        if self.fail:
+            raise TimeoutError("Temporal did not answer")
+        self.runs.append((principal, form_id, to_version))
+        return f"migrate:x:{form_id}:v{to_version}", len(self.runs) == 1
+
+
+@pytest.fixture
+def orders() -> tuple[Any, dict[str, str]]:
+    from forms.storage import InMemoryFormStore
+    from tests.support import service_for
+    from tests.unit.test_migrations import FIRST, SECOND, started
+
+    store = InMemoryFormStore()
+    ids = {
+        "acme": started(store, "acme/ana", "c1", "12"),
+        "globex": started(store, "globex/gus", "c2", "7"),
+    }
+    return service_for(FIRST, SECOND, store=store), ids
+
+
+def migrate(api: Api, claims: dict[str, Any] | None, body: Any = None, form: str = "order") -> Any:
+    from tests.functional.conftest import build_event
+
+    text = None if body is None else json.dumps(body)
+    return api.send(
+        build_event("POST", f"/operator/forms/{form}/migrate", body=text, claims=claims)
+    )
+
+
+def test_a_dry_run_lists_the_tenants_instances_and_writes_nothing(orders: Any) -> None:
+    service, ids = orders
+    api = Api.over(service, settings=SETTINGS)
+    before = service.store.get(ids["acme"]).version
+    answer = migrate(api, OLGA)  # no body: a dry run
+    assert answer.status == 200, answer
+    body = answer.json()
+    assert body["dry_run"] and body["to_version"] == 2 and body["next"] is None
+    (row,) = body["instances"]
+    assert row["instance_id"] == ids["acme"] and row["outcome"] == "moves"
+    assert row["moved"] == ["code", "email"] and row["invalid"] == ["size"]
+    assert service.store.get(ids["acme"]).version == before
+    theirs = migrate(api, GUS, {"dry_run": True}).json()["instances"]
+    assert [r["instance_id"] for r in theirs] == [ids["globex"]]
+
+
+def test_a_run_starts_the_workflow_once_and_needs_temporal(orders: Any) -> None:
+    service, _ = orders
+    starter = Starter()
+    api = Api.over(service, settings=SETTINGS, migration_starter=starter)
+    first = migrate(api, OLGA, {"dry_run": False})
+    assert first.status == 202, first
+    assert first.json() == {
+        "dry_run": False,
+        "form_id": "order",
+        "to_version": 2,
+        "workflow_id": "migrate:x:order:v2",
+        "started": True,
+    }
+    assert starter.runs == [("acme/olga", "order", 2)]
+    assert migrate(api, OLGA, {"dry_run": False}).json()["started"] is False  # joined
+    # AND a deployment without Temporal refuses the run, not the dry run
+    inprocess = Api.over(service, settings=SETTINGS)
+    refused = migrate(inprocess, OLGA, {"dry_run": False})
+    assert refused.status == 409 and refused.json()["error"] == "needs_temporal"
+    down = Api.over(service, settings=SETTINGS, migration_starter=Starter(fail=True))
+    assert migrate(down, OLGA, {"dry_run": False}).status == 503
+
+
+def test_migrate_refusals(orders: Any) -> None:
+    service, _ = orders
+    starter = Starter()
+    api = Api.over(service, settings=SETTINGS, migration_starter=starter)
+    assert migrate(api, ALICE).status == 403
+    assert migrate(api, ALICE, {"dry_run": False}).status == 403 and starter.runs == []
+    assert migrate(api, None).status == 401
+    missing = migrate(api, OLGA, form="nothing")
+    assert missing.status == 404 and missing.json()["error"] == "unknown_form"
+    assert migrate(api, OLGA, {"after": "fi_1"}).status == 400
+    assert migrate(api, OLGA, {"dry_run": "false"}).status == 422  # a string is not a bool
+    assert migrate(api, OLGA, {"dry_run": True, "force": True}).status == 422
+
+
+def test_another_tenants_published_form_is_the_same_404_as_none() -> None:
+    from forms import FormRegistry
+    from forms.app.catalog import Catalog
+    from forms.documents import FormDocument
+    from forms.examples.travel_claim import travel_claim
+    from forms.storage.documents import InMemoryFormDocumentStore
+    from forms.storage.documents_contract import T0
+    from tests.support import service_for
+
+    forms = Catalog(
+        FormRegistry([travel_claim]), InMemoryFormDocumentStore(), timer=lambda: 0.0, ttl=0
+    )
+    name = {"kind": "short_text", "id": "name", "label": "Name"}
+    document = {
+        "id": "survey",
+        "title": "Survey",
+        "steps": [{"id": "s", "title": "S", "items": [name]}],
+    }
+    forms.publish("globex/lead", FormDocument.model_validate(document), at=T0)
+    api = Api.over(service_for(registry=forms), settings=SETTINGS)
+    theirs = migrate(api, OLGA, form="survey")
+    missing = migrate(api, OLGA, form="no-such-form")
+    assert theirs.status == missing.status == 404
+    assert theirs.json()["error"] == missing.json()["error"] == "unknown_form"
+    assert migrate(api, GUS, form="survey").status == 200  # their own

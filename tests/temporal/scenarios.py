@@ -28,8 +28,15 @@ from forms.app.approvals import Approver
 from forms.app.service import new_instance_id
 from forms.examples.purchase_request import purchase_request
 from forms.instance import OutboxEntry
+from forms.storage.contract import make_instance
 from tests.support import service_for
 from workflows.activities import HookActivities
+from workflows.migrations import (
+    MIGRATION_WORKFLOW,
+    MigrationInput,
+    MigrationOutcome,
+    workflow_id,
+)
 from workflows.shared import (
     APPROVAL_WORKFLOW,
     DECIDED_SIGNAL,
@@ -188,9 +195,36 @@ async def hook_fails(stack: Stack) -> list[str]:
     return [hook.id]
 
 
+async def migration_runs(stack: Stack) -> list[str]:
+    """An operator's bulk migration, a page per instance: two open ledger entries on a version
+    the current one has no migration from are reported, not moved."""
+    for n in (1, 2):
+        old = make_instance(
+            f"fi_old{n}",
+            principal="acme/ana",
+            conversation_id=f"conv-old{n}",
+            form_id=LEDGER.id,
+            form_version=0,
+        )
+        stack.service.store.create(old)
+    run = MigrationInput("acme/olga", LEDGER.id, LEDGER.version, page_size=1)
+    handle = await stack.client.start_workflow(
+        MIGRATION_WORKFLOW,
+        run,
+        id=workflow_id(run.principal, run.form_id, run.to_version),
+        task_queue=TASK_QUEUE,
+        result_type=MigrationOutcome,
+    )
+    outcome = await handle.result()
+    assert outcome.pages == 2 and sorted(outcome.no_path) == ["fi_old1", "fi_old2"], outcome
+    assert outcome.moved == 0 and not outcome.stopped_early
+    return [handle.id]
+
+
 SCENARIOS = {
     "approval-times-out": approval_times_out,
     "approval-decided": approval_decided,
     "hook-fails": hook_fails,
+    "migration-runs": migration_runs,
 }
-WORKFLOW_TYPES = {HOOK_WORKFLOW, APPROVAL_WORKFLOW}
+WORKFLOW_TYPES = {HOOK_WORKFLOW, APPROVAL_WORKFLOW, MIGRATION_WORKFLOW}

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from forms.app.hooks import HOOK_FAILED
-from forms.storage.dynamodb import FAILED_HOOK_INDEX, home_item
+from forms.storage.dynamodb import FAILED_HOOK_INDEX, OPEN_FORM_INDEX, home_item
 from forms.storage.failed_hooks_contract import broken
 from functions.relay import APPROVALS_OVERDUE
 from infra.local.dynamodb import load_template, table_definition
@@ -117,12 +117,13 @@ def test_where_data_lives_it_outlives_the_stack() -> None:
 # ---------------------------------------------------------------------------- operator routes
 
 
-def test_the_failed_hook_index_is_keyed_on_what_a_home_carries_and_projects_keys_only() -> None:
+def test_the_operator_indexes_are_keyed_on_what_a_home_carries_and_project_keys_only() -> None:
     indexes = load_template()["Resources"]["FormsTable"]["Properties"]["GlobalSecondaryIndexes"]
-    (index,) = [i for i in indexes if i["IndexName"] == FAILED_HOOK_INDEX]
-    assert index["Projection"] == {"ProjectionType": "KEYS_ONLY"}
-    item = home_item(broken("b1"))
-    assert all(k["AttributeName"] in item for k in index["KeySchema"])
+    item = home_item(broken("b1"))  # a failed hook, on an open form
+    for name in (FAILED_HOOK_INDEX, OPEN_FORM_INDEX):
+        (index,) = [i for i in indexes if i["IndexName"] == name]
+        assert index["Projection"] == {"ProjectionType": "KEYS_ONLY"}
+        assert all(k["AttributeName"] in item for k in index["KeySchema"])
     assert table_definition()["GlobalSecondaryIndexes"] == indexes
 
 
@@ -143,8 +144,9 @@ def actions(statement: dict[str, Any]) -> list[str]:
 
 def test_the_tools_function_may_do_what_the_operator_routes_do_and_no_more() -> None:
     tools = statements("ToolsFunction")
-    index = {"Fn::Sub": "${FormsTable.Arn}/index/" + FAILED_HOOK_INDEX}
-    assert {"Action": ["dynamodb:Query"], "Effect": "Allow", "Resource": index} in tools
+    for name in (FAILED_HOOK_INDEX, OPEN_FORM_INDEX):
+        index = {"Fn::Sub": "${FormsTable.Arn}/index/" + name}
+        assert {"Action": ["dynamodb:Query"], "Effect": "Allow", "Resource": index} in tools
     sqs = [s for s in tools if any(a.startswith("sqs:") for a in actions(s))]
     assert sqs == [
         {
@@ -192,7 +194,7 @@ def test_every_operator_route_is_declared_behind_the_jwt() -> None:
         if path.startswith("/operator/")
         for method in item
     }
-    assert len(operations) == 4
+    assert len(operations) == 5
     events = load_template()["Resources"]["ToolsFunction"]["Properties"]["Events"]
     declared = {
         f"{e['Properties']['Method']} {e['Properties']['Path']}": e["Properties"]
