@@ -71,6 +71,7 @@ from forms.edges import (
 from forms.evaluation import (
     Evaluation,
     FieldEval,
+    StepSummary,
     blocking,
     call_predicate,
     counts,
@@ -125,8 +126,9 @@ def evaluate(
     )
     hooks, edges, flipped = core_edges(form, instance, previous, values, core, open_step)
     fields = core.fields if revisit is None else _revisited(form, core, revisit)
-    decided = _Decided(fields, core.live, applies, complete, open_step, revisit)
-    return _concluded(form, instance, previous, decided, not core.unfinished, hooks, edges, flipped)
+    decided = _Decided(fields, core.live, applies, complete, open_step, revisit, core.steps)
+    answered = not core.steps.unfinished
+    return _concluded(form, instance, previous, decided, answered, hooks, edges, flipped)
 
 
 def _revisit(override: StepOverride | None, applies: Mapping[str, bool]) -> str | None:
@@ -137,7 +139,7 @@ def _revisit(override: StepOverride | None, applies: Mapping[str, bool]) -> str 
 
 
 class _Decided(NamedTuple):
-    """What step 3 decided: the first six attributes of an ``Evaluation``."""
+    """What step 3 decided: the first seven attributes of an ``Evaluation``."""
 
     fields: Mapping[str, FieldEval]
     live: Mapping[str, Any]
@@ -145,6 +147,7 @@ class _Decided(NamedTuple):
     step_complete: Mapping[str, bool]
     open_step: str | None
     revisit: str | None
+    steps: StepSummary
 
 
 def _concluded(
@@ -238,7 +241,8 @@ def evaluate_from_scratch(
     flipped = tuple(
         f for f in form.fields if (f in live) != previous.get(f"field.{f}.filled", NEVER).holds
     )
-    decided = _Decided(fields, live, applies, complete, open_step, revisit)
+    summary = StepSummary.of(form.step_order, applies, complete)
+    decided = _Decided(fields, live, applies, complete, open_step, revisit, summary)
     answered = all(complete[s] or not applies[s] for s in form.steps)
     return _concluded(form, instance, previous, decided, answered, hooks, edges, flipped)
 

@@ -12,9 +12,10 @@ version that this one refuses, on record but not counted until it is resolved).
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from forms.compiled import CompiledField, CompiledForm, Hook
 from forms.errors import FormworkError, InvalidFormDefinition
@@ -36,6 +37,44 @@ class FieldEval:
     revision: Revision | None
 
 
+class StepSummary(NamedTuple):
+    """Which steps apply and which of those are still to do, as step positions in ascending
+    order: what the status line and a step read need of every step (the open step's place
+    ``k/N`` among the steps that apply, the next steps still to do after it and how many more
+    there are), answered by bisection rather than a walk over the steps.
+
+    The incremental core keeps one, updated for the steps a commit touched
+    (``forms.incremental``); ``evaluate_from_scratch`` derives it from its own walk (``of``).
+    """
+
+    applicable: tuple[int, ...]
+    unfinished: tuple[int, ...]
+    """Steps that apply and are not complete."""
+
+    @staticmethod
+    def of(
+        order: tuple[str, ...], applies: Mapping[str, bool], complete: Mapping[str, bool]
+    ) -> StepSummary:
+        """The summary of every step in ``order`` (a walk: for a pass from nothing)."""
+        applicable = tuple(i for i, s in enumerate(order) if applies[s])
+        return StepSummary(applicable, tuple(i for i in applicable if not complete[order[i]]))
+
+    def position(self, index: int) -> tuple[int, int] | None:
+        """``(k, N)``: step ``index`` is the k-th of the N steps that apply (None: it does not
+        apply)."""
+        at = bisect_left(self.applicable, index)
+        if at < len(self.applicable) and self.applicable[at] == index:
+            return at + 1, len(self.applicable)
+        return None
+
+    def later(self, index: int, shown: int) -> tuple[tuple[int, ...], int]:
+        """The first ``shown`` steps after step ``index`` that apply and are not complete, and
+        how many more there are after those."""
+        at = bisect_right(self.unfinished, index)
+        first = self.unfinished[at : at + shown]
+        return first, len(self.unfinished) - at - len(first)
+
+
 @dataclass(frozen=True, slots=True)
 class Evaluation:
     """Everything the engine derives from an instance, on every call. Read-only: its mappings
@@ -48,6 +87,7 @@ class Evaluation:
     step_complete: Mapping[str, bool]
     open_step: str | None
     revisit: str | None
+    steps: StepSummary
     active_rejections: tuple[Rejection, ...]
     waiting: tuple[str, ...]
     """Hooks whose executors have not finished (or, for checkpoints, failed): they may still

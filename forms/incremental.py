@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -37,6 +38,7 @@ from typing import Any, NamedTuple
 from forms.compiled import CompiledField, CompiledForm
 from forms.evaluation import (
     FieldEval,
+    StepSummary,
     blocking,
     call_predicate,
     counts,
@@ -75,7 +77,7 @@ class Core(NamedTuple):
     step_applies: dict[str, bool]
     step_complete: dict[str, bool]
     missing: dict[str, int]
-    unfinished: frozenset[str]
+    steps: StepSummary
     reads: dict[Item, tuple[frozenset[str], frozenset[str]]]
     field_readers: dict[str, frozenset[Item]]
     step_readers: dict[str, frozenset[Item]]
@@ -87,9 +89,8 @@ class Core(NamedTuple):
 
     def open_step(self) -> str | None:
         """The first step that applies and is not complete."""
-        if not self.unfinished:
-            return None
-        return min(self.unfinished, key=self.form.step_index.__getitem__)
+        unfinished = self.steps.unfinished
+        return self.form.step_order[unfinished[0]] if unfinished else None
 
 
 def core_for(form: CompiledForm, history: Mapping[str, FieldHistory]) -> Core:
@@ -170,8 +171,8 @@ class _Pass:
             target = _redo_at(self.history.get(field_id), field)
             if target is not None:
                 redo[field_id] = target
-        unfinished = frozenset(s for s in self.steps if self.applies[s] and not self.complete[s])
-        return self._core(unfinished, newest, redo)
+        summary = StepSummary.of(self.steps, self.applies, self.complete)
+        return self._core(summary, newest, redo)
 
     def incremental(self, changed: Iterable[str]) -> Core:
         base = self.base
@@ -189,18 +190,26 @@ class _Pass:
                 self._field(si, self.form.fields[self.field_ids[position]])
             else:
                 self._completion(si)
-        unfinished = set(base.unfinished)
-        for step_id in self.touched_steps:
-            if self.applies[step_id] and not self.complete[step_id]:
-                unfinished.add(step_id)
-            else:
-                unfinished.discard(step_id)
         newest, redo = self._moves(base, written)
-        return self._core(frozenset(unfinished), newest, redo)
+        return self._core(self._summary(base.steps), newest, redo)
+
+    def _summary(self, base: StepSummary) -> StepSummary:
+        """``base`` with the steps this pass touched (whose applicability or completeness
+        changed) put in or taken out: a bisection each, never a walk over the steps."""
+        if not self.touched_steps:
+            return base
+        applicable, unfinished = list(base.applicable), list(base.unfinished)
+        index = self.form.step_index
+        for step_id in self.touched_steps:
+            si = index[step_id]
+            applies = self.applies[step_id]
+            _place(applicable, si, applies)
+            _place(unfinished, si, applies and not self.complete[step_id])
+        return StepSummary(tuple(applicable), tuple(unfinished))
 
     def _core(
         self,
-        unfinished: frozenset[str],
+        steps: StepSummary,
         newest: tuple[datetime, int, str] | None,
         redo: dict[str, tuple[datetime, int]],
     ) -> Core:
@@ -213,7 +222,7 @@ class _Pass:
             step_applies=self.applies,
             step_complete=self.complete,
             missing=self.missing,
-            unfinished=unfinished,
+            steps=steps,
             reads=self.reads,
             field_readers=self.field_readers,
             step_readers=self.step_readers,
@@ -375,6 +384,16 @@ class _Pass:
             self.reads_all = (
                 self.reads_all | {item} if READS_ALL in new[0] else self.reads_all - {item}
             )
+
+
+def _place(positions: list[int], position: int, member: bool) -> None:
+    """Put ``position`` in the ascending list ``positions`` or take it out, as ``member`` says."""
+    at = bisect_left(positions, position)
+    present = at < len(positions) and positions[at] == position
+    if member and not present:
+        positions.insert(at, position)
+    elif present and not member:
+        del positions[at]
 
 
 def _newest(

@@ -22,6 +22,7 @@ What undo and redo would do is one line each at view level, not a flag on every 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -43,10 +44,6 @@ def show(value: Any) -> str:
     return clipped(text, _MAX_SHOWN)
 
 
-def _applicable_steps(form: CompiledForm, ev: Evaluation) -> list[CompiledStep]:
-    return [s for s in form.steps.values() if ev.step_applies[s.id]]
-
-
 def form_tag(instance: FormInstance, qualify: bool) -> str:
     return inline(f"{instance.form_id}#{instance.id}" if qualify else instance.form_id)
 
@@ -59,15 +56,14 @@ def status_line(
         return None
     tag = f"[form: {form_tag(instance, qualify)}]"
     lines: list[str]
-    steps = _applicable_steps(form, ev)
     if ev.open_step is None and ev.ready:
         lines = [f"{tag} complete (still open for corrections); submit it once the user confirms"]
     elif ev.open_step is None:
         lines = [f"{tag} all answered, not complete"]
     else:
         step = form.steps[ev.open_step]
-        at = steps.index(step)
-        position = f"{at + 1}/{len(steps)}"
+        position = _position(form, ev, step)
+        assert position is not None, "the open step applies"
         fields = [ev.fields[f] for f in step.fields]
         if ev.revisit == step.id:
             recheck = [
@@ -84,7 +80,7 @@ def status_line(
             head = f'{tag} step {position} "{_brief(step.title)}"'
             lines = [head + (" · pending: " + _listed(pending) if pending else "")]
             lines.extend(_invalid_lines(form, fields))
-        later = _later_line(form, ev, steps[at + 1 :])
+        later = _later_line(form, ev, step)
         if later:
             lines.append(later)
     lines.extend(memory_lines(form, instance, ev))
@@ -173,21 +169,25 @@ lists every step. Bounded, so the line (in every result and every system prompt)
 same on a form of 100 steps as on one of 5."""
 
 
-def _later_line(form: CompiledForm, ev: Evaluation, after: list[CompiledStep]) -> str | None:
-    """``later: A (preview) · B (preview) · C (preview) · +N more steps`` over the steps
-    ``after`` the open one that apply and are not complete; None when there is none. Only the
-    first ``LATER_STEPS`` are previewed (a preview is the costly part); the rest are counted."""
-    shown: list[str] = []
-    more = 0
-    for s in after:
-        if ev.step_complete[s.id]:
-            continue
-        if len(shown) < LATER_STEPS:
-            shown.append(_titled(s.title, step_preview(form, s, ev)))
-        else:
-            more += 1
-    if not shown:
+def _position(form: CompiledForm, ev: Evaluation, step: CompiledStep) -> str | None:
+    """``k/N``: the step's place among the steps that apply (None: it does not apply), from
+    the evaluation's step summary (no walk over the steps)."""
+    place = ev.steps.position(form.step_index[step.id])
+    return None if place is None else f"{place[0]}/{place[1]}"
+
+
+def _later_line(form: CompiledForm, ev: Evaluation, open_step: CompiledStep) -> str | None:
+    """``later: A (preview) · B (preview) · C (preview) · +N more steps`` over the steps after
+    ``open_step`` that apply and are not complete; None when there is none. Only the first
+    ``LATER_STEPS`` are previewed (a preview is the costly part); the rest are counted, from
+    the evaluation's step summary: the line costs the same however many steps follow."""
+    after, more = ev.steps.later(form.step_index[open_step.id], LATER_STEPS)
+    if not after:
         return None
+    order = form.step_order
+    shown = [
+        _titled(s.title, step_preview(form, s, ev)) for s in (form.steps[order[i]] for i in after)
+    ]
     if more:
         shown.append(f"+{more} more step{'' if more == 1 else 's'}")
     return "later: " + " · ".join(shown)
@@ -213,32 +213,35 @@ def step_preview(form: CompiledForm, step: CompiledStep, ev: Evaluation) -> str:
     collects them. Empty when nothing applies. On one line (``inline``)."""
     if step.preview:
         return inline(step.preview)
+    fields, readings = form.fields, ev.fields
     return preview_from_labels(
-        [
-            form.fields[f].label
-            for f in step.fields
-            if ev.fields[f].applies and form.fields[f].offered
-        ]
+        fields[f].label for f in step.fields if readings[f].applies and fields[f].offered
     )
 
 
-def preview_from_labels(labels: list[str]) -> str:
+def preview_from_labels(labels: Iterable[str]) -> str:
     """The first few labels (at most ``_PREVIEW_LABELS``, within ``_PREVIEW_CHARS``), each
-    lower-cased where that reads naturally, and ``…`` when some are left out."""
+    lower-cased where that reads naturally, and ``…`` when some are left out. Reads no more
+    of ``labels`` than it needs (a step of a hundred fields costs what one of four does)."""
     shown: list[str] = []
     length = 0
     for label in labels:
-        text = _natural_case(inline(label))
+        text = _cased(label)
         if not shown:
             if len(text) > _PREVIEW_CHARS:
                 return text[: _PREVIEW_CHARS - 1].rstrip() + "…"
         elif len(shown) == _PREVIEW_LABELS or length + 2 + len(text) > _PREVIEW_CHARS:
+            shown.append("…")  # a label left out
             break
         length += len(text) + (2 if shown else 0)
         shown.append(text)
-    if len(shown) < len(labels):
-        shown.append("…")
     return ", ".join(shown)
+
+
+@lru_cache(maxsize=4_096)
+def _cased(label: str) -> str:
+    """A label as a preview shows it (memoised: the same few are shown on every call)."""
+    return _natural_case(inline(label))
 
 
 def _natural_case(label: str) -> str:
@@ -351,14 +354,14 @@ def step_view(
     form: CompiledForm, instance: FormInstance, ev: Evaluation, step_id: str
 ) -> dict[str, Any]:
     step = form.steps[step_id]
-    steps = _applicable_steps(form, ev)
     view: dict[str, Any] = {"step": step.id, "title": inline(step.title)}
     if instance.state.status != "open":
         view["state"] = step_state(instance, ev, step.id)
         view["fields"] = [field_row(form.fields[f], ev.fields[f], closed=True) for f in step.fields]
         return view
-    if step in steps:
-        view["position"] = f"{steps.index(step) + 1}/{len(steps)}"
+    position = _position(form, ev, step)
+    if position is not None:
+        view["position"] = position
     view["state"] = step_state(instance, ev, step.id)
     if step.guidance:
         view["guidance"] = inline(step.guidance)

@@ -30,6 +30,7 @@ from forms import Checkpoint, FormDef, Step, compile_form, engine, field
 from forms.compiled import CompiledForm
 from forms.engine import Evaluation, Transition, evaluate, evaluate_from_scratch, transition
 from forms.errors import CannotRevise
+from forms.evaluation import StepSummary
 from forms.instance import (
     FieldChange,
     FormInstance,
@@ -41,6 +42,8 @@ from forms.instance import (
 )
 from forms.keys import idempotency_key
 from forms.operations import Author, plan_declines, plan_fill, plan_revise, touched_steps
+from forms.registry import migration_commit
+from forms.surface.view import status_line, step_view
 from tests.unit.test_properties import comparable
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
@@ -134,11 +137,16 @@ class StepPlan:
     on_complete: bool
 
 
+Plans = tuple[list[StepPlan], list[tuple[str, Spec, bool]], bool]
+
+
 @st.composite
-def form_plans(draw: st.DrawFn) -> tuple[list[StepPlan], list[tuple[str, Spec, bool]], bool]:
+def form_plans(
+    draw: st.DrawFn, step_count: tuple[int, int] = (1, 4), field_count: tuple[int, int] = (1, 4)
+) -> Plans:
     steps: list[StepPlan] = []
     earlier_fields: list[str] = []
-    for k in range(draw(st.integers(1, 4))):
+    for k in range(draw(st.integers(*step_count))):
         step_id = f"s{k}"
         earlier_steps = [s.id for s in steps]
         when = (
@@ -147,7 +155,7 @@ def form_plans(draw: st.DrawFn) -> tuple[list[StepPlan], list[tuple[str, Spec, b
             else None
         )
         fields: list[FieldPlan] = []
-        for j in range(draw(st.integers(1, 4))):
+        for j in range(draw(st.integers(*field_count))):
             field_id = f"f{k}_{j}"
             gated = draw(st.booleans()) and bool(earlier_fields or earlier_steps)
             fields.append(
@@ -168,7 +176,7 @@ def form_plans(draw: st.DrawFn) -> tuple[list[StepPlan], list[tuple[str, Spec, b
     return steps, checkpoints, draw(st.booleans())
 
 
-def build_form(plans: tuple[list[StepPlan], list[tuple[str, Spec, bool]], bool]) -> CompiledForm:
+def build_form(plans: Plans, version: int = 1) -> CompiledForm:
     steps, checkpoints, closes = plans
     classes: list[type[Step]] = []
     for step in steps:
@@ -191,7 +199,7 @@ def build_form(plans: tuple[list[StepPlan], list[tuple[str, Spec, bool]], bool])
         classes.append(type(f"Step_{step.id}", (Step,), namespace, **settings_))
     definition = FormDef(
         id="random",
-        version=1,
+        version=version,
         title="Random",
         steps=classes,
         checkpoints=[
@@ -208,9 +216,11 @@ def build_form(plans: tuple[list[StepPlan], list[tuple[str, Spec, bool]], bool])
 Move = tuple[Any, ...]
 
 
-def moves(form_fields: int) -> st.SearchStrategy[list[Move]]:
+def moves(
+    form_fields: int, form_steps: int = 4, longest: int = 12, migrate: bool = False
+) -> st.SearchStrategy[list[Move]]:
     index = st.integers(0, form_fields - 1)
-    one = st.one_of(
+    kinds: list[st.SearchStrategy[Move]] = [
         st.tuples(
             st.just("fill"),
             st.lists(st.tuples(index, st.sampled_from(CHOICES)), min_size=1, max_size=3),
@@ -218,10 +228,16 @@ def moves(form_fields: int) -> st.SearchStrategy[list[Move]]:
         st.tuples(st.just("revise"), index, st.sampled_from(["retract", "undo", "redo"])),
         st.tuples(st.just("decline"), index),
         st.tuples(st.just("stale"), index),
-        st.tuples(st.just("jump"), st.integers(0, 3), st.sampled_from(["focus", "revisit"])),
+        st.tuples(
+            st.just("jump"),
+            st.integers(0, max(3, form_steps - 1)),
+            st.sampled_from(["focus", "revisit"]),
+        ),
         st.tuples(st.just("run"), st.sampled_from(["done", "failed", "reject"])),
-    )
-    return st.lists(one, min_size=1, max_size=12)
+    ]
+    if migrate:
+        kinds.append(st.just(("migrate",)))
+    return st.lists(st.one_of(kinds), min_size=1, max_size=longest)
 
 
 def plan_move(
@@ -229,29 +245,30 @@ def plan_move(
 ) -> Transition | None:
     """The transition ``move`` makes on ``instance`` (None: the move cannot apply)."""
     field_ids = list(form.fields)
+    n = len(field_ids)  # indices drawn for another version of the form wrap round
     kind = move[0]
     if kind == "fill":
-        patch_ = {field_ids[i]: value for i, value in move[1]}
+        patch_ = {field_ids[i % n]: value for i, value in move[1]}
         plan = plan_fill(form, instance, patch_, AUTHOR, now)
     elif kind == "decline":
         plan = plan_declines(
             form,
             instance,
             plan_fill(form, instance, {}, AUTHOR, now),
-            [field_ids[move[1]]],
+            [field_ids[move[1] % n]],
             AUTHOR,
             now,
         )
     elif kind == "revise":
         try:
-            plan = plan_revise(form, instance, field_ids[move[1]], move[2], None, AUTHOR, now)
+            plan = plan_revise(form, instance, field_ids[move[1] % n], move[2], None, AUTHOR, now)
         except CannotRevise:
             return None
     elif kind == "stale":
         # an answer kept from an earlier version that this one refuses, as a migration keeps it
-        log = instance.field(field_ids[move[1]])
+        log = instance.field(field_ids[move[1] % n])
         stale = Revision(kind="value", value="z", by="migration", at=now, prev=log.cursor)
-        changes = {field_ids[move[1]]: FieldChange(append=(stale,), cursor=log.count)}
+        changes = {field_ids[move[1] % n]: FieldChange(append=(stale,), cursor=log.count)}
         return transition(form, instance, changes, now)
     elif kind == "jump":
         steps = list(form.steps)
@@ -333,3 +350,100 @@ def test_incremental_evaluation_matches_the_oracle(data: st.DataObject) -> None:
         assert keys == [
             idempotency_key(instance.id, e.hook_id, e.occurrence) for e in step.dispatch
         ]
+
+
+# ---------------------------------------------------------------- many steps
+
+
+def views(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> tuple[Any, ...]:
+    """What the agent reads of the steps: the status line, and every step's read (its place
+    ``k/N`` among the steps that apply, its state, its rows)."""
+    return (
+        status_line(form, instance, ev),
+        [step_view(form, instance, ev, step_id) for step_id in form.steps],
+    )
+
+
+def fresh_instance(form: CompiledForm) -> FormInstance:
+    return FormInstance(
+        id="fi_1",
+        form_id=form.id,
+        form_version=form.version,
+        principal="p",
+        conversation_id="c",
+        created_at=T0,
+        state=InstanceState(updated_at=T0),
+    )
+
+
+@settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(data=st.data())
+def test_step_bookkeeping_on_many_step_forms_matches_the_oracle(data: st.DataObject) -> None:
+    """GIVEN a random form of many small steps (gated steps and fields, so answers turn steps
+    on and off and leave answers held) and a second version of it WHEN random moves are
+    committed (fills, take-backs, undo and redo, declines, answers a version refuses, focus
+    and revisit jumps, executor runs, and a migration onto the second version) THEN the
+    incremental step summary (which steps apply, which are still to do, the open step) and
+    everything the agent reads of the steps (the status line with its place ``k/N``, its
+    next previews and ``+N more steps``, every step's read) equal the from-scratch ones."""
+    form = build_form(data.draw(form_plans((5, 14), (1, 2))))
+    later = build_form(data.draw(form_plans((5, 14), (1, 2))), version=2)
+    instance = fresh_instance(form)
+    for n, move in enumerate(data.draw(moves(len(form.fields), 14, 20, migrate=True))):
+        now = T0 + timedelta(seconds=n + 1)
+        if instance.state.status != "open":
+            break
+        if move[0] == "migrate":
+            if form is later:
+                continue
+            commit = migration_commit(later, instance, [], now)
+            instance, form = apply_commit(instance, commit), later
+            ev = evaluate(form, instance)
+            assert readings(ev) == readings(evaluate_from_scratch(form, instance))
+            assert views(form, instance, ev) == views(
+                form, instance, evaluate_from_scratch(form, instance)
+            )
+            continue
+        step = plan_move(form, instance, move, now)
+        with patch.object(engine, "evaluate", evaluate_from_scratch):
+            oracle = plan_move(form, instance, move, now)
+        assert (step is None) == (oracle is None)
+        if step is None or oracle is None:
+            continue
+        assert outcome(step) == outcome(oracle), move
+        scratch = evaluate_from_scratch(form, step.after, previous=instance.state.hooks)
+        assert step.evaluation.steps == StepSummary.of(
+            form.step_order, scratch.step_applies, scratch.step_complete
+        )
+        assert views(form, step.after, step.evaluation) == views(form, step.after, scratch), move
+        instance = apply_commit(instance, step.commit)
+
+
+def test_a_commit_updates_the_step_summary_without_a_walk_over_the_steps() -> None:
+    """GIVEN an instance of a form of many steps whose readings its logs carry WHEN a fill
+    into one step is committed and the status line and the step's read are built THEN the
+    step summary is updated for the touched steps only: nothing walks every step
+    (``StepSummary.of`` is what a pass from nothing uses)."""
+    plans = (
+        [StepPlan(f"s{k}", None, (FieldPlan(f"f{k}_0", "choice", None, False),), False)]
+        for k in range(40)
+    )
+    form = build_form(([p for [p] in plans], [], False))
+    instance = fresh_instance(form)
+    first = plan_move(form, instance, ("fill", [(0, "a")]), T0)
+    assert first is not None
+    instance = apply_commit(instance, first.commit)
+    evaluate(form, instance)  # the readings are derived once, and kept with the logs
+    with patch.object(StepSummary, "of", side_effect=AssertionError("a walk over every step")):
+        step = plan_move(form, instance, ("fill", [(1, "b")]), T0 + timedelta(seconds=1))
+        assert step is not None
+        assert step.evaluation.open_step == "s2"
+        line = status_line(form, step.after, step.evaluation)
+        view = step_view(form, step.after, step.evaluation, "s2")
+    assert line is not None and 'step 3/40 "Step s2"' in line
+    assert "+34 more steps" in line
+    assert view["position"] == "3/40"

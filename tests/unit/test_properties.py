@@ -95,6 +95,7 @@ def comparable(ev: Evaluation) -> tuple[Any, ...]:
         dict(ev.step_complete),
         ev.open_step,
         ev.revisit,
+        ev.steps,
         ev.active_rejections,
         ev.waiting,
         ev.ready,
