@@ -276,7 +276,7 @@ def migrate_form(
     form_id: Annotated[str, Path(description="The form's id (or a spelling of it)")],
     request: Annotated[MigrateRequest, Body()],
 ) -> Response[str]:
-    from forms.app.migrations import plan_migration, start_migration
+    from forms.app.migrations import StartFailed, plan_migration, start_migration
     from forms.errors import UnknownForm
 
     operator = _operator()
@@ -320,7 +320,7 @@ def migrate_form(
             )
         try:
             started = start_migration(app.service, starter, operator, form)
-        except (TimeoutError, RuntimeError, OSError):
+        except StartFailed:
             logger.warning("could not start the migration's workflow", exc_info=True)
             raise ApiError(503, "unavailable", "Temporal could not be reached; try again") from None
     except UnknownForm:

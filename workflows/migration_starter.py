@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from temporalio.common import WorkflowIDConflictPolicy
 
+from forms.app.migrations import StartFailed
 from workflows.dispatch import TemporalConnection
 from workflows.migrations import (
     MIGRATION_WORKFLOW,
@@ -49,4 +50,7 @@ class TemporalMigrationStarter:
             response = getattr(handle, "_start_workflow_response", None)
             return bool(getattr(response, "started", True))
 
-        return run_id, connection.run(start(), timeout=self._timeout)
+        try:
+            return run_id, connection.run(start(), timeout=self._timeout)
+        except Exception as exc:  # unreachable, refused (RPCError), timed out, no credentials
+            raise StartFailed(f"{type(exc).__name__}: {exc}") from exc

@@ -201,8 +201,13 @@ def _migrate_one(service: FormService, target: CompiledForm, instance: FormInsta
     return Migrated(current.id, "busy", "it kept changing; the next run moves it")
 
 
+class StartFailed(Exception):
+    """The run could not be started (Temporal unreachable, refused, too slow to answer)."""
+
+
 class MigrationStarter(Protocol):
-    """Starts the run (``workflows.migration_starter``, on Temporal) or joins the one going."""
+    """Starts the run (``workflows.migration_starter``, on Temporal) or joins the one going;
+    ``StartFailed`` when it cannot."""
 
     def start_migration(
         self, principal: str, form_id: str, to_version: int

@@ -131,7 +131,9 @@ class Starter:
 
     def start_migration(self, principal: str, form_id: str, to_version: int) -> tuple[str, bool]:
         if self.fail:
-            raise TimeoutError("Temporal did not answer")
+            from forms.app.migrations import StartFailed
+
+            raise StartFailed("TimeoutError: Temporal did not answer")
         self.runs.append((principal, form_id, to_version))
         return f"migrate:x:{form_id}:v{to_version}", len(self.runs) == 1
 

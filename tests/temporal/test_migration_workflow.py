@@ -72,3 +72,20 @@ def test_the_workflow_moves_the_tenants_instances_page_by_page() -> None:
     assert store.get(bad).form_version == 1 and store.get(theirs).form_version == 1
     # AND a second run finds only the instance that could not move
     assert second.moved == 0 and list(second.failed) == [bad] and second.pages == 1
+
+
+def test_a_start_that_cannot_reach_temporal_is_start_failed() -> None:
+    from forms.app.migrations import StartFailed
+    from workflows.dispatch import TemporalConnection
+    from workflows.migration_starter import TemporalMigrationStarter
+
+    async def unreachable() -> Client:
+        raise RuntimeError("connection refused")
+
+    connection = TemporalConnection(unreachable)
+    try:
+        starter = TemporalMigrationStarter(connection, QUEUE, timeout=5.0)
+        with pytest.raises(StartFailed, match="connection refused"):
+            starter.start_migration("acme/olga", "order", 2)
+    finally:
+        connection.close()
