@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from forms.compiled import CompiledForm
     from forms.compiler import compile_form
     from forms.definition import Approval, Checkpoint, FormDef, Migration, Step, field
-    from forms.effects import Complete, Effect, Fail, Jump, Patch, Terminate
+    from forms.effects import Complete, Effect, Fail, HandOver, Jump, Patch, Terminate
     from forms.engine import evaluate, transition
     from forms.errors import (
         ConflictError,
@@ -62,6 +62,7 @@ _EXPORTS: dict[str, str] = {
     "Complete": "forms.effects",
     "Effect": "forms.effects",
     "Fail": "forms.effects",
+    "HandOver": "forms.effects",
     "Jump": "forms.effects",
     "Patch": "forms.effects",
     "Terminate": "forms.effects",
@@ -113,6 +114,7 @@ __all__ = [
     "FormState",
     "FormStore",
     "FormworkError",
+    "HandOver",
     "HookContext",
     "InMemoryFormStore",
     "InProcessDispatcher",

@@ -114,6 +114,14 @@ def _compile(definition: FormDef, vocabulary: Vocabulary | None) -> CompiledForm
         migrations = _check_migrations(definition, fields)
     checkpoints = check_approvals(definition, fields, checkpoints, problems)
     check_memory(definition, fields, vocabulary, problems)
+    for target, renames in definition.hands_over_to.items():
+        for old in renames:
+            if old not in fields:
+                with problems.each():
+                    raise fail(
+                        definition,
+                        f"hands_over_to[{target!r}] renames {old!r}, which is not a field",
+                    )
     problems.stop_if_any()
     hooks = _hooks(definition, fields, steps, checkpoints)
     return CompiledForm(

@@ -282,5 +282,12 @@ class FormDef:
     description: str = ""
     closes_on_complete: bool = False
     on_close: Executor | None = None
-    """Runs once when the instance closes, for any reason (completed, terminated, abandoned);
-    ``ctx.status`` and ``ctx.closed_reason`` say which. For notifying other systems."""
+    """Runs once when the instance closes, for any reason (completed, terminated, abandoned,
+    handed over); ``ctx.status`` and ``ctx.closed_reason`` say which. For notifying other
+    systems."""
+    hands_over_to: Mapping[str, Mapping[str, str | None]] = dc_field(default_factory=dict)
+    """The forms a ``HandOver`` effect may hand this one over to, each with its renames
+    (source field id -> target field id, or None to leave it behind; a field not named keeps
+    its id). Checked when both
+    forms are in one registry: renamed fields exist and every field that would travel has a
+    type on the target that takes the source's values (``forms.handover.check_handover``)."""

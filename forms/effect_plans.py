@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Literal
 
 from forms.compiled import CompiledForm
-from forms.effects import Complete, Effect, Fail, Jump, Patch, Terminate
+from forms.effects import Complete, Effect, Fail, HandOver, Jump, Patch, Terminate
 from forms.instance import FieldChange, FormInstance, InstanceState, OutboxEntry, StepOverride
 from forms.instance import Rejection as InstanceRejection
 from forms.operations import Author, plan_fill
@@ -27,6 +27,9 @@ class EffectPlan:
     changes: dict[str, FieldChange]
     state: InstanceState
     ignored: tuple[str, ...]
+    handover: HandOver | None = None
+    """A handover the effects ask for (the last one, unless a terminate beats it): the caller
+    plans it on ``state`` (``forms.handover.plan_handover``), closing and starting together."""
 
 
 class EffectError(ValueError):
@@ -39,7 +42,7 @@ def as_effects(result: object) -> tuple[Effect, ...]:
         return ()
     items = result if isinstance(result, (list, tuple)) else (result,)
     for item in items:
-        if not isinstance(item, (Patch, Jump, Fail, Complete, Terminate)):
+        if not isinstance(item, (Patch, Jump, Fail, Complete, Terminate, HandOver)):
             raise EffectError(f"executor returned {type(item).__name__}, which is not an effect")
     return tuple(items)
 
@@ -57,8 +60,9 @@ def plan_effects(
 
     All or nothing: an effect that cannot apply (an unknown field, an invalid patch value, a jump
     to an unknown step) raises ``EffectError`` and the caller records the entry as failed.
-    A terminate anywhere in the list beats a complete. On a closed instance only patches on a
-    completed form apply (stamping, say, a reference number); the rest are listed as ignored.
+    A terminate anywhere in the list beats a handover, and a handover beats a complete. On a
+    closed instance only patches on a completed form apply (stamping, say, a reference
+    number); the rest are listed as ignored.
     """
     state = instance.state
     author = Author(source="executor", actor=entry.key)
@@ -67,6 +71,7 @@ def plan_effects(
     override, status, reason = state.override, state.status, state.closed_reason
     rejections = list(state.rejections)
     closed = status != "open"
+    handover: HandOver | None = None
     for effect in effects:
         if isinstance(effect, Patch):
             if status in ("terminated", "abandoned"):
@@ -95,6 +100,13 @@ def plan_effects(
             )
         elif isinstance(effect, Terminate):
             status, reason = "terminated", effect.reason
+        elif isinstance(effect, HandOver):
+            if effect.form not in form.definition.hands_over_to:
+                raise EffectError(
+                    f"hand over to {effect.form!r}, which {form.id} does not declare in "
+                    "hands_over_to"
+                )
+            handover = effect
         elif isinstance(effect, Complete) and status != "terminated":
             status, reason = "completed", f"completed by {entry.hook_id}"
     del open_step
@@ -116,4 +128,8 @@ def plan_effects(
             "updated_at": now,
         }
     )
-    return EffectPlan(changes=changes, state=new_state, ignored=tuple(ignored))
+    if handover is not None and status == "completed" and not closed:
+        status, reason = state.status, state.closed_reason  # the handover closes it instead
+    if status != "open":
+        handover = None  # a terminate of the same run beats it
+    return EffectPlan(changes=changes, state=new_state, ignored=tuple(ignored), handover=handover)

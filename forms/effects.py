@@ -63,4 +63,17 @@ class Terminate:
     reason: str
 
 
-Effect = Patch | Jump | Fail | Complete | Terminate
+@dataclass(frozen=True, slots=True)
+class HandOver:
+    """Close the instance as ``handed_over`` and start ``form`` in the same conversation,
+    carrying the answers across (``forms.handover``) by the mapping the definition declares
+    for that form (``FormDef.hands_over_to``, which a handover effect needs: it is what the
+    compile check holds the types to). Not a failure: the conversation goes on in the new
+    form. The close and the start are stored together or not at all.
+    """
+
+    form: str
+    reason: str | None = None
+
+
+Effect = Patch | Jump | Fail | Complete | Terminate | HandOver

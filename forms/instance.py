@@ -36,10 +36,20 @@ from forms.statuses import EntryStatus, Status
 
 RevisionKind = Literal["value", "retraction", "decline"]
 Source = Literal[
-    "agent", "executor", "approver", "webhook", "memory", "migration", "operator", "user"
+    "agent",
+    "executor",
+    "approver",
+    "webhook",
+    "memory",
+    "migration",
+    "operator",
+    "user",
+    "handover",
 ]
 """Who wrote a revision. ``user`` is the person themselves, on their form page
-(``forms.app.page_writes``); ``agent`` the model acting for them in the conversation."""
+(``forms.app.page_writes``); ``agent`` the model acting for them in the conversation;
+``handover`` an answer carried over from the instance this one took over from
+(``forms.handover``): ``actor`` is that instance's id, ``note`` names its field and revision."""
 EntryKind = Literal["executor", "approval"]
 
 
@@ -443,6 +453,21 @@ class RecallOwed(_Frozen):
     named: tuple[str, ...] = ()
 
 
+class HandoverLink(_Frozen):
+    """The other end of a handover (``forms.handover``): on the instance handed over, the one
+    that took over (``to``); on that one, where it came from (``from``)."""
+
+    instance: str
+    form: str
+    at: datetime
+    carried: tuple[str, ...] = ()
+    """The source's field ids whose answers (or declines) were carried."""
+    dropped: dict[str, str] = Field(default_factory=dict)
+    """Source field id -> why its answer was not carried (no such field, the type refused it)."""
+    reason: str | None = None
+    """Why it was handed over (a checkpoint's ``HandOver`` reason), if said."""
+
+
 class InstanceState(BaseModel):
     """Everything about an instance except the field logs. A commit replaces it whole."""
 
@@ -463,6 +488,10 @@ class InstanceState(BaseModel):
     page_edits: list[str] = Field(default_factory=list)
     """Field ids the person changed on their form page since the agent's last write, in the
     order they were changed: the agent's status line says so until its next write."""
+    handed_to: HandoverLink | None = None
+    """Set when this instance closed ``handed_over``: the instance and form that took over."""
+    handed_from: HandoverLink | None = None
+    """Set on an instance started by a handover: the instance and form it took over from."""
 
     def status_text(self) -> str:
         """The status with the reason it closed, for sentences: ``completed (submitted)``."""

@@ -41,7 +41,7 @@ FieldStatus = Literal[
 STILL_TO_ASK: tuple[FieldStatus, ...] = ("pending", "optional", "ask_again", "invalid")
 """The statuses of a field the agent still has to ask about (on an open instance)."""
 
-Status = Literal["open", "completed", "terminated", "abandoned"]
+Status = Literal["open", "completed", "terminated", "abandoned", "handed_over"]
 """An instance's status (``closed`` in a tool result, ``form_status`` of a decision)."""
 
 EntryStatus = Literal["pending", "done", "failed"]
@@ -61,6 +61,7 @@ StepState = Literal[
     "closed (completed)",
     "closed (terminated)",
     "closed (abandoned)",
+    "closed (handed_over)",
 ]
 """A step's ``state`` in a read (the outline's steps, a step read): ``closed (<status>)`` on a
 closed instance."""

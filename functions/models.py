@@ -361,6 +361,15 @@ class HookRow(BaseModel):
     status: EntryStatus
 
 
+class HandoverRef(BaseModel):
+    """The other end of a handover: a form and its instance."""
+
+    model_config = ConfigDict(extra="allow")
+
+    form: str
+    instance: str
+
+
 class ToolResult(BaseModel):
     """A tool's result: it leads with ``ok``, then a sentence (``summary``) or, for a call
     that could not run, ``error`` and ``message``; the rest depends on the tool
@@ -404,6 +413,15 @@ class ToolResult(BaseModel):
     )
     hooks: SkipJsonSchema[None] | list[HookRow] = Field(
         default=None, description="The hook occurrences the call fired, as they stand"
+    )
+    handed_over_to: SkipJsonSchema[None] | HandoverRef = Field(
+        default=None, description="The form and instance that took over (docs/tools.md)"
+    )
+    handed_over_from: SkipJsonSchema[None] | HandoverRef = Field(
+        default=None, description="The instance this one took over from (docs/tools.md)"
+    )
+    not_carried: SkipJsonSchema[None] | dict[str, str] = Field(
+        default=None, description="A handover: source field id -> why it was not carried"
     )
 
 

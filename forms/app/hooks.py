@@ -26,11 +26,12 @@ from typing import Protocol
 
 from forms.app.loop import CommitLoop, Outcome, Plan, Planned, T
 from forms.compiled import CompiledForm
-from forms.effect_plans import EffectError, as_effects, plan_effects
+from forms.effect_plans import EffectError, EffectPlan, as_effects, plan_effects
 from forms.effects import Effect
 from forms.engine import Transition, evaluate, transition
-from forms.errors import InvalidFormDefinition, TooManyConflicts
+from forms.errors import InvalidFormDefinition, TooManyConflicts, UnknownForm
 from forms.evaluation import PredicateError
+from forms.handover import check_handover, plan_handover, renames_for, target_id
 from forms.instance import FormInstance, OutboxEntry
 from forms.keys import parse_key
 from forms.state import HookContext
@@ -161,12 +162,16 @@ def _record(
     max_attempts: int = MAX_ATTEMPTS,
     count: Callable[[str], None] | None = None,
 ) -> HookRun:
-    """Commit the effects (or the failure) of one run, exactly once per key."""
+    """Commit the effects (or the failure) of one run, exactly once per key. A handover among
+    the effects commits with the target's start, in one write (``FormStore.hand_over``); the
+    run's ``added`` then holds the target's entries too."""
 
-    def plan(form: CompiledForm, current: FormInstance, now: datetime) -> Planned[None]:
+    def plan(
+        form: CompiledForm, current: FormInstance, now: datetime
+    ) -> Planned[tuple[OutboxEntry, ...]]:
         entry = current.state.outbox.get(key)
         if entry is None or entry.status != "pending":
-            return Planned(None)  # another run got there first: its effects stand
+            return Planned(())  # another run got there first: its effects stand
         try:
             if error is not None:
                 raise EffectError(error)
@@ -174,11 +179,13 @@ def _record(
             effect_plan = plan_effects(
                 form, current, entry, tuple(effects or ()), ev.open_step, ev.step_complete, now
             )
+            if effect_plan.handover is not None:
+                return _handed_over(loop, form, current, effect_plan, key, now)
             step = transition(
                 form, current, effect_plan.changes, now, state=effect_plan.state, cause=key
             )
-            return Planned(None, step)
-        except (EffectError, PredicateError, InvalidFormDefinition) as exc:
+            return Planned((), step)
+        except (EffectError, PredicateError, InvalidFormDefinition, UnknownForm) as exc:
             attempts = entry.attempts + 1
             failed = final or error is None or attempts >= max_attempts
             updated = entry.model_copy(
@@ -189,7 +196,7 @@ def _record(
                     "finished_at": now if failed else None,
                 }
             )
-            return Planned(None, _with_entry(form, current, updated, now))
+            return Planned((), _with_entry(form, current, updated, now))
 
     done = _commit_or_none(loop, instance, plan)
     if done is None:
@@ -202,7 +209,41 @@ def _record(
             was = before.get(entry.key)
             if entry.status == "failed" and (was is None or was.status != "failed"):
                 count(HOOK_FAILED)
-    return HookRun(done.step.dispatch if done.step is not None else (), done.instance)
+    if done.step is None:
+        return HookRun((), done.instance)
+    return HookRun((*done.step.dispatch, *done.value), done.instance)
+
+
+def _handed_over(
+    loop: CommitLoop,
+    form: CompiledForm,
+    current: FormInstance,
+    effect_plan: EffectPlan,
+    key: str,
+    now: datetime,
+) -> Planned[tuple[OutboxEntry, ...]]:
+    """The plan of a run whose effects hand the instance over: its closing commit (which
+    marks the entry done) and the target's start, committed together; the target's id is
+    derived from the entry's key, so a re-fired run can only name the same instance."""
+    assert effect_plan.handover is not None
+    target = loop.registry.latest(effect_plan.handover.form, current.principal)
+    renames = renames_for(form, effect_plan.handover.form) or {}
+    problems = check_handover(form, target, renames)
+    if problems:
+        raise EffectError("hand over refused: " + "; ".join(problems))
+    handover = plan_handover(
+        form,
+        current,
+        target,
+        target_id(key),
+        renames,
+        now,
+        reason=effect_plan.handover.reason,
+        close_state=effect_plan.state,
+        close_changes=effect_plan.changes,
+        cause=key,
+    )
+    return Planned(handover.start.dispatch, handover.close, start=handover.start.after)
 
 
 def reopen(loop: CommitLoop, instance_id: str, key: str) -> Outcome[OutboxEntry | None] | None:
@@ -284,14 +325,17 @@ class InProcessDispatcher:
         runs = 0
         while queue and runs < self.max_runs:
             key = queue.pop(0)
-            if parse_key(key).instance_id != instance.id:
-                continue  # a commit only fires hooks of its own instance
+            owner = parse_key(key).instance_id
+            own = owner == instance.id  # else a handover's target: its entries run by id
             for _ in range(MAX_ATTEMPTS):
                 runs += 1
-                run = runner.run(latest, key)
+                run = runner.run(latest if own else owner, key)
                 if run.instance is None:
-                    return None  # the instance is gone
-                latest = run.instance
+                    if own:
+                        return None  # the instance is gone
+                    break
+                if own:
+                    latest = run.instance
                 queue.extend(e.key for e in run.added if e.kind == "executor")
                 if not run.pending(key):
                     break

@@ -46,6 +46,9 @@ class Planned(Generic[T]):
 
     value: T
     step: Transition | None = None
+    start: FormInstance | None = None
+    """A handover's target (``forms.handover``): created in the same all-or-nothing write as
+    ``step``'s commit (``FormStore.hand_over``), or not at all."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +118,10 @@ class CommitLoop:
                 planned = plan(form, instance, self.clock())
                 if planned.step is None:
                     return Outcome(form, instance, planned.value)
-                stored = self.store.commit(planned.step.commit)
+                if planned.start is None:
+                    stored = self.store.commit(planned.step.commit)
+                else:
+                    stored = self.store.hand_over(planned.step.commit, planned.start)
             except ConflictError as conflict:
                 current = conflict.current or self.store.get(instance.id)
                 if current.version > instance.version:

@@ -25,9 +25,9 @@ from forms.app.loop import CommitLoop
 from forms.app.page_writes import head, input_kind
 from forms.compiled import CompiledField, CompiledForm
 from forms.engine import evaluate
-from forms.errors import NotFound
+from forms.errors import NotFound, ToolError
 from forms.evaluation import Evaluation
-from forms.instance import FormInstance, Recollection, Revision
+from forms.instance import FormInstance, HandoverLink, Recollection, Revision
 from forms.storage.documents import FormDocumentStore
 from forms.surface.recalled import from_account, memory_mark, standing
 from forms.surface.view import field_row, step_state, undo_redo
@@ -55,6 +55,7 @@ SOURCE_TEXT: dict[str, str] = {
     "migration": "a form update",
     "operator": "an operator",
     "user": "you",
+    "handover": "an earlier form",
 }
 """Who wrote a revision, in words (``forms.instance.Source``)."""
 
@@ -200,6 +201,11 @@ class FormPage:
     memory_fills: tuple[str, ...] = ()
     """Labels of the values memory filled that stand unconfirmed: submit waits on them."""
     is_open: bool = True
+    handed_over_to: str | None = None
+    """The title of the form this one was handed over to (no link: the person's page for it
+    is a link of its own)."""
+    handed_over_from: str | None = None
+    """The title of the form this one took over from."""
 
 
 def form_page(
@@ -260,7 +266,7 @@ def form_page(
         version=instance.form_version,
         status=instance.state.status,
         status_text=instance.state.status_text(),
-        closed_reason=instance.state.closed_reason,
+        closed_reason=_reason(instance),
         complete=ev.ready,
         steps=steps,
         hooks=tuple(hooks),
@@ -272,7 +278,27 @@ def form_page(
         revision=instance.version,
         memory_fills=tuple(form.fields[f].label for f, mark in marks.items() if mark.use == "fill"),
         is_open=not closed,
+        handed_over_to=_title_of(loop, caller, instance.state.handed_to),
+        handed_over_from=_title_of(loop, caller, instance.state.handed_from),
     )
+
+
+def _title_of(loop: CommitLoop, caller: Caller, link: HandoverLink | None) -> str | None:
+    """The title of the form at the other end of a handover (its id if it is no longer
+    served); None when there is none."""
+    if link is None:
+        return None
+    try:
+        return loop.registry.latest(link.form, caller.principal).title
+    except ToolError:
+        return link.form
+
+
+def _reason(instance: FormInstance) -> str | None:
+    """Why the instance closed, for the person: a handover's own reason (the target is
+    named beside it), else the recorded one."""
+    link = instance.state.handed_to
+    return link.reason if link is not None else instance.state.closed_reason
 
 
 def document_columns(

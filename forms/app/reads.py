@@ -110,6 +110,12 @@ def form_read(
         header["closed"] = instance.state.status
         if instance.state.closed_reason:
             header["reason"] = inline(instance.state.closed_reason)
+    for key, link in (
+        ("handed_over_to", instance.state.handed_to),
+        ("handed_over_from", instance.state.handed_from),
+    ):
+        if link is not None:
+            header[key] = {"form": link.form, "instance": link.instance}
     part = (args.part or "").strip()
     if closed and (not part or part.lower() == "outline"):
         view = closed_view(form, instance, ev)

@@ -116,6 +116,10 @@ class Writer:
 
 
 def form_start(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs) -> Result:
+    if args.from_ is not None:  # a handover: forms.app.handovers
+        from forms.app.handovers import start_from  # noqa: PLC0415 (it builds on this module)
+
+        return start_from(writer, caller, call, args)
     loop = writer.loop
     form = loop.registry.latest(args.form, caller.principal)
     memory = writer.memory_call(caller, form)
@@ -149,28 +153,53 @@ def form_start(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs
         loop.store.create(step.after, new_call(call, result, base.id, now))
     except CallRecorded as taken:  # a retry of a start that already happened
         return replay(writer, caller, call, taken.record, mine)
+    remember = answers_to_remember(form, base, step.commit.fields)
+    named = _named(form, args)
+    return after_start(
+        writer, caller, call, form, result, (step.after, step.dispatch), named, memory, remember
+    )
+
+
+def after_start(
+    writer: Writer,
+    caller: Caller,
+    call: CallId,
+    form: CompiledForm,
+    result: Result,
+    created: tuple[FormInstance, Sequence[OutboxEntry]],
+    named: Collection[str],
+    memory: MemoryCall | None,
+    remember: tuple[Answer, ...],
+) -> Result:
+    """What follows a start's create (``created``: the instance stored, and the entries its
+    commit fired): memory's recall and the context defaults, committed after it on every
+    field the start left empty and did not name (``named``), what the call said remembered,
+    and the hooks dispatched. A handover's start goes through here too, its carried fields
+    among ``named``: recall never overwrites them."""
+    loop = writer.loop
+    now = loop.clock()
+    qualify = "note" in result
+    stored, fired = created
     context = caller.context_for({form.fields[f].memory or "" for f in form.memory_fields})
     if memory is None and not context:
-        return dispatched(writer, result, step.after, step.dispatch, bool(started))
-    named = _named(form, args)
+        return dispatched(writer, result, stored, fired, qualify)
     if memory is not None:
-        recalled = memory.apply(loop, step.after, named, call.id, context)
+        recalled = memory.apply(loop, stored, named, call.id, context)
     else:  # no memory here, or not for this caller: the defaults still apply, alone
         recalled = apply_defaults(
             loop,
-            step.after,
+            stored,
             context,
             named=named,
             tool_call_id=call.id,
             vocabulary=_vocabulary(loop),
         )
-    stored, fired = step.after, step.dispatch
     if recalled is not None and recalled.value is not None and recalled.step is not None:
         stored, fired = recalled.instance, (*fired, *recalled.step.dispatch)
-        result = _with_recall(result, form, recalled.step, recalled.value, bool(started))
+        result = _with_recall(result, form, recalled.step, recalled.value, qualify)
     if memory is not None:
-        memory.remember(answers_to_remember(form, base, step.commit.fields), now)
-    return dispatched(writer, result, stored, fired, bool(started))
+        memory.remember(remember, now)
+    return dispatched(writer, result, stored, fired, qualify)
 
 
 def _vocabulary(loop: CommitLoop) -> Vocabulary | None:
@@ -506,9 +535,28 @@ def as_now(
         updated["closed"] = instance.state.status
         if instance.state.closed_reason:
             updated["reason"] = instance.state.closed_reason
+        updated = _handed_to(writer, updated, instance)
     keys = caused_by(instance, fired) if writer.runs_hooks else []
     if keys:
         updated["hooks"] = hook_report(instance, [instance.state.outbox[k] for k in keys])
+    return updated
+
+
+def _handed_to(writer: Writer, result: Result, instance: FormInstance) -> Result:
+    """``result`` of a call whose instance was handed over (a checkpoint's ``HandOver``): the
+    form and instance that took over, and that one's status line, where the conversation
+    goes on."""
+    link = instance.state.handed_to
+    if link is None:
+        return result
+    updated = {**result, "handed_over_to": {"form": link.form, "instance": link.instance}}
+    target = writer.loop.load(link.instance)
+    if target is None:
+        return updated
+    form, target = writer.loop.settle(target)
+    line = status_line(form, target, evaluate(form, target))
+    if line:
+        updated["status_line"] = line
     return updated
 
 

@@ -40,6 +40,7 @@ from forms.documents.model import (
     FailAction,
     FieldDoc,
     FormDocument,
+    HandOverAction,
     Heading,
     JumpAction,
     Paragraph,
@@ -51,7 +52,7 @@ from forms.documents.model import (
 )
 from forms.documents.rules import Known, Predicate, RuleError, compile_rule
 from forms.effect_plans import as_effects
-from forms.effects import Effect, Fail, Jump, Patch, Terminate
+from forms.effects import Effect, Fail, HandOver, Jump, Patch, Terminate
 from forms.errors import InvalidFormDefinition
 
 if TYPE_CHECKING:
@@ -107,6 +108,8 @@ class _Builder:
         self.problems += [p.message for p in key_problems(document, vocabulary)]
         self.known: Mapping[str, Known] = index.known
         self.first_field: Mapping[str, int] = index.first_field
+        self.hands_over_to: dict[str, dict[str, str | None]] = {}
+        """What the hand_over actions declare: the forms handed over to, with renames."""
 
     def definition(self, version: int) -> FormDef:
         doc = self.document
@@ -125,6 +128,7 @@ class _Builder:
             checkpoints=checkpoints,
             on_complete=on_complete,
             closes_on_complete=doc.closes_on_complete,
+            hands_over_to=self.hands_over_to,
         )
 
     # ------------------------------------------------------------------ steps and fields
@@ -231,11 +235,25 @@ class _Builder:
             return lambda ctx: [Jump(target)]
         if isinstance(action, SetAction):
             return self._set(action, where)
+        if isinstance(action, HandOverAction):
+            return self._hand_over(action, where)
         assert isinstance(action, RunAction)
         executor = self._executor(action.executor, f"{where} run")
         if executor is None:
             return None
         return lambda ctx: list(as_effects(executor(ctx)))
+
+    def _hand_over(self, action: HandOverAction, where: str) -> Callable[[Any], list[Effect]]:
+        for renamed in action.rename:
+            if renamed.field not in self.known:
+                self.problems.append(
+                    f"{where} hands over {renamed.field!r}, which is not a field"
+                    + did_you_mean(renamed.field, self.known)
+                )
+        declared = self.hands_over_to.setdefault(action.form, {})
+        declared.update({r.field: r.to for r in action.rename})
+        form, reason = action.form, action.reason
+        return lambda ctx: [HandOver(form, reason)]
 
     def _set(self, action: SetAction, where: str) -> Callable[[Any], list[Effect]] | None:
         read = read_set(action, self.index, where)  # the builder's edits check it the same way

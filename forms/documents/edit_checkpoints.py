@@ -22,7 +22,14 @@ from forms.documents.edit_layout import unique_id
 from forms.documents.edit_names import suggest
 from forms.documents.edit_values import read_rule
 from forms.documents.field_types import FieldIndex, index_document, read_set
-from forms.documents.model import Action, CheckpointDoc, FailAction, JumpAction, SetAction
+from forms.documents.model import (
+    Action,
+    CheckpointDoc,
+    FailAction,
+    HandOverAction,
+    JumpAction,
+    SetAction,
+)
 
 
 def set_checkpoint(
@@ -102,6 +109,13 @@ def _check_actions(
                 if name not in index.known:
                     ending = unknown(name, "field", fields)
                     problems.append(f"{where}: the message names {{{name}}}, not a field{ending}")
+        elif isinstance(action, HandOverAction):
+            for renamed in action.rename:
+                if renamed.field not in index.known:
+                    ending = unknown(renamed.field, "field", fields)
+                    problems.append(
+                        f"{where} hands over {renamed.field!r}, which is not a field{ending}"
+                    )
     if problems:
         raise EditError(
             "invalid_rule",

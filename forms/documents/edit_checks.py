@@ -30,6 +30,7 @@ from forms.documents.model import (
     Divider,
     FailAction,
     FormDocument,
+    HandOverAction,
     Heading,
     JumpAction,
     Paragraph,
@@ -96,6 +97,10 @@ def problems(document: FormDocument, vocabulary: Vocabulary | None = None) -> Pr
                 for name in PLACEHOLDER.findall(action.message):
                     if name not in index.known:
                         found.append(f"{where}: the message names {{{name}}}, not a field")
+            if isinstance(action, HandOverAction):
+                for renamed in action.rename:
+                    if renamed.field not in index.known:
+                        found.append(f"{where} hands over {renamed.field!r}, which is not a field")
     found.extend(set_cycles(document, index))
     return Problems(index.problems, tuple(found), key_problems(document, vocabulary))
 
@@ -139,6 +144,8 @@ def readers(document: FormDocument, fields: set[str], steps: set[str]) -> list[s
                 named.update(PLACEHOLDER.findall(action.message))
             if isinstance(action, JumpAction):
                 targets.add(action.step)
+            if isinstance(action, HandOverAction):
+                named.update(r.field for r in action.rename)
         if named & fields or targets & steps:
             found.append(f'checkpoint "{checkpoint.id}"')
     return found
@@ -170,6 +177,8 @@ def describe_action(action: Action) -> str:
         return f"jump to {action.step}"
     if isinstance(action, SetAction):
         return f"set {action.field} to {json.dumps(action.value)}"
+    if isinstance(action, HandOverAction):
+        return f"hand over to {action.form}"
     assert isinstance(action, RunAction)
     return f"run {action.executor}"
 

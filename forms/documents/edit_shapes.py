@@ -204,14 +204,24 @@ a text block or a divider, each with only its own keys."""
 Item = FieldItem | TextBlock | DividerBlock
 
 
+class Rename(_Shape):
+    """A field carried under another id there (to), or left behind (to null)."""
+
+    field: str
+    to: str | None
+
+
 class Action(_Shape):
     """fail: message ({field_id} in it is replaced by that answer); terminate: reason; jump:
-    step; set: field, value; run: executor."""
+    step; set: field, value; run: executor; hand_over: form (another form's id; answers
+    carry by field id), reason, rename."""
 
-    action: Literal["fail", "terminate", "jump", "set", "run"]
+    action: Literal["fail", "terminate", "jump", "set", "run", "hand_over"]
     message: str | Omitted = None
     reason: str | Omitted = None
     step: str | Omitted = None
     field: str | Omitted = None
     value: Value | Omitted = None
     executor: str | Omitted = None
+    form: str | Omitted = None
+    rename: list[Rename] | Omitted = None

@@ -411,8 +411,28 @@ class RunAction(_Doc):
     executor: ExecutorName
 
 
+class FieldRename(_Doc):
+    """One field a handover carries under another id on the other form (``to``), or leaves
+    behind (``to`` null)."""
+
+    field: Id
+    to: Id | None
+
+
+class HandOverAction(_Doc):
+    """Close this form as handed over and start another form in the same conversation,
+    carrying the answers across: same field ids, or as ``rename`` says (a field renamed to
+    null stays behind). Checked when the form is built (renamed fields exist), and when the
+    handover runs against the other form's fields and types (``forms.handover``)."""
+
+    action: Literal["hand_over"]
+    form: FormId
+    rename: Annotated[list[FieldRename], Field(max_length=500)] = []
+    reason: Text | None = None
+
+
 Action = Annotated[
-    FailAction | TerminateAction | JumpAction | SetAction | RunAction,
+    FailAction | TerminateAction | JumpAction | SetAction | RunAction | HandOverAction,
     Field(discriminator="action"),
 ]
 

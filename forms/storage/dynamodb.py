@@ -289,6 +289,94 @@ class DynamoDBFormStore(FormStore, ApprovalIndex, FailedHookIndex, OpenFormIndex
         self._keep(after, home)
         return applied.snapshot()
 
+    def hand_over(self, commit: Commit, target: FormInstance) -> FormInstance:
+        """One transaction: the source's home put (conditional on ``expected_version``) and
+        its new revision items, the target's HOME, home and revision items (each conditional
+        on not existing) and the call record. The two homes share the conversation's
+        partition; DynamoDB applies all of it or none of it."""
+        started = target.snapshot()
+        known = self._recalled(commit.instance_id, commit.expected_version)
+        if known is None:
+            known = self._read(commit.instance_id)
+        if known is None:
+            raise NotFound(f"instance {commit.instance_id} not found")
+        current = known.instance
+        if (started.principal, started.conversation_id) != (
+            current.principal,
+            current.conversation_id,
+        ):
+            raise ValueError("a handover starts its target in the source's conversation")
+        applied = apply_commit(current, commit)  # ConflictError / ValueError: nothing written
+        heads = dict(known.heads)
+        for field_id in commit.fields:
+            heads[field_id] = _head_text(applied.history[field_id])
+        after = _Known(applied, heads)
+        home = home_key(applied)
+        appended = {f: change.append for f, change in commit.fields.items() if change.append}
+        actions = [
+            put_action(
+                self._table,
+                home_item(after.instance, after.heads),
+                "#v = :expected",
+                names={"#v": "version"},
+                values={":expected": {"N": str(commit.expected_version)}},
+            ),
+            *(
+                put_action(self._table, item, "attribute_not_exists(pk)")
+                for item in self._revision_items(
+                    instance_key(applied.id), applied.version, appended
+                )
+            ),
+        ]
+        closing = len(actions)
+        start = _Known(started, {f: _head_text(log) for f, log in started.history.items()})
+        target_pk, target_home = instance_key(started.id), home_key(started)
+        actions += [
+            put_action(
+                self._table,
+                {
+                    "pk": _s(target_pk),
+                    "sk": _s(HOME_SK),
+                    "home_pk": _s(target_home[0]),
+                    "home_sk": _s(target_home[1]),
+                },
+                "attribute_not_exists(pk)",
+            ),
+            put_action(self._table, home_item(started, start.heads), "attribute_not_exists(pk)"),
+            *(
+                put_action(self._table, item, "attribute_not_exists(pk)")
+                for item in self._revision_items(
+                    target_pk,
+                    started.version,
+                    {f: log.revisions for f, log in started.history.items() if log.count},
+                )
+            ),
+        ]
+        if commit.call is not None:
+            actions.append(self._call_put(home[0], commit.call))
+        try:
+            self._transact(actions)
+        except self._client.exceptions.TransactionCanceledException as exc:
+            codes = _reason_codes(exc)
+            if commit.call is not None and codes[-1:] == ["ConditionalCheckFailed"]:
+                raise self._recorded(home[0], commit.call) from None
+            if codes[:1] == ["ConditionalCheckFailed"] or "TransactionConflict" in codes:
+                fresh = self._read_home(applied.id, home)
+                if fresh is None:
+                    raise NotFound(f"instance {applied.id} not found") from None
+                current_now = fresh.instance.snapshot()
+                raise ConflictError(applied.id, commit.expected_version, current_now) from None
+            if "ConditionalCheckFailed" in codes[closing:]:
+                raise AlreadyExists(f"instance {started.id} already exists") from None
+            raise StoreError(f"handover of {applied.id} cancelled: {codes}") from exc
+        except Exception as exc:
+            if item_too_large(exc):
+                raise too_large("instance", largest_item(actions), started.form_id) from None
+            raise
+        self._keep(after, home)
+        self._keep(start, target_home)
+        return applied.snapshot()
+
     # ------------------------------------------------------------------ the approval index
 
     def _index_read(

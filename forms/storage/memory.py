@@ -106,6 +106,53 @@ class InMemoryFormStore(FormStore, OutboxScan, ApprovalIndex, FailedHookIndex, O
             self._keep_call(key, commit.call)
             return applied
 
+    def hand_over(self, commit: Commit, target: FormInstance) -> FormInstance:
+        started = target.snapshot()
+        check_instance(started)  # SizeLimit: nothing stored
+        with self._lock:  # both halves under the one lock: neither is seen without the other
+            stored = self._load(commit.instance_id)
+            key = (stored.principal, stored.conversation_id)
+            if (started.principal, started.conversation_id) != key:
+                raise ValueError("a handover starts its target in the source's conversation")
+            self._check_call(key, commit.call)
+            try:
+                applied = applied_unshared(stored, commit)
+            except ConflictError:
+                raise ConflictError(stored.id, commit.expected_version, stored.snapshot()) from None
+            check_instance(applied)
+            if started.id in self._instances:
+                raise AlreadyExists(f"instance {started.id} already exists")
+            try:
+                self._instances[started.id] = started
+                self._by_conversation.setdefault(key, []).append(started.id)
+                self._place(started)
+                self._instances[applied.id] = applied.snapshot()
+                self._place(applied)
+                self._keep_call(key, commit.call)
+            except BaseException:  # a failure half-way: undo what landed, so neither stands
+                self._unplace(started.id)
+                self._instances.pop(started.id, None)
+                ids = self._by_conversation.get(key, [])
+                if started.id in ids:
+                    ids.remove(started.id)
+                self._instances[stored.id] = stored
+                self._place(stored)
+                if commit.call is not None:
+                    self._calls.get(key, {}).pop(commit.call.call_id, None)
+                raise
+            return applied
+
+    def _unplace(self, instance_id: str) -> None:
+        """Take ``instance_id`` out of every index; the caller holds the lock."""
+        for places, index in (
+            (self._places, self._index),
+            (self._failed_places, self._failed),
+            (self._open_places, self._open),
+        ):
+            place = places.pop(instance_id, None)
+            if place is not None:
+                index[place.partition].pop(place.sort, None)
+
     def pending(
         self, keep_going: Callable[[], bool] | None = None
     ) -> Iterator[tuple[str, InstanceState]]:

@@ -86,6 +86,20 @@ class FormStore(ABC):
         stored in any of those cases.
         """
 
+    @abstractmethod
+    def hand_over(self, commit: Commit, target: FormInstance) -> FormInstance:
+        """Apply ``commit`` (the source's closing commit) and create ``target`` (the instance
+        that takes over, in the same principal's conversation) in one all-or-nothing write,
+        and return a snapshot of the source as stored after (``forms.handover``).
+
+        Both halves or neither: a commit that fails for any reason ``commit`` fails for
+        (``NotFound``, ``CallRecorded``, ``ConflictError`` when ``expected_version`` is stale,
+        ``ValueError``, ``SizeLimit``) creates nothing, and a target that cannot be created
+        (``AlreadyExists``, ``SizeLimit``) leaves the source untouched. The call record the
+        commit carries is stored in the same write. ``ValueError`` when ``target`` is not in
+        the source's conversation.
+        """
+
 
 class OutboxScan(ABC):
     """Finds the instances whose outbox holds a pending entry: what the sweeper looks at when

@@ -50,6 +50,12 @@ class FormStartArgs(_Args):
         default=None, description="Answers already given in the conversation, by field id"
     )
     decline: Declines
+    from_: str | None = Field(
+        default=None,
+        alias="from",
+        max_length=64,
+        description="Form or instance to hand over from",
+    )
 
 
 class FormReadArgs(_Args):
@@ -122,7 +128,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         "form_start",
-        "Start a form. Pass in values anything the user already told you, by field id.",
+        "Start a form. Pass in values anything the user already told you, by field id. "
+        "Switching forms? Pass from (the open one): it closes, its answers carry over.",
         FormStartArgs,
         writes=True,
     ),

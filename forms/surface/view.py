@@ -334,6 +334,7 @@ _CLOSED_STATES: dict[str, StepState] = {
     "completed": "closed (completed)",
     "terminated": "closed (terminated)",
     "abandoned": "closed (abandoned)",
+    "handed_over": "closed (handed_over)",
 }
 """A step's state on an instance closed with each status."""
 
