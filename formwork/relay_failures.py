@@ -35,7 +35,9 @@ class SqsFailureQueue:
         return int(found.get("Attributes", {}).get("ApproximateNumberOfMessages", 0))
 
     def peek(self, limit: int) -> list[FailedBatch]:
-        # VisibilityTimeout 0: reading back hides nothing from a redrive or another reader.
+        # VisibilityTimeout 0: reading back hides nothing from a redrive or another reader. So
+        # a second receive may hand back the same messages: it stops at the first that brings
+        # nothing new, which may be short of ``limit`` (``count`` is the queue's size).
         return [r.batch for r in self._receive(limit, visibility=0)]
 
     def receive(self, limit: int) -> list[Received]:
