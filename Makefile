@@ -14,7 +14,8 @@ help:
 	@echo "                options); DYNAMODB=moto runs moto's DynamoDB instead of DynamoDB Local"
 	@echo "make page-link INSTANCE=fi_...  a fresh link to an instance's form page from make dev's"
 	@echo "                stack (links open once and expire in 15 minutes); CONVERSATION (default"
-	@echo "                demo), TOKEN (default dev:acme:alice) and URL name another's"
+	@echo "                demo), TOKEN (default dev:acme:alice) and URL name another's; MEMORY=1"
+	@echo "                instead: alice's fact editor; CANVAS=demo-feedback: that draft's canvas"
 	@echo "make worker     a hook worker on its own (TEMPORAL_*, TABLE_NAME... from the environment)"
 	@echo "make demo       the scripted conversation over HTTP (against make dev's stack, or one it"
 	@echo "                starts on free ports for the run and stops at the end; DYNAMODB=moto too)"
@@ -86,15 +87,17 @@ ARGS ?=
 dev: $(STACK_DEPS)
 	FORMWORK_LOCAL_DYNAMODB=$(DYNAMODB) $(BIN)/formwork dev $(ARGS)
 
-# A link to the page of an instance of make dev's stack, minted as a chatbot backend mints one;
-# by default for the demo claim make dev starts (conversation demo, dev:acme:alice).
+# A link to a page of make dev's stack, minted as a chatbot backend mints one: an instance's
+# form page (by default of the demo claim's conversation demo, dev:acme:alice), alice's fact
+# editor (MEMORY=1) or a draft's canvas (CANVAS=form-id; by default for the builder make dev's
+# canvas link names). TOKEN names another's.
 CONVERSATION ?= demo
-TOKEN ?= dev:acme:alice
 URL ?= http://127.0.0.1:3000
 page-link: $(STAMP)
-	@test -n "$(INSTANCE)" || { echo "make page-link INSTANCE=fi_... (make dev's banner names its demo claim's)" >&2; exit 2; }
-	@$(BIN)/python -m infra.local.page_link --instance "$(INSTANCE)" --conversation "$(CONVERSATION)" \
-		--token "$(TOKEN)" --url "$(URL)"
+	@test -n "$(INSTANCE)$(MEMORY)$(CANVAS)" || { echo "make page-link INSTANCE=fi_... | MEMORY=1 | CANVAS=form-id (make dev's banner names them)" >&2; exit 2; }
+	@$(BIN)/python -m infra.local.page_link \
+		$(if $(CANVAS),--canvas "$(CANVAS)",$(if $(MEMORY),--memory,--instance "$(INSTANCE)" --conversation "$(CONVERSATION)")) \
+		$(if $(TOKEN),--token "$(TOKEN)") --url "$(URL)"
 
 worker: $(STAMP)
 	$(BIN)/python -m workflows.worker

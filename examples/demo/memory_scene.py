@@ -4,9 +4,10 @@ alice gives her date of birth and weight in a health check-in (``forms.examples.
 whose fields declare fact keys), and memory records them as facts. In a later conversation a
 new check-in has her date of birth filled, marked as from memory until the agent resends it,
 and her weight only offered: a weight drifts, so the agent must ask. She corrects the weight in
-her fact editor (``PUT /memory/facts/person.weight_kg``, a correction: the wrong value stays in
-the history) and the next form offers the new one. With her memory off a new form recalls
-nothing, and bob, of the same tenant, gets none of her facts.
+her fact editor (over HTTP on the page, ``examples.demo.page_visit`` sending its correction
+form; in process ``PUT /memory/facts/person.weight_kg``: a correction either way, the wrong
+value staying in the history) and the next form offers the new one. With her memory off a new
+form recalls nothing, and bob, of the same tenant, gets none of her facts.
 
 A slow fact store (the form opens on time, without memory) is not played here: slowing the
 store takes a proxy in front of DynamoDB, which a demo's stack does not run. The integration
@@ -20,10 +21,14 @@ from __future__ import annotations
 import threading
 import time
 from typing import Any
+from urllib.parse import quote
 
 from examples.demo.driver import Demo
 from examples.demo.in_process import InProcess
+from examples.demo.page_scene import short
+from examples.demo.page_visit import PageVisit, VisitError
 from examples.demo.printing import compact, expect, say
+from examples.demo.transports import OverHttp
 from forms import Caller
 
 FORM = "health-check"
@@ -140,17 +145,22 @@ def corrected(demo: Demo, alice: str) -> None:
     next form offers the new one."""
     print()
     say("", "(alice, in her fact editor: the 70 kg was a misreading; she corrects it)", indent=2)
-    statement = {"words": "71.5 kg", "correction": True}
-    _api(alice, "PUT", f"/memory/facts/{WEIGHT}", statement)
-    status, changed = demo.transport.state_fact(alice, WEIGHT, statement)
-    fact = changed.get("fact", {})
-    expect(
-        status == 200 and changed.get("change") == "corrected" and fact.get("value") == "71.5",
-        f"the weight corrected to 71.5 kg, got {status}: {changed}",
-    )
-    say(
-        "result: ", f"{status} {changed['change']}, revision {changed['revision']}: {fact['shown']}"
-    )
+    if isinstance(demo.transport, OverHttp):
+        correct_on_the_page(demo.transport, alice, "71.5 kg")
+    else:
+        say("", "(in process there is no fact editor page: over HTTP she corrects it there)", 2)
+        statement = {"words": "71.5 kg", "correction": True}
+        _api(alice, "PUT", f"/memory/facts/{WEIGHT}", statement)
+        status, changed = demo.transport.state_fact(alice, WEIGHT, statement)
+        fact = changed.get("fact", {})
+        expect(
+            status == 200 and changed.get("change") == "corrected" and fact.get("value") == "71.5",
+            f"the weight corrected to 71.5 kg, got {status}: {changed}",
+        )
+        say(
+            "result: ",
+            f"{status} {changed['change']}, revision {changed['revision']}: {fact['shown']}",
+        )
 
     _api(alice, "GET", f"/memory/facts/{WEIGHT}")
     status, detail = demo.transport.read_fact(alice, WEIGHT)
@@ -172,6 +182,53 @@ def corrected(demo: Demo, alice: str) -> None:
     demo.caller = Caller(alice, "conv-mem-3")
     demo.turn("Check-in time again!", "form_start", {"form": FORM})
     expect("from memory, confirm: Weight 71.5 kg" in demo.status(), "the corrected weight offered")
+
+
+def correct_on_the_page(transport: OverHttp, alice: str, typed: str) -> None:
+    """alice opens her fact editor from a link (``POST /memory/page-links`` with her token) as
+    a browser does, and sends the weight's correction form with ``typed`` (its CSRF token and
+    nonce as rendered); the ``303`` back, and the page showing the new value."""
+    say("api:   ", f"POST /memory/page-links as {alice}")
+    status, link = transport.memory_link(alice)
+    expect(status == 200 and "url" in link, f"a link to her fact editor, got {status}: {link}")
+    if "url" not in link:
+        return
+    url = str(link["url"])
+    say("result: ", f"{status} {short(url)} (opens once; expires {link['expires_at']})")
+    browser = PageVisit()
+    try:
+        page, page_url = browser.open(url, "Open your memory")
+    except VisitError as failed:
+        expect(False, f"the link to open her fact editor ({failed})")
+        return
+    entry, button, shown = browser.hops
+    cookie = ", ".join(f"{name}=…" for name in browser.cookies)
+    say("browser: ", f"GET {short(entry.path)} → {entry.status} “Open your memory”")
+    say(
+        "browser: ",
+        f"POST {short(button.path)} (the button) → {button.status} to {shown.path}, "
+        f"Set-Cookie {cookie}",
+    )
+    weight = "fact:" + WEIGHT
+    say("page:    ", f"“{page.title}”: Weight {page.shown.get(weight, '')}")
+    action = f"/pages/memory/facts/{quote(WEIGHT, safe='')}/correct"
+    form = next((f for f in page.forms.get("", []) if f.action == action), None)
+    expect(form is not None, "her fact editor to offer the weight's correction")
+    if form is None:
+        return
+    say("browser: ", f"types {typed!r} in “Correct weight”, presses Save correction")
+    try:
+        after, _ = browser.send(page_url, form, {"value": typed}, None)
+    except VisitError as failed:
+        expect(False, f"the correction to land from the page ({failed})")
+        return
+    posted, back = browser.hops[-2:]
+    say("browser: ", f"POST {posted.path} → {posted.status}; GET {back.path} → {back.status}")
+    say("page:    ", f"{after.shown.get('done', '')} Weight {after.shown.get(weight, '')}")
+    expect(
+        after.shown.get(weight) == typed and after.shown.get("done", "").startswith("Corrected"),
+        f"the page to show the weight corrected to {typed}, got {after.shown}",
+    )
 
 
 def show_history(detail: dict[str, Any]) -> None:

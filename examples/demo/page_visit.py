@@ -11,7 +11,10 @@ a spent link is refused.
 What the page shows is read from its HTML with the standard library's ``html.parser``: the
 ``h1`` (the form's title), the status (``#form-status``), and each field by its
 ``data-field`` attribute (its label, its badge, the value shown); on other pages, the text of
-each element marked ``data-shown`` and the page's own forms (the approver's decision). A dozen
+each element marked ``data-shown`` (the approval's state, the canvas's items, the fact
+editor's values) and the page's own forms, marked ``page-form`` (the approver's decision, a
+fact's correction). ``get(url)`` fetches with the browser's cookies, as the canvas's script
+polls its version route. A dozen
 lines of parsing over stable attributes the page renders for this purpose; a parsing library
 (BeautifulSoup, lxml) would add a dependency to the ``local`` extra without saving any.
 """
@@ -127,16 +130,17 @@ class PageVisit:
         return self.send(page_url, form, {"value": value}, press)
 
     def send(
-        self, page_url: str, form: FormShown, typed: dict[str, str], press: str
+        self, page_url: str, form: FormShown, typed: dict[str, str], press: str | None
     ) -> tuple[PageShown, str]:
         """``form`` on the page at ``page_url`` sent with ``typed`` (by input name) typed in,
-        as its button whose value is ``press`` sends it; the page the ``303`` leads back to,
-        and its URL."""
-        pressed = [(name, kept) for name, kept in form.buttons if kept == press]
-        if not pressed:
-            raise VisitError(f"the form has no {press!r} button: {form.buttons}")
+        as its button whose value is ``press`` sends it (None: its one unnamed button, which
+        adds nothing); the page the ``303`` leads back to, and its URL."""
         sent = [(name, typed.get(name, kept)) for name, kept in form.sends]
-        sent.append(pressed[0])
+        if press is not None:
+            pressed = [(name, kept) for name, kept in form.buttons if kept == press]
+            if not pressed:
+                raise VisitError(f"the form has no {press!r} button: {form.buttons}")
+            sent.append(pressed[0])
         target = urljoin(page_url, form.action)
         status, headers, html = self._send(
             "POST",
@@ -153,6 +157,12 @@ class PageVisit:
         if status != 200:
             raise VisitError(f"GET {path_of(back)} answered {status}")
         return read_page(html), back
+
+    def get(self, url: str, note: str = "a read") -> tuple[int, str]:
+        """``GET url`` with this browser's cookies, as a page's script fetches it (the canvas's
+        version route); the status and the body as text."""
+        status, _, body = self._send("GET", url, note=note)
+        return status, body
 
     def again(self, url: str) -> tuple[int, PageShown]:
         """The link at ``url`` posted (again), as its entry page's button posts it."""

@@ -7,7 +7,8 @@ the person reviewing the claim on its form page before it is sent, over HTTP: ``
 the PI intake (a triage jump forward; a revisit back), the grant application (ineligible, so
 it terminates), the purchase request (a finance approval, decided outside the chat), the CRM
 webhook (over HTTP only, with the ``crm`` source's secret) and the job application a builder
-agent builds and a person publishes. The ninth scene, memory, is ``memory_scene``'s.
+agent builds, the person watching it on the draft's canvas over HTTP (``canvas_scene``), and a
+person publishes. The ninth scene, memory, is ``memory_scene``'s.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import uuid
 
 from examples.demo.approval_page_scene import decide_on_the_page
+from examples.demo.canvas_scene import Watch, open_the_canvas, see_the_change
 from examples.demo.driver import Demo
 from examples.demo.page_scene import review_on_the_page
 from examples.demo.printing import compact, expect, say
@@ -362,9 +364,10 @@ def job_application(demo: Demo) -> None:
 
 
 def build_the_form(demo: Demo, builder: str, chat: str) -> None:
-    """The builder's calls in its chat ``chat``, a replay, a stopped call; the draft as its
-    tenant reads it."""
+    """The builder's calls in its chat ``chat`` (over HTTP the person watching the first field
+    land on the draft's canvas), a replay, a stopped call; the draft as its tenant reads it."""
     transport = demo.transport
+    watch: Watch | None = None
     print()
     say(
         "",
@@ -384,6 +387,10 @@ def build_the_form(demo: Demo, builder: str, chat: str) -> None:
             said=call.said,
         )
         expect(result.get("ok"), f"the builder call {call.tool} to apply")
+        if n == 1:  # the draft exists: the person opens its canvas
+            watch = open_the_canvas(demo, builder, FORM_ID)
+        elif n == 2:
+            see_the_change(watch, str(call.input["field"]["id"]))
     print()
     say(
         "",

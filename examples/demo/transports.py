@@ -2,8 +2,9 @@
 (``examples.demo.in_process.InProcess``) or over HTTP (``OverHttp``).
 
 ``OverHttp`` calls the tool API as a chatbot backend would (urllib, JSON, a dev token per
-principal), mints links to the form page (``page_link``) and to an approval's page
-(``approvals_link``), decides approvals through ``POST /approvals/{approval_id}``, describes
+principal), mints links to the form page (``page_link``), to an approval's page
+(``approvals_link``), to the fact editor (``memory_link``) and to a draft's canvas
+(``canvas_link``), decides approvals through ``POST /approvals/{approval_id}``, describes
 the Temporal run a hook's idempotency key names, and signs ``POST /webhooks/{source}`` as a
 sender would.
 
@@ -218,6 +219,19 @@ class OverHttp:
         body = {"approval_id": approval_id}
         token = token_for(approver, roles)
         status, answer = self._request("POST", "/approvals/page-links", body, token=token)
+        return status, answer if isinstance(answer, dict) else {}
+
+    def memory_link(self, principal: str) -> tuple[int, dict[str, Any]]:
+        """A link to ``principal``'s own fact editor, as their chatbot's backend mints one:
+        ``POST /memory/page-links`` with their token."""
+        status, answer = self._request("POST", "/memory/page-links", {}, token=token_for(principal))
+        return status, answer if isinstance(answer, dict) else {}
+
+    def canvas_link(self, principal: str, form_id: str) -> tuple[int, dict[str, Any]]:
+        """A link to the canvas of ``principal``'s tenant's draft of ``form_id``, as the
+        builder chat's backend mints one: ``POST /builder/forms/{form_id}/page-links``."""
+        path = f"/builder/forms/{quote(form_id, safe='')}/page-links"
+        status, answer = self._request("POST", path, {}, token=token_for(principal))
         return status, answer if isinstance(answer, dict) else {}
 
     def decide(

@@ -20,6 +20,8 @@ from formwork.check import LoadError, check
 from infra.local.dynamodb import ROOT
 from infra.local.page_link import (
     APPROVER_TOKEN,
+    BUILDER_TOKEN,
+    CANVAS_FORM,
     DEMO_CONVERSATION,
     DEMO_SEEDS,
     DEMO_TOKEN,
@@ -28,6 +30,8 @@ from infra.local.page_link import (
     Seeded,
     lifetime,
     seed,
+    seed_canvas,
+    seed_memory,
     seed_queue,
     who,
 )
@@ -174,8 +178,69 @@ def queue_lines(queue: PageLink | str) -> str:
     )
 
 
+def seed_memory_link(stack: LocalStack) -> PageLink | str:
+    """Two facts stated for acme/alice and a link to her fact editor; or, when there is
+    none, why."""
+    try:
+        return seed_memory(stack.api_url)
+    except PageLinkError as failed:
+        return str(failed)
+
+
+def seed_canvas_link(stack: LocalStack) -> PageLink | str:
+    """A small draft built through the builder tools and a link to its canvas; or, when there
+    is none, why."""
+    try:
+        return seed_canvas(stack.api_url)
+    except PageLinkError as failed:
+        return str(failed)
+
+
+def fresh_link_command(api: str, make: str, module: str) -> str:
+    """How to mint a fresh link of the demo's here: ``make page-link <make>`` in a checkout,
+    else ``python -m infra.local.page_link <module>``; naming the API when not the default."""
+    elsewhere = api != DEFAULT_URL
+    if (ROOT / "Makefile").is_file():
+        return f"make page-link {make}" + (f" URL={api}" if elsewhere else "")
+    return f"python -m infra.local.page_link {module}" + (f" --url {api}" if elsewhere else "")
+
+
+def memory_lines(memory: PageLink | str, api: str = DEFAULT_URL) -> str:
+    """The banner's fact editor part: acme/alice's link, or why there is none."""
+    fresh = fresh_link_command(api, "MEMORY=1", "--memory")
+    if isinstance(memory, str):
+        return f"The fact editor (docs/pages.md): {memory}. A link: {fresh}\n"
+    return (
+        f"The fact editor (docs/pages.md): {who(DEMO_TOKEN)} stated a date of birth and a"
+        " weight; her link\n"
+        f"(POST /memory/page-links with Bearer {DEMO_TOKEN}), opens once, expires in"
+        f" {lifetime(memory)}:\n"
+        f"    {memory.url}\n"
+        f"  A fresh one: {fresh}\n"
+    )
+
+
+def canvas_lines(canvas: PageLink | str, api: str = DEFAULT_URL) -> str:
+    """The banner's canvas part: the demo draft's link, or why there is none."""
+    fresh = fresh_link_command(api, f"CANVAS={CANVAS_FORM}", f"--canvas {CANVAS_FORM}")
+    if isinstance(canvas, str):
+        return f"The builder's canvas (docs/pages.md): {canvas}. A link: {fresh}\n"
+    return (
+        f"The builder's canvas (docs/pages.md): the draft {CANVAS_FORM} a builder agent made;"
+        f" {who(BUILDER_TOKEN)}'s link\n"
+        f"(POST /builder/forms/{CANVAS_FORM}/page-links with Bearer {BUILDER_TOKEN}), opens"
+        f" once, expires in {lifetime(canvas)}:\n"
+        f"    {canvas.url}\n"
+        f"  A fresh one: {fresh}\n"
+    )
+
+
 def banner(
-    stack: LocalStack, pages: Sequence[Seeded] | str = (), queue: PageLink | str = ""
+    stack: LocalStack,
+    pages: Sequence[Seeded] | str = (),
+    queue: PageLink | str = "",
+    memory: PageLink | str = "",
+    canvas: PageLink | str = "",
 ) -> str:
     api = stack.api_url
     webhooks = webhook_lines(stack)
@@ -225,7 +290,8 @@ Try:
        {api}/conversations/conv-1/tools/form_start
   curl -s {auth} {api}/conversations/conv-1/status
 
-{page_lines(api, pages)}{queue_lines(queue) if queue else ""}
+{page_lines(api, pages)}{queue_lines(queue) if queue else ""}\
+{memory_lines(memory, api) if memory else ""}{canvas_lines(canvas, api) if canvas else ""}
 OpenAPI: {api}/openapi.json   Swagger UI: {api}/swagger (both need the token too)
 {logs}
 Ctrl-C stops everything.
@@ -294,7 +360,8 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m infra.local") 
         "--no-seed",
         action="store_true",
         help="start no demo travel claim (by default one is started in the conversation demo "
-        "for dev:acme:alice, through the tool API, and the banner prints a link to its page)",
+        "for dev:acme:alice, through the tool API, and the banner prints a link to its page), "
+        "purchase request, facts or draft (each with its page's link)",
     )
     args = parser.parse_args(argv)
 
@@ -333,8 +400,11 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m infra.local") 
         return 1
     try:
         pages: list[Seeded] | str = "not seeded (--no-seed)" if args.no_seed else seed_pages(stack)
-        queue = "not seeded (--no-seed)" if args.no_seed else seed_queue_link(stack)
-        print(banner(stack, pages, queue), flush=True)
+        unseeded = "not seeded (--no-seed)"
+        queue = unseeded if args.no_seed else seed_queue_link(stack)
+        memory = unseeded if args.no_seed else seed_memory_link(stack)
+        canvas = unseeded if args.no_seed else seed_canvas_link(stack)
+        print(banner(stack, pages, queue, memory, canvas), flush=True)
         while not stop.wait(1.0):
             pass
         print("\nStopping...", flush=True)

@@ -12,7 +12,12 @@ instances in that conversation (``docs/pages.md``). Links open once and expire a
 API, as an agent would, and prints a link to each (``seed``). It also files a purchase request
 over the threshold (``APPROVAL_SEED``) and prints a link to the finance approver's queue
 (``seed_queue``: ``POST /approvals/page-links`` with ``APPROVER_TOKEN``); ``--queue`` mints a
-fresh one. A request that cannot be made
+fresh one. It states two facts for ``acme/alice`` (``MEMORY_FACTS``, ``PUT /memory/facts/{key}``)
+and prints a link to her fact editor (``seed_memory``: ``POST /memory/page-links``; ``--memory``
+mints a fresh one), and builds a small draft through the builder tools as a builder agent would
+(``CANVAS_BUILD``, ``POST /builder/forms/{form_id}/tools/{tool}``) and prints a link to its
+canvas (``seed_canvas``: ``POST /builder/forms/{form_id}/page-links``; ``--canvas FORM_ID``
+mints a fresh one). A request that cannot be made
 (no stack answering, a refusal) is a ``PageLinkError`` whose message says what to do, and the
 command prints it on one line and exits 1: never a traceback.
 """
@@ -98,6 +103,52 @@ APPROVAL_SEED = Seed(
 )
 """A purchase request over 5,000 EUR by ``acme/alice``: it waits for finance."""
 
+MEMORY_FACTS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("person.date_of_birth", {"value": "1990-04-02"}),
+    ("person.weight_kg", {"words": "70 kg"}),
+)
+"""Two facts ``acme/alice`` states through ``PUT /memory/facts/{key}`` (as the demo's memory
+scene has her say them), so her fact editor has something to show and correct."""
+
+BUILDER_TOKEN = "dev:acme:alice;roles=form_publisher"
+"""The person the demo draft is built for: ``acme/alice`` holding the publisher role, so her
+canvas offers Publish."""
+CANVAS_FORM = "demo-feedback"
+CANVAS_CHAT = "dev-canvas"
+CANVAS_BUILD: tuple[tuple[str, dict[str, Any]], ...] = (
+    (
+        "create_form",
+        {"title": "Event feedback", "steps": [{"id": "event", "title": "The event"}]},
+    ),
+    (
+        "add_field",
+        {
+            "step": "event",
+            "field": {
+                "kind": "integer",
+                "id": "rating",
+                "label": "Rating",
+                "minimum": 1,
+                "maximum": 5,
+            },
+        },
+    ),
+    (
+        "add_field",
+        {
+            "step": "event",
+            "field": {
+                "kind": "long_text",
+                "id": "comments",
+                "label": "Comments",
+                "required": False,
+            },
+        },
+    ),
+)
+"""The builder agent's calls on the draft ``CANVAS_FORM``, in the chat ``CANVAS_CHAT`` under
+the ids ``dev-canvas-1``...: a second run in the same stack replays them."""
+
 
 def who(token: str) -> str:
     """The principal a dev token names, as ``tenant/sub`` (``dev:alice`` is ``local/alice``)."""
@@ -139,6 +190,73 @@ def mint_queue(api_url: str, token: str = APPROVER_TOKEN) -> PageLink:
     return PageLink(url=str(body["url"]), expires_at=datetime.fromisoformat(body["expires_at"]))
 
 
+def mint_memory(api_url: str, token: str = DEMO_TOKEN) -> PageLink:
+    """A link to the fact editor of ``token``'s principal through ``POST /memory/page-links``
+    (``docs/pages.md``)."""
+    status, body = _post(api_url, "/memory/page-links", token, {})
+    if status == 401:
+        raise PageLinkError(f"the API refused the token {token!r}: try {DEMO_TOKEN}")
+    if status != 200 or not isinstance(body, dict) or "url" not in body:
+        raise PageLinkError(f"POST /memory/page-links answered {status}: {_said(body)}")
+    return PageLink(url=str(body["url"]), expires_at=datetime.fromisoformat(body["expires_at"]))
+
+
+def mint_canvas(api_url: str, form_id: str, token: str = BUILDER_TOKEN) -> PageLink:
+    """A link to the canvas of ``token``'s tenant's draft of ``form_id`` through ``POST
+    /builder/forms/{form_id}/page-links``; it offers Publish when ``token`` holds the publisher
+    role (``docs/pages.md``)."""
+    path = f"/builder/forms/{quote(form_id, safe='')}/page-links"
+    status, body = _post(api_url, path, token, {})
+    if status == 404 and isinstance(body, dict) and body.get("error") == "not_found":
+        raise PageLinkError(
+            f"the tenant of {who(token)} has no draft of form {form_id!r} (a draft is made "
+            "by a builder agent's create_form, in the builder's own tenant)"
+        )
+    if status in (400, 422) and isinstance(body, dict):
+        raise PageLinkError(
+            f"{form_id!r} is not a form id (a lowercase letter, then up to 62 lowercase "
+            "letters, digits or hyphens)"
+        )
+    if status == 401:
+        raise PageLinkError(f"the API refused the token {token!r}: try {BUILDER_TOKEN}")
+    if status != 200 or not isinstance(body, dict) or "url" not in body:
+        raise PageLinkError(f"POST {path} answered {status}: {_said(body)}")
+    return PageLink(url=str(body["url"]), expires_at=datetime.fromisoformat(body["expires_at"]))
+
+
+def seed_memory(
+    api_url: str,
+    facts: Sequence[tuple[str, dict[str, Any]]] = MEMORY_FACTS,
+    token: str = DEMO_TOKEN,
+) -> PageLink:
+    """``facts`` stated for ``token``'s principal through ``PUT /memory/facts/{key}`` (a second
+    run states them again: a fact said again is one more revision, or none when unchanged) and
+    a link to their fact editor."""
+    for key, statement in facts:
+        path = f"/memory/facts/{quote(key, safe='')}"
+        status, body = _send(api_url, "PUT", path, token, statement)
+        if status != 200:
+            raise PageLinkError(f"PUT {path} answered {status}: {_said(body)}")
+    return mint_memory(api_url, token)
+
+
+def seed_canvas(
+    api_url: str,
+    calls: Sequence[tuple[str, dict[str, Any]]] = CANVAS_BUILD,
+    form_id: str = CANVAS_FORM,
+    token: str = BUILDER_TOKEN,
+) -> PageLink:
+    """``calls`` made on the draft ``form_id`` through the builder tools, as a builder agent
+    makes them (one chat, fixed ids: a second run replays them), and a link to its canvas."""
+    for n, (tool, payload) in enumerate(calls, 1):
+        path = f"/builder/forms/{quote(form_id, safe='')}/tools/{tool}"
+        envelope = {"tool_call_id": f"{CANVAS_CHAT}-{n}", "chat_id": CANVAS_CHAT, "input": payload}
+        status, body = _post(api_url, path, token, envelope)
+        if status != 200 or not isinstance(body, dict) or not body.get("ok"):
+            raise PageLinkError(f"POST {path} answered {status}: {_said(body)}")
+    return mint_canvas(api_url, form_id, token)
+
+
 def seed_queue(api_url: str, request: Seed = APPROVAL_SEED) -> PageLink:
     """``request`` filed through the tool API (a second run replays it) and a link to the demo
     approver's queue, where it waits."""
@@ -168,12 +286,16 @@ def seed(api_url: str, seeds: Sequence[Seed] = DEMO_SEEDS) -> list[Seeded]:
 
 
 def _post(api_url: str, path: str, token: str, body: Any) -> tuple[int, Any]:
+    return _send(api_url, "POST", path, token, body)
+
+
+def _send(api_url: str, method: str, path: str, token: str, body: Any) -> tuple[int, Any]:
     url = api_url.rstrip("/") + path
     headers = {
         "Authorization": token if token.startswith("Bearer ") else f"Bearer {token}",
         "Content-Type": "application/json",
     }
-    request = urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")
+    request = urllib.request.Request(url, json.dumps(body).encode(), headers, method=method)
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
             return response.status, _json(response.read())
@@ -213,9 +335,10 @@ def main(
 ) -> int:
     parser = argparse.ArgumentParser(
         prog=prog,
-        description="Mint a page link to one instance against a running local stack, as a "
-        "chatbot backend would (POST /conversations/{id}/page-links). Links open once and "
-        "expire in 15 minutes (FORMWORK_PAGE_LINK_MINUTES); run this again for a fresh one.",
+        description="Mint a page link against a running local stack, as a chatbot backend "
+        "would: to one instance's form page (POST /conversations/{id}/page-links), the "
+        "approver's queue, the fact editor or a draft's canvas. Links open once and expire in "
+        "15 minutes (FORMWORK_PAGE_LINK_MINUTES); run this again for a fresh one.",
     )
     parser.add_argument("--instance", help="the instance id (fi_...)")
     parser.add_argument(
@@ -223,6 +346,19 @@ def main(
         action="store_true",
         help="a link to the approver's queue instead (POST /approvals/page-links); --token "
         f"defaults to the demo approver, {APPROVER_TOKEN}",
+    )
+    parser.add_argument(
+        "--memory",
+        action="store_true",
+        help="a link to the fact editor of --token's principal instead (POST /memory/page-links;"
+        f" default {DEMO_TOKEN})",
+    )
+    parser.add_argument(
+        "--canvas",
+        metavar="FORM_ID",
+        help="a link to the builder's canvas of --token's tenant's draft of FORM_ID instead "
+        f"(POST /builder/forms/{{id}}/page-links; default token {BUILDER_TOKEN}, whose canvas "
+        f"offers Publish; make dev builds {CANVAS_FORM})",
     )
     parser.add_argument(
         "--conversation",
@@ -235,13 +371,25 @@ def main(
     )
     parser.add_argument("--url", default=DEFAULT_URL, help="the API (default %(default)s)")
     args = parser.parse_args(argv)
-    if args.queue == bool(args.instance):
-        parser.error("name an instance (--instance fi_...) or ask for the queue (--queue)")
-    token = args.token or (APPROVER_TOKEN if args.queue else DEMO_TOKEN)
+    asked = [bool(args.instance), args.queue, args.memory, args.canvas is not None]
+    if sum(asked) != 1:
+        parser.error(
+            "name one: an instance (--instance fi_...), the queue (--queue), the fact editor "
+            "(--memory) or a draft's canvas (--canvas FORM_ID)"
+        )
+    token = args.token or (
+        APPROVER_TOKEN if args.queue else BUILDER_TOKEN if args.canvas is not None else DEMO_TOKEN
+    )
     try:
         if args.queue:
             link = mint_queue(args.url, token)
             what = f"the approver's queue of {who(token)}"
+        elif args.memory:
+            link = mint_memory(args.url, token)
+            what = f"the fact editor of {who(token)}"
+        elif args.canvas is not None:
+            link = mint_canvas(args.url, args.canvas, token)
+            what = f"the canvas of draft {args.canvas}, for {who(token)}"
         else:
             link = mint(args.url, args.instance, args.conversation, token)
             what = f"{args.instance} of {who(token)}, conversation {args.conversation}"

@@ -384,3 +384,18 @@ def test_the_demo_runs_over_http(stack: LocalStack, capsys: pytest.CaptureFixtur
     assert "POST /approvals/page-links" in flat and "“Open your approvals”" in flat
     assert "Your decision is recorded: approved. Approved by finance-" in flat
     assert "(the same form sent again) → the same 303: applied once" in flat
+    # AND the person watched the job application's draft on its canvas: the builder's next
+    # call moved the version its script polls, and the field it added shows on the canvas
+    assert "POST /builder/forms/job-application/page-links" in flat
+    assert "“Open the form you are building”" in flat
+    assert "“Job application (draft)”: job-application, draft version 1; 0 fields" in flat
+    assert "/version → version 1 → 2 (its script)" in flat
+    assert "new on the canvas: Full name full_name · short text · required" in flat
+    # AND alice corrected her weight on her fact editor page, and the next form offers it
+    memory = flat[flat.index("9. Memory") :]
+    assert "POST /memory/page-links" in memory and "“Open your memory”" in memory
+    assert "POST /pages/memory/facts/person.weight_kg/correct → 303" in memory
+    assert "Corrected. The earlier value is kept in the fact's history. Weight 71.5 kg" in memory
+    assert 'history 1: corrected "71.5"' in memory
+    corrected = memory.index("Weight 71.5 kg")
+    assert memory.index("from memory, confirm: Weight 71.5 kg") > corrected

@@ -284,10 +284,27 @@ def test_make_dev_shows_one_access_line_per_request_and_no_json(dev: list[Dev]) 
     assert dev[0].stop() == 0
 
     access = [m.groupdict() for line in dev[0].stderr() if (m := ACCESS_LINE.match(line))]
+    builder = "/builder/forms/demo-feedback"
     assert access == [
         # the demo claim make dev starts, and the link it mints to its page, for the banner
         {"method": "POST", "path": "/conversations/demo/tools/form_start", "status": "200"},
         {"method": "POST", "path": "/conversations/demo/page-links", "status": "200"},
+        # the purchase request waiting for finance, and the approver's queue link
+        {
+            "method": "POST",
+            "path": "/conversations/demo-approval/tools/form_start",
+            "status": "200",
+        },
+        {"method": "POST", "path": "/approvals/page-links", "status": "200"},
+        # alice's two facts, and her fact editor's link
+        {"method": "PUT", "path": "/memory/facts/person.date_of_birth", "status": "200"},
+        {"method": "PUT", "path": "/memory/facts/person.weight_kg", "status": "200"},
+        {"method": "POST", "path": "/memory/page-links", "status": "200"},
+        # the demo draft, built by a builder agent's calls, and its canvas's link
+        {"method": "POST", "path": f"{builder}/tools/create_form", "status": "200"},
+        {"method": "POST", "path": f"{builder}/tools/add_field", "status": "200"},
+        {"method": "POST", "path": f"{builder}/tools/add_field", "status": "200"},
+        {"method": "POST", "path": f"{builder}/page-links", "status": "200"},
         {
             "method": "POST",
             "path": "/conversations/conv-1/tools/form_start",
@@ -310,10 +327,11 @@ def test_make_dev_prints_a_link_to_its_demo_claims_page_and_how_to_mint_another(
     dev.append(Dev("--port", "0"))
     api = dev[0].ready()
     # THEN the banner labels one link, to the travel claim it started for acme/alice
-    (label,) = [line for line in dev[0].stdout if line.startswith("  travel-claim  fi_")]
+    (at,) = [i for i, line in enumerate(dev[0].stdout) if line.startswith("  travel-claim  fi_")]
+    label, url = dev[0].stdout[at], dev[0].stdout[at + 1].strip()
     instance = label.split()[1]
     assert label.endswith("acme/alice (Bearer dev:acme:alice), conversation demo")
-    (url,) = [line.strip() for line in dev[0].stdout if line.startswith(f"    {api}/pages/enter/")]
+    assert url.startswith(f"{api}/pages/enter/")  # the queue's, fact editor's, canvas's follow
     assert any("opens once" in line and "15 minutes" in line for line in dev[0].stdout)
     (fresh,) = [line.strip() for line in dev[0].stdout if line.strip().startswith("make page-link")]
     assert fresh == f"make page-link INSTANCE={instance} URL={api}"
@@ -339,6 +357,60 @@ def test_make_dev_prints_a_link_to_its_demo_claims_page_and_how_to_mint_another(
     assert refused == (
         f"page-link: globex/alice has no instance {instance} in conversation demo (an "
         "instance's link is minted in its own conversation, with its owner's token)\n"
+    )
+    assert dev[0].stop() == 0
+
+
+def test_make_dev_links_alices_fact_editor_and_the_demo_drafts_canvas(
+    dev: list[Dev], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN make dev's stack, its banner printed
+    dev.append(Dev("--port", "0"))
+    api = dev[0].ready()
+    out = dev[0].stdout
+    links = [line.strip() for line in out if line.startswith(f"    {api}/pages/enter/")]
+    # THEN it labels a link to alice's fact editor, after the facts she stated
+    memory = next(i for i, line in enumerate(out) if line.startswith("The fact editor"))
+    assert "acme/alice stated a date of birth and a weight" in out[memory]
+    assert "POST /memory/page-links with Bearer dev:acme:alice" in out[memory + 1]
+    assert out[memory + 3] == f"  A fresh one: make page-link MEMORY=1 URL={api}"
+    # AND the link opens her fact editor, showing them
+    page, _ = PageVisit().open(out[memory + 2].strip(), "Open your memory")
+    assert page.title == "Your memory"
+    assert page.shown["fact:person.weight_kg"] == "70 kg"
+    assert page.shown["fact:person.date_of_birth"] == "1990-04-02"
+    # AND a link to the canvas of the draft a builder agent's calls made
+    canvas = next(i for i, line in enumerate(out) if line.startswith("The builder's canvas"))
+    assert "the draft demo-feedback a builder agent made; acme/alice's link" in out[canvas]
+    assert "Bearer dev:acme:alice;roles=form_publisher" in out[canvas + 1]
+    assert out[canvas + 3] == f"  A fresh one: make page-link CANVAS=demo-feedback URL={api}"
+    page, _ = PageVisit().open(out[canvas + 2].strip(), "Open the form you are building")
+    assert page.title == "Event feedback (draft)"
+    assert [name for name in page.shown if name.startswith("item:")] == [
+        "item:rating",
+        "item:comments",
+    ]
+    assert len(links) == 4  # the claim's form page, the queue, the fact editor, the canvas
+    # AND the commands the banner names mint fresh ones
+    assert page_link.main(["--memory", "--url", api]) == 0
+    printed = capsys.readouterr()
+    assert PageVisit().open(printed.out.strip(), "Open your memory")[0].title == "Your memory"
+    assert "the fact editor of acme/alice" in printed.err
+    assert page_link.main(["--canvas", "demo-feedback", "--url", api]) == 0
+    printed = capsys.readouterr()
+    fresh, _ = PageVisit().open(printed.out.strip(), "Open the form you are building")
+    assert fresh.title == "Event feedback (draft)"
+    # AND a form id that is none, or a draft another tenant's builder cannot see, is one line
+    assert page_link.main(["--canvas", "Not_An_Id", "--url", api]) == 1
+    assert capsys.readouterr().err == (
+        "page-link: 'Not_An_Id' is not a form id (a lowercase letter, then up to 62 lowercase "
+        "letters, digits or hyphens)\n"
+    )
+    other = ["--canvas", "demo-feedback", "--url", api, "--token", "dev:globex:alice"]
+    assert page_link.main(other) == 1
+    assert capsys.readouterr().err == (
+        "page-link: the tenant of globex/alice has no draft of form 'demo-feedback' (a draft "
+        "is made by a builder agent's create_form, in the builder's own tenant)\n"
     )
     assert dev[0].stop() == 0
 

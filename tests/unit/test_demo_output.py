@@ -30,6 +30,10 @@ def test_the_demo_shows_a_misspelt_id_and_its_did_you_mean(
     shown = out.index('unknown: [{"sent": "destinaton", "did_you_mean": ["destination"]}]')
     resent = out.index('form_fill {"form": "travel-claim", "values": {"destination": "Lisbon"}}')
     assert call < shown < resent
+    # AND in process there are no pages: the builder scene says so where the person would
+    # open the draft's canvas, right after the call that made the draft
+    made = out.index('Created form "Job application"')
+    assert out.index("(in process there is no canvas: over HTTP the person watches") > made
 
 
 class FakeStack:
@@ -139,6 +143,8 @@ def test_the_memory_scene_fills_offers_corrects_and_keeps_apart(
         'PUT /memory/facts/person.weight_kg {"words": "71.5 kg", "correction": true}'
     )
     assert later < marked < offered < read < pending < confirmed < correction
+    # (in process there is no fact editor page: the correction is the route's request)
+    assert scene.index("(in process there is no fact editor page") < correction
     assert 'history 0: stated "70"' in scene and 'history 1: corrected "71.5"' in scene
     assert "believed then: 70 kg (before the correction)" in scene
     # AND the next check-in offers the new weight; with memory off nothing is read or recalled

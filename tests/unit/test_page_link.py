@@ -134,6 +134,50 @@ def test_the_command_takes_an_instance_or_the_queue_not_both(
     assert "--queue" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "asked", [["--memory"], ["--canvas", "demo-feedback"], ["--queue"]], ids=lambda a: a[0]
+)
+def test_without_a_running_stack_each_page_says_so_in_one_line_and_exits_1(
+    asked: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"http://127.0.0.1:{closed_port()}"
+    assert main([*asked, "--url", url]) == 1
+    printed = capsys.readouterr()
+    assert printed.out == ""
+    (line,) = printed.err.splitlines()
+    assert line.startswith(f"page-link: no Formwork API answers at {url} (")
+
+
+def test_the_command_takes_one_page_at_a_time(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--memory", "--canvas", "demo-feedback"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "the fact editor (--memory) or a draft's canvas (--canvas FORM_ID)" in err
+
+
+def test_the_banner_prints_alices_fact_editor_and_the_demo_drafts_canvas_or_why_not() -> None:
+    expires = datetime.now(UTC) + timedelta(minutes=15)
+    url = f"{API}/pages/enter/v1.memory.mac"
+    text = dev.memory_lines(PageLink(url, expires))
+    assert text.startswith("The fact editor (docs/pages.md): acme/alice stated a date of birth")
+    assert "(POST /memory/page-links with Bearer dev:acme:alice)" in text
+    assert f"\n    {url}\n" in text and "expires in 15 minutes" in text
+    assert text.rstrip().endswith("A fresh one: make page-link MEMORY=1")
+    text = dev.canvas_lines(PageLink(url, expires), "http://127.0.0.1:4000")
+    assert "the draft demo-feedback a builder agent made; acme/alice's link" in text
+    assert "Bearer dev:acme:alice;roles=form_publisher" in text
+    assert text.rstrip().endswith("make page-link CANVAS=demo-feedback URL=http://127.0.0.1:4000")
+    why = dev.canvas_lines("POST /builder/forms/demo-feedback/tools/create_form answered 500")
+    assert why == (
+        "The builder's canvas (docs/pages.md): POST /builder/forms/demo-feedback/tools/"
+        "create_form answered 500. A link: make page-link CANVAS=demo-feedback\n"
+    )
+    assert dev.memory_lines("not seeded (--no-seed)").startswith(
+        "The fact editor (docs/pages.md): not seeded (--no-seed). A link:"
+    )
+
+
 PAGE = """<!doctype html><html><head><title>Claim</title><link rel="stylesheet" href="/x.css">
 </head><body><main><h1>Travel &amp; claim</h1>
 <dl class="facts"><dt>Status</dt><dd class="state" id="form-status">
@@ -202,3 +246,26 @@ def test_the_page_reader_takes_each_fields_forms_as_a_browser_would_send_them() 
     assert [f.sends for f in mode] == [(("value", "air"),), (("value", "two\nlines & more"),)]
     assert page.form("mode", "move") is None and page.form("nope", "answer") is None
     assert [f.id for f in page.fields] == ["purpose", "mode"]
+
+
+FACTS = """<main><h1>Your memory</h1><p class="fe-done" data-shown="done">Corrected.</p>
+<ul><li class="fe-fact" data-fact="person.weight_kg"><h3 class="label">Weight</h3>
+<p class="value" data-shown="fact:person.weight_kg">71.5 kg</p>
+<form class="fe-form fe-correct page-form" method="post" action="/pages/memory/facts/w/correct">
+<input type="hidden" name="csrf_token" value="t0k"><input type="hidden" name="nonce" value="n1">
+<input name="value" type="text" required><button type="submit">Save correction</button></form>
+<form class="fe-form fe-delete" method="post" action="/pages/memory/facts/w/delete">
+<input type="hidden" name="nonce" value="n2"><button type="submit">Delete</button></form>
+</li></ul></main>"""
+
+
+def test_the_page_reader_takes_marked_text_and_the_page_forms_outside_any_field() -> None:
+    page = read_page(FACTS)
+    assert page.shown == {"done": "Corrected.", "fact:person.weight_kg": "71.5 kg"}
+    (correct,) = page.forms[""]  # only the form marked page-form; its button has no name
+    assert correct == FormShown(
+        ("fe-form", "fe-correct", "page-form"),
+        "/pages/memory/facts/w/correct",
+        (("csrf_token", "t0k"), ("nonce", "n1"), ("value", "")),
+        (),
+    )
