@@ -43,7 +43,14 @@ from functions.auth import principal_from_event
 from functions.builder_routes import FormId, is_publisher
 from functions.http import ApiError
 from functions.openapi import DESCRIBED, error_responses, json_body
-from functions.page_routes import ENTER_PATH, PageLink, _plain_http, checked_post, page_link
+from functions.page_routes import (
+    ENTER_PATH,
+    PageLink,
+    _plain_http,
+    checked_post,
+    further_links,
+    page_link,
+)
 from functions.pages import access, canvas_access
 from functions.pages.posts import NONCE, refused
 from functions.routing import logger, request_app
@@ -264,12 +271,13 @@ def _publish(app: App, session: canvas_access.CanvasGrant, seen: int) -> tuple[i
 # ---------------------------------------------------------------------------- entering
 
 
-def enter_canvas(app: App, token: str) -> Response[str]:
-    """The entry page of a canvas link (nothing spent), or the refusal."""
+def enter_canvas(app: App, token: str) -> Response[str] | None:
+    """The entry page of a canvas link (nothing spent); None for a token that is no valid
+    canvas link (``page_routes`` answers it with the refusal)."""
     try:
         canvas_access.read_link(access.page_key(app), token, app.now())
     except access.Refused:
-        return refused("bad_link")
+        return None
     from functions.pages import render
 
     html = render.render(
@@ -278,13 +286,14 @@ def enter_canvas(app: App, token: str) -> Response[str]:
     return render.page(200, html)
 
 
-def open_canvas(app: App, key: bytes, token: str, now: float) -> Response[str]:
+def open_canvas(app: App, key: bytes, token: str, now: float) -> Response[str] | None:
     """A canvas link spent, once, for its session cookie and a 303 to the canvas (the post is
-    from this origin: ``page_routes.open_page`` checked), or the refusal."""
+    from this origin: ``page_routes.open_page`` checked), the refusal for a used one; None
+    for a token that is no valid canvas link."""
     try:
         link = canvas_access.read_link(key, token, now)
     except access.Refused:
-        return refused("bad_link")
+        return None
     from functions.pages import render
 
     location = CANVAS_PATH + quote(link.form_id, safe="")
@@ -331,3 +340,6 @@ def _page(
         new_key=lambda: secrets.token_urlsafe(16),
     )
     return render.page(status, html)
+
+
+further_links(enter_canvas, open_canvas)

@@ -384,6 +384,21 @@ SCOPED = (
 )
 
 
+EnterLink = Callable[[App, str], Response[str] | None]
+SpendLink = Callable[[App, bytes, str, float], Response[str] | None]
+FURTHER_LINKS: list[tuple[EnterLink, SpendLink]] = []
+"""Link kinds another page module serves through the same entry page (the builder's canvas:
+``functions.canvas_pages`` adds its own on import), tried in turn when no scope here reads a
+link: each answers a link of its kind (its entry page, its session, or the refusal for a used
+one) and None for any other. Registered, not imported, so this module needs none of theirs."""
+
+
+def further_links(enter: EnterLink, spend: SpendLink) -> None:
+    """Serve another kind of link through ``GET``/``POST /pages/enter/{token}``."""
+    if (enter, spend) not in FURTHER_LINKS:
+        FURTHER_LINKS.append((enter, spend))
+
+
 def _scoped_link(key: bytes, token: str, now: float) -> tuple[ScopedPage, access.Grant] | None:
     """The principal-scoped page a link opens and its grant, or None (no such valid link)."""
     for scoped in SCOPED:
@@ -398,9 +413,11 @@ def _enter_scoped(app: App, token: str) -> Response[str]:
     """The entry page of a principal-scoped link (nothing spent), or the refusal."""
     found = _scoped_link(access.page_key(app), token, app.now())
     if found is None:
-        from functions.canvas_pages import enter_canvas
-
-        return enter_canvas(app, token)  # a builder's canvas link, or the refusal
+        for enter, _ in FURTHER_LINKS:  # a builder's canvas link, say
+            answer = enter(app, token)
+            if answer is not None:
+                return answer
+        return _refused("bad_link")
     from functions.pages import render
 
     scoped = found[0]
@@ -415,9 +432,11 @@ def _open_scoped(app: App, key: bytes, token: str, now: float) -> Response[str]:
     page (the post is from this origin: ``open_page`` checked), or the refusal."""
     found = _scoped_link(key, token, now)
     if found is None:
-        from functions.canvas_pages import open_canvas
-
-        return open_canvas(app, key, token, now)  # a builder's canvas link, or the refusal
+        for _, spend in FURTHER_LINKS:  # a builder's canvas link, say
+            answer = spend(app, key, token, now)
+            if answer is not None:
+                return answer
+        return _refused("bad_link")
     scoped, link = found
     from functions.pages import render
 
