@@ -35,6 +35,7 @@ from statistics import median
 from bench.backend import capacity, cold_start, dynamo_requests, emulator, latency, load
 from bench.backend.inprocess import lambda_like_environment
 from bench.backend.stats import duration, ratio, table
+from bench.reports import stamped
 from bench.runs import RESULTS as RESULTS_DIR
 from bench.runs import output_dir
 from infra.local.dynamodb import LocalDynamoDB
@@ -152,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_write:
         out: Path = args.out or output_dir(args.publish) / "perf.md"
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(report)
+        out.write_text(stamped("perf.md", report))
         progress(f"wrote {out}")
     return 0
 

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from bench.reports import stamped
 from bench.runs import output_dir
 from bench.synthetic import synthetic_form, x_branch
 from forms import (
@@ -317,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     lines = report(rows, base_us, rounds)
     print("\n".join(lines))
     out = output_dir(args.publish) / "engine.md"
-    out.write_text("\n".join(lines) + "\n")
+    out.write_text(stamped("engine.md", "\n".join(lines) + "\n"))
     print(f"\nwrote {out}")
 
 

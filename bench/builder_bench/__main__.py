@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from bench.builder_bench.harness import Outcome, play
 from bench.builder_bench.report import builder_surface, form_surface, printed, render
 from bench.builder_bench.scenarios import SCENARIOS
+from bench.reports import stamped
 from bench.runs import output_dir
 
 
@@ -33,7 +34,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     forms, builder = form_surface(), builder_surface()
     print("\n".join(printed(outcomes, forms, builder)))
     out = output_dir(args.publish) / "builder.md"
-    out.write_text("\n".join(render(outcomes, forms, builder)) + "\n")
+    out.write_text(stamped("builder.md", "\n".join(render(outcomes, forms, builder)) + "\n"))
     print(f"\nwrote {out}")
 
 

@@ -23,6 +23,7 @@ from bench.forms_bench.ledger import (
 from bench.forms_bench.metrics import CellMetrics
 from bench.forms_bench.personas import FAILURE_MODES, PERSONAS
 from bench.forms_bench.run import CellResult, Results, validate_graders
+from bench.reports import stamped
 
 
 def _pct(x: float) -> str:
@@ -558,7 +559,7 @@ def raw(results: Results) -> dict[str, Any]:
 def write(results: Results, out: Path) -> tuple[Path, Path]:
     out.mkdir(parents=True, exist_ok=True)
     report, data = out / "report.md", out / "raw.json"
-    report.write_text(render(results), encoding="utf-8")
+    report.write_text(stamped("report.md", render(results)), encoding="utf-8")
     data.write_text(
         json.dumps(raw(results), separators=(",", ":"), ensure_ascii=False, default=str) + "\n",
         encoding="utf-8",

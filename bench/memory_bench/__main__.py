@@ -16,6 +16,7 @@ from bench.memory_bench.cases import CASES
 from bench.memory_bench.grading import Totals, grade, totals
 from bench.memory_bench.harness import play
 from bench.memory_bench.report import printed, render
+from bench.reports import stamped
 from bench.runs import output_dir
 
 
@@ -40,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         log.setLevel(level)
     print("\n".join(printed(graded)))
     out = output_dir(args.publish) / "memory.md"
-    out.write_text("\n".join(render(graded)) + "\n")
+    out.write_text(stamped("memory.md", "\n".join(render(graded)) + "\n"))
     print(f"\nwrote {out}")
 
 

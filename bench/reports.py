@@ -1,0 +1,195 @@
+"""The published reports, the code each one measures, and the commit each one describes.
+
+A report under ``bench/results/`` is true of the code it was written from, and of nothing
+later. So every report says, on the line after its title, the commit it measured and the code
+paths it covers (``stamped``), declared here in one place (``REPORTS``); and
+``tests/unit/test_bench_reports.py`` fails when ``git log`` shows a commit touching those paths
+after the report's commit, naming the command that writes it again. ``python -m
+bench.reports`` prints the same verdict for every report.
+
+A report written from a checkout with uncommitted changes to the code it covers says so (it
+describes no commit), and the test refuses it too: publish from a clean checkout of a
+commit, after committing the code (a commit that carried the code and its report together
+would be later than the commit the report names).
+
+The paths are git pathspecs, deliberately coarse: a bench runs through most of the engine
+package, so a change anywhere in it may move a figure, and a report flagged for a change
+that moved nothing costs one run to renew (the deterministic ones take seconds, the engine's
+about a minute, the backend's about four). Only parts no bench measures are left out of
+each.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.runs import RESULTS
+
+ROOT = RESULTS.parent.parent
+"""The repository's root (where ``git`` is asked)."""
+
+_NOT_RUN = (":(exclude)forms/documents/", ":(exclude)forms/app/builder*.py")
+"""The builder's documents and tools: only the builder bench runs them."""
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """One tracked report: its file under ``bench/results/``, the command that writes it
+    there, and the code it measures (git pathspecs, from the repository's root)."""
+
+    name: str
+    command: str
+    covers: tuple[str, ...]
+
+
+REPORTS: tuple[Report, ...] = (
+    Report(
+        "engine.md",
+        "python -m bench.engine_perf --publish",
+        ("forms/", *_NOT_RUN, "bench/engine_perf.py", "bench/synthetic.py"),
+    ),
+    Report(
+        "perf.md",
+        "python -m bench.backend_perf --publish",
+        (
+            "forms/",
+            *_NOT_RUN,
+            "functions/",
+            "infra/local/",
+            "template.yaml",
+            "bench/backend_perf.py",
+            "bench/backend/",
+        ),
+    ),
+    Report(
+        "builder.md",
+        "python -m bench.builder_bench --publish",
+        ("forms/", "examples/", "bench/builder_bench/"),
+    ),
+    Report(
+        "memory.md",
+        "python -m bench.memory_bench --publish",
+        ("forms/", *_NOT_RUN, "bench/memory_bench/"),
+    ),
+    Report(
+        "report.md",
+        "python -m bench.forms_bench",
+        ("forms/", *_NOT_RUN, "formwork/agents/", "bench/forms_bench/"),
+    ),
+)
+"""Every tracked report (``bench/results/*.md``), in one place."""
+
+_BY_NAME = {r.name: r for r in REPORTS}
+_STAMP = re.compile(
+    r"^Measured at commit (?P<commit>[0-9a-f]{40})(?P<dirty> with uncommitted changes)?",
+    re.MULTILINE,
+)
+
+
+def report(name: str) -> Report:
+    """The declaration of the report written as ``name`` (``KeyError``: an undeclared one)."""
+    return _BY_NAME[name]
+
+
+def git(*args: str, root: Path = ROOT) -> str | None:
+    """``git args`` in the repository at ``root``, its output stripped; None when git is
+    missing, this is no checkout, or the command fails."""
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, text=True, check=False, timeout=60
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def header(entry: Report) -> str:
+    """The line a report carries after its title: the commit it measures (with uncommitted
+    changes to the code it covers, when there are some), the paths, and how to write it
+    again."""
+    commit = git("rev-parse", "--verify", "HEAD")
+    paths = ", ".join(f"`{p}`" for p in entry.covers)
+    tail = (
+        f"Code it covers: {paths} (declared in `bench/reports.py`). Written by `{entry.command}`."
+    )
+    if commit is None:
+        return f"Measured at no known commit (no git checkout). {tail}"
+    if git("status", "--porcelain", "--", *entry.covers):
+        return (
+            f"Measured at commit {commit} with uncommitted changes to the code it covers, "
+            f"so it describes no commit. {tail}"
+        )
+    return f"Measured at commit {commit}. {tail}"
+
+
+def stamped(name: str, text: str) -> str:
+    """``text`` (a report starting with its title line) with the header of report ``name``
+    after the title."""
+    title, _, rest = text.partition("\n")
+    return f"{title}\n\n{header(report(name))}\n{rest}"
+
+
+@dataclass(frozen=True, slots=True)
+class Stamp:
+    """What a report's header says: the commit (None: none named) and whether the code it
+    covers had uncommitted changes."""
+
+    commit: str | None
+    dirty: bool
+
+
+def read_stamp(text: str) -> Stamp:
+    """The stamp of a report's text (``Stamp(None, False)`` when it carries none)."""
+    found = _STAMP.search(text)
+    if found is None:
+        return Stamp(None, False)
+    return Stamp(found.group("commit"), found.group("dirty") is not None)
+
+
+def staleness(entry: Report, root: Path = ROOT) -> list[str]:
+    """Why report ``entry`` (in ``bench/results/`` under ``root``) no longer describes the
+    code (empty: it does): no stamp, one on uncommitted changes, or the commits touching the
+    code it covers after its own, newest first. Needs git (the caller checks that ``git``
+    answers first)."""
+    path = root / RESULTS.relative_to(ROOT) / entry.name
+    if not path.is_file():
+        return [f"{path} is missing"]
+    stamp = read_stamp(path.read_text(encoding="utf-8"))
+    if stamp.commit is None:
+        return ["its header names no commit"]
+    if stamp.dirty:
+        return [f"it was written with uncommitted changes on {stamp.commit[:12]}"]
+    if git("cat-file", "-e", f"{stamp.commit}^{{commit}}", root=root) is None:
+        return [f"it names {stamp.commit[:12]}, which is not in this repository's history"]
+    later = git("log", "--format=%h %s", f"{stamp.commit}..HEAD", "--", *entry.covers, root=root)
+    if later is None:
+        return ["git log failed"]
+    return [line[:100] for line in later.splitlines()]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print each report's verdict; exit 1 when one is out of date."""
+    del argv
+    if git("rev-parse", "HEAD") is None:
+        print("no git checkout: cannot tell which reports are out of date")
+        return 2
+    stale = 0
+    for entry in REPORTS:
+        reasons = staleness(entry)
+        if reasons:
+            stale += 1
+            print(f"{entry.name}: out of date ({len(reasons)}); run `{entry.command}`")
+            for reason in reasons[:5]:
+                print(f"  {reason}")
+        else:
+            print(f"{entry.name}: describes the code it covers")
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
