@@ -34,7 +34,7 @@ only ever name the same instance.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -248,3 +248,14 @@ def _plain(schema: Mapping[str, Any]) -> dict[str, Any]:
         if len(rest) == 1:
             return {**{k: v for k, v in schema.items() if k != "anyOf"}, **rest[0]}
     return dict(schema)
+
+
+def check_declared(form: CompiledForm, find: Callable[[str], CompiledForm | None]) -> list[str]:
+    """``check_handover`` for every handover ``form`` declares whose target ``find`` knows
+    (``find(form_id)``: None when it is not there yet; checked when it runs then)."""
+    problems: list[str] = []
+    for target_id_, renames in form.definition.hands_over_to.items():
+        target = find(target_id_)
+        if target is not None:
+            problems += check_handover(form, target, renames)
+    return problems

@@ -16,6 +16,7 @@ from forms.compiled import CompiledForm, normalise
 from forms.compiler import compile_form
 from forms.definition import FormDef, Migration
 from forms.errors import InvalidFormDefinition, MigrationFailed, UnknownForm, VersionMismatch
+from forms.handover import check_declared, check_handover
 from forms.instance import Commit, FieldChange, FormInstance, Revision
 from forms.schema import Accepted
 from forms.suggest import rank
@@ -69,6 +70,9 @@ class FormRegistry:
 
     def register(self, definition: FormDef) -> CompiledForm:
         compiled = compile_form(definition, vocabulary=self._vocabulary)
+        problems = self._handovers(compiled)
+        if problems:
+            raise InvalidFormDefinition.of([f"form {compiled.id!r}: {p}" for p in problems])
         versions = self._forms.setdefault(compiled.id, {})
         if compiled.version in versions and versions[compiled.version] is not compiled:
             raise InvalidFormDefinition(
@@ -81,6 +85,29 @@ class FormRegistry:
             )
         versions[compiled.version] = compiled
         return compiled
+
+    def _handovers(self, compiled: CompiledForm) -> list[str]:
+        """The handovers ``compiled`` declares to registered forms, and those registered
+        forms declare to it, checked (``forms.handover.check_handover``)."""
+
+        def find(form_id: str) -> CompiledForm | None:
+            if form_id == compiled.id:
+                return compiled
+            versions = self._forms.get(form_id)
+            return versions[max(versions)] if versions else None
+
+        problems = check_declared(compiled, find)
+        for versions in self._forms.values():
+            if not versions:
+                continue
+            other = versions[max(versions)]
+            renames = other.definition.hands_over_to.get(compiled.id)
+            if other.id != compiled.id and renames is not None:
+                problems += [
+                    f"{other.id} hands over to it: {p}"
+                    for p in check_handover(other, compiled, renames)
+                ]
+        return problems
 
     def forms(self, principal: str | None = None) -> list[CompiledForm]:
         """The latest version of every form, in registration order."""

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from forms.compiled import CompiledForm, normalise
 from forms.definition import Migration
 from forms.errors import InvalidFormDefinition, NotFound, UnknownForm
+from forms.handover import check_declared
 from forms.instance import FormInstance
 from forms.principals import tenant_of
 from forms.registry import FormRegistry
@@ -138,8 +139,14 @@ class Catalog:
         expected: int | None = None,
     ) -> Published:
         """Check ``document`` and publish it as the next version of its form in
-        ``principal``'s tenant; the tenant's next call sees it."""
-        self.check(document)
+        ``principal``'s tenant; the tenant's next call sees it. A handover it declares to a
+        form the tenant can start is checked against that form's fields and types
+        (``forms.handover.check_handover``); one to a form not there yet is checked when it
+        runs."""
+        compiled = self.check(document)
+        problems = check_declared(compiled, lambda form_id: self._found(form_id, principal))
+        if problems:
+            raise InvalidFormDefinition.of([f"form {document.id!r}: {p}" for p in problems])
         tenant = tenant_key(principal)
         published = self.documents.publish(tenant, document, by=principal, at=at, expected=expected)
         with self._lock:
@@ -147,6 +154,13 @@ class Catalog:
         return published
 
     # ------------------------------------------------------------------ inside
+
+    def _found(self, form_id: str, principal: str) -> CompiledForm | None:
+        """The form ``form_id`` as ``principal`` can start it, or None."""
+        try:
+            return self.latest(form_id, principal)
+        except UnknownForm:
+            return None
 
     def _catalog(self, tenant: str) -> dict[str, int]:
         now = self._timer()

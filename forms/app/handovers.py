@@ -89,6 +89,8 @@ def start_from(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs
     except CallRecorded as taken:  # a retry of a handover that already happened
         return replay(writer, caller, call, taken.record)
     began = done.value
+    if done.step is not None and done.step.dispatch and writer.runs_hooks:
+        writer.dispatch(done.instance, done.step.dispatch)  # the source's: its on_close
     named = {*_named(target, args), *began.carried.revisions}
     remember = answers_to_remember(target, began.target, began.fill.changes)
     created = (began.target, began.dispatch)

@@ -925,3 +925,23 @@ def test_the_readme_shows_the_form_page_screenshot_with_alt_text() -> None:
     alt = dict((path, text) for text, path in shown).get("docs/images/form-page-desktop.png")
     assert alt is not None and len(alt.split()) >= 5, shown
     assert (root / "docs/images/form-page-desktop.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_form_handed_over_says_to_which_form_and_the_new_one_where_it_came_from() -> None:
+    from tests.unit.test_handover import enterprise, quote
+
+    pages = serve(quote, enterprise)
+    source = pages.start("quote", values={"company": "Acme", "size": "small"})
+    moved = pages.api.call("form_fill", form="quote", values={"revenue": 2_000_000}).json()
+    assert moved["closed"] == "handed_over", moved
+    target = moved["handed_over_to"]["instance"]
+    # WHEN the person opens the quote's page
+    page = pages.browser().open(pages.link(source))
+    # THEN it is closed as handed over to the enterprise application, why, and no link to it
+    assert "Handed over to Enterprise application" in page.text
+    assert "annual revenue over 1M" in page.text
+    assert target not in page.text
+    # AND the enterprise application's page says what it continues, answers in place
+    opened = pages.browser().open(pages.link(target))
+    assert "Continues" in opened.text and "Quote, with the answers already given" in opened.text
+    assert "Acme" in opened.text

@@ -363,3 +363,69 @@ def test_a_re_fired_checkpoint_hands_over_once() -> None:
     assert target.id == target_id(key) and source.state.status == "handed_over"
     assert [e.key for e in first.added] == [e.key for e in target.state.outbox.values()]
     assert second.added == ()
+
+
+def test_a_registry_refuses_a_declared_handover_whose_types_do_not_fit() -> None:
+    misfit = FormDef(
+        id="quote",
+        version=1,
+        title="Quote",
+        steps=[Basics],
+        hands_over_to={"complaint": {"revenue": None, "referral": None, "phone": None}},
+    )
+    # WHEN the two forms meet in one registry, in either order
+    for forms in ([misfit, complaint], [complaint, misfit]):
+        with pytest.raises(InvalidFormDefinition, match="'company' -> 'company'"):
+            FormRegistry(forms)
+    # AND forms whose declared handovers fit register as ever
+    assert FormRegistry([quote, enterprise]).latest("quote").id == "quote"
+
+
+def test_publishing_a_document_checks_its_handover_against_the_tenants_forms() -> None:
+    from datetime import UTC, datetime
+
+    from forms.app.catalog import Catalog
+    from forms.documents import FormDocument
+    from forms.storage.documents import InMemoryFormDocumentStore
+
+    catalog = Catalog(FormRegistry([]), InMemoryFormDocumentStore(), timer=lambda: 0.0)
+    at = datetime(2026, 3, 1, tzinfo=UTC)
+    # GIVEN the long intake published with a headcount that is text
+    narrowed = json_copy(LONG_INTAKE)
+    narrowed["steps"][0]["items"][1] = {"kind": "short_text", "id": "headcount", "label": "H"}
+    catalog.publish("acme/alice", FormDocument.model_validate(narrowed), at=at)
+    # WHEN the short intake hands its integer over to it
+    with pytest.raises(InvalidFormDefinition, match="'employees' -> 'headcount': the types differ"):
+        catalog.publish("acme/alice", FormDocument.model_validate(SHORT_INTAKE), at=at)
+    # THEN once the long intake takes an integer again, it publishes
+    catalog.publish("acme/alice", FormDocument.model_validate(LONG_INTAKE), at=at, expected=1)
+    catalog.publish("acme/alice", FormDocument.model_validate(SHORT_INTAKE), at=at)
+
+
+def json_copy(value: Any) -> Any:
+    import json
+
+    return json.loads(json.dumps(value))
+
+
+def test_the_source_closes_with_its_on_close_hook_whichever_trigger() -> None:
+    closed: list[str] = []
+    noted = FormDef(
+        id="quote",
+        version=1,
+        title="Quote",
+        steps=[Basics],
+        hands_over_to=quote.hands_over_to,
+        checkpoints=quote.checkpoints,
+        on_close=lambda ctx: closed.append(f"{ctx.status}:{ctx.closed_reason}"),
+    )
+    s = Session(service_for(noted, enterprise, complaint), ALICE)
+    s.ok("form_start", form="quote", values={"company": "Acme"})
+    s.ok("form_fill", form="quote", values={"revenue": 2_000_000})
+    s.ok("form_start", form="quote", values={"company": "Acme"})
+    switched = s.call("form_start", {"form": "complaint", "from": "quote", "values": {"what": "x"}})
+    assert switched["ok"] is True, switched
+    assert [c.split(" fi_")[0] for c in closed] == [
+        "handed_over:handed over to enterprise",
+        "handed_over:handed over to complaint",
+    ]
