@@ -30,8 +30,9 @@ its catalog (and the registry inside it), or its registry alone.
 
 from __future__ import annotations
 
-import importlib
 import os
+import pkgutil
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -53,9 +54,9 @@ if TYPE_CHECKING:
     from forms.registry import FormRegistry
     from forms.storage.documents import FormDocumentStore
     from forms.storage.drafts import DraftStore
-    from forms.storage.selections import SelectionStore
     from forms.storage.facts import FactStore
     from forms.storage.port import FormStore, OutboxScan
+    from forms.storage.selections import SelectionStore
     from formwork.webhook_settings import WebhookSettings
     from formwork.webhooks import DeliveryLog, Direction, SecretSource
 
@@ -95,18 +96,23 @@ def build_store(settings: Settings, client: Any = None) -> FormStore:
 
 
 def load_attribute(variable: str, reference: str) -> Any:
-    """What ``module:attribute`` (the value of ``variable``) names; a ``ConfigError`` naming
-    the variable when the module cannot be imported or has no such attribute."""
+    """What ``module:attribute`` (the value of ``variable``) names, resolved by the standard
+    library's ``pkgutil.resolve_name``; a ``ConfigError`` naming the variable when the module
+    cannot be imported or has no such attribute."""
     module_name, _, attribute = reference.partition(":")
     try:
-        module = importlib.import_module(module_name)
+        return pkgutil.resolve_name(reference)
     except ImportError as exc:
         raise ConfigError(f"{variable}={reference!r}: cannot import {module_name}: {exc}") from exc
-    try:
-        return getattr(module, attribute)
     except AttributeError:
+        if module_name not in sys.modules:  # raised by the module's own code while importing
+            raise
         raise ConfigError(
             f"{variable}={reference!r}: module {module_name} has no {attribute}"
+        ) from None
+    except ValueError:
+        raise ConfigError(
+            f'{variable}={reference!r} is not valid: expected "package.module:attribute"'
         ) from None
 
 
@@ -388,13 +394,17 @@ class App:
 
     @property
     def outbox_scan(self) -> OutboxScan:
-        """What the sweeper reads: the store itself when it is its own scan (in memory), else
-        a Scan of the forms table (``TABLE_NAME``) on the App's DynamoDB client."""
+        """What the sweeper reads: the instances due now in the store's due index
+        (``forms.storage.due``; both adapters keep one), else the store itself when it is its
+        own scan, else a Scan of the forms table (``TABLE_NAME``)."""
 
         def build() -> OutboxScan:
+            from forms.storage.due import DueIndex, DueScan
             from forms.storage.port import OutboxScan
 
             store = self.store
+            if isinstance(store, DueIndex):
+                return DueScan(store, self.service.clock)
             if isinstance(store, OutboxScan):
                 return store
             from forms.storage.dynamodb_outbox import DynamoDBOutboxScan

@@ -15,9 +15,9 @@ the checkpoint's ``Checkpoint(...)``, or the form's ``FormDef(...)`` call.
 from __future__ import annotations
 
 import ast
-import importlib
 import inspect
 import os
+import pkgutil
 import re
 import sys
 import textwrap
@@ -80,7 +80,12 @@ def check(reference: str) -> Report:
     module_name, attribute = split(reference)
     report = Report(reference)
     try:
-        module = importlib.import_module(module_name)
+        value = pkgutil.resolve_name(reference)
+    except AttributeError as exc:
+        if module_name in sys.modules:  # imported: the attribute is what is missing
+            raise LoadError(f"{reference}: module {module_name!r} has no {attribute!r}") from None
+        report.faults.extend(_import_faults(exc))
+        return report
     except ModuleNotFoundError as exc:
         if exc.name is not None and (module_name + ".").startswith(exc.name + "."):
             raise LoadError(f"{reference}: no module named {exc.name!r}") from None
@@ -93,10 +98,7 @@ def check(reference: str) -> Report:
     except Exception as exc:
         report.faults.extend(_import_faults(exc))
         return report
-    try:
-        value = getattr(module, attribute)
-    except AttributeError:
-        raise LoadError(f"{reference}: module {module_name!r} has no {attribute!r}") from None
+    module = sys.modules[module_name]
     definitions = _definitions(reference, value)
     # a registry's forms are checked against its own fact vocabulary (Formwork's otherwise)
     vocabulary = value.vocabulary if isinstance(value, FormRegistry) else None

@@ -14,9 +14,9 @@ Function settings (handler, timeout, memory, environment) come from ``template.y
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import os
+import pkgutil
 import socket
 import subprocess
 import sys
@@ -164,7 +164,7 @@ def import_handler(path: str) -> Handler:
     module_name, _, attribute = path.rpartition(".")
     if not module_name:
         raise ValueError(f"a handler is module.attribute, not {path!r}")
-    handler: Handler = getattr(importlib.import_module(module_name), attribute)
+    handler: Handler = pkgutil.resolve_name(f"{module_name}:{attribute}")
     return handler
 
 
