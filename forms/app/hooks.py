@@ -29,7 +29,7 @@ from forms.compiled import CompiledForm
 from forms.effect_plans import EffectError, EffectPlan, as_effects, plan_effects
 from forms.effects import Effect
 from forms.engine import Transition, evaluate, transition
-from forms.errors import InvalidFormDefinition, TooManyConflicts, UnknownForm
+from forms.errors import AlreadyExists, InvalidFormDefinition, TooManyConflicts, UnknownForm
 from forms.evaluation import PredicateError
 from forms.handover import check_handover, plan_handover, renames_for, target_id
 from forms.instance import FormInstance, OutboxEntry
@@ -299,10 +299,14 @@ def _with_entry(
 
 def _commit_or_none(loop: CommitLoop, instance: FormInstance, plan: Plan[T]) -> Outcome[T] | None:
     """The commit loop, where running out of attempts just leaves the entry as it was: it is
-    still in the outbox, and the relay or the next dispatch picks it up."""
+    still in the outbox, and the relay or the next dispatch picks it up. So does a handover
+    whose target's id is taken (``AlreadyExists``: nothing of it was written)."""
     try:
         return loop.commit(instance, plan)
     except TooManyConflicts:
+        return None
+    except AlreadyExists as taken:
+        _log.error("instance %s: a handover was not written: %s", instance.id, taken)
         return None
 
 
