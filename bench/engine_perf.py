@@ -422,16 +422,37 @@ def report(rows: list[Row], base_us: float, rounds: int) -> list[str]:
             for n, peer in PEER.items()
         ),
         "",
-        "Read with care (different days): at 14 and 50 fields Formwork's figures here are above",
-        "the peer's, from about 200 fields below them; Formwork is flat in form size and history",
-        "length, the peer is linear in both. The goal of at most the peer's cost at every size is",
-        "**missed for small forms**. What is left is a fixed cost spread thin (the incremental",
-        "pass's set-up and the checkpoints asked on every commit, the copies the store's snapshot",
-        "promise needs, validation at the boundary, the call record for replays, the result and",
-        "its status line): closing it takes plain slotted state in place of pydantic models",
-        "inside the engine, or a port that hands out immutable instances without copying them.",
+        *_peer_reading(rows),
     ]
     return lines
+
+
+def _peer_reading(rows: list[Row]) -> list[str]:
+    """What the table above says of the peer, worded from this run's figures (never from an
+    earlier run's): at which sizes Formwork's figure here (the tool call where the peer has
+    one, else fill + view) is above the peer's."""
+    above: list[str] = []
+    below: list[str] = []
+    for n, (peer_engine, peer_tool) in PEER.items():
+        row = _nearest(rows, n)
+        ours, theirs = (
+            (row.tool.us, peer_tool) if peer_tool is not None else (row.engine.us, peer_engine)
+        )
+        (above if ours > theirs else below).append(f"{n:,}")
+    if not above:
+        verdict = "at every size the peer was measured at, Formwork's figures here are below its"
+    elif not below:
+        verdict = "at every size the peer was measured at, Formwork's figures here are above its"
+    else:
+        verdict = (
+            f"Formwork's figures here are above the peer's at {', '.join(above)} fields and "
+            f"below them at {', '.join(below)}"
+        )
+    return [
+        f"Read with care (different days, absolute times): {verdict}. Formwork is flat in form",
+        "size and history length, the peer is linear in both. Whether Formwork is at most the",
+        "peer's cost at every size takes both engines in one run (issue 26).",
+    ]
 
 
 def _quotient(top: Measured, bottom: Measured) -> tuple[float, float, float]:
