@@ -57,6 +57,9 @@ proxy in front of DynamoDB that records every request); bob starts the form with
 hers and has no facts to list. A slow fact store is left to that test too: its proxy holds the
 fact store's answers past the deadline, and the form opens on time without memory.
 
+The tenth scene is a handover (``handover_scene``): a travel claim that turns out to be an
+injury claim is handed over to the PI intake, the user's name carried across.
+
 The package: ``printing`` (how a turn is printed, how an outcome is checked), ``transports``
 (the ``Transport`` protocol and ``OverHttp``), ``in_process`` (``InProcess``, with memory on
 an in-memory fact store) and ``fact_editor`` (the ``/memory`` routes' answers in process),
@@ -77,6 +80,7 @@ import uuid
 from collections.abc import Sequence
 
 from examples.demo.driver import Demo
+from examples.demo.handover_scene import handover
 from examples.demo.in_process import DECISION_STATUS, Clock, InProcess
 from examples.demo.memory_scene import memory
 from examples.demo.printing import WIDTH, compact, expect, say
@@ -105,6 +109,7 @@ __all__ = [
     "crm_webhook",
     "expect",
     "grant",
+    "handover",
     "job_application",
     "main",
     "memory",
@@ -133,6 +138,7 @@ def run(transport: Transport) -> int:
     crm_webhook(demo)
     job_application(demo)
     memory(demo)
+    handover(demo)
     print(f"\nDemo finished: {demo.calls} tool calls, every expected outcome seen.")
     return 0
 

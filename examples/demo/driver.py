@@ -21,6 +21,7 @@ from forms.app.approvals import Decision
 _SHOWN: tuple[str, ...] = ("resolved", "coerced", "held", "now_held", "restored", "rejected")
 _SHOWN += ("unknown", "confirmed", "memory")
 _SHOWN += ("fired", "hooks", "closed", "reason")
+_SHOWN += ("handed_over_from", "handed_over_to", "not_carried")
 
 
 class Demo:
