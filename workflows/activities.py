@@ -96,6 +96,11 @@ class HookActivities:
             if instance is not None
             else []
         )
+        link = instance.state.handed_to if instance is not None else None
+        if link is not None:  # a handover: the form that took over runs its own first hooks
+            target = await self._blocking(functools.partial(self._read, link.instance))
+            if target is not None:
+                dispatched += await self._follow_ups(target, hook.policy, exclude=hook.key)
         return HookOutcome(
             key=hook.key,
             status=entry.status if entry is not None else "gone",

@@ -20,7 +20,8 @@ rather than in memory. What the suite asks of every dispatcher: each occurrence 
 once, always under its key; its effects land once; an effect's knock-on hook runs too; a
 failing run is retried under the same key and a run that keeps failing ends ``failed``, while
 the tool call that fired it is answered; dispatching the same entries again applies nothing
-twice.
+twice; a run whose effect hands the instance over (``HandOver``) starts the other form once,
+and that form's own first hooks run too.
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ import pytest
 
 from forms.app.conversation import Caller
 from forms.app.service import FormService
-from forms.definition import FormDef, Step, field
-from forms.effects import Patch
+from forms.definition import Checkpoint, FormDef, Step, field
+from forms.effects import HandOver, Patch
 from forms.instance import FormInstance, Revision
 from forms.state import HookContext
 
@@ -77,7 +78,41 @@ class Claim(Step, title="Claim"):
 
 
 FORM = FormDef(id="dispatch-contract", version=1, title="Dispatch contract", steps=[Claim])
-FORMS = (FORM,)
+
+
+def hand_over(ctx: HookContext) -> HandOver:
+    """A checkpoint's executor: the claim is too big for this form."""
+    runs_of(ctx)
+    return HandOver(BIG.id, "too big")
+
+
+def stamp(ctx: HookContext) -> Patch:
+    """The form that took over: its own first hook, on the answer carried to it."""
+    runs_of(ctx)
+    return Patch({"stamp": f"S-{ctx.key}"})
+
+
+class Small(Step, title="Small"):
+    size: int = field("Size")
+
+
+class Big(Step, title="Big"):
+    size: int = field("Size", on_fill=stamp)
+    stamp: str | None = field("Stamp")
+
+
+SMALL = FormDef(
+    id="dispatch-contract-small",
+    version=1,
+    title="Small claim",
+    steps=[Small],
+    hands_over_to={"dispatch-contract-big": {}},
+    checkpoints=[
+        Checkpoint("big", when=lambda v: v.size is not None and v.size > 10, run=hand_over)
+    ],
+)
+BIG = FormDef(id="dispatch-contract-big", version=1, title="Big claim", steps=[Big])
+FORMS = (FORM, SMALL, BIG)
 
 
 @dataclass(frozen=True)
@@ -161,3 +196,28 @@ class DispatcherContract:
         again = wiring.service.store.get(instance_id)
         assert [r.value for r in by_executor(again, "receipt")] == [f"R-{key}"]
         assert again.state.outbox[key].status == "done"
+
+    def test_a_handover_starts_the_other_form_once_and_its_hooks_run(self, wiring: Wiring) -> None:
+        call = next(_CALLS)
+        payload: dict[str, Any] = {"form": SMALL.id, "values": {"size": 20}}
+        started = wiring.service.call(CALLER, "form_start", f"start-{call}", payload)
+        assert started["ok"], started
+        source_id = started["instance"]
+        (key,) = started["fired"]
+        wiring.settle(source_id)
+        source = wiring.service.store.get(source_id)
+        assert source.state.status == "handed_over"
+        assert source.state.handed_to is not None
+        target_id = source.state.handed_to.instance
+        wiring.settle(target_id)
+        # the source's run handed over once; the target carries the size, its own hook ran
+        wiring.service.dispatch_entries(source, [source.state.outbox[key]])
+        wiring.settle(source_id)
+        mine = wiring.service.store.list_conversation(CALLER.principal, CALLER.conversation_id)
+        assert [i.id for i in mine if i.form_id == BIG.id and i.id == target_id] == [target_id]
+        assert [i.state.handed_from for i in mine if i.form_id == BIG.id].count(None) == 0
+        target = wiring.service.store.get(target_id)
+        assert target.field("size").in_force() is not None
+        (stamped,) = by_executor(target, "stamp")
+        assert stamped.value == f"S-{target_id}:field.size.filled:1"
+        assert recorded_runs(source_id).count(key) >= 1
