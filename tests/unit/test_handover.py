@@ -429,3 +429,75 @@ def test_the_source_closes_with_its_on_close_hook_whichever_trigger() -> None:
         "handed_over:handed over to enterprise",
         "handed_over:handed over to complaint",
     ]
+
+
+def test_memory_recall_fills_what_the_handover_left_empty_and_never_a_carried_answer() -> None:
+    from forms.examples import health_check
+    from forms.examples.pi_intake import pi_intake
+    from tests.unit.memory_for_tests import ALICE as MEMORY_ALICE
+    from tests.unit.memory_for_tests import BORN, RecordingFacts, alice_said, memory_service
+
+    # GIVEN alice's memory holds a date of birth (BORN) and a height, and she tells the PI
+    # intake another date of birth
+    facts = alice_said(RecordingFacts())
+    s = Session(memory_service(pi_intake, health_check, facts=facts), MEMORY_ALICE)
+    told = {"full_name": "Alice Liddell", "date_of_birth": "1991-01-01"}
+    s.ok("form_start", form="pi-intake", values=told)
+    # WHEN the agent hands the intake over to the health check
+    switched = s.call("form_start", {"form": "health-check", "from": "pi-intake"})
+    assert switched["ok"] is True, switched
+    target = s.store.get(switched["instance"])
+    # THEN the date of birth is the one carried, not memory's; the height, left empty by the
+    # handover, is memory's
+    born = target.field("date_of_birth").in_force()
+    assert born is not None and (born.value, born.by) == ("1991-01-01", "handover")
+    assert born.value != BORN and target.field("date_of_birth").count == 1
+    height = target.field("height_cm").in_force()
+    assert height is not None and height.by == "memory"
+    assert "date_of_birth" not in target.state.recalled
+
+
+def test_the_builder_sets_a_handover_checkpoint_checked_like_other_actions() -> None:
+    from forms.documents import EditError, apply_edit
+
+    draft = apply_edit(
+        None,
+        "create_form",
+        {
+            "title": "Short intake",
+            "steps": [
+                {
+                    "title": "Basics",
+                    "items": [{"kind": "integer", "label": "Employees", "id": "employees"}],
+                }
+            ],
+        },
+    ).document
+    action: dict[str, Any] = {
+        "action": "hand_over",
+        "form": "long-intake",
+        "rename": [{"field": "employees", "to": "headcount"}],
+    }
+    handover: dict[str, Any] = {
+        "id": "too_big",
+        "when": {"field": "employees", "op": "greater_than", "value": 50},
+        "then": [action],
+    }
+    done = apply_edit(draft, "set_checkpoint", handover)
+    assert done.summary == (
+        'Added checkpoint "too_big": when employees greater than 50, hand over to long-intake.'
+    )
+    # AND a rename of a field the form does not have is refused, with the closest name
+    wrong = {
+        **handover,
+        "then": [{**action, "rename": [{"field": "employes", "to": "x"}]}],
+    }
+    with pytest.raises(EditError) as raised:
+        apply_edit(draft, "set_checkpoint", wrong)
+    assert raised.value.code == "invalid_rule"
+    assert "hands over 'employes', which is not a field" in raised.value.message
+    assert "employees" in raised.value.message
+    # AND the field a handover renames cannot be deleted from under it
+    with pytest.raises(EditError) as deleted:
+        apply_edit(done.document, "delete_field", {"field": "employees"})
+    assert 'checkpoint "too_big"' in deleted.value.message
