@@ -33,7 +33,10 @@ from bench.runs import RESULTS
 ROOT = RESULTS.parent.parent
 """The repository's root (where ``git`` is asked)."""
 
-_NOT_RUN = (":(exclude)forms/documents/", ":(exclude)forms/app/builder*.py")
+_CONTRACTS = ":(exclude,glob)forms/**/*_contract.py"
+"""The contract suites shipped beside the ports (tests of a store or dispatcher): no bench
+runs them."""
+_NOT_RUN = (_CONTRACTS, ":(exclude)forms/documents/", ":(exclude)forms/app/builder*.py")
 """The builder's documents and tools: only the builder bench runs them."""
 
 
@@ -69,7 +72,14 @@ REPORTS: tuple[Report, ...] = (
     Report(
         "builder.md",
         "python -m bench.builder_bench --publish",
-        ("forms/", "examples/", "bench/builder_bench/"),
+        (
+            "forms/",
+            _CONTRACTS,
+            "examples/__init__.py",
+            "examples/executors.py",
+            "examples/job_application.py",
+            "bench/builder_bench/",
+        ),
     ),
     Report(
         "memory.md",
