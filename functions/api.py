@@ -134,16 +134,17 @@ resolver.include_router(mcp_routes.router)  # not in the OpenAPI document: MCP's
     "/webhooks/<source>",
     summary="Start a form session from a signed webhook",
     description="An external system starts a form session for a principal and conversation "
-    "(body: form, principal, conversation_id, values, metadata). No JWT: the request carries "
-    "X-Formwork-Timestamp, X-Formwork-Delivery and X-Formwork-Signature (HMAC-SHA256 with the "
-    "source's secret). 201 with the instance; a re-delivery of the same body under the same "
+    "(body: form, principal, conversation_id, values, metadata). No JWT: the request is signed "
+    "as Standard Webhooks specifies (webhook-id, webhook-timestamp, webhook-signature: "
+    "HMAC-SHA256 with the source's secret; the X-Formwork-* headers are deprecated, accepted "
+    "until 2027-06-30). 201 with the instance; a re-delivery of the same body under the same "
     "delivery id is a 200 with the first outcome. See docs/webhooks.md.",
     responses={
         200: json_body(WebhookOutcome, "Already handled: the first outcome, with replayed=true"),
         201: json_body(WebhookOutcome, "Session started"),
         400: json_body(
             ErrorBody,
-            "A missing or malformed X-Formwork-Delivery (bad_delivery_id); a body that is not "
+            "A malformed webhook-id or X-Formwork-Delivery (bad_delivery_id); a body that is not "
             "JSON (malformed_json) or holds a key twice (duplicate_key); an event that is not "
             "API Gateway's (bad_request)",
         ),

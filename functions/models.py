@@ -561,7 +561,7 @@ class WebhookOutcome(BaseModel):
     model_config = ON_FIRST_USE
 
     ok: Literal[True] = True
-    delivery: str = Field(description="The X-Formwork-Delivery id")
+    delivery: str = Field(description="The delivery id (webhook-id, or X-Formwork-Delivery)")
     form: str = Field(description="The form id started")
     instance: str = Field(description="The form instance")
     conversation_id: str

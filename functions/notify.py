@@ -1,13 +1,13 @@
 """Webhooks over HTTP, outbound: signed notifications of how a form ended.
 
-``deliver`` POSTs a ``FormEvent`` signed as inbound requests are (``formwork.webhooks`` has the
-scheme) and raises ``DeliveryFailed`` on anything but a 2xx, so whoever calls it (an executor
-run by a Temporal activity) retries. ``notifier`` wraps it as an executor for
-``FormDef.on_complete``. Its secrets are a separate set (``FORMWORK_NOTIFY_SECRETS``, else
-Secrets Manager ``<notify prefix><name>``): a receiver of notifications holds nothing that
-verifies as an inbound request. A notifier reads them from the source it is given, else from
-this process's App (``formwork.process``): it is built with the form definitions, before any
-App exists.
+``deliver`` POSTs a ``FormEvent`` signed as inbound requests are (Standard Webhooks;
+``formwork.webhooks`` has the scheme) and raises ``DeliveryFailed`` on anything but a 2xx,
+so whoever calls it (an executor run by a Temporal activity) retries. ``notifier`` wraps it
+as an executor for ``FormDef.on_complete``. Its secrets are a separate set
+(``FORMWORK_NOTIFY_SECRETS``, else Secrets Manager ``<notify prefix><name>``): a receiver of
+notifications holds nothing that verifies as an inbound request. A notifier reads them from
+the source it is given, else from this process's App (``formwork.process``): it is built with
+the form definitions, before any App exists.
 
 The inbound route, ``POST /webhooks/{source}``, is ``functions.webhooks``.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 import ipaddress
 import time
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -105,14 +105,16 @@ def check_url(url: str) -> str:
 
 def deliver(
     url: str,
-    secret: str,
+    secret: str | Sequence[str],
     payload: FormEvent,
     *,
     timestamp: int,
     http: HttpPost = urllib_post,
     timeout: float = 10.0,
 ) -> int:
-    """POST ``payload`` to ``url``, signed with ``secret`` at ``timestamp``; the 2xx status.
+    """POST ``payload`` to ``url``, signed with ``secret`` (or with each of several, during a
+    rotation) at ``timestamp``; the 2xx status. The headers are Standard Webhooks' (and the
+    deprecated ``X-Formwork-*`` ones until ``LEGACY_HEADERS_UNTIL``).
 
     Raises ``DeliveryFailed`` on a non-2xx answer or no answer. Pass a fresh ``timestamp`` on
     every attempt (a receiver refuses stale ones); the delivery id stays the payload's.
@@ -133,9 +135,15 @@ def deliver(
 
 
 def outbound_secret(name: str, secrets: SecretSource | None = None) -> str:
-    """The current (first) outbound secret named ``name``, from ``secrets`` (default: this
+    """The current (first) outbound secret named ``name`` (``outbound_secrets``' first)."""
+    return outbound_secrets(name, secrets)[0]
+
+
+def outbound_secrets(name: str, secrets: SecretSource | None = None) -> tuple[str, ...]:
+    """The outbound secrets named ``name``, newest first, from ``secrets`` (default: this
     process's App's outbound source: ``FORMWORK_NOTIFY_SECRETS``, else Secrets Manager
-    ``<notify prefix><name>``); never an inbound source's secret."""
+    ``<notify prefix><name>``); never an inbound source's secret. A notification is signed
+    with each, so a receiver holding either side of a rotation verifies it."""
     source = secrets if secrets is not None else process.app().secret_source("outbound")
     try:
         keys = source.keys_for(name) if check_source(name) else ()
@@ -145,7 +153,7 @@ def outbound_secret(name: str, secrets: SecretSource | None = None) -> str:
         ) from None
     if not keys:
         raise DeliveryFailed(None, f"no outbound (notify) secret named {name!r} is configured")
-    return keys[0]
+    return tuple(keys)
 
 
 def notifier(
@@ -184,7 +192,7 @@ def notifier(
         )
         deliver(
             url,
-            outbound_secret(secret, secrets),
+            outbound_secrets(secret, secrets),
             payload,
             timestamp=int(moment),
             http=http or urllib_post,

@@ -10,14 +10,17 @@ outside the JWT authorizer; the request proves itself with an HMAC signature ins
 2. the source is configured (``FORMWORK_WEBHOOK_SOURCES``; any other is refused like a bad
    signature, before any secret is looked up) and the signature matches one of its secrets
    (401), then the timestamp is within the tolerance (401); the signature is checked on the
-   raw bytes before the body is parsed;
-3. a delivery id is present (400), the body is a valid ``WebhookStart`` (400/422) naming a
-   principal of the deployment's shape (``tenant/sub`` unless it is single-tenant: 422
-   ``principal_without_tenant``) and a registered form (422), and the source may start that
-   form for that principal's tenant
+   raw bytes before the body is parsed. The scheme is Standard Webhooks' (``webhook-id``,
+   ``webhook-timestamp``, ``webhook-signature``) when its signature header is present, else
+   the deprecated ``X-Formwork-*`` one (accepted until ``LEGACY_HEADERS_UNTIL``);
+3. a delivery id (``webhook-id``, or ``X-Formwork-Delivery``) is present (400), the body
+   is a valid ``WebhookStart`` (400/422) naming a principal of the deployment's shape
+   (``tenant/sub`` unless it is single-tenant: 422 ``principal_without_tenant``) and a
+   registered form (422), and the source may start that form for that principal's tenant
    (403 ``tenant_not_allowed``, ``form_not_allowed``: its ``SourceLimits``);
-4. the signed request is bound to its delivery id (409 ``signature_reused`` when it came
-   before under another id: a captured request replayed);
+4. under the deprecated scheme, whose signature does not cover the id, the signed request is
+   bound to its delivery id (409 ``signature_reused`` when it came before under another id: a
+   captured request replayed);
 5. the delivery id is claimed (409 ``delivery_reused`` for other content under a used id,
    409 ``delivery_in_progress`` with ``Retry-After`` while another attempt holds it; a
    re-delivery of the same content answers 200 with the first outcome);
@@ -50,7 +53,11 @@ from forms.errors import ToolError
 from forms.principals import tenant_of
 from formwork.webhooks import (
     DELIVERY_HEADER,
+    ID_HEADER,
+    LEGACY_HEADERS_UNTIL,
     SIGNATURE_HEADER,
+    STANDARD_SIGNATURE_HEADER,
+    STANDARD_TIMESTAMP_HEADER,
     TIMESTAMP_HEADER,
     Claimed,
     DeliveryLog,
@@ -70,6 +77,7 @@ from formwork.webhooks import (
     release_delivery,
     tool_call_id,
     verify,
+    verify_standard,
 )
 from functions.http import ApiError, _check_json, _header, is_webhook
 from functions.http import precheck_webhook as precheck
@@ -127,26 +135,45 @@ def receive(
         keys = app.secret_source("inbound").keys_for(source) if limits is not None else ()
     except SecretsUnavailable as exc:
         raise ApiError(503, "secrets_unavailable", str(exc), {"Retry-After": "30"}) from None
+    # Standard Webhooks when its signature header is there; else the deprecated X-Formwork-*
+    # scheme (accepted until LEGACY_HEADERS_UNTIL, docs/webhooks.md).
+    standard = _header(event, STANDARD_SIGNATURE_HEADER) is not None
+    id_header = ID_HEADER if standard else DELIVERY_HEADER
+    delivery = _header(event, id_header.lower())
     try:
-        timestamp = verify(
-            keys,
-            _header(event, SIGNATURE_HEADER.lower()),
-            _header(event, TIMESTAMP_HEADER.lower()),
-            body,
-            now=moment,
-            tolerance=configured.tolerance,
-        )
+        if standard:
+            timestamp = verify_standard(
+                keys,
+                delivery,
+                _header(event, STANDARD_SIGNATURE_HEADER),
+                _header(event, STANDARD_TIMESTAMP_HEADER),
+                body,
+                now=moment,
+                tolerance=configured.tolerance,
+            )
+        else:
+            timestamp = verify(
+                keys,
+                _header(event, SIGNATURE_HEADER.lower()),
+                _header(event, TIMESTAMP_HEADER.lower()),
+                body,
+                now=moment,
+                tolerance=configured.tolerance,
+            )
     except SignatureRefused as exc:
         raise _refused(exc) from None
-    delivery = _header(event, DELIVERY_HEADER.lower())
     if not check_delivery(delivery):
         raise ApiError(
             400,
             "bad_delivery_id",
-            f"send a unique {DELIVERY_HEADER} header: 1-80 characters of letters, digits "
-            "and . _ : @ -",
+            f"send a unique {id_header} header: 1-80 characters of letters, digits and . _ : @ -",
         )
     assert delivery is not None
+    if not standard:
+        _log.warning(
+            "webhook signed with the deprecated X-Formwork-* headers",
+            extra={"source": source, "accepted_until": LEGACY_HEADERS_UNTIL},
+        )
     payload = _payload(body)
     if app.settings.tenant_claim is not None and tenant_of(payload.principal) is None:
         # Every token of a multi-tenant deployment is someone's in a tenant: a session for a
@@ -174,7 +201,9 @@ def receive(
 
     at = datetime.fromtimestamp(moment, UTC)
     log = app.delivery_log
-    if not bind_signature(
+    # A standard signature covers the id, so it cannot come again under another; the
+    # deprecated one does not, so the signed request is bound to the id it came under.
+    if not standard and not bind_signature(
         log, source, timestamp, body, delivery, now=at, tolerance=configured.tolerance
     ):
         raise ApiError(

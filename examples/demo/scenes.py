@@ -23,7 +23,7 @@ from examples.demo.printing import compact, expect, say
 from examples.demo.transports import OverHttp
 from examples.job_application import BUILD, FORM_ID, check_job_application
 from forms import Caller
-from formwork.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER
+from formwork.webhooks import ID_HEADER, STANDARD_SIGNATURE_HEADER
 
 
 def travel_claim(demo: Demo) -> None:
@@ -332,7 +332,7 @@ def crm_webhook(demo: Demo) -> None:
     print()
     say("", "(the CRM, for a trip it booked: a signed request, no user token)", indent=2)
     say("crm:   ", f"POST /webhooks/crm {compact(payload)}")
-    say("", f"{DELIVERY_HEADER}: {delivery}, {SIGNATURE_HEADER}: v1=<HMAC-SHA256>", indent=11)
+    say("", f"{ID_HEADER}: {delivery}, {STANDARD_SIGNATURE_HEADER}: v1,<HMAC-SHA256>", indent=11)
     status, body = transport.webhook("crm", payload, delivery)
     expect(status == 201 and body.get("ok"), f"201 from POST /webhooks/crm, got {status}: {body}")
     say("result: ", f"{status} session {body['instance']} for {transport.principal}")

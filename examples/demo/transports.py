@@ -31,7 +31,7 @@ from urllib.parse import quote
 from examples.demo.printing import expect, say
 from forms import Caller
 from forms.app.approvals import Decision
-from formwork.webhooks import DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, sign
+from formwork.webhooks import standard_headers
 from infra.local import stack as stacks
 from infra.local.gateway import DEV_TENANT, dev_token
 
@@ -324,15 +324,11 @@ class OverHttp:
         return status, answer if isinstance(answer, dict) else {}
 
     def webhook(self, source: str, payload: dict[str, Any], delivery: str) -> tuple[int, Any]:
-        """``POST /webhooks/{source}``, signed as the sender signs it (no JWT)."""
+        """``POST /webhooks/{source}``, signed as the sender signs it (Standard Webhooks; no
+        JWT)."""
         assert self.webhook_secret is not None
         body = json.dumps(payload).encode()
-        timestamp = int(time.time())
-        headers = {
-            TIMESTAMP_HEADER: str(timestamp),
-            DELIVERY_HEADER: delivery,
-            SIGNATURE_HEADER: sign(self.webhook_secret, timestamp, body),
-        }
+        headers = standard_headers([self.webhook_secret], delivery, int(time.time()), body)
         return self._request("POST", f"/webhooks/{source}", headers=headers, raw=body)
 
 

@@ -1,14 +1,15 @@
 """The outbound event: what a receiver gets when a form closes, as exact bytes and headers.
 
 ``FormEvent`` is the body, ``event_body`` the bytes sent (and signed), ``delivery_headers``
-the headers of one attempt. The delivery id is the hook occurrence's idempotency key, the same
-on every retry, so a receiver deduplicates on it. Sending is the shell's
+the headers of one attempt (Standard Webhooks', and the deprecated ``X-Formwork-*`` ones).
+The delivery id is the hook occurrence's idempotency key, the same on every retry, so a
+receiver deduplicates on it. Sending is the shell's
 (``functions.notify.deliver``); nothing here does IO or reads a clock.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -19,7 +20,8 @@ from formwork.webhooks.signing import (
     EVENT_HEADER,
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
-    sign,
+    sign_all,
+    standard_headers,
 )
 
 if TYPE_CHECKING:
@@ -86,13 +88,23 @@ def event_body(event: FormEvent) -> bytes:
 
 
 def delivery_headers(
-    event: FormEvent, body: bytes, secret: str | bytes, *, timestamp: int
+    event: FormEvent,
+    body: bytes,
+    secret: str | bytes | Sequence[str | bytes],
+    *,
+    timestamp: int,
 ) -> dict[str, str]:
-    """The headers of one delivery attempt (sign each attempt with its own timestamp)."""
+    """The headers of one delivery attempt (sign each attempt with its own timestamp).
+
+    The Standard Webhooks headers (``webhook-id`` is the delivery id), and until
+    ``LEGACY_HEADERS_UNTIL`` the deprecated ``X-Formwork-*`` ones beside them. ``secret`` may
+    be several (a rotation): each signs, so a receiver holding any one of them verifies."""
+    keys = [secret] if isinstance(secret, str | bytes) else list(secret)
     return {
         "Content-Type": "application/json",
+        **standard_headers(keys, event.delivery, timestamp, body),
         TIMESTAMP_HEADER: str(int(timestamp)),
-        SIGNATURE_HEADER: sign(secret, timestamp, body),
+        SIGNATURE_HEADER: sign_all(keys, timestamp, body),
         DELIVERY_HEADER: event.delivery,
         EVENT_HEADER: event.event,
     }

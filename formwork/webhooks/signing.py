@@ -1,18 +1,37 @@
-"""The signature scheme both directions share, what a source may ask for, and the inbound body.
+"""The signature schemes both directions share, what a source may ask for, and the inbound body.
 
-A signed request carries three headers::
+The scheme is the Standard Webhooks specification (standardwebhooks.com), so a sender or
+receiver verifies with off-the-shelf code (the ``standardwebhooks`` package, Svix's libraries,
+any of the specification's reference libraries)::
+
+    webhook-id:        d_01HQ...                     (unique per delivery; the same on retries)
+    webhook-timestamp: 1741597200                    (unix seconds, when it was signed)
+    webhook-signature: v1,<base64> [v1,<base64> ...] (HMAC-SHA256 of "{id}.{timestamp}.{body}")
+
+keyed with the secret's bytes: a ``whsec_<base64>`` secret (the specification's form) is its
+base64-decoded bytes, any other secret its UTF-8 bytes. The HMAC itself is the
+``standardwebhooks`` package's (``standard_signature``); the parsing of the headers, the
+configurable tolerance and the constant-time comparison of every candidate are ours (its
+``Webhook.verify`` fixes the tolerance at five minutes, reads the clock itself and raises
+``ValueError`` on a malformed entry). Entries with another version (``v1a,``) are ignored.
+The id is covered by the signature, so a captured request cannot be replayed under another id.
+
+Until ``LEGACY_HEADERS_UNTIL`` (docs/webhooks.md, "Deprecated headers") the scheme Formwork used
+before is still accepted inbound and still sent outbound beside the standard headers:
 
     X-Formwork-Timestamp: 1741597200                 (unix seconds, when it was signed)
     X-Formwork-Delivery:  d_01HQ...                  (unique per delivery; the same on retries)
     X-Formwork-Signature: v1=<hex>[, v1=<hex> ...]   (HMAC-SHA256 of "{timestamp}.{body}")
 
-``v1`` is the lower-case hex HMAC-SHA256, keyed with the shared secret (UTF-8), of the ASCII
-timestamp, a dot and the raw body bytes. A sender rotating its secret sends one ``v1=`` per
-secret; a receiver holding several secrets accepts any one match. Entries with another scheme
-tag are ignored, so a future ``v2`` can be sent alongside.
+``v1`` is the lower-case hex HMAC-SHA256, keyed with the shared secret's UTF-8 bytes (a
+``whsec_`` secret's too), of the ASCII timestamp, a dot and the raw body bytes; the delivery
+id is not signed, so ``log.bind_signature`` ties each signed request to its id. A sender
+rotating its secret sends one ``v1=`` per secret; a receiver holding several secrets accepts
+any one match. Entries with another scheme tag are ignored.
 
-``verify`` checks the signature (constant-time comparisons, every candidate compared) and then
-that the timestamp is within a tolerance of ``now``. A proven request may still ask for more
+``verify_standard`` and ``verify`` (the deprecated scheme's) check the signature
+(constant-time comparisons, every candidate compared) and then that the timestamp is within a
+tolerance of ``now``. A proven request may still ask for more
 than its source may do: ``SourceLimits`` names the tenants and forms each source may start
 sessions for, and ``SourceLimits.check`` refuses the rest (``NotAllowed``). ``WebhookStart`` is
 the body of ``POST /webhooks/{source}``; ``tool_call_id`` the id its ``form_start`` runs under.
@@ -22,23 +41,41 @@ Nothing here reads a clock or draws randomness: timestamps, ``now`` and secrets 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
 import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
+from standardwebhooks import Webhook
 
 from forms.principals import tenant_of
 
 SCHEME = "v1"
+ID_HEADER = "webhook-id"
+STANDARD_TIMESTAMP_HEADER = "webhook-timestamp"
+STANDARD_SIGNATURE_HEADER = "webhook-signature"
+"""The Standard Webhooks headers (the specification writes them lower-case)."""
+SECRET_PREFIX = "whsec_"
+"""A Standard Webhooks secret: ``whsec_`` and the base64 of 24 to 64 random bytes."""
+MIN_STANDARD_KEY_BYTES = 24
+MAX_STANDARD_KEY_BYTES = 64
+
 TIMESTAMP_HEADER = "X-Formwork-Timestamp"
 SIGNATURE_HEADER = "X-Formwork-Signature"
 DELIVERY_HEADER = "X-Formwork-Delivery"
+"""The deprecated headers (accepted and sent until ``LEGACY_HEADERS_UNTIL``)."""
 EVENT_HEADER = "X-Formwork-Event"
+"""The event type of an outbound notification (not part of either signature; kept)."""
+LEGACY_HEADERS_UNTIL = "2027-06-30"
+"""The last day the ``X-Formwork-*`` signature headers are accepted inbound and sent outbound,
+as docs/webhooks.md promises (a test holds the two together)."""
 
 DEFAULT_TOLERANCE = 300
 """Seconds a signed timestamp may be away from the receiver's clock, either way."""
@@ -129,7 +166,27 @@ class SourceLimits:
 
 
 def _key(secret: str | bytes) -> bytes:
+    """The deprecated scheme's HMAC key: the secret's UTF-8 bytes, whatever it looks like."""
     return secret.encode("utf-8") if isinstance(secret, str) else secret
+
+
+def standard_key(secret: str | bytes) -> bytes:
+    """The Standard Webhooks HMAC key of a secret: a ``whsec_`` secret's base64-decoded bytes
+    (as the specification's libraries read it), any other secret's UTF-8 bytes."""
+    if isinstance(secret, bytes):
+        return secret
+    decoded = _standard_key(secret)
+    return decoded if decoded is not None else secret.encode("utf-8")
+
+
+def _standard_key(secret: str) -> bytes | None:
+    """The bytes of a ``whsec_<base64>`` secret; None for any other secret (or bad base64)."""
+    if not secret.startswith(SECRET_PREFIX):
+        return None
+    try:
+        return base64.b64decode(secret[len(SECRET_PREFIX) :], validate=True)
+    except (binascii.Error, ValueError):
+        return None
 
 
 def signature(secret: str | bytes, timestamp: int, body: bytes) -> str:
@@ -148,13 +205,108 @@ def sign_all(keys: Sequence[str | bytes], timestamp: int, body: bytes) -> str:
     return ", ".join(sign(key, timestamp, body) for key in keys)
 
 
-def parse_timestamp(value: str | None) -> int:
+def standard_signature(secret: str | bytes, msg_id: str, timestamp: int, body: bytes) -> str:
+    """One Standard Webhooks signature, ``v1,<base64>``: the ``standardwebhooks`` package's
+    HMAC-SHA256 of ``"{id}.{timestamp}.{body}"`` under ``standard_key(secret)``. ``body`` is
+    UTF-8 (JSON); anything else is a ``UnicodeDecodeError``."""
+    moment = datetime.fromtimestamp(int(timestamp), UTC)
+    return Webhook(standard_key(secret)).sign(msg_id, moment, body.decode("utf-8"))
+
+
+def standard_sign_all(keys: Sequence[str | bytes], msg_id: str, timestamp: int, body: bytes) -> str:
+    """The ``webhook-signature`` value with one ``v1,`` per secret, space-separated (a sender
+    rotating its secret)."""
+    return " ".join(standard_signature(key, msg_id, timestamp, body) for key in keys)
+
+
+def standard_headers(
+    keys: Sequence[str | bytes], msg_id: str, timestamp: int, body: bytes
+) -> dict[str, str]:
+    """The three Standard Webhooks headers of one signed request."""
+    return {
+        ID_HEADER: msg_id,
+        STANDARD_TIMESTAMP_HEADER: str(int(timestamp)),
+        STANDARD_SIGNATURE_HEADER: standard_sign_all(keys, msg_id, timestamp, body),
+    }
+
+
+def standard_candidates(header: str | None) -> list[bytes]:
+    """The ``v1`` signatures a ``webhook-signature`` header carries (decoded), or
+    ``SignatureRefused``. Entries of another version are skipped; a malformed ``v1`` entry
+    is refused (never an exception out of here)."""
+    if header is None or not header.strip():
+        raise SignatureRefused(
+            "missing_signature", f"the {STANDARD_SIGNATURE_HEADER} header is missing"
+        )
+    if len(header) > MAX_SIGNATURE_HEADER:
+        raise SignatureRefused("bad_signature", f"{STANDARD_SIGNATURE_HEADER} is too long")
+    found: list[bytes] = []
+    for part in header.split():
+        version, comma, value = part.partition(",")
+        if version != SCHEME:
+            continue
+        try:
+            decoded = base64.b64decode(value, validate=True) if comma else b""
+        except (binascii.Error, ValueError):
+            decoded = b""
+        if len(decoded) != hashlib.sha256().digest_size:
+            raise SignatureRefused(
+                "bad_signature",
+                f"{STANDARD_SIGNATURE_HEADER} entries look like v1,<base64 of 32 bytes>, "
+                "separated by spaces",
+            )
+        found.append(decoded)
+    if not found:
+        raise SignatureRefused("bad_signature", f"{STANDARD_SIGNATURE_HEADER} has no v1, signature")
+    return found
+
+
+def verify_standard(
+    keys: Sequence[str | bytes],
+    msg_id: str | None,
+    header: str | None,
+    timestamp: str | None,
+    body: bytes,
+    *,
+    now: float,
+    tolerance: int = DEFAULT_TOLERANCE,
+) -> int:
+    """Check a Standard Webhooks request; return its timestamp, or raise ``SignatureRefused``.
+
+    As ``verify``: every key against every candidate in constant time, the signature before
+    the timestamp's distance from ``now``; no keys (an unknown source) is a bad signature."""
+    given = standard_candidates(header)
+    if msg_id is None or not msg_id.strip():
+        raise SignatureRefused("missing_id", f"the {ID_HEADER} header is missing")
+    moment = parse_timestamp(timestamp, STANDARD_TIMESTAMP_HEADER)
+    matched = False
+    for key in keys:
+        try:
+            expected = standard_signature(key, msg_id, moment, body)
+        except UnicodeDecodeError:
+            break  # not JSON text: it matches nothing
+        digest = base64.b64decode(expected.partition(",")[2])
+        for candidate in given:
+            matched |= hmac.compare_digest(digest, candidate)
+    if not matched:
+        raise SignatureRefused(
+            "bad_signature", "the signature does not match (or the source is not known)"
+        )
+    if abs(now - moment) > tolerance:
+        raise SignatureRefused(
+            "stale_timestamp",
+            f"the timestamp is more than {tolerance} seconds from now; sign each attempt afresh",
+        )
+    return moment
+
+
+def parse_timestamp(value: str | None, header: str = TIMESTAMP_HEADER) -> int:
     """The unix-seconds timestamp a header holds, or ``SignatureRefused``."""
     if value is None or not value.strip():
-        raise SignatureRefused("missing_timestamp", f"the {TIMESTAMP_HEADER} header is missing")
+        raise SignatureRefused("missing_timestamp", f"the {header} header is missing")
     if not _TIMESTAMP.fullmatch(value.strip()):
         raise SignatureRefused(
-            "bad_timestamp", f"{TIMESTAMP_HEADER} must be whole unix seconds, such as 1741597200"
+            "bad_timestamp", f"{header} must be whole unix seconds, such as 1741597200"
         )
     return int(value.strip())
 
@@ -239,8 +391,14 @@ def check_delivery(delivery: str | None) -> bool:
 
 
 def check_secret(secret: str) -> bool:
-    """A usable secret: text of at least ``MIN_SECRET_LENGTH`` characters."""
-    return isinstance(secret, str) and len(secret) >= MIN_SECRET_LENGTH
+    """A usable secret: ``whsec_`` and the base64 of 24 to 64 bytes (Standard Webhooks'), or
+    other text of at least ``MIN_SECRET_LENGTH`` characters."""
+    if not isinstance(secret, str):
+        return False
+    if secret.startswith(SECRET_PREFIX):
+        key = _standard_key(secret)
+        return key is not None and MIN_STANDARD_KEY_BYTES <= len(key) <= MAX_STANDARD_KEY_BYTES
+    return len(secret) >= MIN_SECRET_LENGTH
 
 
 # ---------------------------------------------------------------------------- inbound payload

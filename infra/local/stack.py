@@ -73,9 +73,10 @@ import sys
 import threading
 import urllib.error
 import urllib.request
+from base64 import b64encode
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from secrets import token_urlsafe
+from secrets import token_bytes
 from typing import Any
 
 from functions.http import LOCAL_LOG_HASH_KEY, LOG_HASH_KEY_VARIABLE
@@ -561,7 +562,7 @@ def local_webhooks(given: Mapping[str, str]) -> tuple[dict[str, str], tuple[str,
     if given.get("FORMWORK_WEBHOOK_SOURCES", "").strip():
         return added, dev
     if not secrets:
-        dev = (DEV_WEBHOOK_SOURCE, f"dev-{token_urlsafe(24)}")
+        dev = (DEV_WEBHOOK_SOURCE, "whsec_" + b64encode(token_bytes(32)).decode("ascii"))
         secrets = json.dumps({dev[0]: dev[1]})
         added["FORMWORK_WEBHOOK_SECRETS"] = secrets
     try:

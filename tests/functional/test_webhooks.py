@@ -37,6 +37,7 @@ from formwork.config import ConfigError, Settings
 from formwork.webhook_settings import WebhookSettings
 from formwork.webhooks import (
     DEFAULT_LEASE,
+    LEGACY_HEADERS_UNTIL,
     DeliveryRecord,
     DynamoDBDeliveryLog,
     FormEvent,
@@ -51,8 +52,10 @@ from formwork.webhooks import (
     parse_secret_value,
     sign,
     sign_all,
+    standard_sign_all,
     tool_call_id,
     verify,
+    verify_standard,
 )
 from functions.notify import DeliveryFailed, deliver, notifier
 from tests.functional.conftest import (
@@ -125,14 +128,26 @@ class Sender:
         headers: Mapping[str, str] | None = None,
         claims: Mapping[str, Any] | None = None,
         base64_body: bool = False,
+        standard: bool = False,
     ) -> dict[str, Any]:
+        """The event of a signed request: the deprecated ``X-Formwork-*`` headers, or with
+        ``standard`` the Standard Webhooks ones (``signature`` then signs as ``delivery``)."""
         text = body if isinstance(body, str) else json.dumps(body)
-        signed = {
-            "X-Formwork-Timestamp": str(timestamp),
-            "X-Formwork-Signature": signature or sign(secret, timestamp, text.encode()),
-        }
-        if delivery is not None:
-            signed["X-Formwork-Delivery"] = delivery
+        if standard:
+            signed = {
+                "webhook-timestamp": str(timestamp),
+                "webhook-signature": signature
+                or standard_sign_all([secret], delivery or "", timestamp, text.encode()),
+            }
+            if delivery is not None:
+                signed["webhook-id"] = delivery
+        else:
+            signed = {
+                "X-Formwork-Timestamp": str(timestamp),
+                "X-Formwork-Signature": signature or sign(secret, timestamp, text.encode()),
+            }
+            if delivery is not None:
+                signed["X-Formwork-Delivery"] = delivery
         event = build_event(
             "POST",
             f"/webhooks/{source}",
@@ -893,6 +908,16 @@ def test_a_completed_form_notifies_its_receiver_signed_with_the_occurrence_key(
     key = f"{instance}:form.closed:1"
     assert headers["X-Formwork-Delivery"] == key
     assert headers["X-Formwork-Event"] == "form.completed"
+    # signed the Standard Webhooks way (webhook-id is the occurrence key), and the old way
+    assert headers["webhook-id"] == key
+    assert verify_standard(
+        [NOTIFY_SECRET],
+        key,
+        headers["webhook-signature"],
+        headers["webhook-timestamp"],
+        payload,
+        now=NOW + 7,
+    ) == (NOW + 7)
     assert (
         verify(
             [NOTIFY_SECRET],
@@ -1148,3 +1173,105 @@ def test_a_forms_module_may_import_the_notifier_from_the_webhook_route_module() 
     # THEN it gets the same objects
     for name in ("DeliveryFailed", "deliver", "notifier", "outbound_secret"):
         assert getattr(webhooks, name) is getattr(notify, name)
+
+
+# ---------------------------------------------------------------------------- Standard Webhooks
+
+
+def test_a_standard_webhooks_delivery_starts_a_session(
+    crm: Sender, store: RecordingStore, log: InMemoryDeliveryLog
+) -> None:
+    # GIVEN a CRM signing with the Standard Webhooks headers (webhook-id is the delivery id)
+    response = crm.post(start_body(), delivery="msg_1", standard=True)
+    # THEN a session is started under that delivery id, as with the deprecated headers
+    assert response.status == 201, response
+    assert response.json()["delivery"] == "msg_1"
+    (instance,) = instances(store)
+    assert instance.history["full_name"].revisions[0].tool_call_id == "webhook:crm:msg_1"
+    # AND no signature binding was needed: the id is covered by the signature
+    assert [r.delivery for r in log.records()] == ["msg_1"] and not log.bindings()
+
+
+def test_a_standard_request_replayed_under_another_id_does_not_verify(
+    crm: Sender, store: RecordingStore
+) -> None:
+    # GIVEN a standard request delivered as msg_1
+    first = crm.event(start_body(), delivery="msg_1", standard=True)
+    assert crm.api.send(first).status == 201
+    writes = store.writes
+    # WHEN an eavesdropper replays its bytes and signature with webhook-id msg_2
+    signature = first["headers"]["webhook-signature"]
+    response = crm.post(start_body(), delivery="msg_2", standard=True, signature=signature)
+    # THEN the signature does not match (the id is signed), and nothing was written
+    assert (response.status, response.json()["error"]) == (401, "bad_signature")
+    assert store.writes == writes
+
+
+def test_a_standard_redelivery_returns_the_first_outcome(crm: Sender, clock: Clock) -> None:
+    first = crm.post(start_body(), delivery="msg_1", standard=True)
+    clock.at += 60
+    again = crm.post(start_body(), delivery="msg_1", standard=True, timestamp=NOW + 60)
+    assert again.status == 200
+    assert again.json() == {**first.json(), "replayed": True}
+
+
+@pytest.mark.parametrize("skew", [-301, 301])
+def test_a_stale_standard_request_is_refused(
+    crm: Sender, store: RecordingStore, log: InMemoryDeliveryLog, clock: Clock, skew: int
+) -> None:
+    clock.at = NOW + skew
+    response = crm.post(start_body(), delivery="msg_1", standard=True)
+    assert (response.status, response.json()["error"]) == (401, "stale_timestamp")
+    assert nothing_stored(store, log)
+
+
+def test_standard_signatures_of_a_rotation_verify_with_either_secret(crm: Sender) -> None:
+    # GIVEN billing holding its new and old secret; a sender signing with new and a future one
+    body = json.dumps(start_body()).encode()
+    both = standard_sign_all([NEW, "not-yet-known-0000000"], "r-1", NOW, body)
+    assert len(both.split(" ")) == 2
+    response = crm.post(
+        body.decode(), source="billing", delivery="r-1", standard=True, signature=both
+    )
+    assert response.status == 201
+    # AND one signed with the old secret alone verifies too
+    old = crm.post(
+        start_body(conversation_id="conv-2"),
+        source="billing",
+        delivery="r-2",
+        standard=True,
+        secret=OLD,
+    )
+    assert old.status == 201
+
+
+@pytest.mark.parametrize(
+    ("changes", "status", "error"),
+    [
+        ({"delivery": None}, 401, "missing_id"),
+        ({"signature": "v1"}, 401, "bad_signature"),
+        ({"signature": "v1,!!!"}, 401, "bad_signature"),
+        ({"delivery": "bad id with spaces"}, 400, "bad_delivery_id"),
+        ({"source": "nobody"}, 401, "bad_signature"),
+    ],
+)
+def test_malformed_standard_requests_get_clear_refusals(
+    crm: Sender,
+    store: RecordingStore,
+    log: InMemoryDeliveryLog,
+    changes: dict[str, Any],
+    status: int,
+    error: str,
+) -> None:
+    response = crm.post(start_body(), **{"delivery": "msg_1", "standard": True, **changes})
+    assert (response.status, response.json()["error"]) == (status, error)
+    assert nothing_stored(store, log)
+
+
+def test_the_deprecated_headers_are_still_accepted_until_the_promised_date(
+    crm: Sender, caplog: pytest.LogCaptureFixture
+) -> None:
+    # the deprecated scheme works, and says so in the log (with the last day it is accepted)
+    assert crm.post(start_body()).status == 201
+    (warning,) = [r for r in caplog.records if "deprecated" in r.getMessage()]
+    assert warning.__dict__["accepted_until"] == LEGACY_HEADERS_UNTIL

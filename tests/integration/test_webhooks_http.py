@@ -31,9 +31,17 @@ from typing import Any
 
 import boto3
 import pytest
+from standardwebhooks import Webhook
 
 from forms.storage.dynamodb import DynamoDBFormStore
-from formwork.webhooks import FormEvent, SecretsManagerSecrets, SignatureRefused, sign, verify
+from formwork.webhooks import (
+    FormEvent,
+    SecretsManagerSecrets,
+    SignatureRefused,
+    check_secret,
+    sign,
+    verify,
+)
 from functions.notify import DeliveryFailed, deliver
 from infra.local.__main__ import banner
 from infra.local.dynamodb import LocalDynamoDB
@@ -91,15 +99,27 @@ def post(
     timestamp: int | None = None,
     secret: str = SECRET,
     source: str = "crm",
+    standard: bool = False,
 ) -> tuple[int, dict[str, Any]]:
+    """POST a signed webhook: the deprecated X-Formwork-* headers, or with ``standard``
+    Standard Webhooks' as the specification's own library signs them."""
     moment = int(time.time()) if timestamp is None else timestamp
-    headers = {
-        "Content-Type": "application/json",
-        "Authorization": DEV_TOKEN,
-        "X-Formwork-Timestamp": str(moment),
-        "X-Formwork-Delivery": delivery,
-        "X-Formwork-Signature": sign(secret, moment, body),
-    }
+    signed = (
+        {
+            "webhook-id": delivery,
+            "webhook-timestamp": str(moment),
+            "webhook-signature": Webhook(secret).sign(
+                delivery, datetime.fromtimestamp(moment, UTC), body.decode()
+            ),
+        }
+        if standard
+        else {
+            "X-Formwork-Timestamp": str(moment),
+            "X-Formwork-Delivery": delivery,
+            "X-Formwork-Signature": sign(secret, moment, body),
+        }
+    )
+    headers = {"Content-Type": "application/json", "Authorization": DEV_TOKEN, **signed}
     request = urllib.request.Request(
         f"{stack.api_url}/webhooks/{source}", body, headers, method="POST"
     )
@@ -274,6 +294,8 @@ def test_the_local_stack_makes_a_dev_source_only_when_none_is_given() -> None:
     # nothing given: a "crm" source with a fresh secret, any tenant and form
     added, dev = local_webhooks({})
     assert dev is not None and dev[0] == "crm" and len(dev[1]) >= 16
+    # a Standard Webhooks secret: whsec_ and 32 random bytes, as off-the-shelf libraries take it
+    assert dev[1].startswith("whsec_") and check_secret(dev[1])
     assert json.loads(added["FORMWORK_WEBHOOK_SECRETS"]) == {"crm": dev[1]}
     assert json.loads(added["FORMWORK_WEBHOOK_SOURCES"]) == {"crm": {"tenants": "*", "forms": "*"}}
     assert local_webhooks({})[1] != dev  # drawn per run
@@ -303,12 +325,22 @@ def test_a_plain_dev_stack_accepts_webhooks_signed_with_the_secret_its_banner_pr
         # THEN the banner names the route and the secret
         printed = banner(dev)
         assert f"{dev.api_url}/webhooks/{source}" in printed and secret in printed
-        # AND a request signed with it starts a session (no 503, no export needed)
+        # AND a request signed with it starts a session (no 503, no export needed), whether
+        # signed by the specification's library or with the deprecated headers
         conversation = f"conv-{uuid.uuid4().hex[:10]}"
+        status, answer = post(
+            dev,
+            body_for(conversation),
+            delivery=new_delivery(),
+            secret=secret,
+            source=source,
+            standard=True,
+        )
+        assert status == 201, answer
         status, answer = post(
             dev, body_for(conversation), delivery=new_delivery(), secret=secret, source=source
         )
-        assert status == 201, answer
+        assert status in (200, 201), answer
         # AND a guessed secret still gets nothing
         status, answer = post(
             dev, body_for(conversation), delivery=new_delivery(), secret="guessed-secret-000000"

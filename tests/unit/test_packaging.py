@@ -31,7 +31,8 @@ def test_the_engine_installs_with_pydantic_and_the_time_zone_database_alone() ->
     assert [Requirement(r).name for r in project["dependencies"]] == ["pydantic", "tzdata"]
     assert Requirement(project["dependencies"][0]).extras == {"email"}
     extras = project["optional-dependencies"]
-    assert names(extras["aws"]) == {"aws-lambda-powertools", "boto3", "jinja2"}  # + pages
+    # + pages (jinja2), + Standard Webhooks signatures (standardwebhooks)
+    assert names(extras["aws"]) == {"aws-lambda-powertools", "boto3", "jinja2", "standardwebhooks"}
     assert "tracer" in Requirement(extras["aws"][0]).extras  # functions.api's Tracer: X-Ray
     assert names(extras["temporal"]) == {"temporalio"}
     assert names(extras["client"]) == {"httpx"}  # formwork.client and the chat loop
