@@ -6,6 +6,11 @@ value fails with a ``ConfigError`` that names the variable, what it holds and wh
 hold, so a misconfigured deployment fails its first request loudly instead of misbehaving
 quietly.
 
+Hand-written, not a pydantic-settings model: that would add about a fifth of ``import boto3``
+to every cold start (docs/libraries.md has the measurement, ``bench/libraries.py`` makes it).
+``tests/unit/test_settings_catalogue.py`` checks what this module and
+``formwork.webhook_settings`` read against the docs' tables, the template and ``formwork dev``.
+
 | variable | meaning | default |
 | --- | --- | --- |
 | ``TABLE_NAME`` | DynamoDB table of form instances | required to build the DynamoDB store |
