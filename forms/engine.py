@@ -77,6 +77,7 @@ from forms.evaluation import (
     counts,
     field_eval,
     find_open_step,
+    overridden_step,
     typed_value,
 )
 from forms.incremental import Core, advance, core_for, mark
@@ -119,11 +120,9 @@ def evaluate(
     applies, complete = core.step_applies, core.step_complete
     override = instance.state.override
     revisit = _revisit(override, applies)
-    open_step = (
-        find_open_step(form, override, applies, complete, revisit)
-        if revisit is not None or override is not None
-        else core.open_step()
-    )
+    open_step = overridden_step(override, applies, complete, revisit)
+    if open_step is None:
+        open_step = core.open_step()  # the first step still to do, without a walk
     hooks, edges, flipped = core_edges(form, instance, previous, values, core, open_step)
     fields = core.fields if revisit is None else _revisited(form, core, revisit)
     decided = _Decided(fields, core.live, applies, complete, open_step, revisit, core.steps)

@@ -202,15 +202,14 @@ def no_preference(field: CompiledField, revision: Revision | None) -> bool:
     return field.no_preference and revision is not None and revision.kind == "decline"
 
 
-def find_open_step(
-    form: CompiledForm,
+def overridden_step(
     override: StepOverride | None,
     applies: Mapping[str, bool],
     complete: Mapping[str, bool],
     revisit: str | None,
 ) -> str | None:
-    """The step the conversation is on: a revisit, else a focus not yet complete, else the
-    first step that applies and is not complete (None when nothing is left to ask)."""
+    """The step a jump holds the conversation on: a revisit, else a focus not yet complete
+    (None: the open step is the first one still to do)."""
     if revisit is not None:
         return revisit
     if (
@@ -220,6 +219,21 @@ def find_open_step(
         and not complete.get(override.step)
     ):
         return override.step
+    return None
+
+
+def find_open_step(
+    form: CompiledForm,
+    override: StepOverride | None,
+    applies: Mapping[str, bool],
+    complete: Mapping[str, bool],
+    revisit: str | None,
+) -> str | None:
+    """The step the conversation is on: a revisit, else a focus not yet complete, else the
+    first step that applies and is not complete (None when nothing is left to ask)."""
+    held = overridden_step(override, applies, complete, revisit)
+    if held is not None:
+        return held
     for step_id in form.steps:
         if applies[step_id] and not complete[step_id]:
             return step_id

@@ -438,12 +438,19 @@ def test_a_commit_updates_the_step_summary_without_a_walk_over_the_steps() -> No
     assert first is not None
     instance = apply_commit(instance, first.commit)
     evaluate(form, instance)  # the readings are derived once, and kept with the logs
-    with patch.object(StepSummary, "of", side_effect=AssertionError("a walk over every step")):
+    walk = AssertionError("a walk over every step")
+    with (
+        patch.object(StepSummary, "of", side_effect=walk),
+        patch.object(engine, "find_open_step", side_effect=walk),
+    ):
         step = plan_move(form, instance, ("fill", [(1, "b")]), T0 + timedelta(seconds=1))
         assert step is not None
         assert step.evaluation.open_step == "s2"
         line = status_line(form, step.after, step.evaluation)
         view = step_view(form, step.after, step.evaluation, "s2")
+        # a focus on a complete step holds nothing: the open step is still the first to do
+        jump = plan_move(form, apply_commit(instance, step.commit), ("jump", 0, "focus"), T0)
+        assert jump is not None and jump.evaluation.open_step == "s2"
     assert line is not None and 'step 3/40 "Step s2"' in line
     assert "+34 more steps" in line
     assert view["position"] == "3/40"
