@@ -12,6 +12,9 @@ for the service's settings.
 | ``FORMWORK_NOTIFY_SECRETS`` | JSON ``{name: secret(s)}``: outbound secrets (dev) | unset |
 | ``FORMWORK_NOTIFY_SECRET_PREFIX`` | else Secrets Manager ``<prefix><name>`` | see below |
 | ``FORMWORK_WEBHOOK_TOLERANCE`` | seconds a signed webhook timestamp may be off | ``300`` |
+
+docs/webhooks.md ("Settings") has the same table; ``tests/unit/test_settings_catalogue.py``
+checks that every variable read here is in it.
 """
 
 from __future__ import annotations
@@ -170,8 +173,9 @@ def _check_secrets(variable: str, secrets: Secrets | None) -> None:
             invalid(variable, name, "names of 1-32 lower-case letters, digits, _ and -")
         if not keys or not all(check_secret(key) for key in keys):
             raise ConfigError(
-                f"{variable}: the secret of {name!r} is not valid: expected a string of at "
-                f"least {MIN_SECRET_LENGTH} characters, or a non-empty list of them"
+                f"{variable}: the secret of {name!r} is not valid: expected whsec_ and the "
+                "base64 of 24 to 64 bytes (Standard Webhooks), or another string of at least "
+                f"{MIN_SECRET_LENGTH} characters; or a non-empty list of them"
             )
 
 

@@ -347,3 +347,15 @@ def test_the_documented_shell_signature_matches() -> None:
     assert standard_signature(SECRET, msg_id, int(timestamp), body.group(1).encode()) == (
         f"v1,{signature}"
     )
+
+
+def test_a_bad_whsec_secret_in_the_settings_is_a_config_error_that_does_not_echo_it() -> None:
+    from formwork.config import ConfigError
+    from formwork.webhook_settings import WebhookSettings
+
+    bad = "whsec_" + base64.b64encode(bytes(8)).decode()  # 8 bytes: too short a key
+    with pytest.raises(ConfigError, match="whsec_ and the base64 of 24 to 64 bytes") as caught:
+        WebhookSettings.from_env({"FORMWORK_WEBHOOK_SECRETS": f'{{"crm": "{bad}"}}'})
+    assert bad not in str(caught.value)
+    good = WebhookSettings.from_env({"FORMWORK_WEBHOOK_SECRETS": f'{{"crm": "{SECRET}"}}'})
+    assert good.static_keys("crm") == (SECRET,)
