@@ -60,6 +60,7 @@ from forms.instance import (
     apply_commit,
 )
 from forms.storage.approvals import ApprovalIndex, approval_place, sortable
+from forms.storage.due import DueIndex, due_place
 from forms.storage.dynamodb_requests import escape as _escape
 from forms.storage.dynamodb_requests import item_bytes as _item_bytes
 from forms.storage.dynamodb_requests import item_too_large, largest_item, put_action, query_items
@@ -91,6 +92,10 @@ FAILED_HOOK_INDEX = "failed_hooks"
 """The table's global secondary index on ``failed_pk`` / ``failed_sk`` (template.yaml)."""
 OPEN_FORM_INDEX = "open_forms"
 """The table's global secondary index on ``open_pk`` / ``open_sk`` (template.yaml)."""
+DUE_INDEX = "due"
+"""The table's global secondary index on ``due_pk`` / ``due_sk`` (template.yaml): the sweeper's."""
+DUE_PAGE = 100
+"""Places one Query of the due index returns (then one BatchGetItem of their homes)."""
 """Bytes reserved in a revision item for its keys and other attributes besides the payload."""
 
 _Parts = TypeAdapter(dict[str, list[Revision]])
@@ -137,7 +142,7 @@ class _Known:
         self.heads = heads
 
 
-class DynamoDBFormStore(FormStore, ApprovalIndex, FailedHookIndex, OpenFormIndex):
+class DynamoDBFormStore(FormStore, ApprovalIndex, FailedHookIndex, OpenFormIndex, DueIndex):
     """Form instances in one DynamoDB table (``pk``/``sk`` strings), strongly consistent; also
     the ``ApprovalIndex`` over them (the index itself is eventually consistent, the instances
     a listing returns are read strongly consistent).
@@ -406,6 +411,28 @@ class DynamoDBFormStore(FormStore, ApprovalIndex, FailedHookIndex, OpenFormIndex
             between=(after or "0", below),
         )
         return [(sort, home) for sort, home in found if sort != after][:limit]
+
+    def _due_read(self, partition: str, upto: str) -> Iterator[list[FormInstance | None]]:
+        request: dict[str, Any] = {
+            "TableName": self._table,
+            "IndexName": DUE_INDEX,
+            "KeyConditionExpression": "due_pk = :p AND due_sk <= :upto",
+            "ExpressionAttributeValues": {":p": _s(partition), ":upto": _s(upto)},
+            "Limit": DUE_PAGE,
+        }
+        while True:
+            page = self._client.query(**request)
+            places = [(item["pk"]["S"], item["sk"]["S"]) for item in page.get("Items", [])]
+            if places:
+                homes = self._read_homes(places)
+                yield [
+                    self._known_from(homes[home]).instance.snapshot() if home in homes else None
+                    for home in places
+                ]
+            last = page.get("LastEvaluatedKey")
+            if not last:
+                return
+            request["ExclusiveStartKey"] = last
 
     def _gsi_read(
         self,
@@ -716,6 +743,9 @@ def home_item(instance: FormInstance, heads: Mapping[str, str] | None = None) ->
     opened = open_place(instance)
     if opened is not None:  # and while it is open
         item["open_pk"], item["open_sk"] = _s(opened.partition), _s(opened.sort)
+    due = due_place(instance)
+    if due is not None:  # and while something of its outbox may need the sweeper
+        item["due_pk"], item["due_sk"] = _s(due.partition), _s(due.sort)
     excess = _item_bytes(item) - (DYNAMODB_ITEM_LIMIT - _ITEM_OVERHEAD)
     if excess > 0:
         for field_id in sorted(texts, key=lambda f: -len(texts[f])):

@@ -23,6 +23,7 @@ from forms.instance import (
     applied_unshared,
 )
 from forms.storage.approvals import ApprovalIndex, Place, approval_place
+from forms.storage.due import DueIndex, due_place
 from forms.storage.failed_hooks import FailedHookIndex, failed_place
 from forms.storage.open_forms import OpenFormIndex, open_place
 from forms.storage.port import FormStore, OutboxScan
@@ -31,7 +32,9 @@ from forms.storage.sizes import check_instance
 _ConversationKey = tuple[str, str]
 
 
-class InMemoryFormStore(FormStore, OutboxScan, ApprovalIndex, FailedHookIndex, OpenFormIndex):
+class InMemoryFormStore(
+    FormStore, OutboxScan, ApprovalIndex, FailedHookIndex, OpenFormIndex, DueIndex
+):
     """A thread-safe ``FormStore`` held in memory; every method runs under one lock. It is
     also its own ``OutboxScan`` (pages of ``page_size`` instances, in creation order) and its
     own ``ApprovalIndex`` (each partition's places kept beside the instances, updated by the
@@ -51,6 +54,9 @@ class InMemoryFormStore(FormStore, OutboxScan, ApprovalIndex, FailedHookIndex, O
         self._open_places: dict[str, Place] = {}
         self._open: dict[str, dict[str, str]] = {}
         """The open-form index: partition -> sort key -> instance id."""
+        self._due_places: dict[str, Place] = {}
+        self._due: dict[str, dict[str, str]] = {}
+        """The due index (the sweeper's): partition -> sort key -> instance id."""
         self._calls: dict[_ConversationKey, dict[str, str]] = {}
         """Call records as JSON text: a record is written on every write call and read back
         only by a retry, so it is serialised once (cheap, and nothing shared) and parsed when
@@ -148,6 +154,7 @@ class InMemoryFormStore(FormStore, OutboxScan, ApprovalIndex, FailedHookIndex, O
             (self._places, self._index),
             (self._failed_places, self._failed),
             (self._open_places, self._open),
+            (self._due_places, self._due),
         ):
             place = places.pop(instance_id, None)
             if place is not None:
@@ -198,8 +205,18 @@ class InMemoryFormStore(FormStore, OutboxScan, ApprovalIndex, FailedHookIndex, O
             keys = sorted(k for k in places if k < below and (after is None or k > after))
             return [(k, self._instances[places[k]].snapshot()) for k in keys[:limit]]
 
+    def _due_read(self, partition: str, upto: str) -> Iterator[list[FormInstance | None]]:
+        with self._lock:
+            keys = sorted(k for k in self._due.get(partition, {}) if k <= upto)
+        for start in range(0, len(keys), self.page_size):
+            with self._lock:  # each page as stored when it is read, like a paged Query
+                places = self._due.get(partition, {})
+                page = [places.get(k) for k in keys[start : start + self.page_size]]
+                found = [self._instances[i].snapshot() if i is not None else None for i in page]
+            yield found  # outside the lock: the caller reads and writes the store meanwhile
+
     def _place(self, instance: FormInstance) -> None:
-        """Move ``instance`` to its places in the approval, failed-hook and open-form indexes;
+        """Move ``instance`` to its places in the approval, failed-hook, open-form and due indexes;
         the caller holds the lock."""
         before = self._places.pop(instance.id, None)
         if before is not None:
@@ -222,6 +239,13 @@ class InMemoryFormStore(FormStore, OutboxScan, ApprovalIndex, FailedHookIndex, O
         if stands is not None:
             self._open_places[instance.id] = stands
             self._open.setdefault(stands.partition, {})[stands.sort] = instance.id
+        gone = self._due_places.pop(instance.id, None)
+        if gone is not None:
+            self._due[gone.partition].pop(gone.sort, None)
+        due = due_place(instance)
+        if due is not None:
+            self._due_places[instance.id] = due
+            self._due.setdefault(due.partition, {})[due.sort] = instance.id
 
     def _check_call(self, key: _ConversationKey, call: NewCall | None) -> None:
         """Raise ``CallRecorded`` if ``call``'s id is taken; the caller holds the lock."""

@@ -383,8 +383,8 @@ def test_the_sweeper_dispatches_what_the_named_instances_still_need(
 def test_a_sweep_of_everything_reads_the_apps_outbox_scan_and_stops_when_told(
     app: App, store: InMemoryFormStore, temporal: FakeTemporal, world: World
 ) -> None:
-    # GIVEN three instances with an undispatched hook, in an in-memory store (its own scan),
-    # paged one instance at a time
+    # GIVEN three instances with an undispatched hook, in an in-memory store (its own due
+    # index, read by shard), paged one instance at a time
     store.page_size = 1
     found = [committed_not_dispatched(world, f"conv-{n}") for n in range(3)]
 
@@ -397,9 +397,9 @@ def test_a_sweep_of_everything_reads_the_apps_outbox_scan_and_stops_when_told(
     # WHEN a sweep runs out of time after its first page, and a second has time for all
     short = relay.sweep_handler(None, Ending(), app=app)
     full = relay.sweep_handler(None, LocalContext(), app=app)
-    # THEN the first dispatched the first instance's hook only; the second, the other two
-    assert short["dispatched"] == [found[0][1]]
-    assert sorted(full["dispatched"]) == sorted(key for _, key in found[1:])
+    # THEN the first dispatched one instance's hook only; the second, the other two
+    (first,) = short["dispatched"]
+    assert sorted([first, *full["dispatched"]]) == sorted(key for _, key in found)
     assert all(len(temporal.runs[key]) == 1 for _, key in found)
 
 
