@@ -11,10 +11,11 @@ any of the specification's reference libraries)::
 keyed with the secret's bytes: a ``whsec_<base64>`` secret (the specification's form) is its
 base64-decoded bytes, any other secret its UTF-8 bytes. The HMAC itself is the
 ``standardwebhooks`` package's (``standard_signature``); the parsing of the headers, the
-configurable tolerance and the constant-time comparison of every candidate are ours (its
-``Webhook.verify`` fixes the tolerance at five minutes, reads the clock itself and raises
-``ValueError`` on a malformed entry). Entries with another version (``v1a,``) are ignored.
-The id is covered by the signature, so a captured request cannot be replayed under another id.
+configurable tolerance and the constant-time comparison of every candidate with every key
+are ours (its ``Webhook.verify`` fixes the tolerance at five minutes, reads the clock itself,
+holds one key, and says only "no match" whatever is wrong). Entries with another version
+(``v1a,``) are ignored. The id is covered by the signature, so a captured request cannot be
+replayed under another id.
 
 Until ``LEGACY_HEADERS_UNTIL`` (docs/webhooks.md, "Deprecated headers") the scheme Formwork used
 before is still accepted inbound and still sent outbound beside the standard headers:
@@ -207,10 +208,10 @@ def sign_all(keys: Sequence[str | bytes], timestamp: int, body: bytes) -> str:
 
 def standard_signature(secret: str | bytes, msg_id: str, timestamp: int, body: bytes) -> str:
     """One Standard Webhooks signature, ``v1,<base64>``: the ``standardwebhooks`` package's
-    HMAC-SHA256 of ``"{id}.{timestamp}.{body}"`` under ``standard_key(secret)``. ``body`` is
-    UTF-8 (JSON); anything else is a ``UnicodeDecodeError``."""
+    HMAC-SHA256 of ``"{id}.{timestamp}.{body}"`` under ``standard_key(secret)``, the body's
+    bytes as they are."""
     moment = datetime.fromtimestamp(int(timestamp), UTC)
-    return Webhook(standard_key(secret)).sign(msg_id, moment, body.decode("utf-8"))
+    return Webhook(standard_key(secret)).sign(msg_id, moment, body)
 
 
 def standard_sign_all(keys: Sequence[str | bytes], msg_id: str, timestamp: int, body: bytes) -> str:
@@ -281,10 +282,7 @@ def verify_standard(
     moment = parse_timestamp(timestamp, STANDARD_TIMESTAMP_HEADER)
     matched = False
     for key in keys:
-        try:
-            expected = standard_signature(key, msg_id, moment, body)
-        except UnicodeDecodeError:
-            break  # not JSON text: it matches nothing
+        expected = standard_signature(key, msg_id, moment, body)
         digest = base64.b64decode(expected.partition(",")[2])
         for candidate in given:
             matched |= hmac.compare_digest(digest, candidate)
