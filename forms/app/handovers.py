@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from forms.app import writes
 from forms.app.calls import CallId, new_call
 from forms.app.conversation import Caller, locate
 from forms.app.loop import Planned
@@ -47,6 +48,13 @@ class _Started:
     dispatch: tuple[OutboxEntry, ...]
     fill: FillPlan
     carried: Carried
+
+
+def form_start(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs) -> Result:
+    """``form_start``: a handover with ``from``, else the plain start."""
+    if args.from_ is None:
+        return writes.form_start(writer, caller, call, args)
+    return start_from(writer, caller, call, args)
 
 
 def start_from(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs) -> Result:

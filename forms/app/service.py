@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from forms.app import approvals, hooks, reads, writes
+from forms.app import approvals, handovers, hooks, reads, writes
 from forms.app.approvals import Approver
 from forms.app.calls import DEFAULT_REPLAY_WINDOW, UNRECORDED, WRITE_TOOLS, CallId, fingerprint
 from forms.app.conversation import Caller
@@ -363,7 +363,7 @@ _READERS: dict[str, Callable[[CommitLoop, Caller, Any], Result]] = {
     "form_read": reads.form_read,
 }
 _WRITERS: dict[str, Callable[[Writer, Caller, CallId, Any], Result]] = {
-    "form_start": writes.form_start,
+    "form_start": handovers.form_start,
     "form_fill": writes.form_fill,
     "form_revise": writes.form_revise,
     "form_abandon": writes.form_abandon,

@@ -116,10 +116,8 @@ class Writer:
 
 
 def form_start(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs) -> Result:
-    if args.from_ is not None:  # a handover: forms.app.handovers
-        from forms.app.handovers import start_from  # noqa: PLC0415 (it builds on this module)
-
-        return start_from(writer, caller, call, args)
+    """A start; one with ``from`` is a handover (``forms.app.handovers.form_start``, which
+    the service calls: it comes here for the rest)."""
     loop = writer.loop
     form = loop.registry.latest(args.form, caller.principal)
     memory = writer.memory_call(caller, form)

@@ -35,6 +35,7 @@ EXPECTED = {
     "InProcessDispatcher",
     "InstanceState",
     "InvalidFormDefinition",
+    "HandOver",
     "Jump",
     "Migration",
     "Patch",
