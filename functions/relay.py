@@ -14,9 +14,9 @@ Two Lambda handlers. With ``FORMWORK_DISPATCH=temporal``:
 * ``sweep_handler``: on a schedule, for what the stream can no longer deliver (a batch that
   exhausted its retries, records past the stream's 24-hour retention, a relay that was down).
   With ``{"instance_ids": [...]}`` it looks at those instances only; otherwise it reads the
-  App's outbox scan (``forms.storage.port.OutboxScan``: on DynamoDB, a Scan for the home
-  items whose outbox holds a pending entry). ``docs/dispatch.md`` has what a scan costs and
-  the alternatives.
+  App's outbox scan (``forms.storage.port.OutboxScan``: the instances due now in the store's
+  due index, ``forms.storage.due``, never the whole table). ``docs/dispatch.md`` has what a
+  sweep costs.
 
 With in-process dispatch there are no runs to catch up on (in-process hooks never record a
 dispatch), so the stream relay does nothing; the sweeper still sweeps, for approvals: nothing
@@ -97,9 +97,11 @@ class Relay:
         if sender is None:
             return []
         due = self.due(outbox)
-        if any(entry.dispatched_at is not None for entry in due):
-            # A re-run may start a second run under the key: decide on the stored state, not
-            # on an image that may be old (a replayed record, an eventually consistent scan).
+        if due:
+            # Decide on the stored state, not on an image that may be old (a replayed record,
+            # an eventually consistent scan): a re-run may start a second run under the key,
+            # and the tool call that wrote a record has usually dispatched (or finished) its
+            # hooks by the time the stream delivers it; one read here saves a start and a write.
             try:
                 current = self.service.store.get(instance_id).state.outbox
             except NotFound:

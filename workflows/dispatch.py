@@ -5,11 +5,14 @@
 
 1. starts one ``HookWorkflow`` per executor entry, id = the idempotency key
    (``workflows.starter``: a run already going or already ended counts as dispatched);
-2. records ``dispatched_at`` on those entries in DynamoDB (``FormService.mark_dispatched``, a
-   compare-and-set commit), the lasting record that a run was started;
-3. waits up to ``FORMWORK_HOOK_WAIT_MS`` for those runs to end, so a routing hook's effect is
+2. waits up to ``FORMWORK_HOOK_WAIT_MS`` for those runs to end, so a routing hook's effect is
    in this tool call's result; slower ones carry on durably and the status line says they
-   are running.
+   are running;
+3. records ``dispatched_at`` (``FormService.mark_dispatched``, a compare-and-set commit, the
+   lasting record that a run was started) on the entries whose runs are still going: a run
+   that ended has committed its entry done or failed, so its dispatch needs no write (and no
+   race with the worker's commit). Without a wait (the relay, the sweeper) every run started
+   is recorded at once.
 
 It never raises into the tool call: the answer is already committed, and whatever could not
 be started is left undispatched for the stream relay and the sweeper (``functions.relay``).
@@ -224,12 +227,19 @@ class TemporalDispatcher:
             return []
         again = {e.key for e in entries if e.dispatched_at is not None}
         report = self.connection.run(self._start(hooks, again), timeout=self.start_timeout)
-        self._mark(runner, hooks, report)
         executors = {h.key for h in hooks if isinstance(h, HookInput)}
         waited = [key for key in report.dispatched if key in executors]
+        ended: set[str] = set()
         if wait_ms > 0 and waited:
             seconds = wait_ms / 1000
-            self.connection.run(self._wait(waited, seconds), timeout=seconds + 5)
+            try:
+                running = self.connection.run(self._wait(waited, seconds), timeout=seconds + 5)
+                ended = set(waited) - set(running)
+            finally:  # a run that ended within the wait committed its entry done or failed:
+                # recording its dispatch would be a write (racing that commit) that says nothing
+                self._mark(runner, [h for h in hooks if h.key not in ended], report)
+        else:
+            self._mark(runner, hooks, report)
         report.raise_first()
         return report.dispatched
 

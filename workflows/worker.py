@@ -51,9 +51,16 @@ def build_worker(
     task_queue: str,
     sticky_timeout: float = 10.0,
     grace: float = 30.0,
+    threads: int = 16,
 ) -> Worker:
     """A worker serving ``HookWorkflow``, ``ApprovalWorkflow`` and ``activities`` on
-    ``task_queue``."""
+    ``task_queue``.
+
+    It takes at most ``threads`` activity tasks at a time, the threads the executors run on
+    (``HookActivities``): a task Temporal hands a worker counts as started, so a worker that
+    took more than it can run would hold the rest queued in its process, and if it died they
+    would wait for their heartbeat timeout. With as many slots as threads, a hook that is not
+    running stays in the task queue, where any live worker picks it up at once."""
     return Worker(
         client,
         task_queue=task_queue,
@@ -65,6 +72,7 @@ def build_worker(
         ],
         sticky_queue_schedule_to_start_timeout=timedelta(seconds=sticky_timeout),
         graceful_shutdown_timeout=timedelta(seconds=grace),
+        max_concurrent_activities=threads,
     )
 
 
@@ -103,6 +111,7 @@ async def serve(
         task_queue=settings.temporal.task_queue,
         sticky_timeout=sticky_timeout,
         grace=grace,
+        threads=threads,
     )
     try:
         async with worker:

@@ -157,8 +157,10 @@ class LocalWorker:
         sticky_timeout: float = 10.0,
         grace: float = 5.0,
         quiet: bool = False,
+        threads: int | None = None,
     ) -> None:
         self.environment = dict(environment)
+        self.threads = threads
         self.sticky_timeout = sticky_timeout
         self.grace = grace
         self.quiet = quiet
@@ -186,6 +188,7 @@ class LocalWorker:
                 str(self.sticky_timeout),
                 "--grace",
                 str(self.grace),
+                *(["--threads", str(self.threads)] if self.threads is not None else []),
             ],
             cwd=ROOT,
             env=env,

@@ -1,0 +1,185 @@
+"""The hook path, measured from outside: what a tool call that fires an executor costs on
+Temporal against in-process dispatch, on the local stack (``make dev``'s), and where the
+difference goes.
+
+Two local stacks on one DynamoDB Local: one with in-process dispatch, one with the Temporal dev
+server and a worker (``infra.local.stack``). Each round starts a travel claim over HTTP twice on
+each stack, in turns: once over the policy cap (its checkpoint's executor fires and the call
+waits for it, ``FORMWORK_HOOK_WAIT_MS``) and once under it (no executor). Client-side times,
+medians and p99 of this run; ratios within it.
+
+Then the same firing call in this process, through ``functions.api.lambda_handler`` with the
+Temporal stack's settings (its table, its Temporal, its worker), with the dispatcher's three
+steps timed: starting the run (one ``start_workflow`` RPC), recording ``dispatched_at`` (one
+compare-and-set commit), and waiting for the run's result (the worker picks up the workflow
+task, schedules the activity, picks it up, runs the executor and commits its effects, then
+the workflow task that completes the run).
+
+    python -m bench.hook_path_perf --rounds 40
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Coroutine
+from statistics import median, quantiles
+from typing import Any
+
+from bench.backend.client import ApiClient
+from bench.backend.inprocess import (
+    function_environment,
+    invoke,
+    lambda_like_environment,
+    tool_event,
+)
+from infra.local.dynamodb_local import DynamoDBLocal
+from infra.local.stack import LocalStack
+
+OVER_CAP = {"form": "travel-claim", "values": {"full_name": "Ana", "total": 9999}}
+UNDER_CAP = {"form": "travel-claim", "values": {"full_name": "Ana", "total": 100}}
+
+
+def p99(values: list[float]) -> float:
+    return quantiles(values, n=100)[-1] if len(values) > 1 else values[0]
+
+
+def outside(rounds: int, server: DynamoDBLocal) -> dict[tuple[str, str], list[float]]:
+    """HTTP times (ms) by (dispatch, firing or not)."""
+    times: dict[tuple[str, str], list[float]] = defaultdict(list)
+    stacks = {
+        "in-process": LocalStack(api_port=0, quiet=True, dynamodb=server, table_name=name()),
+        "Temporal": LocalStack(
+            api_port=0,
+            quiet=True,
+            dynamodb=server,
+            table_name=name(),
+            temporal=True,
+            temporal_port=0,
+        ),
+    }
+    try:
+        clients = {}
+        for label, stack in stacks.items():
+            stack.start()
+            clients[label] = ApiClient(stack.api_url, "bench")
+        for n in range(rounds + 5):  # the first five warm each stack up, untimed
+            for label, client in clients.items():
+                for kind, tool_input in (("fires", OVER_CAP), ("fires none", UNDER_CAP)):
+                    reply = client.call(f"c{n}-{kind[-4:]}", "form_start", f"call-{n}", tool_input)
+                    assert reply.ok, reply.body
+                    assert bool(reply.body.get("fired")) == (kind == "fires"), reply.body
+                    if n >= 5:
+                        times[(label, kind)].append(reply.seconds * 1000)
+        return times
+    finally:
+        for stack in stacks.values():
+            stack.stop()
+
+
+def breakdown(rounds: int, server: DynamoDBLocal) -> dict[str, list[float]]:
+    """The firing call in this process on the Temporal stack, its dispatch steps timed (ms)."""
+    from formwork.bootstrap import bootstrap
+    from formwork.config import Settings
+    from workflows import dispatch
+
+    steps: dict[str, list[float]] = defaultdict(list)
+    original_run = dispatch.TemporalConnection.run
+
+    def timed_run(
+        self: dispatch.TemporalConnection, coro: Coroutine[Any, Any, Any], timeout: Any = None
+    ) -> Any:
+        started = time.perf_counter()
+        try:
+            return original_run(self, coro, timeout)
+        finally:
+            steps[getattr(coro, "__qualname__", "").rsplit(".", 1)[-1]].append(
+                (time.perf_counter() - started) * 1000
+            )
+
+    stack = LocalStack(
+        api_port=0, quiet=True, dynamodb=server, table_name=name(), temporal=True, temporal_port=0
+    )
+    stack.start()
+    saved = dict(os.environ)
+    try:
+        os.environ.update({**function_environment(stack.table_name), **stack.wired_environment})
+        app = bootstrap(Settings.from_env())
+        service = app.service
+        mark: Callable[..., Any] = service.mark_dispatched
+
+        def timed_mark(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return mark(*args, **kwargs)
+            finally:
+                steps["mark_dispatched"].append((time.perf_counter() - started) * 1000)
+
+        service.mark_dispatched = timed_mark  # type: ignore[method-assign]
+        dispatch.TemporalConnection.run = timed_run  # type: ignore[method-assign]
+        for n in range(rounds + 5):
+            started = time.perf_counter()
+            invoke(tool_event(f"b{n}", "form_start", f"call-{n}", OVER_CAP), app)
+            total = (time.perf_counter() - started) * 1000
+            if n < 5:
+                steps.clear()
+            else:
+                steps["whole call"].append(total)
+        return steps
+    finally:
+        dispatch.TemporalConnection.run = original_run  # type: ignore[method-assign]
+        os.environ.clear()
+        os.environ.update(saved)
+        stack.stop()
+
+
+def name() -> str:
+    return f"hooks-{uuid.uuid4().hex[:8]}"
+
+
+def report(times: dict[tuple[str, str], list[float]], steps: dict[str, list[float]]) -> str:
+    lines = [
+        "| dispatch | call | calls | p50 | p99 | p50 vs in-process | p50 extra |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for kind in ("fires", "fires none"):
+        base = median(times[("in-process", kind)])
+        for label in ("in-process", "Temporal"):
+            found = times[(label, kind)]
+            lines.append(
+                f"| {label} | {kind} an executor | {len(found)} | {median(found):.1f} ms | "
+                f"{p99(found):.1f} ms | {median(found) / base:.2f}× | "
+                f"{median(found) - base:+.1f} ms |"
+            )
+    lines += [
+        "",
+        "| step of a firing call on Temporal (in this process) | p50 | p99 | share of the call |",
+        "|---|---:|---:|---:|",
+    ]
+    whole = median(steps["whole call"])
+    for step in ("whole call", "_start", "mark_dispatched", "_wait"):
+        found = steps.get(step, [0.0])
+        lines.append(
+            f"| {step} | {median(found):.1f} ms | {p99(found):.1f} ms | "
+            f"{median(found) / whole:.0%} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=40)
+    args = parser.parse_args(argv)
+    lambda_like_environment()
+    with DynamoDBLocal() as server:
+        times = outside(args.rounds, server)
+        steps = breakdown(args.rounds, server)
+    print(report(times, steps))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
