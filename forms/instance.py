@@ -494,7 +494,10 @@ class InstanceState(BaseModel):
     """Set on an instance started by a handover: the instance and form it took over from."""
 
     def status_text(self) -> str:
-        """The status with the reason it closed, for sentences: ``completed (submitted)``."""
+        """The status with the reason it closed, for sentences: ``completed (submitted)``; a
+        handover's reason says it all: ``handed over to enterprise fi_…``."""
+        if self.status == "handed_over" and self.closed_reason:
+            return self.closed_reason
         return self.status + (f" ({self.closed_reason})" if self.closed_reason else "")
 
 
