@@ -501,3 +501,40 @@ def test_the_builder_sets_a_handover_checkpoint_checked_like_other_actions() -> 
     with pytest.raises(EditError) as deleted:
         apply_edit(done.document, "delete_field", {"field": "employees"})
     assert 'checkpoint "too_big"' in deleted.value.message
+
+
+class Gated(Step):
+    title = "Gated"
+
+    has_company: bool = field("Has a company")
+    company: str = field("Company", when=lambda v: v.has_company is True)
+
+
+class Open(Step):
+    title = "Open"
+
+    has_company: bool = field("Has a company")
+    company: str = field("Company")
+
+
+gated = FormDef(id="gated", version=1, title="Gated", steps=[Gated])
+opened = FormDef(id="opened", version=1, title="Opened", steps=[Open])
+
+
+def test_a_held_answer_travels_as_the_answer_it_is_and_the_target_decides() -> None:
+    from datetime import UTC, datetime
+
+    from forms.handover import plan_handover
+
+    s = Session(service_for(gated, opened), ALICE)
+    s.ok("form_start", form="gated", values={"has_company": True, "company": "Acme"})
+    s.ok("form_fill", form="gated", values={"has_company": False})  # company is held now
+    (source,) = s.store.list_conversation("alice", "conv-1")
+    src, dst = compile_form(gated), compile_form(opened)
+    plan = plan_handover(src, source, dst, "fi_t", {}, datetime(2026, 3, 2, tzinfo=UTC))
+    # THEN the held company is carried, and on the target, where it always applies, it counts
+    assert plan.carried.revisions["company"].value == "Acme"
+    assert plan.start.evaluation.fields["company"].status == "answered"
+    assert plan.close.after.state.status == "handed_over"
+    # AND the engine's plan is only a plan: nothing of it is stored until the app writes it
+    assert [i.state.status for i in s.store.list_conversation("alice", "conv-1")] == ["open"]
