@@ -190,6 +190,7 @@ def plan_handover(
         carried=tuple(carried.sources[f] for f in carried.revisions),
         dropped=carried.dropped,
         reason=reason,
+        chain=handover_chain(instance) + 1,
     )
     start_state = replaced(base.state, handed_from=came_from)
     start = transition(target, base, changes, now, state=start_state)
@@ -198,6 +199,12 @@ def plan_handover(
     closing = replaced(state, status=HANDED_OVER, closed_reason=why, handed_to=went_to)
     close = transition(source, instance, changes_before, now, state=closing, cause=cause)
     return Handover(close=close, start=start, carried=carried)
+
+
+def handover_chain(instance: FormInstance) -> int:
+    """How many handovers in a row started ``instance`` (0: none did)."""
+    link = instance.state.handed_from
+    return link.chain if link is not None else 0
 
 
 def check_handover(

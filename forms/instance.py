@@ -466,6 +466,9 @@ class HandoverLink(_Frozen):
     """Source field id -> why its answer was not carried (no such field, the type refused it)."""
     reason: str | None = None
     """Why it was handed over (a checkpoint's ``HandOver`` reason), if said."""
+    chain: int = 1
+    """How many handovers in a row led here (1: the source was not itself started by one).
+    Checkpoints handing over from form to form stop at ``KNOCK_ON_LIMIT``."""
 
 
 class InstanceState(BaseModel):

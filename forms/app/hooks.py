@@ -31,8 +31,14 @@ from forms.effects import Effect
 from forms.engine import Transition, evaluate, transition
 from forms.errors import AlreadyExists, InvalidFormDefinition, TooManyConflicts, UnknownForm
 from forms.evaluation import PredicateError
-from forms.handover import check_handover, plan_handover, renames_for, target_id
-from forms.instance import FormInstance, OutboxEntry
+from forms.handover import (
+    check_handover,
+    handover_chain,
+    plan_handover,
+    renames_for,
+    target_id,
+)
+from forms.instance import KNOCK_ON_LIMIT, LOOP_STOPPED, FormInstance, OutboxEntry
 from forms.keys import parse_key
 from forms.state import HookContext
 
@@ -226,6 +232,11 @@ def _handed_over(
     marks the entry done) and the target's start, committed together; the target's id is
     derived from the entry's key, so a re-fired run can only name the same instance."""
     assert effect_plan.handover is not None
+    if handover_chain(current) >= KNOCK_ON_LIMIT:
+        raise EffectError(
+            f"{LOOP_STOPPED} (handovers: {handover_chain(current)} in a row from form to form); "
+            "fix the definitions, then retry it"
+        )
     target = loop.registry.latest(effect_plan.handover.form, current.principal)
     renames = renames_for(form, effect_plan.handover.form) or {}
     problems = check_handover(form, target, renames)

@@ -538,3 +538,41 @@ def test_a_held_answer_travels_as_the_answer_it_is_and_the_target_decides() -> N
     assert plan.close.after.state.status == "handed_over"
     # AND the engine's plan is only a plan: nothing of it is stored until the app writes it
     assert [i.state.status for i in s.store.list_conversation("alice", "conv-1")] == ["open"]
+
+
+class Ping(Step):
+    title = "Ping"
+
+    x: int = field("X")
+
+
+def _bounce(to: str) -> FormDef:
+    return FormDef(
+        id=f"to-{to}",
+        version=1,
+        title=f"To {to}",
+        steps=[Ping],
+        hands_over_to={f"to-{'b' if to == 'a' else 'a'}": {}},
+        checkpoints=[
+            Checkpoint(
+                "bounce",
+                when=lambda v: v.x is not None and v.x > 0,
+                run=lambda ctx: HandOver(f"to-{'b' if to == 'a' else 'a'}"),
+            )
+        ],
+    )
+
+
+def test_checkpoints_handing_over_back_and_forth_stop_at_the_knock_on_limit() -> None:
+    from forms.instance import KNOCK_ON_LIMIT, LOOP_STOPPED
+
+    s = Session(service_for(_bounce("a"), _bounce("b")), ALICE)
+    s.ok("form_start", form="to-a", values={"x": 1})
+    chain = s.store.list_conversation("alice", "conv-1")
+    # THEN the forms handed each other over KNOCK_ON_LIMIT times, and the last one stopped
+    assert [i.state.status for i in chain] == ["handed_over"] * KNOCK_ON_LIMIT + ["open"]
+    last = chain[-1]
+    assert last.state.handed_from is not None and last.state.handed_from.chain == KNOCK_ON_LIMIT
+    (entry,) = last.state.outbox.values()
+    assert entry.status == "failed" and entry.error is not None
+    assert entry.error.startswith(LOOP_STOPPED)
