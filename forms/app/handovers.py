@@ -48,6 +48,7 @@ class _Started:
     dispatch: tuple[OutboxEntry, ...]
     fill: FillPlan
     carried: Carried
+    at: datetime
 
 
 def form_start(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs) -> Result:
@@ -89,7 +90,7 @@ def start_from(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs
         commit = close.commit.model_copy(update={"call": record})
         close = Transition(commit, close.after, close.evaluation, close.dispatch, close.before)
         dispatch = (*begun.dispatch, *(step.dispatch if step is not begun else ()))
-        started = _Started(result, step.after, dispatch, fill, handover.carried)
+        started = _Started(result, step.after, dispatch, fill, handover.carried, now)
         return Planned(started, close, start=step.after)
 
     try:
@@ -100,7 +101,7 @@ def start_from(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs
     if done.step is not None and done.step.dispatch and writer.runs_hooks:
         writer.dispatch(done.instance, done.step.dispatch)  # the source's: its on_close
     named = {*_named(target, args), *began.carried.revisions}
-    remember = answers_to_remember(target, began.target, began.fill.changes)
+    remember = (answers_to_remember(target, began.target, began.fill.changes), began.at)
     created = (began.target, began.dispatch)
     return after_start(writer, caller, call, target, began.result, created, named, memory, remember)
 

@@ -151,7 +151,7 @@ def form_start(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs
         loop.store.create(step.after, new_call(call, result, base.id, now))
     except CallRecorded as taken:  # a retry of a start that already happened
         return replay(writer, caller, call, taken.record, mine)
-    remember = answers_to_remember(form, base, step.commit.fields)
+    remember = (answers_to_remember(form, base, step.commit.fields), now)
     named = _named(form, args)
     return after_start(
         writer, caller, call, form, result, (step.after, step.dispatch), named, memory, remember
@@ -167,15 +167,16 @@ def after_start(
     created: tuple[FormInstance, Sequence[OutboxEntry]],
     named: Collection[str],
     memory: MemoryCall | None,
-    remember: tuple[Answer, ...],
+    remember: tuple[tuple[Answer, ...], datetime],
 ) -> Result:
     """What follows a start's create (``created``: the instance stored, and the entries its
     commit fired): memory's recall and the context defaults, committed after it on every
     field the start left empty and did not name (``named``), what the call said remembered,
     and the hooks dispatched. A handover's start goes through here too, its carried fields
-    among ``named``: recall never overwrites them."""
+    among ``named``: recall never overwrites them. ``remember``: the answers the start's call
+    gave and when it gave them (the start's instant: an answer that raced in after it is the
+    later one)."""
     loop = writer.loop
-    now = loop.clock()
     qualify = "note" in result
     stored, fired = created
     context = caller.context_for({form.fields[f].memory or "" for f in form.memory_fields})
@@ -196,7 +197,7 @@ def after_start(
         stored, fired = recalled.instance, (*fired, *recalled.step.dispatch)
         result = _with_recall(result, form, recalled.step, recalled.value, qualify)
     if memory is not None:
-        memory.remember(remember, now)
+        memory.remember(*remember)
     return dispatched(writer, result, stored, fired, qualify)
 
 
