@@ -33,7 +33,7 @@ only ever name the same instance.
 
 from __future__ import annotations
 
-import uuid
+import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -53,13 +53,13 @@ from forms.schema import Accepted
 
 HANDED_OVER = "handed_over"
 
-_NAMESPACE = uuid.UUID("5b0c7e0a-8f55-4c59-9d38-6f3c2a1e7d10")
+_PURPOSE = b"formwork handover target v1\n"
 
 
 def target_id(cause: str) -> str:
     """The target instance's id for a handover caused by ``cause`` (an outbox entry's key, or
     ``<source id>:<tool call id>``): the same cause always names the same instance."""
-    return "fi_" + uuid.uuid5(_NAMESPACE, cause).hex[:20]
+    return "fi_" + hashlib.sha256(_PURPOSE + cause.encode()).hexdigest()[:20]
 
 
 @dataclass(frozen=True, slots=True)
