@@ -30,11 +30,14 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import logging
 import threading
+import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
+from forms.hook_speed import HookName, HookTimes, declared_slow
 from formwork.config import Settings, TemporalSettings
 from workflows.shared import DECIDED_SIGNAL, ApprovalInput, HookInput, HookPolicy, instance_of
 from workflows.starter import RunInput, StartReport, start_hooks
@@ -182,6 +185,9 @@ class TemporalDispatcher:
         self.policy = policy or HookPolicy()
         self.wait_ms = wait_ms
         self.start_timeout = start_timeout
+        self.times = HookTimes()
+        """What this process learned of each hook's run time (``forms.hook_speed``)."""
+        self._took = _Took()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> TemporalDispatcher:
@@ -197,11 +203,13 @@ class TemporalDispatcher:
     def dispatch(
         self, runner: HookRunner, entries: Sequence[OutboxEntry], instance: FormInstance
     ) -> None:
-        """After a commit: start, record, wait up to ``wait_ms``. Never raises (see module).
+        """After a commit: start, wait up to ``wait_ms`` for the hooks that are not slow
+        (``forms.hook_speed``: declared, or learned), record. Never raises (see module).
         The runs happen in workers, so there is no instance to hand back: None."""
-        del instance  # the runs read the instance they run on themselves
+        names = {e.key: (instance.form_id, e.hook_id) for e in entries}
         try:
-            self.send(runner, entries, wait_ms=self.wait_ms)
+            held = {e.key for e in entries if not self.is_slow(runner, instance, e)}
+            self.send(runner, entries, wait_ms=self.wait_ms, wait_for=held, names=names)
         except Exception:
             _log.warning(
                 "could not dispatch %s; the relay will",
@@ -209,10 +217,31 @@ class TemporalDispatcher:
                 exc_info=True,
             )
 
+    def is_slow(self, runner: HookRunner, instance: FormInstance, entry: OutboxEntry) -> bool:
+        """Whether the call should not wait for ``entry``'s run: its executor is declared
+        slow, or its last runs took longer than the wait (``forms.hook_speed``)."""
+        if self.times.slow((instance.form_id, entry.hook_id), self.wait_ms):
+            return True
+        loop = getattr(runner, "loop", None)
+        if loop is None:
+            return False
+        try:
+            form = loop.registry.for_instance(instance)[0]
+        except Exception:  # an unknown form: the run itself reports it
+            return False
+        hook = form.hook(entry.hook_id)
+        return hook is not None and declared_slow(hook.executor)
+
     # ------------------------------------------------------------------ for the relay too
 
     def send(
-        self, runner: HookRunner, entries: Sequence[OutboxEntry], *, wait_ms: int = 0
+        self,
+        runner: HookRunner,
+        entries: Sequence[OutboxEntry],
+        *,
+        wait_ms: int = 0,
+        wait_for: set[str] | None = None,
+        names: dict[str, HookName] | None = None,
     ) -> list[str]:
         """Start the runs of ``entries`` (executors and approvals), record them as dispatched,
         then wait up to ``wait_ms`` for the executors' runs to end. Returns the keys dispatched.
@@ -228,13 +257,20 @@ class TemporalDispatcher:
         again = {e.key for e in entries if e.dispatched_at is not None}
         report = self.connection.run(self._start(hooks, again), timeout=self.start_timeout)
         executors = {h.key for h in hooks if isinstance(h, HookInput)}
-        waited = [key for key in report.dispatched if key in executors]
+        waited = [
+            key
+            for key in report.dispatched
+            if key in executors and (wait_for is None or key in wait_for)
+        ]
         ended: set[str] = set()
         if wait_ms > 0 and waited:
             seconds = wait_ms / 1000
             try:
                 running = self.connection.run(self._wait(waited, seconds), timeout=seconds + 5)
                 ended = set(waited) - set(running)
+                for key, ms in self._took.pop_all(waited, running, wait_ms).items():
+                    if names is not None and key in names:
+                        self.times.record(names[key], ms)
             finally:  # a run that ended within the wait committed its entry done or failed:
                 # recording its dispatch would be a write (racing that commit) that says nothing
                 self._mark(runner, [h for h in hooks if h.key not in ended], report)
@@ -295,9 +331,36 @@ class TemporalDispatcher:
         tasks = {
             asyncio.ensure_future(client.get_workflow_handle(key).result()): key for key in keys
         }
+        started = time.perf_counter()
+        for task, key in tasks.items():
+            task.add_done_callback(functools.partial(self._took.note, key, started))
         done, pending = await asyncio.wait(tasks, timeout=seconds)
         for task in pending:
             task.cancel()
         for task in done:
             task.exception()  # a failed hook is recorded on the instance; nothing to raise
         return [tasks[t] for t in pending]
+
+
+class _Took:
+    """When each waited-for run ended, noted from the wait's tasks (on the connection's loop)
+    and read by the caller's thread once the wait is over."""
+
+    def __init__(self) -> None:
+        self._ms: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def note(self, key: str, started: float, task: object) -> None:
+        del task
+        with self._lock:
+            self._ms[key] = (time.perf_counter() - started) * 1000
+
+    def pop_all(
+        self, keys: Sequence[str], running: Sequence[str], wait_ms: int
+    ) -> dict[str, float]:
+        """The time of each of ``keys``: as noted, or the whole wait for one still running."""
+        with self._lock:
+            found = {key: self._ms.pop(key, float(wait_ms)) for key in keys}
+        for key in running:
+            found[key] = float(wait_ms)
+        return found
