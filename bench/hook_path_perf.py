@@ -31,6 +31,7 @@ from typing import Any
 
 from bench.backend.client import ApiClient
 from bench.backend.inprocess import (
+    body_of,
     function_environment,
     invoke,
     lambda_like_environment,
@@ -120,20 +121,58 @@ def breakdown(rounds: int, server: DynamoDBLocal) -> dict[str, list[float]]:
 
         service.mark_dispatched = timed_mark  # type: ignore[method-assign]
         dispatch.TemporalConnection.run = timed_run  # type: ignore[method-assign]
+        keys: list[str] = []
         for n in range(rounds + 5):
             started = time.perf_counter()
-            invoke(tool_event(f"b{n}", "form_start", f"call-{n}", OVER_CAP), app)
+            response = invoke(tool_event(f"b{n}", "form_start", f"call-{n}", OVER_CAP), app)
             total = (time.perf_counter() - started) * 1000
             if n < 5:
                 steps.clear()
             else:
                 steps["whole call"].append(total)
+                keys += body_of(response).get("fired", [])
+        connection = dispatch.connection_for(app.settings.temporal)
+        for key in keys:
+            for step, ms in connection.run(gaps(connection, key), timeout=30).items():
+                steps[step].append(ms)
         return steps
     finally:
         dispatch.TemporalConnection.run = original_run  # type: ignore[method-assign]
         os.environ.clear()
         os.environ.update(saved)
         stack.stop()
+
+
+HISTORY_STEPS = (
+    ("workflow task picked up", "WORKFLOW_TASK_SCHEDULED", "WORKFLOW_TASK_STARTED"),
+    ("workflow task run", "WORKFLOW_TASK_STARTED", "WORKFLOW_TASK_COMPLETED"),
+    ("activity picked up", "ACTIVITY_TASK_SCHEDULED", "ACTIVITY_TASK_STARTED"),
+    ("activity run (executor, its commit)", "ACTIVITY_TASK_STARTED", "ACTIVITY_TASK_COMPLETED"),
+    (
+        "second workflow task, to completion",
+        "ACTIVITY_TASK_COMPLETED",
+        "WORKFLOW_EXECUTION_COMPLETED",
+    ),
+    ("run start to completion", "WORKFLOW_EXECUTION_STARTED", "WORKFLOW_EXECUTION_COMPLETED"),
+)
+"""Gaps between events of a run's history (the server's clock): where a run's time goes."""
+
+
+async def gaps(connection: Any, key: str) -> dict[str, float]:
+    """The ``HISTORY_STEPS`` of the run of ``key``, in ms (first occurrence of each event)."""
+    from temporalio.api.enums.v1 import EventType
+
+    client = await connection.client()
+    history = await client.get_workflow_handle(key).fetch_history()
+    when: dict[str, float] = {}
+    for event in history.events:
+        name = EventType.Name(event.event_type).removeprefix("EVENT_TYPE_")
+        when.setdefault(name, event.event_time.ToDatetime().timestamp())
+    return {
+        step: (when[end] - when[start]) * 1000
+        for step, start, end in HISTORY_STEPS
+        if start in when and end in when
+    }
 
 
 def name() -> str:
@@ -160,7 +199,13 @@ def report(times: dict[tuple[str, str], list[float]], steps: dict[str, list[floa
         "|---|---:|---:|---:|",
     ]
     whole = median(steps["whole call"])
-    for step in ("whole call", "_start", "mark_dispatched", "_wait"):
+    for step in (
+        "whole call",
+        "_start",
+        "mark_dispatched",
+        "_wait",
+        *(step for step, _, _ in HISTORY_STEPS),
+    ):
         found = steps.get(step, [0.0])
         lines.append(
             f"| {step} | {median(found):.1f} ms | {p99(found):.1f} ms | "
