@@ -9,7 +9,7 @@ variables other modules read (the page key, the log hash key, Powertools'). Agai
   "Configuration"/"Settings"): every setting is documented with its default, and a documented
   default is the real one (setting a variable to it changes nothing);
 - the template: every variable it gives a function is a setting something reads, and is
-  documented;
+  documented, and a parameter's default is the setting's default;
 - the local stack (``formwork dev``): every setting reaches the functions from the template,
   is wired by the stack (``infra.local.stack.WIRED``), or is left to its default on purpose
   (``LEFT_TO_DEFAULTS`` below, each with its reason).
@@ -182,3 +182,38 @@ def test_every_setting_is_set_by_the_local_stack_or_left_to_its_default_on_purpo
     # AND the list of exceptions holds nothing stale
     assert set(LEFT_TO_DEFAULTS) <= set(settings_read())
     assert not set(LEFT_TO_DEFAULTS) & from_template
+
+
+def template_defaults() -> list[tuple[str, str, str]]:
+    """``(variable, parameter, the parameter's default)`` for each variable the template sets
+    from a parameter."""
+    template = load_template()
+    parameters = template["Parameters"]
+    sources = [template.get("Globals", {}).get("Function", {})]
+    sources += [
+        resource.get("Properties", {})
+        for resource in template["Resources"].values()
+        if resource.get("Type") == "AWS::Serverless::Function"
+    ]
+    found: dict[str, tuple[str, str, str]] = {}
+    for properties in sources:
+        variables = (properties.get("Environment") or {}).get("Variables") or {}
+        for name, value in variables.items():
+            if isinstance(value, dict) and value.get("Ref") in parameters:
+                default = parameters[value["Ref"]].get("Default", "")
+                found[name] = (name, value["Ref"], str(default))
+    return list(found.values())
+
+
+@pytest.mark.parametrize(("name", "parameter", "default"), template_defaults())
+def test_a_template_parameters_default_is_the_settings_default(
+    name: str, parameter: str, default: str
+) -> None:
+    # a deployment that leaves the parameter alone gets what the settings give when unset
+    assert Settings.from_env({name: default}) == Settings.from_env({}), parameter
+    assert WebhookSettings.from_env({name: default}) == WebhookSettings.from_env({}), parameter
+
+
+def test_the_template_defaults_checked_include_the_settings_ones() -> None:
+    checked = {name for name, _, _ in template_defaults()}
+    assert {"TENANT_CLAIM", "FORMWORK_HOOK_WAIT_MS", "FORMWORK_CONTEXT_CLAIMS"} <= checked
