@@ -1,7 +1,8 @@
 """Signed webhooks, the application's part: the scheme, the delivery log, secrets, events.
 
-- ``signing``: the signature scheme (``sign``, ``verify``), refusals, ``SourceLimits``, the
-  inbound body ``WebhookStart``;
+- ``signing``: the signature schemes (Standard Webhooks': ``standard_headers``,
+  ``verify_standard``; the deprecated one's: ``sign``, ``verify``), refusals, ``SourceLimits``,
+  the inbound body ``WebhookStart``;
 - ``log``: the ``DeliveryLog`` port and its rules (``claim_delivery``, ``bind_signature``);
 - ``memory`` and ``dynamodb``: its adapters, ``InMemoryDeliveryLog`` and
   ``DynamoDBDeliveryLog`` (the forms table, through an injected boto3 client);
