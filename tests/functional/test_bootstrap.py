@@ -124,7 +124,7 @@ def test_forms_load_from_a_module_attribute() -> None:
         ("forms.nowhere:EXAMPLES", "cannot import"),
         ("forms.examples:NOTHING", "has no NOTHING"),
         ("forms.examples:EXAMPLES.nothing", "has no EXAMPLES.nothing"),
-        ("forms.examples:not-a-name", "expected \"package.module:attribute\""),
+        ("forms.examples:not-a-name", 'expected "package.module:attribute"'),
         ("forms.examples:__doc__", "sequence of FormDef"),
         ("forms.surface.tools:TOOLS", "sequence of FormDef"),
     ],
