@@ -12,8 +12,8 @@ from forms.storage.failed_hooks_contract import (
     FailedHookIndexContract,
     FailingStore,
     broken,
-    hook,
     holding,
+    hook,
     put_state,
 )
 

@@ -249,5 +249,3 @@ def test_each_field_type_gets_the_input_a_person_can_fill() -> None:
     assert typed_value("json", "{broken") == "{broken"
     assert typed_value("number", "12") == "12"
     assert typed_value("choices", ["a"]) == ["a"]
-
-
