@@ -22,7 +22,9 @@ same way it carries ``failed_pk`` / ``failed_sk`` while a hook of it has failed 
 (``forms.storage.failed_hooks.failed_place``), the keys of the sparse index ``failed_hooks``
 (``FAILED_HOOK_INDEX``) an operator lists a tenant's failed hooks by, and ``open_pk`` /
 ``open_sk`` while it is open (``forms.storage.open_forms.open_place``; ``open_forms``,
-``OPEN_FORM_INDEX``), what a bulk migration reads a form's older open instances from.
+``OPEN_FORM_INDEX``), what a bulk migration reads a form's older open instances from, and
+``due_pk`` / ``due_sk`` while something of its outbox may need the sweeper
+(``forms.storage.due.due_place``; ``due``, ``DUE_INDEX``, read by shard up to now).
 
 A field's *head* is what every call reads of its log: the count, the cursor, the entries in
 force, undo would restore and redo would bring back. The home item holds the heads, not the
