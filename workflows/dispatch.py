@@ -350,8 +350,9 @@ class _Took:
         self._ms: dict[str, float] = {}
         self._lock = threading.Lock()
 
-    def note(self, key: str, started: float, task: object) -> None:
-        del task
+    def note(self, key: str, started: float, task: asyncio.Future[Any]) -> None:
+        if task.cancelled():  # the wait ended first: counted as the whole wait, nothing kept
+            return
         with self._lock:
             self._ms[key] = (time.perf_counter() - started) * 1000
 
