@@ -13,7 +13,9 @@ Temporal stack's settings (its table, its Temporal, its worker), with the dispat
 steps timed: starting the run (one ``start_workflow`` RPC), recording ``dispatched_at`` (one
 compare-and-set commit), and waiting for the run's result (the worker picks up the workflow
 task, schedules the activity, picks it up, runs the executor and commits its effects, then
-the workflow task that completes the run).
+the workflow task that completes the run). Last, a floor: a bare workflow running one no-op
+activity on a dev server of its own, worker and client in this process
+(``bench.backend.bare_temporal``).
 
     python -m bench.hook_path_perf --rounds 40
 """
@@ -29,6 +31,7 @@ from collections.abc import Callable, Coroutine
 from statistics import median, quantiles
 from typing import Any
 
+from bench.backend import bare_temporal
 from bench.backend.client import ApiClient
 from bench.backend.inprocess import (
     body_of,
@@ -88,6 +91,8 @@ def breakdown(rounds: int, server: DynamoDBLocal) -> dict[str, list[float]]:
     from workflows import dispatch
 
     steps: dict[str, list[float]] = defaultdict(list)
+    waits_ended: list[float] = []
+    """When each wait returned (wall clock, the server's too: one machine)."""
     original_run = dispatch.TemporalConnection.run
 
     def timed_run(
@@ -97,9 +102,10 @@ def breakdown(rounds: int, server: DynamoDBLocal) -> dict[str, list[float]]:
         try:
             return original_run(self, coro, timeout)
         finally:
-            steps[getattr(coro, "__qualname__", "").rsplit(".", 1)[-1]].append(
-                (time.perf_counter() - started) * 1000
-            )
+            step = getattr(coro, "__qualname__", "").rsplit(".", 1)[-1]
+            steps[step].append((time.perf_counter() - started) * 1000)
+            if step == "_wait":
+                waits_ended.append(time.time())
 
     stack = LocalStack(
         api_port=0, quiet=True, dynamodb=server, table_name=name(), temporal=True, temporal_port=0
@@ -128,13 +134,11 @@ def breakdown(rounds: int, server: DynamoDBLocal) -> dict[str, list[float]]:
             total = (time.perf_counter() - started) * 1000
             if n < 5:
                 steps.clear()
+                waits_ended.clear()
             else:
                 steps["whole call"].append(total)
                 keys += body_of(response).get("fired", [])
-        connection = dispatch.connection_for(app.settings.temporal)
-        for key in keys:
-            for step, ms in connection.run(gaps(connection, key), timeout=30).items():
-                steps[step].append(ms)
+        read_histories(dispatch.connection_for(app.settings.temporal), keys, waits_ended, steps)
         return steps
     finally:
         dispatch.TemporalConnection.run = original_run  # type: ignore[method-assign]
@@ -168,11 +172,29 @@ async def gaps(connection: Any, key: str) -> dict[str, float]:
     for event in history.events:
         name = EventType.Name(event.event_type).removeprefix("EVENT_TYPE_")
         when.setdefault(name, event.event_time.ToDatetime().timestamp())
-    return {
+    found = {
         step: (when[end] - when[start]) * 1000
         for step, start, end in HISTORY_STEPS
         if start in when and end in when
     }
+    found["completed at"] = when["WORKFLOW_EXECUTION_COMPLETED"]
+    return found
+
+
+SEEN = "the call sees the result (after the run completed)"
+
+
+def read_histories(
+    connection: Any, keys: list[str], waits_ended: list[float], steps: dict[str, list[float]]
+) -> None:
+    """Add each run's ``HISTORY_STEPS`` to ``steps``, and how long after its completion the
+    call's wait returned (``SEEN``)."""
+    for key, ended in zip(keys, waits_ended, strict=True):
+        found = connection.run(gaps(connection, key), timeout=30)
+        completed = found.pop("completed at")
+        for step, ms in found.items():
+            steps[step].append(ms)
+        steps[SEEN].append((ended - completed) * 1000)
 
 
 def name() -> str:
@@ -205,6 +227,8 @@ def report(times: dict[tuple[str, str], list[float]], steps: dict[str, list[floa
         "mark_dispatched",
         "_wait",
         *(step for step, _, _ in HISTORY_STEPS),
+        SEEN,
+        *(step for step in steps if step.startswith("bare ")),
     ):
         found = steps.get(step, [0.0])
         lines.append(
@@ -222,6 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     with DynamoDBLocal() as server:
         times = outside(args.rounds, server)
         steps = breakdown(args.rounds, server)
+    for step, found in bare_temporal.measure(args.rounds).items():
+        steps[f"bare one-activity workflow (no Formwork): {step}"] = found
     print(report(times, steps))
     return 0
 
