@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from temporalio.api.enums.v1 import EventType, PendingActivityState
 
 from forms.app.conversation import Caller
@@ -71,6 +72,7 @@ def test_a_hook_queued_behind_a_worker_that_dies_runs_at_once_on_another(
     queue: str,
     worker_env: dict[str, str],
     flags: Path,
+    request: pytest.FixtureRequest,
 ) -> None:
     policy = HookPolicy(max_attempts=3, heartbeat_seconds=HEARTBEAT, timeout_seconds=300.0)
     service = service_with(
@@ -78,6 +80,7 @@ def test_a_hook_queued_behind_a_worker_that_dies_runs_at_once_on_another(
     )
     # GIVEN a worker with one executor thread, busy with a hook that blocks
     first = LocalWorker(worker_env, sticky_timeout=1.0, grace=1.0, quiet=True, threads=1).start()
+    request.addfinalizer(first.kill)  # even when the test fails before it kills it
     busy = start_claim(service)
     (flags / f"{busy}.block").touch()
     busy_key = fill_amount(service)["fired"][0]
