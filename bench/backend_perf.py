@@ -42,6 +42,13 @@ from infra.local.dynamodb import LocalDynamoDB
 from infra.local.dynamodb_local import DynamoDBLocal
 
 RESULTS = RESULTS_DIR / "perf.md"
+ELSEWHERE = (
+    "Two backend measurements are reports of their own: one sweep's read against the number "
+    "of instances, [sweep.md](sweep.md) (`python -m bench.sweep_perf --publish`), and what a "
+    "tool call that fires an executor costs on Temporal, [hook_path.md](hook_path.md) "
+    "(`python -m bench.hook_path_perf --publish`)."
+)
+"""The line that points to the backend reports this bench does not write."""
 EMULATOR_SIZES = (10, 2000)
 
 
@@ -148,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         environments,
     )
     report += "\n\n" + "\n".join(capacity_section(units))
-    report += f"\n\nWhole run: {elapsed:.0f} s.\n"
+    report += f"\n\nWhole run: {elapsed:.0f} s.\n\n{ELSEWHERE}\n"
     print(report)
     if not args.no_write:
         out: Path = args.out or output_dir(args.publish) / "perf.md"

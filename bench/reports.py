@@ -87,6 +87,32 @@ REPORTS: tuple[Report, ...] = (
         ("forms/", *_NOT_RUN, "bench/memory_bench/"),
     ),
     Report(
+        "sweep.md",
+        "python -m bench.sweep_perf --publish",
+        (
+            "forms/storage/",
+            "functions/relay.py",
+            "infra/local/",
+            "template.yaml",
+            "bench/sweep_perf.py",
+        ),
+    ),
+    Report(
+        "hook_path.md",
+        "python -m bench.hook_path_perf --publish",
+        (
+            "forms/",
+            *_NOT_RUN,
+            "formwork/",
+            "workflows/",
+            "functions/",
+            "infra/local/",
+            "template.yaml",
+            "bench/hook_path_perf.py",
+            "bench/backend/",
+        ),
+    ),
+    Report(
         "report.md",
         "python -m bench.forms_bench",
         ("forms/", *_NOT_RUN, "formwork/agents/", "bench/forms_bench/"),
