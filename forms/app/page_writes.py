@@ -27,6 +27,7 @@ answered again with its first result (``forms.app.calls``).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -58,6 +59,9 @@ ACTIONS: frozenset[str] = frozenset(get_args(PageAction))
 FIELD_ACTIONS: frozenset[str] = frozenset({"answer", "retract", "decline", "undo", "redo"})
 """Moves on one field: guarded by that field's log head, not by the whole form's version."""
 _REVISE = {"retract": "retract", "decline": "decline", "undo": "undo", "redo": "redo"}
+PAGE_KEY = re.compile(r"[A-Za-z0-9_-]{8,64}")
+"""A post's key as the page draws it (``secrets.token_urlsafe``: it may begin with ``-`` or
+``_``); the call id ``page.<key>`` it makes is a valid tool-call id either way."""
 PAGE_FORM = "page"
 """The ``form`` a page post's tool arguments carry: never read, the post names its instance."""
 
@@ -102,7 +106,8 @@ def page_call(post: PagePost) -> CallId:
     never applied as a second move). ``BadRequest`` for an unknown action or a malformed key."""
     if post.action not in ACTIONS:
         raise BadRequest(f"there is no page action {post.action!r}", "reload the page")
-    check_id(post.key, "page key")
+    if not PAGE_KEY.fullmatch(post.key):
+        raise BadRequest("the page key must be 8-64 URL-safe characters", "reload the page")
     tool = "form_revise" if post.action in _REVISE or post.action == "clear_memory" else "form_fill"
     return CallId(tool, f"page.{post.key}", fingerprint("page", _sent(post)))
 

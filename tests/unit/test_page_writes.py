@@ -25,7 +25,7 @@ def post(h: Harness | Talk, action: str, *, instance: str = "fi_1", **fields: An
     seen = head(stored.field(field_id)) if field_id is not None else None
     return PagePost(
         action=action,
-        key=fields.pop("key", f"k{next(_keys)}"),
+        key=fields.pop("key", f"page-key-{next(_keys)}"),
         version=fields.pop("version", stored.version),
         seen=fields.pop("seen", seen),
         **fields,
@@ -73,8 +73,8 @@ def test_a_double_click_applies_once_and_answers_the_same() -> None:
 
 def test_a_key_sent_with_another_post_is_refused_not_applied() -> None:
     h = started()
-    send(h, post(h, "answer", field="age", value="31", key="same"))
-    other = send(h, post(h, "answer", field="age", value="40", key="same"))
+    send(h, post(h, "answer", field="age", value="31", key="same-key-1"))
+    other = send(h, post(h, "answer", field="age", value="40", key="same-key-1"))
     assert other["ok"] is False and other["error"] == "tool_call_conflict"
     revision = h.instance().field("age").in_force()
     assert revision is not None and revision.value == 31
@@ -249,3 +249,12 @@ def test_each_field_type_gets_the_input_a_person_can_fill() -> None:
     assert typed_value("json", "{broken") == "{broken"
     assert typed_value("number", "12") == "12"
     assert typed_value("choices", ["a"]) == ["a"]
+
+
+def test_a_key_the_page_draws_may_begin_with_a_dash_or_an_underscore() -> None:
+    # secrets.token_urlsafe draws from A-Z a-z 0-9 - _, first character included
+    h = started()
+    for key in ("-leading-dash-key", "_leading_underscore"):
+        result = send(h, post(h, "answer", field="age", value="31", key=key))
+        assert result["ok"] is True, result
+    assert send(h, post(h, "answer", field="age", value="32", key="short"))["ok"] is False
