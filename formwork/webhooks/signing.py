@@ -54,7 +54,6 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
-from standardwebhooks import Webhook
 
 from forms.principals import tenant_of
 
@@ -211,6 +210,10 @@ def standard_signature(secret: str | bytes, msg_id: str, timestamp: int, body: b
     HMAC-SHA256 of ``"{id}.{timestamp}.{body}"`` under ``standard_key(secret)``, the body's
     bytes as they are."""
     moment = datetime.fromtimestamp(int(timestamp), UTC)
+    # imported here: the library is in the aws extra, and an install of the engine alone
+    # imports this module (formwork check, formwork demo saying which extra it needs)
+    from standardwebhooks import Webhook
+
     return Webhook(standard_key(secret)).sign(msg_id, moment, body)
 
 
