@@ -31,7 +31,7 @@ from tests.integration.stacks import local_stack
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 DOC_URL = "http://127.0.0.1:3000"
-WEBHOOK_SECRET = "the-shared-secret-for-crm"
+WEBHOOK_SECRET = "whsec_ZXhhbXBsZSBrZXkgZm9yIHRoZSBkb2NzOiBuZXZlciB1c2UgaXQ="
 """The secret docs/webhooks.md signs with; the stack is given it for the ``crm`` source."""
 MALFORMED = {400, 401, 413, 415, 422}
 
