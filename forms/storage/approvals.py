@@ -43,6 +43,7 @@ from __future__ import annotations
 import hashlib
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
@@ -155,23 +156,13 @@ class ApprovalIndex(ABC):
     def _page(
         self, tenant: str | None, listing: Listing, limit: int, after: str | None
     ) -> ApprovalPage:
-        if not 1 <= limit <= MAX_PAGE:
-            raise ValueError(f"a page holds 1 to {MAX_PAGE} places")
-        if after is not None:
-            check_cursor(after)
         where = partition(tenant_part(tenant), listing)
-        found = self._index_read(where, after, limit + 1, newest_first=listing == "settled")
-        more = len(found) > limit
-        found = found[:limit]
-        kept = [
-            (sort, instance)
-            for sort, instance in found
-            if instance is not None and _in(approval_place(instance), where)
-        ]
-        return ApprovalPage(
-            tuple(instance for _, instance in kept),
-            found[-1][0] if more and found else None,
-            tuple(sort for sort, _ in kept),
+        return index_page(
+            limit,
+            after,
+            check_cursor,
+            lambda n: self._index_read(where, after, n, newest_first=listing == "settled"),
+            lambda instance: in_partition(approval_place(instance), where),
         )
 
     @abstractmethod
@@ -183,5 +174,36 @@ class ApprovalIndex(ABC):
         (None when it is gone)."""
 
 
-def _in(place: Place | None, where: str) -> bool:
+def in_partition(place: Place | None, where: str) -> bool:
+    """Whether an instance's place (None: it has none) is in partition ``where``."""
     return place is not None and place.partition == where
+
+
+def index_page(
+    limit: int,
+    after: str | None,
+    check: Callable[[str], object],
+    read: Callable[[int], list[tuple[str, FormInstance | None]]],
+    stands: Callable[[FormInstance], bool],
+) -> ApprovalPage:
+    """One page of a sparse index, as every listing reads it: ``limit`` checked (1 to
+    ``MAX_PAGE``), then ``after`` (``check`` raises ``ValueError`` for a cursor not of this
+    listing); ``read(n)`` gives up to ``n`` places past the cursor with each instance as stored
+    now (None: gone). One more than ``limit`` is read to know whether a page follows; of the
+    ``limit`` first, only the instances where the listing still ``stands`` are kept (the index
+    lags the items it is written from)."""
+    if not 1 <= limit <= MAX_PAGE:
+        raise ValueError(f"a page holds 1 to {MAX_PAGE} places")
+    if after is not None:
+        check(after)
+    found = read(limit + 1)
+    more = len(found) > limit
+    found = found[:limit]
+    kept = [
+        (sort, instance) for sort, instance in found if instance is not None and stands(instance)
+    ]
+    return ApprovalPage(
+        tuple(instance for _, instance in kept),
+        found[-1][0] if more and found else None,
+        tuple(sort for sort, _ in kept),
+    )

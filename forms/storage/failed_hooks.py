@@ -31,10 +31,11 @@ from abc import ABC, abstractmethod
 from forms.instance import FormInstance
 from forms.principals import tenant_of
 from forms.storage.approvals import (
-    MAX_PAGE,
     ApprovalPage,
     Place,
     check_cursor,
+    in_partition,
+    index_page,
     sortable,
     tenant_part,
     tiebreak,
@@ -69,23 +70,13 @@ class FailedHookIndex(ABC):
         self, tenant: str | None, *, limit: int = 20, after: str | None = None
     ) -> FailedPage:
         """The tenant's instances holding a failed hook, the latest failure first."""
-        if not 1 <= limit <= MAX_PAGE:
-            raise ValueError(f"a page holds 1 to {MAX_PAGE} places")
-        if after is not None:
-            check_cursor(after)
         where = failed_partition(tenant_part(tenant))
-        found = self._failed_read(where, after, limit + 1)
-        more = len(found) > limit
-        found = found[:limit]
-        kept = [
-            (sort, instance)
-            for sort, instance in found
-            if instance is not None and _in(failed_place(instance), where)
-        ]
-        return FailedPage(
-            tuple(instance for _, instance in kept),
-            found[-1][0] if more and found else None,
-            tuple(sort for sort, _ in kept),
+        return index_page(
+            limit,
+            after,
+            check_cursor,
+            lambda n: self._failed_read(where, after, n),
+            lambda instance: in_partition(failed_place(instance), where),
         )
 
     @abstractmethod
@@ -94,7 +85,3 @@ class FailedHookIndex(ABC):
     ) -> list[tuple[str, FormInstance | None]]:
         """Up to ``limit`` places of ``partition`` before ``after`` (newest first), each with a
         snapshot of its instance as stored now (None when it is gone)."""
-
-
-def _in(place: Place | None, where: str) -> bool:
-    return place is not None and place.partition == where

@@ -28,7 +28,14 @@ from abc import ABC, abstractmethod
 
 from forms.instance import FormInstance
 from forms.principals import tenant_of
-from forms.storage.approvals import MAX_PAGE, ApprovalPage, Place, tenant_part, tiebreak
+from forms.storage.approvals import (
+    ApprovalPage,
+    Place,
+    in_partition,
+    index_page,
+    tenant_part,
+    tiebreak,
+)
 from forms.storage.dynamodb_requests import escape
 
 OpenPage = ApprovalPage
@@ -72,23 +79,13 @@ class OpenFormIndex(ABC):
     ) -> OpenPage:
         """The tenant's open instances of ``form_id`` on a version below ``below``, the oldest
         version first; ``ValueError`` for a bad limit or cursor."""
-        if not 1 <= limit <= MAX_PAGE:
-            raise ValueError(f"a page holds 1 to {MAX_PAGE} places")
-        if after is not None and not _CURSOR.fullmatch(after):
-            raise ValueError("not a cursor of this listing: pass back the 'next' of a page")
         where = open_partition(tenant_part(tenant), form_id)
-        found = self._open_read(where, version_part(below), after, limit + 1)
-        more = len(found) > limit
-        found = found[:limit]
-        kept = [
-            (sort, instance)
-            for sort, instance in found
-            if instance is not None and _kept(instance, where, below)
-        ]
-        return OpenPage(
-            tuple(instance for _, instance in kept),
-            found[-1][0] if more and found else None,
-            tuple(sort for sort, _ in kept),
+        return index_page(
+            limit,
+            after,
+            _check_cursor,
+            lambda n: self._open_read(where, version_part(below), after, n),
+            lambda instance: _kept(instance, where, below),
         )
 
     @abstractmethod
@@ -99,6 +96,10 @@ class OpenFormIndex(ABC):
         sort-key order, each with a snapshot of its instance as stored now (None: gone)."""
 
 
+def _check_cursor(cursor: str) -> None:
+    if not _CURSOR.fullmatch(cursor):
+        raise ValueError("not a cursor of this listing: pass back the 'next' of a page")
+
+
 def _kept(instance: FormInstance, where: str, below: int) -> bool:
-    place = open_place(instance)
-    return place is not None and place.partition == where and instance.form_version < below
+    return in_partition(open_place(instance), where) and instance.form_version < below
