@@ -44,22 +44,12 @@ from functions.api import lambda_handler
 from functions.local import LocalContext
 from functions.pages import access
 from infra.local.dynamodb import LocalDynamoDB, client, create_table
+from tests.support import TRAVEL_ANSWERS
 
 EVENTS = Path(__file__).resolve().parents[1] / "tests" / "events"
 CLAIMS = {"sub": "alice", "tenant": "acme"}
-ANSWERS: dict[str, Any] = {
-    "full_name": "Ana Ferreira",
-    "staff_id": "AB1234",
-    "destination": "Lisbon",
-    "departure_date": "2025-03-03",
-    "return_date": "2025-03-07",
-    "mode": "air",
-    "flight_number": "TP1234",
-    "total": 1950,
-    "cost_centre": "CC-104",
-    "manager_email": "joao.silva@example.com",
-    "receipts_attached": True,
-}
+ANSWERS = TRAVEL_ANSWERS
+"""The travel claim answered in full (the tests' own answers: it completes)."""
 CORRECTIONS = ({"destination": "Porto"}, {"total": 1800}, {"destination": "Faro"})
 
 
