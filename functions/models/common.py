@@ -1,0 +1,62 @@
+"""What every body of the API shares: the id pattern, the identity keys a body may carry and
+that are dropped, the deferred build of the models only some routes use, and the error bodies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
+
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
+"""The ids ``forms.app.service.check_id`` accepts (a test pins the two together)."""
+
+IGNORED_IDENTITY_KEYS = frozenset({"principal", "user_id", "userId", "user", "sub", "tenant"})
+"""Envelope keys that name a caller. They are dropped, never honoured and never an error:
+the principal comes only from the verified token, and a client that sends its user id out of
+habit should not be broken by it."""
+
+ON_FIRST_USE = ConfigDict(defer_build=True)
+"""The config of the models that only the approval, status, webhook, builder, memory and
+document routes use:
+their schemas are built on first use (Powertools builds a route's request and response fields
+on that route's first request), not at import, so a cold start that serves ``GET /tools`` or a
+tool call never builds them. The models those two use are built at import, once: deferred, each
+route's first request would build them again."""
+
+
+class IgnoresIdentity(BaseModel):
+    """A request body whose identity keys are dropped, never honoured and never an error."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _ignore_identity(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if k not in IGNORED_IDENTITY_KEYS}
+        return data
+
+
+class ErrorBody(BaseModel):
+    error: str = Field(description="A stable, machine-readable code", examples=["bad_request"])
+    message: str = Field(description="What was wrong, for a person or a model to read")
+
+
+class GatewayError(BaseModel):
+    """An answer API Gateway gives itself, before the function runs: its JWT authorizer's
+    ``401 {"message": "Unauthorized"}``. HTTP APIs have no gateway responses to reshape it."""
+
+    message: str = Field(examples=["Unauthorized"])
+
+
+class Unauthorized(RootModel[Any]):
+    """A 401: the function's ``{"error": "unauthorized", ...}``, or API Gateway's own
+    ``{"message": "Unauthorized"}`` when its JWT authorizer refused the token."""
+
+    root: ErrorBody | GatewayError
+
+
+class OpenApiDocument(RootModel[Any]):
+    """The OpenAPI 3.1 document (this one)."""
+
+    model_config = ON_FIRST_USE
+
+    root: dict[str, Any]
