@@ -8,17 +8,18 @@ Two families:
   that cannot happen. The tool layer turns them into data: a code, a message, and a hint saying
   what to send instead. They never escape as exceptions from a tool call.
 
-``StoreError`` covers the storage port: a compare-and-set conflict carries the instance as it is
-now, so the engine can retry without another read.
+``StoreError`` covers the storage ports: a compare-and-set conflict (``Conflict``, the one
+of every store: instances, drafts, facts) carries what is stored now, so the caller can plan
+again without another read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from forms.instance import CallRecord, FormInstance
+    from forms.instance import CallRecord
 
 
 class FormworkError(Exception):
@@ -193,15 +194,42 @@ class CallRecorded(StoreError):
         self.record = record
 
 
-class ConflictError(StoreError):
-    """A commit's expected version did not match; ``current`` is the instance as stored now."""
+class Versioned(Protocol):
+    """What a store hands back as current: anything with a compare-and-set ``version``."""
 
-    def __init__(self, instance_id: str, expected: int, current: FormInstance | None) -> None:
-        actual = current.version if current is not None else None
-        super().__init__(f"instance {instance_id}: expected version {expected}, found {actual}")
-        self.instance_id = instance_id
+    @property
+    def version(self) -> int: ...
+
+
+Current = TypeVar("Current", bound=Versioned)
+
+
+class Conflict(StoreError, Generic[Current]):
+    """A compare-and-set that lost, in any store: a write planned on version ``expected`` of
+    ``subject`` (an instance's id, a draft's form id, a fact's key; ``kind`` says which),
+    while ``current`` is what is stored now (None: nothing is, a draft or a fact never
+    written), so the caller plans again without another read. Nothing of the write was
+    stored. ``ConflictError``, ``DraftConflict`` and ``FactConflict`` are older names of
+    this one error."""
+
+    def __init__(
+        self, subject: str, expected: int, current: Current | None, *, kind: str = "instance"
+    ) -> None:
+        found = current.version if current is not None else 0
+        super().__init__(f"{kind} {subject!r}: expected version {expected}, found {found}")
+        self.subject = subject
+        self.kind = kind
         self.expected = expected
         self.current = current
+
+    @property
+    def found(self) -> int:
+        """The version stored now (0: nothing is)."""
+        return self.current.version if self.current is not None else 0
+
+
+ConflictError = Conflict
+"""The instance store's name for ``Conflict`` (kept: the public API exports it)."""
 
 
 class TooManyConflicts(ToolError):

@@ -5,9 +5,10 @@
   window). They are raised when the vocabulary or the policy is built, never at recall.
 * ``UnknownFactKey`` is a lookup of a key the vocabulary does not hold; it carries the keys
   the name most likely meant (``did_you_mean``).
-* ``FactConflict`` is the fact store's compare-and-set failure: a revision planned on another
-  version of the fact's history. It carries the head as stored now, so the caller can plan
-  again without another read.
+* ``FactConflict`` is the fact store's compare-and-set failure, the one ``Conflict`` of every
+  store (``forms.errors``) under memory's older name: a revision planned on another version
+  of the fact's history. It carries the head as stored now, so the caller can plan again
+  without another read.
 
 What a statement cannot become (a do-not-store key, words no rule reads) is not an exception:
 ``forms.memory.statements`` returns a ``Refusal``, data an API can hand back as it is.
@@ -16,12 +17,8 @@ What a statement cannot become (a do-not-store key, words no rule reads) is not 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from forms.errors import FormworkError, StoreError
-
-if TYPE_CHECKING:
-    from forms.memory.facts import FactHead
+from forms.errors import Conflict, FormworkError
 
 
 class FactError(FormworkError):
@@ -53,13 +50,6 @@ class UnknownFactKey(FactError, KeyError):
         return str(self.args[0])
 
 
-class FactConflict(StoreError):
-    """A revision planned on another version of the fact; ``current`` is the head as stored now
-    (None: the key was never stated). Nothing was stored."""
-
-    def __init__(self, key: str, expected: int, current: FactHead | None) -> None:
-        found = current.version if current is not None else 0
-        super().__init__(f"fact {key!r}: expected version {expected}, found {found}")
-        self.key = key
-        self.expected = expected
-        self.current = current
+FactConflict = Conflict
+"""The fact store's older name for ``forms.errors.Conflict``: a revision planned on another
+version of the fact, ``current`` the head as stored now (None: the key was never stated)."""

@@ -249,7 +249,7 @@ class FormStoreContract:
         with pytest.raises(ConflictError) as caught:
             store.commit(append_values(stale, "name", ["second"], at(2)))
         # THEN the error carries the current stored instance and nothing changed
-        assert caught.value.instance_id == "inst-1"
+        assert caught.value.subject == "inst-1"
         assert caught.value.expected == stale.version
         assert caught.value.current == stored
         assert store.get("inst-1") == stored

@@ -35,7 +35,7 @@ from typing import Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict
 
 from forms.documents.model import FormDocument
-from forms.errors import CallRecorded, NotFound, StoreError
+from forms.errors import CallRecorded, Conflict, NotFound
 from forms.instance import CallRecord, NewCall
 from forms.storage.sizes import check, draft_bytes
 
@@ -136,16 +136,9 @@ class DraftCommit:
             raise ValueError("a draft commit is an edit or a move, and only one")
 
 
-class DraftConflict(StoreError):
-    """A commit planned on another version of the draft; ``current`` is the draft as stored
-    now (None: there is none). Nothing was stored."""
-
-    def __init__(self, form_id: str, expected: int, current: Draft | None) -> None:
-        found = current.version if current is not None else 0
-        super().__init__(f"draft {form_id!r}: expected version {expected}, found {found}")
-        self.form_id = form_id
-        self.expected = expected
-        self.current = current
+DraftConflict = Conflict
+"""The draft store's older name for ``forms.errors.Conflict``: a commit planned on another
+version of the draft, ``current`` the draft as stored now (None: there is none)."""
 
 
 def apply_draft_commit(
@@ -154,12 +147,12 @@ def apply_draft_commit(
     """The draft after ``commit``: the one definition every adapter follows.
 
     ``entry(index)`` reads one entry of the stored log (a move needs the entry it moves to).
-    Raises ``DraftConflict`` when ``expected_version`` is not the stored version, and
+    Raises ``Conflict`` when ``expected_version`` is not the stored version, and
     ``ValueError`` when the change cannot apply (an edit not appended on top of the cursor,
     an undo or redo with nothing to move to). Nothing is stored in either case."""
     version = current.version if current is not None else 0
     if commit.expected_version != version:
-        raise DraftConflict(commit.form_id, commit.expected_version, current)
+        raise Conflict(commit.form_id, commit.expected_version, current, kind="draft")
     if commit.edit is not None:
         cursor = current.cursor if current is not None else -1
         if commit.edit.prev != cursor:
@@ -218,7 +211,7 @@ class DraftStore(ABC):
        appended, whatever came after). ``apply_draft_commit`` is the single definition.
     2. **``version`` is compare-and-set.** A commit is applied only when its
        ``expected_version`` is the stored version (0 for a draft that does not exist), which
-       then goes up by one; otherwise it fails with ``DraftConflict`` carrying the draft as
+       then goes up by one; otherwise it fails with ``Conflict`` carrying the draft as
        stored now, and stores nothing.
     3. **All or nothing.** A commit and the call record it carries land in one write, or
        neither does. A commit whose draft would pass the item limit (``head_texts``) fails
@@ -227,7 +220,7 @@ class DraftStore(ABC):
        what is stored, and nothing the store does later changes what it returned.
     5. **A tool-call id is recorded once per draft.** A commit carrying a call (``NewCall``)
        whose id the draft already recorded fails with ``CallRecorded`` (carrying the first
-       record) and stores nothing (a commit that is also stale may fail with ``DraftConflict``
+       record) and stores nothing (a commit that is also stale may fail with ``Conflict``
        instead: planned again, it meets the record); ``record_call`` records a call that
        changed nothing the same way. Records are kept apart from the draft: reading a draft
        never reads them.
@@ -247,7 +240,7 @@ class DraftStore(ABC):
     def commit(self, commit: DraftCommit) -> Draft:
         """Apply ``commit`` atomically, with its call's record; return the draft after it.
 
-        ``CallRecorded`` when the call's id is taken, ``DraftConflict`` on a stale
+        ``CallRecorded`` when the call's id is taken, ``Conflict`` on a stale
         ``expected_version``, ``ValueError`` when the change cannot apply, ``SizeLimit`` when
         the draft would pass the item limit; nothing is stored in any of those cases."""
 

@@ -50,7 +50,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
-from forms.errors import AlreadyExists, CallRecorded, ConflictError, NotFound, StoreError
+from forms.errors import AlreadyExists, CallRecorded, NotFound, StoreError
 from forms.instance import (
     CallRecord,
     Commit,
@@ -63,9 +63,16 @@ from forms.instance import (
 )
 from forms.storage.approvals import ApprovalIndex, approval_place, sortable
 from forms.storage.due import DueIndex, due_place
+from forms.storage.dynamodb_requests import (
+    CHECK_FAILED,
+    item_too_large,
+    largest_item,
+    put_action,
+    query_items,
+    refused,
+)
 from forms.storage.dynamodb_requests import escape as _escape
 from forms.storage.dynamodb_requests import item_bytes as _item_bytes
-from forms.storage.dynamodb_requests import item_too_large, largest_item, put_action, query_items
 from forms.storage.dynamodb_requests import reason_codes as _reason_codes
 from forms.storage.dynamodb_requests import s as _s
 from forms.storage.failed_hooks import FailedHookIndex, failed_place
@@ -213,9 +220,9 @@ class DynamoDBFormStore(FormStore, ApprovalIndex, FailedHookIndex, OpenFormIndex
             self._send(actions, stored.form_id)
         except self._client.exceptions.TransactionCanceledException as exc:
             codes = _reason_codes(exc)
-            if call is not None and codes[-1:] == ["ConditionalCheckFailed"]:
+            if call is not None and codes[-1:] == [CHECK_FAILED]:
                 raise self._recorded(home[0], call) from None
-            if "ConditionalCheckFailed" in codes:
+            if CHECK_FAILED in codes:
                 raise AlreadyExists(f"instance {stored.id} already exists") from None
             raise
         self._keep(known, home)
@@ -251,7 +258,7 @@ class DynamoDBFormStore(FormStore, ApprovalIndex, FailedHookIndex, OpenFormIndex
         if known is None:
             raise NotFound(f"instance {commit.instance_id} not found")
         current = known.instance
-        applied = apply_commit(current, commit)  # ConflictError / ValueError: nothing written
+        applied = apply_commit(current, commit)  # Conflict / ValueError: nothing written
         heads = dict(known.heads)
         for field_id in commit.fields:
             heads[field_id] = _head_text(applied.history[field_id])
@@ -282,17 +289,7 @@ class DynamoDBFormStore(FormStore, ApprovalIndex, FailedHookIndex, OpenFormIndex
             self._client.exceptions.ConditionalCheckFailedException,
             self._client.exceptions.TransactionCanceledException,
         ) as exc:
-            codes = _reason_codes(exc)
-            if commit.call is not None and codes[-1:] == ["ConditionalCheckFailed"]:
-                raise self._recorded(home[0], commit.call) from None
-            lost = codes[:1] == ["ConditionalCheckFailed"] or "TransactionConflict" in codes
-            if not lost:
-                raise StoreError(f"commit to {applied.id} cancelled: {codes}") from exc
-            fresh = self._read_home(applied.id, home)
-            if fresh is None:
-                raise NotFound(f"instance {applied.id} not found") from None
-            current_now = fresh.instance.snapshot()
-            raise ConflictError(applied.id, commit.expected_version, current_now) from None
+            raise self._refused(exc, commit, home) from None
         self._keep(after, home)
         return applied.snapshot()
 
@@ -313,7 +310,7 @@ class DynamoDBFormStore(FormStore, ApprovalIndex, FailedHookIndex, OpenFormIndex
             current.conversation_id,
         ):
             raise ValueError("a handover starts its target in the source's conversation")
-        applied = apply_commit(current, commit)  # ConflictError / ValueError: nothing written
+        applied = apply_commit(current, commit)  # Conflict / ValueError: nothing written
         heads = dict(known.heads)
         for field_id in commit.fields:
             heads[field_id] = _head_text(applied.history[field_id])
@@ -364,18 +361,10 @@ class DynamoDBFormStore(FormStore, ApprovalIndex, FailedHookIndex, OpenFormIndex
         try:
             self._transact(actions)
         except self._client.exceptions.TransactionCanceledException as exc:
-            codes = _reason_codes(exc)
-            if commit.call is not None and codes[-1:] == ["ConditionalCheckFailed"]:
-                raise self._recorded(home[0], commit.call) from None
-            if codes[:1] == ["ConditionalCheckFailed"] or "TransactionConflict" in codes:
-                fresh = self._read_home(applied.id, home)
-                if fresh is None:
-                    raise NotFound(f"instance {applied.id} not found") from None
-                current_now = fresh.instance.snapshot()
-                raise ConflictError(applied.id, commit.expected_version, current_now) from None
-            if "ConditionalCheckFailed" in codes[closing:]:
+            error = self._refused(exc, commit, home)
+            if type(error) is StoreError and CHECK_FAILED in _reason_codes(exc)[closing:]:
                 raise AlreadyExists(f"instance {started.id} already exists") from None
-            raise StoreError(f"handover of {applied.id} cancelled: {codes}") from exc
+            raise error from None
         except Exception as exc:
             if item_too_large(exc):
                 raise too_large("instance", largest_item(actions), started.form_id) from None
@@ -637,6 +626,26 @@ class DynamoDBFormStore(FormStore, ApprovalIndex, FailedHookIndex, OpenFormIndex
             TableName=self._table, Key=_key(conversation, _CALL + call_id), ConsistentRead=True
         ).get("Item")
         return CallRecord.model_validate_json(found["record"]["S"]) if found else None
+
+    def _refused(self, exc: Any, commit: Commit, home: tuple[str, str]) -> StoreError:
+        """The port's error for a cancelled commit (``refused``): the call's id taken, a
+        conflict carrying the instance read again, or the codes."""
+        call = commit.call
+        return refused(
+            exc,
+            kind="instance",
+            subject=commit.instance_id,
+            expected=commit.expected_version,
+            current=lambda: self._current(commit.instance_id, home),
+            recorded=(lambda: self._recorded(home[0], call)) if call is not None else None,
+        )
+
+    def _current(self, instance_id: str, home: tuple[str, str]) -> FormInstance:
+        """The instance as stored now, read again (``NotFound``: it is gone)."""
+        fresh = self._read_home(instance_id, home)
+        if fresh is None:
+            raise NotFound(f"instance {instance_id} not found")
+        return fresh.instance.snapshot()
 
     def _recorded(self, conversation: str, call: NewCall) -> CallRecorded:
         """The error for a call whose id a conditional put found taken, with the first record."""

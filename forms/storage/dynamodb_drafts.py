@@ -24,8 +24,9 @@ partition listing its drafts::
   wrote of up to ``remember`` drafts (and that a draft it looked for was missing), so a commit
   planned on what it read adds no read; the write's condition refuses it if the draft moved on.
 - A cancelled write is read back: the call item failed (``CallRecorded``, one GetItem of the
-  record) or the head's condition or a concurrent transaction (``DraftConflict`` carrying the
-  head read again). Nothing is written in either case.
+  record) or the head's condition or a concurrent transaction (``Conflict`` carrying the
+  head read again), as ``forms.storage.dynamodb_requests.refused`` maps every adapter's.
+  Nothing is written in either case.
 - ``history`` is the head and one Query of the ``E#`` items below its count (read again if a
   landing transaction's items were not all visible yet); ``list_drafts`` one Query of the
   tenant's list. Call records are read only by ``get_call`` and a refused write.
@@ -40,12 +41,11 @@ from datetime import datetime
 from typing import Any
 
 from forms.documents.model import STORED
-from forms.errors import CallRecorded, NotFound, StoreError
+from forms.errors import CallRecorded, Conflict, NotFound, StoreError
 from forms.instance import CallRecord, NewCall
 from forms.storage.drafts import (
     Draft,
     DraftCommit,
-    DraftConflict,
     DraftStore,
     DraftSummary,
     EditEntry,
@@ -60,9 +60,9 @@ from forms.storage.dynamodb_requests import (
     largest_item,
     put_action,
     query_items,
+    refused,
 )
 from forms.storage.dynamodb_requests import n as _n
-from forms.storage.dynamodb_requests import reason_codes as _reason_codes
 from forms.storage.dynamodb_requests import s as _s
 from forms.storage.sizes import too_large
 
@@ -104,9 +104,9 @@ class DynamoDBDraftStore(DraftStore):
             current = self._read_head(tenant, form_id)
         try:
             applied = apply_draft_commit(current, commit, lambda i: self._entry(tenant, form_id, i))
-        except DraftConflict as stale:  # what this store read shows it: nothing written
-            now = stale.current
-            raise DraftConflict(form_id, stale.expected, _copy(now) if now else None) from None
+        except Conflict as stale:  # what this store read shows it: nothing written
+            now = _copied(stale.current)
+            raise Conflict(form_id, stale.expected, now, kind="draft") from None
         pk = _draft_key(tenant, form_id)
         current_text, redo_text = head_texts(applied)  # SizeLimit: nothing written
         head = {
@@ -143,14 +143,14 @@ class DynamoDBDraftStore(DraftStore):
                 raise too_large("draft", largest_item(actions), form_id) from None
             if not isinstance(exc, self._client.exceptions.TransactionCanceledException):
                 raise
-            codes = _reason_codes(exc)
-            if commit.call is not None and codes[-1:] == ["ConditionalCheckFailed"]:
-                raise self._recorded(pk, commit.call) from None
-            if codes[:1] != ["ConditionalCheckFailed"] and "TransactionConflict" not in codes:
-                raise StoreError(f"commit to draft {form_id!r} cancelled: {codes}") from exc
-            now = self._read_head(tenant, form_id)
-            raise DraftConflict(
-                form_id, commit.expected_version, _copy(now) if now is not None else None
+            call = commit.call
+            raise refused(
+                exc,
+                kind="draft",
+                subject=form_id,
+                expected=commit.expected_version,
+                current=lambda: _copied(self._read_head(tenant, form_id)),
+                recorded=(lambda: self._recorded(pk, call)) if call is not None else None,
             ) from None
         self._keep(tenant, form_id, applied)
         return _copy(applied)
@@ -282,6 +282,10 @@ def _copy(draft: Draft) -> Draft:
         draft.changed_by,
         draft.changed_at,
     )
+
+
+def _copied(draft: Draft | None) -> Draft | None:
+    return _copy(draft) if draft is not None else None
 
 
 def _draft_key(tenant: str, form_id: str) -> str:

@@ -19,7 +19,8 @@ another's.
   revision, else ``v = :expected``, listed first) and the revision (``attribute_not_exists``).
   The store remembers the last head it read or wrote of up to ``remember`` keys, so an append
   planned on a head it read (or listed) reads nothing more; the condition refuses it if the
-  key moved on, and the head is then read again for the ``FactConflict``.
+  key moved on, and the head is then read again for the ``Conflict``
+  (``forms.storage.dynamodb_requests.refused``, as for instances and drafts).
 - A deletion adds, to the same transaction, one ``REMOVE content`` update per earlier revision
   not yet erased. A transaction holds 100 actions: past 98 revisions to erase, the oldest are
   erased first, in transactions of their own, so a deletion that lands never leaves content
@@ -35,8 +36,6 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from forms.errors import StoreError
-from forms.memory.errors import FactConflict
 from forms.memory.facts import FactHead, FactRevision, MemorySettings
 from forms.storage.dynamodb_requests import escape as _escape
 from forms.storage.dynamodb_requests import (
@@ -45,9 +44,9 @@ from forms.storage.dynamodb_requests import (
     largest_item,
     put_action,
     query_items,
+    refused,
 )
 from forms.storage.dynamodb_requests import n as _n
-from forms.storage.dynamodb_requests import reason_codes as _reason_codes
 from forms.storage.dynamodb_requests import s as _s
 from forms.storage.facts import FactStore
 from forms.storage.sizes import too_large
@@ -164,11 +163,14 @@ class DynamoDBFactStore(FactStore):
                 raise too_large("fact", largest_item(actions), revision.key) from None
             if not isinstance(exc, self._client.exceptions.TransactionCanceledException):
                 raise
-            codes = _reason_codes(exc)
-            if "ConditionalCheckFailed" not in codes[:2] and "TransactionConflict" not in codes:
-                raise StoreError(f"append to fact {revision.key!r} cancelled: {codes}") from exc
-            now = self._read_head(principal, revision.key)
-            raise FactConflict(revision.key, revision.seq, now) from None
+            raise refused(
+                exc,
+                kind="fact",
+                subject=revision.key,
+                expected=revision.seq,
+                current=lambda: self._read_head(principal, revision.key),
+                guarded=2,  # the head's version, and the revision's place
+            ) from None
         self._keep(principal, revision.key, after)
 
     # ------------------------------------------------------------------ inside

@@ -1,5 +1,7 @@
 """What the DynamoDB adapters share: attribute values, escaping a key part, the reasons of a
-cancelled write, and the three requests they all make (a strongly consistent GetItem, a
+cancelled write and the port's error for one (``refused``: the one place DynamoDB's
+``ConditionalCheckFailed`` and ``TransactionConflict`` become ``CallRecorded`` or
+``Conflict``), and the three requests they all make (a strongly consistent GetItem, a
 strongly consistent paged Query of one partition, a Put action for a transaction).
 
 Every adapter keeps its own key layout (``docs/dynamodb.md``); this is only the wire. The
@@ -10,8 +12,13 @@ type conversions to the cold start for nothing these adapters need.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
+
+from forms.errors import CallRecorded, Conflict, StoreError
+
+CHECK_FAILED = "ConditionalCheckFailed"
+TRANSACTION_CONFLICT = "TransactionConflict"
 
 
 def s(text: str) -> dict[str, str]:
@@ -38,6 +45,36 @@ def reason_codes(exc: Any) -> list[str]:
         code = response.get("Error", {}).get("Code", "")
         return ["ConditionalCheckFailed"] if code == "ConditionalCheckFailedException" else []
     return [str(r.get("Code", "")) for r in reasons]
+
+
+def refused(
+    exc: Any,
+    *,
+    kind: str,
+    subject: str,
+    expected: int,
+    current: Callable[[], Any],
+    recorded: Callable[[], CallRecorded] | None = None,
+    guarded: int = 1,
+) -> StoreError:
+    """The port's error for a conditional write DynamoDB cancelled (a
+    TransactionCanceledException, or a single write's ConditionalCheckFailedException), for
+    every adapter alike:
+
+    * ``CallRecorded`` (``recorded()`` reads the first record) when the write carried a call
+      record, listed last, and its ``attribute_not_exists`` failed: the id is taken;
+    * ``Conflict`` carrying ``current()`` (what is stored now, read again) when one of the
+      first ``guarded`` actions (the head's version condition, and for a fact its revision's
+      place) failed its condition, or a concurrent transaction held the items: another
+      writer got there first;
+    * else a ``StoreError`` naming the codes (the caller may know better: a handover's target
+      that exists)."""
+    codes = reason_codes(exc)
+    if recorded is not None and codes[-1:] == [CHECK_FAILED]:
+        return recorded()
+    if CHECK_FAILED in codes[:guarded] or TRANSACTION_CONFLICT in codes:
+        return Conflict(subject, expected, current(), kind=kind)
+    return StoreError(f"write to {kind} {subject!r} cancelled: {codes}")
 
 
 def item_too_large(exc: BaseException) -> bool:

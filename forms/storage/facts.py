@@ -18,7 +18,7 @@ import threading
 from abc import ABC, abstractmethod
 from datetime import datetime
 
-from forms.errors import NotFound
+from forms.errors import Conflict, NotFound
 from forms.memory.errors import FactConflict
 from forms.memory.facts import Fact, FactHead, FactRevision, MemorySettings, apply_revision
 from forms.storage.sizes import check, text_bytes
@@ -40,7 +40,7 @@ class FactStore(ABC):
        alone).
     2. **Appends are compare-and-set.** A revision is appended only when its ``seq`` is the
        key's stored version (0 for a key never stated), which then goes up by one; otherwise
-       it fails with ``FactConflict`` carrying the head as stored now, and stores nothing. Two
+       it fails with ``Conflict`` carrying the head as stored now, and stores nothing. Two
        writers never lose a revision: one lands, the other plans again.
     3. **All or nothing.** A revision and its head (and, for a deletion, the erasure) land in
        one write, or none of them does.
@@ -104,7 +104,7 @@ class FactStore(ABC):
     def append(self, principal: str, revision: FactRevision) -> FactHead:
         """Append ``revision`` to its key's history; the head after it.
 
-        ``FactConflict`` when ``revision.seq`` is not the stored version; ``ValueError`` when
+        ``Conflict`` when ``revision.seq`` is not the stored version; ``ValueError`` when
         the revision cannot apply (``apply_revision``); ``SizeLimit`` when the head after it
         (the fact in force, with the periods it keeps) or the revision would pass one stored
         item (``forms.storage.sizes``). Nothing is stored in any of those cases."""
@@ -153,7 +153,7 @@ class FactStore(ABC):
         self, principal: str, before: FactHead | None, after: FactHead, revision: FactRevision
     ) -> None:
         """Store ``revision`` and ``after`` at once, only if the stored head is still at
-        ``before``'s version (``FactConflict`` with the stored head otherwise); a deletion
+        ``before``'s version (``Conflict`` with the stored head otherwise); a deletion
         also erases revisions ``before.erased .. revision.seq - 1``."""
 
     def _planned_on(self, principal: str, key: str, version: int) -> FactHead | None:
@@ -209,7 +209,7 @@ class InMemoryFactStore(FactStore):
         with self._lock:
             stored = self._heads.get(where)
             if (stored.version if stored else 0) != (before.version if before else 0):
-                raise FactConflict(revision.key, revision.seq, stored)
+                raise Conflict(revision.key, revision.seq, stored, kind="fact")
             log = self._revisions.setdefault(where, [])
             if revision.change == "deleted":
                 start = before.erased if before is not None else 0
