@@ -27,9 +27,9 @@ from forms.surface.tools import TOOLS
 from formwork.agents.providers import DEFAULT_MAX_TOKENS, BedrockConverse, OpenAIChat
 from formwork.agents.transcript import (
     AssistantTurn,
+    CallResult,
     Entry,
     Provider,
-    ToolResult,
     ToolResults,
     UserText,
 )
@@ -78,7 +78,7 @@ class ModelAgent:
             self.transcript.append(UserText(observation.user.text))
         elif observation.results[self._seen :]:
             results = tuple(
-                ToolResult(done.call.id, done.result) for done in observation.results[self._seen :]
+                CallResult(done.call.id, done.result) for done in observation.results[self._seen :]
             )
             self.transcript.append(ToolResults(results))
         self._seen = len(observation.results)

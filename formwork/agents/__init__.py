@@ -54,11 +54,11 @@ from formwork.agents.tool_loop import (
 )
 from formwork.agents.transcript import (
     AssistantTurn,
+    CallResult,
     Completion,
     Entry,
     Provider,
     ToolCall,
-    ToolResult,
     ToolResults,
     Usage,
     UserText,
@@ -81,6 +81,7 @@ __all__ = [
     "BedrockConverse",
     "BuilderAgent",
     "CallOutcome",
+    "CallResult",
     "Compacted",
     "Completion",
     "Entry",
@@ -91,7 +92,6 @@ __all__ = [
     "ServiceBackend",
     "StopReason",
     "ToolCall",
-    "ToolResult",
     "ToolResults",
     "Turn",
     "TurnFailed",

@@ -50,11 +50,11 @@ from formwork.agents.context import DEFAULT_KEEP_MESSAGES, compact, step_cap_not
 from formwork.agents.errors import TurnFailed
 from formwork.agents.transcript import (
     AssistantTurn,
+    CallResult,
     Entry,
     JsonDict,
     Provider,
     ToolCall,
-    ToolResult,
     ToolResults,
     Usage,
     UserText,
@@ -189,12 +189,12 @@ def _run_calls(
 ) -> bool:
     """Run ``calls`` in order, cancelling every one from the abort on; whether any was."""
     stopping = False
-    results: list[ToolResult] = []
+    results: list[CallResult] = []
     for call in calls:
         stopping = stopping or (abort is not None and abort.is_set())
         refused = None if stopping else arguments_refusal(call)
         result = refused if refused is not None else execute(turn, call, stopping)
-        results.append(ToolResult(call.id, result))
+        results.append(CallResult(call.id, result))
         turn.calls.append(CallOutcome(call, result, stopping))
     turn.entries.append(ToolResults(tuple(results)))
     return stopping

@@ -61,7 +61,7 @@ class AssistantTurn:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolResult:
+class CallResult:
     """The result of one tool call, under the call's id."""
 
     call_id: str
@@ -72,7 +72,7 @@ class ToolResult:
 class ToolResults:
     """The results of the calls of the assistant turn just before, in the calls' order."""
 
-    results: tuple[ToolResult, ...]
+    results: tuple[CallResult, ...]
 
 
 Entry = UserText | AssistantTurn | ToolResults
@@ -188,7 +188,7 @@ def load_transcript(data: Iterable[Mapping[str, Any]]) -> list[Entry]:
             entries.append(AssistantTurn(str(item["assistant"]), calls))
         elif "results" in item:
             results = tuple(
-                ToolResult(str(r["call_id"]), dict(r["result"])) for r in item["results"]
+                CallResult(str(r["call_id"]), dict(r["result"])) for r in item["results"]
             )
             entries.append(ToolResults(results))
         else:

@@ -4,7 +4,8 @@ Powertools validates requests against these models and builds the OpenAPI docume
 same models, so the document cannot drift from what the handler accepts. One module per
 concern: what every body shares and the error bodies (``common``), the tool routes
 (``tools``), the approvals (``approvals``), the builder (``builder``) and memory
-(``memory``); every name is importable from ``functions.models`` as well.
+(``memory``); every name is importable from ``functions.models`` as well. A tool's result is
+``forms.surface.ToolResult``, the one model the client and the agents read too.
 
 Optional keys of a response are ``SkipJsonSchema[None] | ...``: the key may be absent, but is
 never ``null``. A body that is a union or a mapping subclasses ``RootModel[Any]`` and annotates
@@ -12,6 +13,7 @@ never ``null``. A body that is a union or a mapping subclasses ``RootModel[Any]`
 parametrized one) for each.
 """
 
+from forms.surface.tool_result import FieldRow, HandoverRef, HookRow, StepRow, ToolResult
 from functions.models.approvals import (
     MAX_NOTE_CHARS,
     ApprovalAnswer,
@@ -73,17 +75,7 @@ from functions.models.memory import (
     MemorySettingsBody,
     MemorySettingsRequest,
 )
-from functions.models.tools import (
-    ConversationStatus,
-    FieldRow,
-    HandoverRef,
-    HookRow,
-    StepRow,
-    ToolCallRequest,
-    ToolList,
-    ToolResult,
-    WebhookOutcome,
-)
+from functions.models.tools import ConversationStatus, ToolCallRequest, ToolList, WebhookOutcome
 
 __all__ = [
     "FORM_ID_PATTERN",

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic.json_schema import SkipJsonSchema
 
-from forms.statuses import EntryStatus, FieldRowStatus, InstanceStatus, StepState
+from forms.surface.tool_result import ToolResult
 from functions.models.common import ID_PATTERN, ON_FIRST_USE, IgnoresIdentity
 
 
@@ -34,102 +34,6 @@ class ToolCallRequest(IgnoresIdentity):
         default=None,
         description="The tool's input, as the model produced it (see GET /tools); omit for {}",
         examples=[{"form": "travel-claim", "values": {"destination": "Lisbon"}}],
-    )
-
-
-class FieldRow(BaseModel):
-    """A field as a read shows it (docs/tools.md); more keys may come (type, value, ask, ...)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    id: str
-    label: str
-    status: FieldRowStatus = Field(description="docs/engine.md, Statuses")
-
-
-class StepRow(BaseModel):
-    """A step of the outline, or the step a read shows; more keys may come."""
-
-    model_config = ConfigDict(extra="allow")
-
-    step: str
-    title: str
-    state: SkipJsonSchema[None] | StepState = Field(
-        default=None, description="docs/engine.md, Statuses"
-    )
-    fields: SkipJsonSchema[None] | list[FieldRow] = None
-
-
-class HookRow(BaseModel):
-    """A hook occurrence the call fired, and where it stands (docs/dispatch.md)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    key: str
-    status: EntryStatus
-
-
-class HandoverRef(BaseModel):
-    """The other end of a handover: a form and its instance."""
-
-    model_config = ConfigDict(extra="allow")
-
-    form: str
-    instance: str
-
-
-class ToolResult(BaseModel):
-    """A tool's result: it leads with ``ok``, then a sentence (``summary``) or, for a call
-    that could not run, ``error`` and ``message``; the rest depends on the tool
-    (docs/tools.md)."""
-
-    model_config = ConfigDict(
-        extra="allow",
-        json_schema_extra={
-            "anyOf": [{"required": ["summary"]}, {"required": ["error", "message"]}]
-        },
-    )
-
-    ok: bool = Field(description="Whether the call landed")
-    summary: SkipJsonSchema[None] | str = Field(
-        default=None, description="What the call did, in one sentence"
-    )
-    error: SkipJsonSchema[None] | str = Field(
-        default=None, description="Why the call could not run: a stable code, for ok=false"
-    )
-    message: SkipJsonSchema[None] | str = Field(
-        default=None, description="What was wrong, with error"
-    )
-    hint: SkipJsonSchema[None] | str = Field(default=None, description="What to send instead")
-    did_you_mean: SkipJsonSchema[None] | list[str] = Field(
-        default=None, description="Ids close to an unknown one the call named (form, step, field)"
-    )
-    replayed: SkipJsonSchema[None] | Literal[True] = Field(
-        default=None, description="Present when this is the first result of a retried call"
-    )
-    closed: SkipJsonSchema[None] | InstanceStatus = Field(
-        default=None, description="The instance's status, when the call closed it"
-    )
-    state: SkipJsonSchema[None] | StepState = Field(
-        default=None, description="A step read: where the step stands"
-    )
-    fields: SkipJsonSchema[None] | list[FieldRow] = Field(
-        default=None, description="A step read: its fields and their statuses"
-    )
-    steps: SkipJsonSchema[None] | list[StepRow] = Field(
-        default=None, description="An outline or closed read: every step and its fields"
-    )
-    hooks: SkipJsonSchema[None] | list[HookRow] = Field(
-        default=None, description="The hook occurrences the call fired, as they stand"
-    )
-    handed_over_to: SkipJsonSchema[None] | HandoverRef = Field(
-        default=None, description="The form and instance that took over (docs/tools.md)"
-    )
-    handed_over_from: SkipJsonSchema[None] | HandoverRef = Field(
-        default=None, description="The instance this one took over from (docs/tools.md)"
-    )
-    not_carried: SkipJsonSchema[None] | dict[str, str] = Field(
-        default=None, description="A handover: source field id -> why it was not carried"
     )
 
 

@@ -40,13 +40,13 @@ from formwork.agents import (
     Backend,
     BedrockConverse,
     BuilderAgent,
+    CallResult,
     Entry,
     HttpBackend,
     OpenAIChat,
     Provider,
     ServiceBackend,
     ToolCall,
-    ToolResult,
     ToolResults,
     TurnFailed,
     UserText,
@@ -391,7 +391,7 @@ def test_a_refused_call_is_a_bedrock_tool_result_with_status_error() -> None:
     transcript: list[Entry] = [
         UserText("Delete the only step."),
         AssistantTurn("", (ToolCall("delete_step", {}, "t1"),)),
-        ToolResults((ToolResult("t1", {"ok": False, "error": "only_step", "message": "No."}),)),
+        ToolResults((CallResult("t1", {"ok": False, "error": "only_step", "message": "No."}),)),
     ]
     (_, _, results) = converse_messages(transcript)
     assert results["content"][0]["toolResult"]["status"] == "error"
@@ -759,7 +759,7 @@ def history(turns: int) -> list[Entry]:
         entries += [
             UserText(f"Request {n}: add field f{n}."),
             AssistantTurn("", (ToolCall("add_field", {"field": {"kind": "short_text"}}, f"h{n}"),)),
-            ToolResults((ToolResult(f"h{n}", result),)),
+            ToolResults((CallResult(f"h{n}", result),)),
             AssistantTurn(f"Reply {n}."),
         ]
     return entries
@@ -802,7 +802,7 @@ def test_a_turn_longer_than_the_window_is_kept_whole() -> None:
     for n in range(8):
         long_turn += [
             AssistantTurn("", (ToolCall("inspect_form", {}, f"r{n}"),)),
-            ToolResults((ToolResult(f"r{n}", {"ok": True}),)),
+            ToolResults((CallResult(f"r{n}", {"ok": True}),)),
         ]
     window = compact([*history(2), *long_turn], keep=4)
     assert window.kept == tuple(long_turn)

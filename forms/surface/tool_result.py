@@ -1,0 +1,169 @@
+"""A tool's result as one typed model: what the HTTP API documents (its OpenAPI schema), what
+the client returns and what the agents read, one class for all three.
+
+A result is built as plain data (``forms.surface.results``) and sent as JSON; ``ToolResult``
+is how a reader types it. It names the envelope every result leads with (``ok``, then
+``summary``, or ``error``, ``message`` and ``hint``) and the keys the reads and the closing
+calls share; every other key is kept as sent (``extra``), and ``to_dict`` gives back the answer
+exactly as it came, for the model to read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic.json_schema import SkipJsonSchema
+
+from forms.statuses import EntryStatus, FieldRowStatus, InstanceStatus, StepState
+
+BUSY = "busy"
+"""The error code of a write that lost to other writers every time; nothing was saved, and
+the same call (same id) may be sent again."""
+
+
+class FieldRow(BaseModel):
+    """A field as a read shows it (docs/tools.md); more keys may come (type, value, ask, ...)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    label: str
+    status: FieldRowStatus = Field(description="docs/engine.md, Statuses")
+
+
+class StepRow(BaseModel):
+    """A step of the outline, or the step a read shows; more keys may come."""
+
+    model_config = ConfigDict(extra="allow")
+
+    step: str
+    title: str
+    state: SkipJsonSchema[None] | StepState = Field(
+        default=None, description="docs/engine.md, Statuses"
+    )
+    fields: SkipJsonSchema[None] | list[FieldRow] = None
+
+
+class HookRow(BaseModel):
+    """A hook occurrence the call fired, and where it stands (docs/dispatch.md)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    key: str
+    status: EntryStatus
+
+
+class HandoverRef(BaseModel):
+    """The other end of a handover: a form and its instance."""
+
+    model_config = ConfigDict(extra="allow")
+
+    form: str
+    instance: str
+
+
+class ToolResult(BaseModel):
+    """A tool's result: it leads with ``ok``, then a sentence (``summary``) or, for a call
+    that could not run, ``error`` and ``message``; the rest depends on the tool
+    (docs/tools.md)."""
+
+    model_config = ConfigDict(
+        extra="allow",
+        frozen=True,
+        json_schema_extra={
+            "anyOf": [{"required": ["summary"]}, {"required": ["error", "message"]}]
+        },
+    )
+
+    ok: bool = Field(description="Whether the call landed")
+    summary: SkipJsonSchema[None] | str = Field(
+        default=None, description="What the call did, in one sentence"
+    )
+    error: SkipJsonSchema[None] | str = Field(
+        default=None, description="Why the call could not run: a stable code, for ok=false"
+    )
+    message: SkipJsonSchema[None] | str = Field(
+        default=None, description="What was wrong, with error"
+    )
+    hint: SkipJsonSchema[None] | str = Field(default=None, description="What to send instead")
+    did_you_mean: SkipJsonSchema[None] | list[str] = Field(
+        default=None, description="Ids close to an unknown one the call named (form, step, field)"
+    )
+    # Read as false when absent (a first answer); the document says what the wire carries: the
+    # key is present (true) only on a replay.
+    replayed: Literal[True] | SkipJsonSchema[Literal[False]] = Field(
+        default=False,
+        description="Present when this is the first result of a retried call",
+        json_schema_extra={"default": None},
+    )
+    closed: SkipJsonSchema[None] | InstanceStatus = Field(
+        default=None, description="The instance's status, when the call closed it"
+    )
+    state: SkipJsonSchema[None] | StepState = Field(
+        default=None, description="A step read: where the step stands"
+    )
+    fields: SkipJsonSchema[None] | list[FieldRow] = Field(
+        default=None, description="A step read: its fields and their statuses"
+    )
+    steps: SkipJsonSchema[None] | list[StepRow] = Field(
+        default=None, description="An outline or closed read: every step and its fields"
+    )
+    hooks: SkipJsonSchema[None] | list[HookRow] = Field(
+        default=None, description="The hook occurrences the call fired, as they stand"
+    )
+    handed_over_to: SkipJsonSchema[None] | HandoverRef = Field(
+        default=None, description="The form and instance that took over (docs/tools.md)"
+    )
+    handed_over_from: SkipJsonSchema[None] | HandoverRef = Field(
+        default=None, description="The instance this one took over from (docs/tools.md)"
+    )
+    not_carried: SkipJsonSchema[None] | dict[str, str] = Field(
+        default=None, description="A handover: source field id -> why it was not carried"
+    )
+
+    # Not in the document's schema (it is one of the keys the rest of a result may hold), but
+    # typed here: most results carry it.
+    status_line: SkipJsonSchema[str | None] = None
+
+    _raw: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _tool_call_id: str = PrivateAttr(default="")
+    _attempts: int = PrivateAttr(default=1)
+
+    @classmethod
+    def from_answer(
+        cls, answer: Mapping[str, Any], tool_call_id: str, attempts: int = 1
+    ) -> ToolResult:
+        """The result the API answered for the call sent under ``tool_call_id``, sent
+        ``attempts`` times; ``ValidationError`` when the answer is not a tool result."""
+        result = cls.model_validate(answer)
+        result._raw = dict(answer)
+        result._tool_call_id = tool_call_id
+        result._attempts = attempts
+        return result
+
+    @property
+    def tool_call_id(self) -> str:
+        """The id the call was sent under (the caller's, or one a client made), every attempt
+        alike."""
+        return self._tool_call_id
+
+    @property
+    def attempts(self) -> int:
+        """How many times the call was sent."""
+        return self._attempts
+
+    @property
+    def busy(self) -> bool:
+        """A write that lost to other writers every time: nothing was saved, and the same call
+        (same id) may be sent again."""
+        return not self.ok and self.error == BUSY
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as the API sent it, every key in its order."""
+        return dict(self._raw) if self._raw else self.model_dump(exclude_unset=True)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """One key of the result, named in the model or not."""
+        return self.to_dict().get(key, default)
