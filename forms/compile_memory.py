@@ -9,8 +9,13 @@ can hold must fit the field's type (``Vocabulary.check_field``). A field only an
 decides takes no key: memory never writes a decision.
 
 The vocabulary is the deployment's (``FormRegistry(..., vocabulary=...)``), Formwork's own by
-default. ``forms.memory`` is imported only when a form declares a key, so forms without
-memory never load it.
+default (``default_vocabulary``). ``forms.memory`` is imported only when a form declares a key
+and no vocabulary is given, so forms without memory never load it.
+
+``forms.memory`` sits above the core (it reads the core's types to fit keys to fields); the
+core reaches it in one place only, ``default_vocabulary``, which every other module of the
+core and of ``forms.documents`` asks for Formwork's vocabulary (the import direction test
+names it as the one edge that points up).
 """
 
 from __future__ import annotations
@@ -24,6 +29,14 @@ from forms.definition import FormDef
 
 if TYPE_CHECKING:
     from forms.memory.vocabulary import Vocabulary
+
+
+def default_vocabulary() -> Vocabulary:
+    """Formwork's own vocabulary (``Vocabulary.default()``), for whoever was given none: loaded
+    on the first call, so only forms and documents whose fields hold a key load memory."""
+    from forms.memory.vocabulary import Vocabulary  # noqa: PLC0415 (the one upward edge: see above)
+
+    return Vocabulary.default()
 
 
 def declares_memory(fields: Mapping[str, CompiledField]) -> bool:
@@ -42,9 +55,7 @@ def check_memory(
     if not declares_memory(fields):
         return
     if vocabulary is None:
-        from forms.memory.vocabulary import Vocabulary  # noqa: PLC0415 (only forms that use memory load it)
-
-        vocabulary = Vocabulary.default()
+        vocabulary = default_vocabulary()
     for field in fields.values():
         if field.memory is not None:
             with problems.each():

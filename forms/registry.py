@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
+from forms.compile_memory import default_vocabulary
 from forms.compiled import CompiledForm, normalise
 from forms.compiler import compile_form
 from forms.definition import FormDef, Migration
@@ -63,9 +64,7 @@ class FormRegistry:
     def vocabulary(self) -> Vocabulary:
         """The fact vocabulary declared keys are checked against."""
         if self._vocabulary is None:
-            from forms.memory.vocabulary import Vocabulary  # noqa: PLC0415 (only forms that use memory load it)
-
-            return Vocabulary.default()
+            return default_vocabulary()
         return self._vocabulary
 
     def register(self, definition: FormDef) -> CompiledForm:

@@ -11,8 +11,9 @@ it (``field 'born' (step 'about'): memory='person.dob': unknown fact key ...``).
 
 ``compile_document`` runs it with the document's other checks (every problem reported at once)
 and the builder's edits run it on the draft after every edit (``edit_checks``), so a key one
-refuses, the other refuses too. The vocabulary is the deployment's (None: Formwork's);
-``forms.memory`` is loaded only when a field holds a key.
+refuses, the other refuses too. The vocabulary is the deployment's (None: Formwork's, from
+``forms.compile_memory.default_vocabulary``, loaded only when a field holds a key). Documents
+sit below memory: nothing here imports ``forms.memory`` when it runs.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from forms.compile_memory import default_vocabulary
 from forms.documents.field_types import types_of
 from forms.documents.model import Divider, FieldDoc, FormDocument, Heading, Paragraph
 from forms.schema import FieldType
@@ -47,11 +49,7 @@ def declares_memory(document: FormDocument) -> bool:
 
 def vocabulary_or_default(vocabulary: Vocabulary | None) -> Vocabulary:
     """``vocabulary``, or Formwork's own (``Vocabulary.default()``) when None."""
-    if vocabulary is not None:
-        return vocabulary
-    from forms.memory.vocabulary import Vocabulary  # noqa: PLC0415 (only documents with keys load it)
-
-    return Vocabulary.default()
+    return vocabulary if vocabulary is not None else default_vocabulary()
 
 
 def key_problems(
@@ -83,14 +81,15 @@ def unknown_key(
     """``key`` held by a field, when ``vocabulary`` (None: Formwork's) does not have it, as
     ``key_problems`` words it; None when it does. For a name that is not even a key's syntax
     (``dob``), which no document holds, so ``key_problems`` never sees it."""
-    from forms.memory.errors import UnknownFactKey  # noqa: PLC0415 (as above)
-
     words = vocabulary_or_default(vocabulary)
     if key in words:
         return None
-    close = tuple(words.did_you_mean(key))
-    unknown = UnknownFactKey(key, close)  # what check_field says of a key it does not have
-    return KeyProblem(field_id, key, f"{_where(field_id, step_id, key)}: {unknown}", close)
+    try:
+        words.get(key)
+    except KeyError as unknown:  # UnknownFactKey: what check_field says of a key it lacks
+        close = tuple(words.did_you_mean(key))
+        return KeyProblem(field_id, key, f"{_where(field_id, step_id, key)}: {unknown}", close)
+    return None
 
 
 def fitting_keys(item: FieldDoc, vocabulary: Vocabulary | None = None) -> list[str]:

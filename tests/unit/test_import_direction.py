@@ -2,16 +2,19 @@
 
 ``forms`` (the engine, its tool surface and application service) imports nothing of the project
 outside itself, and inside it the layers point one way: the pure core (the modules directly in
-``forms/``) imports only the core; the model-facing surface (``forms.surface``) and forms as
-data (``forms.documents``) import the core; the storage ports and adapters
-(``forms.storage``) import the core and the documents they store; the application
-(``forms.app``) imports all four; nothing of the engine imports the examples. ``functions``
-(the Lambda shell) and ``workflows`` (the Temporal shell) are siblings that never import each
-other; both reach the application through ``formwork`` (the settings and the one bootstrap),
-which sits above them. No two modules import each other, directly or round a loop, when the
-code runs (a name used only in annotations, under ``if TYPE_CHECKING``, may point back). Read
-from the source with ``ast``, so imports inside functions count too, and nothing is imported
-to check it.
+``forms/``) imports only the core; forms as data (``forms.documents``) imports the core;
+memory (``forms.memory``: the fact vocabulary, facts, recall) imports the core and sits above
+it and the documents, which reach it once, for Formwork's own vocabulary when they are given
+none (``forms.compile_memory.default_vocabulary``, the one edge that points up); the
+model-facing surface (``forms.surface``) imports the core and memory; the storage ports and
+adapters (``forms.storage``) import the core, the documents and the facts they store; the
+application (``forms.app``) imports all of them; nothing of the engine imports the examples.
+``functions`` (the Lambda shell) and ``workflows`` (the Temporal shell) are siblings that never
+import each other; both reach the application through ``formwork`` (the settings and the one
+bootstrap), which sits above them. No two modules import each other, directly or round a loop,
+when the code runs (a name used only in annotations, under ``if TYPE_CHECKING``, may point
+back). Read from the source with ``ast``, so imports inside functions count too, and nothing
+is imported to check it.
 """
 
 from __future__ import annotations
@@ -94,12 +97,24 @@ def test_the_check_sees_the_imports_it_is_about() -> None:
 CORE = "forms"
 LAYERS: dict[str, set[str]] = {
     CORE: {CORE},
-    "forms.surface": {CORE, "forms.surface"},
     "forms.documents": {CORE, "forms.documents"},
-    "forms.storage": {CORE, "forms.documents", "forms.storage"},
-    "forms.app": {CORE, "forms.surface", "forms.storage", "forms.documents", "forms.app"},
+    "forms.memory": {CORE, "forms.memory"},
+    "forms.surface": {CORE, "forms.memory", "forms.surface"},
+    "forms.storage": {CORE, "forms.documents", "forms.memory", "forms.storage"},
+    "forms.app": {
+        CORE,
+        "forms.documents",
+        "forms.memory",
+        "forms.surface",
+        "forms.storage",
+        "forms.app",
+    },
 }
 """Each layer of ``forms`` and the layers it may import."""
+UPWARD = {("forms.compile_memory", "forms.memory.vocabulary")}
+"""The one edge from the core to a layer above it, when the code runs: Formwork's own fact
+vocabulary, for a form or document declaring keys that was given none
+(``forms.compile_memory.default_vocabulary``; every other module asks that function)."""
 
 
 def module_name(path: Path) -> str:
@@ -139,8 +154,32 @@ def test_the_layers_of_forms_point_one_way(layer: str) -> None:
         for line, module, names in imported(path)
         for target in resolved(module, names)
         if target.split(".")[0] == "forms" and layer_of(target) not in allowed
+        if not typed_only(path, line) and (module_name(path), target) not in UPWARD
     ]
     assert found == []
+
+
+def typed_only(path: Path, line: int) -> bool:
+    """Whether the import at ``line`` of ``path`` is under ``if TYPE_CHECKING:`` (a name used
+    in annotations only, which may point up)."""
+    return all(at != line for at, _, _ in imported(path, typing_only=False))
+
+
+def test_the_core_reaches_memory_through_one_function() -> None:
+    # the exception is what it says: one function-level import, and nothing else of the core
+    # or the documents imports memory when it runs
+    found = {
+        (module_name(path), target)
+        for path in modules("forms")
+        if layer_of(module_name(path)) in (CORE, "forms.documents")
+        for _, module, names in imported(path, typing_only=False)
+        for target in resolved(module, names)
+        if layer_of(target) == "forms.memory"
+    }
+    assert found == UPWARD
+    source = (ROOT / "forms" / "compile_memory.py").read_text()
+    top_level = {n.module for n in ast.parse(source).body if isinstance(n, ast.ImportFrom)}
+    assert "forms.memory.vocabulary" not in top_level
 
 
 def test_the_core_is_where_the_layers_say() -> None:
