@@ -50,7 +50,7 @@ from forms.documents.model import (
     TerminateAction,
     TextField,
 )
-from forms.documents.rules import Known, Predicate, RuleError, compile_rule
+from forms.documents.rules import Predicate, RuleError, RuleField, compile_rule
 from forms.effect_plans import as_effects
 from forms.effects import Effect, Fail, HandOver, Jump, Patch, Terminate
 from forms.errors import InvalidFormDefinition
@@ -106,7 +106,7 @@ class _Builder:
         self.index = index = index_document(document)
         self.problems: list[str] = list(index.problems)
         self.problems += [p.message for p in key_problems(document, vocabulary)]
-        self.known: Mapping[str, Known] = index.known
+        self.known: Mapping[str, RuleField] = index.known
         self.first_field: Mapping[str, int] = index.first_field
         self.hands_over_to: dict[str, dict[str, str | None]] = {}
         """What the hand_over actions declare: the forms handed over to, with renames."""

@@ -32,7 +32,7 @@ from forms.documents.model import (
     Rule,
     SetAction,
 )
-from forms.documents.rules import Known, RuleError, compile_rule, reads
+from forms.documents.rules import RuleError, RuleField, compile_rule, reads
 
 _ANYWHERE = 10**9
 """The position a checkpoint's rule reads from: after every field."""
@@ -91,7 +91,7 @@ def _set_values(checkpoint: CheckpointDoc, index: FieldIndex) -> dict[str, Any]:
     return values
 
 
-def _may_hold(rule: Rule, values: Mapping[str, Any], known: Mapping[str, Known]) -> bool | None:
+def _may_hold(rule: Rule, values: Mapping[str, Any], known: Mapping[str, RuleField]) -> bool | None:
     """Whether ``rule`` holds once ``values`` are written: True or False when those values
     decide it, None when it depends on other answers (or does not compile)."""
     if isinstance(rule, Condition):

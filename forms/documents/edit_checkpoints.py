@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from forms.documents.edit_arguments import DeleteCheckpoint, Limits, Selection, SetCheckpoint
 from forms.documents.edit_checks import PLACEHOLDER, describe_action, describe_rule
-from forms.documents.edit_draft import Data, Draft, not_found
+from forms.documents.edit_draft import Data, WorkingCopy, not_found
 from forms.documents.edit_errors import EditError, sentence
 from forms.documents.edit_layout import unique_id
 from forms.documents.edit_names import suggest
@@ -33,7 +33,7 @@ from forms.documents.model import (
 
 
 def set_checkpoint(
-    draft: Draft, args: SetCheckpoint, selection: Selection | None, limits: Limits
+    draft: WorkingCopy, args: SetCheckpoint, selection: Selection | None, limits: Limits
 ) -> str:
     checkpoints: list[Data] = draft.data.setdefault("checkpoints", [])
     ids = [str(c["id"]) for c in checkpoints]
@@ -55,7 +55,7 @@ def set_checkpoint(
 
 
 def delete_checkpoint(
-    draft: Draft, args: DeleteCheckpoint, selection: Selection | None, limits: Limits
+    draft: WorkingCopy, args: DeleteCheckpoint, selection: Selection | None, limits: Limits
 ) -> str:
     checkpoints: list[Data] = draft.data.setdefault("checkpoints", [])
     ids = [str(c["id"]) for c in checkpoints]
@@ -66,7 +66,7 @@ def delete_checkpoint(
 
 
 def _check_actions(
-    draft: Draft, index: FieldIndex, checkpoint_id: str, actions: Sequence[Action]
+    draft: WorkingCopy, index: FieldIndex, checkpoint_id: str, actions: Sequence[Action]
 ) -> None:
     """``invalid_rule`` naming every action that names a field or step the draft does not
     have, or sets a field to a value its type does not hold; nothing when all of them fit."""

@@ -51,17 +51,17 @@ _ANYWHERE = 10**9
 
 
 @dataclass(frozen=True, slots=True)
-class Problems:
+class DraftProblems:
     """What is wrong with a draft, in words: its items' own settings (contradicting
     constraints, reserved ids), the fact keys its fields hold, and its references (rules,
-    checkpoints)."""
+    checkpoints). Not ``forms.compile_checks.Problems``, which collects a compile's errors."""
 
     settings: tuple[str, ...] = ()
     references: tuple[str, ...] = ()
     keys: tuple[KeyProblem, ...] = ()
 
 
-def problems(document: FormDocument, vocabulary: Vocabulary | None = None) -> Problems:
+def problems(document: FormDocument, vocabulary: Vocabulary | None = None) -> DraftProblems:
     """Everything wrong with how the parts of ``document`` refer to each other, with its
     fields' own settings and with the fact keys they hold (against ``vocabulary``, None:
     Formwork's), in document order."""
@@ -102,18 +102,18 @@ def problems(document: FormDocument, vocabulary: Vocabulary | None = None) -> Pr
                     if renamed.field not in index.known:
                         found.append(f"{where} hands over {renamed.field!r}, which is not a field")
     found.extend(set_cycles(document, index))
-    return Problems(index.problems, tuple(found), key_problems(document, vocabulary))
+    return DraftProblems(index.problems, tuple(found), key_problems(document, vocabulary))
 
 
 def introduced(
     before: FormDocument | None, after: FormDocument, vocabulary: Vocabulary | None = None
-) -> Problems:
+) -> DraftProblems:
     """The problems ``after`` has that ``before`` (None: nothing) did not."""
     now = problems(after, vocabulary)
     if before is None or not (now.settings or now.references or now.keys):
         return now  # the usual case: one index per edit, not two
     had = problems(before, vocabulary)
-    return Problems(
+    return DraftProblems(
         tuple(p for p in now.settings if p not in had.settings),
         tuple(p for p in now.references if p not in had.references),
         tuple(p for p in now.keys if p not in had.keys),

@@ -64,8 +64,9 @@ class Notes:
         return notes
 
 
-class Draft:
-    """The working copy of one draft document."""
+class WorkingCopy:
+    """The working copy of one draft document (what the edits change; the stored draft is
+    ``forms.storage.drafts.Draft``)."""
 
     def __init__(self, document: FormDocument, notes: Notes) -> None:
         self.original = document

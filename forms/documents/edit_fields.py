@@ -1,8 +1,8 @@
 """The field tools: add, update, delete and move a field or block, and set a ``when``.
 
-Each takes the working ``Draft``, its parsed arguments, the editor's selection and the plan's
-limits, changes the draft and returns the one sentence the model reads. ``edits.apply_edit``
-checks the result (shape, references) before anything is kept.
+Each takes the ``WorkingCopy`` of the draft, its parsed arguments, the editor's selection and
+the plan's limits, changes the draft and returns the one sentence the model reads.
+``edits.apply_edit`` checks the result (shape, references) before anything is kept.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from forms.documents.edit_arguments import (
     UpdateField,
 )
 from forms.documents.edit_checks import describe_rule, readers
-from forms.documents.edit_draft import Data, Draft, Notes, plan_limit, sent_updates, slot
+from forms.documents.edit_draft import Data, Notes, WorkingCopy, plan_limit, sent_updates, slot
 from forms.documents.edit_errors import EditError, sentence
 from forms.documents.edit_layout import derive_id, merge, unique_id, with_block_defaults
 from forms.documents.edit_names import meant_by_rule
@@ -31,7 +31,7 @@ from forms.documents.edit_rename import rename_field, renamed_to
 from forms.documents.edit_values import read_rule
 from forms.documents.field_types import index_document
 from forms.documents.model import BLOCK_KINDS, ITEM_MODELS, Rule, kinds_of
-from forms.documents.rules import Known, RuleError, compile_rule
+from forms.documents.rules import RuleError, RuleField, compile_rule
 
 KEYS_OF_KIND: Mapping[str, frozenset[str]] = {
     kind: frozenset(model.model_fields) for model in ITEM_MODELS for kind in kinds_of(model)
@@ -58,7 +58,7 @@ def new_item(sent: BaseModel, taken: set[str], notes: Notes) -> Data:
 _RULE: TypeAdapter[Rule] = TypeAdapter(Rule)
 
 
-def read_item_rule(item: Data, known: Mapping[str, Known], at: str, notes: Notes) -> None:
+def read_item_rule(item: Data, known: Mapping[str, RuleField], at: str, notes: Notes) -> None:
     """The values of ``item``'s rule (if it has one) read as the fields it reads take them
     (``edit_values``), in place, and noted at ``at``: where the item is in the call."""
     if "when" not in item:
@@ -75,7 +75,9 @@ def sent_layout(sent: BaseModel) -> dict[str, int]:
     return layout
 
 
-def add_field(draft: Draft, args: AddField, selection: Selection | None, limits: Limits) -> str:
+def add_field(
+    draft: WorkingCopy, args: AddField, selection: Selection | None, limits: Limits
+) -> str:
     position = args.position
     if args.step is None and selection is not None and selection.field and not selection.step:
         step, selected = draft.locate(selection.field, None)
@@ -98,7 +100,7 @@ def add_field(draft: Draft, args: AddField, selection: Selection | None, limits:
 
 
 def update_field(
-    draft: Draft, args: UpdateField, selection: Selection | None, limits: Limits
+    draft: WorkingCopy, args: UpdateField, selection: Selection | None, limits: Limits
 ) -> str:
     step, item = draft.locate(_field_ref(args.field, selection), args.step)
     updates = sent_updates(args.updates, '{"updates": {"required": true}}')
@@ -135,7 +137,7 @@ def update_field(
 
 
 def delete_field(
-    draft: Draft, args: DeleteField, selection: Selection | None, limits: Limits
+    draft: WorkingCopy, args: DeleteField, selection: Selection | None, limits: Limits
 ) -> str:
     step, item = draft.locate(_field_ref(args.field, selection), args.step)
     using = readers(draft.original, {item["id"]}, set())
@@ -150,7 +152,9 @@ def delete_field(
     return f'Deleted {_name(item)} from step "{step["title"]}".'
 
 
-def move_field(draft: Draft, args: MoveField, selection: Selection | None, limits: Limits) -> str:
+def move_field(
+    draft: WorkingCopy, args: MoveField, selection: Selection | None, limits: Limits
+) -> str:
     step, item = draft.locate(_field_ref(args.field, selection), None)
     if args.to_step is None and args.position is None:
         raise EditError(
@@ -169,7 +173,7 @@ def move_field(draft: Draft, args: MoveField, selection: Selection | None, limit
 
 
 def set_conditional_logic(
-    draft: Draft, args: SetConditionalLogic, selection: Selection | None, limits: Limits
+    draft: WorkingCopy, args: SetConditionalLogic, selection: Selection | None, limits: Limits
 ) -> str:
     index = index_document(draft.original)
     holder: Data
@@ -205,7 +209,7 @@ def set_conditional_logic(
     return f"{what} now applies only when {describe_rule(when)}."
 
 
-def _readable(draft: Draft, known: Mapping[str, Any], before: int) -> str:
+def _readable(draft: WorkingCopy, known: Mapping[str, Any], before: int) -> str:
     """The fields a rule at ``before`` may read, with their kinds (and options)."""
     items = {str(i["id"]): i for _, i in draft.items()}
     usable = [name for name, k in known.items() if k.position < before]

@@ -13,7 +13,7 @@ from pydantic import JsonValue
 
 from forms.documents.edit_arguments import Selection
 from forms.documents.edit_checks import describe_action, describe_rule, readers
-from forms.documents.edit_draft import Draft, Notes
+from forms.documents.edit_draft import Notes, WorkingCopy
 from forms.documents.model import BLOCK_KINDS, Divider, FormDocument, Heading, Item, Paragraph
 
 Scope = Literal["form", "step", "field"]
@@ -27,7 +27,7 @@ def inspect(
     ``EditError`` (``not_found``, ``no_selection``) as the edits raise it."""
     if scope == "form":
         return outline(draft)
-    working = Draft(draft, Notes([]))
+    working = WorkingCopy(draft, Notes([]))
     if scope == "step":
         step = working.step(id, selection)
         return {"step": step}
@@ -80,7 +80,7 @@ def _line(item: Item) -> str:
 def selection_line(draft: FormDocument, selection: Selection | None) -> str:
     """What the editor has selected, as the model reads it each turn:
     ``Selected field "email": "Email" (email) in step "Contact"``, a step, or nothing."""
-    working = Draft(draft, Notes([]))
+    working = WorkingCopy(draft, Notes([]))
     if selection is not None and selection.field is not None:
         step, item = working.locate(selection.field, None)
         name = item.get("label") or item.get("text") or item["id"]

@@ -13,11 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from forms.compile_steps import STEP_METHODS
-from forms.documents.edit_draft import Data, Draft
+from forms.documents.edit_draft import Data, WorkingCopy
 from forms.documents.edit_errors import EditError
 
 
-def rename_field(draft: Draft, old: str, new: str) -> list[str]:
+def rename_field(draft: WorkingCopy, old: str, new: str) -> list[str]:
     """``old`` renamed ``new`` in every rule, ``set`` action and placeholder of ``draft``;
     the parts changed, in words. ``invalid`` when ``new`` is taken or reserved."""
     taken = draft.item_ids() - {old}
@@ -48,7 +48,7 @@ def rename_field(draft: Draft, old: str, new: str) -> list[str]:
     return changed
 
 
-def rename_step(draft: Draft, step: Data, new: str) -> list[str]:
+def rename_step(draft: WorkingCopy, step: Data, new: str) -> list[str]:
     """``step`` renamed ``new``, and every ``jump`` to it; the parts changed, in words.
     ``invalid`` when another step has ``new``."""
     old = step["id"]

@@ -24,8 +24,8 @@ from forms.documents.edit_arguments import (
 from forms.documents.edit_checks import readers
 from forms.documents.edit_draft import (
     Data,
-    Draft,
     Notes,
+    WorkingCopy,
     finish,
     plan_limit,
     sent_updates,
@@ -118,7 +118,7 @@ def create_form(
     )
 
 
-def add_step(draft: Draft, args: AddStep, selection: Selection | None, limits: Limits) -> str:
+def add_step(draft: WorkingCopy, args: AddStep, selection: Selection | None, limits: Limits) -> str:
     steps = draft.steps
     if len(steps) >= limits.max_steps:
         raise plan_limit("steps", limits.max_steps)
@@ -135,7 +135,9 @@ def add_step(draft: Draft, args: AddStep, selection: Selection | None, limits: L
     return f'Added step "{args.title}" ({step_id}) as step {at + 1} of {len(steps)}.'
 
 
-def update_step(draft: Draft, args: UpdateStep, selection: Selection | None, limits: Limits) -> str:
+def update_step(
+    draft: WorkingCopy, args: UpdateStep, selection: Selection | None, limits: Limits
+) -> str:
     step = draft.step(args.step, selection)
     updates = sent_updates(args.updates, '{"updates": {"title": "Contact details"}}')
     old, renamed = step["id"], ""
@@ -146,7 +148,9 @@ def update_step(draft: Draft, args: UpdateStep, selection: Selection | None, lim
     return f'Updated step "{old}": {", ".join(updates)}{renamed}.'
 
 
-def update_form(draft: Draft, args: UpdateForm, selection: Selection | None, limits: Limits) -> str:
+def update_form(
+    draft: WorkingCopy, args: UpdateForm, selection: Selection | None, limits: Limits
+) -> str:
     updates = sent_updates(args.updates, '{"updates": {"closes_on_complete": true}}')
     for key in ("title", "closes_on_complete"):
         if key in updates and updates[key] is None:
@@ -161,7 +165,9 @@ def update_form(draft: Draft, args: UpdateForm, selection: Selection | None, lim
     return f'Updated the form "{draft.data["title"]}": {", ".join(updates)}.'
 
 
-def delete_step(draft: Draft, args: DeleteStep, selection: Selection | None, limits: Limits) -> str:
+def delete_step(
+    draft: WorkingCopy, args: DeleteStep, selection: Selection | None, limits: Limits
+) -> str:
     step = draft.step(args.step, selection)
     if len(draft.steps) == 1:
         raise EditError(
@@ -182,7 +188,9 @@ def delete_step(draft: Draft, args: DeleteStep, selection: Selection | None, lim
     return f'Deleted step "{step["title"]}" and its {_count(len(fields), "field")}.'
 
 
-def move_step(draft: Draft, args: MoveStep, selection: Selection | None, limits: Limits) -> str:
+def move_step(
+    draft: WorkingCopy, args: MoveStep, selection: Selection | None, limits: Limits
+) -> str:
     step = draft.step(args.step, selection)
     steps = draft.steps
     steps.remove(step)

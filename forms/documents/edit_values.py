@@ -18,11 +18,11 @@ from collections.abc import Mapping
 
 from forms.documents.edit_parse import Coerced
 from forms.documents.model import AllOf, AnyOf, Condition, Not, Rule, Scalar
-from forms.documents.rules import Known
+from forms.documents.rules import RuleField
 from forms.schema import Accepted, FieldType
 
 
-def read_rule(rule: Rule, known: Mapping[str, Known], at: str) -> tuple[Rule, list[Coerced]]:
+def read_rule(rule: Rule, known: Mapping[str, RuleField], at: str) -> tuple[Rule, list[Coerced]]:
     """``rule`` with each string value its field's type reads as another value replaced by
     that value, and where each was (``at`` is where the rule is in the call: ``when``,
     ``field.when``)."""
@@ -30,7 +30,7 @@ def read_rule(rule: Rule, known: Mapping[str, Known], at: str) -> tuple[Rule, li
     return _read(rule, known, at, read), read
 
 
-def _read(rule: Rule, known: Mapping[str, Known], at: str, read: list[Coerced]) -> Rule:
+def _read(rule: Rule, known: Mapping[str, RuleField], at: str, read: list[Coerced]) -> Rule:
     if isinstance(rule, AllOf):
         return AllOf(all=[_read(r, known, f"{at}.all.{n}", read) for n, r in enumerate(rule.all)])
     if isinstance(rule, AnyOf):

@@ -43,8 +43,8 @@ from pydantic import JsonValue, TypeAdapter, ValidationError
 
 from forms.documents.edit_arguments import GENEROUS, TOOL_ARGUMENTS, Limits, Selection
 from forms.documents.edit_checkpoints import delete_checkpoint, set_checkpoint
-from forms.documents.edit_checks import Problems, introduced
-from forms.documents.edit_draft import Data, Draft, Notes, finish
+from forms.documents.edit_checks import DraftProblems, introduced
+from forms.documents.edit_draft import Data, Notes, WorkingCopy, finish
 from forms.documents.edit_errors import EditError, sentence
 from forms.documents.edit_fields import (
     add_field,
@@ -110,7 +110,7 @@ class Edited:
         return result
 
 
-_Tool = Callable[[Draft, Any, Selection | None, Limits], str]
+_Tool = Callable[[WorkingCopy, Any, Selection | None, Limits], str]
 _TOOLS: Mapping[str, _Tool] = {
     "update_form": update_form,
     "add_step": add_step,
@@ -180,7 +180,7 @@ def apply_edit(
                 "There is no form yet.",
                 "Start it with create_form (a title and the steps), then add fields.",
             )
-        working = Draft(draft, notes)
+        working = WorkingCopy(draft, notes)
         summary = _TOOLS[tool](working, args, selection, limits)
         _refuse_key_names(working.data, vocabulary)
         document, before = working.finish(), draft
@@ -217,7 +217,7 @@ def _refuse_unknown_executors(
 
 def _refuse_new_problems(
     tool: str,
-    new: Problems,
+    new: DraftProblems,
     before: FormDocument | None,
     document: FormDocument,
     vocabulary: Vocabulary | None,

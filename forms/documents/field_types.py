@@ -44,7 +44,7 @@ from forms.documents.model import (
     SetAction,
     TextField,
 )
-from forms.documents.rules import Known
+from forms.documents.rules import RuleField
 from forms.schema import Accepted, FieldType, field_type
 
 SHORT_TEXT_MAX = 300
@@ -123,7 +123,7 @@ class FieldIndex:
     (``problems``: contradicting constraints, block ids used twice, field ids that are names
     of ``Step`` methods)."""
 
-    known: Mapping[str, Known]
+    known: Mapping[str, RuleField]
     first_field: Mapping[str, int]
     problems: tuple[str, ...]
     types: Mapping[str, FieldTypes]
@@ -133,7 +133,7 @@ def index_document(document: FormDocument) -> FieldIndex:
     """The ``FieldIndex`` of ``document``: what ``compile_document`` checks rules against, for
     whoever checks a rule before the document compiles (the builder's edits)."""
     problems: list[str] = []
-    known: dict[str, Known] = {}
+    known: dict[str, RuleField] = {}
     types: dict[str, FieldTypes] = {}
     first_field: dict[str, int] = {}
     blocks: set[str] = set()
@@ -162,7 +162,7 @@ def index_document(document: FormDocument) -> FieldIndex:
             except TypeError as exc:
                 problems.append(f"field {item.id!r}: {exc}")
                 continue
-            known[item.id] = Known(item.kind, item_type, at)
+            known[item.id] = RuleField(item.kind, item_type, at)
             types[item.id] = settings
     return FieldIndex(known, first_field, tuple(problems), types)
 

@@ -45,7 +45,7 @@ _MEMBERSHIP = frozenset({"in", "not_in"})
 
 
 @dataclass(frozen=True, slots=True)
-class Known:
+class RuleField:
     """A field a rule may name: its kind, its type (of one item, for a multiple choice) and
     its position in definition order."""
 
@@ -59,7 +59,7 @@ class RuleError(ValueError):
 
 
 def compile_rule(
-    rule: Rule, fields: Mapping[str, Known], before: int, where: str
+    rule: Rule, fields: Mapping[str, RuleField], before: int, where: str
 ) -> tuple[Predicate, frozenset[str]]:
     """The predicate of ``rule`` and the fields it reads, for an item at position ``before``
     (a rule may read only fields at lower positions). ``RuleError`` names every problem."""
@@ -91,7 +91,7 @@ def reads(rule: Rule) -> Iterator[str]:
 
 
 def _build(
-    rule: Rule, fields: Mapping[str, Known], before: int, where: str, problems: list[str]
+    rule: Rule, fields: Mapping[str, RuleField], before: int, where: str, problems: list[str]
 ) -> Callable[[Any], bool]:
     if isinstance(rule, AllOf):
         parts = [_build(r, fields, before, where, problems) for r in rule.all]
@@ -106,7 +106,7 @@ def _build(
 
 
 def _condition(
-    rule: Condition, fields: Mapping[str, Known], before: int, where: str, problems: list[str]
+    rule: Condition, fields: Mapping[str, RuleField], before: int, where: str, problems: list[str]
 ) -> Callable[[Any], bool]:
     known = fields.get(rule.field)
     never: Callable[[Any], bool] = lambda v: False  # noqa: E731 (a placeholder after an error)
@@ -174,8 +174,10 @@ def _family(kind: str) -> str:
     return kind
 
 
-def _literal(value: Scalar, known: Known, name: str, where: str, problems: list[str]) -> Any | None:
-    """``value`` as the field's type reads it (``Known.type`` is the item type of a multiple
+def _literal(
+    value: Scalar, known: RuleField, name: str, where: str, problems: list[str]
+) -> Any | None:
+    """``value`` as the field's type reads it (``RuleField.type`` is the item type of a multiple
     choice), or None after recording why it is not one."""
     outcome = known.type.accept(value)
     if not isinstance(outcome, Accepted):
