@@ -242,6 +242,10 @@ def _call_body(envelope: dict[str, Any], tool: "Tool", title: str) -> dict[str, 
 
 def _tool_operation(operation: dict[str, Any], tool: "Tool", call: str) -> dict[str, Any]:
     responses = {s: r for s, r in operation["responses"].items() if str(s) != "404"}
+    result = getattr(tool, "result", None)  # a form tool's result model, from the tools' list
+    if result is not None:
+        schema = {"$ref": _COMPONENTS.format(model=result.__name__)}
+        responses["200"] = {**responses["200"], "content": {"application/json": {"schema": schema}}}
     return {
         **operation,
         "operationId": tool.name,

@@ -21,11 +21,13 @@ from forms.errors import BadRequest, ToolCallConflict, ToolCallExpired, TooManyC
 from forms.instance import CallRecord, FormInstance, NewCall
 from forms.marked import constructed
 from forms.surface.results import Result, as_json
+from forms.surface.tools import WRITES
 
 DEFAULT_REPLAY_WINDOW = timedelta(hours=24)
 """How long a retried tool call gets its first result back; later it is ``tool_call_expired``."""
-WRITE_TOOLS = frozenset({"form_start", "form_fill", "form_revise", "form_abandon"})
-"""The tools whose calls are recorded (reads have no effect to repeat)."""
+WRITE_TOOLS = WRITES
+"""The tools whose calls are recorded (reads have no effect to repeat): the tools' list says
+which (``forms.surface.tools.TOOLS``)."""
 UNRECORDED = (TooManyConflicts, ToolCallConflict, ToolCallExpired)
 """Refusals that say nothing about the call itself: sending it again is the remedy, or it is
 already someone else's. They are never recorded as the call's result."""

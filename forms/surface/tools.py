@@ -3,6 +3,15 @@
 Tool schemas are re-sent on every model call and dominate the surface's context cost, so the
 surface is six tools, and the four revision moves (plus decline) share ``form_revise`` behind
 one ``action`` enum. Descriptions say what not to do as plainly as what to do; they are the API.
+
+``TOOLS`` is the one list of the form tools: each entry names its tool, its argument model, the
+description the model reads, its result model, whether it writes, and what an MCP host is told
+of it (a title; destructive, idempotent). Everything else that names the tools derives from it:
+the HTTP routes and their OpenAPI operations, the Bedrock action group, ``GET /tools`` in every
+vendor's shape (and so the client and the agents, which read it), MCP's tool list and
+annotations, and which calls are recorded (``forms.app.calls.WRITE_TOOLS``). Adding a tool is
+one entry here and its function in ``forms.app.service`` (a test holds the two together, and
+finds any other list of tool names).
 """
 
 from __future__ import annotations
@@ -14,6 +23,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from forms.errors import BadRequest
+from forms.surface.tool_result import ToolResult
 
 FormId = Annotated[
     str,
@@ -109,10 +119,20 @@ class FormAbandonArgs(_Args):
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
+    """One form tool: its name, the description the model reads, its argument model, whether
+    a call changes anything (a write is recorded under its tool-call id and replayed; a read
+    is not), a title for people (MCP's annotation), whether it takes away what cannot be
+    brought back (``destructive``) and whether sending it again changes nothing more
+    (``idempotent``), and the model of what it answers."""
+
     name: str
     description: str
     args: type[_Args]
     writes: bool
+    title: str
+    destructive: bool = False
+    idempotent: bool = False
+    result: type[ToolResult] = ToolResult
 
     def input_schema(self) -> dict[str, Any]:
         """The argument model's JSON schema, without titles or null branches (fewer tokens)."""
@@ -125,6 +145,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "List the forms you can start and this conversation's forms with their status.",
         FormListArgs,
         writes=False,
+        title="List forms",
     ),
     ToolSpec(
         "form_start",
@@ -132,6 +153,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Switching forms? Pass from (the open one): it closes, its answers carry over.",
         FormStartArgs,
         writes=True,
+        title="Start a form",
     ),
     ToolSpec(
         "form_read",
@@ -140,6 +162,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "revision history.",
         FormReadArgs,
         writes=False,
+        title="Read a form",
     ),
     ToolSpec(
         "form_fill",
@@ -150,6 +173,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "stays open for corrections until submitted.",
         FormFillArgs,
         writes=True,
+        title="Save answers",
+        idempotent=True,
     ),
     ToolSpec(
         "form_revise",
@@ -159,6 +184,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Nothing is deleted; every move can be undone.",
         FormReviseArgs,
         writes=True,
+        title="Change one answer",
     ),
     ToolSpec(
         "form_abandon",
@@ -166,10 +192,15 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Not for pausing: open forms wait.",
         FormAbandonArgs,
         writes=True,
+        title="Abandon a form",
+        destructive=True,
+        idempotent=True,
     ),
 )
 
 TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}
+WRITES = frozenset(tool.name for tool in TOOLS if tool.writes)
+"""The tools whose calls change something (recorded under their tool-call ids, replayed)."""
 
 
 def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,8 @@ since every answer is a revision that can be undone (``destructiveHint`` false),
 abandoned form stays closed for good; ``form_fill`` and ``form_abandon`` are idempotent (the
 same answers again append nothing, a closed form refuses a second abandon), ``form_start``
 (another instance) and ``form_revise`` (undo twice goes back twice) are not. The tools act on
-the forms service alone (``openWorldHint`` false).
+the forms service alone (``openWorldHint`` false). They come from the tools' list
+(``forms.surface.tools.TOOLS``: a title, ``writes``, ``destructive``, ``idempotent``).
 
 The builder tools (``BUILDER_HINTS``, ``docs/builder.md``): ``inspect_form`` is the read.
 Every edit is an entry of the draft's edit log that ``undo_edit`` takes back, but a host should
@@ -64,6 +65,9 @@ from typing import Any
 
 import mcp_types as types
 
+from forms.surface.tools import TOOLS
+from formwork.mcp.ask import ASK_TOOL
+
 TOOL_CALL_ID_META = "formwork/tool_call_id"
 """The ``_meta`` key a host may send a tool call's id under."""
 CHAT_ID_META = "formwork/chat_id"
@@ -95,15 +99,19 @@ class Hints:
 
 
 HINTS: dict[str, Hints] = {
-    "form_list": Hints("List forms", read_only=True),
-    "form_start": Hints("Start a form"),
-    "form_read": Hints("Read a form", read_only=True),
-    "form_fill": Hints("Save answers", idempotent=True),
-    "form_revise": Hints("Change one answer"),
-    "form_abandon": Hints("Abandon a form", destructive=True, idempotent=True),
-    "form_ask": Hints("Ask the person"),
+    **{
+        spec.name: Hints(
+            spec.title,
+            read_only=not spec.writes,
+            destructive=spec.destructive,
+            idempotent=spec.idempotent,
+        )
+        for spec in TOOLS
+    },
+    ASK_TOOL: Hints("Ask the person"),
 }
-"""Each form tool's annotations, by name; a tool the API serves that is not here gets none."""
+"""Each form tool's annotations, by name, from the tools' list (``forms.surface.tools.TOOLS``),
+and ``form_ask``'s (MCP's own); a tool the API serves that is not here gets none."""
 
 BUILDER_HINTS: dict[str, Hints] = {
     "create_form": Hints("Start or rebuild the form", destructive=True, idempotent=True),
