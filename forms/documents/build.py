@@ -34,6 +34,7 @@ from forms.definition import Checkpoint, Executor, FormDef, Step, field
 from forms.documents.cycles import set_cycles
 from forms.documents.fact_keys import key_problems
 from forms.documents.field_types import index_document, read_set, types_of
+from forms.documents.kinds import KIND
 from forms.documents.model import (
     ChoiceField,
     Divider,
@@ -155,7 +156,7 @@ class _Builder:
                 when=self._rule(item.when, before, f"field {item.id!r} when"),
                 on_fill=self._executor(item.on_fill, f"field {item.id!r} on_fill"),
                 aliases=item.aliases,
-                example=item.example if isinstance(item, TextField) else _EXAMPLES.get(item.kind),
+                example=item.example if isinstance(item, TextField) else KIND[item.kind].example,
                 memory=item.memory,
                 no_preference=item.no_preference,
             )
@@ -266,9 +267,6 @@ class _Builder:
 
 
 # ---------------------------------------------------------------------- helpers
-
-
-_EXAMPLES = {"phone": "+351 912 345 678", "url": "https://example.com"}
 
 
 def _ask(item: FieldDoc) -> str | None:

@@ -21,13 +21,14 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from forms.documents.kinds import KINDS
+
 COLUMNS = 12
 BLOCK_DEFAULTS: Mapping[str, Mapping[str, Mapping[str, int]]] = {
-    "heading": {"layout": {"w": 12, "h": 1}},
-    "paragraph": {"layout": {"w": 12, "h": 2}},
-    "divider": {"layout": {"w": 12, "h": 1}},
+    kind.name: {"layout": dict(kind.layout)} for kind in KINDS if kind.layout is not None
 }
-"""What a display block gets unless the call says otherwise: a full-width row."""
+"""What a display block gets unless the call says otherwise (its kind's ``layout``, in
+``forms.documents.kinds``): a full-width row."""
 
 _NOT_WORD = re.compile(r"[^a-z0-9]+")
 _MAX_ID = 63

@@ -39,6 +39,7 @@ from pydantic.json_schema import JsonSchemaValue, SkipJsonSchema
 from pydantic_core import CoreSchema
 
 from forms.documents import model as doc
+from forms.documents.kinds import BARE_BLOCK_KINDS, FIELD_KINDS, TEXT_BLOCK_KINDS
 from forms.documents.model import ComparisonOp
 
 Omitted = SkipJsonSchema[None]
@@ -149,13 +150,13 @@ FIELD_DESCRIPTION = (
     + "."
 )
 """The field shape's description: the keys of each kind, generated from the document model."""
-FieldKind = Literal[tuple(k for m in doc.FIELD_MODELS for k in doc.kinds_of(m))]  # type: ignore[valid-type]
+FieldKind = Literal[FIELD_KINDS]  # type: ignore[valid-type]
 
 
 class FieldItem(_Shape):
     model_config = ConfigDict(json_schema_extra={"description": FIELD_DESCRIPTION})
 
-    kind: FieldKind  # type: ignore[valid-type]
+    kind: FieldKind
     id: str | Omitted = None
     label: str
     help: str | Omitted = None
@@ -184,7 +185,7 @@ class FieldItem(_Shape):
 class TextBlock(_Shape):
     """A heading or paragraph (the agent reads its text with the step)."""
 
-    kind: Literal["heading", "paragraph"]
+    kind: Literal[TEXT_BLOCK_KINDS]  # type: ignore[valid-type]
     id: str | Omitted = None
     text: str
     layout: Grid | Omitted = None
@@ -193,7 +194,7 @@ class TextBlock(_Shape):
 class DividerBlock(_Shape):
     """A divider."""
 
-    kind: Literal["divider"]
+    kind: Literal[BARE_BLOCK_KINDS]  # type: ignore[valid-type]
     id: str | Omitted = None
     layout: Grid | Omitted = None
 

@@ -21,17 +21,19 @@ from forms.compiled import CompiledField
 from forms.compiler import compile_form
 from forms.definition import Executor, FormDef
 from forms.documents.build import ACTIONS_ATTRIBUTE
-from forms.documents.field_types import (
-    LONG_TEXT_MAX,
-    PHONE_PATTERN,
-    SHORT_TEXT_MAX,
-    URL_PATTERN,
-)
+from forms.documents.kinds import KINDS, LONG_TEXT_MAX
 from forms.documents.model import FormDocument, Rule
 from forms.documents.rules import RULE_ATTRIBUTE
 
 if TYPE_CHECKING:
     from forms.memory.vocabulary import Vocabulary
+
+
+_BY_PATTERN = {kind.pattern: kind.name for kind in KINDS if kind.pattern is not None}
+"""The kind a text field whose answers match one of the kinds' patterns writes out as."""
+_TEXTS = sorted((kind for kind in KINDS if kind.longest is not None), key=lambda k: k.longest or 0)
+"""The text kinds, shortest default first: a text field writes out as the first whose default
+takes its longest answer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,13 +176,12 @@ def _kind(schema: Mapping[str, Any], field: CompiledField) -> dict[str, Any] | N
         return {"kind": "email"}
     if kind == "string" and schema.get("format") == "date":
         return {"kind": "date", "earliest": _bound(field, "ge"), "latest": _bound(field, "le")}
-    if kind == "string" and schema.get("pattern") in (PHONE_PATTERN, URL_PATTERN):
-        return {"kind": "phone" if schema["pattern"] == PHONE_PATTERN else "url"}
+    if kind == "string" and schema.get("pattern") in _BY_PATTERN:
+        return {"kind": _BY_PATTERN[schema["pattern"]]}
     if kind == "string":
         longest = schema.get("maxLength")
-        long = longest is not None and longest > SHORT_TEXT_MAX
         return {
-            "kind": "long_text" if long else "short_text",
+            "kind": _text_kind(longest),
             "min_length": schema.get("minLength"),
             "max_length": min(longest, 10_000) if longest is not None else LONG_TEXT_MAX,
             "pattern": schema.get("pattern"),
@@ -195,6 +196,12 @@ def _kind(schema: Mapping[str, Any], field: CompiledField) -> dict[str, Any] | N
             "decimal_places": _bound(field, "decimal_places"),
         }
     return None
+
+
+def _text_kind(longest: int | None) -> str:
+    """The text kind a field whose answers are at most ``longest`` long writes out as."""
+    fits = [k for k in _TEXTS if longest is None or longest <= (k.longest or 0)]
+    return (fits or _TEXTS[-1:])[0].name
 
 
 def _bound(field: CompiledField, name: str) -> Any:

@@ -29,6 +29,7 @@ from pydantic import EmailStr, Field
 from pydantic_core import SchemaError, SchemaValidator, core_schema
 
 from forms.compile_steps import STEP_METHODS
+from forms.documents.kinds import KIND
 from forms.documents.model import (
     BooleanField,
     ChoiceField,
@@ -46,11 +47,6 @@ from forms.documents.model import (
 )
 from forms.documents.rules import RuleField
 from forms.schema import Accepted, FieldType, field_type
-
-SHORT_TEXT_MAX = 300
-LONG_TEXT_MAX = 4_000
-PHONE_PATTERN = r"^\+?[0-9][0-9 ()./-]{5,24}$"
-URL_PATTERN = r"^https?://[^\s/?#]+\.[^\s]+$"
 
 _NOT_TYPE = frozenset(
     {"id", "label", "help", "when", "aliases", "on_fill", "layout", "example", "memory"}
@@ -190,7 +186,7 @@ def _base_annotation(item: FieldDoc) -> Any:
         _ordered(item.min_length, item.max_length, "min_length", "max_length")
         if item.pattern is not None:
             _compiles(item.pattern)
-        default = SHORT_TEXT_MAX if item.kind == "short_text" else LONG_TEXT_MAX
+        default = KIND[item.kind].longest
         return Annotated[
             str,
             Field(
@@ -200,9 +196,9 @@ def _base_annotation(item: FieldDoc) -> Any:
             ),
         ]
     if isinstance(item, ContactField):
-        if item.kind == "email":
+        pattern = KIND[item.kind].pattern
+        if pattern is None:
             return EmailStr
-        pattern = PHONE_PATTERN if item.kind == "phone" else URL_PATTERN
         return Annotated[str, Field(pattern=pattern, max_length=2_000)]
     if isinstance(item, IntegerField):
         _ordered(item.minimum, item.maximum, "minimum", "maximum")

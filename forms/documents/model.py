@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 from datetime import date
-from typing import Annotated, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -299,35 +299,19 @@ class Divider(_Item):
     kind: Literal["divider"]
 
 
-FieldDoc = Annotated[
-    TextField | ContactField | IntegerField | DecimalField | BooleanField | DateField | ChoiceField,
-    Field(discriminator="kind"),
-]
-Item = Annotated[
-    TextField
-    | ContactField
-    | IntegerField
-    | DecimalField
-    | BooleanField
-    | DateField
-    | ChoiceField
-    | Heading
-    | Paragraph
-    | Divider,
-    Field(discriminator="kind"),
-]
+AnyField = (
+    TextField | ContactField | IntegerField | DecimalField | BooleanField | DateField | ChoiceField
+)
+"""Every model a field can be: the one list of them (``FIELD_MODELS`` and ``ItemKind`` are
+read from it; ``forms.documents.kinds`` has an entry for each kind they take)."""
+AnyBlock = Heading | Paragraph | Divider
+"""Every model a display block can be."""
+FieldDoc = Annotated[AnyField, Field(discriminator="kind")]
+Item = Annotated[AnyField | AnyBlock, Field(discriminator="kind")]
 """What a step holds, in order: fields (which collect answers) and display blocks (which
 collect nothing: headings and paragraphs become the step's guidance, dividers nothing)."""
-FIELD_MODELS = (
-    TextField,
-    ContactField,
-    IntegerField,
-    DecimalField,
-    BooleanField,
-    DateField,
-    ChoiceField,
-)
-BLOCK_MODELS = (Heading, Paragraph, Divider)
+FIELD_MODELS: tuple[type[_Field], ...] = get_args(AnyField)
+BLOCK_MODELS: tuple[type[_Item], ...] = get_args(AnyBlock)
 ITEM_MODELS = (*FIELD_MODELS, *BLOCK_MODELS)
 """Every model a step's item can be (what ``Item`` is the union of), fields first."""
 
@@ -338,24 +322,12 @@ def kinds_of(model: type[BaseModel]) -> tuple[str, ...]:
 
 
 BLOCK_KINDS = tuple(kind for model in BLOCK_MODELS for kind in kinds_of(model))
-ItemKind = Literal[
-    "short_text",
-    "long_text",
-    "email",
-    "phone",
-    "url",
-    "integer",
-    "decimal",
-    "boolean",
-    "date",
-    "single_choice",
-    "multiple_choice",
-    "heading",
-    "paragraph",
-    "divider",
-]
-"""Every item kind, as one type (what an update may change ``kind`` to); the same values as
-``ITEM_MODELS`` take, in that order (a test holds them together)."""
+if TYPE_CHECKING:
+    ItemKind = str
+else:
+    ItemKind = Literal[tuple(kind for model in ITEM_MODELS for kind in kinds_of(model))]
+"""Every item kind, as one type (what an update may change ``kind`` to), in the order of
+``ITEM_MODELS``."""
 
 
 # ---------------------------------------------------------------------- steps and checkpoints

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from forms.compile_checks import did_you_mean
+from forms.documents.kinds import KIND, Family
 from forms.documents.model import AllOf, AnyOf, Condition, Not, Rule, Scalar
 from forms.schema import Accepted, FieldType
 
@@ -29,9 +30,7 @@ Predicate = Callable[[Any], bool]
 RULE_ATTRIBUTE = "__form_rule__"
 """Set on a predicate compiled from a rule: the rule it came from (what export writes)."""
 
-_ORDERED = ("integer", "decimal", "date")
-_TEXT = ("short_text", "long_text", "email", "phone", "url")
-_OPS_BY_KIND: Mapping[str, frozenset[str]] = {
+OPS_BY_FAMILY: Mapping[Family, frozenset[str]] = {
     "ordered": frozenset(
         {"equals", "not_equals", "greater_than", "greater_or_equal", "less_than", "less_or_equal"}
     ),
@@ -40,6 +39,9 @@ _OPS_BY_KIND: Mapping[str, frozenset[str]] = {
     "single_choice": frozenset({"equals", "not_equals"}),
     "multiple_choice": frozenset({"contains"}),
 }
+"""The comparisons each family of kinds takes (``forms.documents.kinds``), besides
+``answered`` / ``not_answered`` (every kind) and ``in`` / ``not_in`` (all but a multiple
+choice)."""
 _ALWAYS = frozenset({"answered", "not_answered"})
 _MEMBERSHIP = frozenset({"in", "not_in"})
 
@@ -126,8 +128,9 @@ def _condition(
     if op in _ALWAYS:
         wanted = op == "answered"
         return lambda v: (getattr(v, name) is not None) == wanted
-    family = _family(known.kind)
-    allowed = _OPS_BY_KIND[family] | (_MEMBERSHIP if family != "multiple_choice" else frozenset())
+    family = KIND[known.kind].family
+    assert family is not None, "a block holds no answer, so no rule reads one"
+    allowed = OPS_BY_FAMILY[family] | (_MEMBERSHIP if family != "multiple_choice" else frozenset())
     if op not in allowed:
         problems.append(
             f"{where}: {op!r} does not apply to {name!r} ({known.kind}); use one of "
@@ -164,14 +167,6 @@ def _compare(name: str, op: str, value: Any) -> Callable[[Any], bool]:
     }
     test = tests[op]
     return lambda v: (x := getattr(v, name)) is not None and test(x, value)
-
-
-def _family(kind: str) -> str:
-    if kind in _ORDERED:
-        return "ordered"
-    if kind in _TEXT:
-        return "text"
-    return kind
 
 
 def _literal(
