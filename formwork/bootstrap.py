@@ -1,10 +1,14 @@
-"""The composition root: ``bootstrap(settings, **overrides) -> App``, the one place that builds
+"""The composition root: ``bootstrap(settings, **parts) -> App``, the one place that builds
 the real adapters and wires them together.
 
-An ``App`` holds the application's parts for one configuration: the settings, the
-``FormService`` (its registry, store and dispatcher), the webhook settings, the delivery log,
-the inbound and outbound secret sources and the webhook route's clock. Every entry point takes
-its parts from one: the Lambda handlers (``functions.api``, ``functions.relay``), the Temporal
+An ``App`` holds the application's parts for one configuration: the settings; the clock, the
+timer, the id source, the backoff between conflicted commits and the work behind answers;
+where the data is kept (``storage``) and each store; the dispatcher and the ``FormService``;
+the builder's and memory's parts; the webhook route's settings, delivery log and secret
+sources. Every service is built from the App's parts and takes each of them from it (never a
+default of its own), so ``bootstrap(clock=...)`` is the time of every write and link, and
+``bootstrap(storage=InMemoryStorage())`` keeps everything in memory. Every entry point takes its
+parts from one: the Lambda handlers (``functions.api``, ``functions.relay``), the Temporal
 worker (``workflows.worker``) and the benches. Lambda calls a handler with the event and the
 context alone, and it serves with its process's App (``formwork.process.app()``); every handler
 also takes ``app=``, which tests and the local tools pass with an App of their own::
@@ -14,240 +18,105 @@ also takes ``app=``, which tests and the local tools pass with an App of their o
 
 A part given to ``bootstrap`` is used as it is; every other part, the settings included (read
 from the environment), is built on first use and kept, under a lock. A warm Lambda container
-keeps its App, so the boto3 client and the compiled forms are built once. boto3 and the
-DynamoDB adapter are imported inside the builders, so requests that never touch storage
-(``GET /tools``, the OpenAPI document) and cold starts that fail early do not pay for them; so
-are the webhook route's parts (``formwork.webhook_settings``, ``formwork.webhooks``: pydantic
-models), which only a webhook request builds, and the builder's (the published documents, the
-drafts, the ``Catalog`` and the ``BuilderService``), which only a builder route builds, and
-memory's (the fact store, the vocabulary, the decay policy), which only what uses memory builds.
+keeps its App, so the boto3 client and the compiled forms are built once. What is built where:
+the references the settings name (the forms, the executors, the fact keys) in
+``formwork.references``; the storage kinds, the DynamoDB client and the delivery log in
+``formwork.storage``; the services, the dispatcher and the operator tools' clients in
+``formwork.services``; the webhook secret sources here. Each imports the engine, boto3 and
+pydantic models inside its builders, so requests that never touch storage (``GET /tools``, the
+OpenAPI document) and cold starts that fail early do not pay for them.
 
 The ``FormService`` is built over ``catalog``: the code forms (``registry``) plus each
 caller's tenant's published documents, so a form a tenant publishes is served to its people
 on their next call, with no redeploy. A ``service`` handed to ``bootstrap`` brings its own:
-its catalog (and the registry inside it), or its registry alone.
+its catalog (and the registry inside it), or its registry alone, and its own clock.
 """
 
 from __future__ import annotations
 
-import os
-import pkgutil
-import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable
+from datetime import UTC, datetime
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, Unpack, cast
 
-from formwork.config import ConfigError, Settings
+from formwork.config import Settings
+from formwork.references import (
+    build_registry,
+    build_vocabulary,
+    load_attribute,
+    load_executors,
+    load_fact_keys,
+    load_forms,
+)
+from formwork.services import (
+    build_builder,
+    build_catalog,
+    build_dispatcher,
+    build_failure_queue,
+    build_memory,
+    build_migration_starter,
+    build_outbox_scan,
+    build_service,
+    build_sweeper,
+    memory_metric,
+)
+from formwork.storage import (
+    DynamoDBStorage,
+    InMemoryStorage,
+    Storage,
+    build_delivery_log,
+    build_dynamodb_client,
+    build_store,
+    storage_for,
+)
 
 if TYPE_CHECKING:
+    from forms.app.behind import Behind
     from forms.app.builder import BuilderService
     from forms.app.catalog import Catalog
     from forms.app.memory import Memory
     from forms.app.migrations import MigrationStarter
     from forms.app.operations import FailureQueue, Sweeper
     from forms.app.service import Dispatcher, FormService
-    from forms.definition import Executor, FormDef
-    from forms.memory import DecayPolicy, FactKey, Vocabulary
+    from forms.definition import Executor
+    from forms.memory import DecayPolicy, Vocabulary
     from forms.registry import FormRegistry
     from forms.storage.documents import FormDocumentStore
     from forms.storage.drafts import DraftStore
     from forms.storage.facts import FactStore
+    from forms.storage.page_links import PageLinkLedger
     from forms.storage.port import FormStore, OutboxScan
     from forms.storage.selections import SelectionStore
+    from formwork.services import Parts
     from formwork.webhook_settings import WebhookSettings
     from formwork.webhooks import DeliveryLog, Direction, SecretSource
 
-# ---------------------------------------------------------------------------- builders
+__all__ = [
+    "FROM_SETTINGS",
+    "App",
+    "DynamoDBStorage",
+    "FromSettings",
+    "InMemoryStorage",
+    "Storage",
+    "bootstrap",
+    "build_delivery_log",
+    "build_dispatcher",
+    "build_dynamodb_client",
+    "build_registry",
+    "build_secret_source",
+    "build_secrets_client",
+    "build_store",
+    "build_vocabulary",
+    "load_attribute",
+    "load_executors",
+    "load_fact_keys",
+    "load_forms",
+    "memory_metric",
+]
 
-
-def build_dynamodb_client(settings: Settings) -> Any:
-    """A boto3 DynamoDB client; pointed at ``DYNAMODB_ENDPOINT_URL`` when that is set."""
-    import boto3
-    from botocore.config import Config
-
-    config = Config(
-        retries={"mode": "standard", "max_attempts": 3}, connect_timeout=3, read_timeout=5
-    )
-    if settings.dynamodb_endpoint_url is None:
-        return boto3.client("dynamodb", region_name=settings.region, config=config)
-    # A local endpoint (moto) accepts any credentials; do not require real ones on a laptop.
-    return boto3.client(
-        "dynamodb",
-        region_name=settings.region,
-        endpoint_url=settings.dynamodb_endpoint_url,
-        aws_access_key_id="local",
-        aws_secret_access_key="local",
-        config=config,
-    )
-
-
-def build_store(settings: Settings, client: Any = None) -> FormStore:
-    """The DynamoDB store on ``TABLE_NAME``, on ``client`` (default: a new one)."""
-    table = settings.require_table()
-    from forms.storage.dynamodb import DynamoDBFormStore
-
-    store: FormStore = DynamoDBFormStore(
-        client if client is not None else build_dynamodb_client(settings), table
-    )
-    return store
-
-
-def load_attribute(variable: str, reference: str) -> Any:
-    """What ``module:attribute`` (the value of ``variable``) names, resolved by the standard
-    library's ``pkgutil.resolve_name``; a ``ConfigError`` naming the variable when the module
-    cannot be imported or has no such attribute."""
-    module_name, _, attribute = reference.partition(":")
-    try:
-        return pkgutil.resolve_name(reference)
-    except ImportError as exc:
-        raise ConfigError(f"{variable}={reference!r}: cannot import {module_name}: {exc}") from exc
-    except AttributeError:
-        if module_name not in sys.modules:  # raised by the module's own code while importing
-            raise
-        raise ConfigError(
-            f"{variable}={reference!r}: module {module_name} has no {attribute}"
-        ) from None
-    except ValueError:
-        raise ConfigError(
-            f'{variable}={reference!r} is not valid: expected "package.module:attribute"'
-        ) from None
-
-
-def load_forms(reference: str) -> tuple[FormDef, ...] | FormRegistry:
-    """What ``module:attribute`` names: a ``FormDef``, a non-empty sequence of them, or a
-    ``FormRegistry`` (several versions of a form, say), as ``formwork check`` accepts."""
-    from forms.definition import FormDef
-    from forms.registry import FormRegistry
-
-    value = load_attribute("FORMWORK_FORMS", reference)
-    if isinstance(value, FormRegistry):
-        return value
-    if isinstance(value, FormDef):
-        return (value,)
-    if (
-        not isinstance(value, Sequence)
-        or isinstance(value, str)
-        or not value
-        or not all(isinstance(item, FormDef) for item in value)
-    ):
-        raise ConfigError(
-            f"FORMWORK_FORMS={reference!r}: expected a FormDef, a non-empty sequence of "
-            f"FormDef or a FormRegistry, found {type(value).__name__}"
-        )
-    return tuple(value)
-
-
-def build_registry(settings: Settings, vocabulary: Vocabulary | None = None) -> FormRegistry:
-    """The forms ``FORMWORK_FORMS`` names, their fact keys checked against ``vocabulary``
-    (None: Formwork's, loaded only by forms that use memory). A ``FormRegistry`` named there
-    is used as it is, with its own."""
-    from forms.registry import FormRegistry
-
-    loaded = load_forms(settings.forms)
-    if isinstance(loaded, FormRegistry):
-        return loaded
-    return FormRegistry(loaded, vocabulary=vocabulary)
-
-
-def memory_metric(name: str) -> None:
-    """Count one memory event (``forms.app.memory.METRICS``) as a CloudWatch metric, written
-    in the embedded metric format on the function's log; where Powertools is not installed,
-    the log line the memory part writes is the record."""
-    try:
-        from aws_lambda_powertools.metrics import MetricUnit, single_metric
-    except ImportError:  # the engine installed without the aws extra
-        return
-    namespace = os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "Formwork"
-    with single_metric(name=name, unit=MetricUnit.Count, value=1, namespace=namespace):
-        pass
-
-
-def load_executors(reference: str | None) -> dict[str, Executor]:
-    """What ``module:attribute`` names: a mapping of executor name -> executor (a callable),
-    the executors a published form document may name (``FORMWORK_EXECUTORS``); none when
-    ``reference`` is None."""
-    if reference is None:
-        return {}
-    value = load_attribute("FORMWORK_EXECUTORS", reference)
-    if not isinstance(value, Mapping) or not all(
-        isinstance(name, str) and callable(executor) for name, executor in value.items()
-    ):
-        raise ConfigError(
-            f"FORMWORK_EXECUTORS={reference!r}: expected a mapping of names to executors "
-            f"(callables), found {type(value).__name__}"
-        )
-    return dict(value)
-
-
-def load_fact_keys(reference: str | None) -> tuple[FactKey, ...]:
-    """What ``module:attribute`` names: a ``FactKey`` or a sequence of them, the keys the
-    deployment adds to the fact vocabulary (``FORMWORK_FACT_KEYS``); none when ``reference``
-    is None."""
-    if reference is None:
-        return ()
-    from forms.memory import FactKey
-
-    value = load_attribute("FORMWORK_FACT_KEYS", reference)
-    if isinstance(value, FactKey):
-        return (value,)
-    if (
-        not isinstance(value, Sequence)
-        or isinstance(value, str)
-        or not all(isinstance(key, FactKey) for key in value)
-    ):
-        raise ConfigError(
-            f"FORMWORK_FACT_KEYS={reference!r}: expected a FactKey or a sequence of FactKey "
-            f"(forms.memory.fact_key), found {type(value).__name__}"
-        )
-    return tuple(value)
-
-
-def build_vocabulary(settings: Settings) -> Vocabulary:
-    """Formwork's fact keys plus the deployment's (``FORMWORK_FACT_KEYS``); a ``ConfigError``
-    naming the variable and every problem when they do not make one vocabulary (a malformed
-    name, a name declared twice or taken by a default key)."""
-    from forms.memory import InvalidVocabulary, Vocabulary
-
-    extra = load_fact_keys(settings.fact_keys)
-    if not extra:
-        return Vocabulary.default()
-    try:
-        return Vocabulary.default().extended(extra)
-    except InvalidVocabulary as bad:
-        raise ConfigError(
-            f"FORMWORK_FACT_KEYS={settings.fact_keys!r}: " + "; ".join(bad.problems)
-        ) from None
-
-
-def build_dispatcher(settings: Settings) -> Dispatcher:
-    """What runs hooks after a commit: ``FORMWORK_DISPATCH=inprocess`` (default) runs them in
-    this process; ``temporal`` starts a Temporal workflow per hook occurrence
-    (``workflows.dispatch``), connecting on first use."""
-    if settings.dispatch == "temporal":
-        from workflows.dispatch import TemporalDispatcher
-
-        return TemporalDispatcher.from_settings(settings)
-    from forms.app.hooks import InProcessDispatcher
-
-    return InProcessDispatcher()
-
-
-def build_delivery_log(settings: Settings, client: Any = None) -> DeliveryLog:
-    """The webhook delivery log: on the forms table (``TABLE_NAME``, through ``client``,
-    default a new one) when it is set, else in this process's memory."""
-    if settings.table_name is not None:
-        from formwork.webhooks.dynamodb import DynamoDBDeliveryLog
-
-        return DynamoDBDeliveryLog(
-            client if client is not None else build_dynamodb_client(settings),
-            settings.table_name,
-        )
-    from formwork.webhooks.memory import InMemoryDeliveryLog
-
-    return InMemoryDeliveryLog()
+# ---------------------------------------------------------------------------- webhook secrets
 
 
 def build_secrets_client(settings: Settings) -> Any:
@@ -295,6 +164,24 @@ FROM_SETTINGS: Final = FromSettings.FROM_SETTINGS
 _T = TypeVar("_T")
 
 
+def _real_backoff() -> Callable[[int], None]:
+    from forms.app.service import jittered_backoff
+
+    return jittered_backoff
+
+
+def _real_ids() -> Callable[[], str]:
+    from forms.app.service import new_instance_id
+
+    return new_instance_id
+
+
+def _new_behind() -> Behind:
+    from forms.app.behind import Behind
+
+    return Behind()
+
+
 class App:
     """The application's parts for one configuration; ``bootstrap`` makes one.
 
@@ -316,7 +203,54 @@ class App:
                 self._parts[name] = build()
             return cast("_T", self._parts[name])
 
-    # ------------------------------------------------------------------ the service
+    def _stored(self, name: str, build: Callable[[Storage], _T]) -> _T:
+        """A store, built by the App's storage on first use (the storage chosen only then)."""
+        return self._part(name, lambda: build(self.storage))
+
+    def holds(self, name: str) -> bool:
+        """Whether the part ``name`` was given or is built already (nothing is built)."""
+        with self._lock:
+            return name in self._parts
+
+    # ------------------------------------------------------------------ time, ids, waits
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """Unix seconds: the time every service, page and webhook reads (default: the real)."""
+        return self._part("clock", lambda: time.time)
+
+    def now(self) -> float:
+        """Unix seconds on the App's clock."""
+        return self.clock()
+
+    def utc_now(self) -> datetime:
+        """``now()`` as an aware UTC datetime (the services' clock)."""
+        return datetime.fromtimestamp(self.now(), UTC)
+
+    @property
+    def timer(self) -> Callable[[], float]:
+        """Monotonic seconds, what measures durations: the catalog's time to live, memory's
+        deadline (default: ``time.monotonic``)."""
+        return self._part("timer", lambda: time.monotonic)
+
+    @property
+    def new_id(self) -> Callable[[], str]:
+        """A new instance's id (default: ``fi_`` and 20 random hex digits)."""
+        return self._part("new_id", _real_ids)
+
+    @property
+    def backoff(self) -> Callable[[int], None]:
+        """The wait before retry ``attempt`` of a conflicted commit, instances' and drafts'
+        (default: jittered exponential sleeps, ``forms.app.service.jittered_backoff``)."""
+        return self._part("backoff", _real_backoff)
+
+    @property
+    def behind(self) -> Behind:
+        """The work this App's calls leave running behind their answers (memory's); the
+        process's App is the one Lambda's after-response extension waits for."""
+        return self._part("behind", _new_behind)
+
+    # ------------------------------------------------------------------ storage
 
     @property
     def settings(self) -> Settings:
@@ -324,94 +258,68 @@ class App:
         return self._part("settings", Settings.from_env)
 
     @property
-    def registry(self) -> FormRegistry:
-        """The forms ``FORMWORK_FORMS`` names."""
-        return self._part("registry", lambda: build_registry(self.settings, self._vocabulary()))
-
-    @property
     def dynamodb_client(self) -> Any:
         """The boto3 DynamoDB client every DynamoDB adapter of this App shares."""
         return self._part("dynamodb_client", lambda: build_dynamodb_client(self.settings))
 
     @property
+    def storage(self) -> Storage:
+        """Where every store not given is kept: the kind of the form store given (in memory
+        beside an in-memory one), else the forms table (``TABLE_NAME``)."""
+
+        def build() -> Storage:
+            chosen = storage_for(self._parts["store"]) if self.holds("store") else None
+            if chosen is not None:
+                return chosen
+            table = self.settings.require_table()  # before building a client for nothing
+            return DynamoDBStorage(self.dynamodb_client, table)
+
+        return self._part("storage", build)
+
+    @property
     def store(self) -> FormStore:
-        """The form store (default: DynamoDB on ``TABLE_NAME``)."""
-
-        def build() -> FormStore:
-            self.settings.require_table()  # before building a client for nothing
-            return build_store(self.settings, self.dynamodb_client)
-
-        return self._part("store", build)
+        """The form store (default: the storage's, DynamoDB on ``TABLE_NAME``)."""
+        return self._stored("store", lambda storage: storage.form_store())
 
     @property
-    def failure_queue(self) -> FailureQueue | None:
-        """The relay's failure queue (SQS at ``FORMWORK_RELAY_FAILURES_URL``); None when the
-        deployment names none."""
-
-        def build() -> FailureQueue | None:
-            url = self.settings.relay_failures_url
-            if url is None:
-                return None
-            import boto3
-
-            from formwork.relay_failures import SqsFailureQueue
-
-            return SqsFailureQueue(boto3.client("sqs", region_name=self.settings.region), url)
-
-        return self._part("failure_queue", build)
+    def documents(self) -> FormDocumentStore:
+        """The tenants' published form documents."""
+        return self._stored("documents", lambda storage: storage.documents())
 
     @property
-    def sweeper(self) -> Sweeper | None:
-        """Starts a sweep (the function ``FORMWORK_SWEEPER_FUNCTION`` names); None: none."""
-
-        def build() -> Sweeper | None:
-            name = self.settings.sweeper_function
-            if name is None:
-                return None
-            import boto3
-
-            from formwork.relay_failures import LambdaSweeper
-
-            return LambdaSweeper(boto3.client("lambda", region_name=self.settings.region), name)
-
-        return self._part("sweeper", build)
+    def drafts(self) -> DraftStore:
+        """The tenants' drafts, their edit logs and call records."""
+        return self._stored("drafts", lambda storage: storage.drafts())
 
     @property
-    def migration_starter(self) -> MigrationStarter | None:
-        """Starts a bulk migration's workflow on Temporal (``FORMWORK_DISPATCH=temporal``);
-        None in a deployment that runs no Temporal worker."""
+    def selections(self) -> SelectionStore:
+        """Each person's selection on each draft (the builder's canvas sets it, the builder
+        tools fall back to it), beside the drafts."""
+        return self._stored("selections", lambda storage: storage.selections(self.drafts))
 
-        def build() -> MigrationStarter | None:
-            if self.settings.dispatch != "temporal":
-                return None
-            from workflows.dispatch import connection_for
-            from workflows.migration_starter import TemporalMigrationStarter
+    @property
+    def facts(self) -> FactStore:
+        """Each principal's facts, their histories and memory settings."""
+        return self._stored("facts", lambda storage: storage.facts())
 
-            temporal = self.settings.temporal
-            return TemporalMigrationStarter(connection_for(temporal), temporal.task_queue)
-
-        return self._part("migration_starter", build)
+    @property
+    def page_links(self) -> PageLinkLedger:
+        """The page links already exchanged for a session (``functions.pages.access``)."""
+        return self._stored("page_links", lambda storage: storage.page_links())
 
     @property
     def outbox_scan(self) -> OutboxScan:
-        """What the sweeper reads: the instances due now in the store's due index
-        (``forms.storage.due``; both adapters keep one), else the store itself when it is its
-        own scan, else a Scan of the forms table (``TABLE_NAME``)."""
+        """What the sweeper reads (``formwork.services.build_outbox_scan``)."""
+        return self._part("outbox_scan", lambda: build_outbox_scan(self))
 
-        def build() -> OutboxScan:
-            from forms.storage.due import DueIndex, DueScan
-            from forms.storage.port import OutboxScan
+    # ------------------------------------------------------------------ the service
 
-            store = self.store
-            if isinstance(store, DueIndex):
-                return DueScan(store, self.service.clock)
-            if isinstance(store, OutboxScan):
-                return store
-            from forms.storage.dynamodb_outbox import DynamoDBOutboxScan
-
-            return DynamoDBOutboxScan(self.dynamodb_client, self.settings.require_table())
-
-        return self._part("outbox_scan", build)
+    @property
+    def registry(self) -> FormRegistry:
+        """The forms ``FORMWORK_FORMS`` names."""
+        return self._part(
+            "registry", lambda: build_registry(self.settings, self.deployment_vocabulary())
+        )
 
     @property
     def dispatcher(self) -> Dispatcher | None:
@@ -420,63 +328,26 @@ class App:
 
     @property
     def service(self) -> FormService:
-        """The ``FormService`` over the registry, the store and the dispatcher."""
+        """The ``FormService`` over the catalog, the store and the dispatcher."""
+        return self._part("service", lambda: build_service(self))
 
-        def build() -> FormService:
-            from forms.app.service import FormService
+    @property
+    def failure_queue(self) -> FailureQueue | None:
+        """The relay's failure queue (``FORMWORK_RELAY_FAILURES_URL``); None: none."""
+        return self._part("failure_queue", lambda: build_failure_queue(self.settings))
 
-            # the code forms plus each caller's tenant's published documents
-            return FormService(
-                self.catalog,
-                self.store,
-                self.dispatcher,
-                replay_window=timedelta(hours=self.settings.replay_window_hours),
-                memory=self.memory,
-                count=memory_metric,  # HooksFailed, as an EMF metric where Powertools is
-            )
+    @property
+    def sweeper(self) -> Sweeper | None:
+        """Starts a sweep (the function ``FORMWORK_SWEEPER_FUNCTION`` names); None: none."""
+        return self._part("sweeper", lambda: build_sweeper(self.settings))
 
-        return self._part("service", build)
+    @property
+    def migration_starter(self) -> MigrationStarter | None:
+        """Starts a bulk migration's workflow on Temporal (``FORMWORK_DISPATCH=temporal``);
+        None in a deployment that runs no Temporal worker."""
+        return self._part("migration_starter", lambda: build_migration_starter(self.settings))
 
     # ------------------------------------------------------------------ the builder
-
-    def _in_memory(self) -> bool:
-        """Whether the form store keeps its data in this process (then so do the documents
-        and the drafts: a test's or a local run's App has no table)."""
-        from forms.storage.memory import InMemoryFormStore
-
-        return isinstance(self.store, InMemoryFormStore)
-
-    @property
-    def documents(self) -> FormDocumentStore:
-        """The tenants' published form documents: on the forms table, or in memory beside an
-        in-memory form store."""
-
-        def build() -> FormDocumentStore:
-            if self._in_memory():
-                from forms.storage.documents import InMemoryFormDocumentStore
-
-                return InMemoryFormDocumentStore()
-            from forms.storage.dynamodb_documents import DynamoDBFormDocumentStore
-
-            return DynamoDBFormDocumentStore(self.dynamodb_client, self.settings.require_table())
-
-        return self._part("documents", build)
-
-    @property
-    def drafts(self) -> DraftStore:
-        """The tenants' drafts, their edit logs and call records: on the forms table, or in
-        memory beside an in-memory form store."""
-
-        def build() -> DraftStore:
-            if self._in_memory():
-                from forms.storage.drafts import InMemoryDraftStore
-
-                return InMemoryDraftStore()
-            from forms.storage.dynamodb_drafts import DynamoDBDraftStore
-
-            return DynamoDBDraftStore(self.dynamodb_client, self.settings.require_table())
-
-        return self._part("drafts", build)
 
     @property
     def executors(self) -> dict[str, Executor]:
@@ -487,107 +358,25 @@ class App:
     def catalog(self) -> Catalog:
         """The forms a principal can use: the code forms (``registry``) and the documents
         the principal's tenant published, read again after ``FORMWORK_CATALOG_TTL_SECONDS``."""
-
-        def build() -> Catalog:
-            from forms.app.catalog import Catalog
-
-            return Catalog(
-                self.registry,
-                self.documents,
-                timer=time.monotonic,
-                executors=self.executors,
-                ttl=self.settings.catalog_ttl_seconds,
-            )
-
-        return self._part("catalog", build)
+        return self._part("catalog", lambda: build_catalog(self))
 
     @property
     def builder(self) -> BuilderService:
         """The ``BuilderService``: builder tool calls on the drafts, publishing through the
-        catalog; the plan's limits from the settings, the App's clock, the service's backoff."""
-
-        def build() -> BuilderService:
-            from forms.app.builder import BuilderService
-            from forms.app.service import jittered_backoff
-            from forms.documents import Limits
-
-            settings = self.settings
-            plan = Limits(
-                max_steps=settings.builder_max_steps, max_fields=settings.builder_max_fields
-            )
-            return BuilderService(
-                self.drafts,
-                self.catalog,
-                clock=self.utc_now,
-                limits=lambda tenant: plan,
-                backoff=jittered_backoff,
-                replay_window=timedelta(hours=settings.replay_window_hours),
-                selections=self.selections,
-            )
-
-        return self._part("builder", build)
-
-    @property
-    def selections(self) -> SelectionStore:
-        """Each person's selection on each draft (the builder's canvas sets it, the builder
-        tools fall back to it): beside the drafts, on the forms table or in memory."""
-
-        def build() -> SelectionStore:
-            if self._in_memory():
-                from forms.storage.selections import InMemorySelectionStore
-
-                return InMemorySelectionStore(self.drafts)
-            from forms.storage.dynamodb_selections import DynamoDBSelectionStore
-
-            return DynamoDBSelectionStore(self.dynamodb_client, self.settings.require_table())
-
-        return self._part("selections", build)
+        catalog."""
+        return self._part("builder", lambda: build_builder(self))
 
     # ------------------------------------------------------------------ memory
 
     @property
-    def facts(self) -> FactStore:
-        """Each principal's facts, their histories and memory settings: on the forms table,
-        or in memory beside an in-memory form store."""
-
-        def build() -> FactStore:
-            if self._in_memory():
-                from forms.storage.facts import InMemoryFactStore
-
-                return InMemoryFactStore()
-            from forms.storage.dynamodb_facts import DynamoDBFactStore
-
-            return DynamoDBFactStore(self.dynamodb_client, self.settings.require_table())
-
-        return self._part("facts", build)
-
-    @property
     def memory(self) -> Memory | None:
-        """Memory for the service: recall into ``form_start`` and facts from answers, on the
-        App's fact store, within ``FORMWORK_MEMORY_DEADLINE_MS``; None when ``FORMWORK_MEMORY``
-        turns it off for the deployment (no fact is read or written). The vocabulary and the
-        decay policy load when a call first uses them."""
+        """Memory for the service; None when ``FORMWORK_MEMORY`` turns it off."""
+        return self._part("memory", lambda: build_memory(self))
 
-        def build() -> Memory | None:
-            settings = self.settings
-            if not settings.memory:
-                return None
-            from forms.app.memory import Memory
-
-            return Memory(
-                self.facts,
-                vocabulary=self._vocabulary(),
-                policy=self.decay_policy if "decay_policy" in self._parts else None,
-                deadline=timedelta(milliseconds=settings.memory_deadline_ms),
-                count=memory_metric,
-            )
-
-        return self._part("memory", build)
-
-    def _vocabulary(self) -> Vocabulary | None:
+    def deployment_vocabulary(self) -> Vocabulary | None:
         """The deployment's vocabulary when it is not Formwork's alone (given, or extended by
         ``FORMWORK_FACT_KEYS``); None lets what needs Formwork's load it on first use."""
-        if "vocabulary" in self._parts or self.settings.fact_keys:
+        if self.holds("vocabulary") or self.settings.fact_keys:
             return self.vocabulary
         return None
 
@@ -620,12 +409,13 @@ class App:
 
     @property
     def delivery_log(self) -> DeliveryLog:
-        """The webhook delivery log (on the forms table when ``TABLE_NAME`` is set)."""
+        """The webhook delivery log: the storage's when ``TABLE_NAME`` is set, else in this
+        process's memory."""
 
         def build() -> DeliveryLog:
             if self.settings.table_name is None:
                 return build_delivery_log(self.settings)
-            return build_delivery_log(self.settings, self.dynamodb_client)
+            return self.storage.delivery_log()
 
         return self._part("delivery_log", build)
 
@@ -637,98 +427,53 @@ class App:
             lambda: build_secret_source(self.settings, self.webhook_settings, direction),
         )
 
-    def now(self) -> float:
-        """Unix seconds on the App's clock, the webhook route's and the builder's (the real
-        one unless given)."""
-        clock = cast("Callable[[], float] | None", self._parts.get("clock"))
-        return clock() if clock is not None else time.time()
-
-    def utc_now(self) -> datetime:
-        """``now()`` as an aware UTC datetime (the builder's clock)."""
-        return datetime.fromtimestamp(self.now(), UTC)
-
 
 def bootstrap(
     settings: Settings | None = None,
     *,
     service: FormService | None = None,
-    registry: FormRegistry | None = None,
-    store: FormStore | None = None,
-    outbox_scan: OutboxScan | None = None,
     dispatcher: Dispatcher | Literal[FromSettings.FROM_SETTINGS] | None = FROM_SETTINGS,
-    dynamodb_client: Any = None,
-    webhook_settings: WebhookSettings | None = None,
-    delivery_log: DeliveryLog | None = None,
-    secrets: SecretSource | None = None,
-    notify_secrets: SecretSource | None = None,
-    clock: Callable[[], float] | None = None,
-    documents: FormDocumentStore | None = None,
-    drafts: DraftStore | None = None,
-    catalog: Catalog | None = None,
-    builder: BuilderService | None = None,
-    facts: FactStore | None = None,
-    vocabulary: Vocabulary | None = None,
-    decay_policy: DecayPolicy | None = None,
-    failure_queue: FailureQueue | None = None,
-    sweeper: Sweeper | None = None,
-    migration_starter: MigrationStarter | None = None,
+    **given: Unpack[Parts],
 ) -> App:
     """The application for ``settings`` (default: the environment's, read on first use).
 
-    Every other argument replaces the part of that name; a part not given is built from the
-    settings on first use. ``service`` is the whole ``FormService`` (then its registry, store
-    and dispatcher are its own: do not pass them too); ``dispatcher=None`` builds the service
-    without a dispatcher (commits record their hooks and nothing runs them here: the Temporal
-    worker). ``outbox_scan`` is what the sweeper reads (default: the store when it scans
-    itself, else the forms table). ``dynamodb_client`` is the boto3 client the DynamoDB
-    adapters and the sweeper's scan use; ``secrets`` and ``notify_secrets`` are the inbound
-    and outbound secret sources; ``clock`` is the App's, the webhook route's and the builder's
-    (Unix seconds). ``documents`` and ``drafts`` are the builder's stores (default: on the
-    table, or in memory beside an in-memory form store), ``catalog`` the code forms plus the
-    tenants' published documents, ``builder`` the whole ``BuilderService``. ``facts`` is
-    the fact store (default: on the table, or in memory beside an in-memory form store),
-    ``vocabulary`` the fact keys (default: Formwork's plus ``FORMWORK_FACT_KEYS``),
-    ``decay_policy`` the decay rules (default: Formwork's). ``failure_queue`` and ``sweeper``
-    are what the operator routes read and start (default: the relay's SQS queue and the
-    sweeper function the settings name), ``migration_starter`` what starts a bulk migration's
-    workflow (default: on Temporal when ``FORMWORK_DISPATCH`` is ``temporal``, else none).
+    Every other argument replaces the App's part of that name (``formwork.services.Parts``
+    lists them; the App's property of that name says how it is built when not given).
+    ``service`` is the whole ``FormService`` (then its registry, store and dispatcher are its
+    own: do not pass them too); ``dispatcher=None`` builds the service without a dispatcher
+    (commits record their hooks and nothing runs them here: the Temporal worker).
     """
     if service is not None and (
-        registry is not None or store is not None or dispatcher is not FROM_SETTINGS
+        given.get("registry") is not None
+        or given.get("store") is not None
+        or dispatcher is not FROM_SETTINGS
     ):
         raise ValueError("pass a service or its parts (registry, store, dispatcher), not both")
-    parts: dict[str, object] = {}
-    if service is not None:
-        from forms.app.catalog import Catalog
-
-        forms = service.registry
-        parts.update(service=service, store=service.store, dispatcher=service.dispatcher)
-        if isinstance(forms, Catalog):  # the service's catalog, and the code forms inside it
-            parts.update(catalog=forms, registry=forms.registry)
-        else:
-            parts["registry"] = forms
-    given: dict[str, object | None] = {
-        "registry": registry,
-        "store": store,
-        "outbox_scan": outbox_scan,
-        "dynamodb_client": dynamodb_client,
-        "webhook_settings": webhook_settings,
-        "delivery_log": delivery_log,
-        "secrets.inbound": secrets,
-        "secrets.outbound": notify_secrets,
-        "clock": clock,
-        "documents": documents,
-        "drafts": drafts,
-        "catalog": catalog,
-        "builder": builder,
-        "facts": facts,
-        "vocabulary": vocabulary,
-        "decay_policy": decay_policy,
-        "failure_queue": failure_queue,
-        "sweeper": sweeper,
-        "migration_starter": migration_starter,
-    }
-    parts.update({name: part for name, part in given.items() if part is not None})
+    parts = _service_parts(service) if service is not None else {}
+    parts.update(
+        {_RENAMED.get(name, name): part for name, part in given.items() if part is not None}
+    )
     if dispatcher is not FROM_SETTINGS:
         parts["dispatcher"] = dispatcher
     return App(settings, parts)
+
+
+_RENAMED: Final = {"secrets": "secrets.inbound", "notify_secrets": "secrets.outbound"}
+"""``bootstrap``'s arguments whose App part has another name (``App.secret_source``)."""
+
+
+def _service_parts(service: FormService) -> dict[str, object]:
+    """The parts a whole ``service`` brings: its store, dispatcher, catalog and registry."""
+    from forms.app.catalog import Catalog
+
+    forms = service.registry
+    parts: dict[str, object] = {
+        "service": service,
+        "store": service.store,
+        "dispatcher": service.dispatcher,
+    }
+    if isinstance(forms, Catalog):  # the service's catalog, and the code forms inside it
+        parts.update(catalog=forms, registry=forms.registry)
+    else:
+        parts["registry"] = forms
+    return parts
