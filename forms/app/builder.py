@@ -26,10 +26,12 @@ What one ``call`` does, in order:
    A call that names no selection uses the caller's stored one (the field or step the person
    last clicked on the canvas, ``select``), when the service has a ``SelectionStore``; the
    fingerprint stays the call as sent, so a replay is found whatever was clicked since;
-5. a lost compare-and-set plans again on the draft the store hands back (up to
-   ``max_conflict_retries`` times, then ``busy``, recording nothing); a write refused because
-   the id is recorded answers the first result with ``"replayed": true`` (or
-   ``tool_call_conflict`` when the id came with other input), applying nothing.
+5. the plan and its write are an attempt of the one commit loop (``forms.app.loop``,
+   ``CommitPolicy.retry``, the service's ``policy``): a lost compare-and-set plans again on
+   the draft the conflict carries, within the policy's budget, then ``busy``, recording
+   nothing; a write refused because the id is recorded answers the first result with
+   ``"replayed": true`` (``CommitPolicy.replayed``; ``tool_call_conflict`` when the id came
+   with other input), applying nothing.
 
 Every failure a caller can cause comes back as data: ``{"ok": false, "error": code,
 "message": ..., "hint": ...}``.
@@ -61,11 +63,11 @@ from forms.app.builder_tools import (
 from forms.app.calls import (
     DEFAULT_REPLAY_WINDOW,
     CallId,
-    check_replay,
     fingerprint,
     scoped_call_id,
 )
 from forms.app.catalog import Catalog, tenant_key
+from forms.app.loop import CommitPolicy, no_wait
 from forms.documents import EditError, Limits, Selection, apply_edit, inspect, selection_line
 from forms.documents.edit_parse import parse_arguments
 from forms.errors import (
@@ -82,7 +84,6 @@ from forms.storage.documents import Published
 from forms.storage.drafts import (
     Draft,
     DraftCommit,
-    DraftConflict,
     DraftStore,
     DraftSummary,
     EditEntry,
@@ -128,15 +129,21 @@ class BuilderService:
         backoff: Callable[[int], None] | None = None,
         replay_window: timedelta = DEFAULT_REPLAY_WINDOW,
         selections: SelectionStore | None = None,
+        policy: CommitPolicy | None = None,
     ) -> None:
         self.store = drafts
         self.selections = selections
         self.catalog = catalog
         self.clock = clock
         self.limits = limits or (lambda tenant: Limits())
-        self.max_conflict_retries = max_conflict_retries
-        self.backoff = backoff or (lambda attempt: None)
-        self.replay_window = replay_window
+        if policy is None:  # the older keywords: a flat budget, ``backoff`` 0-based
+            wait = backoff or no_wait
+            policy = CommitPolicy.counted(
+                max_conflict_retries + 1, lambda retry: wait(retry - 1), replay_window
+            )
+        self.policy = policy
+        """How a lost compare-and-set is tried again, and how long a call is replayed: the
+        one ``CommitPolicy`` of every aggregate's loop (``forms.app.loop``)."""
 
     # ------------------------------------------------------------------ tool calls
 
@@ -208,31 +215,23 @@ class BuilderService:
         payload: object,
         sent: object,
     ) -> Result:
-        draft = self._load(tenant, form_id)
-        for attempt in range(self.max_conflict_retries + 1):
-            if attempt:
-                self.backoff(attempt - 1)
-            now = self.clock()
+
+        def attempt(draft: Draft | None) -> Result:
             try:
                 result, commit = self._plan(
-                    principal, tenant, form_id, draft, call, payload, sent, now
+                    principal, tenant, form_id, draft, call, payload, sent, self.clock()
                 )
             except EditError as refused:
                 return self._record(tenant, form_id, call, refused.as_result())
-            try:
-                self.store.commit(commit)
-            except DraftConflict as lost:
-                draft = lost.current
-                continue
-            except CallRecorded as taken:
-                return self._replay(call, taken.record)
-            except SizeLimit as refused:  # can never land as sent: the id keeps the refusal
-                return self._record(tenant, form_id, call, error_result(refused))
+            self.store.commit(commit)
             return result
-        raise TooManyConflicts(
-            "The draft was busy with other edits; nothing was applied.",
-            "Send the same call again.",
-        )
+
+        try:
+            return self.policy.retry(self._load(tenant, form_id), attempt, busy=_busy)
+        except CallRecorded as taken:
+            return self._replay(call, taken.record)
+        except SizeLimit as refused:  # can never land as sent: the id keeps the refusal
+            return self._record(tenant, form_id, call, error_result(refused))
 
     def _plan(
         self,
@@ -301,8 +300,7 @@ class BuilderService:
         return result
 
     def _replay(self, call: CallId, record: CallRecord) -> Result:
-        check_replay(call, record, self.clock(), self.replay_window)
-        return {**record.result, "replayed": True}
+        return self.policy.replayed(call, record, self.clock())
 
     def _stored(self, tenant: str, form_id: str, person: str) -> dict[str, str] | None:
         """The person's stored selection on the draft, as a call would send it (None: none)."""
@@ -372,6 +370,12 @@ class BuilderService:
             )
         except InvalidFormDefinition as invalid:
             raise NotPublishable(form_id, invalid.problems) from None
+
+
+def _busy() -> TooManyConflicts:
+    return TooManyConflicts(
+        "The draft was busy with other edits; nothing was applied.", "Send the same call again."
+    )
 
 
 def _new_call(call: CallId, result: Result, now: datetime) -> NewCall | None:

@@ -1,14 +1,16 @@
-"""Writing one fact: the one write loop of memory, for the HTTP routes and for answers alike.
+"""Writing one fact: memory's attempt of the one commit loop, for the HTTP routes and for
+answers alike.
 
 ``write_fact`` carries out ``forms.memory``'s processing model of one write, in order:
 
 1. plan the revision on the key's head as last read (``plan``: a statement, a confirmation or
    a deletion; pure). A ``Refusal`` is returned as it is, and nothing is written;
 2. append it, compare-and-set on the head's version (``FactStore.append``);
-3. on ``FactConflict`` (another writer appended first), plan again on the head the conflict
-   carries, without reading the store again;
-4. after ``attempts`` lost races, raise ``TooManyConflicts`` (``busy``): nothing was written,
-   and the same write can be sent again.
+3. on a ``Conflict`` (another writer appended first), plan again on the head the conflict
+   carries, without reading the store again: ``forms.app.loop.CommitPolicy.retry``, the loop
+   instances and drafts go through too, within the policy's budget and with its backoff;
+4. past the budget, raise ``TooManyConflicts`` (``busy``): nothing was written, and the same
+   write can be sent again.
 
 What a caller does with each outcome is its own: the routes answer a refusal as a 4xx and
 ``busy`` as a 409; remembering an answer counts a refusal and logs a failure. A revision that
@@ -23,8 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from forms.app.loop import CommitPolicy
 from forms.errors import TooManyConflicts
-from forms.memory.errors import FactConflict
 from forms.memory.statements import Refusal
 
 if TYPE_CHECKING:
@@ -51,25 +53,32 @@ def write_fact(
     plan: FactPlan,
     *,
     head: FactHead | None,
-    attempts: int,
+    attempts: int | None = None,
+    policy: CommitPolicy | None = None,
 ) -> Written | Refusal:
     """Plan on ``head`` (the key's head as last read), append compare-and-set, and plan again
-    on the head a lost race carries, up to ``attempts`` appends in all. The ``Refusal`` when
-    a plan refuses (nothing written); ``TooManyConflicts`` when every append lost."""
-    if attempts < 1:
-        raise ValueError("a fact write needs at least one attempt")
-    for _ in range(attempts):
+    on the head a lost race carries, within ``policy`` (or, given ``attempts`` instead, that
+    many appends in all: ``CommitPolicy.counted``). The ``Refusal`` when a plan refuses
+    (nothing written); ``TooManyConflicts`` when the budget ran out."""
+    if policy is None:
+        if attempts is None:
+            raise ValueError("a fact write needs a policy or a number of attempts")
+        if attempts < 1:
+            raise ValueError("a fact write needs at least one attempt")
+        policy = CommitPolicy.counted(attempts)
+
+    def attempt(head: FactHead | None) -> Written | Refusal:
         planned = plan(head)
         if isinstance(planned, Refusal):
             return planned
-        try:
-            return Written(planned, facts.append(principal, planned))
-        except FactConflict as moved:  # someone appended first: plan again on theirs
-            head = moved.current
-    raise TooManyConflicts(
-        f"fact {key} kept changing under the write: nothing was written",
-        "send it again",
-    )
+        return Written(planned, facts.append(principal, planned))
+
+    def busy() -> TooManyConflicts:
+        return TooManyConflicts(
+            f"fact {key} kept changing under the write: nothing was written", "send it again"
+        )
+
+    return policy.retry(head, attempt, busy=busy)
 
 
 __all__ = ["FactPlan", "Written", "write_fact"]

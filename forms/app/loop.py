@@ -1,4 +1,15 @@
-"""The one commit loop: load, migrate, plan, compare-and-set, and on a conflict, again.
+"""The one commit loop: load, plan, compare-and-set, and on a conflict, again, for every
+aggregate (instances, drafts, facts).
+
+``CommitPolicy.retry`` is the loop itself, whatever is written: an attempt plans on what was
+loaded and writes compare-and-set, with the call's record in the same write; a lost race
+(``forms.errors.Conflict``, which carries what is stored now) is planned again on what it
+carries, within the one budget below and with the one backoff. A write whose call id the store
+finds recorded (``CallRecorded``) is answered by ``CommitPolicy.replayed``: the first result,
+within the replay window. The instance loop (``CommitLoop``, below), the builder's draft edits
+(``forms.app.builder``) and fact writes (``forms.app.facts.write_fact``) are each an attempt
+handed to it; a composition root that hands every service the same ``CommitPolicy`` changes
+the retry and idempotency policy of all three in one place.
 
 Everything that changes an instance goes through ``CommitLoop.commit``: the write tools, hook
 runs, approval decisions and expiries, operator retries, dispatch marks, and a read that finds
@@ -16,7 +27,9 @@ is overtaken at most once per other write, so it lands; ``max_overtaken`` only s
 livelock (an instance others never stop writing). **Stalled**: nothing newer came back (two
 transactions cancelled each other, or one is still in flight); the loop backs off longer
 with each stall in a row, and gives up after ``max_conflict_retries`` of them. Either bound
-answers ``busy`` as data (``TooManyConflicts``), nothing of the call saved.
+answers ``busy`` as data (``TooManyConflicts``), nothing of the call saved. (A policy without
+``max_overtaken``, ``CommitPolicy.counted``, counts every conflict as a stall: the flat
+budget the builder's and a fact write's older keywords ask for.)
 
 The caller gets the transition committed, the value its last plan computed, and the instance
 as stored after the commit (``Outcome``), so nothing the commit just produced is read back.
@@ -25,18 +38,107 @@ as stored after the commit (``Outcome``), so nothing the commit just produced is
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Generic, TypeVar
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any, Generic, TypeVar, cast
 
+from pydantic import JsonValue
+
+from forms.app.calls import DEFAULT_REPLAY_WINDOW, CallId, check_replay
 from forms.compiled import CompiledForm
 from forms.engine import Transition
-from forms.errors import ConflictError, NotFound, TooManyConflicts
-from forms.instance import FormInstance
+from forms.errors import Conflict, NotFound, TooManyConflicts, Versioned
+from forms.instance import CallRecord, FormInstance
 from forms.registry import Forms, migration_commit
 from forms.storage.port import FormStore
 
 T = TypeVar("T")
+R = TypeVar("R")
+S = TypeVar("S", bound="Versioned | None")
+
+MAX_CONFLICT_RETRIES = 40
+"""Retries after conflicts in which no other write landed (transactions that cancelled each
+other, one still in flight), backing off longer each time in a row, before ``busy``."""
+MAX_OVERTAKEN = 100
+"""Retries after conflicts in which another write landed, before ``busy``. Counted, never
+timed (a loaded machine eats time, not attempts): a call is overtaken at most once per other
+write, so under twenty writers on one instance every write lands; only an instance other
+writers never leave alone (a livelock) reaches it."""
+
+
+def no_wait(attempt: int) -> None:
+    """A backoff that does not wait (a test's, or a write whose callers wait themselves)."""
+    del attempt
+
+
+@dataclass(frozen=True, slots=True)
+class CommitPolicy:
+    """How every commit loop retries a lost compare-and-set, and how long a recorded call is
+    answered with its first result: one object, handed to every service by the composition
+    root, so a change of either is made once.
+
+    ``max_conflict_retries`` bounds stalled conflicts, ``max_overtaken`` overtaken ones (None:
+    every conflict counts as a stall, ``counted``); ``backoff(n)`` waits before the next
+    attempt (``n``: the stalls in a row, 0 after progress; none by default: the composition
+    root hands in a real wait, ``forms.app.service.jittered_backoff``, so nothing here reads
+    a clock or draws randomness); ``replay_window`` is how long a retried call gets its first
+    result back (``forms.app.calls``)."""
+
+    max_conflict_retries: int = MAX_CONFLICT_RETRIES
+    max_overtaken: int | None = MAX_OVERTAKEN
+    backoff: Callable[[int], None] = no_wait
+    replay_window: timedelta = DEFAULT_REPLAY_WINDOW
+
+    @classmethod
+    def counted(
+        cls,
+        attempts: int,
+        backoff: Callable[[int], None] = no_wait,
+        replay_window: timedelta = DEFAULT_REPLAY_WINDOW,
+    ) -> CommitPolicy:
+        """A flat budget: ``attempts`` writes in all, whatever kind of conflict each lost to
+        (``backoff(n)`` before the ``n``-th retry, 1-based)."""
+        if attempts < 1:
+            raise ValueError("a write needs at least one attempt")
+        return cls(attempts - 1, None, backoff, replay_window)
+
+    def retry(
+        self,
+        loaded: S,
+        attempt: Callable[[S], R],
+        *,
+        busy: Callable[[], TooManyConflicts],
+        current: Callable[[Conflict[Any]], S] | None = None,
+    ) -> R:
+        """``attempt(loaded)``, and on each ``Conflict`` it raises, ``attempt`` again on what
+        is stored now (``current(conflict)``; by default what the conflict carries), waiting
+        ``backoff`` first, until it returns or a bound is reached: then ``busy()`` is raised,
+        and nothing of the call is saved (what an attempt raises besides ``Conflict``, such
+        as ``CallRecorded``, leaves as it is)."""
+        overtaken = stalled = streak = 0
+        state = loaded
+        while True:
+            try:
+                return attempt(state)
+            except Conflict as conflict:
+                now = current(conflict) if current is not None else cast(S, conflict.current)
+                found = now.version if now is not None else 0
+                if self.max_overtaken is not None and found > conflict.expected:
+                    overtaken, streak = overtaken + 1, 0  # another write landed: progress
+                else:
+                    stalled, streak = stalled + 1, streak + 1
+                if overtaken > (self.max_overtaken or 0) or stalled > self.max_conflict_retries:
+                    break
+                state = now
+                self.backoff(streak)
+        raise busy()
+
+    def replayed(self, call: CallId, record: CallRecord, now: datetime) -> dict[str, JsonValue]:
+        """The first result of ``call``, recorded as ``record``, marked ``replayed``; a
+        different call under the id is ``ToolCallConflict``, one past the replay window
+        ``ToolCallExpired`` (``forms.app.calls.check_replay``). Nothing is applied."""
+        check_replay(call, record, now, self.replay_window)
+        return {**record.result, "replayed": True}
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +170,13 @@ Plan = Callable[[CompiledForm, FormInstance, datetime], Planned[T]]
 
 
 class CommitLoop:
-    """Plans and commits on instances of a registry's forms in a store, compare-and-set.
+    """Plans and commits on instances of a registry's forms in a store, compare-and-set,
+    through ``CommitPolicy.retry``.
 
-    The clock and the wait between attempts are given (``FormService`` wires the real ones),
-    so the loop itself reads no clock and draws no randomness."""
+    The clock and the policy (its wait between attempts) are given (``FormService`` wires the
+    real ones), so the loop itself reads no clock and draws no randomness. ``backoff``,
+    ``max_conflict_retries`` and ``max_overtaken`` build a policy when none is given, and read
+    (or replace) the policy's."""
 
     def __init__(
         self,
@@ -79,23 +184,38 @@ class CommitLoop:
         store: FormStore,
         *,
         clock: Callable[[], datetime],
-        backoff: Callable[[int], None],
+        backoff: Callable[[int], None] = no_wait,
         max_conflict_retries: int = 10,
         max_overtaken: int = 100,
         timer: Callable[[], float] | None = None,
+        policy: CommitPolicy | None = None,
     ) -> None:
         self.registry = registry
         self.store = store
         self.clock = clock
-        self.backoff = backoff
-        self.max_conflict_retries = max_conflict_retries
-        """Retries after stalled conflicts (nothing newer came back) before ``busy``."""
-        self.max_overtaken = max_overtaken
-        """Retries after conflicts where another write landed before ``busy``: the bound on a
-        livelock, far above what a bounded number of concurrent writers can cause."""
+        self.policy = policy or CommitPolicy(max_conflict_retries, max_overtaken, backoff)
         self.timer = timer
         """The service's monotonic timer, for what measures time around the loop (memory's
         deadline); the loop itself never stops on time."""
+
+    @property
+    def backoff(self) -> Callable[[int], None]:
+        return self.policy.backoff
+
+    @backoff.setter
+    def backoff(self, wait: Callable[[int], None]) -> None:
+        self.policy = replace(self.policy, backoff=wait)
+
+    @property
+    def max_conflict_retries(self) -> int:
+        """Retries after stalled conflicts (nothing newer came back) before ``busy``."""
+        return self.policy.max_conflict_retries
+
+    @property
+    def max_overtaken(self) -> int | None:
+        """Retries after conflicts where another write landed before ``busy``: the bound on a
+        livelock, far above what a bounded number of concurrent writers can cause."""
+        return self.policy.max_overtaken
 
     def load(self, instance_id: str) -> FormInstance | None:
         """The stored instance, or None when there is none."""
@@ -111,32 +231,23 @@ class CommitLoop:
         landed, up to ``max_conflict_retries`` times when none did. Raises
         ``TooManyConflicts`` when a bound is reached (nothing of this call is saved then; a
         migration committed on the way stands, it is what any later call would do first)."""
-        overtaken = stalled = streak = 0
-        while True:
-            try:
-                form, instance = self._migrated(instance)
-                planned = plan(form, instance, self.clock())
-                if planned.step is None:
-                    return Outcome(form, instance, planned.value)
-                if planned.start is None:
-                    stored = self.store.commit(planned.step.commit)
-                else:
-                    stored = self.store.hand_over(planned.step.commit, planned.start)
-            except ConflictError as conflict:
-                current = conflict.current or self.store.get(instance.id)
-                if current.version > instance.version:
-                    overtaken, streak = overtaken + 1, 0  # another write landed: progress
-                else:
-                    stalled, streak = stalled + 1, streak + 1
-                if overtaken > self.max_overtaken or stalled > self.max_conflict_retries:
-                    break
-                instance = current
-                self.backoff(streak)
-                continue
+
+        def attempt(instance: FormInstance) -> Outcome[T]:
+            form, instance = self._migrated(instance)
+            planned = plan(form, instance, self.clock())
+            if planned.step is None:
+                return Outcome(form, instance, planned.value)
+            if planned.start is None:
+                stored = self.store.commit(planned.step.commit)
+            else:
+                stored = self.store.hand_over(planned.step.commit, planned.start)
             return Outcome(form, stored, planned.value, planned.step)
-        raise TooManyConflicts(
-            "the form was busy with other writes; nothing was saved", "send the same call again"
-        )
+
+        def current(conflict: Conflict[Any]) -> FormInstance:
+            stored: FormInstance | None = conflict.current
+            return stored if stored is not None else self.store.get(instance.id)
+
+        return self.policy.retry(instance, attempt, busy=_busy, current=current)
 
     def settle(self, instance: FormInstance) -> tuple[CompiledForm, FormInstance]:
         """The definition ``instance`` runs on, and the instance on it: the stored instance
@@ -150,6 +261,12 @@ class CommitLoop:
             return form, instance
         migrated = self.store.commit(migration_commit(form, instance, chain, self.clock()))
         return self.registry.for_instance(migrated)[0], migrated
+
+
+def _busy() -> TooManyConflicts:
+    return TooManyConflicts(
+        "the form was busy with other writes; nothing was saved", "send the same call again"
+    )
 
 
 def _nothing(form: CompiledForm, instance: FormInstance, now: datetime) -> Planned[None]:

@@ -10,7 +10,8 @@ carries (a JWT's, or a page session's): never one a request names.
 * **Is the key known** (``well_formed``, ``known``): a dotted lowercase name (``bad_request``),
   of the vocabulary (``unknown_fact_key``), both with the keys it likely meant.
 * **The fact write loop** (``state``, ``correct``, ``confirm``, ``delete``): the plan on the
-  key's head, appended compare-and-set through ``forms.app.facts.write_fact``. With
+  key's head, appended compare-and-set through ``forms.app.facts.write_fact`` (an attempt of
+  the one commit loop, ``forms.app.loop``, within ``commits`` or ``attempts``). With
   ``replay`` (an idempotency key: the page renders one into each of its forms), the key goes
   into the revision's source (``Source.ref``) in the same write, and a write whose key is
   already in the key's history is not applied again (``None``): a resent post applies once.
@@ -33,6 +34,7 @@ from itertools import groupby
 from typing import Any
 
 from forms.app.facts import FactPlan, Written, write_fact
+from forms.app.loop import CommitPolicy
 from forms.errors import NotFound, SizeLimit, ToolError, TooManyConflicts
 from forms.memory import (
     DecayPolicy,
@@ -85,6 +87,10 @@ class MemoryApi:
     deployment: bool
     clock: Callable[[], datetime]
     attempts: int = ATTEMPTS
+    """Appends tried on a key that keeps moving, when no ``commits`` policy is given."""
+    commits: CommitPolicy | None = None
+    """The one ``CommitPolicy`` of every aggregate's loop (``forms.app.loop``), when the
+    composition root hands it in: then it, not ``attempts``, bounds the retries."""
 
     # ------------------------------------------------------------------ the switch
 
@@ -254,7 +260,13 @@ class MemoryApi:
         head = self.facts.head(principal, key)
         try:
             written = write_fact(
-                self.facts, principal, key, planned, head=head, attempts=self.attempts
+                self.facts,
+                principal,
+                key,
+                planned,
+                head=head,
+                attempts=self.attempts,
+                policy=self.commits,
             )
         except _Replayed:
             return None

@@ -36,7 +36,7 @@ from forms.app.approvals import Approver
 from forms.app.calls import DEFAULT_REPLAY_WINDOW, UNRECORDED, WRITE_TOOLS, CallId, fingerprint
 from forms.app.conversation import Caller
 from forms.app.hooks import Dispatcher, HookRun
-from forms.app.loop import CommitLoop
+from forms.app.loop import MAX_CONFLICT_RETRIES, MAX_OVERTAKEN, CommitLoop, CommitPolicy
 from forms.app.memory import Memory
 from forms.app.page_writes import PagePost, page_call, page_write
 from forms.app.writes import Writer
@@ -66,22 +66,17 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-MAX_CONFLICT_RETRIES = 40
-"""Retries after conflicts in which no other write landed (transactions that cancelled each
-other, one still in flight), backing off longer each time in a row, before ``busy``."""
-MAX_OVERTAKEN = 100
-"""Retries after conflicts in which another write landed, before ``busy``. Counted, never
-timed (a loaded machine eats time, not attempts): a call is overtaken at most once per other
-write, so under twenty writers on one instance every write lands; only an instance other
-writers never leave alone (a livelock) reaches it."""
-
-
 def new_instance_id() -> str:
     return "fi_" + uuid.uuid4().hex[:20]
 
 
 class FormService:
-    """Tool calls over a registry of forms, a store and a dispatcher."""
+    """Tool calls over a registry of forms, a store and a dispatcher.
+
+    ``policy`` (``forms.app.loop.CommitPolicy``) is how the commit loop retries and how long a
+    call is replayed: the one a composition root hands to every service. Without one, the
+    older keywords (``max_conflict_retries``, ``max_overtaken``, ``backoff``,
+    ``replay_window``) make it."""
 
     def __init__(
         self,
@@ -97,28 +92,32 @@ class FormService:
         replay_window: timedelta = DEFAULT_REPLAY_WINDOW,
         memory: Memory | None = None,
         count: Callable[[str], None] | None = None,
+        policy: CommitPolicy | None = None,
     ) -> None:
         self.count = count
         """Counts an operational event by metric name (``hooks.HOOK_FAILED``); None: none."""
-        self.loop = CommitLoop(
-            registry,
-            store,
-            clock=clock,
-            backoff=backoff if backoff is not None else jittered_backoff,
-            max_conflict_retries=max_conflict_retries,
-            max_overtaken=max_overtaken,
-            timer=time.monotonic,
-        )
+        if policy is None:  # the older keywords: a policy of their own
+            wait = backoff if backoff is not None else jittered_backoff
+            policy = CommitPolicy(max_conflict_retries, max_overtaken, wait, replay_window)
+        self.loop = CommitLoop(registry, store, clock=clock, timer=time.monotonic, policy=policy)
         self.dispatcher = dispatcher
-        self.replay_window = replay_window
         self._writer = Writer(
             loop=self.loop,
             dispatch=self.dispatch_entries,
             new_id=new_id,
-            replay_window=replay_window,
             runs_hooks=dispatcher is not None,
             memory=memory,
         )
+
+    @property
+    def policy(self) -> CommitPolicy:
+        """How the service's commit loop retries, and how long a call is replayed."""
+        return self.loop.policy
+
+    @property
+    def replay_window(self) -> timedelta:
+        """How long a retried tool call gets its first result back."""
+        return self.loop.policy.replay_window
 
     @property
     def memory(self) -> Memory | None:
@@ -370,4 +369,14 @@ _WRITERS: dict[str, Callable[[Writer, Caller, CallId, Any], Result]] = {
 }
 """Each tool's function, by name (``WRITE_TOOLS`` are the writers)."""
 
-__all__ = ["Caller", "Dispatcher", "FormService", "Memory", "new_instance_id"]
+__all__ = [
+    "MAX_CONFLICT_RETRIES",
+    "MAX_OVERTAKEN",
+    "Caller",
+    "CommitPolicy",
+    "Dispatcher",
+    "FormService",
+    "Memory",
+    "jittered_backoff",
+    "new_instance_id",
+]

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from forms.app.calls import CallId, caused_by, check_replay, new_call
+from forms.app.calls import CallId, caused_by, new_call
 from forms.app.conversation import Caller, locate
 from forms.app.loop import CommitLoop, Planned
 from forms.app.memory import Memory, MemoryCall, apply_defaults
@@ -74,14 +74,14 @@ else's."""
 
 @dataclass(frozen=True, slots=True)
 class Writer:
-    """What the write tools run on: the commit loop, the hand-off to the dispatcher (returns
-    the instance as in-process hooks left it, None when they run elsewhere), new instance ids,
-    the replay window, and whether hooks run at all (a dispatcher is configured)."""
+    """What the write tools run on: the commit loop (and its policy: the replay window), the
+    hand-off to the dispatcher (returns the instance as in-process hooks left it, None when
+    they run elsewhere), new instance ids, and whether hooks run at all (a dispatcher is
+    configured)."""
 
     loop: CommitLoop
     dispatch: Callable[[FormInstance, Sequence[OutboxEntry]], FormInstance | None]
     new_id: Callable[[], str]
-    replay_window: timedelta
     runs_hooks: bool
     memory: Memory | None = None
     """Memory for the deployment (None: none; no fact is read or written)."""
@@ -474,8 +474,7 @@ def replay(
     The status comes from what this call already read when it can: ``mine`` (the
     conversation's instances) or ``seen`` (the instance it located, and whether the status
     line names it); otherwise the conversation is read."""
-    check_replay(call, record, writer.loop.clock(), writer.replay_window)
-    result: Result = {**record.result, "replayed": True}
+    result: Result = writer.loop.policy.replayed(call, record, writer.loop.clock())
     if record.instance_id is None:
         return result
     fired = [k for k in result.get("fired", ()) if isinstance(k, str)]
