@@ -39,7 +39,11 @@ Routes (``docs/http-api.md`` has the full contract):
   minted with the JWT, exchanged for a session cookie; the page routes take no JWT.
 
 A request goes through ``functions.http.precheck`` (principal, content type, size, JSON), then
-Powertools routes it and validates it against ``functions.models``, then a handler calls the
+Powertools routes it and validates it against ``functions.models``: the principal it verified
+and the body it parsed are what the routes get (``functions.routing.request_verified``, and
+``functions.http.CheckedBodies`` as the resolver's body parser), so each is read once per
+request, and a path id or tool name is checked once, by the route's parameter type
+(``functions.openapi.ConversationId``, ``ToolName``). Then a handler calls the
 ``FormService`` of the request's ``App`` (``formwork.bootstrap``) and returns what it says.
 Handlers hold no business rules. Every refusal is JSON ``{"error", "message"}``; a 500 means a bug.
 
@@ -94,6 +98,7 @@ from functions.auth import Unauthenticated
 from functions.http import (
     JSON_HEADERS,
     ApiError,
+    CheckedBodies,
     error_response,
     is_page,
     is_webhook,
@@ -104,11 +109,22 @@ from functions.http import (
 from functions.models import ErrorBody, OpenApiDocument, WebhookOutcome
 from functions.openapi import DESCRIBED, Resolver, error_responses, json_body, openapi_settings
 from functions.refusals import json_error, refusal, route_label
-from functions.routing import APP_KEY, log_rejection, logger, metrics, request_app, tracer
+from functions.routing import (
+    APP_KEY,
+    VERIFIED_KEY,
+    log_rejection,
+    logger,
+    metrics,
+    request_app,
+    tracer,
+)
+
+BODIES = CheckedBodies()
+"""The resolver's body parser: the body ``precheck`` parsed, not a second parse of it."""
 
 # debug=False: POWERTOOLS_DEV must never turn on event printing (bearer tokens, user data) or
 # stack traces in 500 bodies.
-resolver = Resolver(enable_validation=True, debug=False)
+resolver = Resolver(enable_validation=True, debug=False, json_body_deserializer=BODIES)
 
 
 def _no_store(router: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response[Any]:
@@ -289,8 +305,14 @@ def _serve(event: dict[str, Any], context: LambdaContext, app: App | None) -> di
             checked = precheck_page(event)
         else:
             checked = precheck(event, settings)
-        resolver.append_context(**{APP_KEY: served})  # type: ignore[no-untyped-call]
-        response = resolver.resolve(checked, context)
+        resolver.append_context(  # type: ignore[no-untyped-call]
+            **{APP_KEY: served, VERIFIED_KEY: checked.verified}
+        )
+        BODIES.hold(checked)
+        try:
+            response = resolver.resolve(checked.event, context)
+        finally:
+            BODIES.release()
     except ApiError as error:
         log_rejection(error.status, error.code)
         response = error_response(error)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
@@ -47,11 +48,30 @@ class Unauthenticated(Exception):
         self.message = message
 
 
+@dataclass(frozen=True, slots=True)
+class Verified:
+    """Who is calling, read once per request (``functions.http.precheck``): the principal and
+    the verified claims it was read from (for ``context_from_claims``)."""
+
+    principal: str
+    claims: Mapping[str, Any]
+
+
+def verify(event: Mapping[str, Any], tenant_claim: str | None) -> Verified:
+    """The principal of an API Gateway HTTP API (payload v2) event and its verified claims,
+    or ``Unauthenticated`` as ``principal_from_event`` says."""
+    claims = _claims(event)
+    return Verified(_principal(claims, tenant_claim), claims)
+
+
 def principal_from_event(event: Mapping[str, Any], tenant_claim: str | None) -> str:
     """The verified principal of an API Gateway HTTP API (payload v2) event, or raise
     ``Unauthenticated``: no verified claims, a missing or malformed ``sub``, or, when
     ``tenant_claim`` names one, a missing, empty or malformed tenant."""
-    claims = _claims(event)
+    return _principal(_claims(event), tenant_claim)
+
+
+def _principal(claims: Mapping[str, Any], tenant_claim: str | None) -> str:
     sub = claims.get("sub")
     if not isinstance(sub, str) or not _SUB.fullmatch(sub):
         raise Unauthenticated("the token's sub claim is missing or malformed")
@@ -81,6 +101,13 @@ def context_from_event(
         verified = _claims(event)
     except Unauthenticated:
         return ()
+    return context_from_claims(verified, claims)
+
+
+def context_from_claims(
+    verified: Mapping[str, Any], claims: Sequence[tuple[str, str]]
+) -> tuple[tuple[str, str], ...]:
+    """``context_from_event`` on claims already read and verified (``Verified.claims``)."""
     found: dict[str, str] = {}
     for key, claim in claims:
         value = verified.get(claim)

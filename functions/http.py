@@ -40,11 +40,12 @@ import os
 import re
 import secrets
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from typing import Any, NoReturn
 
 from formwork.config import ConfigError, Settings
-from functions.auth import Unauthenticated, principal_from_event
+from functions.auth import Unauthenticated, Verified, verify
 
 MAX_JSON_DEPTH = 32
 """Deepest nesting of arrays and objects a request body may have (tool inputs are shallow)."""
@@ -104,27 +105,66 @@ def error_response(error: ApiError) -> dict[str, Any]:
     }
 
 
-def precheck(event: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
-    """The event to route (its body decoded), or an ``ApiError`` for what no route may see."""
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A request that passed the checks before routing, with what they read, so that nothing
+    is read twice: the event to route, who is calling (``None`` on the webhook and page
+    routes, which ask for no principal), and the body as parsed. ``body_text`` is the very
+    string the event to route carries as its body (``None`` when no body was parsed)."""
+
+    event: dict[str, Any]
+    verified: Verified | None = None
+    body_text: str | None = None
+    body: Any = None
+
+
+class CheckedBodies:
+    """The resolver's JSON body deserializer (Powertools' ``json_body_deserializer``), so a
+    request body is parsed once: handed the very text ``precheck`` parsed (the same string
+    object, which ``hold`` keeps), it answers the value parsed then; any other text is parsed
+    as Powertools' default would (``json.loads``). One request at a time, as a Lambda
+    execution environment serves them: ``hold`` before routing, ``release`` after."""
+
+    def __init__(self) -> None:
+        self._held: tuple[str, Any] | None = None
+
+    def hold(self, checked: Checked) -> None:
+        text = checked.body_text
+        self._held = None if text is None else (text, checked.body)
+
+    def release(self) -> None:
+        self._held = None
+
+    def __call__(self, text: str) -> Any:
+        held = self._held
+        if held is not None and held[0] is text:
+            return held[1]
+        return json.loads(text)
+
+
+def precheck(event: Mapping[str, Any], settings: Settings) -> Checked:
+    """The event to route (its body decoded), with its principal and parsed body, or an
+    ``ApiError`` for what no route may see."""
     if not _well_formed(event):
         raise ApiError(400, "bad_request", "not an API Gateway HTTP API (payload v2) event")
     try:
-        principal_from_event(event, settings.tenant_claim)
+        verified = verify(event, settings.tenant_claim)
     except Unauthenticated as exc:
         raise unauthorized(exc.message) from None
     method = _method(event)
     if method not in BODY_METHODS:
-        return dict(event)
+        return Checked(dict(event), verified)
     if (
         method == "POST"
         and event.get("body") in (None, "")
         and BODY_OPTIONAL.fullmatch(event["rawPath"])
     ):
-        return _as_json_event(event, "{}")
-    _check_content_type(_header(event, "content-type"))
-    text = _body_text(event, settings.max_body_bytes)
-    _check_json(text)
-    return _as_json_event(event, text)
+        text = "{}"
+    else:
+        _check_content_type(_header(event, "content-type"))
+        text = _body_text(event, settings.max_body_bytes)
+    body = parse_json_body(text)
+    return Checked(_as_json_event(event, text), verified, text, body)
 
 
 def is_webhook(event: Mapping[str, Any]) -> bool:
@@ -155,20 +195,20 @@ def is_page(event: Mapping[str, Any]) -> bool:
     )
 
 
-def precheck_page(event: Mapping[str, Any]) -> dict[str, Any]:
+def precheck_page(event: Mapping[str, Any]) -> Checked:
     """The page event to route: well formed, no principal asked for, no body read."""
     if not _well_formed(event):
         raise ApiError(400, "bad_request", "not an API Gateway HTTP API (payload v2) event")
-    return dict(event)
+    return Checked(dict(event))
 
 
-def precheck_webhook(event: Mapping[str, Any], settings: Settings) -> dict[str, Any]:
-    """The webhook event to route, body decoded; no principal is asked for (the signature is
-    checked by the route, on these exact bytes)."""
+def precheck_webhook(event: Mapping[str, Any], settings: Settings) -> Checked:
+    """The webhook event to route, body decoded; no principal is asked for, and the body is
+    not parsed here (the route checks the signature on these exact bytes, then parses)."""
     if not _well_formed(event):
         raise ApiError(400, "bad_request", "not an API Gateway HTTP API (payload v2) event")
     _check_content_type(_header(event, "content-type"))
-    return _as_json_event(event, _body_text(event, settings.max_body_bytes))
+    return Checked(_as_json_event(event, _body_text(event, settings.max_body_bytes)))
 
 
 def _as_json_event(event: Mapping[str, Any], text: str) -> dict[str, Any]:

@@ -10,7 +10,8 @@ With tracing off (outside Lambda, or ``POWERTOOLS_TRACE_DISABLED``) it is never 
 ``lambda_handler`` (``functions.api``) puts the request's App in the resolver's context
 (``append_context``, which Powertools clears after every request); a route reads it with
 ``request_app(router.context)``, where ``router`` is its module's Powertools ``Router`` (its
-context is the resolver's once included) or the resolver itself.
+context is the resolver's once included) or the resolver itself. Beside it goes who is
+calling, as the checks before routing verified it: ``request_verified(router)``.
 """
 
 import functools
@@ -23,9 +24,8 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
 from forms.app.conversation import Caller
-from forms.surface.tools import check_id
 from formwork.bootstrap import App
-from functions.auth import context_from_event, principal_from_event
+from functions.auth import Verified, context_from_claims, verify
 
 SERVICE = os.getenv("POWERTOOLS_SERVICE_NAME") or "formwork"
 NAMESPACE = os.getenv("POWERTOOLS_METRICS_NAMESPACE") or "Formwork"
@@ -113,6 +113,9 @@ tracer = LazyTracer(SERVICE)
 
 APP_KEY = "app"
 """The key of the request's App in the resolver's context."""
+VERIFIED_KEY = "verified"
+"""The key of the request's ``functions.auth.Verified`` in the resolver's context (``None``
+on the routes that ask for no principal: the webhook and the pages)."""
 
 
 def request_app(context: Mapping[str, Any]) -> App:
@@ -122,16 +125,28 @@ def request_app(context: Mapping[str, Any]) -> App:
     return found
 
 
+def request_verified(router: Router) -> Verified:
+    """Who is calling, as ``functions.http.precheck`` verified it for this request (read from
+    the event only when the request was not prechecked as one that names a principal;
+    ``Unauthenticated`` then, as before routing)."""
+    verified = router.context.get(VERIFIED_KEY)
+    if isinstance(verified, Verified):
+        return verified
+    settings = request_app(router.context).settings
+    return verify(router.current_event.raw_event, settings.tenant_claim)
+
+
 def conversation_caller(router: Router, conversation_id: str) -> Caller:
     """The caller of a conversation's route: the verified principal, the conversation of the
-    path (checked), and the context defaults its verified claims carry
-    (``FORMWORK_CONTEXT_CLAIMS``)."""
+    path, and the context defaults its verified claims carry (``FORMWORK_CONTEXT_CLAIMS``).
+    The conversation id is checked by the route's parameter type (``ConversationId``), which
+    every conversation route declares; it is not checked again here."""
     settings = request_app(router.context).settings
-    event = router.current_event.raw_event
+    verified = request_verified(router)
     return Caller(
-        principal=principal_from_event(event, settings.tenant_claim),
-        conversation_id=check_id(conversation_id, "conversation id"),
-        context=context_from_event(event, settings.context_claims),
+        principal=verified.principal,
+        conversation_id=conversation_id,
+        context=context_from_claims(verified.claims, settings.context_claims),
     )
 
 

@@ -4,7 +4,9 @@
 it: a cold start that serves it never imports boto3). In a strict format it is typed for the
 forms the caller can use (``forms.surface.strict``), so it reads them from the service. A tool
 call and the status lines are the caller's: the principal comes from the verified claims only
-(``functions.auth``), and the conversation id is checked before anything is read.
+(``functions.auth``, read once before routing), and the conversation id and the tool name are
+checked by the route's parameter types (``ConversationId``, ``ToolName``: a malformed id is a
+400, an unknown tool a 404) before anything is read.
 """
 
 from typing import TYPE_CHECKING, Annotated, Any
@@ -21,8 +23,6 @@ from forms.surface.formats import (
     tool_definitions,
 )
 from forms.surface.strict import NotStrict, strict_arguments, strict_definitions
-from forms.surface.tools import TOOLS_BY_NAME
-from functions.auth import principal_from_event
 from functions.http import ApiError, log_hash
 from functions.models import (
     ConversationStatus,
@@ -31,8 +31,13 @@ from functions.models import (
     ToolResult,
 )
 from functions.openapi import DESCRIBED, ConversationId, ToolName, error_responses, json_body
-from functions.refusals import unknown_tool
-from functions.routing import conversation_caller, count_call, logger, request_app
+from functions.routing import (
+    conversation_caller,
+    count_call,
+    logger,
+    request_app,
+    request_verified,
+)
 
 if TYPE_CHECKING:
     from forms.compiled import CompiledForm
@@ -92,9 +97,8 @@ def list_tools(
 def _forms_for_strict(forms: str | None) -> "list[CompiledForm]":
     """The forms ``forms`` names (ids or spellings, in its order, each once), or every form the
     caller can start; the caller's own catalog either way."""
-    app = request_app(router.context)
-    principal = principal_from_event(router.current_event.raw_event, app.settings.tenant_claim)
-    registry = app.service.registry
+    principal = request_verified(router).principal
+    registry = request_app(router.context).service.registry
     if forms is None:
         return registry.forms(principal)
     names = [name.strip() for name in forms.split(",")]
@@ -149,9 +153,7 @@ def call_tool(
         ),
     ] = "generic",
 ) -> dict[str, Any]:
-    caller = conversation_caller(router, conversation_id)
-    if tool_name not in TOOLS_BY_NAME:
-        raise unknown_tool()
+    caller = conversation_caller(router, conversation_id)  # tool_name: checked by its type
     conversation = log_hash(caller.conversation_id)  # before the call: a bad key fails first
     arguments = request.input or {}
     if format in STRICT_FORMATS:

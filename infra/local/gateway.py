@@ -480,6 +480,13 @@ class LocalGateway:
         self._hangups = 0
         self._hung_up = threading.Condition()
 
+    def add_route(self, route: Route, function: Function) -> None:
+        """Serve ``route`` with ``function`` too, beside the template's routes: for a bench or
+        a test that needs a handler the template does not ship (``bench.http_floor_perf``'s
+        bare storage handler). Call it before the first request that should reach it."""
+        self.routes = [*self.routes, route]
+        self.functions = {**self.functions, route.function: function}
+
     # -------------------------------------------------------------- request → response
 
     def handle(self, request: IncomingRequest) -> OutgoingResponse:
