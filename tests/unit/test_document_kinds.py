@@ -16,7 +16,14 @@ from forms.documents.edit_shapes import ITEM_SHAPES
 from forms.documents.export import export_document
 from forms.documents.field_types import index_document, types_of
 from forms.documents.kinds import FIELD_KINDS, KIND, KINDS, kinds_table
-from forms.documents.model import ITEM_MODELS, Condition, FormDocument, ItemKind, kinds_of
+from forms.documents.model import (
+    BLOCK_KINDS,
+    ITEM_MODELS,
+    Condition,
+    FormDocument,
+    ItemKind,
+    kinds_of,
+)
 from forms.documents.rules import OPS_BY_FAMILY, compile_rule
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,6 +68,7 @@ def test_every_field_kind_has_a_type_and_a_family_of_comparisons() -> None:
 
 def test_every_block_kind_has_a_size_and_no_answer() -> None:
     blocks = [kind for kind in KINDS if kind.family is None]
+    assert tuple(k.name for k in blocks) == BLOCK_KINDS
     assert {k.name for k in blocks} == set(BLOCK_DEFAULTS)
     assert set(FIELD_KINDS) | set(BLOCK_DEFAULTS) == set(NAMES)
 
