@@ -9,11 +9,18 @@ import json
 import re
 from typing import Any
 
+import pytest
+
+from forms import Caller, FormDef, Step
+from forms import field as form_field
 from forms.app.hooks import HOOK_FAILED
 from forms.storage.dynamodb import FAILED_HOOK_INDEX, OPEN_FORM_INDEX, home_item
 from forms.storage.failed_hooks_contract import broken
+from formwork.config import Settings
 from functions.relay import APPROVALS_OVERDUE
 from infra.local.dynamodb import load_template, table_definition
+from tests.support import service_for
+from workflows.worker import worker_app
 
 
 def resources(kind: str) -> dict[str, dict[str, Any]]:
@@ -250,3 +257,108 @@ def test_the_workers_task_role_may_query_the_open_form_index_for_a_migration() -
     assert [s for s in statements if "/index/" in str(s.get("Resource"))] == [
         {"Effect": "Allow", "Action": ["dynamodb:Query"], "Resource": index}
     ]
+
+
+# ---------------------------------------------------------------------------- the worker's log
+
+JSON_TERM = re.compile(r'\$((?:\.[A-Za-z_][A-Za-z0-9_]*|\[\d+\])+)\s*=\s*"([^"*]*)"')
+"""One ``$.selector = "value"`` term of a CloudWatch Logs JSON filter pattern."""
+
+
+def filter_matches(pattern: str, line: str) -> bool:
+    """Whether CloudWatch Logs' JSON filter ``pattern`` matches log event ``line``: the subset
+    the template uses, ``{ term && term ... }`` with each term an exact string comparison on
+    a selector of object fields and array indexes (a missing field does not match)."""
+    body = pattern.strip()
+    assert body.startswith("{") and body.endswith("}"), pattern
+    terms = [t.strip() for t in body[1:-1].split("&&")]
+    try:
+        event: Any = json.loads(line)
+    except ValueError:
+        return False
+    for term in terms:
+        found = JSON_TERM.fullmatch(term)
+        assert found, f"not a term this check reads: {term!r}"
+        value: Any = event
+        for step in re.findall(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]", found.group(1)):
+            name, index = step
+            if name and isinstance(value, dict) and name in value:
+                value = value[name]
+            elif index and isinstance(value, list) and int(index) < len(value):
+                value = value[int(index)]
+            else:
+                return False
+        if value != found.group(2):
+            return False
+    return True
+
+
+def worker_log_environment() -> dict[str, Any]:
+    task = resources("AWS::ECS::TaskDefinition")["WorkerTaskDefinition"]["Properties"]
+    (worker,) = [c for c in task["ContainerDefinitions"] if c["Name"] == "worker"]
+    return {e["Name"]: e["Value"] for e in worker["Environment"]}
+
+
+def always_down(ctx: Any) -> None:
+    raise RuntimeError("the ledger is down")
+
+
+class Ledger(Step):
+    title = "Ledger"
+    reference: str = form_field("Reference", on_fill=always_down)
+
+
+LEDGER = FormDef(id="ledger-entry", version=1, title="Ledger entry", steps=[Ledger])
+
+
+def test_a_hook_failed_for_good_on_the_worker_counts_into_the_metric_its_alarm_reads(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN the worker's environment as its task definition sets it, and the count its service
+    # is built with (workflows.worker.worker_app)
+    environment = worker_log_environment()
+    for name in ("POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"):
+        monkeypatch.setenv(name, environment[name])
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    count = worker_app(Settings(table_name="forms")).service.count
+    assert count is not None
+    # WHEN a hook fails for good in a service counting with it (its last attempt)
+    service = service_for(LEDGER, dispatch=False, count=count)
+    started = service.call(Caller("acme/ana", "c1"), "form_start", "s", {"form": LEDGER.id})
+    filled = service.call(
+        Caller("acme/ana", "c1"),
+        "form_fill",
+        "f",
+        {"form": LEDGER.id, "values": {"reference": "X"}},
+    )
+    (key,) = filled["fired"]
+    capsys.readouterr()
+    service.run_hook(started["instance"], key, max_attempts=1)
+    assert service.store.get(started["instance"]).state.outbox[key].status == "failed"
+    lines = capsys.readouterr().out.splitlines()
+
+    # THEN the worker log group's metric filter matches the one line it wrote, and nothing
+    # else it wrote, and counts it into the alarm's metric, namespace and dimension
+    metric_filter = resources("AWS::Logs::MetricFilter")["WorkerHooksFailedFilter"]
+    properties = metric_filter["Properties"]
+    assert metric_filter["Condition"] == "DeploysWorker"
+    assert properties["LogGroupName"] == {"Ref": "WorkerLogGroup"}
+    matched = [line for line in lines if filter_matches(properties["FilterPattern"], line)]
+    assert len(matched) == 1, lines
+    (transform,) = properties["MetricTransformations"]
+    alarm = resources("AWS::CloudWatch::Alarm")["HooksFailedAlarm"]["Properties"]
+    assert (transform["MetricNamespace"], transform["MetricName"]) == (
+        alarm["Namespace"],
+        alarm["MetricName"],
+    )
+    assert transform["MetricValue"] == "1"
+    (dimension,) = alarm["Dimensions"]
+    (from_line,) = transform["Dimensions"]
+    assert from_line["Key"] == dimension["Name"]
+    event = json.loads(matched[0])
+    assert event[from_line["Value"].removeprefix("$.")] == dimension["Value"]
+    # AND a line another metric writes, or plain logging, does not match
+    other = json.loads(matched[0])
+    other["_aws"]["CloudWatchMetrics"][0]["Metrics"][0]["Name"] = "ToolCalls"
+    assert not filter_matches(properties["FilterPattern"], json.dumps(other))
+    assert not filter_matches(properties["FilterPattern"], "hook failed: HooksFailed")

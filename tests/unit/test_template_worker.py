@@ -5,6 +5,7 @@ its artifact checked before it runs, and scaling on the metric the backlog funct
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 from functions.backlog import PER_WORKER, TASK_QUEUE_DIMENSION
@@ -130,10 +131,20 @@ def test_the_worker_runs_with_the_functions_settings_and_no_credential() -> None
     assert "FORMWORK_PAGE_KEY_SECRET_ID" not in env
 
 
+def fetch_script() -> str:
+    """The fetch container's shell script, its ``${...}`` substitutions as written."""
+    (command,) = containers()["fetch"]["Command"]
+    script: str = command["Fn::Sub"]
+    return script
+
+
 def test_the_container_runs_only_the_artifact_it_was_given() -> None:
     fetch, worker = containers()["fetch"], containers()["worker"]
     # GIVEN the fetch container copies the object the task role may read
-    assert fetch["Command"][-2] == {"Fn::Sub": "s3://${WorkerArtifactBucket}/" + ARTIFACT_KEY}
+    assert fetch["EntryPoint"] == ["/bin/sh", "-c"]
+    copy = re.search(r"aws s3 cp --only-show-errors (\S+) /artifact/worker\.zip;", fetch_script())
+    assert copy and copy.group(1) == "s3://${WorkerArtifactBucket}/" + ARTIFACT_KEY
+    assert fetch_script().startswith("set -eu;")
     assert fetch["Essential"] is False
     # THEN the worker starts only once the copy succeeded, checks the digest before unpacking,
     # and runs the worker with the alive file its health check reads
@@ -197,3 +208,73 @@ def test_the_worker_is_deployed_with_temporal_dispatch_and_needs_its_parameters(
     for parameter in ("WorkerArtifactBucket", "WorkerArtifactSha256", "WorkerSubnets"):
         assert parameter in asserted
     assert "WorkerSecurityGroups" in asserted
+
+
+def test_the_worker_runs_as_an_unprivileged_user_on_volumes_handed_to_it() -> None:
+    fetch, worker = containers()["fetch"], containers()["worker"]
+    # THEN the worker's user is a number other than root's, user and group
+    user, group = worker["User"].split(":")
+    assert user.isdigit() and group.isdigit() and "0" not in (user, group)
+    assert worker["ReadonlyRootFilesystem"] is True
+    # AND what it writes (the unpacked artifact and its alive file on /artifact, scratch on
+    # /tmp, its HOME) is on the task's volumes, which the fetch container, root for this only,
+    # hands to that user once the copy succeeded
+    mounts = {m["ContainerPath"]: m["SourceVolume"] for m in worker["MountPoints"]}
+    assert mounts == {"/artifact": "artifact", "/tmp": "scratch"}
+    assert worker_environment()["HOME"] == "/tmp"
+    (script,) = worker["Command"]
+    assert "cd /artifact" in script and "--alive-file /artifact/alive" in script
+    fetched = {m["SourceVolume"]: m["ContainerPath"] for m in fetch["MountPoints"]}
+    chown = re.search(r"chown -R (\d+):(\d+) (.+)$", fetch_script())
+    assert chown and (chown.group(1), chown.group(2)) == (user, group)
+    assert sorted(chown.group(3).split()) == sorted(fetched[v] for v in set(mounts.values()))
+    assert fetch_script().index("aws s3 cp") < chown.start()
+    assert fetch["User"] == "0"
+
+
+VALID_DIGEST = "sha256:" + "0123456789abcdef" * 4
+
+
+def test_images_are_by_tag_or_by_digest_an_explicit_checked_choice() -> None:
+    template = load_template()
+    parameters = template["Parameters"]
+    # GIVEN the choice, by tag unless the deploy says digest
+    assert parameters["WorkerImagesBy"]["AllowedValues"] == ["tag", "digest"]
+    assert parameters["WorkerImagesBy"]["Default"] == "tag"
+    for image, container in (("WorkerImage", "worker"), ("WorkerFetchImage", "fetch")):
+        by_tag = parameters[image]["AllowedPattern"]
+        pinned = parameters[f"{image}Pinned"]["AllowedPattern"]
+        # THEN the tag parameter takes a tag (and only one), the pinned one a digest or nothing
+        assert re.fullmatch(by_tag, parameters[image]["Default"])
+        assert re.fullmatch(by_tag, "registry.example:5000/team/python:3.11-slim")
+        assert not re.fullmatch(by_tag, "public.ecr.aws/docker/library/python")  # no tag
+        assert not re.fullmatch(by_tag, f"public.ecr.aws/docker/library/python@{VALID_DIGEST}")
+        assert re.fullmatch(pinned, "") and parameters[f"{image}Pinned"]["Default"] == ""
+        assert re.fullmatch(pinned, f"public.ecr.aws/docker/library/python@{VALID_DIGEST}")
+        assert not re.fullmatch(pinned, "public.ecr.aws/docker/library/python:3.11")
+        assert not re.fullmatch(pinned, "python@sha256:abc")  # a digest is 64 hex digits
+        # AND the task runs the pinned image whenever one is given
+        condition = f"Has{image}Pinned"
+        assert template["Conditions"][condition] == {
+            "Fn::Not": [{"Fn::Equals": [{"Ref": f"{image}Pinned"}, ""]}]
+        }
+        assert containers()[container]["Image"] == {
+            "Fn::If": [condition, {"Ref": f"{image}Pinned"}, {"Ref": image}]
+        }
+    # AND choosing digest refuses a deploy that leaves either digest out
+    rule = template["Rules"]["WorkerImagesByDigestAreGiven"]
+    assert rule["RuleCondition"] == {"Fn::Equals": [{"Ref": "WorkerImagesBy"}, "digest"]}
+    asserted = [a["Assert"] for a in rule["Assertions"]]
+    assert asserted == [
+        {"Fn::Not": [{"Fn::Equals": [{"Ref": f"{image}Pinned"}, ""]}]}
+        for image in ("WorkerImage", "WorkerFetchImage")
+    ]
+
+
+def test_the_deploy_docs_say_how_to_pin_the_images() -> None:
+    text = (Path(__file__).parents[2] / "docs" / "deploy.md").read_text()
+    section = text[text.index("### Pinning the images") :]
+    section = section[: section.index("\n#", 1)]
+    for parameter in ("WorkerImagesBy=digest", "WorkerImagePinned", "WorkerFetchImagePinned"):
+        assert parameter in section, parameter
+    assert "@sha256:" in section and "crane digest" in section
