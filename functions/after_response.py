@@ -16,9 +16,11 @@ nothing behind costs one local HTTP request; one that did is billed until its wo
 answers no later. Work still running at the deadline is logged (and resumes, as before, with
 the next invocation).
 
-``install`` registers it only on Lambda (``AWS_LAMBDA_RUNTIME_API`` set) and only in the
-function whose handler is the caller's (``_HANDLER``): a module imported by another
-function's handler never registers, so no invocation waits for an answer that never comes.
+The work waited for is the App's (``App.behind``, where its ``Memory`` tracks what it runs):
+``install`` waits for this process's App's, the one a Lambda handler serves with. It registers
+only on Lambda (``AWS_LAMBDA_RUNTIME_API`` set) and only in the function whose handler is the
+caller's (``_HANDLER``): a module imported by another function's handler never registers, so
+no invocation waits for an answer that never comes.
 A registration that fails is logged and the function runs without it, as it did before.
 
 Written by hand: Powertools has no Extensions API client, and the API is two HTTP requests
@@ -38,6 +40,8 @@ from collections.abc import Callable
 from typing import Any
 
 from forms.app.behind import PROCESS
+from formwork import process
+from formwork.bootstrap import App
 
 _log = logging.getLogger("formwork")
 
@@ -196,15 +200,17 @@ class AfterResponse:
             connection.close()
 
 
-def install(handler: str) -> AfterResponse | None:
+def install(handler: str, app: Callable[[], App] = process.app) -> AfterResponse | None:
     """Register and start the extension when this process is the Lambda function whose
     handler is ``handler`` (``module.function``, as ``_HANDLER`` names it); None otherwise,
-    or when the registration fails (logged)."""
+    or when the registration fails (logged). It waits for the work behind the answers of
+    ``app()``: this process's App, the one the handler serves with on Lambda (its settings
+    are not read here: a bad variable is still the first request's 500)."""
     runtime_api = os.environ.get("AWS_LAMBDA_RUNTIME_API")
     if not runtime_api or os.environ.get("_HANDLER") != handler:
         return None
     try:
-        extension = AfterResponse(runtime_api)
+        extension = AfterResponse(runtime_api, app().behind.settle)
         extension.register()
     except FAILURES as exc:
         _log.warning("after-response: not registered (%s); work behind an answer may wait", exc)

@@ -8,9 +8,10 @@ frozen, which loses it: a ``Behind`` notes such work (``track``), and ``settle``
 what is still running, which the Lambda functions do after each response, before Lambda may
 freeze the environment (``functions.after_response``).
 
-``PROCESS`` is the process's: memory's worker belongs to the process, not to a call, so
-every ``Memory`` tracks its work there unless given another. Only the standard library, so
-the Lambda handlers can import it at a cold start.
+An App has its own (``formwork.bootstrap.App.behind``), built by ``bootstrap`` and handed to
+the ``Memory`` it builds; the after-response extension waits for the process's App's.
+``PROCESS`` is what a ``Memory`` or an ``AfterResponse`` built by hand, without one, share.
+Only the standard library, so the Lambda handlers can import it at a cold start.
 """
 
 from __future__ import annotations
@@ -55,4 +56,5 @@ class Behind:
 
 
 PROCESS = Behind()
-"""The process's work behind answers: what memory runs on its worker, by default."""
+"""The work behind answers of a ``Memory`` built without a ``behind`` of its own (an App's
+has one, ``App.behind``)."""

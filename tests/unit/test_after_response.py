@@ -343,3 +343,39 @@ def test_what_memory_runs_on_its_worker_is_tracked_until_it_ends(work: Behind) -
     # AND by default, memory tracks its work where the after-response extension waits
     assert Memory(InMemoryFactStore()).behind is PROCESS
     assert after_response.AfterResponse("127.0.0.1:9001")._settle == PROCESS.settle
+
+
+def test_installed_it_waits_for_the_work_behind_its_apps_answers(
+    api: ExtensionsApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from formwork.bootstrap import bootstrap
+    from formwork.config import Settings
+    from formwork.storage import InMemoryStorage
+
+    settling = threading.Event()
+
+    class Noted(Behind):
+        def settle(self, timeout: float) -> int:
+            api.note("settling")
+            settling.set()
+            return super().settle(timeout)
+
+    # GIVEN the App a handler serves with, its memory's work behind answers still running
+    app = bootstrap(Settings(), storage=InMemoryStorage(), behind=Noted())
+    memory = app.memory
+    assert memory is not None and memory.behind is app.behind
+    gate = threading.Event()
+    memory.submit(lambda: gate.wait(WAIT))
+    # WHEN the extension is installed for that App on Lambda, and an invocation is answered
+    monkeypatch.setenv("AWS_LAMBDA_RUNTIME_API", api.address)
+    monkeypatch.setenv("_HANDLER", "functions.api.lambda_handler")
+    extension = after_response.install("functions.api.lambda_handler", lambda: app)
+    api.invoke("r1", 60_000)
+    api.until("deliver r1")
+    after_response.answered(extension, SimpleNamespace(aws_request_id="r1"))
+    assert settling.wait(WAIT)
+    api.note("work done")
+    gate.set()
+    # THEN it waited for the App's work before asking for the next event
+    api.until("next", 2)
+    assert api.log[-3:] == ["settling", "work done", "next"]
