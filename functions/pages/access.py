@@ -39,7 +39,6 @@ import os
 import re
 import secrets
 import threading
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -312,27 +311,10 @@ def cookie_value(cookies: object, name: str) -> str | None:
 
 # ---------------------------------------------------------------------------- the ledger
 
-_ledgers: weakref.WeakKeyDictionary[App, PageLinkLedger] = weakref.WeakKeyDictionary()
-_ledgers_lock = threading.Lock()
-
-
 def ledger(app: App) -> PageLinkLedger:
-    """The App's page-link ledger: on the forms table beside a DynamoDB store, in memory
-    beside an in-memory one (one per App)."""
-    with _ledgers_lock:
-        found = _ledgers.get(app)
-        if found is None:
-            from forms.storage.memory import InMemoryFormStore
-            from forms.storage.page_links import InMemoryPageLinkLedger
-
-            if isinstance(app.store, InMemoryFormStore):
-                found = InMemoryPageLinkLedger()
-            else:
-                from forms.storage.dynamodb_page_links import DynamoDBPageLinkLedger
-
-                found = DynamoDBPageLinkLedger(app.dynamodb_client, app.settings.require_table())
-            _ledgers[app] = found
-        return found
+    """The App's page-link ledger (``App.page_links``: beside the App's other stores, on the
+    forms table or in memory)."""
+    return app.page_links
 
 
 # ---------------------------------------------------------------------------- principal-scoped
