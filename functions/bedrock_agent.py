@@ -105,7 +105,7 @@ INTERNAL_ERROR: Final = {
 resolver = BedrockAgentResolver(enable_validation=True, debug=False)
 
 
-class Refused(Exception):
+class ActionRefused(Exception):
     """An invocation answered without calling a tool: its status and body."""
 
     def __init__(self, status: int, code: str, message: str, hint: str) -> None:
@@ -119,7 +119,7 @@ class Refused(Exception):
 
 def caller_of(event: Mapping[str, Any], settings: Settings) -> Caller:
     """The principal from the session attributes (checked as a token's claims would be) and
-    the conversation; ``Refused`` (401) without a usable principal."""
+    the conversation; ``ActionRefused`` (401) without a usable principal."""
     attributes = event.get("sessionAttributes") or {}
     if not isinstance(attributes, Mapping):
         attributes = {}
@@ -145,8 +145,8 @@ def caller_of(event: Mapping[str, Any], settings: Settings) -> Caller:
     return Caller(principal=principal, conversation_id=str(conversation), context=context)
 
 
-def _unauthorized(message: str) -> Refused:
-    return Refused(
+def _unauthorized(message: str) -> ActionRefused:
+    return ActionRefused(
         401,
         "unauthorized",
         message,
@@ -229,7 +229,7 @@ def _invalid_arguments(error: RequestValidationError) -> Response[str]:
 
 def _unknown_operation(_: NotFoundError) -> Response[str]:
     known = ", ".join(f"/{spec.name}" for spec in TOOLS)
-    refused = Refused(
+    refused = ActionRefused(
         404,
         "unknown_tool",
         "this action group has no such operation",
@@ -289,7 +289,7 @@ def _well_formed_body(body: Any) -> bool:
 
 
 def _check_names_once(event: Mapping[str, Any]) -> None:
-    """``Refused`` (400 ``duplicate_key``) when a name comes twice among the parameters and
+    """``ActionRefused`` (400 ``duplicate_key``) when a name comes twice among the parameters and
     the body's properties, as the HTTP API refuses a key sent twice: which of the two values
     counts would otherwise be the resolver's choice (the last), not the caller's."""
     body = (event.get("requestBody") or {}).get("content") or {}
@@ -299,7 +299,7 @@ def _check_names_once(event: Mapping[str, Any]) -> None:
     for item in named:
         name = item["name"]
         if name in seen:
-            raise Refused(
+            raise ActionRefused(
                 400,
                 "duplicate_key",
                 f"the action's arguments name {name[:60]!r} twice; send each argument once",
@@ -360,7 +360,7 @@ def _serve(event: dict[str, Any], context: LambdaContext, app: App | None) -> di
     logger.append_keys(tool=tool, channel="bedrock")
     try:
         if not is_agent_event(event):
-            raise Refused(
+            raise ActionRefused(
                 400,
                 "bad_request",
                 "not an Amazon Bedrock Agent action event of an API-schema action group",
@@ -371,7 +371,7 @@ def _serve(event: dict[str, Any], context: LambdaContext, app: App | None) -> di
         _check_names_once(event)
         resolver.append_context(**{APP_KEY: served, CALLER_KEY: caller})  # type: ignore[no-untyped-call]
         response = resolver.resolve(_with_body(event), context)
-    except Refused as refused:
+    except ActionRefused as refused:
         logger.info("action refused", extra={"status": refused.status})
         response = bedrock_response(event, refused.status, refused.body)
     except Exception:

@@ -39,7 +39,7 @@ from functions.openapi import ConversationId
 from functions.routing import conversation_caller, count_call, logger, request_app
 
 if TYPE_CHECKING:
-    from formwork.mcp.backends import Backend
+    from formwork.mcp.backends import McpBackend
 
 router = Router()  # type: ignore[no-untyped-call]
 
@@ -56,11 +56,11 @@ def mcp_message(conversation_id: ConversationId) -> Response[str]:
     conversation = log_hash(caller.conversation_id)  # before the call: a bad key fails first
     logged = {"conversation_hash": conversation}
 
-    def backend() -> "Backend":
-        from formwork.mcp.backends import ServiceBackend
+    def backend() -> "McpBackend":
+        from formwork.mcp.backends import FormServiceBackend
 
         service = request_app(router.context).service
-        return ServiceBackend(service, caller, _observer("ToolCalls", TOOLS_BY_NAME, logged))
+        return FormServiceBackend(service, caller, _observer("ToolCalls", TOOLS_BY_NAME, logged))
 
     return _serve(backend, logged)
 
@@ -85,7 +85,7 @@ def builder_mcp_message(form_id: FormId) -> Response[str]:
     form = log_hash(form_id)  # before the call: a bad key fails first
     logged = {"form_hash": form}
 
-    def backend() -> "Backend":
+    def backend() -> "McpBackend":
         from forms.app.builder import BUILDER_ARGUMENTS
         from formwork.mcp.builder import BuilderBackend
 
@@ -134,7 +134,7 @@ def _builder_principal() -> str:
     return principal_from_event(router.current_event.raw_event, settings.tenant_claim)
 
 
-def _serve(backend: Callable[[], "Backend"], logged: dict[str, str]) -> Response[str]:
+def _serve(backend: Callable[[], "McpBackend"], logged: dict[str, str]) -> Response[str]:
     """The MCP server of ``backend()``'s answer to this request: the SDK imported now (501
     without it), the server built over the backend, the request served in process."""
     event = router.current_event

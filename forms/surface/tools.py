@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 from forms.errors import BadRequest
 from forms.surface.tool_result import ToolResult
 
-FormId = Annotated[
+FormArg = Annotated[
     str,
     Field(min_length=1, max_length=64, description="Form id, as the status line shows it"),
 ]
@@ -55,7 +55,7 @@ Declines = Annotated[
 
 
 class FormStartArgs(_Args):
-    form: FormId
+    form: FormArg
     values: dict[str, JsonValue] | None = Field(
         default=None, description="Answers already given in the conversation, by field id"
     )
@@ -69,7 +69,7 @@ class FormStartArgs(_Args):
 
 
 class FormReadArgs(_Args):
-    form: FormId
+    form: FormArg
     instance: InstanceId
     part: str | None = Field(
         default=None,
@@ -79,7 +79,7 @@ class FormReadArgs(_Args):
 
 
 class FormFillArgs(_Args):
-    form: FormId
+    form: FormArg
     instance: InstanceId
     values: dict[str, JsonValue] | None = Field(
         default=None, description="Field id -> answer, any fields of any step"
@@ -95,7 +95,7 @@ class FormFillArgs(_Args):
 
 
 class FormReviseArgs(_Args):
-    form: FormId
+    form: FormArg
     instance: InstanceId
     field: str | None = Field(default=None, min_length=1, max_length=128)
     action: Literal["set", "retract", "decline", "undo", "redo", "clear_memory"]
@@ -112,7 +112,7 @@ class FormReviseArgs(_Args):
 
 
 class FormAbandonArgs(_Args):
-    form: FormId
+    form: FormArg
     instance: InstanceId
     reason: str = Field(min_length=1, max_length=300)
 

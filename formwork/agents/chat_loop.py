@@ -39,7 +39,7 @@ from typing import Any
 from forms.surface.unavailable import forms_unavailable
 from formwork.agents.context import DEFAULT_KEEP_MESSAGES, summary_section
 from formwork.agents.errors import TurnFailed
-from formwork.agents.providers import Post, ServedTool
+from formwork.agents.providers import PostJson, ServedTool
 from formwork.agents.tool_loop import (
     DEFAULT_MAX_STEPS,
     Abort,
@@ -214,7 +214,7 @@ def _message(body: Mapping[str, Any] | None, fallback: str) -> str:
     return str(message) if message else fallback
 
 
-def openai_sdk_post(client: Any) -> Post:
+def openai_sdk_post(client: Any) -> PostJson:
     """``OpenAIChat``'s transport through the official OpenAI Python SDK: the request body
     goes to ``client.chat.completions.create`` (an ``openai.OpenAI``, or any client of that
     shape), whose answer comes back as JSON. The SDK's own base URL, key, retries and timeouts

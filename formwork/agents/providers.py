@@ -55,7 +55,7 @@ from formwork.agents.transcript import (
 )
 
 DEFAULT_MAX_TOKENS = 8192
-Post = Callable[[str, Mapping[str, str], Mapping[str, Any]], dict[str, Any]]
+PostJson = Callable[[str, Mapping[str, str], Mapping[str, Any]], dict[str, Any]]
 """``post(url, headers, body)``: send the JSON body, return the JSON response."""
 
 
@@ -315,7 +315,7 @@ class OpenAIChat:
         api_key: str,
         model: str,
         max_tokens: int = DEFAULT_MAX_TOKENS,
-        post: Post = urllib_post,
+        post: PostJson = urllib_post,
         max_tokens_param: str = "max_tokens",
         new_id: Callable[[], str] = _new_id,
         *,

@@ -1,12 +1,12 @@
 """Where the MCP server's tool calls go: a service in this process, or the HTTP API.
 
-A ``Backend`` is what ``formwork.mcp.server.build_server`` serves: its ``Surface`` (the
+A ``McpBackend`` is what ``formwork.mcp.server.build_server`` serves: its ``Surface`` (the
 server's title, instructions, status resource and prompt), the tool definitions, one tool call
 under a tool-call id, and the status lines. A ``FormsBackend`` serves one principal's
 conversation (the form tools); ``formwork.mcp.builder`` has the builder's (one draft's builder
 tools). The conversation's two adapters:
 
-* ``ServiceBackend``: the ``FormService`` of this process for a verified ``Caller`` (the
+* ``FormServiceBackend``: the ``FormService`` of this process for a verified ``Caller`` (the
   Lambda route ``/conversations/{conversation_id}/mcp``: the principal comes from the claims
   API Gateway verified, exactly as for the tool routes);
 * ``ApiBackend`` (``formwork.mcp.remote``, which needs httpx): the tool API over HTTP with a
@@ -43,11 +43,11 @@ Observer = Callable[[str, JsonDict], None]
 and its result; the Lambda route counts and logs it as the tool routes do."""
 
 
-class BackendUnavailable(Exception):
+class McpBackendUnavailable(Exception):
     """The backend could not answer a read (the status lines, the tool list)."""
 
 
-class Backend(Protocol):
+class McpBackend(Protocol):
     """What one MCP server serves, as it reaches it."""
 
     @property
@@ -57,7 +57,7 @@ class Backend(Protocol):
 
     async def tools(self) -> list[JsonDict]:
         """The tools in MCP's ``tools/list`` shape (name, description, inputSchema).
-        ``BackendUnavailable`` when they cannot be read."""
+        ``McpBackendUnavailable`` when they cannot be read."""
         ...
 
     async def call(
@@ -70,18 +70,18 @@ class Backend(Protocol):
 
     async def status(self) -> list[str]:
         """The status resource's lines (empty when there is nothing to report: the server
-        then shows ``surface.empty``). ``BackendUnavailable`` when they cannot be read."""
+        then shows ``surface.empty``). ``McpBackendUnavailable`` when they cannot be read."""
         ...
 
 
-class FormsBackend(Backend, Protocol):
+class FormsBackend(McpBackend, Protocol):
     """One principal's conversation (the form tools; the status lines of its open forms)."""
 
     @property
     def conversation_id(self) -> str: ...
 
 
-class ServiceBackend:
+class FormServiceBackend:
     """The ``FormService`` of this process, for a verified caller.
 
     The service is synchronous (its store is DynamoDB or memory): a call runs on the event

@@ -1,6 +1,6 @@
 """The builder tools over MCP: one draft's builder tools for a verified principal.
 
-A ``BuilderBackend`` is the ``Backend`` (``formwork.mcp.backends``) of one draft, the
+A ``BuilderBackend`` is the ``McpBackend`` (``formwork.mcp.backends``) of one draft, the
 ``form_id`` of the caller's tenant, over the ``BuilderService`` of this process (the Lambda
 route ``/builder/forms/{form_id}/mcp``); ``formwork.mcp.remote.ApiBuilderBackend`` is the same
 over the builder's HTTP API (``formwork mcp --builder``). Either way:

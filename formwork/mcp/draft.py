@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from forms.surface.outline import outline_lines
-from formwork.mcp.backends import BackendUnavailable, JsonDict
+from formwork.mcp.backends import JsonDict, McpBackendUnavailable
 
 NO_DRAFT = "no_draft"
 """The builder's refusal of a read or edit on a draft its tenant does not have."""
@@ -30,7 +30,7 @@ async def draft_status(backend: _Calls) -> list[str]:
     """The draft's outline lines, read with ``inspect_form`` (a read the builder does not
     record: the id is a fresh one and nothing is written); empty when the tenant has no such
     draft (the server then shows ``formwork.mcp.surface.no_draft``'s text).
-    ``BackendUnavailable`` when it cannot be read."""
+    ``McpBackendUnavailable`` when it cannot be read."""
     read = await backend.call("inspect_form", {}, f"mcp-status-{uuid.uuid4().hex}")
     if read.get("ok") is True:
         form = read.get("form")
@@ -38,4 +38,4 @@ async def draft_status(backend: _Calls) -> list[str]:
     if read.get("error") == NO_DRAFT:
         return []
     detail = read.get("message") or read.get("error") or "no answer"
-    raise BackendUnavailable(f"the draft could not be read: {detail}")
+    raise McpBackendUnavailable(f"the draft could not be read: {detail}")

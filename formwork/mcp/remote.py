@@ -18,7 +18,7 @@ from typing import Any
 
 from forms.surface.unavailable import builder_unavailable, forms_unavailable
 from formwork.client import AsyncFormwork, ClientError, RequestRefused, ToolResult
-from formwork.mcp.backends import MODEL_REFUSALS, BackendUnavailable, JsonDict
+from formwork.mcp.backends import MODEL_REFUSALS, JsonDict, McpBackendUnavailable
 from formwork.mcp.draft import draft_status
 from formwork.mcp.surface import Surface, builder_surface, conversation_surface
 
@@ -45,7 +45,7 @@ class ApiBackend:
             try:
                 self._tools = await self.client.tools("mcp")
             except ClientError as failure:
-                raise BackendUnavailable(f"the tools could not be read: {failure}") from failure
+                raise McpBackendUnavailable(f"the tools could not be read: {failure}") from failure
         return self._tools
 
     async def call(
@@ -60,7 +60,7 @@ class ApiBackend:
         try:
             return list((await self.client.status(self.conversation_id)).lines)
         except ClientError as failure:
-            raise BackendUnavailable(f"the status lines could not be read: {failure}") from None
+            raise McpBackendUnavailable(f"the status lines could not be read: {failure}") from None
 
 
 class ApiBuilderBackend:
@@ -82,7 +82,7 @@ class ApiBuilderBackend:
             try:
                 self._tools = await self.client.builder_tools("mcp")
             except ClientError as failure:
-                raise BackendUnavailable(
+                raise McpBackendUnavailable(
                     f"the builder tools could not be read: {failure}"
                 ) from failure
         return self._tools

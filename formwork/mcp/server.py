@@ -37,7 +37,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from formwork.mcp import ask
-from formwork.mcp.backends import Backend, BackendUnavailable, JsonDict
+from formwork.mcp.backends import JsonDict, McpBackend, McpBackendUnavailable
 from formwork.mcp.surface import (
     DRAFT_PROMPT,
     NO_FORMS,
@@ -78,7 +78,7 @@ def can_elicit(ctx: Context) -> bool:
     return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session.can_send_request
 
 
-def build_server(backend: Backend, *, connection: str | None = None) -> Server[Any]:
+def build_server(backend: McpBackend, *, connection: str | None = None) -> Server[Any]:
     """The MCP server of ``backend`` (a conversation's, a draft's). ``connection``: the nonce
     of a connection (stdio) that tool-call ids are derived under; None on stateless HTTP
     (``formwork.mcp.tools.tool_call_id``)."""
@@ -88,7 +88,7 @@ def build_server(backend: Backend, *, connection: str | None = None) -> Server[A
     async def served_tools() -> list[JsonDict]:
         try:
             return await backend.tools()
-        except BackendUnavailable as failure:
+        except McpBackendUnavailable as failure:
             raise MCPError(types.INTERNAL_ERROR, str(failure)) from None
 
     async def list_tools(
@@ -191,17 +191,17 @@ def build_server(backend: Backend, *, connection: str | None = None) -> Server[A
     )
 
 
-async def _status_text(backend: Backend, empty: str) -> str:
+async def _status_text(backend: McpBackend, empty: str) -> str:
     try:
         lines = await backend.status()
-    except BackendUnavailable as failure:
+    except McpBackendUnavailable as failure:
         raise MCPError(types.INTERNAL_ERROR, str(failure)) from None
     return "\n".join(lines) if lines else empty
 
 
 async def _ask(
     ctx: Context,
-    backend: Backend,
+    backend: McpBackend,
     params: types.CallToolRequestParams,
     arguments: Mapping[str, Any],
     call_id: str,
@@ -237,7 +237,7 @@ async def _ask(
 
 
 async def _answered(
-    backend: Backend, params: types.CallToolRequestParams, call_id: str
+    backend: McpBackend, params: types.CallToolRequestParams, call_id: str
 ) -> JsonDict:
     """The retried ``form_ask`` of a 2026-07-28 round trip: the person's answer to the
     question its ``request_state`` names."""
@@ -249,7 +249,7 @@ async def _answered(
 
 
 async def _write(
-    backend: Backend, q: ask.Question, answer: types.ElicitResult, call_id: str
+    backend: McpBackend, q: ask.Question, answer: types.ElicitResult, call_id: str
 ) -> JsonDict:
     if answer.action != "accept":
         return ask.declined(answer.action)

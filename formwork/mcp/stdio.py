@@ -17,7 +17,7 @@ import anyio
 from mcp.server.stdio import stdio_server
 
 from formwork.client import AsyncFormwork, Token
-from formwork.mcp.backends import Backend
+from formwork.mcp.backends import McpBackend
 from formwork.mcp.remote import ApiBackend, ApiBuilderBackend
 from formwork.mcp.server import build_server
 
@@ -32,7 +32,7 @@ async def serve_builder(url: str, token: Token, form_id: str) -> None:
     await _serve(url, token, lambda api: ApiBuilderBackend(api, form_id))
 
 
-async def _serve(url: str, token: Token, backend: Callable[[AsyncFormwork], Backend]) -> None:
+async def _serve(url: str, token: Token, backend: Callable[[AsyncFormwork], McpBackend]) -> None:
     async with AsyncFormwork(url, token) as api:
         server = build_server(backend(api), connection=secrets.token_hex(8))
         async with stdio_server() as (read, write):

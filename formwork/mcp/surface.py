@@ -11,7 +11,7 @@ Formwork serves two kinds of MCP server on one ``build_server`` (``formwork.mcp.
   as the builder's own agent keeps it in context (``formwork.mcp.builder``); there is no
   ``form_ask``, since a builder asks the person nothing on a form's behalf.
 
-A backend supplies its ``Surface`` (``formwork.mcp.backends.Backend``), so the server needs to
+A backend supplies its ``Surface`` (``formwork.mcp.backends.McpBackend``), so the server needs to
 know nothing of which kind it is. Nothing here imports the SDK.
 """
 

@@ -22,7 +22,7 @@ from pydantic import TypeAdapter
 from forms import FormService
 from forms.app.conversation import Caller
 from formwork.mcp.ask import property_schema, question
-from formwork.mcp.backends import ServiceBackend
+from formwork.mcp.backends import FormServiceBackend
 from formwork.mcp.server import NO_FORMS, build_server, status_uri
 from formwork.mcp.tools import HINTS, TOOL_CALL_ID_META, tool_call_id
 from tests.functional.conftest import make_service
@@ -58,7 +58,7 @@ def client(
     elicit: Elicit | None = None,
     connection: str | None = "c0ffee",
 ) -> Client:
-    server = build_server(ServiceBackend(service, caller), connection=connection)
+    server = build_server(FormServiceBackend(service, caller), connection=connection)
     return Client(server, mode=mode, elicitation_callback=elicit)
 
 
