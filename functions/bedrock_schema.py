@@ -30,6 +30,7 @@ import inspect
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Final, NoReturn
 
@@ -70,15 +71,29 @@ NO_COPY: Final = 3
 """``--check`` and ``--write``'s exit code when there is no copy here (not shipped)."""
 
 
-class ActionResult(BaseModel):
-    """A tool's result. Other keys depend on the tool."""
+WHEN_REFUSED: Final = {
+    "error": "When ok is false: a stable code",
+    "message": "When ok is false: what was wrong",
+    "hint": "When ok is false: what to send instead",
+    "status_line": "Where the form stands now",
+}
+"""Bedrock's words for the keys of a result beyond ``ok`` and ``summary``: its schema has no
+``anyOf`` to say a refusal carries them, so each key says when it comes."""
 
-    ok: bool = Field(description="Whether the call landed")
-    summary: str | None = Field(default=None, description="What the call did, in one sentence")
-    error: str | None = Field(default=None, description="When ok is false: a stable code")
-    message: str | None = Field(default=None, description="When ok is false: what was wrong")
-    hint: str | None = Field(default=None, description="When ok is false: what to send instead")
-    status_line: str | None = Field(default=None, description="Where the form stands now")
+
+@cache
+def action_result(result: type[BaseModel]) -> type[BaseModel]:
+    """What Bedrock is told of a tool's result model (the tools' list names it): ``ok`` and
+    ``summary`` in the model's own words, the refusal's keys and the status line in Bedrock's
+    (``WHEN_REFUSED``), each a plain optional string; the rest is "other keys"."""
+    own = result.model_fields
+    fields: dict[str, Any] = {"ok": (bool, Field(description=own["ok"].description))}
+    for key in ("summary", *WHEN_REFUSED):
+        words = WHEN_REFUSED.get(key) or own[key].description
+        fields[key] = (str | None, Field(default=None, description=words))
+    return create_model(
+        "ActionResult", __doc__="A tool's result. Other keys depend on the tool.", **fields
+    )
 
 
 # ---------------------------------------------------------------------------- arguments
@@ -220,7 +235,7 @@ def _register(resolver: BedrockAgentResolver, spec: ToolSpec, run: Run) -> None:
             200: {
                 "description": "The tool's result, also when the tool refused (ok false, with "
                 "error, message and hint)",
-                "content": {"application/json": {"model": ActionResult}},
+                "content": {"application/json": {"model": action_result(spec.result)}},
             },
         },
     )(operation)

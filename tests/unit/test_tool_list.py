@@ -23,7 +23,7 @@ from forms.surface.tools import TOOLS, TOOLS_BY_NAME, WRITES
 from formwork.mcp.ask import ASK_TOOL
 from formwork.mcp.tools import HINTS, mcp_tool
 from functions.api import openapi_json
-from functions.bedrock_schema import ActionResult, action_group_schema
+from functions.bedrock_schema import action_group_schema, action_result
 from tests.support import Session, service_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -135,5 +135,9 @@ def test_every_schema_and_shape_lists_the_tools_of_the_list_in_its_order() -> No
 
 def test_the_bedrock_result_is_a_projection_of_the_one_result_model() -> None:
     # GIVEN the result Bedrock is told of (it cannot say anyOf, so it has words of its own)
-    # THEN each of its keys is a key of the one tool result model
-    assert set(ActionResult.model_fields) <= set(ToolResult.model_fields)
+    told = action_result(ToolResult)
+    # THEN each of its keys is a key of the one tool result model, and ok and summary say
+    # what the model says of them
+    assert set(told.model_fields) <= set(ToolResult.model_fields)
+    for key in ("ok", "summary"):
+        assert told.model_fields[key].description == ToolResult.model_fields[key].description
