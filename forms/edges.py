@@ -21,7 +21,7 @@ from forms.compiled import CompiledForm, Hook
 from forms.evaluation import Evaluation, call_predicate
 from forms.incremental import Core
 from forms.instance import FormInstance, HookState, Rejection, stopped
-from forms.marked import Marked
+from forms.marked import Marked, built
 from forms.state import FormState, Values
 
 
@@ -157,7 +157,15 @@ def _edge(
         rising.append(hook)
         if hook.kind == "checkpoint":
             fired[hook.target] = count
-    hooks[hook.id] = _hook_state(before, holds, count, basis)
+    _put(hooks, hook.id, _hook_state(before, holds, count, basis))
+
+
+def _put(hooks: dict[str, HookState], hook_id: str, state: HookState) -> None:
+    """Set ``hook_id``'s state in ``hooks``, leaving them untouched when they hold that very
+    state already (a copy of the states before, whose hooks mostly hold as they did): what
+    ``hooks`` carries then stays."""
+    if hooks.get(hook_id) is not state:
+        hooks[hook_id] = state
 
 
 NEVER = HookState()
@@ -168,7 +176,7 @@ def _hook_state(before: HookState, holds: bool, count: int, basis: str | None = 
     """The new state of a hook, reusing the old object when nothing changed (the common case)."""
     if before.holds == holds and before.count == count and before.basis == basis:
         return before
-    return HookState.model_construct(holds=holds, count=count, basis=basis)
+    return built(HookState, {"holds": holds, "count": count, "basis": basis})
 
 
 def bound_answers(
@@ -254,7 +262,7 @@ def form_edges(
         count = before.count + 1 if holds and not before.holds else before.count
         if count != before.count:
             rising.append(hook)
-        hooks[hook_id] = _hook_state(before, holds, count)
+        _put(hooks, hook_id, _hook_state(before, holds, count))
     if isinstance(hooks, Marked):
         hooks.derived = derived
     return hooks, tuple(rising)

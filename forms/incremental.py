@@ -317,6 +317,8 @@ class _Pass:
         history = self.history.get(field.id)
         revision = history.in_force() if history is not None else None
         before = self.fields.get(field.id)
+        if before is not None and before.applies == ok and before.revision is revision:
+            return  # the same answer on a field that applies as before: every reading stays
         was_live = field.id in self.live
         answered = counts(field, revision)
         if ok and answered:
@@ -326,10 +328,9 @@ class _Pass:
         elif was_live:
             del self.live[field.id]
         now_live = field.id in self.live
-        if before is None or before.applies != ok or before.revision is not revision:
-            self.fields[field.id] = FieldEval(
-                field.id, ok, field_status(field, ok, revision, None), revision
-            )
+        self.fields[field.id] = FieldEval(
+            field.id, ok, field_status(field, ok, revision, None), revision
+        )
         blocks = blocking(field, ok, revision)
         was_blocking = before is not None and blocking(field, before.applies, before.revision)
         if blocks != was_blocking:

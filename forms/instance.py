@@ -181,7 +181,10 @@ class FieldHistory:
         return self._base_entries()[index]
 
     def in_force(self) -> Revision | None:
-        return self.entry(self._cursor) if self._cursor >= 0 else None
+        cursor = self._cursor
+        if cursor >= self._based:  # in the tail (so is every entry of a log never stored)
+            return self._tail[cursor - self._based]
+        return self.entry(cursor) if cursor >= 0 else None
 
     def undo_target(self) -> int | None:
         """The cursor undo would move to, or None when there is nothing to undo."""
