@@ -62,6 +62,7 @@ if TYPE_CHECKING:
         submitted_result,
         with_status_line,
     )
+    from forms.surface.status_line import status_line
     from forms.surface.strict import NotStrict, strict_arguments, strict_definitions
     from forms.surface.tool_result import BUSY, FieldRow, HandoverRef, HookRow, StepRow, ToolResult
     from forms.surface.tools import (
@@ -87,7 +88,6 @@ if TYPE_CHECKING:
         field_row,
         field_view,
         outline_view,
-        status_line,
         step_state,
         step_view,
         undo_redo,
@@ -158,9 +158,9 @@ _EXPORTS = {
     "field_row": "forms.surface.view",
     "field_view": "forms.surface.view",
     "outline_view": "forms.surface.view",
-    "status_line": "forms.surface.view",
     "step_state": "forms.surface.view",
     "step_view": "forms.surface.view",
+    "status_line": "forms.surface.status_line",
     "undo_redo": "forms.surface.view",
 }
 """Each public name, by the module that defines it."""

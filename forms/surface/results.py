@@ -22,7 +22,7 @@ from forms.instance import FormInstance, OutboxEntry
 from forms.operations import FillPlan
 from forms.statuses import STILL_TO_ASK
 from forms.surface.plain import inline
-from forms.surface.view import status_line
+from forms.surface.status_line import status_line
 
 Result = dict[str, Any]
 

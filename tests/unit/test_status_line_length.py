@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from forms import Caller, FormDef, Step, field
-from forms.surface.view import LABELS_SHOWN, LATER_STEPS, STATUS_TEXT_CHARS
+from forms.surface.status_line import LABELS_SHOWN, LATER_STEPS, STATUS_TEXT_CHARS
 from tests.support import Session, service_for
 
 CALLER = Caller("ana", "conv-1")
