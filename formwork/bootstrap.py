@@ -3,33 +3,25 @@ the real adapters and wires them together.
 
 An ``App`` holds the application's parts for one configuration: the settings; the clock, the
 timer, the id source, the backoff between conflicted commits and the work behind answers;
-where the data is kept (``storage``) and each store; the dispatcher and the ``FormService``;
-the builder's and memory's parts; the webhook route's settings, delivery log and secret
-sources. Every service is built from the App's parts and takes each of them from it (never a
-default of its own), so ``bootstrap(clock=...)`` is the time of every write and link, and
-``bootstrap(storage=InMemoryStorage())`` keeps everything in memory. Every entry point takes its
-parts from one: the Lambda handlers (``functions.api``, ``functions.relay``), the Temporal
-worker (``workflows.worker``) and the benches. Lambda calls a handler with the event and the
-context alone, and it serves with its process's App (``formwork.process.app()``); every handler
-also takes ``app=``, which tests and the local tools pass with an App of their own::
+where data is kept (``storage``) and each store; the dispatcher, the ``FormService`` and the
+builder's and memory's services; the webhook route's parts. Every service is built from the
+App's parts (never a default of its own), so ``bootstrap(clock=...)`` is the time of every
+write and link, and ``bootstrap(storage=InMemoryStorage())`` keeps everything in memory. Every
+entry point takes its parts from one: the Lambda handlers serve with their process's App
+(``formwork.process.app()``) or the ``app=`` they are given; the Temporal worker
+(``workflows.worker``) and the benches make their own::
 
     app = bootstrap(Settings(tenant_claim="tenant"), service=service)
     response = functions.api.lambda_handler(event, LocalContext(), app=app)
 
 A part given to ``bootstrap`` is used as it is; every other part, the settings included (read
-from the environment), is built on first use and kept, under a lock. A warm Lambda container
-keeps its App, so the boto3 client and the compiled forms are built once. What is built where:
-the references the settings name (the forms, the executors, the fact keys) in
-``formwork.references``; the storage kinds, the DynamoDB client and the delivery log in
-``formwork.storage``; the services, the dispatcher and the operator tools' clients in
-``formwork.services``; the webhook secret sources here. Each imports the engine, boto3 and
-pydantic models inside its builders, so requests that never touch storage (``GET /tools``, the
-OpenAPI document) and cold starts that fail early do not pay for them.
-
-The ``FormService`` is built over ``catalog``: the code forms (``registry``) plus each
-caller's tenant's published documents, so a form a tenant publishes is served to its people
-on their next call, with no redeploy. A ``service`` handed to ``bootstrap`` brings its own:
-its catalog (and the registry inside it), or its registry alone, and its own clock.
+from the environment), is built on first use and kept, under a lock: a warm Lambda container
+builds its boto3 client and compiled forms once. The builders are by concern:
+``formwork.references`` (what the settings name), ``formwork.storage`` (the storage kinds, the
+DynamoDB client), ``formwork.services`` (the services, the dispatcher, the operator tools'
+clients) and the webhook secret sources here; each imports the engine, boto3 and pydantic
+models inside, so a request that never touches storage (``GET /tools``) does not pay for them.
+A ``service`` handed to ``bootstrap`` brings its own catalog (or registry) and clock.
 """
 
 from __future__ import annotations
@@ -47,12 +39,12 @@ from formwork.references import (
     build_vocabulary,
     load_attribute,
     load_executors,
-    load_fact_keys,
     load_forms,
 )
 from formwork.services import (
     build_builder,
     build_catalog,
+    build_decay_policy,
     build_dispatcher,
     build_failure_queue,
     build_memory,
@@ -60,11 +52,13 @@ from formwork.services import (
     build_outbox_scan,
     build_service,
     build_sweeper,
-    memory_metric,
+    new_behind,
+    real_backoff,
+    real_ids,
+    service_parts,
 )
 from formwork.storage import (
     DynamoDBStorage,
-    InMemoryStorage,
     Storage,
     build_delivery_log,
     build_dynamodb_client,
@@ -93,13 +87,10 @@ if TYPE_CHECKING:
     from formwork.webhook_settings import WebhookSettings
     from formwork.webhooks import DeliveryLog, Direction, SecretSource
 
-__all__ = [
+__all__ = [  # and the builders tests and tools reach here (the App calls them by these names)
     "FROM_SETTINGS",
     "App",
-    "DynamoDBStorage",
     "FromSettings",
-    "InMemoryStorage",
-    "Storage",
     "bootstrap",
     "build_delivery_log",
     "build_dispatcher",
@@ -108,12 +99,8 @@ __all__ = [
     "build_secret_source",
     "build_secrets_client",
     "build_store",
-    "build_vocabulary",
     "load_attribute",
-    "load_executors",
-    "load_fact_keys",
     "load_forms",
-    "memory_metric",
 ]
 
 # ---------------------------------------------------------------------------- webhook secrets
@@ -162,24 +149,6 @@ class FromSettings(Enum):
 FROM_SETTINGS: Final = FromSettings.FROM_SETTINGS
 
 _T = TypeVar("_T")
-
-
-def _real_backoff() -> Callable[[int], None]:
-    from forms.app.service import jittered_backoff
-
-    return jittered_backoff
-
-
-def _real_ids() -> Callable[[], str]:
-    from forms.app.service import new_instance_id
-
-    return new_instance_id
-
-
-def _new_behind() -> Behind:
-    from forms.app.behind import Behind
-
-    return Behind()
 
 
 class App:
@@ -236,19 +205,19 @@ class App:
     @property
     def new_id(self) -> Callable[[], str]:
         """A new instance's id (default: ``fi_`` and 20 random hex digits)."""
-        return self._part("new_id", _real_ids)
+        return self._part("new_id", real_ids)
 
     @property
     def backoff(self) -> Callable[[int], None]:
         """The wait before retry ``attempt`` of a conflicted commit, instances' and drafts'
         (default: jittered exponential sleeps, ``forms.app.service.jittered_backoff``)."""
-        return self._part("backoff", _real_backoff)
+        return self._part("backoff", real_backoff)
 
     @property
     def behind(self) -> Behind:
         """The work this App's calls leave running behind their answers (memory's); the
         process's App is the one Lambda's after-response extension waits for."""
-        return self._part("behind", _new_behind)
+        return self._part("behind", new_behind)
 
     # ------------------------------------------------------------------ storage
 
@@ -390,13 +359,7 @@ class App:
     def decay_policy(self) -> DecayPolicy:
         """How old a fact of each decay class may be to fill or to be offered (Formwork's
         rules unless given)."""
-
-        def build() -> DecayPolicy:
-            from forms.memory import DecayPolicy
-
-            return DecayPolicy.default()
-
-        return self._part("decay_policy", build)
+        return self._part("decay_policy", build_decay_policy)
 
     # ------------------------------------------------------------------ webhooks
 
@@ -449,7 +412,7 @@ def bootstrap(
         or dispatcher is not FROM_SETTINGS
     ):
         raise ValueError("pass a service or its parts (registry, store, dispatcher), not both")
-    parts = _service_parts(service) if service is not None else {}
+    parts = service_parts(service) if service is not None else {}
     parts.update(
         {_RENAMED.get(name, name): part for name, part in given.items() if part is not None}
     )
@@ -460,20 +423,3 @@ def bootstrap(
 
 _RENAMED: Final = {"secrets": "secrets.inbound", "notify_secrets": "secrets.outbound"}
 """``bootstrap``'s arguments whose App part has another name (``App.secret_source``)."""
-
-
-def _service_parts(service: FormService) -> dict[str, object]:
-    """The parts a whole ``service`` brings: its store, dispatcher, catalog and registry."""
-    from forms.app.catalog import Catalog
-
-    forms = service.registry
-    parts: dict[str, object] = {
-        "service": service,
-        "store": service.store,
-        "dispatcher": service.dispatcher,
-    }
-    if isinstance(forms, Catalog):  # the service's catalog, and the code forms inside it
-        parts.update(catalog=forms, registry=forms.registry)
-    else:
-        parts["registry"] = forms
-    return parts

@@ -95,6 +95,24 @@ def build_service(app: App) -> FormService:
     )
 
 
+def service_parts(service: FormService) -> dict[str, object]:
+    """The App parts a whole ``service`` brings: itself, its store, dispatcher, catalog and
+    the registry inside it (or its registry alone)."""
+    from forms.app.catalog import Catalog
+
+    forms = service.registry
+    parts: dict[str, object] = {
+        "service": service,
+        "store": service.store,
+        "dispatcher": service.dispatcher,
+    }
+    if isinstance(forms, Catalog):  # the service's catalog, and the code forms inside it
+        parts.update(catalog=forms, registry=forms.registry)
+    else:
+        parts["registry"] = forms
+    return parts
+
+
 def build_catalog(app: App) -> Catalog:
     """The code forms and the tenants' published documents, read again after
     ``FORMWORK_CATALOG_TTL_SECONDS`` on the App's timer."""
@@ -162,6 +180,34 @@ def build_outbox_scan(app: App) -> OutboxScan:
     if isinstance(store, OutboxScan):
         return store
     return app.storage.outbox_scan()
+
+
+def build_decay_policy() -> DecayPolicy:
+    """Formwork's rules for how old a fact of each decay class may be to fill or be offered."""
+    from forms.memory import DecayPolicy
+
+    return DecayPolicy.default()
+
+
+def real_backoff() -> Callable[[int], None]:
+    """Jittered exponential sleeps between conflicted commits (``jittered_backoff``)."""
+    from forms.app.service import jittered_backoff
+
+    return jittered_backoff
+
+
+def real_ids() -> Callable[[], str]:
+    """Random instance ids (``fi_`` and 20 hex digits)."""
+    from forms.app.service import new_instance_id
+
+    return new_instance_id
+
+
+def new_behind() -> Behind:
+    """Nothing behind any answer yet."""
+    from forms.app.behind import Behind
+
+    return Behind()
 
 
 def memory_metric(name: str) -> None:
