@@ -83,7 +83,20 @@ def build_server(backend: McpBackend, *, connection: str | None = None) -> Serve
     of a connection (stdio) that tool-call ids are derived under; None on stateless HTTP
     (``formwork.mcp.tools.tool_call_id``)."""
     face = backend.surface
-    uri = face.uri
+    return Server(
+        SERVER_NAME,
+        version=_version(),
+        title=face.title,
+        instructions=face.instructions,
+        **_tool_handlers(backend, connection),
+        **_status_handlers(backend),
+    )
+
+
+def _tool_handlers(backend: McpBackend, connection: str | None) -> dict[str, Any]:
+    """The server's answers to ``tools/list`` and ``tools/call``: the backend's tools (and
+    ``form_ask`` where the host can elicit), each call under its tool-call id."""
+    face = backend.surface
 
     async def served_tools() -> list[JsonDict]:
         try:
@@ -114,6 +127,15 @@ def build_server(backend: McpBackend, *, connection: str | None = None) -> Serve
             )
         chat = chat_id(ctx.meta, connection)
         return tool_result(await backend.call(params.name, arguments, call_id, chat))
+
+    return {"on_list_tools": list_tools, "on_call_tool": call_tool}
+
+
+def _status_handlers(backend: McpBackend) -> dict[str, Any]:
+    """The server's answers about the status lines: the one resource and the one prompt that
+    carry them (``Surface`` names both)."""
+    face = backend.surface
+    uri = face.uri
 
     async def list_resources(
         ctx: Context, params: types.PaginatedRequestParams | None
@@ -176,19 +198,13 @@ def build_server(backend: McpBackend, *, connection: str | None = None) -> Serve
             ],
         )
 
-    return Server(
-        SERVER_NAME,
-        version=_version(),
-        title=face.title,
-        instructions=face.instructions,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_resources=list_resources,
-        on_list_resource_templates=list_resource_templates,
-        on_read_resource=read_resource,
-        on_list_prompts=list_prompts,
-        on_get_prompt=get_prompt,
-    )
+    return {
+        "on_list_resources": list_resources,
+        "on_list_resource_templates": list_resource_templates,
+        "on_read_resource": read_resource,
+        "on_list_prompts": list_prompts,
+        "on_get_prompt": get_prompt,
+    }
 
 
 async def _status_text(backend: McpBackend, empty: str) -> str:
