@@ -33,11 +33,11 @@ The use cases (is memory on, is the key known, the fact write loop, the reads, t
 are ``forms.app.memory_api.MemoryApi``'s, which the fact editor page (``functions.memory_pages``)
 and the demo call too: a route parses the request, calls one, and renders its answer or its
 ``FactRefused`` (with the status ``functions.memory_bodies.STATUS`` gives). Writes go through
-memory's one write loop (``forms.app.facts.write_fact``): read the key's head, plan the revision
-on it, append it compare-and-set; on ``FactConflict`` plan again on the head the conflict
-carries (``ATTEMPTS`` appends, then 409 ``busy``). The fact key is a path segment checked by
-the use case rather than by a schema pattern, so a malformed one (400) and one the vocabulary
-lacks (404) both come back with the keys it most likely meant.
+the one commit loop (``forms.app.facts.write_fact``, ``forms.app.loop.CommitPolicy``): read the
+key's head, plan the revision on it, append it compare-and-set; on a ``Conflict`` plan again on
+the head the conflict carries (``ATTEMPTS`` appends, then 409 ``busy``). The fact key is a
+path segment checked by the use case rather than by a schema pattern, so a malformed one (400)
+and one the vocabulary lacks (404) both come back with the keys it most likely meant.
 
 What the routes answer, and the OpenAPI text describing it, is ``functions.memory_bodies``.
 Nothing of memory (the vocabulary, the fact store, the planning functions) is imported with

@@ -11,9 +11,9 @@ source and the call's id besides.
 
 The mapping is the one the source declares for the target (``FormDef.hands_over_to``), or
 same ids when it declares none; either way each value is validated by the target's field
-type, and what does not fit is reported, not carried. After the write, the target is treated
-as any start is (``forms.app.writes.after_start``): memory's recall fills only fields neither
-carried nor named, and the target's hooks are dispatched.
+type, and what does not fit is reported, not carried. The target is treated as any start is
+(``forms.app.writes.begun``, in the same write): memory's recall fills only fields neither
+carried nor named; after the write the target's hooks are dispatched.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ from forms.app.calls import CallId, new_call
 from forms.app.conversation import Caller, locate
 from forms.app.loop import Planned
 from forms.app.remember import answers_to_remember
-from forms.app.writes import Writer, _author, _named, after_start, replay
+from forms.app.writes import Begun, Writer, _author, _named, after_start, begun, replay
 from forms.compiled import CompiledForm
 from forms.engine import Transition, transition
 from forms.errors import BadRequest, CallRecorded, FormClosed
 from forms.handover import Carried, plan_handover, renames_for, target_id
-from forms.instance import FormInstance, OutboxEntry
+from forms.instance import FormInstance
 from forms.operations import FillPlan, plan_declines, plan_fill
 from forms.surface.plain import inline
 from forms.surface.results import Result, fill_result, with_status_line
@@ -43,9 +43,8 @@ class _Started:
     """What the winning plan made: the result, the target as created, its fired entries,
     the fill of the call's own values on it, and the fields carried."""
 
-    result: Result
+    made: Begun
     target: FormInstance
-    dispatch: tuple[OutboxEntry, ...]
     fill: FillPlan
     carried: Carried
     at: datetime
@@ -78,20 +77,24 @@ def start_from(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs
             )
         renames = renames_for(form, target.id) or {}
         handover = plan_handover(form, current, target, new_id, renames, now)
-        begun = handover.start
-        fill = plan_fill(target, begun.after, args.values or {}, author, now)
-        plan_declines(target, begun.after, fill, args.decline or (), author, now)
-        step: Transition = begun
+        opened = handover.start
+        fill = plan_fill(target, opened.after, args.values or {}, author, now)
+        plan_declines(target, opened.after, fill, args.decline or (), author, now)
+        step: Transition = opened
         if fill.changes:
-            step = transition(target, begun.after, fill.changes, now)
+            step = transition(target, opened.after, fill.changes, now)
         result = _result(form, current, target, step, fill, handover.carried)
-        record = new_call(call, result, new_id, now)
+        named = {*_named(target, args), *handover.carried.revisions}
+        made = begun(writer, caller, call, target, step, result, named, memory, now)
+        if step is not handover.start:  # the start's own entries before its fill's
+            fired = (*handover.start.dispatch, *made.fired)
+            made = Begun(made.instance, fired, made.result, made.recall)
+        record = new_call(call, made.result, new_id, now)
         close = handover.close
         commit = close.commit.model_copy(update={"call": record})
         close = Transition(commit, close.after, close.evaluation, close.dispatch, close.before)
-        dispatch = (*begun.dispatch, *(step.dispatch if step is not begun else ()))
-        started = _Started(result, step.after, dispatch, fill, handover.carried, now)
-        return Planned(started, close, start=step.after)
+        started = _Started(made, step.after, fill, handover.carried, now)
+        return Planned(started, close, start=made.instance)
 
     try:
         done = loop.commit(source, plan)
@@ -100,10 +103,8 @@ def start_from(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs
     began = done.value
     if done.step is not None and done.step.dispatch and writer.runs_hooks:
         writer.dispatch(done.instance, done.step.dispatch)  # the source's: its on_close
-    named = {*_named(target, args), *began.carried.revisions}
     remember = (answers_to_remember(target, began.target, began.fill.changes), began.at)
-    created = (began.target, began.dispatch)
-    return after_start(writer, caller, call, target, began.result, created, named, memory, remember)
+    return after_start(writer, began.made, memory, remember)
 
 
 def _source(writer: Writer, caller: Caller, sent: str) -> FormInstance:

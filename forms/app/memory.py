@@ -15,7 +15,7 @@ One tool call, in order (``MemoryCall``):
 1. **Read, first the switch.** ``form_start`` of such a form starts the read on a worker at
    once, beside the start's own work: the principal's settings first (memory off: nothing
    more is read, not one fact), then every fact in force (one query).
-2. **Never throw, never block.** After the start's commit the call waits for the read for what
+2. **Never throw, never block.** Once the start is planned the call waits for the read for what
    is left of the deadline (``deadline``, 200 ms by default, well under a tool call's budget).
    A read is in time when it took no longer than the deadline, however long the start's own
    work took; it is late when it took longer, or is still running when the deadline from its
@@ -25,14 +25,13 @@ One tool call, in order (``MemoryCall``):
    away: the instance records that the recall is owed, the process keeps the read, and the
    next call on the instance delivers it as offers (``begin_owed``, ``deliver_owed``),
    reading again when it runs in another process.
-3. **Apply, re-checked.** What the facts fill and offer is planned on the instance as stored
-   (``forms.app.recall.plan_recall_step``) and committed through the one commit loop, as its
-   own commit right after the start's; a commit that loses its compare-and-set is planned again
-   on the instance the store hands back, so an answer the user gave in between wins and
-   nothing is lost. Nothing to fill or offer: nothing written. The context defaults (values
-   the caller's verified token carries, ``Caller.context``) go in the same commit, below
-   memory; when memory has nothing, is off, late or failed, they are committed alone, on
-   time (``apply_defaults`` is that commit in a deployment without memory).
+3. **Apply, in the start's write.** What the facts fill and offer is planned on the started
+   instance before it is stored (``recall_step``: ``forms.app.recall.plan_recall_step``), and
+   the start stores both in its one write, with the call's record (a handover: in the
+   source's commit). Nothing to fill or offer: nothing more is written. The context defaults
+   (values the caller's verified token carries, ``Caller.context``) go in the same write,
+   below memory; when memory has nothing, is off, late or failed, they are planned alone,
+   on time (``plan_defaults`` in a deployment without memory).
 4. **Remember what the user says.** After any write call's commit, the answers the agent wrote
    to fields that declare a fact key are recorded (``remember``): a confirmation of the fact
    when the answer is the value memory filled or offered, else a statement, stated now; only
@@ -51,7 +50,7 @@ import importlib
 import logging
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -72,7 +71,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Executor, Future
 
     from forms.app.recall import RecallStep
-    from forms.instance import RecallOwed
+    from forms.compiled import CompiledForm
     from forms.memory.decay import DecayPolicy
     from forms.memory.facts import Fact, FactHead
     from forms.memory.vocabulary import Vocabulary
@@ -276,7 +275,7 @@ class _Late(Exception):
 
 class MemoryCall:
     """Memory's part of one tool call: a read started early, waited for within the deadline,
-    applied through the commit loop, and the answers to remember."""
+    applied in the start's write, and the answers to remember."""
 
     def __init__(
         self,
@@ -348,72 +347,63 @@ class MemoryCall:
             self.memory.counted(RECALL_OFF)
         return self.known
 
-    def apply(
+    def recall_step(
         self,
-        loop: CommitLoop,
+        form: CompiledForm,
         instance: FormInstance,
         named: Collection[str],
         tool_call_id: str,
+        now: datetime,
         context: Mapping[str, Any] | None = None,
-    ) -> Outcome[RecallStep | None] | None:
-        """Wait for the read, then commit what it fills and offers on ``instance`` (as
-        stored), with the context defaults (``context``: fact key -> value, from the caller's
-        verified claims) in the same commit, planned again on each lost compare-and-set.
-        The defaults never wait on the store's answer: memory off, late or failed, they are
-        committed alone. None when nothing was written; never raises."""
+    ) -> RecallStep | None:
+        """Wait for the read, then plan what it fills and offers on ``instance`` (the start's,
+        before it is stored: the start writes it in its one write), with the context defaults
+        (``context``: fact key -> value, from the caller's verified claims), and, when the read
+        is late, the recall owed. The defaults never wait on the store's answer: memory off,
+        late or failed, they are planned alone. None when there is nothing to write; never
+        raises (a failure is logged and counted). ``stored`` counts what landed."""
         known = self.recalled()
+        owe = None
+        facts: list[Fact] = []
         if self._late is not None:  # late: owed to the next call, which gets it as offers
             from forms.instance import RecallOwed  # noqa: PLC0415 (on first use)
 
             owe = RecallOwed(since=instance.created_at, named=tuple(sorted(named)))
-            done = self._commit(loop, instance, (), named, tool_call_id, context, owe)
-            if done is not None:
-                self.memory.keep_late(instance.id, self._late)
-                self.memory.counted(RECALL_OWED)
-            return done
-        if known is None or not known.enabled:
-            return self._commit(loop, instance, (), named, tool_call_id, context)
-        facts = [period for head in known.heads for period in head.periods]
-        return self._commit(loop, instance, facts, named, tool_call_id, context)
-
-    def _commit(
-        self,
-        loop: CommitLoop,
-        instance: FormInstance,
-        facts: Sequence[Fact],
-        named: Collection[str],
-        tool_call_id: str,
-        context: Mapping[str, Any] | None,
-        owe: RecallOwed | None = None,
-    ) -> Outcome[RecallStep | None] | None:
-        """One commit of what ``facts`` fill and offer and of the defaults, and (``owe``) of
-        the recall owed; counted."""
+        elif known is not None and known.enabled:
+            facts = [period for head in known.heads for period in head.periods]
         if not facts and not context and owe is None:
             return None
-        from forms.app.recall import commit_recall  # noqa: PLC0415 (on first use)
+        from forms.app.recall import plan_recall_step  # noqa: PLC0415 (on first use)
 
         memory = self.memory
         try:
-            done = commit_recall(
-                loop,
+            return plan_recall_step(
+                form,
                 instance,
                 facts,
                 vocabulary=memory.vocabulary,
                 policy=memory.policy if facts else None,
+                now=now,
                 named=named,
                 tool_call_id=tool_call_id,
                 context=context,
                 owe=owe,
             )
         except Exception as exc:
-            _log.warning("memory: writing what was recalled failed (%s)", _named(exc))
+            _log.warning("memory: planning what was recalled failed (%s)", _named(exc))
             memory.counted(APPLY_FAILED)
             return None
-        if done.step is None or done.value is None:
-            return None
-        memory.counted(FILLED, len(done.value.filled))
-        memory.counted(OFFERED, len(done.value.offered))
-        return done
+
+    def stored(self, instance_id: str, recall: RecallStep | None) -> None:
+        """The start's write landed with ``recall``: count what it filled and offered, and keep
+        a late read for the next call on ``instance_id`` (the recall it owes)."""
+        if recall is None:
+            return
+        if recall.step.after.state.recall_owed is not None and self._late is not None:
+            self.memory.keep_late(instance_id, self._late)
+            self.memory.counted(RECALL_OWED)
+        self.memory.counted(FILLED, len(recall.filled))
+        self.memory.counted(OFFERED, len(recall.offered))
 
     # ------------------------------------------------------------------ a recall owed
 
@@ -528,40 +518,41 @@ class MemoryCall:
         return value
 
 
-def apply_defaults(
-    loop: CommitLoop,
+def plan_defaults(
+    form: CompiledForm,
     instance: FormInstance,
     context: Mapping[str, Any],
     *,
     named: Collection[str],
     tool_call_id: str,
+    now: datetime,
     vocabulary: Vocabulary | None = None,
-) -> Outcome[RecallStep | None] | None:
+) -> RecallStep | None:
     """The context defaults alone, in a deployment without memory: they are not remembered
-    facts (the token carries them on every call), so they need no fact store. One commit
-    through the commit loop, as memory's would be; None when nothing was written (no field
-    takes them, or the commit failed: logged, never raised). ``vocabulary``: the keys'
-    types a default must fit (None: Formwork's)."""
-    from forms.app.recall import commit_recall  # noqa: PLC0415 (on first use)
+    facts (the token carries them on every call), so they need no fact store. Planned on the
+    start's instance before it is stored, as memory's recall is; None when no field takes
+    them (or the plan failed: logged, never raised). ``vocabulary``: the keys' types a default
+    must fit (None: Formwork's)."""
+    from forms.app.recall import plan_recall_step  # noqa: PLC0415 (on first use)
 
     if vocabulary is None:
         from forms.memory.vocabulary import Vocabulary  # noqa: PLC0415 (on first use)
 
         vocabulary = Vocabulary.default()
     try:
-        done = commit_recall(
-            loop,
+        return plan_recall_step(
+            form,
             instance,
             (),
             vocabulary=vocabulary,
+            now=now,
             named=named,
             tool_call_id=tool_call_id,
             context=context,
         )
     except Exception as exc:
-        _log.warning("context defaults: writing them failed (%s)", _named(exc))
+        _log.warning("context defaults: planning them failed (%s)", _named(exc))
         return None
-    return done if done.step is not None and done.value is not None else None
 
 
 def _nothing() -> None:
@@ -583,5 +574,5 @@ __all__ = [
     "Known",
     "Memory",
     "MemoryCall",
-    "apply_defaults",
+    "plan_defaults",
 ]

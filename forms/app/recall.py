@@ -7,8 +7,9 @@ decline, nothing taken back) and was not named by the call that started the form
 a revision ``by: memory`` (the fact key as its actor, its provenance as its note); an
 ``Offer`` writes nothing to the field. Both are recorded in the instance state
 (``InstanceState.recalled``) with their provenance, which is what marks them in reads and the
-status line. Planned on the instance as stored every time the commit loop plans it, so a
-user's answer that landed first is never overwritten: that field is simply skipped.
+status line. Planned on the instance as started (and, for a late recall, as stored every time
+the commit loop plans it), so a user's answer is never overwritten: that field is simply
+skipped.
 
 The same step writes the **context defaults**: values the caller's verified token carries for
 a fact key (``Caller.context``: a locale, a time zone, a currency), the lowest rank of
@@ -21,7 +22,9 @@ again; its ``Recollection`` says it came from the account (``claim:<fact key>``,
 revision: ``-1``, so sending it again records a statement, never the confirmation of some
 fact). It is not a fact: nothing of it is stored in memory unless the user answers the field.
 Without facts (memory off, late, failed, or no memory in the deployment) the step is the
-defaults alone (``commit_recall``).
+defaults alone. The start writes the step in its one write (``forms.app.writes.begun``); a
+recall owed since the start is committed later, through the commit loop
+(``commit_late_recall``).
 """
 
 from __future__ import annotations
@@ -185,43 +188,6 @@ def plan_recall_step(
         f for f in form.memory_fields if f in chosen and chosen[f].origin is Origin.DEFAULT
     )
     return RecallStep(step, filled, offered, defaulted)
-
-
-def commit_recall(
-    loop: CommitLoop,
-    instance: FormInstance,
-    facts: Iterable[Fact],
-    *,
-    vocabulary: Vocabulary,
-    policy: DecayPolicy | None = None,
-    named: Collection[str] = (),
-    tool_call_id: str | None = None,
-    context: Mapping[str, Any] | None = None,
-    owe: RecallOwed | None = None,
-) -> Outcome[RecallStep | None]:
-    """Commit ``plan_recall_step`` through the commit loop: one commit, compare-and-set,
-    planned again on the instance the store hands back when it loses (an answer that landed
-    in between wins). Raises what the loop raises."""
-    facts = list(facts)
-
-    def plan(
-        form: CompiledForm, current: FormInstance, now: datetime
-    ) -> Planned[RecallStep | None]:
-        recall = plan_recall_step(
-            form,
-            current,
-            facts,
-            vocabulary=vocabulary,
-            policy=policy,
-            now=now,
-            named=named,
-            tool_call_id=tool_call_id,
-            context=context,
-            owe=owe,
-        )
-        return Planned(recall, recall.step if recall is not None else None)
-
-    return loop.commit(instance, plan)
 
 
 def plan_late_recall_step(

@@ -14,7 +14,7 @@ worker (``forms.app.memory.MemoryCall.remember``), in order:
    (``plan_statement``, ``source: conversation``, stated at the time of the answer's commit),
    which is itself a confirmation when it repeats the value holding now, and closes the old
    value's period when it differs;
-4. the revision is written by ``forms.app.facts.write_fact``, memory's one write loop: a
+4. the revision is written by ``forms.app.facts.write_fact`` (the one commit loop): a
    refusal (a value the key's type refuses; a ``do_not_store`` key, which no field can
    declare) writes nothing and is counted; a lost compare-and-set is planned again once on
    the head the store hands back (``RECORD_ATTEMPTS``), then the answer is given up on

@@ -7,15 +7,15 @@ stands after in-process hooks ran (on the instance they left, not read back). A 
 by the store (the call id is taken) and gets the first result back (``forms.app.calls``).
 
 With memory (``forms.app.memory``), ``form_start`` of a form whose fields declare fact keys
-reads the principal's memory beside its own work and, after the start's commit, writes what
-memory fills and offers as a commit of its own; and every write call remembers the answers the
-agent gave to such fields, after its commit. Neither can fail the call or hold it past the
-memory deadline.
+reads the principal's memory beside its own work and writes what memory fills and offers in
+the start's one write (``begun``: planned on the started instance before it is stored, with
+the call's record); and every write call remembers the answers the agent gave to such fields,
+after its commit. Neither can fail the call or hold it past the memory deadline.
 
 The context defaults (``Caller.context``: values of the caller's verified claims for fact
-keys, such as a locale) are written by that same commit after the start's, below memory, and
-by a commit of their own when memory has nothing, is off, late or failed, or is not in the
-deployment: they are not facts, and need no fact store.
+keys, such as a locale) are written in that same write, below memory, also when memory has
+nothing, is off, late or failed, or is not in the deployment: they are not facts, and need no
+fact store.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from forms.app.calls import CallId, caused_by, new_call
 from forms.app.conversation import Caller, locate
 from forms.app.loop import CommitLoop, Planned
-from forms.app.memory import Memory, MemoryCall, apply_defaults
+from forms.app.memory import Memory, MemoryCall, plan_defaults
 from forms.app.remember import Answer, answers_to_remember
 from forms.compiled import CompiledForm
 from forms.engine import Transition, evaluate, transition
@@ -117,12 +117,13 @@ class Writer:
 
 def form_start(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs) -> Result:
     """A start; one with ``from`` is a handover (``forms.app.handovers.form_start``, which
-    the service calls: it comes here for the rest)."""
+    the service calls: it comes here for the rest). One write: the instance as started, with
+    what memory and the context defaults wrote on it (``begun``), and the call's record."""
     loop = writer.loop
     form = loop.registry.latest(args.form, caller.principal)
     memory = writer.memory_call(caller, form)
     if memory is not None:
-        memory.begin_recall()  # read beside the start's own work; waited for after its commit
+        memory.begin_recall()  # read beside the start's own work; waited for once it is planned
     mine = loop.store.list_conversation(caller.principal, caller.conversation_id)
     now = loop.clock()
     base = FormInstance(
@@ -147,58 +148,78 @@ def form_start(writer: Writer, caller: Caller, call: CallId, args: FormStartArgs
             "ids from now on"
         )
     result = with_status_line(result, form, step, qualify=bool(started))
+    made = begun(writer, caller, call, form, step, result, _named(form, args), memory, now)
     try:
-        loop.store.create(step.after, new_call(call, result, base.id, now))
+        loop.store.create(made.instance, new_call(call, made.result, base.id, now))
     except CallRecorded as taken:  # a retry of a start that already happened
         return replay(writer, caller, call, taken.record, mine)
     remember = (answers_to_remember(form, base, step.commit.fields), now)
-    named = _named(form, args)
-    return after_start(
-        writer, caller, call, form, result, (step.after, step.dispatch), named, memory, remember
-    )
+    return after_start(writer, made, memory, remember)
 
 
-def after_start(
+@dataclass(frozen=True, slots=True)
+class Begun:
+    """A start as its one write stores it: the instance with what memory and the context
+    defaults wrote on it, the outbox entries the start and they fired, the call's result
+    saying so, and memory's part (None: nothing of memory or defaults was written)."""
+
+    instance: FormInstance
+    fired: tuple[OutboxEntry, ...]
+    result: Result
+    recall: RecallStep | None = None
+
+
+def begun(
     writer: Writer,
     caller: Caller,
     call: CallId,
     form: CompiledForm,
+    step: Transition,
     result: Result,
-    created: tuple[FormInstance, Sequence[OutboxEntry]],
     named: Collection[str],
     memory: MemoryCall | None,
-    remember: tuple[tuple[Answer, ...], datetime],
-) -> Result:
-    """What follows a start's create (``created``: the instance stored, and the entries its
-    commit fired): memory's recall and the context defaults, committed after it on every
-    field the start left empty and did not name (``named``), what the call said remembered,
-    and the hooks dispatched. A handover's start goes through here too, its carried fields
-    among ``named``: recall never overwrites them. ``remember``: the answers the start's call
-    gave and when it gave them (the start's instant: an answer that raced in after it is the
-    later one)."""
-    loop = writer.loop
+    now: datetime,
+) -> Begun:
+    """The start ``step`` made, with memory's recall and the context defaults planned on it
+    (before anything is stored) on every field the start left empty and did not name
+    (``named``), waiting for memory's read within its deadline. A handover's start comes
+    here too, its carried fields among ``named``: recall never overwrites them."""
     qualify = "note" in result
-    stored, fired = created
     context = caller.context_for({form.fields[f].memory or "" for f in form.memory_fields})
-    if memory is None and not context:
-        return dispatched(writer, result, stored, fired, qualify)
+    recall = None
     if memory is not None:
-        recalled = memory.apply(loop, stored, named, call.id, context)
-    else:  # no memory here, or not for this caller: the defaults still apply, alone
-        recalled = apply_defaults(
-            loop,
-            stored,
+        recall = memory.recall_step(form, step.after, named, call.id, now, context)
+    elif context:  # no memory here, or not for this caller: the defaults still apply, alone
+        vocabulary = _vocabulary(writer.loop)
+        recall = plan_defaults(
+            form,
+            step.after,
             context,
             named=named,
             tool_call_id=call.id,
-            vocabulary=_vocabulary(loop),
+            now=now,
+            vocabulary=vocabulary,
         )
-    if recalled is not None and recalled.value is not None and recalled.step is not None:
-        stored, fired = recalled.instance, (*fired, *recalled.step.dispatch)
-        result = _with_recall(result, form, recalled.step, recalled.value, qualify)
+    if recall is None:
+        return Begun(step.after, tuple(step.dispatch), result)
+    fired = (*step.dispatch, *recall.step.dispatch)
+    return Begun(recall.step.after, fired, _with_recall(result, form, recall, qualify), recall)
+
+
+def after_start(
+    writer: Writer,
+    made: Begun,
+    memory: MemoryCall | None,
+    remember: tuple[tuple[Answer, ...], datetime],
+) -> Result:
+    """What follows a start's write (``made``: what it stored): memory counts what it
+    recalled, remembers what the call said (``remember``: the answers and the start's
+    instant: an answer that raced in after it is the later one), and the hooks are
+    dispatched."""
     if memory is not None:
+        memory.stored(made.instance.id, made.recall)
         memory.remember(*remember)
-    return dispatched(writer, result, stored, fired, qualify)
+    return dispatched(writer, made.result, made.instance, made.fired, "note" in made.result)
 
 
 def _vocabulary(loop: CommitLoop) -> Vocabulary | None:
@@ -217,14 +238,13 @@ def _named(form: CompiledForm, args: FormStartArgs) -> set[str]:
     return {f for f in map(form.resolve_field, sent) if f is not None}
 
 
-def _with_recall(
-    result: Result, form: CompiledForm, step: Transition, recall: RecallStep, qualify: bool
-) -> Result:
+def _with_recall(result: Result, form: CompiledForm, recall: RecallStep, qualify: bool) -> Result:
     """A start's result with what memory filled and offered after it."""
     updated = dict(result)
     clause = recalled_summary(recall.filled, recall.offered, recall.defaulted)
     if clause:  # nothing when the commit only noted a recall owed
         updated["summary"] = f"{result['summary'][:-1]}; {clause}."
+    step = recall.step
     if step.dispatch:
         updated["fired"] = [*result.get("fired", ()), *(e.key for e in step.dispatch)]
     updated.pop("status_line", None)

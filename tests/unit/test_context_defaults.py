@@ -268,7 +268,7 @@ def test_the_default_fills_what_memory_has_nothing_for() -> None:
     assert "filled 2 from your account, unconfirmed (locale, zone)" in result["summary"]
 
 
-def test_memory_and_defaults_land_in_one_commit_and_an_answer_in_between_wins() -> None:
+def test_memory_and_defaults_land_in_the_start_write_and_a_later_answer_stands_on_top() -> None:
     # GIVEN a fresh currency in memory, and alice's own locale landing right after the start
     facts = RecordingFacts()
     facts.stated("alice", "person.currency", "EUR", at=T0 - DAY)
@@ -280,16 +280,17 @@ def test_memory_and_defaults_land_in_one_commit_and_an_answer_in_between_wins() 
     )
     # WHEN the form starts
     talk.start("preferences")
-    # THEN the one commit of memory and defaults lost its race, was planned again, and kept
-    # her answer: the locale is hers alone; the currency memory's, the zone the account's
+    # THEN memory and the defaults were in the start's one write (no commit of their own),
+    # and her answer landed on top: the locale in force is hers; the currency memory's, the
+    # zone the account's
     instance = stored(talk)
-    assert [(r.value, r.by) for r in instance.field("locale").revisions] == [("en-US", "agent")]
+    assert [(r.value, r.by) for r in instance.field("locale").revisions] == [
+        ("en-GB", "memory"),
+        ("en-US", "agent"),
+    ]
     assert in_force(talk, "currency") == ("EUR", "memory", "person.currency")
     assert in_force(talk, "zone") == ("Europe/London", "memory", "claim:person.timezone")
-    assert "locale" not in instance.state.recalled
-    recall_commits = [c for c in store.commits if c.call is None]
-    assert [c.expected_version for c in recall_commits] == [1, 2]
-    assert set(recall_commits[-1].fields) == {"currency", "zone"}
+    assert [c.call is not None for c in store.commits] == [True]  # her fill, nothing else
 
 
 # ---------------------------------------------------------------- whatever memory does

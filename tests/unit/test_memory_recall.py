@@ -161,8 +161,8 @@ def test_what_the_starting_call_says_outranks_memory() -> None:
     assert result["rejected"][0]["field"] == "date_of_birth"
 
 
-def test_an_answer_landing_between_the_start_and_memory_wins() -> None:
-    # GIVEN alice's memory, and her answer to height arriving right after the start's commit
+def test_a_start_with_memory_is_one_write_and_an_answer_after_it_stands_on_top() -> None:
+    # GIVEN alice's memory, and her answer to height arriving right after the start's write
     facts = alice_said(RecordingFacts())
     store = RacingStore()
     service = memory_service(health_check, facts=facts, store=store)
@@ -172,15 +172,14 @@ def test_an_answer_landing_between_the_start_and_memory_wins() -> None:
     )
     # WHEN the form starts
     talk.start("health-check")
-    # THEN memory's first commit lost its compare-and-set and was planned again on her answer:
-    # her height alone in its log, the date of birth filled, the weight offered
+    # THEN what memory filled and offered was in the start's one write (memory made no commit
+    # of its own), and her answer landed on top of it: the height in force is hers
     instance = stored(talk)
-    assert [(r.value, r.by) for r in instance.field("height_cm").revisions] == [(181, "agent")]
+    assert [r.by for r in instance.field("height_cm").revisions] == ["memory", "agent"]
+    assert instance.field("height_cm").in_force().value == 181  # type: ignore[union-attr]
     assert instance.field("date_of_birth").in_force().by == "memory"  # type: ignore[union-attr]
     assert instance.state.recalled["weight_kg"].use == "offer"
-    assert "height_cm" not in instance.state.recalled
-    memory_commits = [c for c in store.commits if c.call is None]
-    assert [c.expected_version for c in memory_commits] == [1, 2]
+    assert [c.call is not None for c in store.commits] == [True]  # her fill, nothing else
 
 
 def test_memory_never_writes_over_a_field_with_anything_in_its_log() -> None:
@@ -269,16 +268,17 @@ def test_fact_store_requests_per_start() -> None:
     empty = RecordingFacts()
     off = alice_said(RecordingFacts())
     off.memory_off("alice")
-    writes = {}
+    commits, recalled = {}, {}
     for name, facts in (("on", on), ("empty", empty), ("off", off)):
         store = RacingStore()
-        started(facts, store=store)
-        writes[name] = len(store.commits)
-    # WHEN a form starts / THEN memory costs the switch and one listing of heads, and one
-    # commit only when there is something to fill or offer
-    assert on.requests == ["settings", "heads"] and writes["on"] == 1
-    assert empty.requests == ["settings", "heads"] and writes["empty"] == 0
-    assert off.requests == ["settings"] and writes["off"] == 0
+        talk, _ = started(facts, store=store)
+        commits[name], recalled[name] = len(store.commits), bool(stored(talk).state.recalled)
+    # WHEN a form starts / THEN memory costs the switch and one listing of heads, and no
+    # write of its own: what it fills and offers is in the start's one write
+    assert on.requests == ["settings", "heads"] and recalled["on"]
+    assert empty.requests == ["settings", "heads"] and not recalled["empty"]
+    assert off.requests == ["settings"] and not recalled["off"]
+    assert commits == {"on": 0, "empty": 0, "off": 0}
 
 
 # ---------------------------------------------------------------- never throw, never block

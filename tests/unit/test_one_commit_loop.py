@@ -233,3 +233,19 @@ def test_the_conflict_is_one_type_whatever_the_store() -> None:
     from forms.storage.drafts import DraftConflict
 
     assert ConflictError is DraftConflict is FactConflict is Conflict
+
+
+def test_a_start_with_memory_is_one_write() -> None:
+    # GIVEN alice's memory (a date of birth, a height, a weight) and a form that recalls them
+    from forms.examples import health_check
+    from tests.unit.memory_for_tests import RecordingFacts, alice_said, memory_service
+
+    store = counting(InMemoryFormStore, INSTANCE_READS, INSTANCE_WRITES, "commit")()
+    service = memory_service(health_check, facts=alice_said(RecordingFacts()), store=store)
+    # WHEN the form starts
+    result = service.call(ALICE, "form_start", "s1", {"form": "health-check"})
+    # THEN the conversation was read once, and the start, what memory filled and offered, and
+    # the call's record were one write
+    assert result["ok"] and "memory" in result["summary"], result
+    assert take(store) == {"read": 1, "write": 1}
+    assert store.get("fi_1").state.recalled
