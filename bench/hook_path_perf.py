@@ -88,29 +88,66 @@ def outside(rounds: int, server: DynamoDBLocal) -> dict[tuple[str, str], list[fl
             stack.stop()
 
 
-def breakdown(rounds: int, server: DynamoDBLocal) -> dict[str, list[float]]:
-    """The firing call in this process on the Temporal stack, its dispatch steps timed (ms)."""
+MODES = {"local first": True, "ordinary": False}
+"""The two ways a waited-for hook's first attempt can run, alternated call by call in one run:
+as a local activity in the run's first workflow task (the dispatcher's default), or as an
+ordinary activity like every later attempt (``TemporalDispatcher.local_first`` off)."""
+
+
+class Timed:
+    """The dispatcher's steps of each call (ms), by ``MODES``: the mode of the calls in hand
+    is ``mode``."""
+
+    def __init__(self) -> None:
+        self.by_mode: dict[str, dict[str, list[float]]] = {m: defaultdict(list) for m in MODES}
+        self.waits_ended: dict[str, list[float]] = defaultdict(list)
+        """When each wait returned (wall clock, the server's too: one machine)."""
+        self.mode = "local first"
+
+    def add(self, step: str, started: float) -> None:
+        self.by_mode[self.mode][step].append((time.perf_counter() - started) * 1000)
+        if step == "_wait":
+            self.waits_ended[self.mode].append(time.time())
+
+    def clear(self) -> None:
+        self.by_mode[self.mode].clear()
+        self.waits_ended[self.mode].clear()
+
+    def run(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        """``TemporalConnection.run``, each coroutine it runs timed under its name."""
+
+        def timed(self_: Any, coro: Coroutine[Any, Any, Any], timeout: Any = None) -> Any:
+            started = time.perf_counter()
+            try:
+                return original(self_, coro, timeout)
+            finally:
+                self.add(getattr(coro, "__qualname__", "").rsplit(".", 1)[-1], started)
+
+        return timed
+
+    def mark(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        """``FormService.mark_dispatched``, timed."""
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.add("mark_dispatched", started)
+
+        return timed
+
+
+def breakdown(rounds: int, server: DynamoDBLocal) -> dict[str, dict[str, list[float]]]:
+    """The firing call in this process on the Temporal stack, its dispatch steps timed (ms),
+    by ``MODES``."""
     from formwork.bootstrap import bootstrap
     from formwork.config import Settings
     from workflows import dispatch
 
-    steps: dict[str, list[float]] = defaultdict(list)
-    waits_ended: list[float] = []
-    """When each wait returned (wall clock, the server's too: one machine)."""
+    timed = Timed()
+    keys: dict[str, list[str]] = defaultdict(list)
     original_run = dispatch.TemporalConnection.run
-
-    def timed_run(
-        self: dispatch.TemporalConnection, coro: Coroutine[Any, Any, Any], timeout: Any = None
-    ) -> Any:
-        started = time.perf_counter()
-        try:
-            return original_run(self, coro, timeout)
-        finally:
-            step = getattr(coro, "__qualname__", "").rsplit(".", 1)[-1]
-            steps[step].append((time.perf_counter() - started) * 1000)
-            if step == "_wait":
-                waits_ended.append(time.time())
-
     stack = LocalStack(
         api_port=0, quiet=True, dynamodb=server, table_name=name(), temporal=True, temporal_port=0
     )
@@ -119,31 +156,26 @@ def breakdown(rounds: int, server: DynamoDBLocal) -> dict[str, list[float]]:
     try:
         os.environ.update({**function_environment(stack.table_name), **stack.wired_environment})
         app = bootstrap(Settings.from_env())
-        service = app.service
-        mark: Callable[..., Any] = service.mark_dispatched
-
-        def timed_mark(*args: Any, **kwargs: Any) -> Any:
-            started = time.perf_counter()
-            try:
-                return mark(*args, **kwargs)
-            finally:
-                steps["mark_dispatched"].append((time.perf_counter() - started) * 1000)
-
-        service.mark_dispatched = timed_mark  # type: ignore[method-assign]
-        dispatch.TemporalConnection.run = timed_run  # type: ignore[method-assign]
-        keys: list[str] = []
+        dispatcher = app.dispatcher
+        assert isinstance(dispatcher, dispatch.TemporalDispatcher), dispatcher
+        app.service.mark_dispatched = timed.mark(app.service.mark_dispatched)  # type: ignore[method-assign]
+        dispatch.TemporalConnection.run = timed.run(original_run)  # type: ignore[method-assign]
         for n in range(rounds + 5):
-            started = time.perf_counter()
-            response = invoke(tool_event(f"b{n}", "form_start", f"call-{n}", OVER_CAP), app)
-            total = (time.perf_counter() - started) * 1000
-            if n < 5:
-                steps.clear()
-                waits_ended.clear()
-            else:
-                steps["whole call"].append(total)
-                keys += body_of(response).get("fired", [])
-        read_histories(dispatch.connection_for(app.settings.temporal), keys, waits_ended, steps)
-        return steps
+            for mode, local_first in MODES.items():
+                timed.mode, dispatcher.local_first = mode, local_first
+                event = tool_event(f"b{n}-{local_first}", "form_start", f"call-{n}", OVER_CAP)
+                started = time.perf_counter()
+                response = invoke(event, app)
+                total = (time.perf_counter() - started) * 1000
+                if n < 5:  # warming up, untimed
+                    timed.clear()
+                    continue
+                timed.by_mode[mode]["whole call"].append(total)
+                keys[mode] += body_of(response).get("fired", [])
+        connection = dispatch.connection_for(app.settings.temporal)
+        for mode, steps in timed.by_mode.items():
+            read_histories(connection, keys[mode], timed.waits_ended[mode], steps)
+        return timed.by_mode
     finally:
         dispatch.TemporalConnection.run = original_run  # type: ignore[method-assign]
         os.environ.clear()
@@ -151,19 +183,21 @@ def breakdown(rounds: int, server: DynamoDBLocal) -> dict[str, list[float]]:
         stack.stop()
 
 
+PICKED = "workflow task picked up"
+RAN = "workflow task run"
+ACTIVITY_RUN = "activity run (executor, its commit)"
+SECOND = "second workflow task, to completion"
 HISTORY_STEPS = (
-    ("workflow task picked up", "WORKFLOW_TASK_SCHEDULED", "WORKFLOW_TASK_STARTED"),
-    ("workflow task run", "WORKFLOW_TASK_STARTED", "WORKFLOW_TASK_COMPLETED"),
+    (PICKED, "WORKFLOW_TASK_SCHEDULED", "WORKFLOW_TASK_STARTED"),
+    (RAN, "WORKFLOW_TASK_STARTED", "WORKFLOW_TASK_COMPLETED"),
     ("activity picked up", "ACTIVITY_TASK_SCHEDULED", "ACTIVITY_TASK_STARTED"),
-    ("activity run (executor, its commit)", "ACTIVITY_TASK_STARTED", "ACTIVITY_TASK_COMPLETED"),
-    (
-        "second workflow task, to completion",
-        "ACTIVITY_TASK_COMPLETED",
-        "WORKFLOW_EXECUTION_COMPLETED",
-    ),
+    (ACTIVITY_RUN, "ACTIVITY_TASK_STARTED", "ACTIVITY_TASK_COMPLETED"),
+    (SECOND, "ACTIVITY_TASK_COMPLETED", "WORKFLOW_EXECUTION_COMPLETED"),
     ("run start to completion", "WORKFLOW_EXECUTION_STARTED", "WORKFLOW_EXECUTION_COMPLETED"),
 )
-"""Gaps between events of a run's history (the server's clock): where a run's time goes."""
+"""Gaps between events of a run's history (the server's clock): where a run's time goes. A run
+whose first attempt was local has one workflow task, whose run holds the executor and its
+commit, and no activity events."""
 
 
 async def gaps(connection: Any, key: str) -> dict[str, float]:
@@ -205,7 +239,11 @@ def name() -> str:
     return f"hooks-{uuid.uuid4().hex[:8]}"
 
 
-def tables(times: dict[tuple[str, str], list[float]], steps: dict[str, list[float]]) -> str:
+def tables(
+    times: dict[tuple[str, str], list[float]],
+    by_mode: dict[str, dict[str, list[float]]],
+    bare: dict[str, list[float]],
+) -> str:
     lines = [
         "| dispatch | call | calls | p50 | p99 | p50 vs in-process | p50 extra |",
         "|---|---|---:|---:|---:|---:|---:|",
@@ -219,12 +257,13 @@ def tables(times: dict[tuple[str, str], list[float]], steps: dict[str, list[floa
                 f"{p99(found):.1f} ms | {median(found) / base:.2f}× | "
                 f"{median(found) - base:+.1f} ms |"
             )
+    local, ordinary = by_mode["local first"], by_mode["ordinary"]
     lines += [
         "",
-        "| step of a firing call on Temporal (in this process) | p50 | p99 | share of the call |",
-        "|---|---:|---:|---:|",
+        "| step of a firing call on Temporal (in this process) | first attempt local: p50 | "
+        "p99 | every attempt an activity: p50 | p99 | local vs activity (p50) |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
-    whole = median(steps["whole call"])
     for step in (
         "whole call",
         "_start",
@@ -232,40 +271,50 @@ def tables(times: dict[tuple[str, str], list[float]], steps: dict[str, list[floa
         "_wait",
         *(step for step, _, _ in HISTORY_STEPS),
         SEEN,
-        *(step for step in steps if step.startswith("bare ")),
     ):
-        found = steps.get(step, [0.0])
-        lines.append(
-            f"| {step} | {median(found):.1f} ms | {p99(found):.1f} ms | "
-            f"{median(found) / whole:.0%} |"
-        )
+        cells = []
+        for steps in (local, ordinary):
+            found = steps.get(step) or [0.0]
+            cells.append(f"{median(found):.1f} ms | {p99(found):.1f} ms")
+        one, other = p50_of(local, step), p50_of(ordinary, step)
+        ratio = f"{one / other:.2f}×" if other > 0 and one > 0 else "–"
+        lines.append(f"| {step} | {cells[0]} | {cells[1]} | {ratio} |")
+    lines += [
+        "",
+        "| floor: a bare one-activity workflow (no Formwork) | p50 | p99 |",
+        "|---|---:|---:|",
+    ]
+    for step, found in bare.items():
+        lines.append(f"| {step} | {median(found):.1f} ms | {p99(found):.1f} ms |")
     return "\n".join(lines)
 
 
-BARE = "bare one-activity workflow (no Formwork): "
+def p50_of(steps: dict[str, list[float]], step: str) -> float:
+    return median(steps.get(step) or [0.0])
 
 
-def findings(times: dict[tuple[str, str], list[float]], steps: dict[str, list[float]]) -> str:
-    """What this run's figures say: the extra a firing call pays on Temporal, and which parts
-    of it are the workflow's tasks and which are Formwork's."""
-
-    def p50(step: str) -> float:
-        return median(steps.get(step) or [0.0])
-
+def findings(
+    times: dict[tuple[str, str], list[float]],
+    by_mode: dict[str, dict[str, list[float]]],
+    bare: dict[str, list[float]],
+) -> str:
+    """What this run's figures say: the extra a firing call pays on Temporal, what the local
+    first attempt saves against an ordinary activity, and what is left."""
+    local, ordinary = by_mode["local first"], by_mode["ordinary"]
     extra = median(times[("Temporal", "fires")]) - median(times[("in-process", "fires")])
     quiet = median(times[("Temporal", "fires none")]) - median(times[("in-process", "fires none")])
-    picked, ran = p50("workflow task picked up"), p50("workflow task run")
-    second = p50("second workflow task, to completion")
-    workflow = picked + ran + second
-    bare, bare_picked = p50(BARE + "start to result"), p50(BARE + "workflow task picked up")
-    start, mark, activity = p50("_start"), p50("mark_dispatched"), p50("activity picked up")
-    executor, seen = p50("activity run (executor, its commit)"), p50(SEEN)
-    ours = start + mark + activity + seen
-    bound = (
-        "the two workflow tasks of a `HookWorkflow`"
-        if workflow >= ours
-        else "Formwork's own parts, more than the workflow's tasks"
+    saved = p50_of(ordinary, "whole call") - p50_of(local, "whole call")
+    ratio = p50_of(local, "whole call") / p50_of(ordinary, "whole call")
+    picked, ran = p50_of(local, PICKED), p50_of(local, RAN)
+    second = p50_of(ordinary, SECOND)
+    start, mark, seen = (
+        p50_of(local, "_start"),
+        p50_of(local, "mark_dispatched"),
+        p50_of(local, SEEN),
     )
+    executor = p50_of(ordinary, ACTIVITY_RUN)
+    floor = median(bare.get("start to result") or [0.0])
+    floor_picked = median(bare.get(PICKED) or [0.0])
     write = (
         "no dispatch write for a hook done within the wait (`mark_dispatched` "
         f"{mark:.1f} ms at p50)"
@@ -273,22 +322,28 @@ def findings(times: dict[tuple[str, str], list[float]], steps: dict[str, list[fl
         else f"the dispatch write {mark:.1f} ms"
     )
     return (
-        f"On Temporal a firing call paid {extra:+.1f} ms at p50 over in-process in this run, "
-        f"and a call that fires nothing {quiet:+.1f} ms. What bounds it: {bound} (the first "
-        f"picked up in {picked:.0f} ms and run in {ran:.0f} ms; {second:.0f} ms from the "
-        f"activity's end to the run completed: {workflow:.0f} ms together), on a server where "
-        f"a bare one-activity workflow with nothing of Formwork's takes {bare:.0f} ms from "
-        f"start to result (its first workflow task alone waits {bare_picked:.0f} ms to be "
-        f"picked up). Formwork's own parts: the start {start:.1f} ms, the activity picked up "
-        f"in {activity:.1f} ms, the executor and its commit {executor:.0f} ms (what in-process "
-        f"pays too), the result seen {seen:.1f} ms after the run completed (a long poll), and "
-        f"{write}. [docs/dispatch.md](../../docs/dispatch.md#what-a-firing-call-costs-on-temporal)"
+        f"On Temporal a firing call paid {extra:+.1f} ms at p50 over in-process in this run "
+        f"(the first attempt local, the default), and a call that fires nothing {quiet:+.1f} ms. "
+        f"In this process, calls alternating the two ways: the local first attempt took "
+        f"{ratio:.2f}× the time of an ordinary activity ({saved:.1f} ms less at p50), the "
+        f"second workflow task ({second:.0f} ms from the activity's end to the run completed) "
+        f"being gone. What still bounds it: the run's one workflow task, picked up "
+        f"{picked:.0f} ms after the start and run in {ran:.0f} ms (the executor and its commit, "
+        f"{executor:.0f} ms as an activity, what in-process pays too, inside it), on a server "
+        f"where a bare one-activity workflow with nothing of Formwork's takes {floor:.0f} ms "
+        f"from start to result (its first workflow task alone waits {floor_picked:.0f} ms to "
+        f"be picked up). Formwork's own parts: the start {start:.1f} ms, the result seen "
+        f"{seen:.1f} ms after the run completed (a long poll), and {write}. "
+        "[docs/dispatch.md](../../docs/dispatch.md#what-a-firing-call-costs-on-temporal)"
         " has what was tried."
     )
 
 
 def render(
-    rounds: int, times: dict[tuple[str, str], list[float]], steps: dict[str, list[float]]
+    rounds: int,
+    times: dict[tuple[str, str], list[float]],
+    by_mode: dict[str, dict[str, list[float]]],
+    bare: dict[str, list[float]],
 ) -> str:
     """The report of one run (title first, for ``stamped``)."""
     return "\n".join(
@@ -300,16 +355,17 @@ def render(
             "travel claim started over HTTP over its policy cap (its checkpoint's executor "
             "fires; the call waits for it) or under it (nothing fires), in turns; client-side "
             "times, ratios within this run. Then the firing call in the bench's process on the "
-            "Temporal stack, the dispatcher's steps timed and the run's history read (server's "
-            "clock), and last a floor: a bare workflow running one no-op activity on a dev "
-            "server of its own, its worker and client in one process "
+            "Temporal stack, its first attempt made as a local activity and as an ordinary "
+            "activity in alternate calls, the dispatcher's steps timed and the run's history "
+            "read (server's clock), and last a floor: a bare workflow running one no-op "
+            "activity on a dev server of its own, its worker and client in one process "
             "(`bench/backend/bare_temporal.py`). The machine is shared (2 cores): absolute "
             "times move by tens of percent from one run to the next; compare within the run. "
             "Nothing here is asserted.",
             "",
-            tables(times, steps),
+            tables(times, by_mode, bare),
             "",
-            findings(times, steps),
+            findings(times, by_mode, bare),
             "",
         ]
     )
@@ -325,10 +381,9 @@ def main(argv: list[str] | None = None) -> int:
     lambda_like_environment()
     with DynamoDBLocal() as server:
         times = outside(args.rounds, server)
-        steps = breakdown(args.rounds, server)
-    for step, found in bare_temporal.measure(args.rounds).items():
-        steps[BARE + step] = found
-    text = render(args.rounds, times, steps)
+        by_mode = breakdown(args.rounds, server)
+    bare = bare_temporal.measure(args.rounds)
+    text = render(args.rounds, times, by_mode, bare)
     print(text)
     out = output_dir(args.publish) / "hook_path.md"
     out.write_text(stamped("hook_path.md", text))

@@ -8,7 +8,10 @@ Two Lambda handlers. With ``FORMWORK_DISPATCH=temporal``:
   (``TemporalDispatcher.send``, no waiting) and marked dispatched: executors pending and never
   dispatched, or dispatched at least ``FORMWORK_REDISPATCH_AFTER_SECONDS`` ago and still
   pending (``due_entries``); approvals never dispatched, or still pending that long past
-  their deadline (``due_approval_runs``).
+  their deadline (``due_approval_runs``). Each key's run is looked at first
+  (``workflows.starter``, ``look_first``): one still going, such as the run a tool call is
+  waiting for (its entry says never dispatched until the wait ends), is neither started nor
+  marked.
   A record whose dispatch fails is reported; Lambda retries from it, and after its retries
   the batch's coordinates go to the on-failure queue.
 * ``sweep_handler``: on a schedule, for what the stream can no longer deliver (a batch that
@@ -75,7 +78,12 @@ class Sender(Protocol):
     """A durable dispatcher: starts runs without waiting (``TemporalDispatcher``)."""
 
     def send(
-        self, runner: HookRunner, entries: list[OutboxEntry], *, wait_ms: int = 0
+        self,
+        runner: HookRunner,
+        entries: list[OutboxEntry],
+        *,
+        wait_ms: int = 0,
+        look_first: bool = False,
     ) -> list[str]: ...
 
 
@@ -102,6 +110,9 @@ class Relay:
             # an eventually consistent scan): a re-run may start a second run under the key,
             # and the tool call that wrote a record has usually dispatched (or finished) its
             # hooks by the time the stream delivers it; one read here saves a start and a write.
+            # A hook whose run is still going when the record arrives shows as never dispatched
+            # (the call records it only if it outlasts its wait): the sender looks at the run
+            # before starting anything, and leaves a going one alone (``look_first``).
             try:
                 current = self.service.store.get(instance_id).state.outbox
             except NotFound:
@@ -109,7 +120,7 @@ class Relay:
             due = self.due(current)
         if not due:
             return []
-        keys = sender.send(self.service, due)
+        keys = sender.send(self.service, due, look_first=True)
         logger.info("relayed hooks", extra={"instance_id": instance_id, "keys": keys})
         return keys
 

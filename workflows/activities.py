@@ -10,7 +10,9 @@ Attempts: Temporal owns the retrying. Every attempt but the last passes the poli
 to ``run_hook`` with ``raise_on_retry=True``, so a failing executor has the attempt recorded on
 the entry and ``ExecutorFailed`` raised for Temporal to retry; the last attempt passes
 ``max_attempts=1``, so its failure is recorded as final (``failed``) whatever the entry's
-own count says (an attempt lost with a dead worker is never recorded there).
+own count says (an attempt lost with a dead worker is never recorded there). A first attempt
+made as a local activity (``workflows.hooks``) counts as one: the ordinary attempts after it
+are numbered on from it (``HookInput.attempts_before``).
 
 ``settle_approval_activity`` is the approval workflow's look at its entry: at the deadline it
 calls ``FormService.expire_approvals`` (a no-op when a decision got there first); either way it
@@ -77,7 +79,8 @@ class HookActivities:
         """Run the entry's executor (or find it already run), then start the runs its
         effects fired; return what the entry's status is now."""
         info = activity.info()
-        last = info.attempt >= hook.policy.max_attempts
+        attempt = info.attempt + hook.attempts_before
+        last = attempt >= hook.policy.max_attempts
         await self._blocking(
             functools.partial(
                 self.service.run_hook,
@@ -104,7 +107,7 @@ class HookActivities:
         return HookOutcome(
             key=hook.key,
             status=entry.status if entry is not None else "gone",
-            attempt=info.attempt,
+            attempt=attempt,
             error=entry.error if entry is not None else None,
             dispatched=dispatched,
         )
@@ -174,10 +177,14 @@ class HookActivities:
             return None
 
     async def _blocking(self, call: Callable[[], T]) -> T:
-        """``call()`` on the pool, heartbeating while it runs."""
+        """``call()`` on the pool, heartbeating while it runs (a local activity has no
+        heartbeat: its workflow task stands for it, ``workflows.hooks``)."""
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(self._pool, call)
-        timeout = activity.info().heartbeat_timeout
+        info = activity.info()
+        if info.is_local:
+            return await future
+        timeout = info.heartbeat_timeout
         every = timeout.total_seconds() / 3 if timeout else 10.0
         while True:
             done, _ = await asyncio.wait({future}, timeout=every)

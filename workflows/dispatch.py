@@ -179,8 +179,12 @@ class TemporalDispatcher:
         policy: HookPolicy | None = None,
         wait_ms: int = 1500,
         start_timeout: float = START_TIMEOUT_SECONDS,
+        local_first: bool = True,
     ) -> None:
         self.connection = connection
+        self.local_first = local_first
+        """Whether the hooks the call waits for make their first attempt as a local
+        activity (``workflows.hooks``); off, every attempt is an ordinary activity."""
         self.task_queue = task_queue
         self.policy = policy or HookPolicy()
         self.wait_ms = wait_ms
@@ -242,20 +246,32 @@ class TemporalDispatcher:
         wait_ms: int = 0,
         wait_for: set[str] | None = None,
         names: dict[str, HookName] | None = None,
+        look_first: bool = False,
     ) -> list[str]:
         """Start the runs of ``entries`` (executors and approvals), record them as dispatched,
         then wait up to ``wait_ms`` for the executors' runs to end. Returns the keys dispatched.
+
+        ``look_first`` (the relay, the sweeper: after the tool call) leaves alone, unstarted
+        and unrecorded, the keys whose run is going (``workflows.starter``): a tool call
+        still waiting for the run it started records it itself, or its run ends the entry.
 
         An entry that already carries ``dispatched_at`` (an operator's retry of a failed hook,
         or a run that ended without finishing its entry) is started *again*: its previous run
         is joined if it is still going, and a new run under the same id starts only once it
         has closed. Raises when some run could not be started, after recording the others.
         """
-        hooks = [run for e in entries if (run := self.run_input(e)) is not None]
+        held = wait_for if wait_ms > 0 else set()
+        hooks = [
+            run
+            for e in entries
+            if (run := self.run_input(e, local_first=held is None or e.key in held)) is not None
+        ]
         if not hooks:
             return []
         again = {e.key for e in entries if e.dispatched_at is not None}
-        report = self.connection.run(self._start(hooks, again), timeout=self.start_timeout)
+        report = self.connection.run(
+            self._start(hooks, again, look_first), timeout=self.start_timeout
+        )
         executors = {h.key for h in hooks if isinstance(h, HookInput)}
         waited = [
             key
@@ -279,13 +295,17 @@ class TemporalDispatcher:
         report.raise_first()
         return report.dispatched
 
-    def run_input(self, entry: OutboxEntry) -> RunInput | None:
-        """What the run of a pending outbox entry is started with (None: nothing to run)."""
+    def run_input(self, entry: OutboxEntry, *, local_first: bool = False) -> RunInput | None:
+        """What the run of a pending outbox entry is started with (None: nothing to run).
+        ``local_first``: the call waits for this hook, whose first attempt is then made in
+        the run's first workflow task (``workflows.hooks``)."""
         if entry.status != "pending":
             return None
         instance_id = instance_of(entry.key, entry.hook_id, entry.occurrence)
         if entry.kind == "executor":
-            return HookInput(instance_id, entry.key, self.policy)
+            return HookInput(
+                instance_id, entry.key, self.policy, local_first=local_first and self.local_first
+            )
         if entry.kind == "approval":
             deadline = entry.deadline.isoformat() if entry.deadline is not None else None
             return ApprovalInput(instance_id, entry.key, deadline, self.policy)
@@ -310,9 +330,13 @@ class TemporalDispatcher:
             return False
         return True
 
-    async def _start(self, hooks: list[RunInput], again: set[str]) -> StartReport:
+    async def _start(
+        self, hooks: list[RunInput], again: set[str], look_first: bool = False
+    ) -> StartReport:
         client = await self.connection.client()
-        return await start_hooks(client, hooks, task_queue=self.task_queue, again=again)
+        return await start_hooks(
+            client, hooks, task_queue=self.task_queue, again=again, look_first=look_first
+        )
 
     def _mark(self, runner: HookRunner, hooks: list[RunInput], report: StartReport) -> None:
         if not isinstance(runner, Marker) or not report.dispatched:

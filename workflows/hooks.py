@@ -5,6 +5,17 @@ The workflow is one activity call with a retry policy. Everything that touches t
 often to try and what the run's end state is. A hook whose failure is final (recorded on the
 instance) ends the workflow as failed, so failed hooks are visible as failed workflows too.
 
+A hook a tool call waits for (``HookInput.local_first``: the dispatcher sets it for hooks that
+are not slow, ``forms.hook_speed``) makes its first attempt as a *local activity*: the worker
+runs it inside the workflow task that starts the run and completes the run in that same
+task, one workflow task instead of two (one to schedule the activity, one to complete on its
+result) and no activity task. A local activity has no heartbeat: a worker that dies during it
+leaves its workflow task to time out, and the worker that takes the task next runs the attempt
+again (nothing of it was recorded). A first attempt that fails, or times out, hands the rest to
+an ordinary activity with the remaining attempts, after the pause the policy puts between
+attempts, so a retried or slow hook heartbeats as before. Runs recorded before this path
+existed replay on the old one (the ``hook-local-first`` patch; docs/dispatch.md).
+
 Sandbox rules: this module is re-imported in Temporal's workflow sandbox. It imports no boto3
 and nothing that opens sockets; the activity's module comes in through
 ``imports_passed_through`` (it is only needed for the method reference).
@@ -12,14 +23,20 @@ and nothing that opens sockets; the activity's module comes in through
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.exceptions import ApplicationError
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, FailureError, TimeoutError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.activities import HookActivities
-    from workflows.shared import HOOK_WORKFLOW, HookInput, HookOutcome
+    from workflows.shared import HOOK_WORKFLOW, NON_RETRYABLE, HookInput, HookOutcome
+
+LOCAL_FIRST_PATCH = "hook-local-first"
+"""The ``workflow.patched`` id of the local first attempt: a run whose history predates it
+schedules an ordinary activity for every attempt."""
 
 
 @workflow.defn(name=HOOK_WORKFLOW)
@@ -28,14 +45,10 @@ class HookWorkflow:
 
     @workflow.run
     async def run(self, hook: HookInput) -> HookOutcome:
-        policy = hook.policy
-        outcome = await workflow.execute_activity_method(
-            HookActivities.run_hook_activity,
-            hook,
-            start_to_close_timeout=timedelta(seconds=policy.timeout_seconds),
-            heartbeat_timeout=timedelta(seconds=policy.heartbeat_seconds),
-            retry_policy=policy.retry_policy(),
-        )
+        if hook.local_first and workflow.patched(LOCAL_FIRST_PATCH):
+            outcome = await self._local_then_retried(hook)
+        else:
+            outcome = await self._attempts(hook)
         if outcome.status == "failed":
             raise ApplicationError(
                 f"hook {hook.key} failed after {outcome.attempt} attempt(s): {outcome.error}",
@@ -44,3 +57,42 @@ class HookWorkflow:
                 non_retryable=True,
             )
         return outcome
+
+    async def _attempts(self, hook: HookInput) -> HookOutcome:
+        """Ordinary activity attempts, as many as the policy has left after
+        ``hook.attempts_before``, heartbeating while the executor runs."""
+        policy = hook.policy
+        return await workflow.execute_activity_method(
+            HookActivities.run_hook_activity,
+            hook,
+            start_to_close_timeout=timedelta(seconds=policy.timeout_seconds),
+            heartbeat_timeout=timedelta(seconds=policy.heartbeat_seconds),
+            retry_policy=policy.retry_policy(after=hook.attempts_before),
+        )
+
+    async def _local_then_retried(self, hook: HookInput) -> HookOutcome:
+        """The first attempt as a local activity; what is left of the policy, if it failed and
+        may be retried, as ordinary attempts after the policy's first pause."""
+        policy = hook.policy
+        try:
+            return await workflow.execute_local_activity_method(
+                HookActivities.run_hook_activity,
+                hook,
+                start_to_close_timeout=timedelta(seconds=policy.timeout_seconds),
+                retry_policy=RetryPolicy(maximum_attempts=1),
+            )
+        except (ActivityError, ApplicationError, TimeoutError) as failed:
+            # a local attempt's failure comes as the activity's own error (ActivityError
+            # wraps only an ordinary activity's), a timeout as TimeoutError
+            if policy.max_attempts <= 1 or _final(failed):
+                raise
+        await workflow.sleep(policy.interval(1))
+        return await self._attempts(dataclasses.replace(hook, local_first=False, attempts_before=1))
+
+
+def _final(error: FailureError) -> bool:
+    """Whether no retry can mend the attempt's failure (``NON_RETRYABLE``, or marked so)."""
+    cause = error.cause if isinstance(error, ActivityError) else error
+    return isinstance(cause, ApplicationError) and (
+        cause.non_retryable or cause.type in NON_RETRYABLE
+    )

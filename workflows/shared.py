@@ -44,14 +44,22 @@ class HookPolicy:
         if self.max_attempts < 1:
             raise ValueError("max_attempts must be at least 1 (0 would mean retry forever)")
 
-    def retry_policy(self) -> RetryPolicy:
+    def retry_policy(self, after: int = 0) -> RetryPolicy:
+        """Temporal's retry policy for the attempts left once ``after`` have been made (the
+        first interval is then the one that would have followed them)."""
         return RetryPolicy(
-            initial_interval=timedelta(seconds=self.initial_interval_seconds),
+            initial_interval=self.interval(after + 1),
             backoff_coefficient=self.backoff,
             maximum_interval=timedelta(seconds=self.max_interval_seconds),
-            maximum_attempts=self.max_attempts,
+            maximum_attempts=self.max_attempts - after,
             non_retryable_error_types=list(NON_RETRYABLE),
         )
+
+    def interval(self, failed: int) -> timedelta:
+        """The pause after the ``failed``-th failed attempt (1 s, 2 s, 4 s, ... at most the
+        maximum interval)."""
+        seconds = self.initial_interval_seconds * self.backoff ** max(failed - 1, 0)
+        return timedelta(seconds=min(seconds, self.max_interval_seconds))
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,12 @@ class HookInput:
     instance_id: str
     key: str
     policy: HookPolicy = field(default_factory=HookPolicy)
+    local_first: bool = False
+    """Run the first attempt as a local activity, in the workflow task that starts the run
+    (``workflows.hooks``): set for the hooks a tool call waits for, which are not slow."""
+    attempts_before: int = 0
+    """Attempts made before this activity's first (the local one): added to Temporal's
+    attempt number, so the policy's count covers both."""
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,14 @@ may race every other one for the same key; Temporal's id policies make that safe
   going is joined and a new run starts only once the previous one has closed. The workflow id
   stays the key, and the new run applies effects only if the entry is still pending.
 
+The relay and the sweeper come after the tool call, which may still be waiting for the run
+it started (it records ``dispatched_at`` only for a run still going when its wait ends). So
+they start with ``look_first``: one look at the key's latest run (``describe``) before any
+start. A run going is left alone, neither joined nor recorded (``StartReport.running``): the
+call that started it records it, or the run ends the entry itself. A closed run counts as
+dispatched, as ``REJECT_DUPLICATE`` would say; an ``again`` key then starts a new run. No run
+at all: started as above.
+
 The workflow is named, not imported, so this module does not pull the workflow's module (and
 its activity) into a process that only starts runs.
 """
@@ -26,9 +34,10 @@ import asyncio
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
 
 from workflows.shared import (
     APPROVAL_WORKFLOW,
@@ -51,6 +60,8 @@ class StartReport:
     started: list[str] = field(default_factory=list)
     """The subset of ``dispatched`` whose run this call started (the rest were there)."""
     errors: dict[str, BaseException] = field(default_factory=dict)
+    running: list[str] = field(default_factory=list)
+    """Keys a look found with a run going (``look_first``): not started, not dispatched."""
 
     def raise_first(self) -> None:
         for key, error in self.errors.items():
@@ -85,16 +96,49 @@ async def start_hook(
     return bool(getattr(response, "started", True))
 
 
+RUNNING = "running"
+"""What ``start_after_look`` answers for a key whose run is going: nothing was done."""
+
+
+async def latest_run_going(client: Client, key: str) -> bool | None:
+    """Whether the latest run under workflow id ``key`` is going (True) or closed (False);
+    None when Temporal knows no run of it (never started, or forgotten after retention)."""
+    try:
+        description = await client.get_workflow_handle(key).describe()
+    except RPCError as error:
+        if error.status == RPCStatusCode.NOT_FOUND:
+            return None
+        raise
+    return description.status == WorkflowExecutionStatus.RUNNING
+
+
+async def start_after_look(
+    client: Client, hook: RunInput, *, task_queue: str, again: bool = False
+) -> bool | str:
+    """``start_hook`` after a look at the key's latest run: ``RUNNING`` (and nothing done)
+    when one is going, False (dispatched, not started) when one closed and the key is not
+    started ``again``."""
+    going = await latest_run_going(client, hook.key)
+    if going:
+        return RUNNING
+    if going is False and not again:
+        return False
+    return await start_hook(client, hook, task_queue=task_queue, again=again)
+
+
 async def start_hooks(
     client: Client,
     hooks: Sequence[RunInput],
     *,
     task_queue: str,
     again: Collection[str] = (),
+    look_first: bool = False,
 ) -> StartReport:
-    """Start the runs of ``hooks`` concurrently; never raises for one key's failure."""
+    """Start the runs of ``hooks`` concurrently; never raises for one key's failure.
+    ``look_first``: leave alone the keys with a run going (see the module)."""
+    start = start_after_look if look_first else start_hook
     results = await asyncio.gather(
-        *(start_hook(client, h, task_queue=task_queue, again=h.key in again) for h in hooks),
+        *(start(client, h, task_queue=task_queue, again=h.key in again) for h in hooks),
         return_exceptions=True,
     )
     report = StartReport()
@@ -103,8 +147,10 @@ async def start_hooks(
             if isinstance(result, asyncio.CancelledError):
                 raise result
             report.errors[hook.key] = result
-            continue
-        report.dispatched.append(hook.key)
-        if result:
-            report.started.append(hook.key)
+        elif result == RUNNING:
+            report.running.append(hook.key)
+        else:
+            report.dispatched.append(hook.key)
+            if result:
+                report.started.append(hook.key)
     return report

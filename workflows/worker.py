@@ -60,7 +60,10 @@ def build_worker(
     (``HookActivities``): a task Temporal hands a worker counts as started, so a worker that
     took more than it can run would hold the rest queued in its process, and if it died they
     would wait for their heartbeat timeout. With as many slots as threads, a hook that is not
-    running stays in the task queue, where any live worker picks it up at once."""
+    running stays in the task queue, where any live worker picks it up at once. The first
+    attempts made as local activities (``workflows.hooks``) take the same number of slots of
+    their own: what a worker holds of those is bounded by the workflow task's timeout, after
+    which another worker runs the attempt."""
     return Worker(
         client,
         task_queue=task_queue,
@@ -73,6 +76,7 @@ def build_worker(
         sticky_queue_schedule_to_start_timeout=timedelta(seconds=sticky_timeout),
         graceful_shutdown_timeout=timedelta(seconds=grace),
         max_concurrent_activities=threads,
+        max_concurrent_local_activities=threads,
     )
 
 

@@ -10,15 +10,18 @@ server).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from itertools import count
 from typing import Any
 
 import pytest
+from temporalio.client import WorkflowExecutionStatus
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
 
 from forms import FormDef, FormService, HookContext, InMemoryFormStore, Patch, Step
 from forms import field as form_field
@@ -36,6 +39,7 @@ from functions.local import LocalContext
 from tests.support import Deferred, app_for, service_for
 from workflows.dispatch import TemporalConnection, TemporalDispatcher
 from workflows.shared import HookInput, HookPolicy
+from workflows.starter import start_hooks
 
 T0 = datetime(2025, 3, 10, 9, 0, tzinfo=UTC)
 ALICE = Caller("alice", "conv-1")
@@ -81,12 +85,42 @@ class Handle:
 
 
 @dataclass
+class Description:
+    status: WorkflowExecutionStatus
+
+
+@dataclass
+class RunHandle:
+    """``client.get_workflow_handle(id)``: what a look at the id's latest run needs."""
+
+    temporal: FakeTemporal
+    id: str
+
+    async def describe(self) -> Description:
+        self.temporal.calls["describe"] += 1
+        if self.id in self.temporal.down:
+            raise ConnectionError("temporal is unreachable")
+        runs = self.temporal.runs.get(self.id)
+        if not runs:
+            raise RPCError("workflow not found", RPCStatusCode.NOT_FOUND, b"")
+        closed = runs[-1].closed
+        return Description(
+            WorkflowExecutionStatus.COMPLETED if closed else WorkflowExecutionStatus.RUNNING
+        )
+
+
+@dataclass
 class FakeTemporal:
-    """Runs by workflow id, with Temporal's conflict and reuse policies; nothing executes."""
+    """Runs by workflow id, with Temporal's conflict and reuse policies; nothing executes.
+    ``calls`` counts the requests made of it (``start``, ``describe``)."""
 
     runs: dict[str, list[Run]] = field(default_factory=dict)
     down: set[str] = field(default_factory=set)
     """Workflow ids whose start fails (the service is unreachable for them)."""
+    calls: Counter[str] = field(default_factory=Counter)
+
+    def get_workflow_handle(self, id: str) -> RunHandle:
+        return RunHandle(self, id)
 
     async def start_workflow(
         self,
@@ -101,6 +135,7 @@ class FakeTemporal:
         static_summary: str,
     ) -> Handle:
         assert workflow == "HookWorkflow" and hook.key == id and task_queue == "hooks"
+        self.calls["start"] += 1
         if id in self.down:
             raise ConnectionError("temporal is unreachable")
         runs = self.runs.setdefault(id, [])
@@ -304,6 +339,58 @@ def test_records_that_need_no_dispatch_are_skipped(
     # THEN none of them starts anything
     assert response == {"batchItemFailures": []}
     assert len(temporal.runs[key]) == 1
+
+
+def test_a_hook_whose_run_is_going_when_its_record_arrives_is_started_once_and_written_once(
+    store: InMemoryFormStore, temporal: FakeTemporal, world: World, connection: TemporalConnection
+) -> None:
+    # GIVEN a tool call that started its hook's run and is still waiting for it: the stored
+    # entry says never dispatched (the call records it only if the run outlasts its wait)
+    calling = TemporalDispatcher(connection, task_queue="hooks", policy=HookPolicy(), wait_ms=0)
+    service = world.service(calling)
+    caller = Caller("alice", "conv-1")
+    started = service.call(caller, "form_start", "c1", {"form": FORM.id})
+    instance_id = started["instance"]
+    before = world.service(Deferred())
+    key = before.call(caller, "form_fill", "c2", {"form": FORM.id, "values": {"amount": 5}})[
+        "fired"
+    ][0]
+    entry = store.get(instance_id).state.outbox[key]
+    asyncio.run(start_hooks(temporal, [calling.run_input(entry)], task_queue="hooks"))  # type: ignore[arg-type, list-item]
+    assert temporal.calls == Counter({"start": 1})
+    commits = count_commits(store)
+
+    # WHEN the answer's record reaches the relay, and the sweeper looks too
+    app = app_for(service, settings=SETTINGS)
+    response = deliver(app, record(state_image(store.get(instance_id))))
+    swept = relay.sweep_handler({"instance_ids": [instance_id]}, LocalContext(), app=app)
+
+    # THEN neither started anything nor wrote anything: one look each at the run, going
+    assert response == {"batchItemFailures": []} and swept["dispatched"] == []
+    assert temporal.calls == Counter({"start": 1, "describe": 2})
+    assert len(temporal.runs[key]) == 1 and commits() == 0
+    assert store.get(instance_id).state.outbox[key].dispatched_at is None
+
+    # AND once that run has closed without finishing the entry, the next record counts it
+    # dispatched (no start: REJECT_DUPLICATE would refuse it) and records it, so it is
+    # started again after FORMWORK_REDISPATCH_AFTER_SECONDS
+    temporal.close_all()
+    deliver(app, record(state_image(store.get(instance_id))))
+    assert temporal.calls["start"] == 1 and commits() == 1
+    assert store.get(instance_id).state.outbox[key].dispatched_at == T0
+
+
+def count_commits(store: InMemoryFormStore) -> Callable[[], int]:
+    """How many commits ``store`` takes from now on (a function reading the count)."""
+    made = Counter[str]()
+    commit = store.commit
+
+    def counted(change: Commit) -> FormInstance:
+        made["commit"] += 1
+        return commit(change)
+
+    store.commit = counted  # type: ignore[method-assign, assignment]
+    return lambda: made["commit"]
 
 
 def test_a_hook_still_pending_long_after_its_dispatch_is_started_again(

@@ -4,15 +4,20 @@ one fired hook costs, counted, on the dev server with a worker process and Dynam
 A hook that ends within the tool call's wait is started once and never marked dispatched (its
 run committed it done: a mark would be a write that says nothing, racing that commit); the
 stream relay, given every record those commits wrote afterwards, starts nothing and writes
-nothing (it decides on the stored state, where the hook is done)."""
+nothing (it decides on the stored state, where the hook is done). Nor does it when the record
+arrives while the hook still runs and the call still waits for it (the entry then says never
+dispatched): it looks at the run first, finds it going, and leaves it alone."""
 
 # ruff: noqa: F811 - the fixtures imported below are parameters of the tests
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from forms.instance import Commit, FormInstance
 from forms.storage.dynamodb import DynamoDBFormStore
@@ -30,6 +35,7 @@ from tests.integration.test_temporal_dispatch import (  # noqa: F401 - fixtures
     flags,
     outcome_of,
     queue,
+    runs,
     service_with,
     settings,
     start_claim,
@@ -39,6 +45,7 @@ from tests.integration.test_temporal_dispatch import (  # noqa: F401 - fixtures
     worker_env,
 )
 from tests.support import app_for
+from workflows import starter
 from workflows.dispatch import TemporalConnection, TemporalDispatcher
 
 
@@ -106,3 +113,63 @@ def test_a_hook_done_within_the_wait_costs_one_start_and_no_dispatch_write(
     assert counting.sent == Counter()
     assert all(len(executions(connection, k)) == 1 for k in store.get(instance_id).state.outbox)
     assert outcome_of(connection, key).status == "done"
+
+
+def test_a_record_arriving_while_its_hook_runs_starts_nothing_and_writes_nothing(
+    store: DynamoDBFormStore,
+    connection: TemporalConnection,
+    queue: str,
+    settings: Settings,
+    local_dynamodb: LocalDynamoDB,
+    table: str,
+    temporal: LocalTemporal,
+    worker: LocalWorker,
+    flags: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN Temporal starts counted wherever they come from (the call, the relay, the worker's
+    # follow-ups go through workflows.starter in this process; the worker's own are its)
+    started: Counter[str] = Counter()
+    start_hook = starter.start_hook
+
+    async def counted_start(client: Any, hook: Any, **options: Any) -> bool:
+        started[hook.key] += 1
+        return await start_hook(client, hook, **options)
+
+    monkeypatch.setattr(starter, "start_hook", counted_start)
+    dispatcher = TemporalDispatcher(connection, task_queue=queue, policy=POLICY, wait_ms=20_000)
+    service = service_with(store, dispatcher)
+    instance_id = start_claim(service)
+    stream = StreamReader(local_dynamodb.endpoint, table)
+    stream.read()  # the start's records: not what is counted
+
+    # WHEN the agent fills the amount and its hook's executor is still running (blocked), the
+    # call waiting for it, as the answer's stream record reaches the relay
+    (flags / f"{instance_id}.block").touch()
+    answered: list[dict[str, Any]] = []
+    call = threading.Thread(target=lambda: answered.append(fill_amount(service)))
+    call.start()
+    wait_until(lambda: len(runs(flags, instance_id)) == 1, "the executor to start")
+    ((key, _pid),) = runs(flags, instance_id)
+    counting = Counting(store, connection)
+    app = app_for(service, settings=settings)
+    response = relay.lambda_handler({"Records": stream.read()}, LocalContext(), app=app)
+
+    # THEN the relay started nothing and wrote nothing (it looked at the run: going)
+    assert response == {"batchItemFailures": []}
+    assert started == Counter({key: 1})
+    assert counting.sent == Counter({"_start": 1})  # the look, through the connection
+    assert store.get(instance_id).state.outbox[key].dispatched_at is None
+
+    # AND once the executor goes on, the call sees it done and the relay, given every record
+    # written since, starts nothing: one start per hook, the one run under its key
+    (flags / f"{instance_id}.block").unlink()
+    call.join(timeout=60)
+    assert {"key": key, "status": "done"} in answered[0]["hooks"]
+    wait_until(
+        lambda: all(e.status == "done" for e in store.get(instance_id).state.outbox.values()),
+        "the follow-up hook to finish",
+    )
+    relay.lambda_handler({"Records": stream.read()}, LocalContext(), app=app)
+    assert started[key] == 1
+    assert all(len(executions(connection, k)) == 1 for k in store.get(instance_id).state.outbox)

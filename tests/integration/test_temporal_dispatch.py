@@ -470,6 +470,28 @@ def test_crash_after_commit_the_sweeper_dispatches(
 # ------------------------------------------------------------------ 2. worker killed
 
 
+def killed_mid_executor(
+    store: DynamoDBFormStore,
+    dispatcher: TemporalDispatcher,
+    worker_env: dict[str, str],
+    flags: Path,
+) -> tuple[str, str, int]:
+    """A claim's amount hook dispatched by ``dispatcher`` to a worker process of its own, that
+    worker killed (no shutdown) while the executor is blocked mid-call, then the executor let
+    go: (the instance id, the hook's key, the killed worker's pid)."""
+    first = LocalWorker(worker_env, sticky_timeout=1.0, grace=1.0, quiet=True).start()
+    service = service_with(store, dispatcher)
+    instance_id = start_claim(service)
+    (flags / f"{instance_id}.block").touch()
+    key: str = fill_amount(service)["fired"][0]
+    wait_until(lambda: len(runs(flags, instance_id, key)) == 1, "the executor to start")
+    first_pid = first.pid
+    assert first_pid is not None
+    first.kill()
+    (flags / f"{instance_id}.block").unlink()
+    return instance_id, key, first_pid
+
+
 def test_worker_killed_mid_executor_is_retried_with_the_same_key(
     store: DynamoDBFormStore,
     dispatcher: TemporalDispatcher,
@@ -478,17 +500,8 @@ def test_worker_killed_mid_executor_is_retried_with_the_same_key(
     flags: Path,
 ) -> None:
     # GIVEN a worker process running an executor that is blocked mid-call
-    first = LocalWorker(worker_env, sticky_timeout=1.0, grace=1.0, quiet=True).start()
-    service = service_with(store, dispatcher)
-    instance_id = start_claim(service)
-    (flags / f"{instance_id}.block").touch()
-    key = fill_amount(service)["fired"][0]
-    wait_until(lambda: len(runs(flags, instance_id, key)) == 1, "the executor to start")
-
     # WHEN that worker is killed (no shutdown) and another one takes over
-    first_pid = first.pid
-    first.kill()
-    (flags / f"{instance_id}.block").unlink()
+    instance_id, key, first_pid = killed_mid_executor(store, dispatcher, worker_env, flags)
     with LocalWorker(worker_env, sticky_timeout=1.0, grace=1.0, quiet=True) as second:
         outcome = outcome_of(connection, key)
 
@@ -500,6 +513,35 @@ def test_worker_killed_mid_executor_is_retried_with_the_same_key(
         assert started.last_failure.timeout_failure_info.timeout_type == (
             TimeoutType.TIMEOUT_TYPE_HEARTBEAT
         )
+    # AND its effect was applied once
+    assert [r.value for r in executor_revisions(store, instance_id, "receipt")] == [f"R-{key}"]
+    entry = store.get(instance_id).state.outbox[key]
+    assert entry.status == "done" and entry.attempts == 1  # the killed attempt left no trace
+
+
+def test_worker_killed_mid_local_first_attempt_runs_it_again_with_the_same_key(
+    store: DynamoDBFormStore,
+    connection: TemporalConnection,
+    queue: str,
+    worker_env: dict[str, str],
+    flags: Path,
+) -> None:
+    # GIVEN a tool call that waits for its hook (so its first attempt is a local activity,
+    # in the run's workflow task), on a worker whose executor blocks mid-call
+    waiting = TemporalDispatcher(connection, task_queue=queue, policy=POLICY, wait_ms=300)
+    # WHEN that worker is killed (no shutdown) and another one takes over
+    instance_id, key, first_pid = killed_mid_executor(store, waiting, worker_env, flags)
+    with LocalWorker(worker_env, sticky_timeout=1.0, grace=1.0, quiet=True) as second:
+        outcome = outcome_of(connection, key)
+
+        # THEN the workflow task that held the attempt timed out and the next worker ran the
+        # attempt again, with the same key, still as a local activity (no activity task)
+        assert outcome.status == "done"
+        assert runs(flags, instance_id, key) == [(key, first_pid), (key, second.pid)]
+        (execution,) = closed_executions(connection, key, 1)
+        events = history(connection, key, execution.run_id)
+        assert of_type(events, EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT)
+        assert not of_type(events, EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
     # AND its effect was applied once
     assert [r.value for r in executor_revisions(store, instance_id, "receipt")] == [f"R-{key}"]
     entry = store.get(instance_id).state.outbox[key]

@@ -26,6 +26,7 @@ from temporalio.worker import Worker
 from forms import Caller, FormDef, FormService, Step, field
 from forms.app.approvals import Approver
 from forms.app.service import new_instance_id
+from forms.effects import Patch
 from forms.examples.purchase_request import purchase_request
 from forms.instance import OutboxEntry
 from forms.storage.contract import make_instance
@@ -97,6 +98,20 @@ LEDGER = FormDef(id="ledger-entry", version=1, title="Ledger entry", steps=[Ledg
 """A form whose one executor always fails: its run ends failed after the policy's attempts."""
 
 
+def stamp_receipt(ctx: Any) -> Patch:
+    return Patch({"receipt": f"R-{ctx.values.amount}"})
+
+
+class Payment(Step):
+    title = "Payment"
+    amount: int = field("Amount", on_fill=stamp_receipt)
+    receipt: str | None = field("Receipt")
+
+
+PAYMENT = FormDef(id="payment", version=1, title="Payment", steps=[Payment])
+"""A form whose one executor stamps a receipt: a hook that succeeds at once."""
+
+
 @dataclass
 class Stack:
     """A worker on ``client`` and the service it runs hooks on."""
@@ -118,15 +133,18 @@ class Stack:
         instance = self.service.store.get(instance_id)
         return [e for e in instance.state.outbox.values() if e.status == "pending"]
 
-    async def dispatch(self, instance_id: str) -> list[WorkflowHandle[Any, Any]]:
-        """Start the runs of the instance's pending entries, as the tool-call Lambda does."""
+    async def dispatch(
+        self, instance_id: str, *, local_first: bool = False
+    ) -> list[WorkflowHandle[Any, Any]]:
+        """Start the runs of the instance's pending entries, as the tool-call Lambda does
+        (``local_first``: as it does for the hooks it waits for)."""
         runs: list[RunInput] = []
         for entry in self.pending(instance_id):
             if entry.kind == "approval":
                 deadline = entry.deadline.isoformat() if entry.deadline else None
                 runs.append(ApprovalInput(instance_id, entry.key, deadline, POLICY))
             elif entry.kind == "executor":
-                runs.append(HookInput(instance_id, entry.key, POLICY))
+                runs.append(HookInput(instance_id, entry.key, POLICY, local_first=local_first))
         report = await start_hooks(self.client, runs, task_queue=TASK_QUEUE)
         report.raise_first()
         self.service.mark_dispatched(instance_id, report.dispatched)
@@ -139,7 +157,7 @@ async def worker_stack(env: WorkflowEnvironment) -> AsyncIterator[Stack]:
     client = env.client
     clock = ServerClock(await env.get_current_time())
     service = service_for(
-        purchase_request, LEDGER, dispatch=False, clock=clock, new_id=new_instance_id
+        purchase_request, LEDGER, PAYMENT, dispatch=False, clock=clock, new_id=new_instance_id
     )
     activities = ServerTimeActivities(service, client, clock)
     worker: Worker = build_worker(client, activities, task_queue=TASK_QUEUE, grace=1.0)
@@ -184,14 +202,34 @@ async def approval_decided(stack: Stack) -> list[str]:
 
 async def hook_fails(stack: Stack) -> list[str]:
     """An executor that keeps raising: retried, recorded failed, the run ends failed."""
+    return await _fails(stack, local_first=False)
+
+
+async def hook_local_first_fails(stack: Stack) -> list[str]:
+    """The same, its first attempt local (a hook the call waits for): the attempt left is an
+    ordinary activity, after the policy's pause."""
+    return await _fails(stack, local_first=True)
+
+
+async def _fails(stack: Stack, *, local_first: bool) -> list[str]:
     instance_id = stack.start("ledger-entry", {"reference": "INV-1"})
-    (hook,) = await stack.dispatch(instance_id)
+    (hook,) = await stack.dispatch(instance_id, local_first=local_first)
     try:
         await hook.result()
     except Exception:  # the run ends failed: HookFailed
         pass
     else:
         raise AssertionError("the run of a hook that keeps failing succeeded")
+    return [hook.id]
+
+
+async def hook_local_first(stack: Stack) -> list[str]:
+    """A hook the call waits for, done in its first attempt: a local activity, in the run's
+    one workflow task."""
+    instance_id = stack.start("payment", {"amount": 40})
+    (hook,) = await stack.dispatch(instance_id, local_first=True)
+    outcome = await hook.result()
+    assert outcome["status"] == "done" and outcome["attempt"] == 1, outcome
     return [hook.id]
 
 
@@ -225,6 +263,8 @@ SCENARIOS = {
     "approval-times-out": approval_times_out,
     "approval-decided": approval_decided,
     "hook-fails": hook_fails,
+    "hook-local-first": hook_local_first,
+    "hook-local-first-fails": hook_local_first_fails,
     "migration-runs": migration_runs,
 }
 WORKFLOW_TYPES = {HOOK_WORKFLOW, APPROVAL_WORKFLOW, MIGRATION_WORKFLOW}

@@ -24,6 +24,8 @@ from tests.temporal.scenarios import (
     approval_decided,
     approval_times_out,
     hook_fails,
+    hook_local_first,
+    hook_local_first_fails,
     worker_stack,
 )
 from workflows.worker import WORKFLOWS
@@ -82,6 +84,55 @@ def test_a_hook_that_keeps_failing_ends_its_run_failed() -> None:
     instance = stack.service.store.get(hook_id.split(":", 1)[0])
     entry = instance.state.outbox[hook_id]
     assert entry.status == "failed" and entry.error and "ledger is down" in entry.error
+
+
+def with_history(scenario: Callable[[Stack], Awaitable[list[str]]]) -> tuple[Stack, list[str]]:
+    """Run ``scenario`` and return its stack and the event types of its (one) run."""
+
+    async def run(env: WorkflowEnvironment) -> tuple[Stack, list[str]]:
+        from temporalio.api.enums.v1 import EventType
+
+        async with worker_stack(env) as stack:
+            (workflow_id,) = await scenario(stack)
+            history = await stack.client.get_workflow_handle(workflow_id).fetch_history()
+            found = [
+                EventType.Name(e.event_type).removeprefix("EVENT_TYPE_") for e in history.events
+            ]
+            return stack, [workflow_id, *found]
+
+    return on_time_skipping_server(run)
+
+
+def test_a_hook_waited_for_runs_its_first_attempt_in_the_runs_one_workflow_task() -> None:
+    # GIVEN a hook the tool call waits for (not slow): its run starts with local_first
+    # WHEN its executor succeeds at once
+    stack, (hook_id, *events) = with_history(hook_local_first)
+    # THEN its effect landed once, and the run took one workflow task and no activity task:
+    # the attempt ran as a local activity (a marker), the run completed in the same task
+    instance = stack.service.store.get(hook_id.split(":", 1)[0])
+    assert instance.state.outbox[hook_id].status == "done"
+    assert [r.value for r in instance.field("receipt").revisions] == ["R-40"]
+    assert events.count("WORKFLOW_TASK_COMPLETED") == 1
+    assert "MARKER_RECORDED" in events
+    assert not [e for e in events if e.startswith("ACTIVITY_TASK")]
+    assert events[-1] == "WORKFLOW_EXECUTION_COMPLETED"
+
+
+def test_a_local_first_attempt_that_fails_leaves_the_rest_to_ordinary_activity_attempts() -> None:
+    # GIVEN a hook waited for whose executor keeps raising, under a two-attempt policy
+    stack, (hook_id, *events) = with_history(hook_local_first_fails)
+    # THEN the local attempt failed, the policy's pause passed (a timer), the one attempt left
+    # ran as an ordinary activity (heartbeating), and the failure is final after both: the
+    # policy's count covers the local attempt too
+    entry = stack.service.store.get(hook_id.split(":", 1)[0]).state.outbox[hook_id]
+    assert entry.status == "failed" and entry.attempts == 2, entry
+    assert entry.error and "ledger is down" in entry.error
+    # (two markers: the patch's and the local attempt's)
+    assert events.count("MARKER_RECORDED") == 2
+    marked, paused = events.index("MARKER_RECORDED"), events.index("TIMER_STARTED")
+    assert marked < paused < events.index("ACTIVITY_TASK_SCHEDULED")
+    assert events.count("ACTIVITY_TASK_STARTED") == 1
+    assert events[-1] == "WORKFLOW_EXECUTION_FAILED"
 
 
 def test_histories_recorded_now_replay_on_this_code() -> None:
