@@ -309,3 +309,106 @@ def test_a_service_over_a_catalog_brings_its_catalog_and_the_registry_inside_it(
     app = bootstrap.bootstrap(SETTINGS, service=service)
     assert app.catalog is catalog and app.registry is REGISTRY
     assert app.builder.catalog is catalog
+
+
+# ---------------------------------------------------------------------------- where data is kept
+
+
+def test_one_storage_builds_every_store_of_its_kind() -> None:
+    from formwork.storage import InMemoryStorage
+
+    # GIVEN an App on in-memory storage, even with a table named
+    app = bootstrap.bootstrap(Settings(table_name="formwork-test"), storage=InMemoryStorage())
+    # THEN every store is in memory, the drafts' selections beside its drafts
+    stores = [
+        app.store,
+        app.documents,
+        app.drafts,
+        app.selections,
+        app.facts,
+        app.page_links,
+        app.delivery_log,
+    ]
+    assert [type(s).__name__ for s in stores] == [
+        "InMemoryFormStore",
+        "InMemoryFormDocumentStore",
+        "InMemoryDraftStore",
+        "InMemorySelectionStore",
+        "InMemoryFactStore",
+        "InMemoryPageLinkLedger",
+        "InMemoryDeliveryLog",
+    ]
+    assert app.storage.kind == "memory"
+    # AND the sweeper reads the store's own due index
+    assert type(app.outbox_scan).__name__ == "DueScan"
+
+
+def test_the_table_storage_builds_every_store_on_one_client() -> None:
+    # GIVEN a deployment on a table (no request is made: the adapters are only built)
+    client = object()
+    app = bootstrap.bootstrap(Settings(table_name="formwork-test"), dynamodb_client=client)
+    stores = [
+        app.store,
+        app.documents,
+        app.drafts,
+        app.selections,
+        app.facts,
+        app.page_links,
+        app.delivery_log,
+        app.storage.outbox_scan(),
+    ]
+    # THEN each is the DynamoDB adapter, on the App's client and the table
+    assert [type(s).__name__ for s in stores] == [
+        "DynamoDBFormStore",
+        "DynamoDBFormDocumentStore",
+        "DynamoDBDraftStore",
+        "DynamoDBSelectionStore",
+        "DynamoDBFactStore",
+        "DynamoDBPageLinkLedger",
+        "DynamoDBDeliveryLog",
+        "DynamoDBOutboxScan",
+    ]
+    assert {s._client for s in stores} == {client}  # type: ignore[attr-defined]
+    assert app.storage.kind == "dynamodb"
+
+
+def test_the_storage_is_the_kind_of_the_form_store_given_else_the_tables() -> None:
+    # GIVEN an in-memory form store (a test's App): its neighbours are in memory too
+    assert bootstrap.bootstrap(Settings(), store=InMemoryFormStore()).storage.kind == "memory"
+    assert bootstrap.bootstrap(SETTINGS, service=make_service()).storage.kind == "memory"
+    # GIVEN nothing and no table: a store is a ConfigError naming the variable, as before
+    with pytest.raises(ConfigError, match="TABLE_NAME is not set"):
+        _ = bootstrap.bootstrap(Settings()).store
+
+
+def test_the_apps_time_ids_and_waits_reach_the_services_it_builds() -> None:
+    from forms.app.behind import Behind
+
+    # GIVEN an App given its clock, timer, ids, backoff and work behind answers
+    behind, waits = Behind(), []
+
+    def wait(attempt: int) -> None:
+        waits.append(attempt)
+
+    app = bootstrap.bootstrap(
+        Settings(),
+        store=InMemoryFormStore(),
+        clock=lambda: 1_900_000_000.0,
+        timer=lambda: 42.0,
+        new_id=lambda: "fi_given",
+        backoff=wait,
+        behind=behind,
+    )
+    # THEN the service and memory use them: a start is named and timed by them
+    from forms import Caller
+
+    caller = Caller("acme/alice", "conv-1")
+    started = app.service.call(caller, "form_start", "call-1", {"form": "travel-claim"})
+    assert started["ok"], started
+    stored = app.store.get("fi_given")
+    assert stored.created_at.timestamp() == app.now() == 1_900_000_000.0
+    assert app.backoff is wait
+    memory = app.memory
+    assert memory is not None and memory.behind is behind and memory.timer is app.timer
+    # AND another App has its own work behind answers
+    assert bootstrap.bootstrap(Settings()).behind is not bootstrap.bootstrap(Settings()).behind
