@@ -314,21 +314,19 @@ def test_a_service_over_a_catalog_brings_its_catalog_and_the_registry_inside_it(
 # ---------------------------------------------------------------------------- where data is kept
 
 
+def stores_of(app: bootstrap.App) -> list[object]:
+    """Every store of ``app`` its storage builds, in the order the storage declares them."""
+    stores = [app.store, app.documents, app.drafts, app.selections, app.facts, app.page_links]
+    return [*stores, app.delivery_log]
+
+
 def test_one_storage_builds_every_store_of_its_kind() -> None:
     from formwork.storage import InMemoryStorage
 
     # GIVEN an App on in-memory storage, even with a table named
     app = bootstrap.bootstrap(Settings(table_name="formwork-test"), storage=InMemoryStorage())
     # THEN every store is in memory, the drafts' selections beside its drafts
-    stores = [
-        app.store,
-        app.documents,
-        app.drafts,
-        app.selections,
-        app.facts,
-        app.page_links,
-        app.delivery_log,
-    ]
+    stores = stores_of(app)
     assert [type(s).__name__ for s in stores] == [
         "InMemoryFormStore",
         "InMemoryFormDocumentStore",
@@ -347,16 +345,7 @@ def test_the_table_storage_builds_every_store_on_one_client() -> None:
     # GIVEN a deployment on a table (no request is made: the adapters are only built)
     client = object()
     app = bootstrap.bootstrap(Settings(table_name="formwork-test"), dynamodb_client=client)
-    stores = [
-        app.store,
-        app.documents,
-        app.drafts,
-        app.selections,
-        app.facts,
-        app.page_links,
-        app.delivery_log,
-        app.storage.outbox_scan(),
-    ]
+    stores = [*stores_of(app), app.storage.outbox_scan()]
     # THEN each is the DynamoDB adapter, on the App's client and the table
     assert [type(s).__name__ for s in stores] == [
         "DynamoDBFormStore",
