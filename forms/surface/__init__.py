@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from forms.surface.strict import NotStrict, strict_arguments, strict_definitions
     from forms.surface.tool_result import BUSY, FieldRow, HandoverRef, HookRow, StepRow, ToolResult
     from forms.surface.tools import (
+        ID_PATTERN,
         TOOLS,
         TOOLS_BY_NAME,
         WRITES,
@@ -140,6 +141,7 @@ _EXPORTS = {
     "HookRow": "forms.surface.tool_result",
     "StepRow": "forms.surface.tool_result",
     "ToolResult": "forms.surface.tool_result",
+    "ID_PATTERN": "forms.surface.tools",
     "TOOLS": "forms.surface.tools",
     "TOOLS_BY_NAME": "forms.surface.tools",
     "WRITES": "forms.surface.tools",
@@ -170,6 +172,7 @@ __all__ = [
     "BUSY",
     "CLAIM_PREFIX",
     "FORMATS",
+    "ID_PATTERN",
     "REFUSAL_STATUS",
     "STRICT_FORMATS",
     "TOOLS",

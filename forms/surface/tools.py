@@ -238,7 +238,11 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
+"""An id the API takes (a tool call's, a conversation's, an instance's): 1-128 letters, digits
+and ``. _ : @ -``, starting with a letter or digit. The HTTP models' pattern and MCP's ids are
+this one."""
+_ID = re.compile(ID_PATTERN)
 
 
 def check_id(value: str, what: str) -> str:

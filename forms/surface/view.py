@@ -5,8 +5,8 @@ The model never sees a definition. It sees:
 * the **status line** (tier 0): one or two lines per open instance, meant for the system prompt
   on every turn (``forms.surface.status_line``; ``status_line`` and ``show`` are re-exported
   here for the reads' callers);
-* **reads** (tier 1, this module), pulled on demand: the open step, any step, a field with its revision
-  log, or the whole outline, with fields gated off marked so the agent never promises a
+* **reads** (tier 1, this module), pulled on demand: the open step, any step, a field with its
+  revision log, or the whole outline, with fields gated off marked so the agent never promises a
   question a branch may skip.
 
 Memory supplies the hedge a value cannot carry: an answer memory filled is marked as such

@@ -65,7 +65,7 @@ from typing import Any
 
 import mcp_types as types
 
-from forms.surface.tools import TOOLS
+from forms.surface.tools import ID_PATTERN, TOOLS
 from formwork.mcp.ask import ASK_TOOL
 
 TOOL_CALL_ID_META = "formwork/tool_call_id"
@@ -73,7 +73,7 @@ TOOL_CALL_ID_META = "formwork/tool_call_id"
 CHAT_ID_META = "formwork/chat_id"
 """The ``_meta`` key a host may send the id of the call's chat under (the builder's)."""
 
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
+_ID = re.compile(ID_PATTERN)
 """What the API takes as a tool-call id (``forms.surface.tools.check_id``)."""
 
 

@@ -14,6 +14,7 @@ parametrized one) for each.
 """
 
 from forms.surface.tool_result import FieldRow, HandoverRef, HookRow, StepRow, ToolResult
+from forms.surface.tools import ID_PATTERN
 from functions.models.approvals import (
     MAX_NOTE_CHARS,
     ApprovalAnswer,
@@ -41,7 +42,6 @@ from functions.models.builder import (
     PublishRequest,
 )
 from functions.models.common import (
-    ID_PATTERN,
     IGNORED_IDENTITY_KEYS,
     ON_FIRST_USE,
     ErrorBody,

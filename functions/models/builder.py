@@ -8,7 +8,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic.json_schema import SkipJsonSchema
 
-from functions.models.common import ID_PATTERN, ON_FIRST_USE, IgnoresIdentity
+from forms.surface.tools import ID_PATTERN
+from functions.models.common import ON_FIRST_USE, IgnoresIdentity
 
 FORM_ID_PATTERN = r"^[a-z][a-z0-9-]{0,62}$"
 """A form document's id (``forms.documents.model.FormId``; a test pins the two together)."""

@@ -1,4 +1,4 @@
-"""What every body of the API shares: the id pattern, the identity keys a body may carry and
+"""What every body of the API shares: the identity keys a body may carry and
 that are dropped, the deferred build of the models only some routes use, and the error bodies."""
 
 from __future__ import annotations
@@ -6,9 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
-
-ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
-"""The ids ``forms.app.service.check_id`` accepts (a test pins the two together)."""
 
 IGNORED_IDENTITY_KEYS = frozenset({"principal", "user_id", "userId", "user", "sub", "tenant"})
 """Envelope keys that name a caller. They are dropped, never honoured and never an error:

@@ -9,7 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic.json_schema import SkipJsonSchema
 
 from forms.surface.tool_result import ToolResult
-from functions.models.common import ID_PATTERN, ON_FIRST_USE, IgnoresIdentity
+from forms.surface.tools import ID_PATTERN
+from functions.models.common import ON_FIRST_USE, IgnoresIdentity
 
 
 class ToolCallRequest(IgnoresIdentity):
