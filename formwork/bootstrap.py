@@ -26,6 +26,7 @@ A ``service`` handed to ``bootstrap`` brings its own catalog (or registry) and c
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -206,6 +207,12 @@ class App:
     def new_id(self) -> Callable[[], str]:
         """A new instance's id (default: ``fi_`` and 20 random hex digits)."""
         return self._part("new_id", real_ids)
+
+    @property
+    def new_token(self) -> Callable[[int], str]:
+        """A new random URL-safe token of ``n`` bytes: page links' and sessions' ids, the
+        page forms' post keys (default: ``secrets.token_urlsafe``)."""
+        return self._part("new_token", lambda: secrets.token_urlsafe)
 
     @property
     def backoff(self) -> Callable[[int], None]:

@@ -43,9 +43,10 @@ class Parts(TypedDict, total=False):
     """The parts ``bootstrap`` takes by name, each used as it is (None: built on first use).
     ``clock`` (Unix seconds) is the time of every service the App builds, its pages' links and
     its webhooks; ``timer`` (monotonic seconds) measures durations; ``new_id`` names new
-    instances; ``backoff`` waits before retry ``attempt`` of a conflicted commit; ``behind``
-    tracks the work calls leave behind their answers; ``storage`` is where every store not
-    given is kept; ``secrets`` and ``notify_secrets`` are the inbound and outbound secrets."""
+    instances; ``new_token`` draws the random ids of page links, sessions and posts;
+    ``backoff`` waits before retry ``attempt`` of a conflicted commit; ``behind`` tracks the
+    work calls leave behind their answers; ``storage`` is where every store not given is kept;
+    ``secrets`` and ``notify_secrets`` are the inbound and outbound secrets."""
 
     registry: FormRegistry | None
     store: FormStore | None
@@ -55,6 +56,7 @@ class Parts(TypedDict, total=False):
     clock: Callable[[], float] | None
     timer: Callable[[], float] | None
     new_id: Callable[[], str] | None
+    new_token: Callable[[int], str] | None
     backoff: Callable[[int], None] | None
     behind: Behind | None
     webhook_settings: WebhookSettings | None

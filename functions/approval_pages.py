@@ -31,7 +31,6 @@ and an approval the session may not decide, is the one refusal page.
 from __future__ import annotations
 
 import hashlib
-import secrets
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import quote, unquote
@@ -124,7 +123,13 @@ def mint_approvals_page_link(
     expires = link_expires(app)
     roles = tuple(sorted(approver.roles))
     token = access.mint_scoped_link(
-        access.page_key(app), access.APPROVALS, approver.principal, expires, roles, target
+        access.page_key(app),
+        access.APPROVALS,
+        approver.principal,
+        expires,
+        roles,
+        target,
+        app.new_token(access.ID_BYTES),
     )
     if len(token) > access.MAX_TOKEN_CHARS:
         raise ApiError(400, "bad_request", "the token holds more roles than a page link carries")
@@ -277,7 +282,7 @@ def _page(
         recorded=_recorded(view, session, done),
         error=error,
         csrf=access.csrf_token(access.page_key(app), session),
-        nonce=secrets.token_urlsafe(18),
+        nonce=app.new_token(access.ID_BYTES),
         when=when,
         shown=shown,
         path=approval_path,

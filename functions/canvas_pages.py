@@ -28,7 +28,6 @@ refusal page.
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 from urllib.parse import quote, urlencode
@@ -131,7 +130,13 @@ def mint_canvas_link(
     expires = int(app.now()) + access.PageSettings.from_env().link_minutes * 60
     publisher = is_publisher(event, app.settings)
     token = canvas_access.mint_link(
-        access.page_key(app), principal, tenant, form_id, publisher, expires
+        access.page_key(app),
+        principal,
+        tenant,
+        form_id,
+        publisher,
+        expires,
+        app.new_token(access.ID_BYTES),
     )
     logger.info("canvas page link minted", extra={"publisher": publisher})
     return page_link(event, token, expires)
@@ -306,7 +311,9 @@ def open_canvas(app: App, key: bytes, token: str, now: float) -> Response[str] |
     settings = access.PageSettings.from_env()
     cookie = Cookie(
         name=canvas_access.cookie_name(link.form_id),
-        value=canvas_access.open_session(key, link, int(now) + settings.session_minutes * 60),
+        value=canvas_access.open_session(
+            key, link, int(now) + settings.session_minutes * 60, app.new_token(access.ID_BYTES)
+        ),
         path="/pages/",
         secure=not _plain_http(event),
         http_only=True,
@@ -337,7 +344,7 @@ def _page(
         publisher=session.publisher,
         csrf=access.csrf_token(access.page_key(app), session.grant),
         notice=notice,
-        new_key=lambda: secrets.token_urlsafe(16),
+        new_key=lambda: app.new_token(access.POST_KEY_BYTES),
     )
     return render.page(status, html)
 

@@ -23,7 +23,6 @@ path, by ``user``: ``forms.app.page_writes``) and answers:
 
 from __future__ import annotations
 
-import secrets
 from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import quote, urlencode
 
@@ -153,7 +152,7 @@ def render_form(
         csrf=access.csrf_token(access.page_key(app), session),
         notice=shown,
         typed=typed or {},
-        new_key=lambda: secrets.token_urlsafe(16),
+        new_key=lambda: app.new_token(access.POST_KEY_BYTES),
     )
     return render.page(status, html)
 

@@ -24,7 +24,6 @@ wrong with the cookie, the CSRF token, the form or the post's origin is the one 
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
@@ -91,7 +90,13 @@ def mint_memory_page_link(
     event = router.current_event.raw_event
     principal = principal_from_event(event, app.settings.tenant_claim)
     expires = link_expires(app)
-    token = access.mint_scoped_link(access.page_key(app), access.MEMORY, principal, expires)
+    token = access.mint_scoped_link(
+        access.page_key(app),
+        access.MEMORY,
+        principal,
+        expires,
+        nonce=app.new_token(access.ID_BYTES),
+    )
     logger.info("memory page link minted")
     return page_link(event, token, expires)
 
@@ -216,7 +221,7 @@ def _page(
         "memory.html",
         page=view,
         csrf=access.csrf_token(access.page_key(app), session),
-        nonce=lambda: secrets.token_urlsafe(18),
+        nonce=lambda: app.new_token(access.ID_BYTES),
         done=done,
         error=error,
     )

@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-import secrets
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -118,7 +117,12 @@ def mint_page_link(
         raise ApiError(404, "not_found", f"no instance {instance_id!r} in this conversation")
     expires = link_expires(app)
     token = access.mint_link(
-        access.page_key(app), caller.principal, caller.conversation_id, instance_id, expires
+        access.page_key(app),
+        caller.principal,
+        caller.conversation_id,
+        instance_id,
+        expires,
+        app.new_token(access.ID_BYTES),
     )
     logger.info("page link minted", extra={"conversation_hash": log_hash(conversation_id)})
     return page_link(router.current_event.raw_event, token, expires)
@@ -153,7 +157,7 @@ def enter_page(token: Annotated[str, Path()]) -> Response[str]:
     settings = access.PageSettings.from_env()
     entry = Cookie(
         name=ENTRY_COOKIE,
-        value=secrets.token_urlsafe(18),
+        value=app.new_token(access.ID_BYTES),
         path=ENTER_PATH,
         secure=not _plain_http(event),
         http_only=True,
@@ -192,7 +196,7 @@ def open_page(token: Annotated[str, Path()]) -> Response[str]:
     expires = int(now) + settings.session_minutes * 60
     cookie = Cookie(
         name=access.cookie_name(link.instance_id),
-        value=access.open_session(key, link, expires),
+        value=access.open_session(key, link, expires, app.new_token(access.ID_BYTES)),
         path="/pages/",
         secure=not _plain_http(router.current_event.raw_event),
         http_only=True,
@@ -449,7 +453,9 @@ def _open_scoped(app: App, key: bytes, token: str, now: float) -> Response[str]:
     expires = int(now) + settings.session_minutes * 60
     cookie = Cookie(
         name=scoped.scope.cookie,
-        value=access.open_scoped_session(key, scoped.scope, link, expires),
+        value=access.open_scoped_session(
+            key, scoped.scope, link, expires, app.new_token(access.ID_BYTES)
+        ),
         path="/pages/",
         secure=not _plain_http(router.current_event.raw_event),
         http_only=True,

@@ -68,6 +68,10 @@ _SESSION = b"formwork page session v1\n"
 _CSRF = b"formwork page csrf v1\n"
 _TOKEN = re.compile(r"v1\.([A-Za-z0-9_-]{1,2048})\.([A-Za-z0-9_-]{43})")
 MAX_TOKEN_CHARS = 2100
+ID_BYTES = 18
+"""The random bytes of a link's or a session's id (``App.new_token(ID_BYTES)``)."""
+POST_KEY_BYTES = 16
+"""The random bytes of a page form's post key (what makes a post sent twice apply once)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,11 +236,22 @@ def _verify(key: bytes, purpose: bytes, token: str, now: float) -> Grant:
 
 
 def mint_link(
-    key: bytes, principal: str, conversation_id: str, instance_id: str, expires_at: int
+    key: bytes,
+    principal: str,
+    conversation_id: str,
+    instance_id: str,
+    expires_at: int,
+    nonce: str | None = None,
 ) -> str:
-    """A page link's token for one instance of ``principal``'s conversation."""
-    grant = Grant(principal, conversation_id, instance_id, expires_at, secrets.token_urlsafe(18))
+    """A page link's token for one instance of ``principal``'s conversation; ``nonce`` is
+    the link's id (the App's ``new_token``; None: one drawn here)."""
+    grant = Grant(principal, conversation_id, instance_id, expires_at, drawn(nonce))
     return _sign(key, _LINK, grant)
+
+
+def drawn(nonce: str | None) -> str:
+    """``nonce``, or a random id of ``ID_BYTES`` when None is given."""
+    return nonce if nonce is not None else secrets.token_urlsafe(ID_BYTES)
 
 
 def read_link(key: bytes, token: str, now: float) -> Grant:
@@ -244,16 +259,10 @@ def read_link(key: bytes, token: str, now: float) -> Grant:
     return _verify(key, _LINK, token, now)
 
 
-def open_session(key: bytes, link: Grant, expires_at: int) -> str:
+def open_session(key: bytes, link: Grant, expires_at: int, nonce: str | None = None) -> str:
     """The session cookie's value for the bearer of a claimed ``link``: the same principal,
-    conversation and instance, a new session id."""
-    grant = Grant(
-        link.principal,
-        link.conversation_id,
-        link.instance_id,
-        expires_at,
-        secrets.token_urlsafe(18),
-    )
+    conversation and instance, a new session id (``nonce``; None: one drawn here)."""
+    grant = Grant(link.principal, link.conversation_id, link.instance_id, expires_at, drawn(nonce))
     return _sign(key, _SESSION, grant)
 
 
@@ -311,6 +320,7 @@ def cookie_value(cookies: object, name: str) -> str | None:
 
 # ---------------------------------------------------------------------------- the ledger
 
+
 def ledger(app: App) -> PageLinkLedger:
     """The App's page-link ledger (``App.page_links``: beside the App's other stores, on the
     forms table or in memory)."""
@@ -354,9 +364,11 @@ def mint_scoped_link(
     expires_at: int,
     roles: tuple[str, ...] = (),
     target: str = "",
+    nonce: str | None = None,
 ) -> str:
-    """A link to ``principal``'s page of ``scope`` (holding ``roles``; opening ``target``)."""
-    grant = Grant(principal, "", "", expires_at, secrets.token_urlsafe(18), roles, target)
+    """A link to ``principal``'s page of ``scope`` (holding ``roles``; opening ``target``),
+    whose id is ``nonce`` (None: one drawn here)."""
+    grant = Grant(principal, "", "", expires_at, drawn(nonce), roles, target)
     return _sign(key, scope.link, grant)
 
 
@@ -365,10 +377,13 @@ def read_scoped_link(key: bytes, scope: Scope, token: str, now: float) -> Grant:
     return _scoped(_verify(key, scope.link, token, now))
 
 
-def open_scoped_session(key: bytes, scope: Scope, link: Grant, expires_at: int) -> str:
+def open_scoped_session(
+    key: bytes, scope: Scope, link: Grant, expires_at: int, nonce: str | None = None
+) -> str:
     """The session cookie's value for the bearer of a claimed ``link`` of ``scope``: its
-    principal and roles, a new session id (the link's target only picks the first page)."""
-    grant = Grant(link.principal, "", "", expires_at, secrets.token_urlsafe(18), link.roles)
+    principal and roles, a new session id, ``nonce`` (None: one drawn here; the link's target
+    only picks the first page)."""
+    grant = Grant(link.principal, "", "", expires_at, drawn(nonce), link.roles)
     return _sign(key, scope.session, grant)
 
 

@@ -20,13 +20,20 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from formwork.bootstrap import App
-from functions.pages.access import Grant, Refused, _sign, _verify, cookie_value, page_key
+from functions.pages.access import (
+    Grant,
+    Refused,
+    _sign,
+    _verify,
+    cookie_value,
+    drawn,
+    page_key,
+)
 
 _LINK = b"formwork canvas page link v1\n"
 _SESSION = b"formwork canvas page session v1\n"
@@ -69,12 +76,17 @@ def _canvas(grant: Grant) -> CanvasGrant:
 
 
 def mint_link(
-    key: bytes, principal: str, tenant: str, form_id: str, publisher: bool, expires_at: int
+    key: bytes,
+    principal: str,
+    tenant: str,
+    form_id: str,
+    publisher: bool,
+    expires_at: int,
+    nonce: str | None = None,
 ) -> str:
-    """A link to ``tenant``'s draft of ``form_id`` on the canvas, for ``principal``."""
-    grant = CanvasGrant(
-        principal, tenant, form_id, publisher, expires_at, secrets.token_urlsafe(18)
-    )
+    """A link to ``tenant``'s draft of ``form_id`` on the canvas, for ``principal``; its id
+    is ``nonce`` (the App's ``new_token``; None: one drawn here)."""
+    grant = CanvasGrant(principal, tenant, form_id, publisher, expires_at, drawn(nonce))
     return _sign(key, _LINK, grant.grant)
 
 
@@ -83,16 +95,11 @@ def read_link(key: bytes, token: str, now: float) -> CanvasGrant:
     return _canvas(_verify(key, _LINK, token, now))
 
 
-def open_session(key: bytes, link: CanvasGrant, expires_at: int) -> str:
+def open_session(key: bytes, link: CanvasGrant, expires_at: int, nonce: str | None = None) -> str:
     """The session cookie's value for the bearer of a claimed canvas ``link``: the same
-    principal, tenant, draft and role, a new session id."""
+    principal, tenant, draft and role, a new session id (``nonce``; None: one drawn here)."""
     session = CanvasGrant(
-        link.principal,
-        link.tenant,
-        link.form_id,
-        link.publisher,
-        expires_at,
-        secrets.token_urlsafe(18),
+        link.principal, link.tenant, link.form_id, link.publisher, expires_at, drawn(nonce)
     )
     return _sign(key, _SESSION, session.grant)
 

@@ -5,7 +5,8 @@ An App on in-memory storage with a frozen clock is driven through the API, as a 
 a form started and answered until an approval is due (its deadline), a fact stated, a draft
 edited and a page link minted. Every timestamp stored anywhere is then read back: each is the
 frozen instant, or the frozen instant plus what the form or the settings declare (the
-approval's timeout, the link's minutes). A service that read the real clock would show here.
+approval's timeout, the link's minutes), and the ids are the App's id sources'. A service that
+read the real clock would show here.
 """
 
 from __future__ import annotations
@@ -31,12 +32,13 @@ APPROVAL_TIMEOUT = timedelta(seconds=5 * 24 * 3600)  # the purchase request's fi
 
 
 def frozen_app() -> App:
-    ids = itertools.count(1)
+    ids, tokens = itertools.count(1), itertools.count(1)
     return bootstrap(
         Settings(),
         storage=InMemoryStorage(),
         clock=FROZEN.timestamp,
         new_id=lambda: f"fi_{next(ids)}",
+        new_token=lambda n: f"token-{n}-{next(tokens)}",
         backoff=lambda attempt: None,
         webhook_settings=WebhookSettings(),
     )
@@ -119,3 +121,5 @@ def test_a_frozen_clock_is_the_time_of_every_write_and_link() -> None:
     token = urlsplit(link.json()["url"]).path.rsplit("/", 1)[1]
     grant = access.read_link(access.page_key(app), token, FROZEN.timestamp())
     assert grant.expires_at == int(expires.timestamp())
+    # AND the link's id is the App's token source's
+    assert grant.nonce == "token-18-1"
