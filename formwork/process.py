@@ -7,6 +7,8 @@ built before any App exists; they take the App from ``app()``. It is made by
 ``formwork.bootstrap.bootstrap()`` on first use, from the environment (the settings too are read
 on first use, so a bad variable is a 500 on the first request, not an import error), and kept
 for the life of the process: a warm Lambda container keeps its boto3 clients and compiled forms.
+The Lambda after-response extension (``functions.after_response.install``) waits for this
+App's work behind answers (``App.behind``), the work its handlers' calls leave running.
 
 Nothing else reads it. Code that can be handed an App takes one: each Lambda handler takes an
 optional ``app=`` (``functions.api.lambda_handler(event, context, app=app)``), the worker is
