@@ -98,14 +98,16 @@ def core_edges(
         hook = form.hook(f"step.{step_id}.complete")
         assert hook is not None
         _edge(instance, hook, previous, core.step_complete[step_id], live, hooks, rising, fired)
-    state = FormState(
-        form.step_index, core.step_applies, core.step_complete, fired, False, open_step
-    )
-    for hook in form.checkpoint_hooks:
-        holds = _checkpoint_holds(form, hook, previous, values, state, fired)
-        _edge(instance, hook, previous, holds, live, hooks, rising, fired)
-    position = form.hook_position
-    rising.sort(key=lambda h: position[h.id])
+    if form.checkpoint_hooks:
+        state = FormState(
+            form.step_index, core.step_applies, core.step_complete, fired, False, open_step
+        )
+        for hook in form.checkpoint_hooks:
+            holds = _checkpoint_holds(form, hook, previous, values, state, fired)
+            _edge(instance, hook, previous, holds, live, hooks, rising, fired)
+    if len(rising) > 1:
+        position = form.hook_position
+        rising.sort(key=lambda h: position[h.id])
     index = form.field_index
     flipped = tuple(sorted(changed_fields, key=index.__getitem__))
     return _marked(hooks, core), rising, flipped
@@ -236,7 +238,7 @@ def waiting_on(
             entry.status == "pending" or stopped(entry) or (hook.kind == "checkpoint" and crossing)
         ):
             waiting.add(entry.hook_id)
-    return tuple(sorted(waiting, key=form.hook_position.__getitem__))
+    return tuple(sorted(waiting, key=form.hook_position.__getitem__)) if waiting else ()
 
 
 FORM_COMPLETE = "form.complete"

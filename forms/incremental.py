@@ -149,8 +149,8 @@ class _Pass:
             self.step_readers = base.step_readers
             self.reads_all = base.reads_all
         self.own_reads = base is None
-        self.values = Values(self.live, form.field_index)
-        self.state = FormState(form.step_index, self.applies, self.complete, None, False, None)
+        self.seen: tuple[Values, FormState] | None = None
+        """What predicates see, made when the first one runs (a write nothing reads runs none)."""
         self.queue: list[Item] = []
         self.queued: set[Item] = set()
         self.flipped: set[str] = set()
@@ -295,14 +295,19 @@ class _Pass:
         ``horizon``), and what it read: the fields, then the steps it asked about."""
         field_reads: set[str] = set()
         step_reads: set[str] = set()
-        self.values._limit(horizon, reader)
-        self.values._record(field_reads)
-        self.state._limit(si, step_reads)
+        if self.seen is None:
+            form = self.form
+            state = FormState(form.step_index, self.applies, self.complete, None, False, None)
+            self.seen = (Values(self.live, form.field_index), state)
+        values, state = self.seen
+        values._limit(horizon, reader)
+        values._record(field_reads)
+        state._limit(si, step_reads)
         try:
-            outcome = call_predicate(predicate, arity, self.values, self.state, reader)
+            outcome = call_predicate(predicate, arity, values, state, reader)
         finally:
-            self.values._record(None)
-            self.state._limit(None, None)
+            values._record(None)
+            state._limit(None, None)
         return outcome, (frozenset(field_reads), frozenset(step_reads))
 
     def _field(self, si: int, field: CompiledField) -> None:
