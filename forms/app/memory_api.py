@@ -13,8 +13,10 @@ carries (a JWT's, or a page session's): never one a request names.
   key's head, appended compare-and-set through ``forms.app.facts.write_fact`` (an attempt of
   the one commit loop, ``forms.app.loop``, within ``commits`` or ``attempts``). With
   ``replay`` (an idempotency key: the page renders one into each of its forms), the key goes
-  into the revision's source (``Source.ref``) in the same write, and a write whose key is
-  already in the key's history is not applied again (``None``): a resent post applies once.
+  into the revision's source (``Source.ref``) in the same write, and the store refuses a
+  write whose key is already in the key's history (``FactStore`` promise 7), which is then
+  not applied again (``None``): a resent post applies once, found by its write as a tool
+  call's id is.
 * **Reads** (``lines``, ``read``, ``export``, ``settings``) and **the switch** (``switch``):
   the bodies of ``forms.surface.facts``, which the API answers with.
 
@@ -35,7 +37,7 @@ from typing import Any
 
 from forms.app.facts import FactPlan, Written, write_fact
 from forms.app.loop import CommitPolicy
-from forms.errors import NotFound, SizeLimit, ToolError, TooManyConflicts
+from forms.errors import CallRecorded, NotFound, SizeLimit, ToolError, TooManyConflicts
 from forms.memory import (
     DecayPolicy,
     FactHistory,
@@ -51,14 +53,11 @@ from forms.memory import (
 )
 from forms.memory.derivations import DEFAULT_DERIVATIONS
 from forms.memory.vocabulary import KEY_MAX_LENGTH, KEY_PATTERN
-from forms.storage.facts import FactStore
+from forms.storage.facts import REPLAY_PREFIX, FactStore
 from forms.surface.facts import fact_body, fact_lines, revision_body, settings_body
 
 ATTEMPTS = 5
 """Appends tried on a key that keeps moving before the write is refused ``busy``."""
-
-REPLAY_PREFIX = "replay:"
-"""How a write's idempotency key is kept in its revision's ``Source.ref``."""
 
 
 class FactRefused(ToolError):
@@ -240,35 +239,22 @@ class MemoryApi:
     ) -> Written | None:
         """``write_fact`` on the key's head; its outcomes as ``FactRefused``: a refusal as it
         is, a revision that cannot apply to the head (its period) ``invalid_period``, a key
-        that kept moving ``busy``, a fact past one stored item ``size_limit``. With ``replay``,
-        None when a revision of the key already carries it (checked again on every head a lost
-        race hands over, so two copies of one post racing each other apply once)."""
-        checked = 0
-        if replay is not None:
-            checked = self._replayed_after(principal, key, replay, 0)
-            if checked < 0:
-                return None
-
-        def planned(head: Any) -> Any:
-            nonlocal checked
-            if replay is not None and head is not None and head.version > checked:
-                checked = self._replayed_after(principal, key, replay, checked)
-                if checked < 0:
-                    raise _Replayed
-            return plan(head)
-
+        that kept moving ``busy``, a fact past one stored item ``size_limit``. With ``replay``
+        (kept in the revision's source, in the same write), None when a revision of the key
+        already carries it: the store refuses the append (``CallRecorded``), so two copies of
+        one post, racing or not, apply once and a copy costs what a write does."""
         head = self.facts.head(principal, key)
         try:
             written = write_fact(
                 self.facts,
                 principal,
                 key,
-                planned,
+                plan,
                 head=head,
                 attempts=self.attempts,
                 policy=self.commits,
             )
-        except _Replayed:
+        except CallRecorded:
             return None
         except ValueError as cannot:
             raise FactRefused("invalid_period", str(cannot)) from None
@@ -277,22 +263,20 @@ class MemoryApi:
         except SizeLimit as big:  # can never be stored as it is
             raise FactRefused(big.code, big.message, hint=big.hint) from None
         if isinstance(written, Refusal):
+            if replay is not None and self._carries(principal, key, replay):
+                return None  # the first copy applied: what it changed refuses this one
             if written.code == "no_fact":
                 raise self.no_fact(key)
             raise FactRefused(written.code, written.message, written.hint, written.did_you_mean)
         return written
 
-    def _replayed_after(self, principal: str, key: str, replay: str, seen: int) -> int:
-        """-1 when a revision of ``key`` from ``seen`` on carries ``replay``; else how many
-        revisions the key has (all checked)."""
+    def _carries(self, principal: str, key: str, replay: str) -> bool:
+        """Whether a revision of ``key`` carries ``replay`` (read only for a refused plan)."""
         try:
             revisions = self.facts.history(principal, key)
         except NotFound:
-            return 0
-        ref = REPLAY_PREFIX + replay
-        if any(revision.source.ref == ref for revision in revisions[seen:]):
-            return -1
-        return len(revisions)
+            return False
+        return any(revision.source.ref == REPLAY_PREFIX + replay for revision in revisions)
 
     # ------------------------------------------------------------------ reads
 
@@ -356,10 +340,6 @@ class MemoryApi:
             "settings": self.settings(principal),
             "facts": keys,
         }
-
-
-class _Replayed(Exception):
-    """A write whose idempotency key is already in the key's history."""
 
 
 def _replayable(source: Source, replay: str | None) -> Source:

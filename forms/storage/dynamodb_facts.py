@@ -8,6 +8,8 @@ One partition per principal holds all of its memory::
     M#<principal> / R#<key>#<seq:010d>     rev (JSON: the revision's record: key, seq, change,
                                            source, dates); content (JSON: value, words,
                                            derivation), removed when a deletion erases it
+    M#<principal> / K#<key>#<replay key>   a write's idempotency key, once applied (written
+                                           once, conditionally, with its revision)
 
 ``<principal>`` (the whole ``tenant/sub``) and ``<key>`` have ``%`` and ``#`` escaped, so no
 principal's items share a partition with another's, and a key's items never read as
@@ -21,6 +23,9 @@ another's.
   planned on a head it read (or listed) reads nothing more; the condition refuses it if the
   key moved on, and the head is then read again for the ``Conflict``
   (``forms.storage.dynamodb_requests.refused``, as for instances and drafts).
+- A revision carrying a replay key (``forms.storage.facts.replay_key``) adds its ``K#`` item
+  (``attribute_not_exists``, listed last): a copy of the write is refused as ``CallRecorded``
+  by the same transaction, without a read.
 - A deletion adds, to the same transaction, one ``REMOVE content`` update per earlier revision
   not yet erased. A transaction holds 100 actions: past 98 revisions to erase, the oldest are
   erased first, in transactions of their own, so a deletion that lands never leaves content
@@ -48,12 +53,13 @@ from forms.storage.dynamodb_requests import (
 )
 from forms.storage.dynamodb_requests import n as _n
 from forms.storage.dynamodb_requests import s as _s
-from forms.storage.facts import FactStore
+from forms.storage.facts import FactStore, recorded, replay_key
 from forms.storage.sizes import too_large
 
 _SETTINGS = "SETTINGS"
 _HEAD = "H#"
 _REVISION = "R#"
+_REPLAYED = "K#"
 _CONTENT = {"value", "words", "derivation"}
 _ACTIONS = 100
 """The most actions one TransactWriteItems takes."""
@@ -148,14 +154,20 @@ class DynamoDBFactStore(FactStore):
             "content": _s(json.dumps(content)),
         }
         actions.append(put_action(self._table, item, "attribute_not_exists(pk)"))
+        replay = replay_key(revision)
+        once = []
+        if replay is not None:
+            sk = _s(f"{_REPLAYED}{_escape(revision.key)}#{_escape(replay)}")
+            once = [put_action(self._table, {"pk": pk, "sk": sk}, "attribute_not_exists(pk)")]
         if revision.change == "deleted":
             first = before.erased if before is not None else 0
             erase = [self._erase(pk, revision.key, seq) for seq in range(first, revision.seq)]
-            room = _ACTIONS - len(actions)
+            room = _ACTIONS - len(actions) - len(once)
             early, erase = erase[: max(len(erase) - room, 0)], erase[max(len(erase) - room, 0) :]
             for start in range(0, len(early), _ACTIONS):
                 self._client.transact_write_items(TransactItems=early[start : start + _ACTIONS])
             actions += erase
+        actions += once
         try:
             self._client.transact_write_items(TransactItems=actions)
         except Exception as exc:
@@ -170,6 +182,7 @@ class DynamoDBFactStore(FactStore):
                 expected=revision.seq,
                 current=lambda: self._read_head(principal, revision.key),
                 guarded=2,  # the head's version, and the revision's place
+                recorded=(lambda: recorded(revision)) if replay is not None else None,
             ) from None
         self._keep(principal, revision.key, after)
 

@@ -18,12 +18,24 @@ import threading
 from abc import ABC, abstractmethod
 from datetime import datetime
 
-from forms.errors import Conflict, NotFound
+from forms.errors import CallRecorded, Conflict, NotFound
+from forms.instance import CallRecord
 from forms.memory.errors import FactConflict
 from forms.memory.facts import Fact, FactHead, FactRevision, MemorySettings, apply_revision
 from forms.storage.sizes import check, text_bytes
 
-__all__ = ["FactConflict", "FactStore", "InMemoryFactStore"]
+__all__ = [
+    "REPLAY_PREFIX",
+    "FactConflict",
+    "FactStore",
+    "InMemoryFactStore",
+    "recorded",
+    "replay_key",
+]
+
+REPLAY_PREFIX = "replay:"
+"""A revision whose ``source.ref`` starts with this carries its write's idempotency key (a
+page's post key): the store applies it once per fact key (``FactStore`` promise 7)."""
 
 
 class FactStore(ABC):
@@ -51,6 +63,11 @@ class FactStore(ABC):
        (``forms.storage.sizes``) fails with ``SizeLimit`` and stores nothing, whatever the
        adapter: the base checks before it writes.
     6. **Settings default on.** A principal who never changed them has memory on.
+    7. **A replay key is applied once per fact key.** An append whose revision carries a
+       write's idempotency key (``replay_key``) that a revision of the same key already
+       carries fails with ``CallRecorded`` (``recorded``) and stores nothing, as a form or
+       draft store refuses a tool-call id it recorded: the key is kept in the same write as
+       the revision, so two copies of one write apply once, however they race.
 
     Returned values are immutable models: nothing a caller does changes what is stored.
     Left to each adapter: the storage engine, its schema, how atomicity is achieved.
@@ -162,6 +179,23 @@ class FactStore(ABC):
         return self._read_head(principal, key)
 
 
+def replay_key(revision: FactRevision) -> str | None:
+    """The idempotency key ``revision`` carries (its ``source.ref`` with ``REPLAY_PREFIX``),
+    or None."""
+    ref = revision.source.ref
+    return ref if ref is not None and ref.startswith(REPLAY_PREFIX) else None
+
+
+def recorded(revision: FactRevision) -> CallRecorded:
+    """The refusal of ``revision`` whose replay key its fact key already carries: the key
+    as the call id, a record naming the fact key (the first revision is the key's history)."""
+    ref = replay_key(revision) or ""
+    record = CallRecord(
+        tool="fact", fingerprint=ref, result={"key": revision.key}, at=revision.recorded_at
+    )
+    return CallRecorded(ref, record)
+
+
 def _checked(principal: str) -> str:
     if not principal:
         raise ValueError("memory belongs to a verified principal; an anonymous caller has none")
@@ -206,7 +240,11 @@ class InMemoryFactStore(FactStore):
         self, principal: str, before: FactHead | None, after: FactHead, revision: FactRevision
     ) -> None:
         where = (principal, revision.key)
+        replay = replay_key(revision)
         with self._lock:
+            log = self._revisions.get(where, [])
+            if replay is not None and any(r.source.ref == replay for r in log):
+                raise recorded(revision)
             stored = self._heads.get(where)
             if (stored.version if stored else 0) != (before.version if before else 0):
                 raise Conflict(revision.key, revision.seq, stored, kind="fact")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from forms.errors import NotFound, SizeLimit
+from forms.errors import CallRecorded, NotFound, SizeLimit
 from forms.memory import (
     FactConflict,
     FactHead,
@@ -28,7 +28,7 @@ from forms.memory import (
     plan_statement,
 )
 from forms.storage import sizes
-from forms.storage.facts import FactStore
+from forms.storage.facts import REPLAY_PREFIX, FactStore
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 DAY = timedelta(days=1)
@@ -296,6 +296,30 @@ class FactStoreContract:
         assert len(facts.history(ANA, WEIGHT)) == 1
         # AND a short one lands on the same version
         assert facts.append(ANA, revision(1, "71", T0 + DAY)).version == 2
+
+    # ------------------------------------------------------------------ 7. a replay key once
+
+    def test_a_replay_key_is_applied_once_per_fact_key(self, facts: FactStore) -> None:
+        # GIVEN a statement carrying a write's idempotency key, and a later one without
+        keyed = Source(kind="api", ref=REPLAY_PREFIX + "post-1")
+        facts.append(ANA, revision(0, "70").model_copy(update={"source": keyed}))
+        stored = facts.append(ANA, revision(1, "71", T0 + DAY))
+        # WHEN a copy of the keyed write is appended on the head as stored
+        copy = revision(2, "70", T0 + 2 * DAY).model_copy(update={"source": keyed})
+        with pytest.raises(CallRecorded) as refused:
+            facts.append(ANA, copy)
+        # THEN it is refused as recorded, and nothing is stored
+        assert refused.value.call_id == REPLAY_PREFIX + "post-1"
+        assert facts.head(ANA, WEIGHT) == stored and len(facts.history(ANA, WEIGHT)) == 2
+        # AND the same key is another fact key's, or another principal's, to use
+        height = revision(0, "180", key="person.height_cm").model_copy(update={"source": keyed})
+        facts.append(ANA, height)
+        facts.append(BOB, revision(0, "90").model_copy(update={"source": keyed}))
+        # AND a deletion carrying a key is refused the same way when sent again
+        gone = plan_deletion(stored, source=keyed, now=T0 + 3 * DAY)
+        assert isinstance(gone, FactRevision)
+        with pytest.raises(CallRecorded):
+            facts.append(ANA, gone)
 
     # ------------------------------------------------------------------ deleting
 
