@@ -28,7 +28,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, FailureError, TimeoutError
+from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.activities import HookActivities
@@ -81,9 +81,9 @@ class HookWorkflow:
                 start_to_close_timeout=timedelta(seconds=policy.timeout_seconds),
                 retry_policy=RetryPolicy(maximum_attempts=1),
             )
-        except (ActivityError, ApplicationError, TimeoutError) as failed:
-            # a local attempt's failure comes as the activity's own error (ActivityError
-            # wraps only an ordinary activity's), a timeout as TimeoutError
+        except (ActivityError, ApplicationError) as failed:
+            # the SDK hands a local attempt's own error over as it was raised, and its
+            # timeout as an ActivityError whose cause is the TimeoutError
             if policy.max_attempts <= 1 or _final(failed):
                 raise
         await workflow.sleep(policy.interval(1))

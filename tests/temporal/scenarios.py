@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -98,18 +99,41 @@ LEDGER = FormDef(id="ledger-entry", version=1, title="Ledger entry", steps=[Ledg
 """A form whose one executor always fails: its run ends failed after the policy's attempts."""
 
 
+def payment(form_id: str, executor: Callable[[Any], Patch]) -> FormDef:
+    """A form whose amount's executor stamps a receipt (``executor``: how it gets there)."""
+
+    class Payment(Step):
+        title = "Payment"
+        amount: int = field("Amount", on_fill=executor)
+        receipt: str | None = field("Receipt")
+
+    return FormDef(id=form_id, version=1, title="Payment", steps=[Payment])
+
+
 def stamp_receipt(ctx: Any) -> Patch:
     return Patch({"receipt": f"R-{ctx.values.amount}"})
 
 
-class Payment(Step):
-    title = "Payment"
-    amount: int = field("Amount", on_fill=stamp_receipt)
-    receipt: str | None = field("Receipt")
-
-
-PAYMENT = FormDef(id="payment", version=1, title="Payment", steps=[Payment])
+PAYMENT = payment("payment", stamp_receipt)
 """A form whose one executor stamps a receipt: a hook that succeeds at once."""
+
+STALLED: set[str] = set()
+"""The keys ``stall_first`` has stalled once already."""
+RELEASE = threading.Event()
+"""Set by a test to let the stalled first runs of ``stall_first`` go on."""
+
+
+def stall_first(ctx: Any) -> Patch:
+    """Its first run for a key waits until a test sets ``RELEASE`` (so it outlasts any short
+    attempt timeout); the next ones stamp at once."""
+    if ctx.key not in STALLED:
+        STALLED.add(ctx.key)
+        RELEASE.wait(timeout=60)
+    return stamp_receipt(ctx)
+
+
+SLOW_PAYMENT = payment("slow-payment", stall_first)
+"""A form whose executor stalls the first time for each key."""
 
 
 @dataclass
@@ -134,7 +158,7 @@ class Stack:
         return [e for e in instance.state.outbox.values() if e.status == "pending"]
 
     async def dispatch(
-        self, instance_id: str, *, local_first: bool = False
+        self, instance_id: str, *, local_first: bool = False, policy: HookPolicy = POLICY
     ) -> list[WorkflowHandle[Any, Any]]:
         """Start the runs of the instance's pending entries, as the tool-call Lambda does
         (``local_first``: as it does for the hooks it waits for)."""
@@ -142,9 +166,9 @@ class Stack:
         for entry in self.pending(instance_id):
             if entry.kind == "approval":
                 deadline = entry.deadline.isoformat() if entry.deadline else None
-                runs.append(ApprovalInput(instance_id, entry.key, deadline, POLICY))
+                runs.append(ApprovalInput(instance_id, entry.key, deadline, policy))
             elif entry.kind == "executor":
-                runs.append(HookInput(instance_id, entry.key, POLICY, local_first=local_first))
+                runs.append(HookInput(instance_id, entry.key, policy, local_first=local_first))
         report = await start_hooks(self.client, runs, task_queue=TASK_QUEUE)
         report.raise_first()
         self.service.mark_dispatched(instance_id, report.dispatched)
@@ -157,7 +181,13 @@ async def worker_stack(env: WorkflowEnvironment) -> AsyncIterator[Stack]:
     client = env.client
     clock = ServerClock(await env.get_current_time())
     service = service_for(
-        purchase_request, LEDGER, PAYMENT, dispatch=False, clock=clock, new_id=new_instance_id
+        purchase_request,
+        LEDGER,
+        PAYMENT,
+        SLOW_PAYMENT,
+        dispatch=False,
+        clock=clock,
+        new_id=new_instance_id,
     )
     activities = ServerTimeActivities(service, client, clock)
     worker: Worker = build_worker(client, activities, task_queue=TASK_QUEUE, grace=1.0)

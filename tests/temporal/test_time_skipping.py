@@ -20,6 +20,7 @@ from temporalio.worker import Replayer
 
 from tests.temporal.record import histories, time_skipping
 from tests.temporal.scenarios import (
+    RELEASE,
     Stack,
     approval_decided,
     approval_times_out,
@@ -28,6 +29,7 @@ from tests.temporal.scenarios import (
     hook_local_first_fails,
     worker_stack,
 )
+from workflows.shared import HookPolicy
 from workflows.worker import WORKFLOWS
 
 pytestmark = pytest.mark.integration  # a local server process, on loopback
@@ -133,6 +135,32 @@ def test_a_local_first_attempt_that_fails_leaves_the_rest_to_ordinary_activity_a
     assert marked < paused < events.index("ACTIVITY_TASK_SCHEDULED")
     assert events.count("ACTIVITY_TASK_STARTED") == 1
     assert events[-1] == "WORKFLOW_EXECUTION_FAILED"
+
+
+async def local_attempt_times_out(stack: Stack) -> list[str]:
+    """A hook waited for whose first run outlasts the attempt's timeout (half a second)."""
+    instance_id = stack.start("slow-payment", {"amount": 40})
+    short = HookPolicy(max_attempts=2, timeout_seconds=0.5, heartbeat_seconds=10.0)
+    (hook,) = await stack.dispatch(instance_id, local_first=True, policy=short)
+    outcome = await hook.result()
+    assert outcome["status"] == "done" and outcome["attempt"] == 2, outcome
+    return [hook.id]
+
+
+def test_a_local_first_attempt_that_times_out_is_made_again_as_an_ordinary_activity() -> None:
+    # GIVEN a hook waited for whose executor, the first time, stalls past the attempt's timeout
+    RELEASE.clear()
+    try:
+        stack, (hook_id, *events) = with_history(local_attempt_times_out)
+    finally:
+        RELEASE.set()  # the stalled first run goes on (and finds its entry done)
+    # THEN the second attempt ran as an ordinary activity and finished the hook, stamping the
+    # receipt once
+    assert "ACTIVITY_TASK_SCHEDULED" in events
+    assert events[-1] == "WORKFLOW_EXECUTION_COMPLETED"
+    instance = stack.service.store.get(hook_id.split(":", 1)[0])
+    assert instance.state.outbox[hook_id].status == "done"
+    assert [r.value for r in instance.field("receipt").revisions] == ["R-40"]
 
 
 def test_histories_recorded_now_replay_on_this_code() -> None:
