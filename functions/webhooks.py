@@ -43,6 +43,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -68,6 +69,7 @@ from formwork.webhooks import (
     Reused,
     SecretsUnavailable,
     SignatureRefused,
+    SourceLimits,
     WebhookStart,
     bind_signature,
     check_delivery,
@@ -124,10 +126,49 @@ def receive(
     event: Mapping[str, Any], source: str, app: App
 ) -> tuple[int, dict[str, Any], dict[str, str]]:
     """Handle one prechecked webhook event with ``app``'s parts: status, JSON body and extra
-    headers, or raise ``ApiError`` for a refusal."""
+    headers, or raise ``ApiError`` for a refusal. The steps, in the module docstring's order:
+    the signature (``_signed``), the payload and what the source may start (``_form_allowed``),
+    the delivery's claim (``_claimed``), then the start."""
     configured = app.webhook_settings
     body = str(event.get("body") or "").encode("utf-8")
     moment = app.now()
+    signed = _signed(event, source, app, body, moment)
+    payload = _payload(body)
+    form_id = _form_allowed(app, source, signed, payload)
+    at = datetime.fromtimestamp(moment, UTC)
+    log = app.delivery_log
+    # A standard signature covers the id, so it cannot come again under another; the
+    # deprecated one does not, so the signed request is bound to the id it came under.
+    if not signed.standard and not bind_signature(
+        log, source, signed.timestamp, body, signed.delivery, now=at, tolerance=configured.tolerance
+    ):
+        raise ApiError(
+            409,
+            "signature_reused",
+            "this signed request was already delivered under another delivery id",
+        )
+    claim = _claimed(log, source, signed.delivery, payload, at)
+    if isinstance(claim, Replay):
+        _log.info("webhook replayed", extra={"source": source, "delivery": signed.delivery})
+        return 200, {**(claim.record.outcome or {}), "replayed": True}, {}
+    return _start(app.service, log, claim.record, payload, form_id, at)
+
+
+@dataclass(frozen=True)
+class _Signed:
+    """A request whose signature matched: under which scheme, its delivery id, the time it
+    was signed at and the limits of the source whose key matched."""
+
+    standard: bool
+    delivery: str
+    timestamp: int
+    limits: SourceLimits
+
+
+def _signed(event: Mapping[str, Any], source: str, app: App, body: bytes, moment: float) -> _Signed:
+    """Steps 2 and 3's first half: the source, the signature on the raw bytes, the timestamp,
+    then the delivery id (401, 503 when the secrets cannot be read, 400)."""
+    configured = app.webhook_settings
     # An unconfigured source costs nothing: no secret is looked up, and the answer is the
     # one a bad signature gets (verify refuses an empty key list after checking the headers).
     limits = configured.limits(source) if check_source(source) else None
@@ -169,12 +210,19 @@ def receive(
             f"send a unique {id_header} header: 1-80 characters of letters, digits and . _ : @ -",
         )
     assert delivery is not None
+    assert limits is not None  # the signature matched one of its keys
     if not standard:
         _log.warning(
             "webhook signed with the deprecated X-Formwork-* headers",
             extra={"source": source, "accepted_until": LEGACY_HEADERS_UNTIL},
         )
-    payload = _payload(body)
+    return _Signed(standard, delivery, timestamp, limits)
+
+
+def _form_allowed(app: App, source: str, signed: _Signed, payload: WebhookStart) -> str:
+    """Step 3's second half: the principal is of the deployment's shape (422), the form is
+    registered (422) and the source may start it for the principal's tenant (403). The form's
+    id."""
     if app.settings.tenant_claim is not None and tenant_of(payload.principal) is None:
         # Every token of a multi-tenant deployment is someone's in a tenant: a session for a
         # principal without one could be reached by no one but the webhook.
@@ -184,33 +232,26 @@ def receive(
             f"principal {payload.principal!r} names no tenant; this deployment's principals "
             "are tenant/sub",
         )
-    service = app.service
     try:
-        form_id = service.registry.latest(payload.form, payload.principal).id
+        form_id = app.service.registry.latest(payload.form, payload.principal).id
     except ToolError as exc:
         raise ApiError(422, exc.code, exc.message) from None
-    assert limits is not None  # the signature matched one of its keys
     try:
-        limits.check(source, payload.principal, form_id)
+        signed.limits.check(source, payload.principal, form_id)
     except NotAllowed as exc:
         _log.warning(
             "webhook refused by the source's limits",
-            extra={"source": source, "delivery": delivery, "error": exc.code},
+            extra={"source": source, "delivery": signed.delivery, "error": exc.code},
         )
         raise ApiError(403, exc.code, exc.message) from None
+    return form_id
 
-    at = datetime.fromtimestamp(moment, UTC)
-    log = app.delivery_log
-    # A standard signature covers the id, so it cannot come again under another; the
-    # deprecated one does not, so the signed request is bound to the id it came under.
-    if not standard and not bind_signature(
-        log, source, timestamp, body, delivery, now=at, tolerance=configured.tolerance
-    ):
-        raise ApiError(
-            409,
-            "signature_reused",
-            "this signed request was already delivered under another delivery id",
-        )
+
+def _claimed(
+    log: DeliveryLog, source: str, delivery: str, payload: WebhookStart, at: datetime
+) -> Claimed | Replay:
+    """Step 5: the delivery id claimed for this body (409 for another body under a used id,
+    or while another attempt holds it), or the first outcome's replay."""
     claim = claim_delivery(
         log, source, delivery, payload.digest(), now=at, metadata=payload.metadata
     )
@@ -227,11 +268,7 @@ def receive(
             "this delivery is being handled; retry shortly",
             {"Retry-After": str(claim.retry_after)},
         )
-    if isinstance(claim, Replay):
-        _log.info("webhook replayed", extra={"source": source, "delivery": delivery})
-        return 200, {**(claim.record.outcome or {}), "replayed": True}, {}
-    assert isinstance(claim, Claimed)
-    return _start(service, log, claim.record, payload, form_id, at)
+    return claim
 
 
 def _payload(body: bytes) -> WebhookStart:
