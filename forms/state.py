@@ -21,6 +21,7 @@ from forms.errors import InvalidFormDefinition
 
 if TYPE_CHECKING:
     from forms.definition import Step
+    from forms.instance import HandoverLink
 
 
 class Values:
@@ -196,3 +197,6 @@ class HookContext:
     occurred_at: datetime | None = None
     """When the edge happened (the commit that created this occurrence): the same on every
     retry, unlike the time the executor happens to run."""
+    handed_to: HandoverLink | None = None
+    """On an instance closed ``handed_over``: the instance and form that took over, and
+    what was carried (``InstanceState.handed_to``)."""

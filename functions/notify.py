@@ -1,4 +1,5 @@
-"""Webhooks over HTTP, outbound: signed notifications of how a form ended.
+"""Webhooks over HTTP, outbound: signed notifications of how a form ended (completed,
+terminated, or handed over to another form).
 
 ``deliver`` POSTs a ``FormEvent`` signed as inbound requests are (Standard Webhooks;
 ``formwork.webhooks`` has the scheme) and raises ``DeliveryFailed`` on anything but a 2xx,
@@ -20,11 +21,12 @@ import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from formwork import process
 from formwork.webhooks import (
     FormEvent,
+    HandedOverTo,
     SecretsUnavailable,
     check_source,
     delivery_headers,
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
     from urllib.request import OpenerDirector
 
     from forms.state import HookContext
-    from formwork.webhooks import SecretSource
+    from formwork.webhooks import Ending, SecretSource
 
 USER_AGENT = "formwork-webhooks/1"
 
@@ -156,6 +158,15 @@ def outbound_secrets(name: str, secrets: SecretSource | None = None) -> tuple[st
     return tuple(keys)
 
 
+def ending(context: HookContext) -> Ending:
+    """How the form ``context`` describes ended, as its event says it: ``handed_over`` when
+    it closed by a handover (and knows where to), ``terminated`` for a termination or an
+    abandonment, else ``completed`` (an ``on_complete`` executor runs on an open instance)."""
+    if context.status == "handed_over" and context.handed_to is not None:
+        return "handed_over"
+    return "completed" if context.status in ("open", "completed") else "terminated"
+
+
 def notifier(
     url: str,
     *,
@@ -166,8 +177,9 @@ def notifier(
     timeout: float = 10.0,
 ) -> Callable[[HookContext], None]:
     """An executor that notifies ``url`` of how a form ended: use it as ``FormDef.on_close``
-    (completed, terminated or abandoned; abandoned is sent as ``form.terminated`` with the
-    reason) or as ``FormDef.on_complete`` (completions only).
+    (``form.completed``; ``form.terminated`` with the reason, for a termination or an
+    abandonment; ``form.handed_over`` with the reason and where it went, for a handover) or
+    as ``FormDef.on_complete`` (completions only).
 
     ``secret`` names the outbound secret (a ``FORMWORK_NOTIFY_SECRETS`` key, or Secrets
     Manager ``<notify prefix><secret>``), a set apart from inbound sources' secrets, read
@@ -181,14 +193,15 @@ def notifier(
 
     def notify(context: HookContext) -> None:
         moment = clock() if clock is not None else time.time()
-        ended: Literal["completed", "terminated"] = (
-            "completed" if context.status in ("open", "completed") else "terminated"
-        )
+        ended = ending(context)
         payload = form_event(
             context,
             occurred_at=context.occurred_at or datetime.fromtimestamp(moment, UTC),
             status=ended,
-            closed_reason=context.closed_reason if ended == "terminated" else None,
+            closed_reason=context.closed_reason if ended != "completed" else None,
+            handed_over_to=(
+                HandedOverTo.of(context.handed_to) if context.handed_to is not None else None
+            ),
         )
         deliver(
             url,

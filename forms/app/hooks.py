@@ -138,6 +138,7 @@ def run_hook(
         status=current.state.status,
         closed_reason=current.state.closed_reason,
         occurred_at=entry.created_at,
+        handed_to=current.state.handed_to,
     )
     try:
         outcome = hook.executor(context)

@@ -19,8 +19,10 @@ clock, draws randomness, or imports an AWS library on import. ``contract`` is no
 
 from formwork.webhooks.dynamodb import DynamoDBDeliveryLog
 from formwork.webhooks.events import (
+    Ending,
     EventType,
     FormEvent,
+    HandedOverTo,
     delivery_headers,
     event_body,
     form_event,
@@ -133,8 +135,10 @@ __all__ = [
     "DeliveryRecord",
     "Direction",
     "DynamoDBDeliveryLog",
+    "Ending",
     "EventType",
     "FormEvent",
+    "HandedOverTo",
     "InMemoryDeliveryLog",
     "InProgress",
     "NotAllowed",

@@ -28,7 +28,8 @@ from pydantic import Field
 
 from forms import FormService
 from forms.app.conversation import Caller
-from forms.definition import FormDef, Step, field
+from forms.definition import Checkpoint, FormDef, Step, field
+from forms.effects import HandOver
 from forms.examples import EXAMPLES
 from forms.state import FormState, HookContext, Values
 from formwork import bootstrap
@@ -945,6 +946,110 @@ def test_a_completed_form_notifies_its_receiver_signed_with_the_occurrence_key(
     outbox = service.store.get(instance).state.outbox[key]
     assert outbox.status == "done"
     assert event["occurred_at"] == outbox.created_at.isoformat().replace("+00:00", "Z")
+
+
+class Quote(Step):
+    title = "Quote"
+    company: Annotated[str, Field(min_length=2)] = field("Company name")
+    revenue: int = field("Annual revenue (EUR)")
+    phone: str | None = field("Phone")
+
+
+class Enterprise(Step):
+    title = "Enterprise"
+    company: Annotated[str, Field(min_length=2)] = field("Company name")
+    annual_revenue: int = field("Annual revenue (EUR)")
+    seats: int = field("Seats")
+
+
+def handing_over(receiver: Receiver) -> tuple[Receiver, FormService, Api]:
+    """A quote that hands over to an enterprise application over 1M of revenue (a checkpoint)
+    and notifies the receiver however it closes; the service and its API."""
+    quote = FormDef(
+        id="quote",
+        version=1,
+        title="Quote",
+        steps=[Quote],
+        hands_over_to={"enterprise": {"revenue": "annual_revenue"}},
+        checkpoints=[
+            Checkpoint(
+                "big",
+                when=lambda v: v.revenue is not None and v.revenue > 1_000_000,
+                run=lambda ctx: HandOver("enterprise", "annual revenue over 1M"),
+            )
+        ],
+        on_close=onboarding(receiver).on_close,
+    )
+    enterprise = FormDef(id="enterprise", version=1, title="Enterprise", steps=[Enterprise])
+    service = service_for(quote, enterprise, clock=TickingClock(T0))
+    return receiver, service, Api.over(service, webhook_settings=WEBHOOKS, clock=Clock(NOW + 5))
+
+
+def test_a_handover_notifies_its_own_event_naming_the_target_signed_like_the_others() -> None:
+    receiver, service, api = handing_over(Receiver())
+    # GIVEN a quote with a company and a phone number
+    started = api.call(
+        "form_start", CONVERSATION, form="quote", values={"company": "Acme", "phone": "+351 1"}
+    )
+    assert started.status == 200, started.json()
+    # WHEN an answer makes its checkpoint hand the conversation over to the enterprise form
+    filled = api.call("form_fill", CONVERSATION, form="quote", values={"revenue": 2_000_000})
+    assert filled.json()["closed"] == "handed_over"
+    target = filled.json()["handed_over_to"]["instance"]
+    # THEN the receiver got one form.handed_over, signed the Standard Webhooks way
+    ((_, payload, headers),) = receiver.requests
+    source = started.json()["instance"]
+    key = f"{source}:form.closed:1"
+    assert (headers["webhook-id"], headers["X-Formwork-Event"]) == (key, "form.handed_over")
+    assert verify_standard(
+        [NOTIFY_SECRET],
+        key,
+        headers["webhook-signature"],
+        headers["webhook-timestamp"],
+        payload,
+        now=NOW + 7,
+    ) == (NOW + 7)
+    event = json.loads(payload)
+    # AND it names the instance that took over and what travelled, and is not a termination
+    assert (event["event"], event["status"]) == ("form.handed_over", "handed_over")
+    assert event["closed_reason"] == (f"handed over to enterprise {target}: annual revenue over 1M")
+    assert event["handed_over_to"] == {
+        "form": "enterprise",
+        "instance": target,
+        "reason": "annual revenue over 1M",
+        "carried": ["company", "revenue"],
+        "not_carried": {"phone": "enterprise has no field 'phone'"},
+    }
+    assert service.store.get(source).state.outbox[key].status == "done"
+
+
+def test_a_handover_by_the_tool_is_a_handover_and_a_termination_a_termination() -> None:
+    receiver, _, api = handing_over(Receiver())
+    # GIVEN two quotes in two conversations
+    for conversation in ("conv-a", "conv-b"):
+        assert api.call("form_start", conversation, form="quote").status == 200
+    # WHEN the agent hands one over with form_start's from, and the user abandons the other
+    handover: dict[str, Any] = {"form": "enterprise", "values": {"seats": 3}, "from": "quote"}
+    moved = api.call("form_start", "conv-a", **handover)
+    assert moved.status == 200, moved.json()
+    abandon = api.call("form_abandon", "conv-b", form="quote", reason="no longer needed")
+    assert abandon.json()["ok"] is True
+    # THEN the first is notified as handed over to the instance that started, with no reason
+    ((_, handed, first), (_, abandoned, second)) = receiver.requests
+    assert (first["X-Formwork-Event"], second["X-Formwork-Event"]) == (
+        "form.handed_over",
+        "form.terminated",
+    )
+    went = json.loads(handed)["handed_over_to"]
+    assert (went["instance"], went["reason"], went["carried"]) == (
+        moved.json()["instance"],
+        None,
+        [],
+    )
+    # AND the abandoned one as a termination with its reason, without a handover key
+    ended = json.loads(abandoned)
+    assert (ended["status"], ended["closed_reason"]) == ("terminated", "no longer needed")
+    assert "handed_over_to" not in ended
 
 
 def test_what_a_notification_receiver_holds_cannot_start_sessions(

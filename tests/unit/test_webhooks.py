@@ -21,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from forms.instance import HandoverLink
 from forms.state import FormState, HookContext, Values
 from forms.surface.tools import check_id
 from formwork.webhooks import (
@@ -29,6 +30,7 @@ from formwork.webhooks import (
     PRINCIPAL_PATTERN,
     Claimed,
     DeliveryRecord,
+    HandedOverTo,
     InMemoryDeliveryLog,
     InProgress,
     NotAllowed,
@@ -36,6 +38,7 @@ from formwork.webhooks import (
     Reused,
     SignatureRefused,
     SourceLimits,
+    StaticSecrets,
     WebhookStart,
     bind_signature,
     check_delivery,
@@ -52,8 +55,10 @@ from formwork.webhooks import (
     signature,
     tool_call_id,
     verify,
+    verify_standard,
 )
 from functions.auth import principal_from_event
+from functions.notify import notifier
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "webhooks.md"
 SECRET = "crm-secret-0123456789"
@@ -500,6 +505,115 @@ def test_a_termination_event_says_why() -> None:
         hook_context({}), occurred_at=NOW, status="terminated", closed_reason="ineligible"
     )
     assert (event.event, event.closed_reason) == ("form.terminated", "ineligible")
+
+
+WENT_TO = HandedOverTo(
+    form="enterprise",
+    instance="fi_9e",
+    reason="annual revenue over 1M",
+    carried=("company", "revenue"),
+    not_carried={"phone": "the handover to enterprise leaves it behind"},
+)
+
+
+def test_a_handover_event_says_where_the_form_went_and_what_travelled() -> None:
+    # GIVEN an executor's context on a form closed by a handover
+    context = hook_context({"company": "Acme", "revenue": 2_000_000})
+    # WHEN its event is built
+    event = form_event(
+        context,
+        occurred_at=NOW,
+        status="handed_over",
+        closed_reason="handed over to enterprise fi_9e: annual revenue over 1M",
+        handed_over_to=WENT_TO,
+    )
+    # THEN it is its own event, not a termination, and its body names the target
+    assert (event.event, event.status) == ("form.handed_over", "handed_over")
+    body = json.loads(event_body(event))
+    assert body["handed_over_to"] == {
+        "form": "enterprise",
+        "instance": "fi_9e",
+        "reason": "annual revenue over 1M",
+        "carried": ["company", "revenue"],
+        "not_carried": {"phone": "the handover to enterprise leaves it behind"},
+    }
+    assert list(body)[-1] == "handed_over_to"
+
+
+def test_other_events_have_no_handover_key_and_a_handover_must_name_its_target() -> None:
+    completed = form_event(hook_context({}), occurred_at=NOW)
+    assert "handed_over_to" not in json.loads(event_body(completed))
+    with pytest.raises(ValueError, match="handed_over"):
+        form_event(hook_context({}), occurred_at=NOW, status="handed_over")
+    with pytest.raises(ValueError, match="handed_over"):
+        form_event(hook_context({}), occurred_at=NOW, handed_over_to=WENT_TO)
+
+
+def closed_context(status: str, handed_to: HandoverLink | None = None) -> HookContext:
+    return HookContext(
+        values=Values({}, {}),
+        state=FormState({}, {}, {}, None, True, None),
+        answers={"company": "Acme"},
+        key="fi_4a:form.closed:1",
+        hook_id="form.closed",
+        occurrence=1,
+        instance_id="fi_4a",
+        form_id="quote",
+        conversation_id="conv-1",
+        principal="acme/alice",
+        status=status,
+        closed_reason=f"{status}: why",
+        occurred_at=NOW,
+        handed_to=handed_to,
+    )
+
+
+def notified(context: HookContext) -> tuple[dict[str, Any], dict[str, str]]:
+    """What a notifier sends for ``context``: the event and the headers, once verified."""
+    sent: list[tuple[bytes, dict[str, str]]] = []
+
+    def receive(url: str, body: bytes, headers: Any, timeout: float) -> int:
+        sent.append((body, dict(headers)))
+        return 204
+
+    secrets = StaticSecrets({"crm": (SECRET,)})
+    notify = notifier("https://crm.example.com/h", secret="crm", secrets=secrets, http=receive)
+    notify(context)
+    ((body, headers),) = sent
+    stamp = headers["webhook-timestamp"]
+    assert verify_standard(
+        [SECRET], headers["webhook-id"], headers["webhook-signature"], stamp, body, now=int(stamp)
+    )
+    return json.loads(body), headers
+
+
+def test_the_notifier_tells_a_handover_from_a_termination() -> None:
+    # GIVEN a form closed by a handover, its link naming the target and what travelled
+    link = HandoverLink(
+        instance="fi_9e",
+        form="enterprise",
+        at=NOW,
+        carried=("company",),
+        dropped={"phone": "enterprise has no field 'phone'"},
+        reason="annual revenue over 1M",
+    )
+    # WHEN the notifier runs on it / THEN it sends form.handed_over, signed, with the link
+    event, headers = notified(closed_context("handed_over", link))
+    assert (event["event"], event["status"]) == ("form.handed_over", "handed_over")
+    assert headers["X-Formwork-Event"] == "form.handed_over"
+    assert event["closed_reason"] == "handed_over: why"
+    assert event["handed_over_to"] == {
+        "form": "enterprise",
+        "instance": "fi_9e",
+        "reason": "annual revenue over 1M",
+        "carried": ["company"],
+        "not_carried": {"phone": "enterprise has no field 'phone'"},
+    }
+    # AND a real termination (or an abandonment) is still form.terminated, with no link
+    for status in ("terminated", "abandoned"):
+        event, headers = notified(closed_context(status))
+        assert (event["event"], event["status"]) == ("form.terminated", "terminated")
+        assert event["closed_reason"] == f"{status}: why" and "handed_over_to" not in event
 
 
 def test_outbound_headers_verify_with_the_receivers_check() -> None:
