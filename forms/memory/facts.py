@@ -71,144 +71,48 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
-from typing import Annotated, Literal
+from datetime import datetime
+from typing import Annotated
 
-from pydantic import (
-    AwareDatetime,
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictFloat,
-    StrictInt,
-    StrictStr,
-    model_validator,
-)
+from pydantic import AwareDatetime, BaseModel, Field, model_validator
 
 from forms.memory.errors import FactConflict
-from forms.memory.vocabulary import KEY_MAX_LENGTH, KEY_PATTERN
+from forms.memory.fact_models import (
+    _FROZEN,
+    Change,
+    Derivation,
+    Fact,
+    FactName,
+    FactRevision,
+    FactValue,
+    MemorySettings,
+    Source,
+    SourceKind,
+    Words,
+)
+from forms.memory.timeline import fold, holding, is_open, latest_period, next_change, renewed
 
-FactValue = Annotated[StrictStr, Field(max_length=4000)] | StrictInt | StrictFloat | StrictBool
-"""A fact's value, as the key's type gives its JSON: one scalar."""
-Words = Annotated[str, Field(min_length=1, max_length=1000)]
-"""The words a fact was stated in."""
-FactName = Annotated[str, Field(pattern=KEY_PATTERN, max_length=KEY_MAX_LENGTH)]
-SourceKind = Literal["conversation", "tool_call", "api"]
-Change = Literal["stated", "corrected", "confirmed", "deleted"]
+__all__ = [
+    "Change",
+    "Derivation",
+    "Fact",
+    "FactHead",
+    "FactHistory",
+    "FactName",
+    "FactRevision",
+    "FactValue",
+    "MemorySettings",
+    "Source",
+    "SourceKind",
+    "Words",
+    "apply_revision",
+    "holding",
+    "next_change",
+    "renewed",
+]
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
-
-
-class Source(BaseModel):
-    """Where a revision came from: a conversation (an answer in a form), a tool call, or the
-    API; ``ref`` names it (a conversation or instance id, a tool-call id, an API client)."""
-
-    model_config = _FROZEN
-
-    kind: SourceKind
-    ref: Annotated[str, Field(max_length=200)] | None = None
-
-
-class Derivation(BaseModel):
-    """A value read from other words by a rule: ``5'8"`` to 173 by ``feet_inches_to_cm``."""
-
-    model_config = _FROZEN
-
-    rule: Annotated[str, Field(min_length=1, max_length=80)]
-    words: Words
-
-
-class FactRevision(BaseModel):
-    """One change of one key, as appended. ``seq`` is its place in the key's history."""
-
-    model_config = _FROZEN
-
-    key: FactName
-    seq: Annotated[int, Field(ge=0)]
-    change: Change
-    value: FactValue | None = None
-    words: Words | None = None
-    derivation: Derivation | None = None
-    source: Source
-    stated_at: AwareDatetime | None = None
-    confirmed_at: AwareDatetime | None = None
-    valid_from: AwareDatetime | None = None
-    valid_until: AwareDatetime | None = None
-    recorded_at: AwareDatetime
-    erased: bool = False
-
-    @model_validator(mode="after")
-    def _shape(self) -> FactRevision:
-        content = (self.value, self.words, self.derivation)
-        if self.erased and content != (None, None, None):
-            raise ValueError("an erased revision keeps no value, words or derivation")
-        has_value = self.erased or self.value is not None
-        if self.change in ("stated", "corrected"):
-            if not has_value or self.stated_at is None or self.confirmed_at is not None:
-                raise ValueError(f"a {self.change} revision has a value and stated_at only")
-        elif self.change == "confirmed":
-            if not has_value or self.confirmed_at is None or self.stated_at is not None:
-                raise ValueError("a confirmed revision has the value and confirmed_at only")
-        elif self.change == "deleted":
-            dated = (self.stated_at, self.confirmed_at, self.valid_from, self.valid_until)
-            if content != (None, None, None) or dated != (None, None, None, None):
-                raise ValueError("a deleted revision has no value, words or dates")
-        if self.change == "confirmed" and (self.valid_from or self.valid_until):
-            raise ValueError("a confirmed revision has no period")
-        if self.valid_from and self.valid_until and self.valid_until <= self.valid_from:
-            raise ValueError("valid_until must be after valid_from")
-        return self
-
-    def erase(self) -> FactRevision:
-        """This revision with its content erased (what a later ``deleted`` leaves of it)."""
-        if self.erased:
-            return self
-        update = {"value": None, "words": None, "derivation": None, "erased": True}
-        return self.model_copy(update=update)
-
-
-class Fact(BaseModel):
-    """A value held over a period of world time, with where it came from.
-
-    ``since`` (``valid_from``, or ``stated_at`` when the user gave no start) to
-    ``valid_until`` (None: no end known). ``revision`` is the ``seq`` of the revision that
-    stated or corrected the value; ``recorded_at`` its system time. ``erased`` facts (only in
-    timelines read before a deletion) have no value."""
-
-    model_config = _FROZEN
-
-    key: FactName
-    value: FactValue | None
-    words: Words | None = None
-    derivation: Derivation | None = None
-    source: Source
-    stated_at: AwareDatetime
-    confirmed_at: AwareDatetime | None = None
-    valid_from: AwareDatetime | None = None
-    valid_until: AwareDatetime | None = None
-    recorded_at: AwareDatetime
-    revision: Annotated[int, Field(ge=0)]
-    erased: bool = False
-
-    @property
-    def since(self) -> datetime:
-        """Where its period starts in world time: ``valid_from``, else ``stated_at``."""
-        return self.valid_from or self.stated_at
-
-    @property
-    def last_seen(self) -> datetime:
-        """When it was last stated or confirmed: its age counts from here."""
-        return max(self.stated_at, self.confirmed_at or self.stated_at)
-
-    def age(self, now: datetime) -> timedelta:
-        return now - self.last_seen
-
-    def holds_at(self, world_time: datetime) -> bool:
-        """Whether ``world_time`` is inside its period."""
-        return self.since <= world_time and (
-            self.valid_until is None or world_time < self.valid_until
-        )
+_fold = fold
+"""The fold ``apply_revision`` and ``FactHistory`` run, by the name a bench test swaps."""
 
 
 class FactHead(BaseModel):
@@ -260,15 +164,6 @@ class FactHead(BaseModel):
         return holding(self.periods, when)
 
 
-class MemorySettings(BaseModel):
-    """A principal's memory switch: on unless turned off."""
-
-    model_config = _FROZEN
-
-    enabled: bool = True
-    changed_at: AwareDatetime | None = None
-
-
 def apply_revision(
     head: FactHead | None,
     revision: FactRevision,
@@ -314,22 +209,6 @@ def apply_revision(
     )
 
 
-def holding(periods: Sequence[Fact], when: datetime) -> Fact | None:
-    """Of one key's ``periods``, the one holding at ``when`` (world time), else the latest:
-    what recall weighs for the key (a move planned for next month does not hide where the
-    user lives today). None when there are none."""
-    now_true = (period for period in periods if period.holds_at(when))
-    return next(now_true, None) or _latest(periods)
-
-
-def renewed(periods: Sequence[Fact], at: datetime, recorded_at: datetime) -> Fact | None:
-    """The period a confirmation at ``at`` (world time), recorded at ``recorded_at``, renews:
-    the one holding at ``at`` if it is still open when recorded (Lyon today, while a move to
-    Berlin is planned), else the latest. ``periods`` by start; None when there are none."""
-    still_open = (p for p in periods if p.holds_at(at) and _open(p, recorded_at))
-    return next(still_open, None) or _latest(periods)
-
-
 class FactHistory:
     """A key's revisions, in order from 0, read bi-temporally."""
 
@@ -357,7 +236,7 @@ class FactHistory:
 
     def as_of(self, system_time: datetime) -> Fact | None:
         """The fact in force as believed at ``system_time``: what we believed then."""
-        return _latest(self.timeline(as_of=system_time))
+        return latest_period(self.timeline(as_of=system_time))
 
     def valid_at(self, world_time: datetime, *, as_of: datetime | None = None) -> Fact | None:
         """The fact true at ``world_time`` in the world, as believed now (or at ``as_of``)."""
@@ -371,42 +250,7 @@ class FactHistory:
         return head
 
 
-# ---------------------------------------------------------------- folding
-
-
-def _latest(periods: Sequence[Fact]) -> Fact | None:
-    return max(periods, key=lambda period: period.since, default=None)
-
-
-def _fold(periods: list[Fact], revision: FactRevision) -> list[Fact]:
-    """The timeline after one revision (``periods`` by start, none overlapping)."""
-    if revision.change == "deleted":
-        return []
-    if revision.change == "stated":
-        if revision.valid_from is None and revision.valid_until is None:
-            # no period given: true from stated_at until the next change we know of
-            assert revision.stated_at is not None  # a stated revision has one
-            new = _fact(revision, valid_until=next_change(periods, revision.stated_at))
-        else:
-            new = _fact(revision)
-        return _ordered([*_punch(periods, new.since, new.valid_until), new])
-    latest = _latest(periods)
-    if latest is None:
-        raise ValueError(f"fact {revision.key!r}: no value in force to be {revision.change}")
-    if revision.change == "confirmed":
-        return _confirm(periods, revision, latest)
-    # corrected: the value in force when it was said (the period a confirmation then renews:
-    # today's city while a move is planned, else the latest), over that period unless the
-    # correction says otherwise
-    assert revision.stated_at is not None  # a corrected revision has one
-    wrong = renewed(periods, revision.stated_at, revision.recorded_at) or latest
-    rest = [period for period in periods if period is not wrong]
-    start = revision.valid_from or wrong.since
-    until = revision.valid_until if revision.valid_until is not None else wrong.valid_until
-    if revision.valid_until is not None and revision.valid_until <= wrong.since:
-        raise ValueError(f"fact {revision.key!r}: a correction cannot end before the fact starts")
-    fixed = _fact(revision, valid_from=start, valid_until=until)
-    return _ordered([*_punch(rest, fixed.since, fixed.valid_until), fixed])
+# ---------------------------------------------------------------- a head's suffix
 
 
 def _fold_kept(periods: list[Fact], revision: FactRevision) -> list[Fact] | None:
@@ -428,84 +272,8 @@ def _fold_kept(periods: list[Fact], revision: FactRevision) -> list[Fact] | None
     return _fold(periods, revision)
 
 
-def next_change(periods: Sequence[Fact], stated_at: datetime) -> datetime | None:
-    """Where a statement with no period, made at ``stated_at``, stops holding: the start of
-    the first period that starts after it (None: none does, it holds with no end)."""
-    return min((p.since for p in periods if p.since > stated_at), default=None)
-
-
-def _confirm(periods: list[Fact], revision: FactRevision, latest: Fact) -> list[Fact]:
-    """The timeline with ``confirmed_at`` moved on (never back: a confirmation recorded late
-    does not make a value older) for the period the confirmation renews (``renewed``), or
-    else for the latest one, which is what confirmations planned before heads kept open
-    periods renewed; its value must be the confirmed one."""
-    assert revision.confirmed_at is not None  # a confirmed revision has one
-    target = renewed(periods, revision.confirmed_at, revision.recorded_at)
-    if target is None or target.value != revision.value:
-        target = latest
-    if target.value != revision.value:
-        raise ValueError(f"fact {revision.key!r}: a confirmation confirms the value in force")
-    seen = max(target.confirmed_at or revision.confirmed_at, revision.confirmed_at)
-    again = target.model_copy(update={"confirmed_at": seen})
-    return _ordered([again if period is target else period for period in periods])
-
-
-def _open(period: Fact, at: datetime) -> bool:
-    """Whether ``period`` has not ended by ``at``."""
-    return period.valid_until is None or period.valid_until > at
-
-
 def _kept(periods: list[Fact], revision: FactRevision) -> list[Fact]:
     """What a head keeps of a timeline (by start) after ``revision``: the periods from the
     last one that had ended when it was recorded on (see the module's docstring)."""
-    ended = [n for n, period in enumerate(periods) if not _open(period, revision.recorded_at)]
+    ended = [n for n, period in enumerate(periods) if not is_open(period, revision.recorded_at)]
     return periods[ended[-1] :] if ended else periods
-
-
-def _fact(
-    revision: FactRevision,
-    *,
-    valid_from: datetime | None = None,
-    valid_until: datetime | None = None,
-) -> Fact:
-    assert revision.stated_at is not None  # a stated or corrected revision has one
-    fact = Fact(
-        key=revision.key,
-        value=revision.value,
-        words=revision.words,
-        derivation=revision.derivation,
-        source=revision.source,
-        stated_at=revision.stated_at,
-        valid_from=valid_from or revision.valid_from,
-        valid_until=valid_until or revision.valid_until,
-        recorded_at=revision.recorded_at,
-        revision=revision.seq,
-        erased=revision.erased,
-    )
-    if fact.valid_until is not None and fact.valid_until <= fact.since:
-        raise ValueError(
-            f"fact {revision.key!r}: its period ends before it starts (a period that ended "
-            "before it was stated needs valid_from)"
-        )
-    return fact
-
-
-def _punch(periods: Sequence[Fact], start: datetime, end: datetime | None) -> list[Fact]:
-    """``periods`` with ``[start, end)`` cut out: a period it covers goes, one it overlaps is
-    closed at ``start`` (the contradicted value's validity ends there) or starts at ``end``."""
-    kept: list[Fact] = []
-    for period in periods:
-        before = end is not None and end <= period.since
-        after = period.valid_until is not None and period.valid_until <= start
-        if before or after:
-            kept.append(period)
-            continue
-        if period.since < start:
-            kept.append(period.model_copy(update={"valid_until": start}))
-        if end is not None and (period.valid_until is None or end < period.valid_until):
-            kept.append(period.model_copy(update={"valid_from": end}))
-    return kept
-
-
-def _ordered(periods: list[Fact]) -> list[Fact]:
-    return sorted(periods, key=lambda period: period.since)

@@ -74,7 +74,6 @@ TO_SPLIT: dict[str, str] = {
     "forms/documents/export.py:export_document": SIZE,
     "forms/documents/model.py": SIZE,
     "forms/effect_plans.py:plan_effects": SIZE,
-    "forms/memory/facts.py": SIZE,
     "forms/memory/statements.py:plan_statement": SIZE,
     "forms/operations.py": SIZE,
     "forms/registry.py:migration_commit": SIZE,
