@@ -17,6 +17,10 @@ from typing import Any
 
 from forms.errors import CallRecorded, Conflict, StoreError
 
+MAX_TRANSACTION_ACTIONS = 100
+"""DynamoDB's limit on the actions of one TransactWriteItems."""
+MAX_TRANSACTION_BYTES = 4_000_000
+"""DynamoDB's limit on the total size of one TransactWriteItems (4 MB), with some headroom."""
 CHECK_FAILED = "ConditionalCheckFailed"
 TRANSACTION_CONFLICT = "TransactionConflict"
 
@@ -150,6 +154,22 @@ def query_items(
         if not last:
             return
         request["ExclusiveStartKey"] = last
+
+
+def transact(client: Any, actions: list[dict[str, Any]]) -> None:
+    """One TransactWriteItems of ``actions``; ``ValueError`` (nothing sent, nothing stored)
+    past DynamoDB's limits on a transaction's actions or size."""
+    if len(actions) > MAX_TRANSACTION_ACTIONS:
+        raise ValueError(
+            f"this write needs {len(actions)} items, over DynamoDB's "
+            f"{MAX_TRANSACTION_ACTIONS} per transaction; nothing was stored"
+        )
+    size = sum(item_bytes(a.get("Put", {}).get("Item", {})) for a in actions)
+    if size > MAX_TRANSACTION_BYTES:
+        raise ValueError(
+            f"this write is {size} bytes, over DynamoDB's 4 MB per transaction; nothing was stored"
+        )
+    client.transact_write_items(TransactItems=actions)
 
 
 def put_action(
