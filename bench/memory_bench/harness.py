@@ -84,7 +84,8 @@ class Clock:
 class BenchStore(InMemoryFormStore):
     """The in-memory form store, keeping memory's commits (those that carry no call) and
     running ``then`` once, right after an instance is created: the user's call landing
-    between the start's commit and memory's."""
+    right after the start's one write (memory makes no commit of its own at a start, so
+    ``memory_commits`` stays empty)."""
 
     def __init__(self) -> None:
         super().__init__()

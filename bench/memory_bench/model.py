@@ -94,7 +94,8 @@ class Answered:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Raced:
     """An earlier conversation whose ``form_start`` carried ``values`` while the user's
-    ``answer`` (a ``form_fill``) landed between the start's commit and memory's."""
+    ``answer`` (a ``form_fill``) landed right after the start's write (which holds what
+    memory recalled)."""
 
     form: str
     values: Mapping[str, Any]
@@ -111,7 +112,8 @@ Event = Said | Confirmed | Deleted | Switched | Answered | Raced
 
 @dataclass(frozen=True, slots=True)
 class Race:
-    """A call of the user's that lands between the start's commit and memory's."""
+    """A call of the user's that lands right after the start's one write (memory's fills
+    and offers are in it: there is no commit of memory's to race any more)."""
 
     tool: Literal["form_fill", "form_abandon"]
     payload: Mapping[str, Any]

@@ -185,13 +185,13 @@ def test_the_bench_reports_recall_delivered_by_the_first_and_the_second_call() -
     assert "| delivered by the second call (the agent's next call) |" in printed
 
 
-def test_an_answer_racing_recall_makes_memory_plan_again() -> None:
-    # WHEN her answer lands between the start's commit and memory's
-    raced = outcome("answer_between_commits")
-    # THEN memory's first commit lost its compare-and-set and was planned again on her answer
-    assert raced.memory_commits == (1, 2)
-    assert raced.fields["height_cm"].answer == 181
-    assert raced.fields["height_cm"].answered_by == "agent"
+def test_an_answer_racing_recall_lands_on_what_the_start_wrote() -> None:
+    # WHEN her answer lands right after the start
+    raced = outcome("answer_on_the_offered_field")
+    # THEN memory made no commit of its own (what it recalled was in the start's one write),
+    # and her answer is the one in force
+    assert raced.memory_commits == ()
+    assert raced.fields["weight_kg"].answered_by == "agent"
 
 
 def test_memory_off_asks_the_switch_and_nothing_else() -> None:

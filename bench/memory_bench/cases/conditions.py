@@ -160,35 +160,15 @@ PRINCIPAL_CASES = [
     ),
 ]
 
-_CLOSED: dict[str, Expected] = dict.fromkeys(
-    ("date_of_birth", "height_cm", "weight_kg"), Empty("closed")
-)
-
 RACE = [
-    Case(
-        id="answer_between_commits",
-        category="race",
-        claim="her height (181) lands between the start's commit and memory's: hers stands, "
-        "memory plans again and fills the rest",
-        start=alice(HEALTH, race=Race("form_fill", {"values": {"height_cm": 181}})),
-        facts=HEALTH_FACTS,
-        expect={**HEALTH_RECALLED, "height_cm": Kept(181)},
-    ),
     Case(
         id="answer_on_the_offered_field",
         category="race",
-        claim="her weight lands first: no offer of the old weight stands over her answer",
+        claim="her weight lands right after the start: no offer of the old weight stands over "
+        "her answer",
         start=alice(HEALTH, race=Race("form_fill", {"values": {"weight_kg": "72.5"}})),
         facts=HEALTH_FACTS,
         expect={**HEALTH_RECALLED, "weight_kg": Kept("72.5")},
-    ),
-    Case(
-        id="closed_between_commits",
-        category="race",
-        claim="she abandons the form before memory's commit: memory writes nothing into it",
-        start=alice(HEALTH, race=Race("form_abandon", {"reason": "opened by mistake"})),
-        facts=HEALTH_FACTS,
-        expect=_CLOSED,
     ),
     Case(
         id="start_value_wins",
