@@ -41,9 +41,7 @@ from forms.evaluation import (
     StepSummary,
     blocking,
     call_predicate,
-    counts,
-    field_status,
-    typed_value,
+    reading,
 )
 from forms.instance import FieldHistory
 from forms.marked import Marked
@@ -325,18 +323,13 @@ class _Pass:
         if before is not None and before.applies == ok and before.revision is revision:
             return  # the same answer on a field that applies as before: every reading stays
         was_live = field.id in self.live
-        answered = counts(field, revision)
-        if ok and answered:
-            assert revision is not None
+        now_live, typed, status, blocks = reading(field, ok, revision)
+        if now_live:
             if not (was_live and before is not None and before.revision is revision):
-                self.live[field.id] = typed_value(field, revision)
+                self.live[field.id] = typed
         elif was_live:
             del self.live[field.id]
-        now_live = field.id in self.live
-        self.fields[field.id] = FieldEval(
-            field.id, ok, field_status(field, ok, revision, None), revision
-        )
-        blocks = blocking(field, ok, revision)
+        self.fields[field.id] = FieldEval(field.id, ok, status, revision)
         was_blocking = before is not None and blocking(field, before.applies, before.revision)
         if blocks != was_blocking:
             self.missing[field.step] = self.missing.get(field.step, 0) + (1 if blocks else -1)

@@ -30,7 +30,7 @@ from forms import Checkpoint, FormDef, Step, compile_form, engine, field
 from forms.compiled import CompiledForm
 from forms.engine import Evaluation, Transition, evaluate, evaluate_from_scratch, transition
 from forms.errors import CannotRevise
-from forms.evaluation import StepSummary
+from forms.evaluation import StepSummary, blocking, counts, field_status, reading, typed_value
 from forms.instance import (
     FieldChange,
     FormInstance,
@@ -454,3 +454,64 @@ def test_a_commit_updates_the_step_summary_without_a_walk_over_the_steps() -> No
     assert line is not None and 'step 3/40 "Step s2"' in line
     assert "+34 more steps" in line
     assert view["position"] == "3/40"
+
+
+def test_one_look_at_a_field_reads_as_the_readings_taken_one_by_one() -> None:
+    """GIVEN fields that are required, optional and take "no preference", each with no answer,
+    an answer its type accepts, one it refuses, a take-back and a decline, applying or not
+    WHEN the incremental pass reads the field in one look (``reading``)
+    THEN it is live, has the typed value, the status and the blocking the from-scratch walk
+    takes one by one (``counts``, ``typed_value``, ``field_status``, ``blocking``)."""
+    form = build_form(
+        (
+            [
+                StepPlan(
+                    "s1",
+                    None,
+                    (
+                        FieldPlan("f_required", "choice", None, False),
+                        FieldPlan("f_optional", "optional", None, False),
+                        FieldPlan("f_nopref", "no_preference", None, False),
+                    ),
+                    False,
+                )
+            ],
+            [],
+            False,
+        )
+    )
+    revisions: list[Revision | None] = [
+        None,
+        *(
+            Revision(kind=kind, value=value, by="agent", at=T0)
+            for kind, value in (
+                ("value", "a"),
+                ("value", "z"),
+                ("retraction", None),
+                ("decline", None),
+            )
+        ),
+    ]
+    seen = set()
+    for compiled in form.fields.values():
+        for revision in revisions:
+            for applies in (True, False):
+                live = applies and counts(compiled, revision)
+                expected = (
+                    live,
+                    typed_value(compiled, revision) if live and revision is not None else None,
+                    field_status(compiled, applies, revision, None),
+                    blocking(compiled, applies, revision),
+                )
+                assert reading(compiled, applies, revision) == expected
+                seen.add(expected[2])
+    assert seen == {
+        "answered",
+        "invalid",
+        "pending",
+        "optional",
+        "declined",
+        "no_preference",
+        "held",
+        "not_applicable",
+    }
