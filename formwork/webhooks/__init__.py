@@ -1,8 +1,9 @@
 """Signed webhooks, the application's part: the scheme, the delivery log, secrets, events.
 
 - ``signing``: the signature schemes (Standard Webhooks': ``standard_headers``,
-  ``verify_standard``; the deprecated one's: ``sign``, ``verify``), refusals, ``SourceLimits``,
-  the inbound body ``WebhookStart``;
+  ``verify_standard``; the deprecated one's: ``sign``, ``verify``);
+- ``inbound``: what a source may ask for (``SourceLimits``) and the inbound body
+  ``WebhookStart``; ``errors``: the refusals (``SignatureRefused``, ``NotAllowed``);
 - ``log``: the ``DeliveryLog`` port and its rules (``claim_delivery``, ``bind_signature``);
 - ``memory`` and ``dynamodb``: its adapters, ``InMemoryDeliveryLog`` and
   ``DynamoDBDeliveryLog`` (the forms table, through an injected boto3 client);

@@ -78,7 +78,6 @@ TO_SPLIT: dict[str, str] = {
     "forms/operations.py": SIZE,
     "forms/registry.py:migration_commit": SIZE,
     "formwork/mcp/server.py:_status_handlers": SIZE,
-    "formwork/webhooks/signing.py": SIZE,
     "functions/operator_routes.py": SIZE,
     "functions/operator_routes.py:migrate_form": SIZE,
     "functions/page_routes.py": SIZE,
