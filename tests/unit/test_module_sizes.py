@@ -43,12 +43,8 @@ TO_SPLIT: dict[str, str] = {
     "infra/local/runtime.py": "owned by the composition root (HROOT) this wave; to split",
     "formwork/bootstrap.py": "owned by the composition root (HROOT) this wave; to split",
     "functions/pages/access.py": "owned by the composition root (HROOT) this wave; to split",
-    "formwork/config.py": "owned by the hook cycle (HCYCLE) this wave; to split",
+    "workflows/dispatch.py": "owned by the hook cycle (HCYCLE) this wave; to split",
     # functions
-    "formwork/config.py:Settings.from_env": "owned by the hook cycle (HCYCLE) this wave; to split",
-    "formwork/config.py:Settings.__post_init__": (
-        "owned by the hook cycle (HCYCLE) this wave; to split"
-    ),
     "workflows/worker.py:main": "owned by the hook cycle (HCYCLE) this wave; to split",
     "forms/app/recall.py:plan_recall_step": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/app/pages.py:form_page": "owned by the commit loop (HLOOP) this wave; to split",
