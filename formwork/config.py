@@ -11,6 +11,11 @@ to every cold start (docs/libraries.md has the measurement, ``bench/libraries.py
 ``tests/unit/test_settings_catalogue.py`` checks what this module and
 ``formwork.webhook_settings`` read against the docs' tables, the template and ``formwork dev``.
 
+This module says what each setting is and may hold (``Settings``, checked by concern on
+construction); ``formwork.variables`` reads each kind of value from a variable. The Temporal
+settings are a type of the Temporal adapter's own (``workflows.settings.TemporalSettings``,
+re-exported here): the adapter is given them as a value, and imports nothing of ``formwork``.
+
 | variable | meaning | default |
 | --- | --- | --- |
 | ``TABLE_NAME`` | DynamoDB table of form instances | required to build the DynamoDB store |
@@ -67,7 +72,49 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import NoReturn
+
+from formwork.variables import (
+    DEFAULT_CONTEXT_CLAIMS,
+    Variables,
+    check_context_claims,
+    check_whole,
+    parse_context_claims,
+)
+from workflows.settings import ConfigError, TemporalSettings, invalid
+
+__all__ = [
+    "DEFAULT_BUILDER_MAX_FIELDS",
+    "DEFAULT_BUILDER_MAX_STEPS",
+    "DEFAULT_CATALOG_TTL_SECONDS",
+    "DEFAULT_CONTEXT_CLAIMS",
+    "DEFAULT_FORMS",
+    "DEFAULT_HOOK_HEARTBEAT_SECONDS",
+    "DEFAULT_HOOK_MAX_ATTEMPTS",
+    "DEFAULT_HOOK_TIMEOUT_SECONDS",
+    "DEFAULT_HOOK_WAIT_MS",
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MEMORY_DEADLINE_MS",
+    "DEFAULT_OPERATOR_ROLE",
+    "DEFAULT_PUBLISHER_ROLE",
+    "DEFAULT_REDISPATCH_AFTER_SECONDS",
+    "DEFAULT_REGION",
+    "DEFAULT_REPLAY_WINDOW_HOURS",
+    "DEFAULT_ROLES_CLAIM",
+    "DEFAULT_TENANT_CLAIM",
+    "DISPATCH_MODES",
+    "MAX_BODY_BYTES_LIMIT",
+    "MAX_CATALOG_TTL_SECONDS",
+    "MAX_MEMORY_DEADLINE_MS",
+    "SINGLE_TENANT",
+    "ConfigError",
+    "Settings",
+    "TemporalSettings",
+    "invalid",
+    "parse_context_claims",
+]
+"""What other modules take from here: ``ConfigError``, ``invalid`` and ``TemporalSettings``
+among them (defined in ``workflows.settings``, the Temporal adapter's own), and the context
+claims' default and parser (``formwork.variables``)."""
 
 DEFAULT_REGION = "us-east-1"
 DEFAULT_FORMS = "forms.examples:EXAMPLES"
@@ -87,15 +134,8 @@ _TABLE = re.compile(r"[A-Za-z0-9_.-]{3,255}")
 _REGION = re.compile(r"[a-z]{2}(-[a-z]+)+-\d{1,2}")
 _CLAIM = re.compile(r"[A-Za-z0-9_:.-]{1,64}")
 _FORMS = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
-_ADDRESS = re.compile(r"[A-Za-z0-9_.\[\]:-]+:\d{1,5}")
-_NAME = re.compile(r"[A-Za-z0-9_.@-]{1,200}")
-_SECRET_ID = re.compile(r"[A-Za-z0-9/_+=.@:-]{1,2048}")
-"""A Secrets Manager ``SecretId``: a secret's name or its ARN."""
 
 DISPATCH_MODES = ("inprocess", "temporal")
-DEFAULT_TEMPORAL_ADDRESS = "localhost:7233"
-DEFAULT_TEMPORAL_NAMESPACE = "default"
-DEFAULT_TASK_QUEUE = "formwork-hooks"
 DEFAULT_HOOK_WAIT_MS = 1500
 DEFAULT_HOOK_MAX_ATTEMPTS = 5
 DEFAULT_HOOK_TIMEOUT_SECONDS = 300
@@ -111,93 +151,10 @@ MAX_CATALOG_TTL_SECONDS = 3600.0
 DEFAULT_MEMORY_DEADLINE_MS = 200
 MAX_MEMORY_DEADLINE_MS = 5_000
 """Recall's deadline is well under a tool call's budget: past it the form opens without memory."""
-DEFAULT_CONTEXT_CLAIMS: tuple[tuple[str, str], ...] = (
-    ("person.locale", "locale"),
-    ("person.timezone", "zoneinfo"),
-    ("person.currency", "currency"),
-)
-"""Which verified claim gives each context default (fact key, claim name): OpenID Connect's
-standard ``locale`` and ``zoneinfo``, and a ``currency`` claim a deployment's identity
-provider may add."""
-OFF_VALUES = frozenset({"", "off", "none"})
-"""How ``FORMWORK_CONTEXT_CLAIMS`` turns context defaults off (any case)."""
-_FACT_KEY = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+")
-"""``forms.memory.vocabulary.KEY_PATTERN`` (this module imports no engine)."""
-_CONTEXT_CLAIM = re.compile(r"[A-Za-z0-9_:./#-]{1,128}")
-"""A claim name, namespaced ones included (``https://example.com/currency``, as Auth0 asks
-custom claims to be)."""
-SWITCH_VALUES = {"on": True, "off": False, "true": True, "false": False, "1": True, "0": False}
-"""How ``FORMWORK_MEMORY`` may be spelled (any case)."""
 _ROLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,127}")
 """A role as ``functions.approval_routes.roles_from_claims`` reads one from the claims."""
 _TENANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}")
 """A tenant as ``functions.auth.principal_from_event`` accepts one."""
-
-
-class ConfigError(ValueError):
-    """An environment variable is missing or holds a value the tool API cannot use."""
-
-
-@dataclass(frozen=True, slots=True)
-class TemporalSettings:
-    """How to reach Temporal: a local dev server, a self-hosted cluster, or Temporal Cloud.
-
-    The variables are the ones Temporal's own CLI and SDKs read (``temporal env``), so one
-    environment serves the worker, the functions and the ``temporal`` command alike.
-
-    TLS is on when ``tls`` is true, when an API key is set (Temporal Cloud), when any of
-    the certificate paths is set (mTLS), or when the credentials come from Secrets Manager
-    (``secret_id``); the paths and the secret are read when connecting, not here.
-
-    ``secret_id`` (``FORMWORK_TEMPORAL_SECRET_ID``) is how a deployment passes credentials:
-    the secret holds the API key, or a JSON object with the API key and/or the mTLS client
-    certificate and key (``workflows.client`` reads it). ``api_key`` and the certificate paths
-    are for local and development use; neither may be set beside a secret.
-    """
-
-    address: str = DEFAULT_TEMPORAL_ADDRESS
-    namespace: str = DEFAULT_TEMPORAL_NAMESPACE
-    task_queue: str = DEFAULT_TASK_QUEUE
-    api_key: str | None = field(default=None, repr=False)
-    tls: bool = False
-    tls_cert: str | None = None
-    tls_key: str | None = None
-    tls_ca: str | None = None
-    tls_server_name: str | None = None
-    secret_id: str | None = None
-
-    def __post_init__(self) -> None:
-        if not _ADDRESS.fullmatch(self.address):
-            invalid("TEMPORAL_ADDRESS", self.address, "host:port, for example localhost:7233")
-        if not _NAME.fullmatch(self.namespace):
-            invalid("TEMPORAL_NAMESPACE", self.namespace, "a namespace name")
-        if not _NAME.fullmatch(self.task_queue):
-            invalid("TEMPORAL_TASK_QUEUE", self.task_queue, "a task queue name")
-        if (self.tls_cert is None) != (self.tls_key is None):
-            invalid(
-                "TEMPORAL_TLS_CLIENT_CERT_PATH"
-                if self.tls_cert is None
-                else "TEMPORAL_TLS_CLIENT_KEY_PATH",
-                "",
-                "both TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH, or neither",
-            )
-        if self.secret_id is not None:
-            if not _SECRET_ID.fullmatch(self.secret_id):
-                invalid(
-                    "FORMWORK_TEMPORAL_SECRET_ID",
-                    self.secret_id,
-                    "a Secrets Manager secret name or ARN",
-                )
-            if self.api_key is not None or self.tls_cert is not None:
-                raise ConfigError(
-                    "FORMWORK_TEMPORAL_SECRET_ID is set together with TEMPORAL_API_KEY or "
-                    "TEMPORAL_TLS_CLIENT_CERT_PATH/TEMPORAL_TLS_CLIENT_KEY_PATH: take the "
-                    "credentials from the secret or from those variables, not both"
-                )
-
-    @property
-    def uses_tls(self) -> bool:
-        return bool(self.tls or self.api_key or self.tls_cert or self.tls_ca or self.secret_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,6 +214,16 @@ class Settings:
     temporal: TemporalSettings = field(default_factory=TemporalSettings)
 
     def __post_init__(self) -> None:
+        # in this order: with several bad values, the first one named is the same every time
+        self._check_storage()
+        self._check_claims()
+        self._check_references()
+        self._check_memory()
+        self._check_roles()
+        self._check_limits()
+
+    def _check_storage(self) -> None:
+        """Where the forms are stored: the table, a local endpoint, the region."""
         if self.table_name is not None and not _TABLE.fullmatch(self.table_name):
             invalid("TABLE_NAME", self.table_name, "3-255 characters of letters, digits, _ . -")
         url = self.dynamodb_endpoint_url
@@ -264,25 +231,34 @@ class Settings:
             invalid("DYNAMODB_ENDPOINT_URL", url, "an http:// or https:// URL")
         if not _REGION.fullmatch(self.region):
             invalid("AWS_REGION", self.region, "a region name such as us-east-1")
+
+    def _check_claims(self) -> None:
+        """Which verified claims name the caller's tenant and roles."""
         if self.tenant_claim is not None and not _CLAIM.fullmatch(self.tenant_claim):
             invalid("TENANT_CLAIM", self.tenant_claim, "a claim name (letters, digits, _ : . -)")
         if not _CLAIM.fullmatch(self.roles_claim):
             invalid("ROLES_CLAIM", self.roles_claim, "a claim name (letters, digits, _ : . -)")
-        if not _FORMS.fullmatch(self.forms):
-            invalid("FORMWORK_FORMS", self.forms, '"package.module:attribute"')
-        if self.executors is not None and not _FORMS.fullmatch(self.executors):
-            invalid("FORMWORK_EXECUTORS", self.executors, '"package.module:attribute"')
-        if self.fact_keys is not None and not _FORMS.fullmatch(self.fact_keys):
-            invalid("FORMWORK_FACT_KEYS", self.fact_keys, '"package.module:attribute"')
+
+    def _check_references(self) -> None:
+        """The ``module:attribute`` references: the forms, the executors, the fact keys."""
+        for variable, reference in (
+            ("FORMWORK_FORMS", self.forms),
+            ("FORMWORK_EXECUTORS", self.executors),
+            ("FORMWORK_FACT_KEYS", self.fact_keys),
+        ):
+            if reference is not None and not _FORMS.fullmatch(reference):
+                invalid(variable, reference, '"package.module:attribute"')
+
+    def _check_memory(self) -> None:
+        """Memory's switch and the claims that give context defaults."""
         if not isinstance(self.memory, bool):
             invalid("FORMWORK_MEMORY", str(self.memory), "on or off")
-        _check_context_claims(self.context_claims)
+        check_context_claims(self.context_claims)
+
+    def _check_roles(self) -> None:
+        """The roles of the operator routes and of publishing, and the platform's tenant."""
         if not isinstance(self.operator_role, str) or not _ROLE.fullmatch(self.operator_role):
-            invalid(
-                "FORMWORK_OPERATOR_ROLE",
-                str(self.operator_role),
-                "a role name (1-128 of letters, digits and . _ : @ / + = -)",
-            )
+            invalid("FORMWORK_OPERATOR_ROLE", str(self.operator_role), _ROLE_EXPECTED)
         if self.platform_tenant is not None and not _TENANT.fullmatch(self.platform_tenant):
             invalid(
                 "FORMWORK_PLATFORM_TENANT",
@@ -290,11 +266,10 @@ class Settings:
                 "a tenant (1-64 of letters, digits and . _ : @ -)",
             )
         if not isinstance(self.publisher_role, str) or not _ROLE.fullmatch(self.publisher_role):
-            invalid(
-                "FORMWORK_PUBLISHER_ROLE",
-                str(self.publisher_role),
-                "a role name (1-128 of letters, digits and . _ : @ / + = -)",
-            )
+            invalid("FORMWORK_PUBLISHER_ROLE", str(self.publisher_role), _ROLE_EXPECTED)
+
+    def _check_limits(self) -> None:
+        """The numbers (sizes, times, counts) and how hooks are dispatched."""
         ttl = self.catalog_ttl_seconds
         if (
             isinstance(ttl, bool)
@@ -306,16 +281,13 @@ class Settings:
                 str(ttl),
                 f"a number of seconds from 0 to {MAX_CATALOG_TTL_SECONDS:g}",
             )
-        if (
-            isinstance(self.max_body_bytes, bool)
-            or not isinstance(self.max_body_bytes, int)
-            or not 1 <= self.max_body_bytes <= MAX_BODY_BYTES_LIMIT
-        ):
-            invalid(
-                "FORMWORK_MAX_BODY_BYTES",
-                str(self.max_body_bytes),
-                f"a whole number of bytes from 1 to {MAX_BODY_BYTES_LIMIT}",
-            )
+        check_whole(
+            "FORMWORK_MAX_BODY_BYTES",
+            self.max_body_bytes,
+            1,
+            MAX_BODY_BYTES_LIMIT,
+            f"a whole number of bytes from 1 to {MAX_BODY_BYTES_LIMIT}",
+        )
         if self.dispatch not in DISPATCH_MODES:
             invalid("FORMWORK_DISPATCH", self.dispatch, " or ".join(DISPATCH_MODES))
         for variable, number, low, high in (
@@ -329,100 +301,59 @@ class Settings:
             ("FORMWORK_BUILDER_MAX_FIELDS", self.builder_max_fields, 1, 10_000),
             ("FORMWORK_MEMORY_DEADLINE_MS", self.memory_deadline_ms, 1, MAX_MEMORY_DEADLINE_MS),
         ):
-            if isinstance(number, bool) or not isinstance(number, int) or not low <= number <= high:
-                invalid(variable, str(number), f"a whole number from {low} to {high}")
+            check_whole(variable, number, low, high, f"a whole number from {low} to {high}")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         """Settings from ``environ`` (default ``os.environ``); empty values count as unset."""
-        env = os.environ if environ is None else environ
-
-        def get(name: str) -> str | None:
-            value = env.get(name, "").strip()
-            return value or None
-
-        raw_max = get("FORMWORK_MAX_BODY_BYTES")
-        max_body = DEFAULT_MAX_BODY_BYTES
-        if raw_max is not None:
-            if not re.fullmatch(r"\d{1,9}", raw_max):
-                invalid("FORMWORK_MAX_BODY_BYTES", raw_max, "a whole number of bytes")
-            max_body = int(raw_max)
-
-        def number(name: str, default: int) -> int:
-            raw = get(name)
-            if raw is None:
-                return default
-            if not re.fullmatch(r"\d{1,9}", raw):
-                invalid(name, raw, "a whole number")
-            return int(raw)
-
-        raw_ttl = get("FORMWORK_CATALOG_TTL_SECONDS")
-        ttl = DEFAULT_CATALOG_TTL_SECONDS
-        if raw_ttl is not None:
-            if not re.fullmatch(r"\d{1,5}(\.\d{1,3})?", raw_ttl):
-                invalid("FORMWORK_CATALOG_TTL_SECONDS", raw_ttl, "a number of seconds, such as 5")
-            ttl = float(raw_ttl)
-
-        raw_memory = get("FORMWORK_MEMORY")
-        memory = True
-        if raw_memory is not None:
-            if raw_memory.lower() not in SWITCH_VALUES:
-                invalid("FORMWORK_MEMORY", raw_memory, "on or off")
-            memory = SWITCH_VALUES[raw_memory.lower()]
-
-        raw_context = env.get("FORMWORK_CONTEXT_CLAIMS")  # set but empty: off, not unset
-        context_claims = (
-            DEFAULT_CONTEXT_CLAIMS if raw_context is None else parse_context_claims(raw_context)
+        read = Variables(os.environ if environ is None else environ)
+        # read in this order (then the whole numbers, in the order of the fields below)
+        max_body = read.whole(
+            "FORMWORK_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, "a whole number of bytes"
         )
-
-        tls = (get("TEMPORAL_TLS") or "false").lower()
-        if tls not in ("true", "false", "1", "0"):
-            invalid("TEMPORAL_TLS", tls, "true or false")
-        temporal = TemporalSettings(
-            address=get("TEMPORAL_ADDRESS") or DEFAULT_TEMPORAL_ADDRESS,
-            namespace=get("TEMPORAL_NAMESPACE") or DEFAULT_TEMPORAL_NAMESPACE,
-            task_queue=get("TEMPORAL_TASK_QUEUE") or DEFAULT_TASK_QUEUE,
-            api_key=get("TEMPORAL_API_KEY"),
-            tls=tls in ("true", "1"),
-            tls_cert=get("TEMPORAL_TLS_CLIENT_CERT_PATH"),
-            tls_key=get("TEMPORAL_TLS_CLIENT_KEY_PATH"),
-            tls_ca=get("TEMPORAL_TLS_SERVER_CA_CERT_PATH"),
-            tls_server_name=get("TEMPORAL_TLS_SERVER_NAME"),
-            secret_id=get("FORMWORK_TEMPORAL_SECRET_ID"),
-        )
+        ttl = read.seconds("FORMWORK_CATALOG_TTL_SECONDS", DEFAULT_CATALOG_TTL_SECONDS)
+        memory = read.switch("FORMWORK_MEMORY", default=True)
+        context_claims = read.context_claims()
+        temporal = read.temporal()
         return cls(
-            table_name=get("TABLE_NAME"),
-            dynamodb_endpoint_url=get("DYNAMODB_ENDPOINT_URL"),
-            region=get("AWS_REGION") or get("AWS_DEFAULT_REGION") or DEFAULT_REGION,
-            tenant_claim=_tenant_claim(get("TENANT_CLAIM")),
-            roles_claim=get("ROLES_CLAIM") or DEFAULT_ROLES_CLAIM,
-            forms=get("FORMWORK_FORMS") or DEFAULT_FORMS,
+            table_name=read.text("TABLE_NAME"),
+            dynamodb_endpoint_url=read.text("DYNAMODB_ENDPOINT_URL"),
+            region=read.text("AWS_REGION") or read.text("AWS_DEFAULT_REGION") or DEFAULT_REGION,
+            tenant_claim=_tenant_claim(read.text("TENANT_CLAIM")),
+            roles_claim=read.text("ROLES_CLAIM") or DEFAULT_ROLES_CLAIM,
+            forms=read.text("FORMWORK_FORMS") or DEFAULT_FORMS,
             max_body_bytes=max_body,
-            dispatch=(get("FORMWORK_DISPATCH") or "inprocess").lower(),
-            hook_wait_ms=number("FORMWORK_HOOK_WAIT_MS", DEFAULT_HOOK_WAIT_MS),
-            hook_max_attempts=number("FORMWORK_HOOK_MAX_ATTEMPTS", DEFAULT_HOOK_MAX_ATTEMPTS),
-            hook_timeout_seconds=number(
+            dispatch=(read.text("FORMWORK_DISPATCH") or "inprocess").lower(),
+            hook_wait_ms=read.whole("FORMWORK_HOOK_WAIT_MS", DEFAULT_HOOK_WAIT_MS),
+            hook_max_attempts=read.whole("FORMWORK_HOOK_MAX_ATTEMPTS", DEFAULT_HOOK_MAX_ATTEMPTS),
+            hook_timeout_seconds=read.whole(
                 "FORMWORK_HOOK_TIMEOUT_SECONDS", DEFAULT_HOOK_TIMEOUT_SECONDS
             ),
-            hook_heartbeat_seconds=number(
+            hook_heartbeat_seconds=read.whole(
                 "FORMWORK_HOOK_HEARTBEAT_SECONDS", DEFAULT_HOOK_HEARTBEAT_SECONDS
             ),
-            redispatch_after_seconds=number(
+            redispatch_after_seconds=read.whole(
                 "FORMWORK_REDISPATCH_AFTER_SECONDS", DEFAULT_REDISPATCH_AFTER_SECONDS
             ),
-            replay_window_hours=number("FORMWORK_REPLAY_WINDOW_HOURS", DEFAULT_REPLAY_WINDOW_HOURS),
-            executors=get("FORMWORK_EXECUTORS"),
-            publisher_role=get("FORMWORK_PUBLISHER_ROLE") or DEFAULT_PUBLISHER_ROLE,
-            operator_role=get("FORMWORK_OPERATOR_ROLE") or DEFAULT_OPERATOR_ROLE,
-            platform_tenant=get("FORMWORK_PLATFORM_TENANT"),
-            relay_failures_url=get("FORMWORK_RELAY_FAILURES_URL"),
-            sweeper_function=get("FORMWORK_SWEEPER_FUNCTION"),
-            builder_max_steps=number("FORMWORK_BUILDER_MAX_STEPS", DEFAULT_BUILDER_MAX_STEPS),
-            builder_max_fields=number("FORMWORK_BUILDER_MAX_FIELDS", DEFAULT_BUILDER_MAX_FIELDS),
+            replay_window_hours=read.whole(
+                "FORMWORK_REPLAY_WINDOW_HOURS", DEFAULT_REPLAY_WINDOW_HOURS
+            ),
+            executors=read.text("FORMWORK_EXECUTORS"),
+            publisher_role=read.text("FORMWORK_PUBLISHER_ROLE") or DEFAULT_PUBLISHER_ROLE,
+            operator_role=read.text("FORMWORK_OPERATOR_ROLE") or DEFAULT_OPERATOR_ROLE,
+            platform_tenant=read.text("FORMWORK_PLATFORM_TENANT"),
+            relay_failures_url=read.text("FORMWORK_RELAY_FAILURES_URL"),
+            sweeper_function=read.text("FORMWORK_SWEEPER_FUNCTION"),
+            builder_max_steps=read.whole("FORMWORK_BUILDER_MAX_STEPS", DEFAULT_BUILDER_MAX_STEPS),
+            builder_max_fields=read.whole(
+                "FORMWORK_BUILDER_MAX_FIELDS", DEFAULT_BUILDER_MAX_FIELDS
+            ),
             catalog_ttl_seconds=ttl,
             memory=memory,
-            fact_keys=get("FORMWORK_FACT_KEYS"),
-            memory_deadline_ms=number("FORMWORK_MEMORY_DEADLINE_MS", DEFAULT_MEMORY_DEADLINE_MS),
+            fact_keys=read.text("FORMWORK_FACT_KEYS"),
+            memory_deadline_ms=read.whole(
+                "FORMWORK_MEMORY_DEADLINE_MS", DEFAULT_MEMORY_DEADLINE_MS
+            ),
             context_claims=context_claims,
             temporal=temporal,
         )
@@ -437,10 +368,7 @@ class Settings:
         return self.table_name
 
 
-_CONTEXT_EXPECTED = (
-    "fact.key=claim pairs, comma-separated, each fact key once (such as "
-    "person.locale=locale,person.timezone=zoneinfo), or off"
-)
+_ROLE_EXPECTED = "a role name (1-128 of letters, digits and . _ : @ / + = -)"
 
 
 def _tenant_claim(raw: str | None) -> str | None:
@@ -448,46 +376,3 @@ def _tenant_claim(raw: str | None) -> str | None:
     if raw is None:
         return DEFAULT_TENANT_CLAIM
     return None if raw.lower() == SINGLE_TENANT else raw
-
-
-def parse_context_claims(raw: str) -> tuple[tuple[str, str], ...]:
-    """``FORMWORK_CONTEXT_CLAIMS``'s value as ``(fact key, claim name)`` pairs; empty or
-    ``off``: none. A malformed value is a ``ConfigError``."""
-    text = raw.strip()
-    if text.lower() in OFF_VALUES:
-        return ()
-    pairs = []
-    for item in text.split(","):
-        key, sep, claim = (part.strip() for part in item.partition("="))
-        if not sep:
-            invalid("FORMWORK_CONTEXT_CLAIMS", raw, _CONTEXT_EXPECTED)
-        pairs.append((key, claim))
-    found = tuple(pairs)
-    _check_context_claims(found, raw)
-    return found
-
-
-def _check_context_claims(pairs: object, raw: str | None = None) -> None:
-    """Each pair a fact key and a claim name, each fact key once."""
-    shown = raw if raw is not None else repr(pairs)
-    if not isinstance(pairs, tuple):
-        invalid("FORMWORK_CONTEXT_CLAIMS", shown, _CONTEXT_EXPECTED)
-    keys: set[str] = set()
-    for pair in pairs:
-        if (
-            not isinstance(pair, tuple)
-            or len(pair) != 2
-            or not all(isinstance(part, str) for part in pair)
-            or not _FACT_KEY.fullmatch(pair[0])
-            or len(pair[0]) > 80
-            or not _CONTEXT_CLAIM.fullmatch(pair[1])
-            or pair[0] in keys
-        ):
-            invalid("FORMWORK_CONTEXT_CLAIMS", shown, _CONTEXT_EXPECTED)
-        keys.add(pair[0])
-
-
-def invalid(variable: str, value: str, expected: str) -> NoReturn:
-    """Raise the ``ConfigError`` of a bad ``value`` of ``variable`` (shortened if long)."""
-    shown = value if len(value) <= 80 else value[:77] + "..."
-    raise ConfigError(f"{variable}={shown!r} is not valid: expected {expected}")

@@ -1,4 +1,4 @@
-"""Connecting to Temporal from configuration (``formwork.config.TemporalSettings``).
+"""Connecting to Temporal from configuration (``workflows.settings.TemporalSettings``).
 
 Three shapes, one set of variables:
 
@@ -39,7 +39,7 @@ from typing import Any
 
 from temporalio.client import Client, TLSConfig
 
-from formwork.config import ConfigError, TemporalSettings
+from workflows.settings import ConfigError, TemporalSettings
 
 _log = logging.getLogger("formwork.temporal")
 

@@ -38,7 +38,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from forms.hook_speed import HookName, HookTimes, declared_slow
-from formwork.config import Settings, TemporalSettings
+from workflows.settings import DispatchSettings, TemporalSettings
 from workflows.shared import DECIDED_SIGNAL, ApprovalInput, HookInput, HookPolicy, instance_of
 from workflows.starter import RunInput, StartReport, start_hooks
 
@@ -159,7 +159,7 @@ class Marker(Protocol):
     def mark_dispatched(self, instance_id: str, keys: Sequence[str]) -> list[str]: ...
 
 
-def policy_from(settings: Settings) -> HookPolicy:
+def policy_from(settings: DispatchSettings) -> HookPolicy:
     return HookPolicy(
         max_attempts=settings.hook_max_attempts,
         timeout_seconds=float(settings.hook_timeout_seconds),
@@ -194,7 +194,7 @@ class TemporalDispatcher:
         self._took = _Took()
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> TemporalDispatcher:
+    def from_settings(cls, settings: DispatchSettings) -> TemporalDispatcher:
         return cls(
             connection_for(settings.temporal),
             task_queue=settings.temporal.task_queue,

@@ -43,7 +43,6 @@ TO_SPLIT: dict[str, str] = {
     "infra/local/runtime.py": "owned by the composition root (HROOT) this wave; to split",
     "formwork/bootstrap.py": "owned by the composition root (HROOT) this wave; to split",
     "functions/pages/access.py": "owned by the composition root (HROOT) this wave; to split",
-    "workflows/dispatch.py": "owned by the hook cycle (HCYCLE) this wave; to split",
     # functions
     "workflows/worker.py:main": "owned by the hook cycle (HCYCLE) this wave; to split",
     "forms/app/recall.py:plan_recall_step": "owned by the commit loop (HLOOP) this wave; to split",
