@@ -2,166 +2,59 @@
 
 Each returns field changes (revisions to append, cursors to move) and a per-field account of
 what happened; ``forms.engine.transition`` then turns them into a commit. Nothing here touches
-storage, the clock or ids: the caller passes ``now`` and the author of the write. What an
-executor's effects amount to is planned in ``forms.effect_plans``, on top of these.
+storage, the clock or ids: the caller passes ``now`` and the author of the write. The plan
+they fill, who writes and what one answer may be are ``forms.fill_plans`` (importable from here
+too). What an executor's effects amount to is planned in ``forms.effect_plans``, on top of
+these.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from forms.compiled import CompiledForm
 from forms.errors import BadRequest, CannotRevise, UnknownField
-from forms.instance import (
-    FieldChange,
-    FormInstance,
-    Revision,
-    RevisionKind,
-    Source,
+from forms.fill_plans import (
+    DECIDERS,
+    MAX_PATCH_FIELDS,
+    MAX_VALUE_BYTES,
+    MAX_VALUE_DEPTH,
+    RETRACT_HINT,
+    Author,
+    FillPlan,
+    Unknown,
+    ValueRejection,
+    check_value_size,
+    is_blank,
+    new_revision,
+    unknown_id,
 )
-from forms.marked import built, constructed
-from forms.schema import Accepted, json_depth
+from forms.instance import FieldChange, FormInstance, RevisionKind
+from forms.marked import constructed
+from forms.schema import Accepted
 
-MAX_VALUE_BYTES = 16_384
-"""A single answer, as compact JSON. Forms collect answers, not documents."""
-MAX_VALUE_DEPTH = 6
-"""Nesting of lists/objects inside one answer."""
-MAX_PATCH_FIELDS = 100
-"""Fields in one fill."""
-
-_DECIDERS = frozenset({"approver", "operator", "migration"})
-"""Sources that may write a field declared ``decided_by_approver``."""
-
-RETRACT_HINT = 'to clear an answer, call form_revise with action "retract"; never write "" or null'
-
-
-@dataclass(frozen=True, slots=True)
-class Author:
-    """Who is writing: the provenance stamped on every revision of this call."""
-
-    source: Source
-    actor: str | None = None
-    tool_call_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ValueRejection:
-    field: str
-    message: str
-    hint: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Unknown:
-    sent: str
-    did_you_mean: tuple[str, ...]
-
-
-_NO_VALUE: Any = object()
-"""``unknown_id``'s default: the id came without a value (a decline)."""
-
-
-def unknown_id(form: CompiledForm, sent: str, value: Any = _NO_VALUE) -> Unknown:
-    """An id naming no field: what was sent (cut to 64 characters) and the fields it most
-    likely meant. Only fields the agent may write are offered and, when a value came with the
-    id, only those whose type takes it: ``incident_kind: "premises"`` is not offered
-    ``incident_date``. A suggestion the value would be refused under costs a round trip, or
-    invites the wrong field when followed blindly."""
-    shown = sent if len(sent) <= 64 else sent[:63] + "…"
-    offered = [c for c in form.suggest_fields(sent[:128], 6) if form.fields[c].offered]
-    if value is not _NO_VALUE and not is_blank(value):
-        offered = [c for c in offered if isinstance(form.fields[c].type.accept(value), Accepted)]
-    return Unknown(shown, tuple(offered[:3]))
-
-
-@dataclass
-class FillPlan:
-    """What a fill will do, field by field, before it is committed."""
-
-    changes: dict[str, FieldChange] = field(default_factory=dict)
-    captured: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    rejected: list[ValueRejection] = field(default_factory=list)
-    unknown: list[Unknown] = field(default_factory=list)
-    resolved: dict[str, str] = field(default_factory=dict)
-    replaced: dict[str, Any] = field(default_factory=dict)
-    """Fields whose earlier answer this write replaces, with that earlier answer."""
-    coerced: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Fields whose value came in another unambiguous encoding: ``{"sent": "yes", "stored":
-    true}``, what the call carried and what was validated and kept (see ``FieldType.accept``)."""
-    declined: list[str] = field(default_factory=list)
-    """Fields this call declined ("prefers not to say", or "no preference"), among captured."""
-    confirmed: list[str] = field(default_factory=list)
-    """Fields whose answer from memory this call confirmed (the same value sent again): the
-    answer is the writer's now, among captured."""
-    dismissed: list[str] = field(default_factory=list)
-    """Fields whose offer from memory this call dropped (``clear_memory``): nothing was
-    written to them; the offer is no longer shown."""
-
-
-def _revision(kind: RevisionKind, value: Any, author: Author, now: datetime, prev: int) -> Revision:
-    """A new entry; not validated again when every part already has its type (a scalar of
-    validated JSON, a known source, a time), so anything else is refused as it always was."""
-    parts = {
-        "kind": kind,
-        "value": value,
-        "by": author.source,
-        "actor": author.actor,
-        "tool_call_id": author.tool_call_id,
-        "at": now,
-        "prev": prev,
-        "note": None,
-    }
-    if (
-        type(value) in _SCALARS
-        and author.source in _SOURCES
-        and type(author.actor) in _TEXT
-        and type(author.tool_call_id) in _TEXT
-        and type(now) is datetime
-    ):
-        return built(Revision, parts)
-    return Revision(**parts)
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-_TEXT = frozenset({str, type(None)})
-_SOURCES = frozenset(get_args(Source))
-
-
-_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-_SHORT_TEXT = MAX_VALUE_BYTES // 6 - 2
-"""Text this long or shorter fits whatever it holds (a character takes at most six bytes of
-JSON, as an escape), so its size needs no encoding to check."""
-
-
-def check_value_size(value: object) -> str | None:
-    """Why ``value`` is too large or deep to store as one answer, or None when it fits."""
-    kind = type(value)
-    if (
-        value is None
-        or kind is bool
-        or kind is float
-        or (kind is str and len(value) <= _SHORT_TEXT)  # type: ignore[arg-type]
-        or (kind is int and value.bit_length() < 10_000)  # type: ignore[attr-defined]
-    ):
-        return None  # a scalar that fits: nothing nests, nothing to measure
-    try:
-        encoded = _COMPACT.encode(value)
-    except (TypeError, ValueError):
-        return "the value is not plain JSON"
-    if len(encoded.encode()) > MAX_VALUE_BYTES:
-        return f"the value is over {MAX_VALUE_BYTES} bytes of JSON"
-    if json_depth(value) > MAX_VALUE_DEPTH:
-        return f"the value nests deeper than {MAX_VALUE_DEPTH} levels"
-    return None
-
-
-def is_blank(value: object) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip())
+__all__ = [
+    "MAX_PATCH_FIELDS",
+    "MAX_VALUE_BYTES",
+    "MAX_VALUE_DEPTH",
+    "RETRACT_HINT",
+    "Action",
+    "Author",
+    "FillPlan",
+    "Unknown",
+    "ValueRejection",
+    "check_value_size",
+    "is_blank",
+    "plan_clear_memory",
+    "plan_declines",
+    "plan_fill",
+    "plan_revise",
+    "resolve_field",
+    "touched_steps",
+    "unknown_id",
+]
 
 
 def plan_fill(
@@ -197,7 +90,7 @@ def plan_fill(
             )
             continue
         seen[field_id] = sent
-        if form.fields[field_id].decided_by_approver and author.source not in _DECIDERS:
+        if form.fields[field_id].decided_by_approver and author.source not in DECIDERS:
             plan.rejected.append(
                 ValueRejection(
                     field_id,
@@ -259,7 +152,7 @@ def _stage(
         plan.confirmed.append(field_id)
     elif current is not None and current.kind == "value":
         plan.replaced[field_id] = current.value
-    revision = _revision(kind, json_value, author, now, history.cursor)
+    revision = new_revision(kind, json_value, author, now, history.cursor)
     plan.changes[field_id] = constructed(FieldChange, append=(revision,), cursor=history.count)
     plan.captured.append(field_id)
     if kind == "decline":
@@ -311,7 +204,7 @@ def plan_revise(
         )
     if action == "clear_memory":
         return plan_clear_memory(form, instance, author, now)
-    if form.fields[field_id].decided_by_approver and author.source not in _DECIDERS:
+    if form.fields[field_id].decided_by_approver and author.source not in DECIDERS:
         raise CannotRevise(
             f"{form.fields[field_id].label} is decided by an approver; it cannot be revised here",
             "tell the user it is awaiting (or has) an approver's decision",

@@ -70,7 +70,6 @@ TO_SPLIT: dict[str, str] = {
     "forms/documents/model.py": SIZE,
     "forms/effect_plans.py:plan_effects": SIZE,
     "forms/memory/statements.py:plan_statement": SIZE,
-    "forms/operations.py": SIZE,
     "forms/registry.py:migration_commit": SIZE,
     "formwork/mcp/server.py:_status_handlers": SIZE,
     "functions/operator_routes.py": SIZE,
