@@ -6,6 +6,7 @@ The delivery log's own promises (compare-and-set, bindings, snapshots) are the c
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -550,17 +551,12 @@ def test_other_events_have_no_handover_key_and_a_handover_must_name_its_target()
 
 
 def closed_context(status: str, handed_to: HandoverLink | None = None) -> HookContext:
-    return HookContext(
-        values=Values({}, {}),
-        state=FormState({}, {}, {}, None, True, None),
-        answers={"company": "Acme"},
+    return dataclasses.replace(
+        hook_context({"company": "Acme"}),
         key="fi_4a:form.closed:1",
         hook_id="form.closed",
-        occurrence=1,
         instance_id="fi_4a",
         form_id="quote",
-        conversation_id="conv-1",
-        principal="acme/alice",
         status=status,
         closed_reason=f"{status}: why",
         occurred_at=NOW,
