@@ -133,11 +133,20 @@ class ToolResult(BaseModel):
 
     @classmethod
     def from_answer(
-        cls, answer: Mapping[str, Any], tool_call_id: str, attempts: int = 1
+        cls,
+        answer: Mapping[str, Any],
+        tool_call_id: str,
+        attempts: int = 1,
+        *,
+        typed: Mapping[str, Any] | None = None,
     ) -> ToolResult:
         """The result the API answered for the call sent under ``tool_call_id``, sent
-        ``attempts`` times; ``ValidationError`` when the answer is not a tool result."""
-        result = cls.model_validate(answer)
+        ``attempts`` times; ``ValidationError`` when the answer is not a tool result.
+
+        ``typed`` is the part of ``answer`` to type (default: all of it): a reader that
+        cannot type some keys (``formwork.client``'s, reading a newer API) leaves them out,
+        and they are kept as sent (``to_dict``, ``get``, ``untyped``)."""
+        result = cls.model_validate(answer if typed is None else typed)
         result._raw = dict(answer)
         result._tool_call_id = tool_call_id
         result._attempts = attempts
@@ -159,6 +168,13 @@ class ToolResult(BaseModel):
         """A write that lost to other writers every time: nothing was saved, and the same call
         (same id) may be sent again."""
         return not self.ok and self.error == BUSY
+
+    @property
+    def untyped(self) -> tuple[str, ...]:
+        """Keys this model names that the answer carried but that were not typed (``typed``
+        left them out): their attributes read as their defaults, ``get`` has them as sent."""
+        fields = type(self).model_fields
+        return tuple(k for k in self._raw if k in fields and k not in self.model_fields_set)
 
     def to_dict(self) -> dict[str, Any]:
         """The result as the API sent it, every key in its order."""

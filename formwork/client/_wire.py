@@ -19,7 +19,7 @@ import httpx
 from pydantic import ValidationError
 
 from formwork.client.errors import AuthError, ClientError, RequestRefused, ServiceUnavailable
-from formwork.client.models import BUSY, Status, ToolResult
+from formwork.client.models import BUSY, Status, ToolResult, read_result
 from formwork.client.retry import Retry
 
 _log = logging.getLogger("formwork.client")
@@ -108,16 +108,24 @@ def tool_list(answer: dict[str, Any], route: str = "GET /tools") -> list[dict[st
 
 
 def result_of(answer: dict[str, Any], attempts: Attempts) -> ToolResult:
-    """A tool call's answer as a ``ToolResult``."""
+    """A tool call's answer as a ``ToolResult``, read tolerantly (``read_result``): keys a
+    newer API sends that this client cannot type are kept as sent, and logged."""
     try:
-        return ToolResult.from_answer(answer, attempts.tool_call_id or "", attempts.made)
-    except ValidationError:
+        result = read_result(answer, attempts.tool_call_id or "", attempts.made)
+    except ValueError:
         raise ServiceUnavailable(
             f"{attempts.what}: the answer is not a tool result",
             status=200,
             attempts=attempts.made,
             tool_call_id=attempts.tool_call_id,
         ) from None
+    if result.untyped:
+        _log.info(
+            "%s: kept as sent, not typed (from a newer API?): %s",
+            attempts.what,
+            ", ".join(result.untyped),
+        )
+    return result
 
 
 def status_of(answer: dict[str, Any], attempts: Attempts) -> Status:

@@ -7,15 +7,50 @@ data), and every other key as sent. It carries more than its envelope (``resolve
 of the API adds), and ``to_dict`` gives it back exactly as it came, for the model to read;
 ``tool_call_id`` is the id the call was sent under (the caller's, or the one the client made),
 every attempt alike, and ``attempts`` how many times it was sent.
+
+``read_result`` is how the client reads one, tolerant of a newer API (docs/clients.md,
+Compatibility): an answer the model types is typed whole; one it cannot type only because
+of keys outside the envelope (a status value or a row shape this version does not know) is
+typed without them, and they are kept as sent (``untyped`` names them); an answer whose
+envelope does not read is not a tool result.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from forms.surface.tool_result import BUSY, ToolResult
 
-__all__ = ["BUSY", "Status", "ToolResult"]
+__all__ = ["BUSY", "ENVELOPE", "Status", "ToolResult", "read_result"]
+
+ENVELOPE = frozenset({"ok", "summary", "error", "message", "hint"})
+"""The keys every tool result leads with; an answer whose envelope does not read is refused."""
+
+
+def read_result(answer: Mapping[str, Any], tool_call_id: str, attempts: int = 1) -> ToolResult:
+    """``answer`` as a ``ToolResult``: typed whole when it can be; else typed without the
+    keys outside the envelope that failed, which are kept as sent. ``ValueError`` when it is
+    not a tool result: its envelope is not ``ok`` with ``summary``, or with ``error`` and
+    ``message``, each of its type (the document's ``anyOf``, checked here as well)."""
+    if not _leads(answer):
+        raise ValueError("a tool result leads with ok, then summary, or error and message")
+    try:
+        return ToolResult.from_answer(answer, tool_call_id, attempts)
+    except ValidationError as refused:
+        failed = {str(error["loc"][0]) if error["loc"] else "" for error in refused.errors()}
+        if failed & ENVELOPE or "" in failed:
+            raise
+    typed = {key: value for key, value in answer.items() if key not in failed}
+    return ToolResult.from_answer(answer, tool_call_id, attempts, typed=typed)
+
+
+def _leads(answer: Mapping[str, Any]) -> bool:
+    """Whether ``answer`` leads as a tool result: ``summary``, or ``error`` and ``message``."""
+    said = isinstance(answer.get("summary"), str)
+    return said or all(isinstance(answer.get(key), str) for key in ("error", "message"))
 
 
 class Status(BaseModel):

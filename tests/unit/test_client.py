@@ -9,7 +9,9 @@ shape, a call and its result, retries under the same id (busy, 5xx, a dropped co
 that apply once, retries spent, status lines, auth failures and bad requests, the builder's
 tools and calls (with the editor's selection and Stop), strict mode (the tools typed for the
 forms asked for, and a call sent with its format whose ``null`` answers are left out), the
-async client, the retry policy's waits, and the public surface.
+async client, the retry policy's waits, the public surface, and a newer API's answers
+(``httpx.MockTransport``: status values and keys this client does not know are kept, not
+refused; an answer whose envelope does not read is still not a tool result).
 """
 
 from __future__ import annotations
@@ -754,3 +756,96 @@ def test_a_mock_transport_needs_no_socket() -> None:
     with Formwork("http://formwork.test", "t", transport=httpx.MockTransport(answer)) as client:
         result = client.call(CONVERSATION, "form_list", {}, "call_1")
     assert result.ok and result.get("forms") == []
+
+
+# ------------------------------------------------------------------------ a newer API
+
+NEWER = {
+    "ok": True,
+    "summary": "Saved 1 (destination); the form is archived.",
+    "closed": "archived",
+    "hooks": [{"key": "fi_1:form.closed:1", "status": "deferred"}],
+    "next_actions": [{"tool": "form_read", "why": "to show the archive"}],
+    "status_line": "[form: travel-claim] archived",
+}
+"""What a later version of the API might answer: a status value and a hook status this client
+does not know, and a key it has never heard of."""
+
+
+def answering(body: Any) -> httpx.MockTransport:
+    """A transport whose every answer is ``body`` (200, JSON), as from another API version."""
+    return httpx.MockTransport(lambda request: httpx.Response(200, json=body))
+
+
+def call_with(body: Any) -> ToolResult:
+    with Formwork("http://formwork.test", "t", transport=answering(body)) as client:
+        return client.call(CONVERSATION, "form_fill", {}, "call_1")
+
+
+def test_a_newer_apis_status_values_and_keys_are_kept_not_refused(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # GIVEN an answer with an unknown status value, an unknown hook status and an unknown key
+    # WHEN the client reads it
+    with caplog.at_level("INFO", logger="formwork.client"):
+        result = call_with(NEWER)
+    # THEN it is a tool result: the envelope and what it can type are typed
+    assert result.ok and result.summary == NEWER["summary"]
+    assert result.status_line == NEWER["status_line"] and result.tool_call_id == "call_1"
+    # AND what it cannot type reads as not set on the model, and is kept as sent
+    assert result.closed is None and result.hooks is None
+    assert result.untyped == ("closed", "hooks")
+    assert result.get("closed") == "archived" and result.get("hooks") == NEWER["hooks"]
+    assert result.get("next_actions") == NEWER["next_actions"]
+    assert result.to_dict() == NEWER and list(result.to_dict()) == list(NEWER)
+    # AND the client says so in its log, naming the keys
+    assert "closed, hooks" in caplog.text
+
+
+def test_an_unknown_key_alone_is_typed_as_ever() -> None:
+    answer = {"ok": True, "summary": "Listed.", "forms": [], "page": {"next": None}}
+    result = call_with(answer)
+    assert result.untyped == () and result.get("page") == {"next": None}
+    assert result.to_dict() == answer
+
+
+def test_a_newer_refusal_is_still_data() -> None:
+    # an error code and a key this client has never seen: a refusal, typed as any other
+    answer = {
+        "ok": False,
+        "error": "quota_exceeded",
+        "message": "Too many forms today.",
+        "closed": "archived",
+        "retry_after": 30,
+    }
+    result = call_with(answer)
+    assert (result.ok, result.error, result.message) == (False, "quota_exceeded", answer["message"])
+    assert result.untyped == ("closed",) and result.get("retry_after") == 30
+    assert not result.busy
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"summary": "Saved."},  # no ok
+        {"ok": "maybe", "summary": "Saved."},  # ok is not a boolean
+        {"ok": True, "summary": 3},  # summary is not a sentence
+        {"ok": False, "error": "x", "message": ["no"]},  # message is not text
+        {"ok": True, "closed": "archived"},  # no summary, nor error and message
+        {"ok": False, "error": "x", "closed": "archived"},  # error without a message
+        {"ok": True, "summary": "Saved.", "hint": {"send": "this"}},  # hint is not text
+        ["ok", True],  # not an object
+    ],
+)
+def test_an_answer_whose_envelope_does_not_read_is_still_not_a_tool_result(body: Any) -> None:
+    with pytest.raises(ServiceUnavailable, match="not"):
+        call_with(body)
+
+
+def test_the_async_client_reads_a_newer_api_the_same() -> None:
+    async def session() -> ToolResult:
+        async with AsyncFormwork("http://formwork.test", "t", transport=answering(NEWER)) as c:
+            return await c.call(CONVERSATION, "form_fill", {}, "call_1")
+
+    result = asyncio.run(session())
+    assert result.ok and result.untyped == ("closed", "hooks") and result.to_dict() == NEWER
