@@ -36,6 +36,7 @@ from standardwebhooks import Webhook
 from forms.storage.dynamodb import DynamoDBFormStore
 from formwork.webhooks import (
     FormEvent,
+    HandedOverTo,
     SecretsManagerSecrets,
     SignatureRefused,
     check_secret,
@@ -432,6 +433,30 @@ def test_an_outbound_delivery_is_verified_by_a_real_receiver(receiver: Any) -> N
     assert deliver(url, SECRET, EVENT, timestamp=int(time.time())) == 204
     ((body, headers),) = receiver.received
     assert json.loads(body)["delivery"] == headers["x-formwork-delivery"] == EVENT.delivery
+
+
+def test_a_handover_is_delivered_as_its_own_event_the_standard_library_verifies(
+    receiver: Any,
+) -> None:
+    # GIVEN a form handed over to another, as its notifier reports it
+    went_to = HandedOverTo(form="enterprise", instance="fi_2", carried=("company",))
+    handed = EVENT.model_copy(
+        update={"event": "form.handed_over", "status": "handed_over", "handed_over_to": went_to}
+    )
+    # WHEN it is delivered over a socket
+    url = f"http://127.0.0.1:{receiver.server_address[1]}/hooks"
+    assert deliver(url, SECRET, handed, timestamp=int(time.time())) == 204
+    # THEN the receiver verifies it with the specification's own library, and reads the event
+    ((body, headers),) = receiver.received
+    event = Webhook(SECRET.encode()).verify(body, headers)
+    assert headers["x-formwork-event"] == event["event"] == "form.handed_over"
+    assert event["handed_over_to"] == {
+        "form": "enterprise",
+        "instance": "fi_2",
+        "reason": None,
+        "carried": ["company"],
+        "not_carried": {},
+    }
 
 
 def test_an_outbound_delivery_refused_by_the_receiver_raises(receiver: Any) -> None:
