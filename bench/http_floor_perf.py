@@ -181,10 +181,9 @@ def _run(
     check = fill_client.call("floor-1", "form_start", "start", {"form": FORM})
     if not check.ok:
         raise SystemExit(f"bench: form_start over HTTP failed: {check.status} {check.body}")
-    check_ok(
-        body_of(invoke(tool_event("floor-2", "form_start", "start", {"form": FORM}), app)),
-        "form_start",
-    )
+    with quiet_stdout():
+        started = invoke(tool_event("floor-2", "form_start", "start", {"form": FORM}), app)
+    check_ok(body_of(started), "form_start")
 
     def http_fill(n: int) -> float:
         reply = fill_client.call("floor-1", "form_fill", f"fill-{n}", fill_input(n))

@@ -5,3 +5,12 @@
 with this process's App, ``formwork.process.app()``, or the ``app=`` it is given);
 ``functions.local.invoke`` calls the handler outside Lambda (tests, the local tools).
 """
+
+import os
+
+# No Formwork function uses a pydantic plugin, and pydantic looks for them, on the first model
+# it builds, by reading the entry points of every installed distribution (about 19 ms in the
+# development environment, where ``import boto3`` takes about 100; fewer distributions in the
+# Lambda artifact cost less). A deployment that does install a plugin sets
+# PYDANTIC_DISABLE_PLUGINS itself (setdefault keeps its value).
+os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")

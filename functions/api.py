@@ -55,14 +55,20 @@ This module is the function: the resolver, the checks before routing, the one ex
 handler, and ``lambda_handler``. The routes live beside it, each module with its Powertools
 ``Router``: ``functions.tool_routes`` (tools, status), ``functions.approval_routes``
 (approvals), ``functions.builder_routes`` (the builder), ``functions.memory_routes``
-(memory); the webhook route and the documents are here. ``functions.openapi`` is the
+(memory); the webhook route and the documents are here. The tool routes (with MCP's) and the
+webhook route are registered with this module; the others, and the document's route, with the
+first request for any other path (``include_other_routes``), so a container that serves tool
+calls never imports them. ``functions.openapi`` is the
 document's plumbing, ``functions.refusals`` maps exceptions to refusals, and
 ``functions.routing`` holds what they share (Logger, Metrics, Tracer, the request's App).
 """
 
 import json
+import re
+import threading
 from collections.abc import Mapping
 from functools import cache
+from importlib import import_module
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
@@ -80,20 +86,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from forms.errors import BadRequest
 from formwork import process
 from formwork.bootstrap import App
-from functions import (
-    after_response,
-    approval_pages,
-    approval_routes,
-    builder_routes,
-    canvas_pages,
-    form_page,
-    mcp_routes,
-    memory_pages,
-    memory_routes,
-    operator_routes,
-    page_routes,
-    tool_routes,
-)
+from functions import after_response, mcp_routes, tool_routes
 from functions.auth import Unauthenticated
 from functions.http import (
     JSON_HEADERS,
@@ -140,7 +133,9 @@ resolver.swagger_on_demand("/swagger")  # Powertools' enable_swagger, on the fir
 
 # ---------------------------------------------------------------------------- routes
 # In the order of the document: the tools, the webhook route, approvals, the builder, memory,
-# the documents.
+# operators, the pages, the documents. The tools (with MCP) and the webhook route are
+# registered with the module; the rest with the first request for a path none of those serve
+# (``include_other_routes``), in the same order, so the resolver ends up the same.
 
 resolver.include_router(tool_routes.router)
 resolver.include_router(mcp_routes.router)  # not in the OpenAPI document: MCP's own contract
@@ -207,34 +202,62 @@ def receive_webhook(
     )
 
 
-resolver.include_router(approval_routes.router)
-resolver.include_router(builder_routes.router)
-resolver.include_router(memory_routes.router)
-resolver.include_router(operator_routes.router)  # failed hooks, the relay's failure queue
-resolver.include_router(page_routes.router)
-resolver.include_router(form_page.router)  # the form page and the person's moves on it
-resolver.include_router(memory_pages.router)  # the fact editor (docs/pages.md)
-resolver.include_router(canvas_pages.router)  # the builder's canvas (docs/pages.md)
-resolver.include_router(approval_pages.router)  # the approver's queue (docs/pages.md)
-
-
-@resolver.get(
-    "/openapi.json",
-    summary="This OpenAPI document",
-    description="The OpenAPI 3.1 document of the API, generated from the routes and models.",
-    responses={
-        200: json_body(OpenApiDocument, "The document"),
-        **error_responses(400, 401, s400="An event that is not API Gateway's (bad_request)"),
-    },
-    tags=["documents"],
+OTHER_ROUTES = (
+    "approval_routes",
+    "builder_routes",
+    "memory_routes",
+    "operator_routes",  # failed hooks, the relay's failure queue
+    "page_routes",
+    "form_page",  # the form page and the person's moves on it
+    "memory_pages",  # the fact editor (docs/pages.md)
+    "canvas_pages",  # the builder's canvas (docs/pages.md)
+    "approval_pages",  # the approver's queue (docs/pages.md)
 )
+"""The route modules under ``functions`` included by ``include_other_routes``, in order."""
+
+CORE_PATHS = re.compile(r"/tools|/conversations/[^/]+/(?:tools/[^/]+|status|mcp)|/webhooks/[^/]+")
+"""The paths the routes registered with this module answer: ``GET /tools``, a tool call, the
+status lines, MCP and the webhook route. No other route module's route takes one of them
+(``tests/functional/test_routes.py`` holds that), so a request for one is routed exactly as it
+would be with every route included."""
+
+_included = threading.Lock()
+_other_routes: list[str] = []
+
+
+def include_other_routes() -> None:
+    """Import the other route modules (``OTHER_ROUTES``) and include their routers, then the
+    OpenAPI document's route, once per process: a container that only serves tool calls never
+    pays for their imports or their models."""
+    with _included:
+        if _other_routes:
+            return
+        for name in OTHER_ROUTES:
+            resolver.include_router(import_module(f"functions.{name}").router)
+        resolver.get(
+            "/openapi.json",
+            summary="This OpenAPI document",
+            description="The OpenAPI 3.1 document of the API, generated from the routes and "
+            "models.",
+            responses={
+                200: json_body(OpenApiDocument, "The document"),
+                **error_responses(
+                    400, 401, s400="An event that is not API Gateway's (bad_request)"
+                ),
+            },
+            tags=["documents"],
+        )(openapi_document)
+        _other_routes.extend(OTHER_ROUTES)
+
+
 def openapi_document() -> Response[str]:
     return Response(200, "application/json", openapi_json(), headers=dict(JSON_HEADERS))
 
 
 @cache
 def openapi_json() -> str:
-    """The OpenAPI 3.1 document, generated from the routes and models (built once)."""
+    """The OpenAPI 3.1 document, generated from every route and model (built once)."""
+    include_other_routes()
     return resolver.get_openapi_json_schema(**openapi_settings())
 
 
@@ -308,6 +331,8 @@ def _serve(event: dict[str, Any], context: LambdaContext, app: App | None) -> di
         resolver.append_context(  # type: ignore[no-untyped-call]
             **{APP_KEY: served, VERIFIED_KEY: checked.verified}
         )
+        if not CORE_PATHS.fullmatch(checked.event["rawPath"]):
+            include_other_routes()
         BODIES.hold(checked)
         try:
             response = resolver.resolve(checked.event, context)

@@ -1,9 +1,15 @@
 """Section 2, part 3: cold start, the import time of each Lambda handler module against
 ``import boto3``, with bytecode cached and without.
 
-Each figure is measured in a fresh interpreter (``python -c``) that reads the clock, runs the
-statement and prints how long it took, so interpreter start-up is not in it. The goal (issue
-11) is a ratio: ``import functions.api`` within 1.5 times ``import boto3``. Absolute times do not
+Each figure is measured in a fresh interpreter (``python -c``) that reads its CPU clock, runs the
+statement and prints the CPU time it took, so interpreter start-up is not in it. CPU time, not
+the wall clock: an import is CPU work (its files are in the page cache after the first round),
+and on a machine other work shares the wall clock also counts the time spent waiting for a core,
+which a Lambda cold start does not share. The goal (issue
+26; issue 11 set 1.5) is a ratio: each handler's import, ``functions.api``'s and the Bedrock
+handler's among them, under ``TARGET`` (1.3) times ``import boto3``, by a margin the noise
+cannot flip: a row meets it when the highest of its rounds' ratios is under it, misses it when
+its median is over it, and is "within noise" in between. Absolute times do not
 carry from one run to the next, so every round times ``import boto3`` beside the others, in the
 same bytecode mode, and each figure is reported as its ratio to the boto3 of its own round: the
 median over the rounds and the range (lowest-highest) as the noise. Never against a boto3 time
@@ -20,8 +26,13 @@ among them, and a sampled ``_X_AMZN_TRACE_ID``), so tracing is on, as ``Tracing:
 in AWS. The Tracer imports the X-Ray SDK on the first invocation, not at import, so the rows that
 also serve the first ``GET /tools`` show what a traced cold start pays before its first answer;
 "+ service" also builds what the first tool call builds (``process.app().service``: boto3, the
-client, the forms), before its first DynamoDB request. Last, ``PARTS``: what ``import
-functions.api`` cannot leave out, each timed alone, so a missed goal says what it is made of.
+client, the forms), before its first DynamoDB request. Last, ``LAYERS``: ``import
+functions.api`` built up one layer at a time (each row imports the layers above it too), so a
+missed goal says what it is made of: each layer's increment is the median over the rounds of
+its ratio minus the previous layer's, in the same round.
+
+Run alone: ``python -m bench.backend.cold_start [--rounds N]`` prints this section's tables
+(``bench.backend_perf`` runs it as its section 3).
 """
 
 from __future__ import annotations
@@ -43,7 +54,7 @@ from bench.backend.stats import duration, table
 from infra.local.dynamodb import ROOT, load_template
 from infra.local.runtime import functions_from_template
 
-TARGET = 1.5
+TARGET = 1.3
 BASELINE = "import boto3"
 MODES = ("cached", "none")
 """Bytecode modes: a warm ``__pycache__``, or none at all."""
@@ -59,9 +70,9 @@ _WATCHED = {
 _CHILD = """\
 import json, sys, time
 {setup}
-start = time.perf_counter()
+start = time.process_time()
 {statement}
-seconds = time.perf_counter() - start
+seconds = time.process_time() - start
 loaded = [name for name in {watched!r} if name in sys.modules]
 sys.stdout.write("\\n" + json.dumps({{"seconds": seconds, "loaded": loaded}}) + "\\n")
 """
@@ -84,13 +95,21 @@ class Variant:
     judged: bool = False
     """Held to the target: an ``import`` of a handler module."""
     part: bool = False
-    """A part of ``import functions.api`` timed on its own, to say what the rest costs."""
+    """A layer of ``import functions.api`` (``LAYERS``), to say what the whole costs."""
 
 
-PARTS = ("forms.surface.formats", "aws_lambda_powertools.event_handler")
-"""What ``import functions.api`` cannot leave out (the engine's tool surface: ``import forms``
-alone loads none of the engine; Powertools' event handler), timed alone with bytecode cached
-(each includes what it imports, pydantic for the tool surface)."""
+LAYERS = (
+    ("aws_lambda_powertools.event_handler", "Powertools' event handler (its resolvers)"),
+    ("aws_lambda_powertools.event_handler.openapi.params", "its OpenAPI params: pydantic"),
+    ("forms.surface.formats", "the tool surface (forms.surface: tools, results, formats)"),
+    ("functions.models", "the HTTP API's models"),
+    ("formwork.process", "the composition root (formwork.bootstrap, config)"),
+    ("functions.tool_routes", "the tool routes (routing, refusals, openapi, http, auth)"),
+    ("functions.api", "every other route module, the resolver: functions.api"),
+)
+"""``import functions.api``, one layer at a time: each is timed with the ones above it (bytecode
+cached, local), so what a layer adds is the difference to the row before. A layer includes
+what it is first to import."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,8 +224,14 @@ def variants(modules: Sequence[str] | None = None) -> list[Variant]:
                     )
                 )
                 found.extend(
-                    Variant(f"import {name}", f"import {name}", False, mode, part=True)
-                    for name in PARTS
+                    Variant(
+                        f"layer {n}: {label}",
+                        "import " + ", ".join(name for name, _ in LAYERS[: n + 1]),
+                        False,
+                        mode,
+                        part=True,
+                    )
+                    for n, (_, label) in enumerate(LAYERS)
                 )
     return found
 
@@ -308,13 +333,20 @@ def _ratio_cell(row: ColdRow) -> str:
     return f"{row.ratio:.2f}× ({low:.2f}-{high:.2f})"
 
 
+def verdict(row: ColdRow) -> str:
+    """A judged row against ``TARGET``: met only when every round is under it, missed when the
+    median is over it, else within noise (a rerun could say either)."""
+    if row.spread[1] < TARGET:
+        return "meets"
+    return "misses" if row.ratio > TARGET else "within noise"
+
+
 def render(rows: list[ColdRow]) -> str:
     runs = len(rows[0].ratios) if rows else 0
     lines = []
     for row in rows:
-        verdict = "-"
-        if row.judged:
-            verdict = "meets" if row.ratio <= TARGET else "misses"
+        if row.part:
+            continue
         lines.append(
             [
                 row.label,
@@ -323,7 +355,7 @@ def render(rows: list[ColdRow]) -> str:
                 duration(row.median),
                 _ratio_cell(row),
                 ", ".join(row.loaded) or "-",
-                verdict,
+                verdict(row) if row.judged else "-",
             ]
         )
     return table(
@@ -334,10 +366,26 @@ def render(rows: list[ColdRow]) -> str:
             f"median of {runs}",
             "÷ boto3, same round: median (range)",
             "loaded",
-            f"≤{TARGET}×",
+            f"<{TARGET}×",
         ],
         lines,
     )
+
+
+def render_layers(rows: list[ColdRow]) -> str:
+    """``LAYERS``: each layer's cumulative ratio (median, range) and what it adds."""
+    layers = [row for row in rows if row.part]
+    lines = []
+    previous: tuple[float, ...] | None = None
+    for row in layers:
+        added = (
+            row.ratios
+            if previous is None
+            else tuple(now - before for now, before in zip(row.ratios, previous, strict=True))
+        )
+        lines.append([row.label, _ratio_cell(row), f"+{statistics.median(added):.2f}×"])
+        previous = row.ratios
+    return table(["import functions.api, layer by layer", "÷ boto3: median (range)", "adds"], lines)
 
 
 def target(rows: list[ColdRow]) -> tuple[str, str]:
@@ -346,25 +394,25 @@ def target(rows: list[ColdRow]) -> tuple[str, str]:
     if not judged:
         return "no handler module timed", "not measured"
     measured = "; ".join(
-        f"{r.label.removeprefix('import ')} ({r.environment}, {r.mode}) {r.ratio:.2f}×"
+        f"{r.label.removeprefix('import ')} ({r.environment}, {r.mode}) {_ratio_cell(r)}"
         for r in judged
     )
+    verdicts = [verdict(r) for r in judged]
+    if all(v == "meets" for v in verdicts):
+        return measured, "met (every round of every row under it)"
     worst = max(judged, key=lambda r: r.ratio)
-    if worst.ratio <= TARGET:
-        return measured, "met"
-    over = sum(r.ratio > TARGET for r in judged)
-    verdict = (
-        f"missed: {over} of {len(judged)} over {TARGET}×, worst {worst.ratio:.2f}× "
+    said = (
+        f"missed: {verdicts.count('misses')} of {len(judged)} over {TARGET}× "
+        f"({verdicts.count('within noise')} within noise), worst {worst.ratio:.2f}× "
         f"({worst.label.removeprefix('import ')}, {worst.environment}, bytecode {worst.mode})"
     )
-    parts = [r for r in rows if r.part]
-    if parts:
-        verdict += (
-            "; what it cannot leave out costs, alone (bytecode cached): "
-            + ", ".join(f"{r.label.removeprefix('import ')} {r.ratio:.2f}×" for r in parts)
-            + f" ({sum(r.ratio for r in parts):.2f}× together)"
+    layers = [r for r in rows if r.part]
+    if len(layers) > 1:
+        said += (
+            f"; Powertools' event handler and pydantic alone are {layers[1].ratio:.2f}× "
+            "(see the layers)"
         )
-    return measured, verdict
+    return measured, said
 
 
 def render_profile(module: str, profile: list[tuple[str, float]]) -> str:
@@ -373,3 +421,20 @@ def render_profile(module: str, profile: list[tuple[str, float]]) -> str:
         [f"imported by {module}", "cumulative", "share"],
         [[name, duration(seconds), f"{seconds / total:.0%}"] for name, seconds in profile],
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """This section alone: ``rounds`` interleaved rounds, the tables printed."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Handler import time against import boto3.")
+    parser.add_argument("--rounds", type=int, default=15)
+    args = parser.parse_args(argv)
+    rows = measure(args.rounds)
+    said = target(rows)[1]
+    print(render(rows), render_layers(rows), f"Goal: {said}.", sep="\n\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

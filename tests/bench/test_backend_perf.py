@@ -19,6 +19,7 @@ from bench.backend.cold_start import (
     summarise,
     target,
     variants,
+    verdict,
 )
 from bench.backend.counting import RequestLog, Tally, kind_of
 from bench.backend.dynamo_requests import RequestRow
@@ -280,12 +281,28 @@ def test_cold_start_ratios_are_to_the_boto3_of_the_same_round_and_mode() -> None
     # THEN each ratio pairs a figure with its own round's boto3 in its own mode: median, range
     cached = rows[1]
     assert cached.ratios == pytest.approx((2.0, 2.0, 3.0))
-    assert (cached.ratio, cached.spread) == (pytest.approx(2.0), pytest.approx((2.0, 3.0)))
+    assert cached.ratio == pytest.approx(2.0)
+    assert cached.spread == pytest.approx((2.0, 3.0))
     assert rows[3].ratio == pytest.approx(1.3)
-    # AND the goal is judged on every import row: missed by the worst one
-    measured, verdict = target(rows)
-    assert "functions.api (local, cached) 2.00×" in measured
-    assert verdict.startswith("missed: 1 of 2 over 1.5×, worst 2.00×")
+    # AND the goal is judged on every import row: missed by the worst one, the range shown
+    measured, said = target(rows)
+    assert "functions.api (local, cached) 2.00× (2.00-3.00)" in measured
+    # (the bytecode-less row's median is 1.3, its rounds 1.2-1.4: within noise)
+    assert said.startswith("missed: 1 of 2 over 1.3× (1 within noise), worst 2.00×")
+
+
+def test_cold_start_goal_is_met_only_when_every_round_is_under_it() -> None:
+    # GIVEN a handler whose median is under the goal but one round over it
+    boto3 = Variant("import boto3", "import boto3", False, "cached")
+    api = Variant("import functions.api", "import functions.api", False, "cached", "", True)
+    noisy = summarise([boto3, api], {boto3: [0.1, 0.1, 0.1], api: [0.12, 0.12, 0.14]}, {})
+    # THEN noise could flip it: not met
+    assert verdict(noisy[1]) == "within noise"
+    assert target(noisy)[1].startswith("missed: 0 of 1 over 1.3× (1 within noise)")
+    # AND every round under it meets it
+    clear = summarise([boto3, api], {boto3: [0.1, 0.1, 0.1], api: [0.12, 0.12, 0.125]}, {})
+    assert verdict(clear[1]) == "meets"
+    assert target(clear)[1].startswith("met")
 
 
 def test_cold_start_times_functions_api_with_bytecode_and_without() -> None:
