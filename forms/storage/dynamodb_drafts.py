@@ -53,8 +53,9 @@ from forms.storage.drafts import (
     apply_draft_commit,
     head_texts,
 )
-from forms.storage.dynamodb_requests import escape as _escape
 from forms.storage.dynamodb_requests import (
+    CALL,
+    call_put,
     get_item,
     item_too_large,
     largest_item,
@@ -62,13 +63,13 @@ from forms.storage.dynamodb_requests import (
     query_items,
     refused,
 )
+from forms.storage.dynamodb_requests import escape as _escape
 from forms.storage.dynamodb_requests import n as _n
 from forms.storage.dynamodb_requests import s as _s
 from forms.storage.sizes import too_large
 
 _HEAD = "HEAD"
 _ENTRY = "E#"
-_CALL = "C#"
 
 
 class DynamoDBDraftStore(DraftStore):
@@ -135,7 +136,7 @@ class DynamoDBDraftStore(DraftStore):
             actions.append(put_action(self._table, entry, "attribute_not_exists(pk)"))
         actions.append(put_action(self._table, _line(applied), None))
         if commit.call is not None:
-            actions.append(self._call_put(pk, commit.call))
+            actions.append(call_put(self._table, pk, commit.call))
         try:
             self._client.transact_write_items(TransactItems=actions)
         except Exception as exc:
@@ -191,12 +192,12 @@ class DynamoDBDraftStore(DraftStore):
     def record_call(self, tenant: str, form_id: str, call: NewCall) -> None:
         pk = _draft_key(tenant, form_id)
         try:
-            self._client.put_item(**self._call_put(pk, call)["Put"])
+            self._client.put_item(**call_put(self._table, pk, call)["Put"])
         except self._client.exceptions.ConditionalCheckFailedException:
             raise self._recorded(pk, call) from None
 
     def get_call(self, tenant: str, form_id: str, call_id: str) -> CallRecord | None:
-        item = get_item(self._client, self._table, _draft_key(tenant, form_id), _CALL + call_id)
+        item = get_item(self._client, self._table, _draft_key(tenant, form_id), CALL + call_id)
         return CallRecord.model_validate_json(item["record"]["S"]) if item is not None else None
 
     # ------------------------------------------------------------------ inside
@@ -243,18 +244,10 @@ class DynamoDBDraftStore(DraftStore):
                 self._known.popitem(last=False)
 
     def _recorded(self, pk: str, call: NewCall) -> CallRecorded:
-        item = get_item(self._client, self._table, pk, _CALL + call.call_id)
+        item = get_item(self._client, self._table, pk, CALL + call.call_id)
         if item is None:  # pragma: no cover - a record is never deleted
             raise StoreError(f"call {call.call_id} was refused but is not recorded")
         return CallRecorded(call.call_id, CallRecord.model_validate_json(item["record"]["S"]))
-
-    def _call_put(self, pk: str, call: NewCall) -> dict[str, Any]:
-        item = {
-            "pk": _s(pk),
-            "sk": _s(_CALL + call.call_id),
-            "record": _s(call.record.model_dump_json()),
-        }
-        return put_action(self._table, item, "attribute_not_exists(pk)")
 
 
 def _line(draft: Draft) -> dict[str, Any]:

@@ -12,10 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter
 
-from forms.instance import FieldHistory, FormInstance, NewCall, Revision
+from forms.instance import FieldHistory, FormInstance, Revision
 from forms.storage.approvals import sortable
 from forms.storage.dynamodb_requests import escape as _escape
-from forms.storage.dynamodb_requests import put_action
 from forms.storage.dynamodb_requests import s as _s
 from forms.storage.sizes import check, text_bytes
 
@@ -27,7 +26,6 @@ INSTANCE_PREFIX = "I#"
 """The partition key of an instance's own items (HOME, revisions) is this and its id."""
 HOME_SK = "HOME"
 REVISIONS = "R#"
-CALL = "C#"
 ITEM_OVERHEAD = 200
 """Bytes reserved in a revision item for its keys and other attributes besides the payload."""
 
@@ -97,16 +95,6 @@ def field_of(
         return load().get(field_id, ())
 
     return revisions
-
-
-def call_put(table: str, conversation: str, call: NewCall) -> dict[str, Any]:
-    """The Put action of a call's record in its conversation's partition, written once."""
-    item = {
-        "pk": _s(conversation),
-        "sk": _s(CALL + call.call_id),
-        "record": _s(call.record.model_dump_json()),
-    }
-    return put_action(table, item, "attribute_not_exists(pk)")
 
 
 def revision_items(

@@ -15,7 +15,6 @@ from typing import Any
 from forms.errors import StoreError
 from forms.instance import CallRecord, FieldHistory, FormInstance, InstanceState, Revision
 from forms.storage.dynamodb_items import (
-    CALL,
     HOME_SK,
     REVISIONS,
     Header,
@@ -26,7 +25,7 @@ from forms.storage.dynamodb_items import (
     instance_key,
     item_key,
 )
-from forms.storage.dynamodb_requests import query_items
+from forms.storage.dynamodb_requests import CALL, query_items
 from forms.storage.dynamodb_requests import s as _s
 
 APPROVAL_INDEX = "approvals"

@@ -16,11 +16,14 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from forms.errors import CallRecorded, Conflict, StoreError
+from forms.instance import NewCall
 
 MAX_TRANSACTION_ACTIONS = 100
 """DynamoDB's limit on the actions of one TransactWriteItems."""
 MAX_TRANSACTION_BYTES = 4_000_000
 """DynamoDB's limit on the total size of one TransactWriteItems (4 MB), with some headroom."""
+CALL = "C#"
+"""The sort keys of call records (one per tool-call id, written once) start with this."""
 CHECK_FAILED = "ConditionalCheckFailed"
 TRANSACTION_CONFLICT = "TransactionConflict"
 
@@ -154,6 +157,13 @@ def query_items(
         if not last:
             return
         request["ExclusiveStartKey"] = last
+
+
+def call_put(table: str, pk: str, call: NewCall) -> dict[str, Any]:
+    """The Put action of a call's record in partition ``pk`` (a conversation's, a draft's),
+    written once: its ``attribute_not_exists`` is what refuses the id a second time."""
+    item = {"pk": s(pk), "sk": s(CALL + call.call_id), "record": s(call.record.model_dump_json())}
+    return put_action(table, item, "attribute_not_exists(pk)")
 
 
 def transact(client: Any, actions: list[dict[str, Any]]) -> None:
