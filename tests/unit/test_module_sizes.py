@@ -44,7 +44,6 @@ TO_SPLIT: dict[str, str] = {
     "formwork/bootstrap.py": "owned by the composition root (HROOT) this wave; to split",
     "functions/pages/access.py": "owned by the composition root (HROOT) this wave; to split",
     # functions
-    "workflows/worker.py:main": "owned by the hook cycle (HCYCLE) this wave; to split",
     "forms/app/recall.py:plan_recall_step": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/app/pages.py:form_page": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/app/approvals.py:_settle": "owned by the commit loop (HLOOP) this wave; to split",
@@ -72,8 +71,6 @@ TO_SPLIT: dict[str, str] = {
     "forms/memory/statements.py:plan_statement": SIZE,
     "forms/registry.py:migration_commit": SIZE,
     "formwork/mcp/server.py:_status_handlers": SIZE,
-    "functions/operator_routes.py": SIZE,
-    "functions/operator_routes.py:migrate_form": SIZE,
     "functions/page_routes.py": SIZE,
     "infra/local/__main__.py": SIZE,
     "infra/local/__main__.py:banner": SIZE,
