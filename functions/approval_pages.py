@@ -46,11 +46,11 @@ from functions.openapi import error_responses, json_body
 from functions.page_routes import (
     APPROVALS_PATH,
     PageLink,
-    checked_post,
     link_expires,
     page_link,
 )
 from functions.pages import access, posts
+from functions.pages.posts import checked_post
 from functions.routing import logger, request_app
 
 if TYPE_CHECKING:

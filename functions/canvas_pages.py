@@ -18,7 +18,7 @@ builder's canvas").
   ``redo_edit``, the tools' own path, recorded under the rendered nonce, so a resent post
   moves once), ``publish`` (``BuilderService.publish``, the publish route's path, only for a
   session minted with the publisher role; any other is refused with the API's 403 words).
-  Each post is taken only from this API's own pages (``page_routes.same_origin``) with the
+  Each post is taken only from this API's own pages (``pages.posts.same_origin``) with the
   session's CSRF token, and answered with a 303 back (Post/Redirect/Get), or the canvas with
   the reason when the move was refused.
 
@@ -45,13 +45,11 @@ from functions.openapi import DESCRIBED, error_responses, json_body
 from functions.page_routes import (
     ENTER_PATH,
     PageLink,
-    _plain_http,
-    checked_post,
     further_links,
     page_link,
 )
 from functions.pages import access, canvas_access
-from functions.pages.posts import NONCE, refused
+from functions.pages.posts import NONCE, checked_post, plain_http, refused
 from functions.routing import logger, request_app
 
 if TYPE_CHECKING:
@@ -315,7 +313,7 @@ def open_canvas(app: App, key: bytes, token: str, now: float) -> Response[str] |
             key, link, int(now) + settings.session_minutes * 60, app.new_token(access.ID_BYTES)
         ),
         path="/pages/",
-        secure=not _plain_http(event),
+        secure=not plain_http(event),
         http_only=True,
         max_age=settings.session_minutes * 60,
         same_site=SameSite.STRICT_MODE,

@@ -7,7 +7,7 @@ the move (``action``), the key the page drew when it rendered the form (``key``)
 it was rendered from and, for a move on one field, that field and the head of its log the page
 showed (``field``, ``seen``), the answer (``value``; several for a list of choices) and the
 session's CSRF token. The route checks, cheapest first and each failure the one refusal page:
-the post comes from this API's own pages (``page_routes.same_origin``), the request holds a
+the post comes from this API's own pages (``pages.posts.same_origin``), the request holds a
 session cookie for this instance, the body is a small form of known fields, the CSRF token is
 the session's. Then it runs the move through ``FormService.page_write`` (the tools' own write
 path, by ``user``: ``forms.app.page_writes``) and answers:
@@ -32,8 +32,9 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from forms.app.conversation import Caller
 from forms.errors import ToolError
-from functions.page_routes import FORM_PATH, checked_post
+from functions.page_routes import FORM_PATH
 from functions.pages import access, posts
+from functions.pages.posts import checked_post
 from functions.routing import logger, request_app
 
 if TYPE_CHECKING:

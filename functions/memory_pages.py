@@ -10,7 +10,7 @@
 * ``GET /pages/memory/export`` (the session cookie): the API's export as a JSON download.
 * ``POST /pages/memory/facts/{key}/correct``, ``POST /pages/memory/facts/{key}/delete``,
   ``POST /pages/memory/switch`` (the session cookie): plain HTML form posts. Each is taken only
-  from this API's own pages (``functions.page_routes.same_origin``) with the session's CSRF
+  from this API's own pages (``functions.pages.posts.same_origin``) with the session's CSRF
   token (``check_csrf``), and goes through memory's use cases (``forms.app.memory_api``) with
   the nonce rendered in the form as its idempotency key, so a resent post applies once; then a
   303 back to the page (Post/Redirect/Get). A use case's refusal (memory off, a value the key
@@ -38,11 +38,11 @@ from functions.openapi import error_responses, json_body
 from functions.page_routes import (
     MEMORY_PATH,
     PageLink,
-    checked_post,
     link_expires,
     page_link,
 )
 from functions.pages import access, posts
+from functions.pages.posts import checked_post
 from functions.routing import logger, request_app
 
 if TYPE_CHECKING:

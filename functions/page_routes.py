@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -50,13 +50,19 @@ from formwork.bootstrap import App
 from functions.http import ApiError, log_hash
 from functions.openapi import ConversationId, error_responses, json_body
 from functions.pages import access
-from functions.pages.posts import form_post
+from functions.pages.posts import (  # noqa: F401 (importable here)
+    LOOPBACK_HOSTS,
+    Post,
+    base_url,
+    checked_post,
+    plain_http,
+    same_origin,
+)
 from functions.pages.posts import refused as _refused
 from functions.routing import conversation_caller, logger, request_app
 
 router = Router()  # type: ignore[no-untyped-call]
 
-LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 ENTER_PATH = "/pages/enter/"
 FORM_PATH = "/pages/forms/"
 ENTRY_COOKIE = "fwe"
@@ -137,7 +143,7 @@ def page_link(event: dict[str, Any], token: str, expires: int) -> PageLink:
     """A minting route's answer: the link to ``token``'s entry page, where the request came
     in, and when it expires."""
     return PageLink(
-        url=_base_url(event) + ENTER_PATH + token,
+        url=base_url(event) + ENTER_PATH + token,
         expires_at=datetime.fromtimestamp(expires, UTC).isoformat(),
     )
 
@@ -159,7 +165,7 @@ def enter_page(token: Annotated[str, Path()]) -> Response[str]:
         name=ENTRY_COOKIE,
         value=app.new_token(access.ID_BYTES),
         path=ENTER_PATH,
-        secure=not _plain_http(event),
+        secure=not plain_http(event),
         http_only=True,
         max_age=settings.link_minutes * 60,
         same_site=SameSite.STRICT_MODE,
@@ -198,7 +204,7 @@ def open_page(token: Annotated[str, Path()]) -> Response[str]:
         name=access.cookie_name(link.instance_id),
         value=access.open_session(key, link, expires, app.new_token(access.ID_BYTES)),
         path="/pages/",
-        secure=not _plain_http(router.current_event.raw_event),
+        secure=not plain_http(router.current_event.raw_event),
         http_only=True,
         max_age=settings.session_minutes * 60,
         same_site=SameSite.STRICT_MODE,
@@ -264,87 +270,6 @@ def _claimed_here(claim: tuple[str, int] | None, holder: str, now: float) -> boo
     if claim is None or not holder or not claim[0]:
         return False
     return hmac.compare_digest(claim[0], holder) and now - claim[1] <= ENTRY_WINDOW_SECONDS
-
-
-@dataclass(frozen=True, slots=True)
-class Post:
-    """A page's post that passed the checks every page post takes (``checked_post``)."""
-
-    session: access.Grant
-    fields: dict[str, str]
-    """The form's fields, each once."""
-    values: list[str]
-    """The entries of the one field that may come several times (the form page's ``value``)."""
-
-
-def checked_post(
-    app: App,
-    event: dict[str, Any],
-    session_of: Callable[[], access.Grant | None],
-    *,
-    max_bytes: int,
-    max_fields: int,
-    fields: Collection[str] | None = None,
-    repeated: str | None = None,
-) -> Post | Response[str]:
-    """A page's post, checked in the order every page post is, cheapest first: it comes from
-    this API's own pages (``same_origin``), carries a valid session (``session_of``), is a
-    small form of the fields the page sends (``posts.form_post``), with the session's CSRF
-    token. Anything else is the one refusal page (a ``Response``); nothing is read or written
-    before these pass."""
-    if not same_origin(event):
-        return _refused("cross_site_post")
-    session = session_of()
-    if session is None:
-        return _refused("no_session")
-    posted = form_post(
-        event, max_bytes=max_bytes, max_fields=max_fields, fields=fields, repeated=repeated
-    )
-    if posted is None:
-        return _refused("bad_form")
-    try:
-        access.check_csrf(access.page_key(app), session, posted[0].get("csrf_token"))
-    except access.Refused:
-        return _refused("bad_csrf")
-    return Post(session, *posted)
-
-
-def same_origin(event: dict[str, Any]) -> bool:
-    """Whether a post comes from this API's own pages. A browser's ``Sec-Fetch-Site`` decides
-    when it sends one (a page cannot set it): only ``same-origin`` is taken. Without it (an
-    older browser, a plain HTTP client) an ``Origin`` header, when sent, must be this API's
-    own (``null``, as a sandboxed frame sends, is not)."""
-    headers = _headers(event)
-    site = headers.get("sec-fetch-site")
-    if site is not None:
-        return site == "same-origin"
-    origin = headers.get("origin")
-    return origin is None or origin == _base_url(event)
-
-
-def _headers(event: dict[str, Any]) -> dict[str, str]:
-    headers = event.get("headers") or {}
-    return {str(k).lower(): str(v) for k, v in headers.items()}
-
-
-def _host(event: dict[str, Any]) -> str:
-    return _headers(event).get("host", "")
-
-
-def _plain_http(event: dict[str, Any]) -> bool:
-    """Whether the request came over plain HTTP to a loopback host: the local stack. Anywhere
-    else (API Gateway is HTTPS only) links are https and cookies Secure."""
-    host = _host(event).rsplit(":", 1)[0] if not _host(event).startswith("[") else "[::1]"
-    return _headers(event).get("x-forwarded-proto") == "http" and host.lower() in LOOPBACK_HOSTS
-
-
-def _base_url(event: dict[str, Any]) -> str:
-    """Where the API is reached: the local stack's loopback address as the request named it,
-    else ``https://`` and the domain API Gateway says it was called on."""
-    if _plain_http(event):
-        return "http://" + _host(event)
-    context = event.get("requestContext") or {}
-    return "https://" + str(context.get("domainName") or _host(event))
 
 
 # ---------------------------------------------------------------------------- principal-scoped
@@ -457,7 +382,7 @@ def _open_scoped(app: App, key: bytes, token: str, now: float) -> Response[str]:
             key, scoped.scope, link, expires, app.new_token(access.ID_BYTES)
         ),
         path="/pages/",
-        secure=not _plain_http(router.current_event.raw_event),
+        secure=not plain_http(router.current_event.raw_event),
         http_only=True,
         max_age=settings.session_minutes * 60,
         same_site=SameSite.STRICT_MODE,

@@ -71,7 +71,6 @@ TO_SPLIT: dict[str, str] = {
     "forms/memory/statements.py:plan_statement": SIZE,
     "forms/registry.py:migration_commit": SIZE,
     "formwork/mcp/server.py:_status_handlers": SIZE,
-    "functions/page_routes.py": SIZE,
     "infra/local/__main__.py": SIZE,
     "infra/local/__main__.py:banner": SIZE,
     "infra/local/__main__.py:main": SIZE,
