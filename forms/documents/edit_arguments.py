@@ -32,6 +32,7 @@ from pydantic import (
 )
 
 from forms.documents import model as doc
+from forms.documents import text as author_text
 from forms.documents.edit_shapes import DATE, INTEGER, STRING, Omitted, ShownAs
 from forms.documents.edit_shapes import Action as ActionShape
 from forms.documents.edit_shapes import Grid as GridShape
@@ -41,15 +42,18 @@ from forms.documents.edit_shapes import Rule as RuleShape
 from forms.documents.model import ITEM_MODELS, ItemKind
 
 Ref = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), doc.Line, STRING
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
+    author_text.Line,
+    STRING,
 ]
 """A step or field as the model names it: its id (or, when unique, its label or title)."""
 Position = Annotated[int, Field(ge=0, le=1_000), WithJsonSchema({"type": "integer", "minimum": 0})]
 """0-based; past the end means last."""
-Text = Annotated[doc.Text, STRING]
-Prose = Annotated[doc.Prose, STRING]
-Id = Annotated[doc.Id, STRING]
-ExecutorName = Annotated[doc.ExecutorName, STRING]
+Text = Annotated[author_text.Text, STRING]
+Prose = Annotated[author_text.Prose, STRING]
+Id = Annotated[author_text.Id, STRING]
+ExecutorName = Annotated[author_text.ExecutorName, STRING]
 Rule = Annotated[doc.Rule, ShownAs(RuleShape)]
 Action = Annotated[doc.Action, ShownAs(ActionShape)]
 Option = Annotated[doc.Option, ShownAs(OptionShape)]
@@ -99,7 +103,9 @@ class GridInput(_Args):
 Layout = Annotated[GridInput, ShownAs(GridShape)]
 
 
-FactKeySent = Annotated[str, StringConstraints(min_length=1, max_length=200), doc.Line, STRING]
+FactKeySent = Annotated[
+    str, StringConstraints(min_length=1, max_length=200), author_text.Line, STRING
+]
 """A fact key as the builder sends it: any name, so that one that is not even a key's syntax
 (``dob``) is refused by the vocabulary with the keys it likely meant, not by a pattern."""
 
@@ -114,7 +120,7 @@ def _as_input(item: type[BaseModel]) -> type[BaseModel]:
         f"{item.__name__}Input",
         __base__=item,
         __doc__=item.__doc__,
-        id=(doc.Id | None, None),
+        id=(author_text.Id | None, None),
         layout=(GridInput | None, None),
         **memory,
     )
@@ -146,9 +152,9 @@ class CreateForm(_Args):
     the fields one by one with add_field."""
 
     title: Text
-    id: Annotated[doc.FormId, STRING] | Omitted = None
+    id: Annotated[author_text.FormId, STRING] | Omitted = None
     description: (
-        Annotated[str, StringConstraints(max_length=2_000), doc.Multiline, STRING] | Omitted
+        Annotated[str, StringConstraints(max_length=2_000), author_text.Multiline, STRING] | Omitted
     ) = None
     steps: Annotated[list[StepInput], Field(max_length=100)] = []
     replace: bool = False
@@ -157,7 +163,7 @@ class CreateForm(_Args):
 class FormUpdates(_Args):  # no docstring: update_form's description says what it is
     title: Text | Omitted = None
     description: (
-        Annotated[str, StringConstraints(max_length=2_000), doc.Multiline, STRING] | None
+        Annotated[str, StringConstraints(max_length=2_000), author_text.Multiline, STRING] | None
     ) = None
     on_complete: ExecutorName | None = None
     closes_on_complete: bool | Omitted = None
@@ -238,7 +244,8 @@ class FieldUpdates(_Args):  # no docstring: update_field's description says what
     min_length: Annotated[int, Field(ge=0, le=10_000), INTEGER] | None = None
     max_length: Annotated[int, Field(ge=1, le=10_000), INTEGER] | None = None
     pattern: (
-        Annotated[str, StringConstraints(min_length=1, max_length=500), doc.Line, STRING] | None
+        Annotated[str, StringConstraints(min_length=1, max_length=500), author_text.Line, STRING]
+        | None
     ) = None
     example: Text | None = None
     minimum: float | None = None

@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from forms.documents.edit_parse import Coerced
-from forms.documents.model import AllOf, AnyOf, Condition, Not, Rule, Scalar
+from forms.documents.model import AllOf, AnyOf, Condition, Not, Rule
 from forms.documents.rules import RuleField
+from forms.documents.text import Scalar
 from forms.schema import Accepted, FieldType
 
 

@@ -68,14 +68,13 @@ from forms.documents.executor_names import unknown_executors
 from forms.documents.fact_keys import KeyProblem, fitting_keys, unknown_key
 from forms.documents.model import (
     BLOCK_KINDS,
-    FACT_KEY_MAX_LENGTH,
-    FACT_KEY_PATTERN,
     Divider,
     FieldDoc,
     FormDocument,
     Heading,
     Paragraph,
 )
+from forms.documents.text import FACT_KEY_MAX_LENGTH, FACT_KEY_PATTERN
 
 if TYPE_CHECKING:
     from forms.memory.vocabulary import Vocabulary

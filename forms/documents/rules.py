@@ -22,7 +22,8 @@ from typing import Any
 
 from forms.compile_checks import did_you_mean
 from forms.documents.kinds import KIND, Family
-from forms.documents.model import AllOf, AnyOf, Condition, Not, Rule, Scalar
+from forms.documents.model import AllOf, AnyOf, Condition, Not, Rule
+from forms.documents.text import Scalar
 from forms.schema import Accepted, FieldType
 
 Predicate = Callable[[Any], bool]
