@@ -17,7 +17,7 @@ and prints a link to her fact editor (``seed_memory``: ``POST /memory/page-links
 mints a fresh one), and builds a small draft through the builder tools as a builder agent would
 (``CANVAS_BUILD``, ``POST /builder/forms/{form_id}/tools/{tool}``) and prints a link to its
 canvas (``seed_canvas``: ``POST /builder/forms/{form_id}/page-links``; ``--canvas FORM_ID``
-mints a fresh one). A request that cannot be made
+mints a fresh one); what they hold is ``infra.local.demo_seeds``. A request that cannot be made
 (no stack answering, a refusal) is a ``PageLinkError`` whose message says what to do, and the
 command prints it on one line and exits 1: never a traceback.
 """
@@ -30,124 +30,63 @@ import sys
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
+from infra.local.demo_seeds import (
+    APPROVAL_SEED,
+    APPROVER_TOKEN,
+    BUILDER_TOKEN,
+    CANVAS_BUILD,
+    CANVAS_CHAT,
+    CANVAS_FORM,
+    DEMO_CONVERSATION,
+    DEMO_SEEDS,
+    DEMO_TOKEN,
+    MEMORY_FACTS,
+    PageLink,
+    Seed,
+    Seeded,
+)
 from infra.local.stack import DEFAULT_URL
 
-DEMO_CONVERSATION = "demo"
-DEMO_TOKEN = "dev:acme:alice"
 TIMEOUT_SECONDS = 30.0
+
+__all__ = [
+    "APPROVAL_SEED",
+    "APPROVER_TOKEN",
+    "BUILDER_TOKEN",
+    "CANVAS_BUILD",
+    "CANVAS_CHAT",
+    "CANVAS_FORM",
+    "DEMO_CONVERSATION",
+    "DEMO_SEEDS",
+    "DEMO_TOKEN",
+    "MEMORY_FACTS",
+    "TIMEOUT_SECONDS",
+    "PageLink",
+    "PageLinkError",
+    "Seed",
+    "Seeded",
+    "lifetime",
+    "main",
+    "mint",
+    "mint_canvas",
+    "mint_memory",
+    "mint_queue",
+    "seed",
+    "seed_canvas",
+    "seed_memory",
+    "seed_queue",
+    "start",
+    "who",
+]
 
 
 class PageLinkError(Exception):
     """A link could not be minted (or a demo instance started); the message says why and what
     to do, for a person at a terminal."""
-
-
-@dataclass(frozen=True, slots=True)
-class PageLink:
-    url: str
-    expires_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class Seed:
-    """A demo instance ``make dev`` starts: ``form`` in ``conversation`` for the dev token
-    ``token``, with ``values`` given at its start, under the tool-call id ``call_id`` (so a
-    second start in the same stack is a replay, not a second instance)."""
-
-    form: str
-    conversation: str
-    token: str
-    values: dict[str, Any]
-    call_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class Seeded:
-    """A demo instance and the link minted to its page."""
-
-    seed: Seed
-    instance: str
-    link: PageLink
-
-
-DEMO_SEEDS: tuple[Seed, ...] = (
-    Seed(
-        form="travel-claim",
-        conversation=DEMO_CONVERSATION,
-        token=DEMO_TOKEN,
-        values={
-            "full_name": "Alice Martins",
-            "destination": "Lisbon",
-            "purpose": "client kickoff",
-            "mode": "air",
-            "flight_number": "TP1234",
-        },
-        call_id="page-demo-1",
-    ),
-)
-"""One travel claim in the conversation ``demo`` for ``acme/alice``, part way through."""
-
-APPROVER_TOKEN = "dev:acme:bob;roles=finance"
-"""The demo approver: ``acme/bob``, holding the ``finance`` role."""
-APPROVAL_SEED = Seed(
-    form="purchase-request",
-    conversation="demo-approval",
-    token=DEMO_TOKEN,
-    values={"item": "Laser cutter", "supplier": "Acme", "amount": "7200.00"},
-    call_id="page-demo-approval-1",
-)
-"""A purchase request over 5,000 EUR by ``acme/alice``: it waits for finance."""
-
-MEMORY_FACTS: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("person.date_of_birth", {"value": "1990-04-02"}),
-    ("person.weight_kg", {"words": "70 kg"}),
-)
-"""Two facts ``acme/alice`` states through ``PUT /memory/facts/{key}`` (as the demo's memory
-scene has her say them), so her fact editor has something to show and correct."""
-
-BUILDER_TOKEN = "dev:acme:alice;roles=form_publisher"
-"""The person the demo draft is built for: ``acme/alice`` holding the publisher role, so her
-canvas offers Publish."""
-CANVAS_FORM = "demo-feedback"
-CANVAS_CHAT = "dev-canvas"
-CANVAS_BUILD: tuple[tuple[str, dict[str, Any]], ...] = (
-    (
-        "create_form",
-        {"title": "Event feedback", "steps": [{"id": "event", "title": "The event"}]},
-    ),
-    (
-        "add_field",
-        {
-            "step": "event",
-            "field": {
-                "kind": "integer",
-                "id": "rating",
-                "label": "Rating",
-                "minimum": 1,
-                "maximum": 5,
-            },
-        },
-    ),
-    (
-        "add_field",
-        {
-            "step": "event",
-            "field": {
-                "kind": "long_text",
-                "id": "comments",
-                "label": "Comments",
-                "required": False,
-            },
-        },
-    ),
-)
-"""The builder agent's calls on the draft ``CANVAS_FORM``, in the chat ``CANVAS_CHAT`` under
-the ids ``dev-canvas-1``...: a second run in the same stack replays them."""
 
 
 def who(token: str) -> str:
@@ -333,6 +272,44 @@ def lifetime(link: PageLink, now: datetime | None = None) -> str:
 def main(
     argv: Sequence[str] | None = None, *, prog: str = "python -m infra.local.page_link"
 ) -> int:
+    parser = _parser(prog)
+    args = parser.parse_args(argv)
+    asked = [bool(args.instance), args.queue, args.memory, args.canvas is not None]
+    if sum(asked) != 1:
+        parser.error(
+            "name one: an instance (--instance fi_...), the queue (--queue), the fact editor "
+            "(--memory) or a draft's canvas (--canvas FORM_ID)"
+        )
+    token = args.token or (
+        APPROVER_TOKEN if args.queue else BUILDER_TOKEN if args.canvas is not None else DEMO_TOKEN
+    )
+    try:
+        link, what = _minted(args, token)
+    except PageLinkError as refused:
+        print(f"page-link: {refused}", file=sys.stderr)
+        return 1
+    print(link.url)
+    print(
+        f"(opens once, until {link.expires_at:%H:%M:%S} UTC, in {lifetime(link)}; {what})",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _minted(args: argparse.Namespace, token: str) -> tuple[PageLink, str]:
+    """The link the command line asks for, and what it opens, as the command says it."""
+    if args.queue:
+        return mint_queue(args.url, token), f"the approver's queue of {who(token)}"
+    if args.memory:
+        return mint_memory(args.url, token), f"the fact editor of {who(token)}"
+    if args.canvas is not None:
+        link = mint_canvas(args.url, args.canvas, token)
+        return link, f"the canvas of draft {args.canvas}, for {who(token)}"
+    link = mint(args.url, args.instance, args.conversation, token)
+    return link, f"{args.instance} of {who(token)}, conversation {args.conversation}"
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Mint a page link against a running local stack, as a chatbot backend "
@@ -370,38 +347,7 @@ def main(
         help=f"the dev token of the instance's owner (default {DEMO_TOKEN})",
     )
     parser.add_argument("--url", default=DEFAULT_URL, help="the API (default %(default)s)")
-    args = parser.parse_args(argv)
-    asked = [bool(args.instance), args.queue, args.memory, args.canvas is not None]
-    if sum(asked) != 1:
-        parser.error(
-            "name one: an instance (--instance fi_...), the queue (--queue), the fact editor "
-            "(--memory) or a draft's canvas (--canvas FORM_ID)"
-        )
-    token = args.token or (
-        APPROVER_TOKEN if args.queue else BUILDER_TOKEN if args.canvas is not None else DEMO_TOKEN
-    )
-    try:
-        if args.queue:
-            link = mint_queue(args.url, token)
-            what = f"the approver's queue of {who(token)}"
-        elif args.memory:
-            link = mint_memory(args.url, token)
-            what = f"the fact editor of {who(token)}"
-        elif args.canvas is not None:
-            link = mint_canvas(args.url, args.canvas, token)
-            what = f"the canvas of draft {args.canvas}, for {who(token)}"
-        else:
-            link = mint(args.url, args.instance, args.conversation, token)
-            what = f"{args.instance} of {who(token)}, conversation {args.conversation}"
-    except PageLinkError as refused:
-        print(f"page-link: {refused}", file=sys.stderr)
-        return 1
-    print(link.url)
-    print(
-        f"(opens once, until {link.expires_at:%H:%M:%S} UTC, in {lifetime(link)}; {what})",
-        file=sys.stderr,
-    )
-    return 0
+    return parser
 
 
 if __name__ == "__main__":
