@@ -28,7 +28,6 @@ TO_SPLIT: dict[str, str] = {
     # modules
     "forms/storage/contract.py": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/storage/facts_contract.py": "owned by the commit loop (HLOOP) this wave; to split",
-    "forms/storage/dynamodb.py": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/app/writes.py": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/app/memory.py": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/app/pages.py": "owned by the commit loop (HLOOP) this wave; to split",
