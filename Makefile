@@ -100,7 +100,7 @@ page-link: $(STAMP)
 		$(if $(TOKEN),--token "$(TOKEN)") --url "$(URL)"
 
 worker: $(STAMP)
-	$(BIN)/python -m workflows.worker
+	$(BIN)/python -m formwork.worker
 
 demo: $(STACK_DEPS)
 	FORMWORK_LOCAL_DYNAMODB=$(DYNAMODB) $(BIN)/formwork demo

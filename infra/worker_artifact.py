@@ -10,7 +10,7 @@ owner or extra fields, one compression level. The name carries the SHA-256 of th
 container checks before it unpacks anything.
 
 Docker is not needed to build or to run it: the service's container is a public Python 3.11
-image that unpacks this zip and runs ``python -m workflows.worker`` (template.yaml,
+image that unpacks this zip and runs ``python -m formwork.worker`` (template.yaml,
 ``WorkerTaskDefinition``).
 """
 
@@ -94,8 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("stage", type=Path, help="the folder make build-ToolsFunction filled")
     parser.add_argument("--out", type=Path, required=True, help="where to write the zip")
     args = parser.parse_args(argv)
-    if not (args.stage / "workflows" / "worker.py").exists():
-        print(f"{args.stage}: not a built artifact (no workflows/worker.py)", file=sys.stderr)
+    if not (args.stage / "formwork" / "worker.py").exists():
+        print(f"{args.stage}: not a built artifact (no formwork/worker.py)", file=sys.stderr)
         return 2
     path = pack(args.stage, args.out)
     print(path)

@@ -1,43 +1,36 @@
-"""The hook worker: ``python -m workflows.worker`` (``make worker``).
+"""The Temporal worker: what serves the workflows and their activities, given an App.
 
-Connects to Temporal from the same environment variables the Lambda functions read
-(``formwork.config``; the credentials from the Secrets Manager secret that
-``FORMWORK_TEMPORAL_SECRET_ID`` names, or ``TEMPORAL_API_KEY`` locally), builds its App
-with ``formwork.bootstrap`` (the same forms, the same DynamoDB table; no dispatcher, as the
-worker is what runs the hooks: what their effects fire is started by the activities), and
-serves ``HookWorkflow``, ``ApprovalWorkflow`` and their activities on ``TEMPORAL_TASK_QUEUE``
-until SIGINT or SIGTERM, then finishes the activities in hand (up to ``--grace`` seconds) and
-exits.
-
-A ``notifier`` among the forms reads its outbound secret from this process's App
-(``formwork.process``), made from the same environment.
-
-Run it wherever you run workers: a container service (ECS/Fargate, Kubernetes), a VM, or a
-laptop against the local stack. ``docs/dispatch.md`` discusses the options.
+``serve(app, ...)`` connects with the App's Temporal settings, serves ``HookWorkflow``,
+``ApprovalWorkflow``, ``FormMigrationWorkflow`` and their activities (``build_worker``) on
+``TEMPORAL_TASK_QUEUE`` until told to stop, then finishes the activities in hand (up to
+``grace`` seconds). The process that makes the App and calls ``serve`` is
+``formwork.worker`` (``python -m formwork.worker``): this shell is given its App and imports
+nothing of ``formwork``. ``python -m workflows.worker``, the command of earlier releases (a
+task definition deployed before may still run it), starts that process too.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
-import signal
 import socket
-import sys
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from formwork.bootstrap import App, bootstrap
-from formwork.config import ConfigError, Settings
 from workflows.activities import HookActivities
 from workflows.approvals import ApprovalWorkflow
-from workflows.client import CredentialsUnavailable, connect
+from workflows.client import connect
 from workflows.hooks import HookWorkflow
 from workflows.migrations import FormMigrationWorkflow, MigrationActivities
+from workflows.settings import TemporalSettings
+
+if TYPE_CHECKING:
+    from forms.app.service import FormService
 
 WORKFLOWS = (HookWorkflow, ApprovalWorkflow, FormMigrationWorkflow)
 """Every workflow type the worker serves: each needs recorded histories the replay tests hold
@@ -80,14 +73,27 @@ def build_worker(
     )
 
 
-def worker_app(settings: Settings) -> App:
-    """The worker's App for ``settings``: its service records what hooks fire and dispatches
-    nothing itself (the activities start what an executor's effects fire)."""
-    return bootstrap(settings, dispatcher=None)
+class ServedSettings(Protocol):
+    """What ``serve`` reads of the App's settings: how to reach Temporal."""
+
+    @property
+    def temporal(self) -> TemporalSettings: ...
+
+
+class ServedApp(Protocol):
+    """What ``serve`` reads of the App it serves (``formwork.bootstrap.App``, as
+    ``formwork.worker.worker_app`` makes it)."""
+
+    @property
+    def settings(self) -> ServedSettings: ...
+    @property
+    def service(self) -> FormService: ...
+    @property
+    def dispatcher(self) -> object: ...
 
 
 async def serve(
-    app: App,
+    app: ServedApp,
     *,
     stop: asyncio.Event,
     ready: Callable[[], None] | None = None,
@@ -98,11 +104,13 @@ async def serve(
     alive_file: Path | None = None,
 ) -> None:
     """Connect, serve ``app``'s service until ``stop`` is set, shut down. ``ready`` runs once
-    polling starts. ``app`` is a ``worker_app``: one whose service has no dispatcher.
-    ``alive_file`` is touched every ``ALIVE_EVERY`` seconds while the worker runs (the
-    container's health check reads its age)."""
+    polling starts. ``app`` is a ``formwork.worker.worker_app``: one whose service has no
+    dispatcher. ``alive_file`` is touched every ``ALIVE_EVERY`` seconds while the worker runs
+    (the container's health check reads its age)."""
     if app.dispatcher is not None:
-        raise ValueError("the worker runs hooks; its App has no dispatcher (see worker_app)")
+        raise ValueError(
+            "the worker runs hooks; its App has no dispatcher (see formwork.worker.worker_app)"
+        )
     settings = app.settings
     identity = f"formwork-worker-{os.getpid()}@{socket.gethostname()}"
     client = await connect(settings.temporal, identity=identity)
@@ -147,68 +155,9 @@ async def _keep_alive(worker: Worker, path: Path) -> None:
         await asyncio.sleep(ALIVE_EVERY)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m workflows.worker", description=__doc__)
-    parser.add_argument(
-        "--ready-file", type=Path, help="write this file once the worker is polling"
-    )
-    parser.add_argument(
-        "--sticky-timeout",
-        type=float,
-        default=10.0,
-        help="seconds before a dead worker's cached workflows move to another (default 10)",
-    )
-    parser.add_argument(
-        "--grace", type=float, default=30.0, help="seconds to finish activities on shutdown"
-    )
-    parser.add_argument("--threads", type=int, default=16, help="executor threads")
-    parser.add_argument(
-        "--alive-file",
-        type=Path,
-        help=f"touch this file every {ALIVE_EVERY:.0f} s while the worker runs (health checks)",
-    )
-    args = parser.parse_args(argv)
-    try:
-        settings = Settings.from_env()
-        settings.require_table()
-    except ConfigError as exc:
-        print(f"workflows.worker: {exc}", file=sys.stderr)
-        return 2
-
-    async def run() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
-
-        def ready() -> None:
-            queue = settings.temporal.task_queue
-            print(
-                f"worker polling {settings.temporal.address} namespace "
-                f"{settings.temporal.namespace} task queue {queue}",
-                flush=True,
-            )
-            if args.ready_file is not None:
-                args.ready_file.write_text(str(os.getpid()))
-
-        await serve(
-            worker_app(settings),
-            stop=stop,
-            ready=ready,
-            sticky_timeout=args.sticky_timeout,
-            grace=args.grace,
-            threads=args.threads,
-            alive_file=args.alive_file,
-        )
-
-    try:
-        asyncio.run(run())
-    except (ConfigError, CredentialsUnavailable) as exc:
-        # the Temporal secret (FORMWORK_TEMPORAL_SECRET_ID) is read when connecting
-        print(f"workflows.worker: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
 if __name__ == "__main__":
+    # The command of earlier releases: the process is formwork.worker's now. Run as a program
+    # only, never when imported, so the Temporal shell still imports nothing of formwork.
+    from formwork.worker import main
+
     raise SystemExit(main())

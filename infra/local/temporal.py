@@ -2,7 +2,7 @@
 
 ``LocalTemporal`` runs ``temporal server start-dev`` (the real server, SQLite in a file or in
 memory) on free or given ports and waits until the namespace answers. ``LocalWorker`` runs
-``python -m workflows.worker`` in a child process with a given environment and waits until it
+``python -m formwork.worker`` in a child process with a given environment and waits until it
 polls; ``kill()`` ends it abruptly (what the fault tests do), ``stop()`` politely.
 
 Both are started and stopped by ``infra.local.stack.LocalStack`` for ``make dev``, and by the
@@ -148,7 +148,7 @@ class LocalTemporal:
 
 
 class LocalWorker:
-    """``python -m workflows.worker`` in a child process, with ``environment`` on top of ours."""
+    """``python -m formwork.worker`` in a child process, with ``environment`` on top of ours."""
 
     def __init__(
         self,
@@ -181,7 +181,7 @@ class LocalWorker:
             [
                 sys.executable,
                 "-m",
-                "workflows.worker",
+                "formwork.worker",
                 "--ready-file",
                 str(ready),
                 "--sticky-timeout",

@@ -286,7 +286,8 @@ def test_a_genuine_bug_is_a_bare_500(caplog: pytest.LogCaptureFixture) -> None:
 
 
 def test_the_worker_serves_an_app_without_a_dispatcher() -> None:
-    from workflows.worker import serve, worker_app
+    from formwork.worker import worker_app
+    from workflows.worker import serve
 
     # GIVEN the worker's App: same settings, no dispatcher (the worker runs the hooks)
     settings = Settings(table_name="formwork-test", dispatch="temporal")

@@ -42,6 +42,7 @@ from forms.app.hooks import HookRunner
 from forms.instance import KNOCK_ON_LIMIT, LOOP_STOPPED, FormInstance, OutboxEntry
 from forms.storage.dynamodb import DynamoDBFormStore
 from formwork.config import Settings, TemporalSettings
+from formwork.worker import worker_app
 from functions import relay
 from functions.local import LocalContext
 from infra.local.dynamodb import LocalDynamoDB
@@ -54,7 +55,7 @@ from tests.support import Deferred, app_for
 from workflows.activities import HookActivities
 from workflows.dispatch import TemporalConnection, TemporalDispatcher
 from workflows.shared import RUN_HOOK_ACTIVITY, HookInput, HookOutcome, HookPolicy
-from workflows.worker import serve, worker_app
+from workflows.worker import serve
 
 FLAGS = "FORMWORK_TEST_FLAGS"
 FORMS_REF = "tests.integration.test_temporal_dispatch:FORMS"

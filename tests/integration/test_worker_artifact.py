@@ -146,7 +146,7 @@ def test_the_artifact_runs_a_worker_that_runs_a_hook(
         "TEMPORAL_TASK_QUEUE": queue,
     }
     # WHEN the worker starts from it, with no site-packages (-S): only the artifact's modules
-    command = [sys.executable, "-S", "-m", "workflows.worker", "--grace", "1"]
+    command = [sys.executable, "-S", "-m", "formwork.worker", "--grace", "1"]
     command += ["--ready-file", str(ready), "--alive-file", str(alive)]
     worker = subprocess.Popen(
         command, cwd=app, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT

@@ -9,18 +9,33 @@ none (``forms.compile_memory.default_vocabulary``, the one edge that points up);
 model-facing surface (``forms.surface``) imports the core and memory; the storage ports and
 adapters (``forms.storage``) import the core, the documents and the facts they store; the
 application (``forms.app``) imports all of them; nothing of the engine imports the examples.
-``functions`` (the Lambda shell) and ``workflows`` (the Temporal shell) are siblings that never
-import each other; both reach the application through ``formwork`` (the settings and the one
-bootstrap), which sits above them. No two modules import each other, directly or round a loop,
-when the code runs (a name used only in annotations, under ``if TYPE_CHECKING``, may point
-back). Read from the source with ``ast``, so imports inside functions count too, and nothing
-is imported to check it.
+
+Above the engine the packages point one way too: ``workflows`` (the Temporal adapter: the
+dispatcher, the workflows, what serves them) < ``formwork`` (the settings, the one bootstrap,
+the processes) < ``functions`` (the Lambda handlers) < ``infra`` and ``examples`` (the local
+stack, the demo). ``formwork`` is the composition root: the only package that knows every
+adapter, so it imports ``workflows`` (bootstrap builds the Temporal dispatcher when
+``FORMWORK_DISPATCH=temporal``), and ``workflows`` imports nothing of ``formwork``: it is
+given its settings as values of its own types (``workflows.settings``, which
+``formwork.config`` re-exports) and its App as a protocol, and the worker's process, which
+calls ``bootstrap``, is ``formwork.worker``. ``functions`` and ``workflows`` never import each
+other. No package imports a package that imports it back, directly or round a loop, when the
+code runs (``ALLOWED_BACK`` names the exceptions, each with its reason), and no two modules
+import each other either.
+
+Read from the source with ``ast``, so imports inside functions count too (they run when the
+function does), and nothing is imported to check it. Two kinds of import are left out of the
+graphs, as they never run when a module is imported: a name used only in annotations, under
+``if TYPE_CHECKING``, and what a module's ``if __name__ == "__main__":`` block imports when it
+is run as a program (``python -m workflows.worker``, the worker's command of earlier releases,
+starts ``formwork.worker``).
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+import functools
+from collections.abc import Iterable, Iterator, Set
 from pathlib import Path
 
 import pytest
@@ -31,8 +46,8 @@ PROJECT = ("forms", "formwork", "functions", "workflows", "infra", "examples", "
 MAY_NOT_IMPORT: dict[str, set[str]] = {
     "forms": {"formwork", "functions", "workflows", "infra", "examples", "bench", "tests"},
     "functions": {"workflows", "infra", "examples", "bench", "tests"},
-    "workflows": {"functions", "infra", "examples", "bench", "tests"},
-    "formwork": {"bench", "tests"},
+    "workflows": {"formwork", "functions", "infra", "examples", "bench", "tests"},
+    "formwork": {"functions", "bench", "tests"},
 }
 
 
@@ -40,15 +55,23 @@ def modules(package: str) -> Iterator[Path]:
     yield from sorted((ROOT / package).rglob("*.py"))
 
 
-def imported(path: Path, *, typing_only: bool = True) -> Iterator[tuple[int, str, tuple[str, ...]]]:
-    """(line, module, names) for every import in a file, at any depth; without
-    ``typing_only``, the imports under ``if TYPE_CHECKING:`` (never run) are left out."""
+TYPE_CHECKING = "TYPE_CHECKING"
+PROGRAM = "__name__ == '__main__'"
+NOT_ON_IMPORT = (TYPE_CHECKING, PROGRAM)
+"""The blocks (by their ``if`` test) whose imports never run when their module is imported:
+annotations only, and what a module does when it is run as a program."""
+
+
+def imported(
+    path: Path, *, leave_out: tuple[str, ...] = ()
+) -> Iterator[tuple[int, str, tuple[str, ...]]]:
+    """(line, module, names) for every import in a file, at any depth, but those under an
+    ``if`` whose test is in ``leave_out`` (``NOT_ON_IMPORT``: only what runs on import)."""
     tree = ast.parse(path.read_text(), filename=str(path))
     skipped: set[int] = set()
-    if not typing_only:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
-                skipped |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in leave_out:
+            skipped |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
     for node in ast.walk(tree):
         if id(node) in skipped:
             continue
@@ -61,11 +84,13 @@ def imported(path: Path, *, typing_only: bool = True) -> Iterator[tuple[int, str
 
 @pytest.mark.parametrize("package", sorted(MAY_NOT_IMPORT))
 def test_each_package_imports_only_what_sits_below_it(package: str) -> None:
+    # annotations count (a type is a dependency too); a program's own block may start another
+    # package's program (the worker's command of earlier releases)
     forbidden = MAY_NOT_IMPORT[package]
     found = [
         f"{path.relative_to(ROOT)}:{line} imports {module}"
         for path in modules(package)
-        for line, module, _ in imported(path)
+        for line, module, _ in imported(path, leave_out=(PROGRAM,))
         if module.split(".")[0] in forbidden
     ]
     assert found == []
@@ -85,13 +110,19 @@ def test_no_private_name_is_imported_from_another_package() -> None:
 
 
 def test_the_check_sees_the_imports_it_is_about() -> None:
-    # the scan is not vacuous: the shells do import the application and the engine
-    def targets(package: str) -> set[str]:
-        return {m.split(".")[0] for p in modules(package) for _, m, _ in imported(p)}
+    # the scan is not vacuous: the shells do import the application and the engine, and the
+    # composition root the Temporal adapter
+    def targets(package: str, leave_out: tuple[str, ...] = ()) -> set[str]:
+        return {
+            m.split(".")[0]
+            for p in modules(package)
+            for _, m, _ in imported(p, leave_out=leave_out)
+        }
 
     assert {"forms", "formwork"} <= targets("functions")
-    assert {"forms", "formwork"} <= targets("workflows")
-    assert "workflows" in targets("formwork")
+    assert "forms" in targets("workflows") and "workflows" in targets("formwork")
+    # AND the one import of formwork in workflows is the old command's, run as a program only
+    assert "formwork" in targets("workflows") - targets("workflows", (PROGRAM,))
 
 
 CORE = "forms"
@@ -163,7 +194,7 @@ def test_the_layers_of_forms_point_one_way(layer: str) -> None:
 def typed_only(path: Path, line: int) -> bool:
     """Whether the import at ``line`` of ``path`` is under ``if TYPE_CHECKING:``: the core and
     the documents name memory's types (``Vocabulary``) in annotations, which may point up."""
-    return all(at != line for at, _, _ in imported(path, typing_only=False))
+    return all(at != line for at, _, _ in imported(path, leave_out=(TYPE_CHECKING,)))
 
 
 def test_the_core_reaches_memory_through_one_function() -> None:
@@ -173,7 +204,7 @@ def test_the_core_reaches_memory_through_one_function() -> None:
         (module_name(path), target)
         for path in modules("forms")
         if layer_of(module_name(path)) in (CORE, "forms.documents")
-        for _, module, names in imported(path, typing_only=False)
+        for _, module, names in imported(path, leave_out=NOT_ON_IMPORT)
         for target in resolved(module, names)
         if layer_of(target) == "forms.memory"
     }
@@ -198,7 +229,7 @@ def graph() -> dict[str, set[str]]:
             source = module_name(path)
             edges[source] = {
                 target
-                for _, module, names in imported(path, typing_only=False)
+                for _, module, names in imported(path, leave_out=NOT_ON_IMPORT)
                 if module.split(".")[0] in PROJECT
                 for target in resolved(module, names)
                 if target != source and path.name != "__init__.py"
@@ -245,21 +276,119 @@ def test_the_import_graph_has_no_cycles() -> None:
     assert cycles(graph()) == []
 
 
-def test_a_type_only_import_is_left_out_of_the_runtime_graph(tmp_path: Path) -> None:
+def test_a_type_only_or_program_only_import_is_left_out_of_the_runtime_graph(
+    tmp_path: Path,
+) -> None:
     source = tmp_path / "m.py"
     source.write_text(
         "from typing import TYPE_CHECKING\nimport forms.engine\n"
         "if TYPE_CHECKING:\n    from forms.app import loop\n"
         "def f() -> None:\n    import forms.keys\n"
+        "if __name__ == '__main__':\n    from formwork.worker import main\n"
     )
-    assert [m for _, m, _ in imported(source, typing_only=False)] == [
+    assert [m for _, m, _ in imported(source, leave_out=NOT_ON_IMPORT)] == [
         "typing",
         "forms.engine",
         "forms.keys",
     ]
-    assert "forms.app" in [m for _, m, _ in imported(source)]
+    assert {"forms.app", "formwork.worker"} <= {m for _, m, _ in imported(source)}
 
 
 def test_the_cycle_check_finds_a_cycle() -> None:
     edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(edges) == [["a", "b", "c"]]
+
+
+# ---------------------------------------------------------------------------- packages
+
+ALLOWED_BACK: dict[tuple[str, str], str] = {
+    ("formwork.cli", "infra.local.__main__"): (
+        "the formwork command (the console script) is the program on top of everything, and its "
+        "dev subcommand is the local stack's entry, imported in a function when asked for; the "
+        "stack runs on formwork (formwork.check), as a program above a library does"
+    ),
+    ("formwork.cli", "examples.demo"): (
+        "the formwork command's demo subcommand, imported in a function when asked for; the "
+        "demo runs on formwork (its settings' defaults), as for dev"
+    ),
+    ("forms.compile_memory", "forms.memory.vocabulary"): (
+        "the one edge from the core up to memory (UPWARD): Formwork's own vocabulary for a form "
+        "that declares keys and was given none; test_the_core_reaches_memory_through_one_"
+        "function holds it to that one function-level import"
+    ),
+    ("functions.pages.posts", "functions.routing"): (
+        "the page forms' post checks log their refusals with the Lambda's one Powertools logger "
+        "(functions.routing.logger), which every route module shares; both sides are the "
+        "Lambda shell"
+    ),
+}
+"""Module imports that point back up between packages, each with why it stays: left out of the
+package graphs, which are otherwise without a loop."""
+
+
+def package_of(module: str, *, top: bool) -> str:
+    """The package ``module`` belongs to: its top-level package (``top``), or the folder it is
+    in (a package is its own, ``__init__`` and all)."""
+    parts = module.split(".")
+    if top:
+        return parts[0]
+    path = ROOT.joinpath(*parts)
+    return module if (path / "__init__.py").exists() else ".".join(parts[:-1])
+
+
+SHIPPED = ("forms", "formwork", "functions", "workflows", "infra", "examples")
+"""The packages the distribution installs: the package graphs' nodes. The benches and the tests
+are left out: nothing shipped imports them (``MAY_NOT_IMPORT``), and they lean on each other
+(a bench builds on ``tests.support``, ``tests/bench`` tests the benches)."""
+
+
+@functools.cache
+def module_edges() -> frozenset[tuple[str, str]]:
+    """(importer, imported) for every shipped module, packages' ``__init__`` included, and the
+    shipped modules it imports when it is imported (at any depth)."""
+    return frozenset(
+        (module_name(path), target)
+        for package in SHIPPED
+        for path in modules(package)
+        for _, module, names in imported(path, leave_out=NOT_ON_IMPORT)
+        if module.split(".")[0] in SHIPPED
+        for target in resolved(module, names)
+    )
+
+
+def package_graph(
+    edges: Set[tuple[str, str]], allowed: Iterable[tuple[str, str]], *, top: bool
+) -> dict[str, set[str]]:
+    """Package -> the packages it imports, from the module ``edges`` less the ``allowed``."""
+    graph: dict[str, set[str]] = {}
+    for source, target in set(edges) - set(allowed):
+        importer, imports = package_of(source, top=top), package_of(target, top=top)
+        if importer != imports:
+            graph.setdefault(importer, set()).add(imports)
+    return graph
+
+
+@pytest.mark.parametrize("top", [True, False], ids=["top-level", "every-package"])
+def test_no_package_imports_a_package_that_imports_it_back(top: bool) -> None:
+    # formwork <-> workflows was one (the worker's process called bootstrap from workflows,
+    # bootstrap built the Temporal dispatcher): counted with the imports inside functions
+    assert cycles(package_graph(module_edges(), ALLOWED_BACK, top=top)) == []
+
+
+def test_each_edge_allowed_back_is_there_and_closes_a_loop() -> None:
+    # the list of exceptions holds nothing stale: each one, counted, makes a package cycle
+    edges = module_edges()
+    for edge in ALLOWED_BACK:
+        assert edge in edges
+        others = set(ALLOWED_BACK) - {edge}
+        assert cycles(package_graph(edges, others, top=False)) != [], edge
+
+
+def test_the_package_check_sees_packages_and_their_folders() -> None:
+    assert package_of("forms.memory.vocabulary", top=False) == "forms.memory"
+    assert package_of("forms.memory", top=False) == "forms.memory"
+    assert package_of("infra.local.__main__", top=False) == "infra.local"
+    assert package_of("forms.memory.vocabulary", top=True) == "forms"
+    found = package_graph({("a.x", "b.y"), ("b.y", "a.z"), ("a.x", "a.z")}, (), top=True)
+    assert cycles(found) == [["a", "b"]]
+    assert ("formwork.services", "workflows.dispatch") in module_edges()

@@ -17,10 +17,10 @@ from forms.app.hooks import HOOK_FAILED
 from forms.storage.dynamodb import FAILED_HOOK_INDEX, OPEN_FORM_INDEX, home_item
 from forms.storage.failed_hooks_contract import broken
 from formwork.config import Settings
+from formwork.worker import worker_app
 from functions.relay import APPROVALS_OVERDUE
 from infra.local.dynamodb import load_template, table_definition
 from tests.support import service_for
-from workflows.worker import worker_app
 
 
 def resources(kind: str) -> dict[str, dict[str, Any]]:
@@ -315,7 +315,7 @@ def test_a_hook_failed_for_good_on_the_worker_counts_into_the_metric_its_alarm_r
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN the worker's environment as its task definition sets it, and the count its service
-    # is built with (workflows.worker.worker_app)
+    # is built with (formwork.worker.worker_app)
     environment = worker_log_environment()
     for name in ("POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE"):
         monkeypatch.setenv(name, environment[name])

@@ -151,7 +151,7 @@ def test_the_container_runs_only_the_artifact_it_was_given() -> None:
     assert worker["DependsOn"] == [{"ContainerName": "fetch", "Condition": "SUCCESS"}]
     (script,) = worker["Command"]
     check = script.index("sha256sum -c")
-    assert check < script.index("zipfile -e") < script.index("exec python -m workflows.worker")
+    assert check < script.index("zipfile -e") < script.index("exec python -m formwork.worker")
     assert worker_environment()["WORKER_ARTIFACT_SHA256"] == {"Ref": "WorkerArtifactSha256"}
     alive = re.search(r"--alive-file (\S+)", script)
     assert alive and alive.group(1) in worker["HealthCheck"]["Command"][1]
