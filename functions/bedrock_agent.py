@@ -65,7 +65,6 @@ from pydantic import BaseModel
 
 from forms.app.conversation import Caller
 from forms.errors import BadRequest
-from forms.surface.results import error_result
 from forms.surface.tools import TOOLS, ToolSpec
 from formwork import process
 from formwork.bootstrap import App
@@ -200,6 +199,8 @@ def _run(spec: ToolSpec, arguments: BaseModel | None) -> Response[str]:
     try:
         payload = decode_arguments(spec, arguments)
     except BadRequest as exc:
+        from forms.surface.results import error_result  # the engine's: with the service
+
         result = error_result(exc)
     else:
         service = request_app(context).service
@@ -224,6 +225,8 @@ def _invalid_arguments(error: RequestValidationError) -> Response[str]:
         where = ".".join(loc[:4]) + (".…" if len(loc) > 4 else "") or "input"
         problems.append(f"{where}: {str(found.get('msg', 'invalid'))[:200]}")
     bad = BadRequest("bad input: " + "; ".join(problems), "check the tool's input schema")
+    from forms.surface.results import error_result  # the engine's: with the service
+
     return _answer(200, error_result(bad))
 
 

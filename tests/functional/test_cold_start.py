@@ -178,6 +178,20 @@ def test_importing_the_handler_leaves_the_heavy_modules_to_the_routes_that_need_
     assert run(code) == [[], 200, []]
 
 
+def test_importing_the_bedrock_handler_leaves_the_engine_to_the_service() -> None:
+    # GIVEN a fresh interpreter outside Lambda
+    # WHEN the Bedrock action group's handler module is imported
+    engine = ("forms.instance", "forms.compiled", "forms.engine", "forms.app.service", "boto3")
+    code = (
+        "import sys, json\n"
+        "import functions.bedrock_agent\n"
+        f"print(json.dumps([m for m in {engine!r} if m in sys.modules]))\n"
+    )
+    # THEN neither the engine nor boto3 is imported: they load with the service, on the first
+    # call (the refusal's shape, forms.surface.results, is the engine's too)
+    assert run(code) == []
+
+
 def test_a_tool_call_leaves_the_webhook_route_unloaded_and_other_routes_models_unbuilt() -> None:
     # GIVEN a fresh interpreter with an App on an in-memory store
     code = (
