@@ -9,7 +9,8 @@ builders of ``formwork.references``, ``formwork.storage`` and ``formwork.service
 ``formwork.process`` holds this process's App, for the Lambda handlers Lambda calls with an
 event alone; ``formwork.webhooks`` is the signed-webhook transport (the scheme,
 the delivery log port with its in-memory and DynamoDB adapters and contract suite, secrets,
-outbound events); ``formwork.cli`` is the ``formwork`` command. Both shells use it and neither
-imports the other: ``functions/`` (the Lambda handlers) and ``workflows/`` (the Temporal worker
-and dispatcher) sit side by side above ``forms``.
+outbound events); ``formwork.cli`` is the ``formwork`` command and ``formwork.worker`` the hook
+worker's process. ``functions/`` (the Lambda handlers) imports this package; ``workflows/``
+(the Temporal adapter: the dispatcher, the workflows, what serves them) is imported by it, as
+the adapter bootstrap builds, and imports nothing of it. Neither shell imports the other.
 """
