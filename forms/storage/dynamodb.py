@@ -38,10 +38,8 @@ and one conditional write (``version = expected``) of the home item, the new rev
 and the call record, in one transaction. ``docs/dynamodb.md`` has the access patterns and
 their cost in requests and capacity.
 
-This module is the port's writes (create, commit, handover, call records) and the home item;
-the keys, heads and revision items are ``forms.storage.dynamodb_items``, how an instance and
-the indexes are read ``forms.storage.dynamodb_reads``, and what every DynamoDB adapter shares
-(a cancelled write's error, a transaction's limits) ``forms.storage.dynamodb_requests``.
+Here: the writes and the home item; keys and revision items are ``dynamodb_items``, reads
+and index listings ``dynamodb_reads``, what every adapter shares ``dynamodb_requests``.
 """
 
 from __future__ import annotations
@@ -50,14 +48,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from forms.errors import AlreadyExists, CallRecorded, NotFound, StoreError
-from forms.instance import CallRecord, Commit, FormInstance, NewCall, apply_commit
+from forms.instance import CallRecord, Commit, FormInstance, NewCall, Revision, apply_commit
 from forms.storage.approvals import ApprovalIndex, approval_place
 from forms.storage.due import DueIndex, due_place
 from forms.storage.dynamodb_items import (
     DYNAMODB_ITEM_LIMIT,
     HOME_PREFIX,
     HOME_SK,
-    INSTANCE_PREFIX,
     ITEM_OVERHEAD,
     Header,
     Known,
@@ -72,15 +69,12 @@ from forms.storage.dynamodb_items import (
 from forms.storage.dynamodb_reads import (
     APPROVAL_INDEX,
     DUE_INDEX,
-    DUE_PAGE,
     FAILED_HOOK_INDEX,
     OPEN_FORM_INDEX,
     InstanceReads,
 )
 from forms.storage.dynamodb_requests import (
     CHECK_FAILED,
-    MAX_TRANSACTION_ACTIONS,
-    MAX_TRANSACTION_BYTES,
     call_put,
     item_too_large,
     largest_item,
@@ -100,14 +94,10 @@ from forms.storage.sizes import check_instance, too_large
 __all__ = [
     "APPROVAL_INDEX",
     "DUE_INDEX",
-    "DUE_PAGE",
     "DYNAMODB_ITEM_LIMIT",
     "FAILED_HOOK_INDEX",
     "HOME_PREFIX",
     "HOME_SK",
-    "INSTANCE_PREFIX",
-    "MAX_TRANSACTION_ACTIONS",
-    "MAX_TRANSACTION_BYTES",
     "OPEN_FORM_INDEX",
     "DynamoDBFormStore",
     "conversation_key",
@@ -156,24 +146,7 @@ class DynamoDBFormStore(
 
     def create(self, instance: FormInstance, call: NewCall | None = None) -> None:
         stored = instance.snapshot()
-        pk = instance_key(stored.id)
-        home = home_key(stored)
-        known = Known(stored, {f: head_text(log) for f, log in stored.history.items()})
-        actions = [
-            put_action(
-                self._table,
-                {"pk": _s(pk), "sk": _s(HOME_SK), "home_pk": _s(home[0]), "home_sk": _s(home[1])},
-                "attribute_not_exists(pk)",
-            ),
-            put_action(
-                self._table, home_item(known.instance, known.heads), "attribute_not_exists(pk)"
-            ),
-        ]
-        appended = {f: log.revisions for f, log in stored.history.items() if log.count}
-        actions += [
-            put_action(self._table, item, "attribute_not_exists(pk)")
-            for item in revision_items(pk, stored.version, appended, self._max_item_bytes)
-        ]
+        known, home, actions = self._created(stored)
         if call is not None:
             actions.append(call_put(self._table, home[0], call))
         try:
@@ -212,46 +185,19 @@ class DynamoDBFormStore(
         return [known.instance.snapshot() for known in found]  # sort-key order: created, id
 
     def commit(self, commit: Commit) -> FormInstance:
-        known = self._recalled(commit.instance_id, commit.expected_version)
-        if known is None:
-            known = self._read(commit.instance_id)
-        if known is None:
-            raise NotFound(f"instance {commit.instance_id} not found")
-        current = known.instance
-        applied = apply_commit(current, commit)  # Conflict / ValueError: nothing written
-        heads = dict(known.heads)
-        for field_id in commit.fields:
-            heads[field_id] = head_text(applied.history[field_id])
-        after = Known(applied, heads)
-        home = home_key(applied)
-        appended = {f: change.append for f, change in commit.fields.items() if change.append}
-        home_put = put_action(
-            self._table,
-            home_item(after.instance, after.heads),
-            "#v = :expected",
-            names={"#v": "version"},
-            values={":expected": {"N": str(commit.expected_version)}},
-        )
-        actions = [
-            home_put,
-            *(
-                put_action(self._table, item, "attribute_not_exists(pk)")
-                for item in revision_items(
-                    instance_key(applied.id), applied.version, appended, self._max_item_bytes
-                )
-            ),
-        ]
+        after, actions = self._applied(commit)
+        home = home_key(after.instance)
         if commit.call is not None:
             actions.append(call_put(self._table, home[0], commit.call))
         try:
-            self._send(actions, applied.form_id)
+            self._send(actions, after.instance.form_id)
         except (
             self._client.exceptions.ConditionalCheckFailedException,
             self._client.exceptions.TransactionCanceledException,
         ) as exc:
             raise self._refused(exc, commit, home) from None
         self._keep(after, home)
-        return applied.snapshot()
+        return after.instance.snapshot()
 
     def hand_over(self, commit: Commit, target: FormInstance) -> FormInstance:
         """One transaction: the source's home put (conditional on ``expected_version``) and
@@ -259,64 +205,16 @@ class DynamoDBFormStore(
         on not existing) and the call record. The two homes share the conversation's
         partition; DynamoDB applies all of it or none of it."""
         started = target.snapshot()
-        known = self._recalled(commit.instance_id, commit.expected_version)
-        if known is None:
-            known = self._read(commit.instance_id)
-        if known is None:
-            raise NotFound(f"instance {commit.instance_id} not found")
-        current = known.instance
+        after, actions = self._applied(commit)
+        applied = after.instance
         if (started.principal, started.conversation_id) != (
-            current.principal,
-            current.conversation_id,
+            applied.principal,
+            applied.conversation_id,
         ):
             raise ValueError("a handover starts its target in the source's conversation")
-        applied = apply_commit(current, commit)  # Conflict / ValueError: nothing written
-        heads = dict(known.heads)
-        for field_id in commit.fields:
-            heads[field_id] = head_text(applied.history[field_id])
-        after = Known(applied, heads)
-        home = home_key(applied)
-        appended = {f: change.append for f, change in commit.fields.items() if change.append}
-        actions = [
-            put_action(
-                self._table,
-                home_item(after.instance, after.heads),
-                "#v = :expected",
-                names={"#v": "version"},
-                values={":expected": {"N": str(commit.expected_version)}},
-            ),
-            *(
-                put_action(self._table, item, "attribute_not_exists(pk)")
-                for item in revision_items(
-                    instance_key(applied.id), applied.version, appended, self._max_item_bytes
-                )
-            ),
-        ]
-        closing = len(actions)
-        start = Known(started, {f: head_text(log) for f, log in started.history.items()})
-        target_pk, target_home = instance_key(started.id), home_key(started)
-        actions += [
-            put_action(
-                self._table,
-                {
-                    "pk": _s(target_pk),
-                    "sk": _s(HOME_SK),
-                    "home_pk": _s(target_home[0]),
-                    "home_sk": _s(target_home[1]),
-                },
-                "attribute_not_exists(pk)",
-            ),
-            put_action(self._table, home_item(started, start.heads), "attribute_not_exists(pk)"),
-            *(
-                put_action(self._table, item, "attribute_not_exists(pk)")
-                for item in revision_items(
-                    target_pk,
-                    started.version,
-                    {f: log.revisions for f, log in started.history.items() if log.count},
-                    self._max_item_bytes,
-                )
-            ),
-        ]
+        home, closing = home_key(applied), len(actions)
+        start, target_home, creating = self._created(started)
+        actions += creating
         if commit.call is not None:
             actions.append(call_put(self._table, home[0], commit.call))
         try:
@@ -333,6 +231,64 @@ class DynamoDBFormStore(
         self._keep(after, home)
         self._keep(start, target_home)
         return applied.snapshot()
+
+    def _applied(self, commit: Commit) -> tuple[Known, list[dict[str, Any]]]:
+        """``commit`` applied to the instance as this store last saw it at that version (else
+        as read now: one GetItem), and the actions that write it: its home put on
+        ``version = expected``, then its new revision items. ``NotFound``, ``Conflict`` or
+        ``ValueError`` before anything is sent."""
+        known = self._recalled(commit.instance_id, commit.expected_version)
+        if known is None:
+            known = self._read(commit.instance_id)
+        if known is None:
+            raise NotFound(f"instance {commit.instance_id} not found")
+        applied = apply_commit(known.instance, commit)  # Conflict / ValueError: nothing written
+        heads = dict(known.heads)
+        for field_id in commit.fields:
+            heads[field_id] = head_text(applied.history[field_id])
+        after = Known(applied, heads)
+        appended = {f: change.append for f, change in commit.fields.items() if change.append}
+        home_put = put_action(
+            self._table,
+            home_item(after.instance, after.heads),
+            "#v = :expected",
+            names={"#v": "version"},
+            values={":expected": {"N": str(commit.expected_version)}},
+        )
+        return after, [home_put, *self._revision_puts(applied.id, applied.version, appended)]
+
+    def _created(
+        self, instance: FormInstance
+    ) -> tuple[Known, tuple[str, str], list[dict[str, Any]]]:
+        """A new instance as this store keeps it, its home's key, and the actions that create
+        it: its HOME pointer, its home and its revision items, each only if it is not there."""
+        known = Known(instance, {f: head_text(log) for f, log in instance.history.items()})
+        home = home_key(instance)
+        pointer = {
+            "pk": _s(instance_key(instance.id)),
+            "sk": _s(HOME_SK),
+            "home_pk": _s(home[0]),
+            "home_sk": _s(home[1]),
+        }
+        appended = {f: log.revisions for f, log in instance.history.items() if log.count}
+        return (
+            known,
+            home,
+            [
+                put_action(self._table, pointer, "attribute_not_exists(pk)"),
+                put_action(
+                    self._table, home_item(instance, known.heads), "attribute_not_exists(pk)"
+                ),
+                *self._revision_puts(instance.id, instance.version, appended),
+            ],
+        )
+
+    def _revision_puts(
+        self, instance_id: str, version: int, appended: Mapping[str, tuple[Revision, ...]]
+    ) -> list[dict[str, Any]]:
+        """The Put actions of the revision items holding ``appended`` (written once each)."""
+        items = revision_items(instance_key(instance_id), version, appended, self._max_item_bytes)
+        return [put_action(self._table, item, "attribute_not_exists(pk)") for item in items]
 
     def _refused(self, exc: Any, commit: Commit, home: tuple[str, str]) -> StoreError:
         """The port's error for a cancelled commit (``refused``): the call's id taken, a
