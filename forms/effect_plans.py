@@ -77,40 +77,77 @@ def plan_effects(
             if status in ("terminated", "abandoned"):
                 ignored.append("patch")
                 continue
-            plan = plan_fill(form, instance, dict(effect.values), author, now)
-            if plan.unknown or plan.rejected:
-                problems = [f"{u.sent!r} is not a field" for u in plan.unknown] + [
-                    f"{r.field}: {r.message}" for r in plan.rejected
-                ]
-                raise EffectError("patch rejected: " + "; ".join(problems))
-            changes.update(plan.changes)
+            changes.update(_patched(form, instance, effect, author, now))
         elif closed:
             ignored.append(type(effect).__name__.lower())
         elif isinstance(effect, Jump):
-            target = effect.step_id
-            if target not in form.steps:
-                raise EffectError(f"jump to {target!r}, which is not a step")
-            kind: Literal["focus", "revisit"] = "revisit" if step_complete.get(target) else "focus"
-            override = StepOverride(step=target, kind=kind, by=entry.key)
+            override = _jumped(form, effect, step_complete, entry)
         elif isinstance(effect, Fail):
-            rejections.append(
-                InstanceRejection(
-                    key=entry.key, hook_id=entry.hook_id, message=effect.message, at=now
-                )
-            )
+            rejections.append(_rejection(entry, effect, now))
         elif isinstance(effect, Terminate):
             status, reason = "terminated", effect.reason
         elif isinstance(effect, HandOver):
-            if effect.form not in form.definition.hands_over_to:
-                raise EffectError(
-                    f"hand over to {effect.form!r}, which {form.id} does not declare in "
-                    "hands_over_to"
-                )
-            handover = effect
+            handover = _declared(form, effect)
         elif isinstance(effect, Complete) and status != "terminated":
             status, reason = "completed", f"completed by {entry.hook_id}"
     del open_step
-    done = entry.model_copy(
+    new_state = state.model_copy(
+        update={
+            "override": override,
+            "status": status,
+            "closed_reason": reason,
+            "rejections": rejections,
+            "outbox": {**state.outbox, entry.key: _done(entry, ignored, now)},
+            "updated_at": now,
+        }
+    )
+    if status not in ("open", "completed"):  # on a closed form no handover was taken
+        handover = None  # a terminate of the same run beats it; it beats a complete
+    return EffectPlan(changes=changes, state=new_state, ignored=tuple(ignored), handover=handover)
+
+
+def _patched(
+    form: CompiledForm, instance: FormInstance, patch: Patch, author: Author, now: datetime
+) -> dict[str, FieldChange]:
+    """A patch's field changes, planned as the executor's fill; ``EffectError`` naming every
+    unknown field and refused value when any is."""
+    plan = plan_fill(form, instance, dict(patch.values), author, now)
+    if plan.unknown or plan.rejected:
+        problems = [f"{u.sent!r} is not a field" for u in plan.unknown] + [
+            f"{r.field}: {r.message}" for r in plan.rejected
+        ]
+        raise EffectError("patch rejected: " + "; ".join(problems))
+    return plan.changes
+
+
+def _jumped(
+    form: CompiledForm, jump: Jump, step_complete: Mapping[str, bool], entry: OutboxEntry
+) -> StepOverride:
+    """The override a jump sets: a revisit of a complete step, else a focus."""
+    target = jump.step_id
+    if target not in form.steps:
+        raise EffectError(f"jump to {target!r}, which is not a step")
+    kind: Literal["focus", "revisit"] = "revisit" if step_complete.get(target) else "focus"
+    return StepOverride(step=target, kind=kind, by=entry.key)
+
+
+def _rejection(entry: OutboxEntry, fail: Fail, now: datetime) -> InstanceRejection:
+    """A failed run's message, kept on the instance under its occurrence's key."""
+    return InstanceRejection(key=entry.key, hook_id=entry.hook_id, message=fail.message, at=now)
+
+
+def _declared(form: CompiledForm, handover: HandOver) -> HandOver:
+    """``handover``, when the form declares its target in ``hands_over_to``."""
+    if handover.form not in form.definition.hands_over_to:
+        raise EffectError(
+            f"hand over to {handover.form!r}, which {form.id} does not declare in hands_over_to"
+        )
+    return handover
+
+
+def _done(entry: OutboxEntry, ignored: list[str], now: datetime) -> OutboxEntry:
+    """The occurrence's entry, done: one more attempt, and what a closed form ignored."""
+    return entry.model_copy(
         update={
             "status": "done",
             "attempts": entry.attempts + 1,
@@ -118,18 +155,3 @@ def plan_effects(
             "error": ("ignored on a closed form: " + ", ".join(ignored)) if ignored else None,
         }
     )
-    new_state = state.model_copy(
-        update={
-            "override": override,
-            "status": status,
-            "closed_reason": reason,
-            "rejections": rejections,
-            "outbox": {**state.outbox, entry.key: done},
-            "updated_at": now,
-        }
-    )
-    if handover is not None and status == "completed" and not closed:
-        status, reason = state.status, state.closed_reason  # the handover closes it instead
-    if status != "open":
-        handover = None  # a terminate of the same run beats it
-    return EffectPlan(changes=changes, state=new_state, ignored=tuple(ignored), handover=handover)
