@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from forms.compiled import CompiledField
+from forms.compiled import CompiledCheckpoint, CompiledField, CompiledForm, CompiledStep
 from forms.compiler import compile_form
 from forms.definition import Executor, FormDef
 from forms.documents.build import ACTIONS_ATTRIBUTE
@@ -54,65 +54,11 @@ def export_document(
     to (the same registry documents compile with); ``vocabulary`` is the one its fact keys
     are checked against when it is compiled (None: Formwork's)."""
     form = compile_form(definition, vocabulary=vocabulary)
-    names = {id(fn): name for name, fn in (executors or {}).items()}
-    gaps: list[str] = []
-
-    def named(fn: Any, where: str) -> str | None:
-        if fn is None:
-            return None
-        if id(fn) in names:
-            return names[id(fn)]
-        gaps.append(f"{where}: the executor is code; register it by name to export it")
-        return None
-
-    def rule(fn: Any, where: str) -> Rule | None:
-        if fn is None:
-            return None
-        found = getattr(fn, RULE_ATTRIBUTE, None)
-        if found is None:
-            gaps.append(f"{where}: the predicate is code; a document needs a rule")
-        return found
-
-    steps = []
-    for step in form.steps.values():
-        items = []
-        for field_id in step.fields:
-            item = _field(form.fields[field_id], gaps)
-            if item is None:
-                continue
-            item["when"] = rule(form.fields[field_id].when, f"field {field_id!r} when")
-            item["on_fill"] = named(form.fields[field_id].on_fill, f"field {field_id!r} on_fill")
-            items.append({k: v for k, v in item.items() if v not in (None, [], ())})
-        fields = {
-            "id": step.id,
-            "title": step.title,
-            "preview": step.preview or None,
-            "guidance": step.guidance or None,
-            "when": rule(step.when, f"step {step.id!r} when"),
-            "on_complete": named(step.on_complete, f"step {step.id!r} on_complete"),
-            "items": items,
-        }
-        steps.append({k: v for k, v in fields.items() if v is not None})
-    checkpoints = []
-    for checkpoint in form.checkpoints.values():
-        where = f"checkpoint {checkpoint.id!r}"
-        if checkpoint.approval is not None:
-            gaps.append(f"{where}: approvals have no document form yet")
-            continue
-        when = rule(checkpoint.when, f"{where} when")
-        actions = getattr(checkpoint.run, ACTIONS_ATTRIBUTE, None)
-        if actions is None and checkpoint.run is not None:
-            run = named(checkpoint.run, f"{where} run")
-            actions = [{"action": "run", "executor": run}] if run else None
-        if when is None or not actions:
-            if checkpoint.run is None:
-                gaps.append(f"{where}: it has no executor; a document checkpoint needs actions")
-            continue
-        checkpoints.append(
-            {"id": checkpoint.id, "title": checkpoint.title, "when": when, "then": actions}
-        )
+    out = _Writer({id(fn): name for name, fn in (executors or {}).items()})
+    steps = [out.step(form, step) for step in form.steps.values()]
+    checkpoints = [c for c in map(out.checkpoint, form.checkpoints.values()) if c is not None]
     if definition.migrations:
-        gaps.append("migrations: a document's versions are the store's; they are not exported")
+        out.gaps.append("migrations: a document's versions are the store's; they are not exported")
     document = FormDocument.model_validate(
         {
             "id": form.id,
@@ -120,11 +66,81 @@ def export_document(
             "description": definition.description,
             "steps": steps,
             "checkpoints": [{k: v for k, v in c.items() if v is not None} for c in checkpoints],
-            "on_complete": named(definition.on_complete, "the form's on_complete"),
+            "on_complete": out.named(definition.on_complete, "the form's on_complete"),
             "closes_on_complete": definition.closes_on_complete,
         }
     )
-    return Exported(document, tuple(gaps))
+    return Exported(document, tuple(out.gaps))
+
+
+class _Writer:
+    """Writes a compiled form's parts as a document's, listing in ``gaps`` what it leaves out
+    (in the order it meets them: steps and their fields, checkpoints, then the form)."""
+
+    def __init__(self, names: dict[int, str]) -> None:
+        self.names = names
+        self.gaps: list[str] = []
+
+    def named(self, fn: Any, where: str) -> str | None:
+        """An executor's registered name (None: no executor, or one that is code)."""
+        if fn is None:
+            return None
+        if id(fn) in self.names:
+            return self.names[id(fn)]
+        self.gaps.append(f"{where}: the executor is code; register it by name to export it")
+        return None
+
+    def rule(self, fn: Any, where: str) -> Rule | None:
+        """The rule a predicate was compiled from (None: no predicate, or one that is code)."""
+        if fn is None:
+            return None
+        found = getattr(fn, RULE_ATTRIBUTE, None)
+        if found is None:
+            self.gaps.append(f"{where}: the predicate is code; a document needs a rule")
+        return found
+
+    def step(self, form: CompiledForm, step: CompiledStep) -> dict[str, Any]:
+        """A step as a document's: its items (fields with their rule and executor), its rule
+        and its executor."""
+        items = []
+        for field_id in step.fields:
+            item = _field(form.fields[field_id], self.gaps)
+            if item is None:
+                continue
+            item["when"] = self.rule(form.fields[field_id].when, f"field {field_id!r} when")
+            item["on_fill"] = self.named(
+                form.fields[field_id].on_fill, f"field {field_id!r} on_fill"
+            )
+            items.append({k: v for k, v in item.items() if v not in (None, [], ())})
+        fields = {
+            "id": step.id,
+            "title": step.title,
+            "preview": step.preview or None,
+            "guidance": step.guidance or None,
+            "when": self.rule(step.when, f"step {step.id!r} when"),
+            "on_complete": self.named(step.on_complete, f"step {step.id!r} on_complete"),
+            "items": items,
+        }
+        return {k: v for k, v in fields.items() if v is not None}
+
+    def checkpoint(self, checkpoint: CompiledCheckpoint) -> dict[str, Any] | None:
+        """A checkpoint as a document's (a rule and actions), or None when it has none."""
+        where = f"checkpoint {checkpoint.id!r}"
+        if checkpoint.approval is not None:
+            self.gaps.append(f"{where}: approvals have no document form yet")
+            return None
+        when = self.rule(checkpoint.when, f"{where} when")
+        actions = getattr(checkpoint.run, ACTIONS_ATTRIBUTE, None)
+        if actions is None and checkpoint.run is not None:
+            run = self.named(checkpoint.run, f"{where} run")
+            actions = [{"action": "run", "executor": run}] if run else None
+        if when is None or not actions:
+            if checkpoint.run is None:
+                self.gaps.append(
+                    f"{where}: it has no executor; a document checkpoint needs actions"
+                )
+            return None
+        return {"id": checkpoint.id, "title": checkpoint.title, "when": when, "then": actions}
 
 
 def _field(field: CompiledField, gaps: list[str]) -> dict[str, Any] | None:
