@@ -42,6 +42,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = ("forms", "formwork", "functions", "workflows", "infra", "examples", "bench", "tests")
+SHIPPED = ("forms", "formwork", "functions", "workflows", "infra", "examples")
+"""The packages the distribution installs: the import graphs' nodes. The benches and the tests
+are left out: nothing shipped imports them (``MAY_NOT_IMPORT``), and they lean on each other
+(a bench builds on ``tests.support``, ``tests/bench`` tests the benches)."""
 
 MAY_NOT_IMPORT: dict[str, set[str]] = {
     "forms": {"formwork", "functions", "workflows", "infra", "examples", "bench", "tests"},
@@ -62,12 +66,18 @@ NOT_ON_IMPORT = (TYPE_CHECKING, PROGRAM)
 annotations only, and what a module does when it is run as a program."""
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """A source file's tree, read once per run (every test walks the same files)."""
+    return ast.parse(path.read_text(), filename=str(path))
+
+
 def imported(
     path: Path, *, leave_out: tuple[str, ...] = ()
 ) -> Iterator[tuple[int, str, tuple[str, ...]]]:
     """(line, module, names) for every import in a file, at any depth, but those under an
     ``if`` whose test is in ``leave_out`` (``NOT_ON_IMPORT``: only what runs on import)."""
-    tree = ast.parse(path.read_text(), filename=str(path))
+    tree = parsed(path)
     skipped: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and ast.unparse(node.test) in leave_out:
@@ -222,9 +232,9 @@ def test_the_core_is_where_the_layers_say() -> None:
 
 
 def graph() -> dict[str, set[str]]:
-    """Project module -> the project modules it imports when it runs (at any depth)."""
+    """Shipped module -> the project modules it imports when it runs (at any depth)."""
     edges: dict[str, set[str]] = {}
-    for package in MAY_NOT_IMPORT:
+    for package in SHIPPED:
         for path in modules(package):
             source = module_name(path)
             edges[source] = {
@@ -334,12 +344,6 @@ def package_of(module: str, *, top: bool) -> str:
         return parts[0]
     path = ROOT.joinpath(*parts)
     return module if (path / "__init__.py").exists() else ".".join(parts[:-1])
-
-
-SHIPPED = ("forms", "formwork", "functions", "workflows", "infra", "examples")
-"""The packages the distribution installs: the package graphs' nodes. The benches and the tests
-are left out: nothing shipped imports them (``MAY_NOT_IMPORT``), and they lean on each other
-(a bench builds on ``tests.support``, ``tests/bench`` tests the benches)."""
 
 
 @functools.cache
