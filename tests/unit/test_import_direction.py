@@ -52,6 +52,8 @@ MAY_NOT_IMPORT: dict[str, set[str]] = {
     "functions": {"workflows", "infra", "examples", "bench", "tests"},
     "workflows": {"formwork", "functions", "infra", "examples", "bench", "tests"},
     "formwork": {"functions", "bench", "tests"},
+    "infra": {"bench", "tests"},
+    "examples": {"bench", "tests"},
 }
 
 
