@@ -18,6 +18,7 @@ from forms.documents.edit_arguments import (
     Limits,
     MoveStep,
     Selection,
+    StepInput,
     UpdateForm,
     UpdateStep,
 )
@@ -52,6 +53,34 @@ def create_form(
     current: FormDocument | None, args: CreateForm, notes: Notes, limits: Limits
 ) -> tuple[Data, str]:
     """The data of a new draft, and the sentence; the form keeps its id on a rebuild."""
+    _may_create(current, args, limits)
+    form_id = args.id or (current.id if current is not None else derive_id(args.title, "form", "-"))
+    step_ids: set[str] = set()
+    item_ids: set[str] = set()
+    steps = [_new_step(step, step_ids, item_ids, notes) for step in args.steps or []]
+    if not steps:
+        steps.append({"id": derive_id(args.title, "step"), "title": args.title, "items": []})
+    document: Data = {"id": form_id, "title": args.title, "steps": steps}
+    if args.description:
+        document["description"] = args.description
+    if any("when" in item for step in steps for item in step["items"]):
+        known = index_document(finish(document)).known
+        for n, made in enumerate(steps):
+            for m, item in enumerate(made["items"]):
+                read_item_rule(item, known, f"steps.{n}.items.{m}", notes)
+    verb = "Rebuilt" if current is not None and not is_empty(current) else "Created"
+    fields = sum(1 for s in steps for i in s["items"] if i["kind"] not in BLOCK_KINDS)
+    if fields > limits.max_fields:
+        raise plan_limit("fields", limits.max_fields)
+    return document, (
+        f'{verb} form "{args.title}" ({form_id}) with {_count(len(steps), "step")} '
+        f"({', '.join(s['id'] for s in steps)}) and {_count(fields, 'field')}."
+    )
+
+
+def _may_create(current: FormDocument | None, args: CreateForm, limits: Limits) -> None:
+    """``EditError`` for a create_form that carries too much, would replace a draft with
+    content without ``replace``, or has more steps than the limit."""
     carried = sum(len(step.items) for step in args.steps)
     if carried > MAX_CREATE_ITEMS:
         raise EditError(
@@ -73,49 +102,27 @@ def create_form(
         )
     if len(args.steps) > limits.max_steps:
         raise plan_limit("steps", limits.max_steps)
-    form_id = args.id or (current.id if current is not None else derive_id(args.title, "form", "-"))
-    sent = args.steps or []
-    step_ids: set[str] = set()
-    item_ids: set[str] = set()
-    steps: list[Data] = []
-    for step in sent:
-        wanted = step.id or derive_id(step.title, "step")
-        step_id = unique_id(wanted, step_ids)
-        if step.id is not None and step_id != step.id:
-            notes.ids[step.id] = step_id
-        step_ids.add(step_id)
-        data: Data = {"id": step_id, "title": step.title}
-        data.update(
-            {k: v for k, v in (("preview", step.preview), ("guidance", step.guidance)) if v}
-        )
-        data["items"] = [new_item(item, item_ids, notes) for item in step.items]
-        pack(data["items"])
-        notes.repacked(
-            data["items"],
-            {
-                made["id"]: sent_layout(item)
-                for item, made in zip(step.items, data["items"], strict=True)
-            },
-        )
-        steps.append(data)
-    if not steps:
-        steps.append({"id": derive_id(args.title, "step"), "title": args.title, "items": []})
-    document: Data = {"id": form_id, "title": args.title, "steps": steps}
-    if args.description:
-        document["description"] = args.description
-    if any("when" in item for step in steps for item in step["items"]):
-        known = index_document(finish(document)).known
-        for n, made in enumerate(steps):
-            for m, item in enumerate(made["items"]):
-                read_item_rule(item, known, f"steps.{n}.items.{m}", notes)
-    verb = "Rebuilt" if current is not None and not is_empty(current) else "Created"
-    fields = sum(1 for s in steps for i in s["items"] if i["kind"] not in BLOCK_KINDS)
-    if fields > limits.max_fields:
-        raise plan_limit("fields", limits.max_fields)
-    return document, (
-        f'{verb} form "{args.title}" ({form_id}) with {_count(len(steps), "step")} '
-        f"({', '.join(s['id'] for s in steps)}) and {_count(fields, 'field')}."
+
+
+def _new_step(step: StepInput, step_ids: set[str], item_ids: set[str], notes: Notes) -> Data:
+    """A sent step's data: a unique id (a changed one noted), its items made and packed."""
+    wanted = step.id or derive_id(step.title, "step")
+    step_id = unique_id(wanted, step_ids)
+    if step.id is not None and step_id != step.id:
+        notes.ids[step.id] = step_id
+    step_ids.add(step_id)
+    data: Data = {"id": step_id, "title": step.title}
+    data.update({k: v for k, v in (("preview", step.preview), ("guidance", step.guidance)) if v})
+    data["items"] = [new_item(item, item_ids, notes) for item in step.items]
+    pack(data["items"])
+    notes.repacked(
+        data["items"],
+        {
+            made["id"]: sent_layout(item)
+            for item, made in zip(step.items, data["items"], strict=True)
+        },
     )
+    return data
 
 
 def add_step(draft: WorkingCopy, args: AddStep, selection: Selection | None, limits: Limits) -> str:
