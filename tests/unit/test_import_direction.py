@@ -325,8 +325,9 @@ ALLOWED_BACK: dict[tuple[str, str], str] = {
     ),
     ("forms.compile_memory", "forms.memory.vocabulary"): (
         "the one edge from the core up to memory (UPWARD): Formwork's own vocabulary for a form "
-        "that declares keys and was given none; test_the_core_reaches_memory_through_one_"
-        "function holds it to that one function-level import"
+        "that declares keys and was given none, held to one function-level import by "
+        "test_the_core_reaches_memory_through_one_function; the issue's core <-> memory cycle, "
+        "to go when the core is always given its vocabulary"
     ),
     ("functions.pages.posts", "functions.routing"): (
         "the page forms' post checks log their refusals with the Lambda's one Powertools logger "
