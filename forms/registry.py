@@ -177,28 +177,8 @@ def migration_commit(
     under its old id); a conversion appends the converted value. Either way the new entry is a
     ``migration`` revision, so the log says where the value came from.
     """
-    in_force: dict[str, Revision | None] = {
-        field_id: history.in_force() for field_id, history in instance.history.items()
-    }
-    moved: set[str] = set()
     versions = f"from version {instance.form_version} to {form.version}"
-    for migration in chain:
-        for old, new in migration.renames.items():
-            if old in in_force:
-                in_force[new] = in_force.pop(old)
-                moved.add(new)
-        for field_id, convert in migration.convert.items():
-            current = in_force.get(field_id)
-            if current is not None and current.kind == "value":
-                try:
-                    converted = convert(current.value)
-                except Exception as exc:
-                    raise _failed(
-                        form, f"converting {field_id!r} {versions} raised {type(exc).__name__}"
-                    ) from exc
-                if converted != current.value:
-                    in_force[field_id] = current.model_copy(update={"value": converted})
-                    moved.add(field_id)
+    in_force, moved = _carried(form, instance, chain, versions)
     changes: dict[str, FieldChange] = {}
     for field_id in form.fields:
         target = in_force.get(field_id)
@@ -234,6 +214,35 @@ def migration_commit(
         state=instance.state.model_copy(update={"updated_at": now}),
         form_version=form.version,
     )
+
+
+def _carried(
+    form: CompiledForm, instance: FormInstance, chain: list[Migration], versions: str
+) -> tuple[dict[str, Revision | None], set[str]]:
+    """Each field's in-force entry after ``chain``'s renames and conversions, and the fields
+    a rename or a conversion moved."""
+    in_force: dict[str, Revision | None] = {
+        field_id: history.in_force() for field_id, history in instance.history.items()
+    }
+    moved: set[str] = set()
+    for migration in chain:
+        for old, new in migration.renames.items():
+            if old in in_force:
+                in_force[new] = in_force.pop(old)
+                moved.add(new)
+        for field_id, convert in migration.convert.items():
+            current = in_force.get(field_id)
+            if current is not None and current.kind == "value":
+                try:
+                    converted = convert(current.value)
+                except Exception as exc:
+                    raise _failed(
+                        form, f"converting {field_id!r} {versions} raised {type(exc).__name__}"
+                    ) from exc
+                if converted != current.value:
+                    in_force[field_id] = current.model_copy(update={"value": converted})
+                    moved.add(field_id)
+    return in_force, moved
 
 
 def _failed(form: CompiledForm, detail: str) -> MigrationFailed:
