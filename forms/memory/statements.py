@@ -102,21 +102,9 @@ def plan_statement(
 ) -> FactRevision | Refusal:
     """The revision ``statement`` appends to the key's history (``head``), or a refusal."""
     _same_key(head, statement.key)
-    try:
-        key = vocabulary.get(statement.key)
-    except UnknownFactKey as unknown:
-        hint = "use a key of the memory vocabulary"
-        return Refusal(
-            code="unknown_fact_key",
-            message=str(unknown),
-            hint=hint,
-            did_you_mean=unknown.did_you_mean,
-        )
-    if not key.storable:
-        return Refusal(
-            code="not_stored",
-            message=f"{key.label} ({key.key}) is never kept as a fact: it goes stale within days",
-        )
+    key = _stored_key(statement, vocabulary)
+    if isinstance(key, Refusal):
+        return key
     read = _value(key, statement, derivations)
     if isinstance(read, Refusal):
         return read
@@ -156,6 +144,26 @@ def plan_statement(
         valid_until=statement.valid_until,
         recorded_at=recorded_at,
     )
+
+
+def _stored_key(statement: Statement, vocabulary: Vocabulary) -> FactKey | Refusal:
+    """The vocabulary's key ``statement`` names, or why no fact is kept under it."""
+    try:
+        key = vocabulary.get(statement.key)
+    except UnknownFactKey as unknown:
+        hint = "use a key of the memory vocabulary"
+        return Refusal(
+            code="unknown_fact_key",
+            message=str(unknown),
+            hint=hint,
+            did_you_mean=unknown.did_you_mean,
+        )
+    if not key.storable:
+        return Refusal(
+            code="not_stored",
+            message=f"{key.label} ({key.key}) is never kept as a fact: it goes stale within days",
+        )
+    return key
 
 
 def _repeated(
