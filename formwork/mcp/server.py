@@ -134,6 +134,11 @@ def _tool_handlers(backend: McpBackend, connection: str | None) -> dict[str, Any
 def _status_handlers(backend: McpBackend) -> dict[str, Any]:
     """The server's answers about the status lines: the one resource and the one prompt that
     carry them (``Surface`` names both)."""
+    return {**_resource_handlers(backend), **_prompt_handlers(backend)}
+
+
+def _resource_handlers(backend: McpBackend) -> dict[str, Any]:
+    """The status lines as the one resource: listed, no templates, read."""
     face = backend.surface
     uri = face.uri
 
@@ -169,6 +174,17 @@ def _status_handlers(backend: McpBackend) -> dict[str, Any]:
             contents=[types.TextResourceContents(uri=uri, mime_type="text/plain", text=text)]
         )
 
+    return {
+        "on_list_resources": list_resources,
+        "on_list_resource_templates": list_resource_templates,
+        "on_read_resource": read_resource,
+    }
+
+
+def _prompt_handlers(backend: McpBackend) -> dict[str, Any]:
+    """The status lines as the one prompt: listed, and got."""
+    face = backend.surface
+
     async def list_prompts(
         ctx: Context, params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
@@ -198,13 +214,7 @@ def _status_handlers(backend: McpBackend) -> dict[str, Any]:
             ],
         )
 
-    return {
-        "on_list_resources": list_resources,
-        "on_list_resource_templates": list_resource_templates,
-        "on_read_resource": read_resource,
-        "on_list_prompts": list_prompts,
-        "on_get_prompt": get_prompt,
-    }
+    return {"on_list_prompts": list_prompts, "on_get_prompt": get_prompt}
 
 
 async def _status_text(backend: McpBackend, empty: str) -> str:
