@@ -35,7 +35,11 @@ def decide_on_the_page(
     note: str,
 ) -> tuple[int, dict[str, Any]]:
     """``approver`` decides ``approval_id`` from its page over HTTP (in process, through the
-    API's use case as before); ``(200, {"ok", "form_status"})`` once it landed."""
+    API's use case as before); ``(200, {"ok", "form_status"})`` once it landed.
+
+    A script, long on purpose: read top to bottom it is the transcript the demo prints, each
+    turn's words, call and check in the order shown; cut into functions it would stop
+    reading as the conversation."""
     transport = demo.transport
     if not isinstance(transport, OverHttp):
         print("\n  (in process there is no approval page: over HTTP finance decides there)")

@@ -24,7 +24,11 @@ SHOWN = ("destination", "mode", "flight_number", "total")
 
 
 def review_on_the_page(demo: Demo, instance: str, title: str) -> None:
-    """The person opens the page of ``instance`` (a form titled ``title``) from a link."""
+    """The person opens the page of ``instance`` (a form titled ``title``) from a link.
+
+    A script, long on purpose: read top to bottom it is the transcript the demo prints, each
+    turn's words, call and check in the order shown; cut into functions it would stop
+    reading as the conversation."""
     transport = demo.transport
     if not isinstance(transport, OverHttp):
         print("\n  (in process there is no form page: over HTTP the person reviews it here)")

@@ -19,11 +19,20 @@ PACKAGES = ("forms", "functions", "formwork", "workflows", "infra", "examples")
 MODULE_LINES = 400
 FUNCTION_LINES = 60
 
-ALLOWED: dict[str, str] = {}
+_SCRIPT = (
+    "a scripted demo scene: read top to bottom it is the transcript the demo prints, each turn's "
+    "words, call and check in the order shown (its docstring says so)"
+)
+ALLOWED: dict[str, str] = {
+    "examples/demo/scenes.py:travel_claim": _SCRIPT,
+    "examples/demo/scenes.py:pi_intake": _SCRIPT,
+    "examples/demo/job_scene.py:apply_for_the_job": _SCRIPT,
+    "examples/demo/page_scene.py:review_on_the_page": _SCRIPT,
+    "examples/demo/approval_page_scene.py:decide_on_the_page": _SCRIPT,
+}
 """Past the limit for a stated reason: a module path, or ``path:qualified.name`` for a
 function, and why it stays whole."""
 
-SIZE = "being split (issue 25 item 7, HSIZE) this wave; to split"
 TO_SPLIT: dict[str, str] = {
     # modules
     "forms/storage/contract.py": "owned by the commit loop (HLOOP) this wave; to split",
@@ -53,13 +62,6 @@ TO_SPLIT: dict[str, str] = {
     "infra/local/stack.py:LocalStack.__init__": (
         "owned by the composition root (HROOT) this wave; to split"
     ),
-    # the rest (issue 25 item 7, HSIZE)
-    "examples/demo/approval_page_scene.py:decide_on_the_page": SIZE,
-    "examples/demo/page_scene.py:review_on_the_page": SIZE,
-    "examples/demo/scenes.py": SIZE,
-    "examples/demo/scenes.py:apply_for_the_job": SIZE,
-    "examples/demo/scenes.py:pi_intake": SIZE,
-    "examples/demo/scenes.py:travel_claim": SIZE,
 }
 """Past the limit because its owner is changing it this wave: to split, then to leave this
 list. Pruned by the lead as the splits land."""
