@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
 from functions.http import JSON_HEADERS
 from functions.openapi import DESCRIBED, error_responses, json_body
@@ -36,6 +37,20 @@ _S403_PLATFORM = (
     "tenant (FORMWORK_PLATFORM_TENANT): the relay's queue is the deployment's (forbidden)"
 )
 _S503 = "The deployment names no failure queue or sweeper, or AWS refused the call (unavailable)"
+
+
+def _relay_errors() -> dict[int, OpenAPIResponse]:
+    """What the relay's two routes refuse with: one list, made afresh for each."""
+    return error_responses(
+        400,
+        401,
+        403,
+        503,
+        s400="A limit out of bounds (bad_request)",
+        s403=_S403_PLATFORM,
+        s503=_S503,
+    )
+
 
 OPERATIONS: dict[str, dict[str, Any]] = {
     "list_failed_hooks": {
@@ -91,15 +106,7 @@ OPERATIONS: dict[str, dict[str, Any]] = {
         "only.",
         "responses": {
             200: json_body(RelayFailuresBody, "Up to limit messages and about how many there are"),
-            **error_responses(
-                400,
-                401,
-                403,
-                503,
-                s400="A limit out of bounds (bad_request)",
-                s403=_S403_PLATFORM,
-                s503=_S503,
-            ),
+            **_relay_errors(),
         },
         "tags": ["operator"],
     },
@@ -112,15 +119,7 @@ OPERATIONS: dict[str, dict[str, Any]] = {
         "tenant only.",
         "responses": {
             200: json_body(RedriveBody, "What was redriven and about how many messages remain"),
-            **error_responses(
-                400,
-                401,
-                403,
-                503,
-                s400="A limit out of bounds (bad_request)",
-                s403=_S403_PLATFORM,
-                s503=_S503,
-            ),
+            **_relay_errors(),
         },
         "tags": ["operator"],
     },
