@@ -2,15 +2,13 @@
 ``POST /approvals/{approval_id}``, an approver's decision.
 
 The approver is the token's principal; their roles are what the ``ROLES_CLAIM`` claim lists
-(``roles_from_claims``). The queue lists exactly what a decision would be taken on
-(``forms.app.approvals.approval_queue``): the caller's tenant, a role they hold, never a form
-they filled. What the caller may not decide is answered exactly like an approval that does
+(``functions.routing.roles_from_claims``). The queue lists exactly what a decision would be
+taken on (``forms.app.approvals.approval_queue``): the caller's tenant, a role they hold, never
+a form they filled. What the caller may not decide is answered exactly like an approval that does
 not exist (404). ``FormService.decide`` signals a recorded decision, best effort, to the
 approval's wait when hooks run elsewhere (``forms.app.approvals.DecisionNotifier``).
 """
 
-import json
-import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any
@@ -25,7 +23,7 @@ from functions.auth import _claims, principal_from_event
 from functions.http import ApiError
 from functions.models import ApprovalAnswer, ApprovalDecisionRequest, ApprovalQueueBody
 from functions.openapi import DESCRIBED, error_responses, json_body
-from functions.routing import logger, request_app
+from functions.routing import logger, request_app, roles_from_claims
 
 if TYPE_CHECKING:
     from forms.app.approvals import ApprovalQueue, Approver, QueuedApproval
@@ -207,48 +205,6 @@ def _unknown_approval(approval_id: str) -> ApiError:
     for an approval that does not exist. Should it ever say ``forbidden`` instead, the route
     still answers 404 with that same body, never a 403 that would tell the two apart."""
     return ApiError(404, "unknown_approval", f"no pending approval {approval_id!r}")
-
-
-MAX_ROLES = 64
-_ROLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,127}")
-
-
-def roles_from_claims(claims: Mapping[str, Any], claim: str) -> frozenset[str]:
-    """The roles the token's ``claim`` lists, each entry taken whole, as the issuer sent it.
-
-    The claim holds either a list of roles or one string of roles separated by whitespace:
-
-    * a JSON array (or a JSON array as text, ``'["finance", "admins"]'``): each string in it is
-      one role;
-    * a string: roles separated by whitespace (the OAuth ``scope`` convention). API Gateway's
-      JWT authorizer hands an array claim to the function in this shape, in brackets,
-      ``"[finance admins]"``; the brackets are not part of the roles.
-
-    Nothing is split on commas, and an entry of a list is never split: a group named
-    ``sales,finance`` is one entry (malformed, so ignored), never ``finance``. Entries that are
-    not 1-128 of letters, digits and ``. _ : @ / + = -`` are ignored (they could never match a
-    role a definition names); at most ``MAX_ROLES`` count; no claim, no roles.
-    """
-    value = claims.get(claim)
-    entries = _role_entries(value) if isinstance(value, str) else value
-    if not isinstance(entries, list | tuple):
-        return frozenset()
-    roles = [entry for entry in entries if isinstance(entry, str) and _ROLE.fullmatch(entry)]
-    return frozenset(roles[:MAX_ROLES])
-
-
-def _role_entries(text: str) -> list[Any]:
-    """The entries of a roles claim that arrived as one string."""
-    stripped = text.strip()
-    if stripped.startswith("[") and stripped.endswith("]"):
-        try:
-            loaded = json.loads(stripped)
-        except ValueError:
-            loaded = None
-        if isinstance(loaded, list) and all(isinstance(entry, str) for entry in loaded):
-            return loaded  # a JSON array as text
-        stripped = stripped[1:-1]  # API Gateway's "[a b]"
-    return stripped.split()
 
 
 def _approver() -> "Approver":

@@ -30,11 +30,10 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from forms.surface.formats import FORMATS, Format, model_tools, tool_definitions
-from functions.approval_routes import roles_from_claims
 from functions.auth import _claims, principal_from_event
+from functions.form_ids import FormId
 from functions.http import JSON_HEADERS, ApiError, log_hash
 from functions.models import (
-    FORM_ID_PATTERN,
     BuilderCallRequest,
     BuilderResult,
     DraftBody,
@@ -47,7 +46,7 @@ from functions.models import (
 )
 from functions.openapi import DESCRIBED, error_responses, json_body
 from functions.refusals import is_builder_tool, unknown_builder_tool
-from functions.routing import count_call, log_rejection, logger, request_app
+from functions.routing import count_call, log_rejection, logger, request_app, roles_from_claims
 
 if TYPE_CHECKING:
     from forms.app.builder import BuilderService
@@ -55,14 +54,6 @@ if TYPE_CHECKING:
 
 router = Router()  # type: ignore[no-untyped-call]
 
-FormId = Annotated[
-    str,
-    Path(
-        pattern=FORM_ID_PATTERN,
-        description="The form's id: a lowercase letter, then up to 62 lowercase letters, "
-        "digits or hyphens",
-    ),
-]
 Version = Annotated[
     int, Path(ge=1, le=10**9, description="A published version of the form (1, 2, ...)")
 ]

@@ -33,7 +33,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from forms.surface.tools import TOOLS_BY_NAME
 from functions.auth import principal_from_event
-from functions.builder_routes import FormId
+from functions.form_ids import FormId
 from functions.http import JSON_HEADERS, ApiError, log_hash
 from functions.openapi import ConversationId
 from functions.routing import conversation_caller, count_call, logger, request_app

@@ -12,10 +12,15 @@ With tracing off (outside Lambda, or ``POWERTOOLS_TRACE_DISABLED``) it is never 
 ``request_app(router.context)``, where ``router`` is its module's Powertools ``Router`` (its
 context is the resolver's once included) or the resolver itself. Beside it goes who is
 calling, as the checks before routing verified it: ``request_verified(router)``.
+
+The roles a token's roles claim lists (``roles_from_claims``) are read the same way by every
+route that takes a role: the approvals', the builder's publish and the operators'.
 """
 
 import functools
+import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
@@ -170,3 +175,45 @@ def count_call(metric: str, tool: str, result: Mapping[str, Any]) -> str:
 
 def log_rejection(status: int, code: str) -> None:
     logger.info("request refused", extra={"status": status, "error": code})
+
+
+MAX_ROLES = 64
+_ROLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,127}")
+
+
+def roles_from_claims(claims: Mapping[str, Any], claim: str) -> frozenset[str]:
+    """The roles the token's ``claim`` lists, each entry taken whole, as the issuer sent it.
+
+    The claim holds either a list of roles or one string of roles separated by whitespace:
+
+    * a JSON array (or a JSON array as text, ``'["finance", "admins"]'``): each string in it is
+      one role;
+    * a string: roles separated by whitespace (the OAuth ``scope`` convention). API Gateway's
+      JWT authorizer hands an array claim to the function in this shape, in brackets,
+      ``"[finance admins]"``; the brackets are not part of the roles.
+
+    Nothing is split on commas, and an entry of a list is never split: a group named
+    ``sales,finance`` is one entry (malformed, so ignored), never ``finance``. Entries that are
+    not 1-128 of letters, digits and ``. _ : @ / + = -`` are ignored (they could never match a
+    role a definition names); at most ``MAX_ROLES`` count; no claim, no roles.
+    """
+    value = claims.get(claim)
+    entries = _role_entries(value) if isinstance(value, str) else value
+    if not isinstance(entries, list | tuple):
+        return frozenset()
+    roles = [entry for entry in entries if isinstance(entry, str) and _ROLE.fullmatch(entry)]
+    return frozenset(roles[:MAX_ROLES])
+
+
+def _role_entries(text: str) -> list[Any]:
+    """The entries of a roles claim that arrived as one string."""
+    stripped = text.strip()
+    if stripped.startswith("[") and stripped.endswith("]"):
+        try:
+            loaded = json.loads(stripped)
+        except ValueError:
+            loaded = None
+        if isinstance(loaded, list) and all(isinstance(entry, str) for entry in loaded):
+            return loaded  # a JSON array as text
+        stripped = stripped[1:-1]  # API Gateway's "[a b]"
+    return stripped.split()

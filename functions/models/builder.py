@@ -11,8 +11,6 @@ from pydantic.json_schema import SkipJsonSchema
 from forms.surface.tools import ID_PATTERN
 from functions.models.common import ON_FIRST_USE, IgnoresIdentity
 
-FORM_ID_PATTERN = r"^[a-z][a-z0-9-]{0,62}$"
-"""A form document's id (``forms.documents.model.FormId``; a test pins the two together)."""
 MAX_SELECTION_CHARS = 200
 """The longest step or field reference a selection may hold (``forms.documents`` ``Ref``)."""
 

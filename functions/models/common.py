@@ -12,6 +12,10 @@ IGNORED_IDENTITY_KEYS = frozenset({"principal", "user_id", "userId", "user", "su
 the principal comes only from the verified token, and a client that sends its user id out of
 habit should not be broken by it."""
 
+FORM_ID_PATTERN = r"^[a-z][a-z0-9-]{0,62}$"
+"""A form document's id, as a builder path takes it (``forms.documents.model.FormId``; a test
+pins the two together)."""
+
 ON_FIRST_USE = ConfigDict(defer_build=True)
 """The config of the models that only the approval, status, webhook, builder, memory and
 document routes use:

@@ -24,8 +24,8 @@ from forms.instance import OutboxEntry
 from forms.outbox import due_approval_runs, due_approvals, due_entries
 from formwork.config import ConfigError, Settings
 from functions import relay
-from functions.approval_routes import roles_from_claims
 from functions.local import LocalContext
+from functions.routing import roles_from_claims
 from tests.functional.conftest import ALICE, Api, RecordingStore
 from tests.support import TickingClock, service_for
 

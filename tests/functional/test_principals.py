@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from forms.surface.tools import check_id
 from formwork.config import Settings
-from functions.approval_routes import MAX_ROLES, roles_from_claims
 from functions.models import ID_PATTERN
+from functions.routing import MAX_ROLES, roles_from_claims
 from infra.local.dynamodb import load_template
 from infra.local.gateway import routes_from_template
 from tests.functional.conftest import (

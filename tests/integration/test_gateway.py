@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from functions.approval_routes import roles_from_claims
+from functions.routing import roles_from_claims
 from infra.local.dynamodb import load_template
 from infra.local.gateway import (
     DEV_ROLES_CLAIM,
