@@ -248,8 +248,7 @@ def publish_draft(
     form_id: FormId,
     request: Annotated[PublishRequest | None, Body()] = None,
 ) -> Response[str]:
-    from forms.app.builder import NotPublishable
-    from forms.errors import NotFound, SizeLimit
+    from forms.errors import NotFound, NotPublishable, SizeLimit
     from forms.storage.documents import PublishConflict
 
     principal = _principal()

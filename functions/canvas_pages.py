@@ -241,8 +241,7 @@ def _move(app: App, session: canvas_access.CanvasGrant, way: str, nonce: str) ->
 def _publish(app: App, session: canvas_access.CanvasGrant, seen: int) -> tuple[int, Notice | None]:
     """Publish as ``POST /builder/forms/{form_id}/publish`` does, for a session minted with
     the publisher role; the status and what to say when it did not publish."""
-    from forms.app.builder import NotPublishable
-    from forms.errors import NotFound, SizeLimit
+    from forms.errors import NotFound, NotPublishable, SizeLimit
     from forms.storage.documents import PublishConflict
 
     settings = app.settings
