@@ -52,6 +52,8 @@ from forms import (
     compile_form,
     transition,
 )
+from forms.app.loop import CommitPolicy
+from forms.app.service import jittered_backoff
 from forms.examples.travel_claim import travel_claim
 from forms.operations import Author, plan_fill, touched_steps
 from forms.surface.view import step_view
@@ -73,8 +75,11 @@ def _service(definition: Any) -> FormService:
     return FormService(
         FormRegistry([definition]),
         InMemoryFormStore(),
+        None,
         clock=Clock(),
         new_id=lambda: f"fi_{next(counter)}",
+        timer=time.monotonic,
+        policy=CommitPolicy(backoff=jittered_backoff),
     )
 
 

@@ -2,14 +2,15 @@
 the real adapters and wires them together.
 
 An ``App`` holds the application's parts for one configuration: the settings; the clock, the
-timer, the id source, the backoff between conflicted commits and the work behind answers;
-where data is kept (``storage``) and each store; the dispatcher, the ``FormService`` and the
-builder's and memory's services; the webhook route's parts. Every service is built from the
-App's parts (never a default of its own), so ``bootstrap(clock=...)`` is the time of every
-write and link, and ``bootstrap(storage=InMemoryStorage())`` keeps everything in memory. Every
-entry point takes its parts from one: the Lambda handlers serve with their process's App
-(``formwork.process.app()``) or the ``app=`` they are given; the Temporal worker
-(``workflows.worker``) and the benches make their own::
+timer, the id source, the backoff between conflicted commits, the one commit policy every
+aggregate's loop shares (``commit_policy``) and the work behind answers; where data is kept
+(``storage``) and each store; the dispatcher, the ``FormService`` and the builder's and
+memory's services (``builder``, ``memory``, ``memory_api``); the webhook route's parts. Every
+service is built from the App's parts (never a default of its own), so ``bootstrap(clock=...)``
+is the time of every write and link, and ``bootstrap(storage=InMemoryStorage())`` keeps
+everything in memory. Every entry point takes its parts from one: the Lambda handlers serve
+with their process's App (``formwork.process.app()``) or the ``app=`` they are given; the
+Temporal worker (``workflows.worker``) and the benches make their own::
 
     app = bootstrap(Settings(tenant_claim="tenant"), service=service)
     response = functions.api.lambda_handler(event, LocalContext(), app=app)
@@ -45,10 +46,12 @@ from formwork.references import (
 from formwork.services import (
     build_builder,
     build_catalog,
+    build_commit_policy,
     build_decay_policy,
     build_dispatcher,
     build_failure_queue,
     build_memory,
+    build_memory_api,
     build_migration_starter,
     build_outbox_scan,
     build_service,
@@ -71,7 +74,9 @@ if TYPE_CHECKING:
     from forms.app.behind import Behind
     from forms.app.builder import BuilderService
     from forms.app.catalog import Catalog
+    from forms.app.loop import CommitPolicy
     from forms.app.memory import Memory
+    from forms.app.memory_api import MemoryApi
     from forms.app.migrations import MigrationStarter
     from forms.app.operations import FailureQueue, Sweeper
     from forms.app.service import Dispatcher, FormService
@@ -221,6 +226,14 @@ class App:
         return self._part("backoff", real_backoff)
 
     @property
+    def commit_policy(self) -> CommitPolicy:
+        """How every aggregate's commit loop (instances, drafts, facts) retries a lost
+        compare-and-set and how long a recorded call is replayed: one object, handed to the
+        ``FormService``, the ``BuilderService`` and ``MemoryApi`` alike (default: the loop's
+        budgets, ``backoff``, ``FORMWORK_REPLAY_WINDOW_HOURS``; a given ``service``'s own)."""
+        return self._part("commit_policy", lambda: build_commit_policy(self))
+
+    @property
     def behind(self) -> Behind:
         """The work this App's calls leave running behind their answers (memory's); the
         process's App is the one Lambda's after-response extension waits for."""
@@ -348,6 +361,12 @@ class App:
     def memory(self) -> Memory | None:
         """Memory for the service; None when ``FORMWORK_MEMORY`` turns it off."""
         return self._part("memory", lambda: build_memory(self))
+
+    @property
+    def memory_api(self) -> MemoryApi:
+        """Memory's use cases for its owner (``forms.app.memory_api``), what the memory routes
+        call: on the App's fact store, vocabulary, decay policy, clock and commit policy."""
+        return self._part("memory_api", lambda: build_memory_api(self))
 
     def deployment_vocabulary(self) -> Vocabulary | None:
         """The deployment's vocabulary when it is not Formwork's alone (given, or extended by

@@ -1,12 +1,13 @@
-"""The application's services, built from an App's parts: the ``FormService``, the catalog,
-the ``BuilderService``, ``Memory``, what runs hooks, what the sweeper reads, and the operator
-tools' AWS and Temporal clients.
+"""The application's services, built from an App's parts: the ``FormService``, the catalog, the
+``BuilderService``, ``Memory`` and its use cases (``MemoryApi``), what runs hooks, what the
+sweeper reads, and the operator tools' AWS and Temporal clients.
 
-Each builder takes every part it wires from the App (``formwork.bootstrap``): the clock, the
-id source, the backoff between conflicted commits, the timer, the stores, the dispatcher and
-the work behind answers are the App's, never a default of the service's own, so what a test
-gives ``bootstrap`` (``clock=...``) reaches every service. The engine, boto3 and Temporal are
-imported inside the builders: nothing here loads before a request needs it.
+Each builder takes every part it wires from the App (``formwork.bootstrap``): the clock, the id
+source, the one commit policy every aggregate's loop shares (its backoff between conflicted
+commits, its replay window), the timer, the stores, the dispatcher and the work behind answers
+are the App's, never a default of the service's own, so what a test gives ``bootstrap``
+(``clock=...``) reaches every service. The engine, boto3 and Temporal are imported inside the
+builders: nothing here loads before a request needs it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ if TYPE_CHECKING:
     from forms.app.behind import Behind
     from forms.app.builder import BuilderService
     from forms.app.catalog import Catalog
+    from forms.app.loop import CommitPolicy
     from forms.app.memory import Memory
+    from forms.app.memory_api import MemoryApi
     from forms.app.migrations import MigrationStarter
     from forms.app.operations import FailureQueue, Sweeper
     from forms.app.service import Dispatcher, FormService
@@ -44,7 +47,9 @@ class Parts(TypedDict, total=False):
     ``clock`` (Unix seconds) is the time of every service the App builds, its pages' links and
     its webhooks; ``timer`` (monotonic seconds) measures durations; ``new_id`` names new
     instances; ``new_token`` draws the random ids of page links, sessions and posts;
-    ``backoff`` waits before retry ``attempt`` of a conflicted commit; ``behind`` tracks the
+    ``backoff`` waits before retry ``attempt`` of a conflicted commit; ``commit_policy`` is
+    how every aggregate's commit loop retries and replays (built on ``backoff`` and the
+    replay window when not given; a given ``service`` brings its own); ``behind`` tracks the
     work calls leave behind their answers; ``storage`` is where every store not given is kept;
     ``secrets`` and ``notify_secrets`` are the inbound and outbound secrets."""
 
@@ -58,6 +63,7 @@ class Parts(TypedDict, total=False):
     new_id: Callable[[], str] | None
     new_token: Callable[[int], str] | None
     backoff: Callable[[int], None] | None
+    commit_policy: CommitPolicy | None
     behind: Behind | None
     webhook_settings: WebhookSettings | None
     delivery_log: DeliveryLog | None
@@ -79,9 +85,21 @@ class Parts(TypedDict, total=False):
 # ---------------------------------------------------------------------------- the services
 
 
+def build_commit_policy(app: App) -> CommitPolicy:
+    """The one ``CommitPolicy`` of every aggregate's loop (instances, drafts, facts): the
+    loop's budgets, the App's backoff between conflicted commits, and the replay window
+    ``FORMWORK_REPLAY_WINDOW_HOURS`` sets. The App hands this same object to the
+    ``FormService``, the ``BuilderService`` and ``MemoryApi``."""
+    from forms.app.loop import CommitPolicy
+
+    window = timedelta(hours=app.settings.replay_window_hours)
+    return CommitPolicy(backoff=app.backoff, replay_window=window)
+
+
 def build_service(app: App) -> FormService:
     """The ``FormService`` over the App's catalog (the code forms plus each caller's tenant's
-    published documents), store and dispatcher, on the App's clock, ids and backoff."""
+    published documents), store and dispatcher, on the App's clock, ids, timer and commit
+    policy."""
     from forms.app.service import FormService
 
     return FormService(
@@ -90,16 +108,16 @@ def build_service(app: App) -> FormService:
         app.dispatcher,
         clock=app.utc_now,
         new_id=app.new_id,
-        backoff=app.backoff,
-        replay_window=timedelta(hours=app.settings.replay_window_hours),
+        timer=app.timer,
+        policy=app.commit_policy,
         memory=app.memory,
         count=memory_metric,  # HooksFailed, as an EMF metric where Powertools is
     )
 
 
 def service_parts(service: FormService) -> dict[str, object]:
-    """The App parts a whole ``service`` brings: itself, its store, dispatcher, catalog and
-    the registry inside it (or its registry alone)."""
+    """The App parts a whole ``service`` brings: itself, its store, dispatcher, commit policy,
+    catalog and the registry inside it (or its registry alone)."""
     from forms.app.catalog import Catalog
 
     forms = service.registry
@@ -107,6 +125,7 @@ def service_parts(service: FormService) -> dict[str, object]:
         "service": service,
         "store": service.store,
         "dispatcher": service.dispatcher,
+        "commit_policy": service.policy,  # the builder's and memory's too
     }
     if isinstance(forms, Catalog):  # the service's catalog, and the code forms inside it
         parts.update(catalog=forms, registry=forms.registry)
@@ -131,7 +150,7 @@ def build_catalog(app: App) -> Catalog:
 
 def build_builder(app: App) -> BuilderService:
     """The ``BuilderService`` on the App's drafts, catalog and selections: the plan's limits
-    from the settings, the App's clock and backoff."""
+    from the settings, the App's clock and commit policy."""
     from forms.app.builder import BuilderService
     from forms.documents import Limits
 
@@ -142,9 +161,23 @@ def build_builder(app: App) -> BuilderService:
         app.catalog,
         clock=app.utc_now,
         limits=lambda tenant: plan,
-        backoff=app.backoff,
-        replay_window=timedelta(hours=settings.replay_window_hours),
+        policy=app.commit_policy,
         selections=app.selections,
+    )
+
+
+def build_memory_api(app: App) -> MemoryApi:
+    """Memory's use cases (``forms.app.memory_api``) on the App's fact store, vocabulary,
+    decay policy, clock and commit policy; ``FORMWORK_MEMORY`` is the deployment's switch."""
+    from forms.app.memory_api import MemoryApi
+
+    return MemoryApi(
+        app.facts,
+        app.vocabulary,
+        app.decay_policy,
+        app.settings.memory,
+        app.utc_now,
+        app.commit_policy,
     )
 
 

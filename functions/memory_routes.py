@@ -29,15 +29,16 @@ and a confirmation (409 ``memory_off``) before anything is planned, and writes n
 is stored stays readable, exportable and deletable: the user's control over their data does not
 depend on the switch.
 
-The use cases (is memory on, is the key known, the fact write loop, the reads, the switch)
-are ``forms.app.memory_api.MemoryApi``'s, which the fact editor page (``functions.memory_pages``)
+The use cases (is memory on, is the key known, the fact write loop, the reads, the switch) are
+``forms.app.memory_api.MemoryApi``'s, which the fact editor page (``functions.memory_pages``)
 and the demo call too: a route parses the request, calls one, and renders its answer or its
 ``FactRefused`` (with the status ``functions.memory_bodies.STATUS`` gives). Writes go through
 the one commit loop (``forms.app.facts.write_fact``, ``forms.app.loop.CommitPolicy``): read the
 key's head, plan the revision on it, append it compare-and-set; on a ``Conflict`` plan again on
-the head the conflict carries (``ATTEMPTS`` appends, then 409 ``busy``). The fact key is a
-path segment checked by the use case rather than by a schema pattern, so a malformed one (400)
-and one the vocabulary lacks (404) both come back with the keys it most likely meant.
+the head the conflict carries, within the App's one ``CommitPolicy`` (the budget of instance
+and draft writes too), then 409 ``busy``. The fact key is a path segment checked by the use
+case rather than by a schema pattern, so a malformed one (400) and one the vocabulary lacks
+(404) both come back with the keys it most likely meant.
 
 What the routes answer, and the OpenAPI text describing it, is ``functions.memory_bodies``.
 Nothing of memory (the vocabulary, the fact store, the planning functions) is imported with
@@ -78,10 +79,6 @@ if TYPE_CHECKING:
 
 router = Router()  # type: ignore[no-untyped-call]
 router.exception_handler(MemoryRefused)(answer_refusal)
-
-ATTEMPTS = 5
-"""Appends tried on a key that keeps moving before the write is answered 409 ``busy``
-(``forms.app.memory_api.ATTEMPTS``)."""
 
 FactKeyPath = Annotated[
     str,
@@ -183,12 +180,9 @@ def put_memory_settings(request: Annotated[MemorySettingsRequest, Body()]) -> di
 
 
 def memory_api(app: App) -> MemoryApi:
-    """Memory's use cases on the App's fact store, vocabulary, decay policy and clock."""
-    from forms.app.memory_api import MemoryApi
-
-    return MemoryApi(
-        app.facts, app.vocabulary, app.decay_policy, app.settings.memory, app.utc_now, ATTEMPTS
-    )
+    """Memory's use cases, the App's (``App.memory_api``: its fact store, vocabulary, decay
+    policy, clock and the commit policy every aggregate's loop shares)."""
+    return app.memory_api
 
 
 @contextmanager

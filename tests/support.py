@@ -12,10 +12,19 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from forms import Caller, FormDef, FormService
+    from forms.app.builder import BuilderService
+    from forms.app.catalog import Catalog
     from forms.app.hooks import Dispatcher, HookRunner
+    from forms.app.loop import CommitPolicy
+    from forms.app.memory_api import MemoryApi
+    from forms.documents import Limits
     from forms.instance import Commit, FormInstance, NewCall, OutboxEntry
+    from forms.memory import DecayPolicy, Vocabulary
     from forms.registry import Forms
     from forms.storage import FormStore
+    from forms.storage.drafts import DraftStore
+    from forms.storage.facts import FactStore
+    from forms.storage.selections import SelectionStore
     from formwork.bootstrap import App
     from formwork.config import Settings
     from formwork.webhook_settings import WebhookSettings
@@ -87,6 +96,63 @@ T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 """The instant test services start their clock at."""
 
 
+def commit_policy(
+    *,
+    backoff: Callable[[int], None] | None = None,
+    max_conflict_retries: int | None = None,
+    max_overtaken: int | None = None,
+    replay_window: timedelta | None = None,
+) -> CommitPolicy:
+    """A ``CommitPolicy`` as a test asks for one: the loop's budgets and replay window unless
+    given, and jittered sleeps between attempts unless ``backoff`` is given (what the App
+    wires: ``formwork.services.build_commit_policy``)."""
+    from forms.app.calls import DEFAULT_REPLAY_WINDOW
+    from forms.app.loop import MAX_CONFLICT_RETRIES, MAX_OVERTAKEN, CommitPolicy
+    from forms.app.service import jittered_backoff
+
+    return CommitPolicy(
+        MAX_CONFLICT_RETRIES if max_conflict_retries is None else max_conflict_retries,
+        MAX_OVERTAKEN if max_overtaken is None else max_overtaken,
+        jittered_backoff if backoff is None else backoff,
+        DEFAULT_REPLAY_WINDOW if replay_window is None else replay_window,
+    )
+
+
+def form_service(
+    registry: Forms,
+    store: FormStore,
+    dispatcher: Dispatcher | None = None,
+    *,
+    clock: Callable[[], datetime] | None = None,
+    new_id: Callable[[], str] | None = None,
+    timer: Callable[[], float] | None = None,
+    policy: CommitPolicy | None = None,
+    **options: Any,
+) -> FormService:
+    """A ``FormService`` wired as a test asks: each part given, or the real one (the UTC
+    clock, random instance ids, ``time.monotonic``); ``policy`` given, or ``commit_policy``
+    of the policy's keywords in ``options`` (``backoff``, ``max_conflict_retries``,
+    ``max_overtaken``, ``replay_window``); the rest of ``options`` (``memory``, ``count``) go
+    to ``FormService`` as they are."""
+    import time
+
+    from forms.app.service import FormService, new_instance_id, utc_now
+
+    if policy is None:
+        keywords = ("backoff", "max_conflict_retries", "max_overtaken", "replay_window")
+        policy = commit_policy(**{k: options.pop(k) for k in keywords if k in options})
+    return FormService(
+        registry,
+        store,
+        dispatcher,
+        clock=clock if clock is not None else utc_now,
+        new_id=new_id if new_id is not None else new_instance_id,
+        timer=timer if timer is not None else time.monotonic,
+        policy=policy,
+        **options,
+    )
+
+
 def service_for(
     *definitions: FormDef,
     dispatch: bool = True,
@@ -99,19 +165,68 @@ def service_for(
     """A ``FormService`` over ``definitions`` (or over ``registry``, a ``Catalog`` say): an
     in-memory store, hooks run in process (unless ``dispatch=False``, or by ``dispatcher`` when
     given), a ticking clock from ``T0``, instance ids ``fi_1``, ``fi_2``, ... and no backoff
-    between conflict retries; ``options`` go to ``FormService`` as they are."""
-    from forms import FormRegistry, FormService, InMemoryFormStore, InProcessDispatcher
+    between conflict retries; ``options`` go to ``form_service`` as they are."""
+    from forms import FormRegistry, InMemoryFormStore, InProcessDispatcher
 
     ids = itertools.count(1)
     options.setdefault("backoff", lambda attempt: None)
     options.setdefault("new_id", lambda: f"fi_{next(ids)}")
-    return FormService(
+    return form_service(
         registry if registry is not None else FormRegistry(definitions),
         store if store is not None else InMemoryFormStore(),
         dispatcher if dispatcher is not None else InProcessDispatcher() if dispatch else None,
         clock=clock if clock is not None else TickingClock(T0),
         **options,
     )
+
+
+def builder_for(
+    drafts: DraftStore,
+    catalog: Catalog,
+    *,
+    clock: Callable[[], datetime],
+    limits: Callable[[str], Limits] | None = None,
+    selections: SelectionStore | None = None,
+    max_conflict_retries: int = 5,
+    backoff: Callable[[int], None] | None = None,
+) -> BuilderService:
+    """A ``BuilderService`` on ``drafts`` and ``catalog`` as a test asks: the default
+    ``Limits`` for every tenant unless ``limits``, no stored selection unless ``selections``,
+    and a flat budget of ``max_conflict_retries`` retries (``backoff(n)`` before retry ``n``,
+    0-based; none by default)."""
+    from forms.app.builder import BuilderService
+    from forms.app.loop import CommitPolicy, no_wait
+    from forms.documents import Limits
+
+    wait = backoff if backoff is not None else no_wait
+    return BuilderService(
+        drafts,
+        catalog,
+        clock=clock,
+        limits=limits if limits is not None else lambda tenant: Limits(),
+        policy=CommitPolicy.counted(max_conflict_retries + 1, lambda retry: wait(retry - 1)),
+        selections=selections,
+    )
+
+
+FACT_ATTEMPTS = 5
+"""Appends a test's ``MemoryApi`` tries on a key that keeps moving (``memory_api_for``)."""
+
+
+def memory_api_for(
+    facts: FactStore,
+    vocabulary: Vocabulary,
+    policy: DecayPolicy,
+    deployment: bool,
+    clock: Callable[[], datetime],
+) -> MemoryApi:
+    """Memory's use cases as a test asks for them: ``FACT_ATTEMPTS`` appends in all on a key
+    that keeps moving, no wait between them."""
+    from forms.app.loop import CommitPolicy
+    from forms.app.memory_api import MemoryApi
+
+    commits = CommitPolicy.counted(FACT_ATTEMPTS)
+    return MemoryApi(facts, vocabulary, policy, deployment, clock, commits)
 
 
 def app_for(

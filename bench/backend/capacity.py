@@ -15,12 +15,15 @@ backend bench includes its table.
 from __future__ import annotations
 
 import itertools
+import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from forms import Caller, FormRegistry, FormService
+from forms.app.loop import CommitPolicy
+from forms.app.service import jittered_backoff, new_instance_id, utc_now
 from forms.examples.travel_claim import travel_claim
 from forms.instance import FieldHistory, FormInstance, Revision
 from forms.storage.dynamodb import DynamoDBFormStore
@@ -112,7 +115,15 @@ class Row:
 
 def container(dynamodb: Any, table: str) -> FormService:
     """A service on a store of its own: a container that has seen nothing yet."""
-    return FormService(FormRegistry([travel_claim]), DynamoDBFormStore(dynamodb, table))
+    return FormService(
+        FormRegistry([travel_claim]),
+        DynamoDBFormStore(dynamodb, table),
+        None,
+        clock=utc_now,
+        new_id=new_instance_id,
+        timer=time.monotonic,
+        policy=CommitPolicy(backoff=jittered_backoff),
+    )
 
 
 def run(endpoint: str) -> list[Row]:

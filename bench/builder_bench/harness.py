@@ -25,7 +25,8 @@ from examples.executors import EXECUTORS
 from examples.job_application import FORM_ID, BuilderCall
 from forms.app.builder import BuilderService, NotPublishable
 from forms.app.catalog import Catalog
-from forms.documents import FormDocument
+from forms.app.loop import CommitPolicy
+from forms.documents import FormDocument, Limits
 from forms.registry import FormRegistry
 from forms.storage.documents import InMemoryFormDocumentStore
 from forms.storage.drafts import InMemoryDraftStore
@@ -47,7 +48,14 @@ def new_builder() -> BuilderService:
     catalog = Catalog(
         FormRegistry([]), InMemoryFormDocumentStore(), timer=lambda: 0.0, executors=EXECUTORS
     )
-    return BuilderService(InMemoryDraftStore(), catalog, clock=ticking_clock())
+    return BuilderService(
+        InMemoryDraftStore(),
+        catalog,
+        clock=ticking_clock(),
+        limits=lambda tenant: Limits(),
+        policy=CommitPolicy.counted(6),  # the budget its drafts were measured under
+        selections=None,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ and remembers what failed in this turn to count retries of the same failure.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -40,6 +41,8 @@ from forms import (
     InMemoryFormStore,
     InProcessDispatcher,
 )
+from forms.app.loop import CommitPolicy
+from forms.app.service import jittered_backoff
 from forms.examples import EXAMPLES
 from forms.schema import Accepted
 
@@ -78,6 +81,8 @@ def new_service() -> FormService:
         InProcessDispatcher(),
         clock=Clock(),
         new_id=lambda: f"fi_{next(ids):04d}",
+        timer=time.monotonic,
+        policy=CommitPolicy(backoff=jittered_backoff),
     )
 
 

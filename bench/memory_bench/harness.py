@@ -41,6 +41,7 @@ from bench.memory_bench.model import (
 from bench.memory_bench.virtual import BenchFacts, VirtualExecutor, VirtualTimer
 from forms import Caller, Commit, FormInstance, FormRegistry, FormService, InMemoryFormStore
 from forms.app.hooks import InProcessDispatcher
+from forms.app.loop import CommitPolicy
 from forms.app.memory import DEFAULT_DEADLINE, Memory
 from forms.app.reads import form_read
 from forms.compiled import CompiledForm
@@ -187,7 +188,8 @@ def play(case: Case, *, policy: DecayPolicy | None = None, twin: bool = True) ->
         InProcessDispatcher(),
         clock=clock,
         new_id=lambda: f"fi_{next(ids):04d}",
-        backoff=lambda attempt: None,
+        timer=timer,
+        policy=CommitPolicy(),  # no wait between attempts
         memory=memory if case.memory else None,
     )
     setup = [

@@ -19,13 +19,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from forms.app.loop import CommitPolicy
 from forms.app.memory_api import FactRefused, MemoryApi
 from forms.memory import DecayPolicy, Source, Statement, Vocabulary
 from forms.storage.facts import FactStore
 from forms.surface.facts import REFUSAL_STATUS, changed
-
-ATTEMPTS = 5
-"""Appends tried on a key that keeps moving (``functions.memory_routes.ATTEMPTS``)."""
 
 STATUS = {"bad_request": 400, "memory_off": 409, "busy": 409, "size_limit": 413}
 """The status of a use case's refusal beside the planner's (``functions.memory_bodies``)."""
@@ -34,8 +32,9 @@ Answer = tuple[int, dict[str, Any]]
 
 
 class InProcessFactEditor:
-    """The memory routes' behaviour on ``facts``, with ``vocabulary``, ``policy`` and
-    ``clock`` the service's; every method takes the principal a verified token would carry."""
+    """The memory routes' behaviour on ``facts``, with ``vocabulary``, ``policy``, ``clock``
+    and ``commits`` (the one ``CommitPolicy`` of every commit loop) the service's; every
+    method takes the principal a verified token would carry."""
 
     def __init__(
         self,
@@ -43,8 +42,9 @@ class InProcessFactEditor:
         vocabulary: Vocabulary,
         policy: DecayPolicy,
         clock: Callable[[], datetime],
+        commits: CommitPolicy,
     ) -> None:
-        self.memory = MemoryApi(facts, vocabulary, policy, True, clock, ATTEMPTS)
+        self.memory = MemoryApi(facts, vocabulary, policy, True, clock, commits)
 
     def state_fact(self, principal: str, key: str, body: Mapping[str, Any]) -> Answer:
         """``PUT /memory/facts/{key}``."""

@@ -30,7 +30,10 @@ from forms.app.approvals import Decision
 from forms.app.builder import BuilderService
 from forms.app.catalog import Catalog
 from forms.app.hooks import InProcessDispatcher
+from forms.app.loop import CommitPolicy
 from forms.app.memory import Memory
+from forms.app.service import jittered_backoff
+from forms.documents import Limits
 from forms.errors import NotFound, ToolError
 from forms.examples import EXAMPLES
 from forms.memory import DecayPolicy, FactHead, FactRevision, Vocabulary
@@ -115,7 +118,8 @@ class InProcess:
         clock = Clock()
         vocabulary, policy = Vocabulary.default(), DecayPolicy.default()
         self.facts = CountingFactStore()
-        self.fact_editor = InProcessFactEditor(self.facts, vocabulary, policy, clock)
+        commits = CommitPolicy(backoff=jittered_backoff)  # every commit loop's, as the App's
+        self.fact_editor = InProcessFactEditor(self.facts, vocabulary, policy, clock, commits)
         self.catalog = Catalog(
             FormRegistry(EXAMPLES, vocabulary=vocabulary),
             InMemoryFormDocumentStore(),
@@ -129,6 +133,8 @@ class InProcess:
             InProcessDispatcher(),
             clock=clock,
             new_id=lambda: f"fi_{next(ids):04d}",
+            timer=lambda: 0.0,
+            policy=commits,
             memory=Memory(
                 self.facts,
                 vocabulary=vocabulary,
@@ -137,7 +143,14 @@ class InProcess:
                 executor=InThisThread(),
             ),
         )
-        self.builder = BuilderService(InMemoryDraftStore(), self.catalog, clock=clock)
+        self.builder = BuilderService(
+            InMemoryDraftStore(),
+            self.catalog,
+            clock=clock,
+            limits=lambda tenant: Limits(),
+            policy=commits,
+            selections=None,
+        )
 
     def describe(self) -> str:
         return "in-process (FormService, in-memory store, fixed clock)"

@@ -42,7 +42,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Literal, TypeVar
 
 from pydantic import BaseModel, JsonValue
@@ -60,14 +60,9 @@ from forms.app.builder_tools import (
     no_draft,
     unknown_tool,
 )
-from forms.app.calls import (
-    DEFAULT_REPLAY_WINDOW,
-    CallId,
-    fingerprint,
-    scoped_call_id,
-)
+from forms.app.calls import CallId, fingerprint, scoped_call_id
 from forms.app.catalog import Catalog, tenant_key
-from forms.app.loop import CommitPolicy, no_wait
+from forms.app.loop import CommitPolicy
 from forms.documents import EditError, Limits, Selection, apply_edit, inspect, selection_line
 from forms.documents.edit_parse import parse_arguments
 from forms.errors import (
@@ -114,9 +109,13 @@ _FORM_ID = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
 class BuilderService:
     """Builder tool calls on durable drafts, per tenant; publishing a draft.
 
-    The clock and the wait between attempts are given (the composition root wires real ones).
-    Who may publish is the HTTP layer's to decide (a role from the verified claims): this
-    service publishes for any principal of the tenant it is handed."""
+    Every part is given, none is a default of the service's own: the composition root
+    (``formwork.bootstrap``) decides the clock, each tenant's ``limits`` and ``policy``, the
+    one ``CommitPolicy`` of every aggregate's loop (``forms.app.loop``: how a lost
+    compare-and-set is tried again, and how long a call is replayed); ``selections`` may be
+    None (no stored selection). Who may publish is the HTTP layer's to decide (a role from
+    the verified claims): this service publishes for any principal of the tenant it is
+    handed."""
 
     def __init__(
         self,
@@ -124,26 +123,16 @@ class BuilderService:
         catalog: Catalog,
         *,
         clock: Callable[[], datetime],
-        limits: Callable[[str], Limits] | None = None,
-        max_conflict_retries: int = 5,
-        backoff: Callable[[int], None] | None = None,
-        replay_window: timedelta = DEFAULT_REPLAY_WINDOW,
-        selections: SelectionStore | None = None,
-        policy: CommitPolicy | None = None,
+        limits: Callable[[str], Limits],
+        policy: CommitPolicy,
+        selections: SelectionStore | None,
     ) -> None:
         self.store = drafts
         self.selections = selections
         self.catalog = catalog
         self.clock = clock
-        self.limits = limits or (lambda tenant: Limits())
-        if policy is None:  # the older keywords: a flat budget, ``backoff`` 0-based
-            wait = backoff or no_wait
-            policy = CommitPolicy.counted(
-                max_conflict_retries + 1, lambda retry: wait(retry - 1), replay_window
-            )
+        self.limits = limits
         self.policy = policy
-        """How a lost compare-and-set is tried again, and how long a call is replayed: the
-        one ``CommitPolicy`` of every aggregate's loop (``forms.app.loop``)."""
 
     # ------------------------------------------------------------------ tool calls
 

@@ -11,7 +11,7 @@ inside the call; a durable dispatcher: once its runs have finished). The fixture
         @pytest.fixture
         def wiring(self, tmp_path, monkeypatch) -> Wiring:
             monkeypatch.setenv(RUNS, str(tmp_path))
-            service = FormService(FormRegistry(FORMS), InMemoryFormStore(), InProcessDispatcher())
+            service = form_service(FormRegistry(FORMS), InMemoryFormStore(), InProcessDispatcher())
             return Wiring(service, settle=lambda instance_id: None)
 
 The executors may run in another process (a Temporal worker loads ``FORMS`` by reference,

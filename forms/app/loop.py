@@ -28,8 +28,8 @@ livelock (an instance others never stop writing). **Stalled**: nothing newer cam
 transactions cancelled each other, or one is still in flight); the loop backs off longer
 with each stall in a row, and gives up after ``max_conflict_retries`` of them. Either bound
 answers ``busy`` as data (``TooManyConflicts``), nothing of the call saved. (A policy without
-``max_overtaken``, ``CommitPolicy.counted``, counts every conflict as a stall: the flat
-budget the builder's and a fact write's older keywords ask for.)
+``max_overtaken``, ``CommitPolicy.counted``, counts every conflict as a stall: a flat
+budget, what memory's answers-to-facts write and a test ask for.)
 
 The caller gets the transition committed, the value its last plan computed, and the instance
 as stored after the commit (``Outcome``), so nothing the commit just produced is read back.
@@ -173,10 +173,9 @@ class CommitLoop:
     """Plans and commits on instances of a registry's forms in a store, compare-and-set,
     through ``CommitPolicy.retry``.
 
-    The clock and the policy (its wait between attempts) are given (``FormService`` wires the
-    real ones), so the loop itself reads no clock and draws no randomness. ``backoff``,
-    ``max_conflict_retries`` and ``max_overtaken`` build a policy when none is given, and read
-    (or replace) the policy's."""
+    The clock, the timer and the policy (its wait between attempts) are given: the
+    composition root hands in the real ones, the same policy to every service, so the loop
+    itself reads no clock and draws no randomness."""
 
     def __init__(
         self,
@@ -184,16 +183,13 @@ class CommitLoop:
         store: FormStore,
         *,
         clock: Callable[[], datetime],
-        backoff: Callable[[int], None] = no_wait,
-        max_conflict_retries: int = 10,
-        max_overtaken: int = 100,
-        timer: Callable[[], float] | None = None,
-        policy: CommitPolicy | None = None,
+        timer: Callable[[], float],
+        policy: CommitPolicy,
     ) -> None:
         self.registry = registry
         self.store = store
         self.clock = clock
-        self.policy = policy or CommitPolicy(max_conflict_retries, max_overtaken, backoff)
+        self.policy = policy
         self.timer = timer
         """The service's monotonic timer, for what measures time around the loop (memory's
         deadline); the loop itself never stops on time."""

@@ -11,7 +11,8 @@ carries (a JWT's, or a page session's): never one a request names.
   of the vocabulary (``unknown_fact_key``), both with the keys it likely meant.
 * **The fact write loop** (``state``, ``correct``, ``confirm``, ``delete``): the plan on the
   key's head, appended compare-and-set through ``forms.app.facts.write_fact`` (an attempt of
-  the one commit loop, ``forms.app.loop``, within ``commits`` or ``attempts``). With
+  the one commit loop, ``forms.app.loop``, within the ``commits`` policy every aggregate's
+  loop shares). With
   ``replay`` (an idempotency key: the page renders one into each of its forms), the key goes
   into the revision's source (``Source.ref``) in the same write, and the store refuses a
   write whose key is already in the key's history (``FactStore`` promise 7), which is then
@@ -56,9 +57,6 @@ from forms.memory.vocabulary import KEY_MAX_LENGTH, KEY_PATTERN
 from forms.storage.facts import REPLAY_PREFIX, FactStore
 from forms.surface.facts import fact_body, fact_lines, revision_body, settings_body
 
-ATTEMPTS = 5
-"""Appends tried on a key that keeps moving before the write is refused ``busy``."""
-
 
 class FactRefused(ToolError):
     """A use case refused: nothing was written. ``code`` is one of the planner's refusal codes
@@ -78,18 +76,17 @@ class FactRefused(ToolError):
 
 @dataclass(frozen=True, slots=True)
 class MemoryApi:
-    """Memory's use cases on ``facts``; ``deployment`` is ``FORMWORK_MEMORY``."""
+    """Memory's use cases on ``facts``; ``deployment`` is ``FORMWORK_MEMORY``. Every part is
+    given (the App's: ``formwork.bootstrap.App.memory_api``), none a default of its own."""
 
     facts: FactStore
     vocabulary: Vocabulary
     policy: DecayPolicy
     deployment: bool
     clock: Callable[[], datetime]
-    attempts: int = ATTEMPTS
-    """Appends tried on a key that keeps moving, when no ``commits`` policy is given."""
-    commits: CommitPolicy | None = None
-    """The one ``CommitPolicy`` of every aggregate's loop (``forms.app.loop``), when the
-    composition root hands it in: then it, not ``attempts``, bounds the retries."""
+    commits: CommitPolicy
+    """The one ``CommitPolicy`` of every aggregate's loop (``forms.app.loop``): it bounds the
+    retries of a key that keeps moving."""
 
     # ------------------------------------------------------------------ the switch
 
@@ -251,7 +248,6 @@ class MemoryApi:
                 key,
                 plan,
                 head=head,
-                attempts=self.attempts,
                 policy=self.commits,
             )
         except CallRecorded:
@@ -347,4 +343,4 @@ def _replayable(source: Source, replay: str | None) -> Source:
     return source if replay is None else Source(kind=source.kind, ref=REPLAY_PREFIX + replay)
 
 
-__all__ = ["ATTEMPTS", "REPLAY_PREFIX", "FactRefused", "MemoryApi", "Written"]
+__all__ = ["REPLAY_PREFIX", "FactRefused", "MemoryApi", "Written"]

@@ -33,7 +33,7 @@ from pydantic import ValidationError
 
 from forms.app import approvals, handovers, hooks, reads, writes
 from forms.app.approvals import Approver
-from forms.app.calls import DEFAULT_REPLAY_WINDOW, UNRECORDED, WRITE_TOOLS, CallId, fingerprint
+from forms.app.calls import UNRECORDED, WRITE_TOOLS, CallId, fingerprint
 from forms.app.conversation import Caller
 from forms.app.hooks import Dispatcher, HookRun
 from forms.app.loop import MAX_CONFLICT_RETRIES, MAX_OVERTAKEN, CommitLoop, CommitPolicy
@@ -73,33 +73,29 @@ def new_instance_id() -> str:
 class FormService:
     """Tool calls over a registry of forms, a store and a dispatcher.
 
-    ``policy`` (``forms.app.loop.CommitPolicy``) is how the commit loop retries and how long a
-    call is replayed: the one a composition root hands to every service. Without one, the
-    older keywords (``max_conflict_retries``, ``max_overtaken``, ``backoff``,
-    ``replay_window``) make it."""
+    Every part is given, none is a default of the service's own: the composition root
+    (``formwork.bootstrap``) decides the clock, the instance ids, the timer memory's deadline
+    is measured on, and ``policy`` (``forms.app.loop.CommitPolicy``), how the commit loop
+    retries and how long a call is replayed: the one it hands to every service.
+    ``dispatcher``, ``memory`` and ``count`` may be None: no hooks run here, no memory, no
+    metric."""
 
     def __init__(
         self,
         registry: Forms,
         store: FormStore,
-        dispatcher: Dispatcher | None = None,
+        dispatcher: Dispatcher | None,
         *,
-        clock: Callable[[], datetime] = utc_now,
-        new_id: Callable[[], str] = new_instance_id,
-        max_conflict_retries: int = MAX_CONFLICT_RETRIES,
-        max_overtaken: int = MAX_OVERTAKEN,
-        backoff: Callable[[int], None] | None = None,
-        replay_window: timedelta = DEFAULT_REPLAY_WINDOW,
+        clock: Callable[[], datetime],
+        new_id: Callable[[], str],
+        timer: Callable[[], float],
+        policy: CommitPolicy,
         memory: Memory | None = None,
         count: Callable[[str], None] | None = None,
-        policy: CommitPolicy | None = None,
     ) -> None:
         self.count = count
         """Counts an operational event by metric name (``hooks.HOOK_FAILED``); None: none."""
-        if policy is None:  # the older keywords: a policy of their own
-            wait = backoff if backoff is not None else jittered_backoff
-            policy = CommitPolicy(max_conflict_retries, max_overtaken, wait, replay_window)
-        self.loop = CommitLoop(registry, store, clock=clock, timer=time.monotonic, policy=policy)
+        self.loop = CommitLoop(registry, store, clock=clock, timer=timer, policy=policy)
         self.dispatcher = dispatcher
         self._writer = Writer(
             loop=self.loop,

@@ -402,3 +402,24 @@ def test_the_apps_time_ids_and_waits_reach_the_services_it_builds() -> None:
     assert memory is not None and memory.behind is behind and memory.timer is app.timer
     # AND another App has its own work behind answers
     assert bootstrap.bootstrap(Settings()).behind is not bootstrap.bootstrap(Settings()).behind
+
+
+def test_one_commit_policy_is_every_services() -> None:
+    # GIVEN an App given its backoff, on a replay window the settings set
+    def wait(attempt: int) -> None:
+        del attempt
+
+    settings = Settings(replay_window_hours=72)
+    app = bootstrap.bootstrap(settings, store=InMemoryFormStore(), backoff=wait)
+    # THEN the form service, the builder and memory's use cases share one policy: its wait
+    # the App's backoff, its window the settings'
+    policy = app.commit_policy
+    assert app.service.policy is policy and app.builder.policy is policy
+    assert app.memory_api.commits is policy
+    assert policy.backoff is wait and policy.replay_window == timedelta(hours=72)
+    # AND the service's commit loop measures time on the App's timer
+    assert app.service.loop.timer is app.timer
+    # AND a service handed to bootstrap brings its policy to the builder and memory
+    given = service_for(*EXAMPLES)
+    other = app_for(given)
+    assert other.builder.policy is given.policy and other.memory_api.commits is given.policy

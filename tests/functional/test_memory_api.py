@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from forms.app.loop import MAX_CONFLICT_RETRIES
 from forms.memory import (
     FactConflict,
     FactHead,
@@ -29,7 +30,6 @@ from forms.memory import (
 from forms.storage.facts import InMemoryFactStore
 from formwork.bootstrap import bootstrap
 from formwork.config import ConfigError, Settings
-from functions.memory_routes import ATTEMPTS
 from tests.functional.conftest import (
     SETTINGS,
     Api,
@@ -787,7 +787,7 @@ def test_a_write_that_keeps_losing_is_409_busy_and_writes_nothing() -> None:
     answers = [memory.put(WEIGHT, {"value": 71}), memory.confirm(WEIGHT), memory.delete(WEIGHT)]
     # THEN each was tried a few times, then answered 409 busy; the weight is as it was
     assert [(r.status, r.json()["error"]) for r in answers] == [(409, "busy")] * 3
-    assert facts.appends == 3 * ATTEMPTS
+    assert facts.appends == 3 * (MAX_CONFLICT_RETRIES + 1)
     assert [r.value for r in facts.history("acme/alice", "person.weight_kg")] == ["70"]
 
 

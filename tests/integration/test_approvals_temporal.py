@@ -34,7 +34,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from examples import demo
 from examples.job_application import BUILD, FORM_ID
-from forms import FormRegistry, FormService, HookContext, Step, field
+from forms import FormRegistry, HookContext, Step, field
 from forms.app.approvals import Approver
 from forms.app.conversation import Caller
 from forms.definition import Approval, Checkpoint, FormDef
@@ -45,7 +45,7 @@ from forms.storage.dynamodb import DynamoDBFormStore
 from infra.local.dynamodb_local import DynamoDBLocal
 from infra.local.gateway import DEV_TENANT, dev_token
 from infra.local.stack import LocalStack
-from tests.support import Deferred
+from tests.support import Deferred, form_service
 from workflows.dispatch import TemporalConnection
 from workflows.shared import APPROVAL_WORKFLOW, ApprovalOutcome, HookOutcome
 
@@ -430,7 +430,7 @@ def test_a_decision_whose_signal_never_came_is_found_at_the_deadline_and_kept(
     # GIVEN an order waiting for finance (five-second timeout)
     instance_id, approval_id = open_approval(stack, conversation, BRIEF)
     # WHEN the decision is stored by a path that sends no signal, before the deadline
-    quiet = FormService(FormRegistry(FORMS), store, None)
+    quiet = form_service(FormRegistry(FORMS), store, None)
     decided = quiet.decide(Approver(BOB, frozenset({"finance"})), approval_id, "approved")
     assert decided["ok"], decided
 
@@ -455,7 +455,7 @@ def test_the_stream_relay_starts_the_workflow_of_an_approval_nobody_dispatched(
     conversation: str,
 ) -> None:
     # GIVEN an approval committed by a tool call that died before dispatching anything
-    dying = FormService(FormRegistry(FORMS), store, Deferred())
+    dying = form_service(FormRegistry(FORMS), store, Deferred())
     started = dying.call(
         Caller("alice", conversation),
         "form_start",

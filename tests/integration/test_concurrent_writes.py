@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest
 
-from forms import Caller, FormDef, FormRegistry, FormService, InProcessDispatcher, Step, field
+from forms import Caller, FormDef, FormRegistry, InProcessDispatcher, Step, field
 from forms.storage.dynamodb import DynamoDBFormStore
+from tests.support import form_service
 
 WRITERS = 12
 CALLER = Caller("alice", "conv-race")
@@ -75,7 +76,7 @@ def test_writers_to_distinct_fields_all_land_while_the_cpu_is_starved(
 ) -> None:
     # GIVEN one open form, and a dozen writers lined up, each to write a field of its own,
     # through a service with its default conflict bounds and real backoff
-    service = FormService(FormRegistry([MANY]), store, InProcessDispatcher())
+    service = form_service(FormRegistry([MANY]), store, InProcessDispatcher())
     started = service.call(CALLER, "form_start", "race-start", {"form": "many"})
     assert started["ok"], started
     instance = started["instance"]

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from forms.app.builder import BuilderService
 from forms.app.catalog import Catalog
 from forms.errors import CallRecorded, NotFound, SizeLimit
 from forms.registry import FormRegistry
@@ -28,7 +27,7 @@ from forms.storage.drafts_contract import (
 from forms.storage.dynamodb_drafts import DynamoDBDraftStore
 from forms.storage.sizes import ITEM_LIMIT
 from tests.integration.conftest import Requests
-from tests.support import TickingClock
+from tests.support import TickingClock, builder_for
 
 
 class TestDynamoDBDraftStore(DraftStoreContract):
@@ -104,7 +103,7 @@ def test_a_builder_call_is_one_read_and_one_write(dynamodb: Any, table: str) -> 
     store = DynamoDBDraftStore(dynamodb, table)
     documents = InMemoryFormDocumentStore()
     catalog = Catalog(FormRegistry([]), documents, timer=lambda: 0.0)
-    builder = BuilderService(store, catalog, clock=TickingClock(T0))
+    builder = builder_for(store, catalog, clock=TickingClock(T0))
     requests = Requests(dynamodb)
     ana = partial(builder.call, "acme/ana", "intake", chat="chat-1")  # ids are its chat's
     # a new draft: the read that finds none, and the write

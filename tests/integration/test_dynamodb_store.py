@@ -42,6 +42,7 @@ from forms.storage.dynamodb import (
 from forms.storage.dynamodb_outbox import DynamoDBOutboxScan
 from forms.storage.outbox_contract import OutboxScanContract, Stores
 from tests.integration.conftest import Requests
+from tests.support import form_service
 
 Item = dict[str, Any]
 
@@ -538,7 +539,7 @@ TRAVEL_APPROVAL = {
 def service(store: DynamoDBFormStore) -> FormService:
     ticks: Iterator[int] = count(1)
     ids: Iterator[int] = count(1)
-    return FormService(
+    return form_service(
         FormRegistry(EXAMPLES),
         store,
         InProcessDispatcher(),

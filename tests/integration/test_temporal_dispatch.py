@@ -51,7 +51,7 @@ from infra.local.gateway import dev_token
 from infra.local.stack import LocalStack
 from infra.local.streams import StreamReader
 from infra.local.temporal import LocalTemporal, LocalWorker
-from tests.support import Deferred, app_for
+from tests.support import Deferred, app_for, form_service
 from workflows.activities import HookActivities
 from workflows.dispatch import TemporalConnection, TemporalDispatcher
 from workflows.shared import RUN_HOOK_ACTIVITY, HookInput, HookOutcome, HookPolicy
@@ -274,7 +274,7 @@ def dispatcher(connection: TemporalConnection, queue: str) -> TemporalDispatcher
 
 
 def service_with(store: DynamoDBFormStore, dispatcher: Any) -> FormService:
-    return FormService(FormRegistry(FORMS), store, dispatcher)
+    return form_service(FormRegistry(FORMS), store, dispatcher)
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -791,7 +791,7 @@ class TestTemporalDispatcher(DispatcherContract):
         dispatcher = TemporalDispatcher(
             connection, task_queue=queue, policy=CONTRACT_POLICY, wait_ms=0
         )
-        service = FormService(FormRegistry(dispatcher_contract.FORMS), store, dispatcher)
+        service = form_service(FormRegistry(dispatcher_contract.FORMS), store, dispatcher)
 
         def settle(instance_id: str) -> None:
             def quiet() -> bool:

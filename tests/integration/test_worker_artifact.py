@@ -26,12 +26,13 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
 
-from forms import Caller, FormRegistry, FormService
+from forms import Caller, FormRegistry
 from forms.storage.dynamodb import DynamoDBFormStore
 from infra.local.dynamodb import ROOT, LocalDynamoDB, client, create_table
 from infra.local.temporal import LocalTemporal
 from infra.worker_artifact import pack
 from tests.integration.worker_artifact_forms import FORMS
+from tests.support import form_service
 from workflows.dispatch import TemporalConnection, TemporalDispatcher
 
 FORMS_SOURCE = "tests/integration/worker_artifact_forms.py"
@@ -163,7 +164,7 @@ def test_the_artifact_runs_a_worker_that_runs_a_hook(
         connection = TemporalConnection(lambda: Client.connect(temporal.address))
         try:
             dispatcher = TemporalDispatcher(connection, task_queue=queue, wait_ms=20_000)
-            service = FormService(FormRegistry(FORMS), DynamoDBFormStore(ddb, table), dispatcher)
+            service = form_service(FormRegistry(FORMS), DynamoDBFormStore(ddb, table), dispatcher)
             caller = Caller("acme/ana", "conv-1")
             started = service.call(caller, "form_start", "c1", {"form": "artifact-claim"})
             filled = service.call(

@@ -28,7 +28,7 @@ from forms.memory import (
 from forms.memory.facts import FactHead
 from forms.storage.facts import InMemoryFactStore
 from forms.storage.port import FormStore
-from tests.support import T0, Session, TickingClock
+from tests.support import T0, Session, TickingClock, form_service
 
 T = TypeVar("T")
 DAY = timedelta(days=1)
@@ -193,7 +193,7 @@ def memory_service(
         if memory
         else None
     )
-    return FormService(
+    return form_service(
         FormRegistry(definitions),
         store if store is not None else InMemoryFormStore(),
         InProcessDispatcher(),

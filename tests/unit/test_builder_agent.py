@@ -59,7 +59,7 @@ from formwork.agents import (
     system_prompt,
 )
 from formwork.agents.context import SUMMARY_LINES
-from tests.support import T0, TickingClock
+from tests.support import T0, TickingClock, builder_for
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDINGS = ROOT / "tests" / "recordings" / "builder_agent"
@@ -144,7 +144,7 @@ PROVIDERS = pytest.mark.parametrize("make", [bedrock, openai], ids=["bedrock", "
 
 def new_service() -> BuilderService:
     catalog = Catalog(FormRegistry([]), InMemoryFormDocumentStore(), timer=lambda: 0.0)
-    return BuilderService(InMemoryDraftStore(), catalog, clock=TickingClock(T0))
+    return builder_for(InMemoryDraftStore(), catalog, clock=TickingClock(T0))
 
 
 @pytest.fixture

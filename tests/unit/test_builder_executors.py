@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from forms.app.builder import BuilderService
 from forms.app.catalog import Catalog
 from forms.documents import EditError, FormDocument, apply_edit
 from forms.registry import FormRegistry
 from forms.storage.documents import InMemoryFormDocumentStore
 from forms.storage.drafts import InMemoryDraftStore
+from tests.support import builder_for
 
 REGISTERED: dict[str, Any] = {"notify_crm": lambda ctx: [], "score_lead": lambda ctx: []}
 
@@ -85,7 +85,7 @@ def test_the_builder_service_checks_names_against_the_catalog_s_executors() -> N
     catalog = Catalog(
         FormRegistry([]), InMemoryFormDocumentStore(), timer=lambda: 0.0, executors=REGISTERED
     )
-    builder = BuilderService(
+    builder = builder_for(
         InMemoryDraftStore(), catalog, clock=lambda: datetime(2026, 3, 1, tzinfo=UTC)
     )
     builder.call("acme/ana", "lead", "create_form", "t1", {"title": "Lead"})

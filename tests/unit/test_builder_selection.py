@@ -10,7 +10,7 @@ from forms.documents import EditError, Selection
 from forms.errors import NotFound
 from forms.storage.drafts import InMemoryDraftStore
 from forms.storage.selections import InMemorySelectionStore
-from tests.support import TickingClock
+from tests.support import TickingClock, builder_for
 from tests.unit.test_builder_service import T0, catalog
 
 ANA, BEN, GUS = "acme/ana", "acme/ben", "globex/gus"
@@ -20,7 +20,7 @@ FORM = "contact-us"
 @pytest.fixture
 def builder() -> BuilderService:
     drafts = InMemoryDraftStore()
-    service = BuilderService(
+    service = builder_for(
         drafts, catalog(), clock=TickingClock(T0), selections=InMemorySelectionStore(drafts)
     )
     made = service.call(

@@ -29,7 +29,7 @@ from forms.storage.drafts import (
     EditEntry,
     InMemoryDraftStore,
 )
-from tests.support import TickingClock
+from tests.support import TickingClock, builder_for
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 ANA = "acme/ana"
@@ -66,7 +66,7 @@ class Counting(DraftStore):
     def _another_edit(self, tenant: str, form_id: str) -> None:
         """Another container adds an "Email" field to the draft."""
         now = self.inner.get(tenant, form_id)
-        other = BuilderService(self.inner, catalog(), clock=TickingClock(T0))
+        other = builder_for(self.inner, catalog(), clock=TickingClock(T0))
         call_id = f"other-{now.version}"
         assert other.call(ANA, form_id, "add_field", call_id, EMAIL)["ok"]
 
@@ -106,7 +106,7 @@ def forms() -> Catalog:
 
 @pytest.fixture
 def builder(store: Counting, forms: Catalog) -> BuilderService:
-    return BuilderService(store, forms, clock=TickingClock(T0))
+    return builder_for(store, forms, clock=TickingClock(T0))
 
 
 class Turn:
@@ -366,7 +366,7 @@ def test_a_lost_compare_and_set_is_planned_again_on_the_current_draft(
 
 def test_a_call_that_keeps_losing_is_busy_and_records_nothing(store: Counting) -> None:
     waits: list[int] = []
-    builder = BuilderService(
+    builder = builder_for(
         store, catalog(), clock=TickingClock(T0), max_conflict_retries=2, backoff=waits.append
     )
     started(builder)
@@ -419,7 +419,7 @@ def test_plan_limits_are_per_tenant(store: Counting) -> None:
     def limits(tenant: str) -> Limits:
         return Limits(max_steps=5, max_fields=1) if tenant == "acme" else Limits()
 
-    builder = BuilderService(store, catalog(), clock=TickingClock(T0), limits=limits)
+    builder = builder_for(store, catalog(), clock=TickingClock(T0), limits=limits)
     turn = started(builder)
     assert turn("add_field", **EMAIL)["ok"]
     over = turn("add_field", field={"kind": "url", "label": "Site"})
@@ -549,10 +549,10 @@ def test_the_builder_checks_fact_keys_against_the_deployments_vocabulary(store: 
     }
     field["options"] = [{"value": v} for v in ("A", "B", "AB", "O")]
     # WHEN a builder sets the deployment's key on a field in each
-    added = started(BuilderService(store, extended, clock=TickingClock(T0)))(
+    added = started(builder_for(store, extended, clock=TickingClock(T0)))(
         "add_field", step="contact", field=field
     )
-    refused = started(BuilderService(InMemoryDraftStore(), catalog(), clock=TickingClock(T0)))(
+    refused = started(builder_for(InMemoryDraftStore(), catalog(), clock=TickingClock(T0)))(
         "add_field", step="contact", field=field
     )
     # THEN the edit takes it where publishing would, and refuses it where publishing would

@@ -17,7 +17,7 @@ from forms.examples.travel_claim import travel_claim
 from forms.registry import FormRegistry
 from forms.storage.documents import InMemoryFormDocumentStore
 from forms.storage.drafts import InMemoryDraftStore
-from tests.support import service_for
+from tests.support import builder_for, service_for
 
 ANA = "acme/ana"
 FORM = "intake"
@@ -134,7 +134,7 @@ def builder() -> BuilderService:
     catalog = Catalog(
         FormRegistry([]), InMemoryFormDocumentStore(), timer=lambda: 0.0, executors=EXECUTORS
     )
-    service = BuilderService(
+    service = builder_for(
         InMemoryDraftStore(), catalog, clock=lambda: datetime(2026, 3, 1, tzinfo=UTC)
     )
     for n, (tool, arguments) in enumerate(SETUP):

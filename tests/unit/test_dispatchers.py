@@ -7,15 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from forms import FormRegistry, FormService, InMemoryFormStore, InProcessDispatcher
+from forms import FormRegistry, InMemoryFormStore, InProcessDispatcher
 from forms.app.dispatcher_contract import FORMS, RUNS, DispatcherContract, Wiring
+from tests.support import form_service
 
 
 class TestInProcessDispatcher(DispatcherContract):
     @pytest.fixture
     def wiring(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Wiring:
         monkeypatch.setenv(RUNS, str(tmp_path))
-        service = FormService(
+        service = form_service(
             FormRegistry(FORMS), InMemoryFormStore(), InProcessDispatcher(), backoff=lambda n: None
         )
 

@@ -38,7 +38,7 @@ from forms.examples.health_check import health_check
 from forms.memory import Vocabulary, fact_key
 from forms.memory.vocabulary import KEY_MAX_LENGTH, KEY_PATTERN
 from forms.storage.documents import InMemoryFormDocumentStore
-from tests.support import T0, TickingClock
+from tests.support import T0, TickingClock, form_service
 from tests.unit.memory_for_tests import DAY, Inline, RecordingFacts, Talk, Timer, memory_service
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -273,7 +273,7 @@ def published_service(facts: RecordingFacts, registry: FormRegistry | None = Non
     catalog = Catalog(registry or FormRegistry(), InMemoryFormDocumentStore(), timer=Timer())
     catalog.publish("acme/ana", FormDocument.model_validate(CHECK_IN_DOCUMENT), at=T0)
     ids = itertools.count(1)
-    return FormService(
+    return form_service(
         catalog,
         InMemoryFormStore(),
         InProcessDispatcher(),

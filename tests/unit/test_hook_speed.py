@@ -16,6 +16,7 @@ from forms import FormDef, FormRegistry, FormService, HookContext, Patch, Step, 
 from forms.app.conversation import Caller
 from forms.hook_speed import HookTimes, declared_slow, slow
 from forms.storage import InMemoryFormStore
+from tests.support import form_service
 from workflows.dispatch import TemporalConnection, TemporalDispatcher
 from workflows.shared import HookPolicy
 
@@ -97,7 +98,7 @@ def test_a_hook_declared_slow_is_started_and_not_waited_for(
     dispatcher: TemporalDispatcher, client: Client
 ) -> None:
     assert declared_slow(file_with_registry) and not declared_slow(stamp)
-    service = FormService(FormRegistry([FORM]), InMemoryFormStore(), dispatcher)
+    service = form_service(FormRegistry([FORM]), InMemoryFormStore(), dispatcher)
     began = time.monotonic()
     result = fill(service, "c1", {"deed": "D-1"})
     took = time.monotonic() - began
@@ -109,7 +110,7 @@ def test_a_hook_declared_slow_is_started_and_not_waited_for(
 
 
 def test_a_fast_hook_is_still_waited_for(dispatcher: TemporalDispatcher, client: Client) -> None:
-    service = FormService(FormRegistry([FORM]), InMemoryFormStore(), dispatcher)
+    service = form_service(FormRegistry([FORM]), InMemoryFormStore(), dispatcher)
     dispatcher.wait_ms = 50
     result = fill(service, "c1", {"amount": 10})
     (key,) = result["fired"]
@@ -119,7 +120,7 @@ def test_a_fast_hook_is_still_waited_for(dispatcher: TemporalDispatcher, client:
 def test_a_hook_learned_slow_is_no_longer_waited_for(
     dispatcher: TemporalDispatcher, client: Client
 ) -> None:
-    service = FormService(FormRegistry([FORM]), InMemoryFormStore(), dispatcher)
+    service = form_service(FormRegistry([FORM]), InMemoryFormStore(), dispatcher)
     dispatcher.wait_ms = 20
     window = dispatcher.times.window
     for n in range(window):  # runs that outlast the wait (each counts as taking all of it)

@@ -32,7 +32,7 @@ from formwork.mcp.server import DRAFT_PROMPT, build_server, draft_uri
 from formwork.mcp.surface import no_draft
 from formwork.mcp.tools import BUILDER_HINTS, CHAT_ID_META, HINTS, TOOL_CALL_ID_META
 from functions.builder_routes import builder_tool_definitions
-from tests.support import T0, TickingClock
+from tests.support import T0, TickingClock, builder_for
 
 ANA = "acme/ana"
 CY = "acme/cy"
@@ -48,7 +48,7 @@ def run(test: Callable[[], Awaitable[None]]) -> None:
 
 def builder_service() -> BuilderService:
     catalog = Catalog(FormRegistry([travel_claim]), InMemoryFormDocumentStore(), timer=lambda: 0.0)
-    return BuilderService(InMemoryDraftStore(), catalog, clock=TickingClock(T0))
+    return builder_for(InMemoryDraftStore(), catalog, clock=TickingClock(T0))
 
 
 def client(

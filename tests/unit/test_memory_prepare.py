@@ -18,7 +18,7 @@ from forms.app.hooks import InProcessDispatcher
 from forms.app.memory import Memory
 from forms.examples import health_check
 from forms.instance import NewCall
-from tests.support import T0, TickingClock
+from tests.support import T0, TickingClock, form_service
 from tests.unit.memory_for_tests import ALICE, DAY, Inline, RecordingFacts, Talk, Timer
 
 BORN = "1990-04-02"
@@ -60,7 +60,7 @@ def alice_said() -> RecordingFacts:
 
 def service(memory: Memory, store: InMemoryFormStore | None = None) -> FormService:
     ids = itertools.count(1)
-    return FormService(
+    return form_service(
         FormRegistry([health_check]),
         store if store is not None else InMemoryFormStore(),
         InProcessDispatcher(),

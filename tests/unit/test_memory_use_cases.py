@@ -13,6 +13,7 @@ import pytest
 from forms.app.memory_api import REPLAY_PREFIX, FactRefused, MemoryApi
 from forms.memory import DecayPolicy, FactHead, FactRevision, MemorySettings, Vocabulary
 from forms.storage.facts import InMemoryFactStore
+from tests.support import memory_api_for
 
 ALICE, BOB = "acme/alice", "acme/bob"
 T0 = datetime(2026, 9, 3, 10, 0, tzinfo=UTC)
@@ -28,7 +29,7 @@ class Clock:
 
 
 def api(facts: InMemoryFactStore | None = None, *, deployment: bool = True) -> MemoryApi:
-    return MemoryApi(
+    return memory_api_for(
         facts or InMemoryFactStore(),
         Vocabulary.default(),
         DecayPolicy.default(),

@@ -18,10 +18,8 @@ from typing import Any
 import pytest
 
 from forms import Caller, FormDef, InMemoryFormStore, Step, field
-from forms.app.builder import BuilderService
 from forms.app.catalog import Catalog
 from forms.app.loop import CommitPolicy
-from forms.app.memory_api import MemoryApi
 from forms.errors import Conflict
 from forms.examples.travel_claim import travel_claim
 from forms.memory import DecayPolicy, Vocabulary
@@ -29,7 +27,7 @@ from forms.registry import FormRegistry
 from forms.storage.documents import InMemoryFormDocumentStore
 from forms.storage.drafts import InMemoryDraftStore
 from forms.storage.facts import InMemoryFactStore
-from tests.support import T0, TickingClock, service_for
+from tests.support import T0, TickingClock, builder_for, memory_api_for, service_for
 
 INSTANCE_READS = {"get", "list_conversation", "get_call"}
 INSTANCE_WRITES = {"create", "commit", "hand_over", "record_call"}
@@ -113,7 +111,7 @@ class Drafts:
     def __init__(self) -> None:
         self.store: Any = counting(InMemoryDraftStore, DRAFT_READS, DRAFT_WRITES, "commit")()
         catalog = Catalog(FormRegistry([travel_claim]), InMemoryFormDocumentStore(), timer=float)
-        self.builder = BuilderService(self.store, catalog, clock=TickingClock(T0))
+        self.builder = builder_for(self.store, catalog, clock=TickingClock(T0))
         create = {"title": "Contact us"}
         created = self.builder.call("acme/ana", "contact-us", "create_form", "c0", create, chat="a")
         assert created["ok"], created
@@ -134,7 +132,7 @@ class Facts:
     def __init__(self) -> None:
         self.store: Any = counting(InMemoryFactStore, FACT_READS, FACT_WRITES, "append")()
         vocabulary, decay = Vocabulary.default(), DecayPolicy.default()
-        self.memory = MemoryApi(self.store, vocabulary, decay, True, TickingClock(T0))
+        self.memory = memory_api_for(self.store, vocabulary, decay, True, TickingClock(T0))
         self.store.rival = lambda: self.memory.state("acme/alice", "person.weight_kg", value=90)
 
     def write(self, call_id: str, value: str) -> Any:
