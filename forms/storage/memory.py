@@ -5,7 +5,9 @@ Instances go in and come out as ``FormInstance.snapshot()`` copies. Field logs a
 tuples shared between snapshots, so a read or a commit costs O(fields), never O(revisions).
 A commit is applied once: the store keeps a copy of the instance it makes (the one the engine
 built with it, when the engine planned it on what is stored) and returns that instance, which
-is the caller's (it shares the commit's state) and nothing the store keeps.
+is the caller's (it shares the commit's state) and nothing the store keeps. A commit that
+leaves the status, the definition version and the outbox as they were (most answers) keeps
+the instance's places in the indexes as they stood (``same_places``).
 """
 
 from __future__ import annotations
@@ -108,7 +110,8 @@ class InMemoryFormStore(
                 raise ConflictError(stored.id, commit.expected_version, stored.snapshot()) from None
             check_instance(applied)  # SizeLimit: nothing stored
             self._instances[applied.id] = applied.snapshot()
-            self._place(applied)
+            if not same_places(stored, applied):
+                self._place(applied)
             self._keep_call(key, commit.call)
             return applied
 
@@ -265,3 +268,17 @@ class InMemoryFormStore(
             return self._instances[instance_id]
         except KeyError:
             raise NotFound(f"instance {instance_id} not found") from None
+
+
+def same_places(before: FormInstance, after: FormInstance) -> bool:
+    """Whether a commit that made ``after`` of ``before`` leaves the instance where it stood in
+    every index: each place is read from the instance's identity (a commit keeps it), its
+    status, its definition version and its outbox alone (``approval_place``, ``failed_place``,
+    ``open_place``, ``due_place``), so a commit that changes none of those (most answers)
+    moves nothing, and is not placed again."""
+    was, now = before.state, after.state
+    return (
+        before.form_version == after.form_version
+        and was.status == now.status
+        and (was.outbox is now.outbox or was.outbox == now.outbox)
+    )
