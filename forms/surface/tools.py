@@ -40,7 +40,9 @@ InstanceId = Annotated[
 
 
 class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Each validator is built on its model's first use (a call validates one tool's arguments,
+    # ``GET /tools`` reads every schema), not at import: a cold start builds the one it needs.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class FormListArgs(_Args):
