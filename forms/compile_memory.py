@@ -9,13 +9,11 @@ can hold must fit the field's type (``Vocabulary.check_field``). A field only an
 decides takes no key: memory never writes a decision.
 
 The vocabulary is the deployment's (``FormRegistry(..., vocabulary=...)``), Formwork's own by
-default (``default_vocabulary``). ``forms.memory`` is imported only when a form declares a key
-and no vocabulary is given, so forms without memory never load it.
-
-``forms.memory`` sits above the core (it reads the core's types to fit keys to fields); the
-core reaches it in one place only, ``default_vocabulary``, which every other module of the
-core and of ``forms.documents`` asks for Formwork's vocabulary (the import direction test
-names it as the one edge that points up).
+default (``default_vocabulary``). The vocabulary is part of the core (``forms.vocabulary``: the
+keys and their types, with no memory in it), imported only when a form declares a key and no
+vocabulary is given, so forms without keys never load it (nor the email and time-zone types its
+keys are built on). Nothing of ``forms.memory`` is imported here: memory sits on the core and
+the core never reaches up into it.
 """
 
 from __future__ import annotations
@@ -28,13 +26,13 @@ from forms.compiled import CompiledField
 from forms.definition import FormDef
 
 if TYPE_CHECKING:
-    from forms.memory.vocabulary import Vocabulary
+    from forms.vocabulary import Vocabulary
 
 
 def default_vocabulary() -> Vocabulary:
     """Formwork's own vocabulary (``Vocabulary.default()``), for whoever was given none: loaded
-    on the first call, so only forms and documents whose fields hold a key load memory."""
-    from forms.memory.vocabulary import Vocabulary  # noqa: PLC0415 (the one upward edge: see above)
+    on the first call, so only forms and documents whose fields hold a key load it."""
+    from forms.vocabulary import Vocabulary  # noqa: PLC0415 (on first use: see above)
 
     return Vocabulary.default()
 

@@ -46,7 +46,7 @@ from forms.definition import FormDef, Migration
 from forms.errors import InvalidFormDefinition
 
 if TYPE_CHECKING:
-    from forms.memory.vocabulary import Vocabulary
+    from forms.vocabulary import Vocabulary
 
 __all__ = [
     "CompiledCheckpoint",

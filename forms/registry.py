@@ -23,7 +23,7 @@ from forms.schema import Accepted
 from forms.suggest import rank
 
 if TYPE_CHECKING:
-    from forms.memory.vocabulary import Vocabulary
+    from forms.vocabulary import Vocabulary
 
 
 class Forms(Protocol):

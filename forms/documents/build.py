@@ -57,7 +57,7 @@ from forms.effects import Effect, Fail, HandOver, Jump, Patch, Terminate
 from forms.errors import InvalidFormDefinition
 
 if TYPE_CHECKING:
-    from forms.memory.vocabulary import Vocabulary
+    from forms.vocabulary import Vocabulary
 
 ExecutorRegistry = Mapping[str, Executor]
 """The executors a deployment lets documents name: ``{"notify_crm": notify_crm}``."""

@@ -42,7 +42,7 @@ from forms.documents.model import (
 from forms.documents.rules import RuleError, compile_rule, reads
 
 if TYPE_CHECKING:
-    from forms.memory.vocabulary import Vocabulary
+    from forms.vocabulary import Vocabulary
 
 PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 """A field named in a ``fail`` message: ``{field_id}``."""

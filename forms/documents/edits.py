@@ -77,7 +77,7 @@ from forms.documents.model import (
 from forms.documents.text import FACT_KEY_MAX_LENGTH, FACT_KEY_PATTERN
 
 if TYPE_CHECKING:
-    from forms.memory.vocabulary import Vocabulary
+    from forms.vocabulary import Vocabulary
 
 __all__ = [
     "TOOL_ARGUMENTS",

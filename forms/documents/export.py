@@ -26,7 +26,7 @@ from forms.documents.model import FormDocument, Rule
 from forms.documents.rules import RULE_ATTRIBUTE
 
 if TYPE_CHECKING:
-    from forms.memory.vocabulary import Vocabulary
+    from forms.vocabulary import Vocabulary
 
 
 _BY_PATTERN = {kind.pattern: kind.name for kind in KINDS if kind.pattern is not None}

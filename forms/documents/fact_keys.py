@@ -13,7 +13,7 @@ it (``field 'born' (step 'about'): memory='person.dob': unknown fact key ...``).
 and the builder's edits run it on the draft after every edit (``edit_checks``), so a key one
 refuses, the other refuses too. The vocabulary is the deployment's (None: Formwork's, from
 ``forms.compile_memory.default_vocabulary``, loaded only when a field holds a key). Documents
-sit below memory: nothing here imports ``forms.memory`` when it runs.
+sit below memory: nothing here imports ``forms.memory``, the vocabulary being the core's.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from forms.documents.model import Divider, FieldDoc, FormDocument, Heading, Para
 from forms.schema import FieldType
 
 if TYPE_CHECKING:
-    from forms.memory.vocabulary import Vocabulary
+    from forms.vocabulary import Vocabulary
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,9 @@ hedge is offered instead. This package is the pure part: no storage, no clock, n
 
 * ``vocabulary``: the keys (``person.date_of_birth``, ``person.weight_kg``...), each with a
   label, a value type, a unit and a decay class; ``Vocabulary.check_field`` is the compile
-  check of a field that declares a key (the key exists, is stored, and its type fits).
+  check of a field that declares a key (the key exists, is stored, and its type fits). The
+  vocabulary, its type fit (``fit``) and its errors live in the core (``forms.vocabulary``,
+  ``forms.fact_fit``), which checks keys without memory; they are importable from here.
 * ``decay``: decay classes and the policy saying, by a fact's age, whether it fills, is
   offered, or is not used.
 * ``derivations``: rules reading stated words into a unit (``5'8"`` to 173 cm), extractively.
@@ -26,7 +28,7 @@ no fact read), read the facts in force (one query), ``plan_recall``, then write 
 commit that holds only while each field is still empty, and show the offers.
 
 Every name in ``__all__`` is loaded from its module on first use (PEP 562), as ``forms`` does:
-a form that declares a fact key loads the vocabulary to check it, not the whole package.
+using one name loads its module, not the whole package.
 """
 
 from __future__ import annotations

@@ -26,6 +26,9 @@ do_not_store   true for days           -            -              "my current p
 ``do_not_store`` has no rule: such facts are refused when stated and never written. A
 deployment replaces any other class's rule (``DecayPolicy.with_rules``); windows are
 timedeltas (ISO 8601 durations such as ``"P90D"`` in JSON; a year is 365 days).
+
+The classes themselves (``DecayClass``) are named with the vocabulary's keys, in the core
+(``forms.vocabulary``), and importable from here as before.
 """
 
 from __future__ import annotations
@@ -38,17 +41,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from forms.memory.errors import InvalidPolicy
+from forms.vocabulary import DecayClass
 
-
-class DecayClass(StrEnum):
-    """How long a fact of a vocabulary key stays true."""
-
-    NEVER = "never"
-    YEARS = "years"
-    MONTHS = "months"
-    STEPS = "steps"
-    WEEKS = "weeks"
-    DO_NOT_STORE = "do_not_store"
+__all__ = ["DEFAULT_RULES", "FOREVER", "DecayClass", "DecayPolicy", "DecayRule", "Use"]
 
 
 class Use(StrEnum):

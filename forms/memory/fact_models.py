@@ -22,7 +22,7 @@ from pydantic import (
     model_validator,
 )
 
-from forms.memory.vocabulary import KEY_MAX_LENGTH, KEY_PATTERN
+from forms.vocabulary import KEY_MAX_LENGTH, KEY_PATTERN
 
 FactValue = Annotated[StrictStr, Field(max_length=4000)] | StrictInt | StrictFloat | StrictBool
 """A fact's value, as the key's type gives its JSON: one scalar."""

@@ -43,8 +43,8 @@ from typing import Any, Literal
 
 from forms.memory.decay import DecayPolicy, Use
 from forms.memory.facts import Fact, holding
-from forms.memory.vocabulary import FactKey, Vocabulary
 from forms.schema import Accepted, FieldType
+from forms.vocabulary import FactKey, Vocabulary
 
 SkipReason = Literal[
     "answered",

@@ -35,7 +35,6 @@ from typing import Annotated, Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from forms.memory.derivations import DEFAULT_DERIVATIONS, Derivations
-from forms.memory.errors import UnknownFactKey
 from forms.memory.facts import (
     Change,
     Derivation,
@@ -48,8 +47,8 @@ from forms.memory.facts import (
     next_change,
     renewed,
 )
-from forms.memory.vocabulary import FactKey, Vocabulary
 from forms.schema import Accepted
+from forms.vocabulary import FactKey, UnknownFactKey, Vocabulary
 
 RefusalCode = Literal[
     "unknown_fact_key",

@@ -3,9 +3,9 @@
 ``forms`` (the engine, its tool surface and application service) imports nothing of the project
 outside itself, and inside it the layers point one way: the pure core (the modules directly in
 ``forms/``) imports only the core; forms as data (``forms.documents``) imports the core;
-memory (``forms.memory``: the fact vocabulary, facts, recall) imports the core and sits above
-it and the documents, which reach it once, for Formwork's own vocabulary when they are given
-none (``forms.compile_memory.default_vocabulary``, the one edge that points up); the
+memory (``forms.memory``: facts, decay, statements, recall) imports the core and sits above
+it and the documents, which never import it, not even for an annotation: the fact vocabulary
+the compile check reads is the core's (``forms.vocabulary``, re-exported by memory); the
 model-facing surface (``forms.surface``) imports the core and memory; the storage ports and
 adapters (``forms.storage``) import the core, the documents and the facts they store; the
 application (``forms.app``) imports all of them; nothing of the engine imports the examples.
@@ -154,10 +154,6 @@ LAYERS: dict[str, set[str]] = {
     },
 }
 """Each layer of ``forms`` and the layers it may import."""
-UPWARD = {("forms.compile_memory", "forms.memory.vocabulary")}
-"""The one edge from the core to a layer above it, when the code runs: Formwork's own fact
-vocabulary, for a form or document declaring keys that was given none
-(``forms.compile_memory.default_vocabulary``; every other module asks that function)."""
 
 
 def module_name(path: Path) -> str:
@@ -197,33 +193,24 @@ def test_the_layers_of_forms_point_one_way(layer: str) -> None:
         for line, module, names in imported(path)
         for target in resolved(module, names)
         if target.split(".")[0] == "forms" and layer_of(target) not in allowed
-        if (module_name(path), target) not in UPWARD
-        and not (layer_of(target) == "forms.memory" and typed_only(path, line))
     ]
     assert found == []
 
 
-def typed_only(path: Path, line: int) -> bool:
-    """Whether the import at ``line`` of ``path`` is under ``if TYPE_CHECKING:``: the core and
-    the documents name memory's types (``Vocabulary``) in annotations, which may point up."""
-    return all(at != line for at, _, _ in imported(path, leave_out=(TYPE_CHECKING,)))
-
-
-def test_the_core_reaches_memory_through_one_function() -> None:
-    # the exception is what it says: one function-level import, and nothing else of the core
-    # or the documents imports memory when it runs
-    found = {
+def test_the_core_checks_fact_keys_without_memory() -> None:
+    # the layer test is not vacuous for memory: the core does check fact keys, against a
+    # vocabulary of its own (the one Formwork's forms are given when they are given none),
+    # and memory builds on that vocabulary, not the other way round
+    edges = {
         (module_name(path), target)
         for path in modules("forms")
-        if layer_of(module_name(path)) in (CORE, "forms.documents")
-        for _, module, names in imported(path, leave_out=NOT_ON_IMPORT)
+        for _, module, names in imported(path)
         for target in resolved(module, names)
-        if layer_of(target) == "forms.memory"
     }
-    assert found == UPWARD
-    source = (ROOT / "forms" / "compile_memory.py").read_text()
-    top_level = {n.module for n in ast.parse(source).body if isinstance(n, ast.ImportFrom)}
-    assert "forms.memory.vocabulary" not in top_level
+    assert ("forms.compile_memory", "forms.vocabulary") in edges
+    assert ("forms.memory.recall", "forms.vocabulary") in edges
+    assert layer_of("forms.vocabulary") == CORE
+    assert not {(a, b) for a, b in edges if layer_of(a) == CORE and layer_of(b) == "forms.memory"}
 
 
 def test_the_core_is_where_the_layers_say() -> None:
@@ -322,12 +309,6 @@ ALLOWED_BACK: dict[tuple[str, str], str] = {
     ("formwork.cli", "examples.demo"): (
         "the formwork command's demo subcommand, imported in a function when asked for; the "
         "demo runs on formwork (its settings' defaults), as for dev"
-    ),
-    ("forms.compile_memory", "forms.memory.vocabulary"): (
-        "the one edge from the core up to memory (UPWARD): Formwork's own vocabulary for a form "
-        "that declares keys and was given none, held to one function-level import by "
-        "test_the_core_reaches_memory_through_one_function; the issue's core <-> memory cycle, "
-        "to go when the core is always given its vocabulary"
     ),
     ("functions.pages.posts", "functions.routing"): (
         "the page forms' post checks log their refusals with the Lambda's one Powertools logger "
