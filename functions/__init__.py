@@ -11,6 +11,8 @@ import os
 # No Formwork function uses a pydantic plugin, and pydantic looks for them, on the first model
 # it builds, by reading the entry points of every installed distribution (about 19 ms in the
 # development environment, where ``import boto3`` takes about 100; fewer distributions in the
-# Lambda artifact cost less). A deployment that does install a plugin sets
+# Lambda artifact cost less). template.yaml sets it for every function (Globals); the default
+# here is for whatever runs the handlers without the template's environment (the local stack's
+# tools, tests, another packaging). A deployment that does install a plugin sets
 # PYDANTIC_DISABLE_PLUGINS itself (setdefault keeps its value).
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")

@@ -102,10 +102,10 @@ LAYERS = (
     ("aws_lambda_powertools.event_handler", "Powertools' event handler (its resolvers)"),
     ("aws_lambda_powertools.event_handler.openapi.params", "its OpenAPI params: pydantic"),
     ("forms.surface.formats", "the tool surface (forms.surface: tools, results, formats)"),
-    ("functions.models", "the HTTP API's models"),
+    ("functions.models.tools", "the tool routes' models and the error bodies"),
     ("formwork.process", "the composition root (formwork.bootstrap, config)"),
     ("functions.tool_routes", "the tool routes (routing, refusals, openapi, http, auth)"),
-    ("functions.api", "every other route module, the resolver: functions.api"),
+    ("functions.api", "MCP's routes, the webhook route, the resolver: functions.api"),
 )
 """``import functions.api``, one layer at a time: each is timed with the ones above it (bytecode
 cached, local), so what a layer adds is the difference to the row before. A layer includes
