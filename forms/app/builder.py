@@ -8,30 +8,31 @@ verified principal's (``tenant_key``); nothing of one tenant's drafts reaches an
 
 What one ``call`` does, in order:
 
-1. checks the form id, the tool-call id and the chat id, and fingerprints the call as sent
-   (tool, input and selection; ``forms.app.calls.fingerprint``). The id is the chat's: it is
-   recorded as ``<chat>/<tool-call id>`` (``scoped_call_id``), so two chats that both number
-   their calls ``call_0`` never meet; a call sent without a chat is recorded nowhere (never
-   replayed, never a conflict: sent again, it runs again);
+1. checks the form id, the tool-call id and the chat id once (``DraftCall``), and fingerprints
+   the call as sent (tool, input and selection; ``forms.app.calls.fingerprint``). The id is the
+   chat's: it is recorded as ``<chat>/<tool-call id>`` (``scoped_call_id``), so two chats that
+   both number their calls ``call_0`` never meet; a call sent without a chat is recorded
+   nowhere (never replayed, never a conflict: sent again, it runs again);
 2. a tool that is not a builder tool is ``unknown_tool`` (every tool in the hint, from
    ``BUILDER_ARGUMENTS``); ``inspect_form`` is a read: it reads the draft and answers,
    recording nothing;
 3. a cancelled call (the person pressed Stop or closed the panel) records ``cancelled`` under
    its id and applies nothing;
-4. otherwise it reads the draft (one read) and plans on it: ``undo_edit`` and ``redo_edit``
-   move over the edit log, every other tool goes through ``apply_edit`` with the tenant's
-   ``Limits``; a refusal is recorded under the id (``record_call``), an edit or move is
-   committed with the call's record in the same write (one write), compare-and-set; a draft
-   the store refuses as too large (``size_limit``) is a refusal recorded the same way;
-   A call that names no selection uses the caller's stored one (the field or step the person
-   last clicked on the canvas, ``select``), when the service has a ``SelectionStore``; the
-   fingerprint stays the call as sent, so a replay is found whatever was clicked since;
+4. otherwise it reads the draft (one read) and plans on it (``forms.app.builder_plans``, pure):
+   ``undo_edit`` and ``redo_edit`` move over the edit log, every other tool goes through
+   ``apply_edit`` with the tenant's ``Limits``; a refusal is recorded under the id
+   (``record_call``), an edit or move is committed with the call's record in the same write
+   (one write), compare-and-set; a draft the store refuses as too large (``size_limit``) is a
+   refusal recorded the same way; A call that names no selection uses the caller's stored one
+   (the field or step the person last clicked on the canvas, ``select``), when the service has
+   a ``SelectionStore``; the fingerprint stays the call as sent, so a replay is found whatever
+   was clicked since;
 5. the plan and its write are an attempt of the one commit loop (``forms.app.loop``,
-   ``CommitPolicy.retry``, the service's ``policy``): a lost compare-and-set plans again on
-   the draft the conflict carries, within the policy's budget, then ``busy``, recording
-   nothing; a write refused because the id is recorded answers the first result with
-   ``"replayed": true`` (``CommitPolicy.replayed``; ``tool_call_conflict`` when the id came
-   with other input), applying nothing.
+   ``CommitPolicy.retry``, the service's ``policy``): a lost compare-and-set plans again on the
+   draft the conflict carries, within the policy's budget, then ``busy``, recording nothing; a
+   write refused because the id is recorded answers the first result with ``"replayed": true``
+   (``CommitPolicy.replayed``; ``tool_call_conflict`` when the id came with other input),
+   applying nothing.
 
 Every failure a caller can cause comes back as data: ``{"ok": false, "error": code,
 "message": ..., "hint": ...}``.
@@ -40,13 +41,21 @@ Every failure a caller can cause comes back as data: ``{"ok": false, "error": co
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import datetime
-from typing import Literal, TypeVar
 
-from pydantic import BaseModel, JsonValue
+from pydantic import JsonValue
 
+from forms.app.builder_plans import (
+    DraftCall,
+    Grounds,
+    check_form_id,
+    new_call,
+    parse,
+    plan_call,
+    read_selection,
+)
 from forms.app.builder_tools import (
     BUILDER_ARGUMENTS,
     CANCELLED,
@@ -56,17 +65,14 @@ from forms.app.builder_tools import (
     NotPublishable,
     RedoEdit,
     UndoEdit,
-    moved,
     no_draft,
     unknown_tool,
 )
 from forms.app.calls import CallId, fingerprint, scoped_call_id
 from forms.app.catalog import Catalog, tenant_key
 from forms.app.loop import CommitPolicy
-from forms.documents import EditError, Limits, Selection, apply_edit, inspect, selection_line
-from forms.documents.edit_parse import parse_arguments
+from forms.documents import EditError, Limits, Selection, inspect, selection_line
 from forms.errors import (
-    BadRequest,
     CallRecorded,
     InvalidFormDefinition,
     NotFound,
@@ -74,14 +80,12 @@ from forms.errors import (
     ToolError,
     TooManyConflicts,
 )
-from forms.instance import CallRecord, NewCall
+from forms.instance import CallRecord
 from forms.storage.documents import Published
 from forms.storage.drafts import (
     Draft,
-    DraftCommit,
     DraftStore,
     DraftSummary,
-    EditEntry,
 )
 from forms.storage.selections import SelectionStore
 from forms.surface.results import error_result
@@ -100,10 +104,7 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
-_M = TypeVar("_M", bound=BaseModel)
-
 Result = dict[str, JsonValue]
-_FORM_ID = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
 
 
 class BuilderService:
@@ -152,28 +153,17 @@ class BuilderService:
         is JSON for the model, every failure as data. ``chat`` is the chat that made the call:
         its tool-call ids are recorded as that chat's; without one, nothing is recorded."""
         try:
-            _check_form_id(form_id)
-            if tool not in BUILDER_ARGUMENTS:
-                raise unknown_tool(tool)
-            check_id(call_id, "tool_call_id")
-            if chat is not None:
-                check_id(chat, "chat_id")
-            sent = (
-                selection.model_dump(exclude_none=True)
-                if isinstance(selection, Selection)
-                else selection
-            )
-            digest = fingerprint(tool, {"input": payload, "selection": sent})
-            call = CallId(tool, scoped_call_id(chat, call_id), digest, recorded=chat is not None)
-            tenant = tenant_key(principal)
+            sent = _checked(principal, form_id, tool, call_id, payload, selection, chat)
             if cancelled:
                 if tool == "inspect_form":
                     return dict(CANCELLED)
-                return self._record(tenant, form_id, call, dict(CANCELLED))
-            chosen = sent if sent else self._stored(tenant, form_id, principal)
+                return self._record(sent.tenant, form_id, sent.call, dict(CANCELLED))
+            if sent.selection is None:  # the person's stored one, when the call names none
+                stored = self._stored(sent.tenant, form_id, principal)
+                sent = replace(sent, selection=stored)
             if tool == "inspect_form":
-                return self._inspect(tenant, form_id, payload, chosen)
-            return self._write(principal, tenant, form_id, call, payload, chosen)
+                return self._inspect(sent)
+            return self._write(sent)
         except EditError as refused:
             return refused.as_result()
         except ToolError as refused:
@@ -188,98 +178,37 @@ class BuilderService:
                 "tell the person.",
             }
 
-    def _inspect(self, tenant: str, form_id: str, payload: object, sent: object) -> Result:
-        args = _parse(InspectForm, payload)
-        draft = self._load(tenant, form_id)
+    def _inspect(self, sent: DraftCall) -> Result:
+        args = parse(InspectForm, sent.payload)
+        draft = self._load(sent.tenant, sent.form_id)
         if draft is None:
             raise no_draft()
-        return {"ok": True, **inspect(draft.document, args.scope, args.id, _selection(sent))}
+        found = inspect(draft.document, args.scope, args.id, read_selection(sent.selection))
+        return {"ok": True, **found}
 
-    def _write(
-        self,
-        principal: str,
-        tenant: str,
-        form_id: str,
-        call: CallId,
-        payload: object,
-        sent: object,
-    ) -> Result:
+    def _write(self, sent: DraftCall) -> Result:
+        """Plan ``sent`` on the draft and commit it with its record, an attempt of the one
+        commit loop; a refusal is recorded alone, a recorded id answers its first result."""
+        grounds = Grounds(self.limits(sent.tenant), self.catalog)
 
         def attempt(draft: Draft | None) -> Result:
             try:
-                result, commit = self._plan(
-                    principal, tenant, form_id, draft, call, payload, sent, self.clock()
-                )
+                result, commit = plan_call(draft, sent, self.clock(), grounds)
             except EditError as refused:
-                return self._record(tenant, form_id, call, refused.as_result())
+                return self._record(sent.tenant, sent.form_id, sent.call, refused.as_result())
             self.store.commit(commit)
             return result
 
         try:
-            return self.policy.retry(self._load(tenant, form_id), attempt, busy=_busy)
+            return self.policy.retry(self._load(sent.tenant, sent.form_id), attempt, busy=_busy)
         except CallRecorded as taken:
-            return self._replay(call, taken.record)
+            return self._replay(sent.call, taken.record)
         except SizeLimit as refused:  # can never land as sent: the id keeps the refusal
-            return self._record(tenant, form_id, call, error_result(refused))
-
-    def _plan(
-        self,
-        principal: str,
-        tenant: str,
-        form_id: str,
-        draft: Draft | None,
-        call: CallId,
-        payload: object,
-        sent: object,
-        now: datetime,
-    ) -> tuple[Result, DraftCommit]:
-        """The result of ``call`` on ``draft`` and the commit that applies it (with its
-        record); ``EditError`` when it is refused."""
-        version = draft.version if draft is not None else 0
-        if call.tool in ("undo_edit", "redo_edit"):
-            _parse(BUILDER_ARGUMENTS[call.tool], payload)
-            result = moved(draft, "undo" if call.tool == "undo_edit" else "redo")
-            record = _new_call(call, result, now)
-            way: Literal["undo", "redo"] = "undo" if call.tool == "undo_edit" else "redo"
-            return result, DraftCommit(
-                tenant, form_id, version, principal, now, move=way, call=record
-            )
-        arguments = _arguments(payload)
-        if call.tool == "create_form" and "id" not in arguments:
-            arguments = {**arguments, "id": form_id}
-        edited = apply_edit(
-            draft.document if draft is not None else None,
-            call.tool,
-            arguments,
-            selection=_selection(sent),
-            limits=self.limits(tenant),
-            vocabulary=self.catalog.vocabulary,  # the one publishing compiles with
-            executors=self.catalog.executors,  # the names publishing accepts
-        )
-        if edited.document.id != form_id:
-            raise EditError(
-                "invalid",
-                f"This draft is the form {form_id!r}; its id cannot change.",
-                f"Leave out id, or send {form_id!r}.",
-            )
-        result = edited.as_result()
-        entry = EditEntry(
-            tool=call.tool,
-            call_id=call.id.rpartition("/")[2],  # the id as the model sent it, not its chat's
-            by=principal,
-            at=now,
-            summary=edited.summary,
-            document=edited.document,
-            prev=draft.cursor if draft is not None else -1,
-        )
-        record = _new_call(call, result, now)
-        return result, DraftCommit(
-            tenant, form_id, version, principal, now, edit=entry, call=record
-        )
+            return self._record(sent.tenant, sent.form_id, sent.call, error_result(refused))
 
     def _record(self, tenant: str, form_id: str, call: CallId, result: Result) -> Result:
         """Bind the id to a result that applied nothing; a retry gets the first result."""
-        record = _new_call(call, result, self.clock())
+        record = new_call(call, result, self.clock())
         if record is None:
             return result
         try:
@@ -367,38 +296,26 @@ def _busy() -> TooManyConflicts:
     )
 
 
-def _new_call(call: CallId, result: Result, now: datetime) -> NewCall | None:
-    if not call.recorded:
-        return None
-    record = CallRecord(tool=call.tool, fingerprint=call.fingerprint, result=result, at=now)
-    return NewCall(call_id=call.id, record=record)
-
-
-def _parse(model: type[_M], payload: object) -> _M:
-    parsed: _M = parse_arguments(model, _arguments(payload))[0]
-    return parsed
-
-
-def _arguments(payload: object) -> Mapping[str, object]:
-    if payload is None:
-        return {}
-    if not isinstance(payload, Mapping):
-        raise EditError(
-            "invalid", "The arguments must be a JSON object.", "Send the tool's arguments as keys."
-        )
-    return payload
-
-
-def _selection(sent: object) -> Selection | None:
-    if sent is None:
-        return None
-    return _parse(Selection, sent)
-
-
-def _check_form_id(form_id: str) -> None:
-    if not isinstance(form_id, str) or not _FORM_ID.fullmatch(form_id):
-        raise BadRequest(
-            "the form id must be a lowercase letter, then up to 62 lowercase letters, digits "
-            "or hyphens",
-            "name the draft like a form id: job-application",
-        )
+def _checked(
+    principal: str,
+    form_id: str,
+    tool: str,
+    call_id: str,
+    payload: object,
+    selection: Selection | Mapping[str, object] | None,
+    chat: str | None,
+) -> DraftCall:
+    """The call as checked once: the form id, the tool, the tool-call id and the chat id,
+    and its fingerprint as sent (tool, input and selection), recorded as the chat's."""
+    check_form_id(form_id)
+    if tool not in BUILDER_ARGUMENTS:
+        raise unknown_tool(tool)
+    check_id(call_id, "tool_call_id")
+    if chat is not None:
+        check_id(chat, "chat_id")
+    sent = (
+        selection.model_dump(exclude_none=True) if isinstance(selection, Selection) else selection
+    )
+    digest = fingerprint(tool, {"input": payload, "selection": sent})
+    call = CallId(tool, scoped_call_id(chat, call_id), digest, recorded=chat is not None)
+    return DraftCall(principal, tenant_key(principal), form_id, call, payload, sent or None)
