@@ -96,7 +96,7 @@ def form_read(
     owed: Callable[[FormInstance], tuple[FormInstance, Sequence[str]]] | None = None,
 ) -> Result:
     """The form as it stands; ``owed`` delivers a recall owed since the start (memory's read
-    came late, ``forms.app.writes.owed_recall``) before it is read, and what it offers is
+    came late, ``forms.app.after_write.owed_recall``) before it is read, and what it offers is
     said in the result."""
     instance, qualify = locate(loop, caller, args.form, args.instance)
     offered: Sequence[str] = ()

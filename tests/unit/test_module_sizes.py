@@ -37,11 +37,9 @@ TO_SPLIT: dict[str, str] = {
     # modules
     "forms/storage/contract.py": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/storage/facts_contract.py": "owned by the commit loop (HLOOP) this wave; to split",
-    "forms/app/writes.py": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/app/memory.py": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/app/pages.py": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/app/approvals.py": "owned by the commit loop (HLOOP) this wave; to split",
-    "forms/app/builder.py": "owned by the commit loop (HLOOP) this wave; to split",
     "infra/local/gateway.py": "owned by the HTTP path (HHTTP) this wave; to split",
     "functions/http.py": "owned by the HTTP path (HHTTP) this wave; to split",
     "forms/instance.py": "owned by the engine (HENGINE) this wave; to split",
