@@ -30,7 +30,7 @@ import inspect
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Annotated, Any, Final, NoReturn
 
@@ -207,25 +207,34 @@ def register_operations(resolver: BedrockAgentResolver, run: Run) -> None:
         _register(resolver, spec, run)
 
 
+class _Operation:
+    """One tool's operation, as Powertools calls it: ``operation(arguments)``. Its signature
+    (the body is the tool's ``arguments_model``) is built when Powertools first reads it, on
+    the operation's first request or the schema's generation, not when the handler registers
+    it: a cold start builds the arguments models of the tools it is asked for, not all six."""
+
+    def __init__(self, spec: ToolSpec, run: Run) -> None:
+        self.spec = spec
+        self.run = run
+        self.__name__ = spec.name
+
+    def __call__(self, arguments: BaseModel | None = None) -> Response[str]:
+        return self.run(self.spec, arguments)
+
+    @cached_property
+    def __signature__(self) -> inspect.Signature:
+        """Powertools reads the operation's body from its signature: the tool's model."""
+        model = arguments_model(self.spec)
+        if model is None:
+            return inspect.Signature()
+        body = Body(description=f"The arguments of {self.spec.name}")
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        arguments = inspect.Parameter("arguments", kind, annotation=Annotated[model, body])
+        return inspect.Signature([arguments])
+
+
 def _register(resolver: BedrockAgentResolver, spec: ToolSpec, run: Run) -> None:
-    model = arguments_model(spec)
-
-    def operation(arguments: BaseModel | None = None) -> Response[str]:
-        return run(spec, arguments)
-
-    parameters = []
-    if model is not None:
-        body = Body(description=f"The arguments of {spec.name}")
-        parameters.append(
-            inspect.Parameter(
-                "arguments",
-                inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                annotation=Annotated[model, body],
-            )
-        )
-    # Powertools reads the operation's body from its signature: the tool's model.
-    operation.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
-    operation.__name__ = spec.name
+    operation = _Operation(spec, run)
     resolver.post(
         f"/{spec.name}",
         description=spec.description,
