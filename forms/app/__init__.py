@@ -14,9 +14,11 @@ imports a public name from the package (``from forms.app import FormService``) o
 of it (``from forms.app.service import FormService``): the same object, and never a name
 ``__all__`` leaves out (``tests/unit/test_public_names.py``). Each name is loaded from its
 module on first use (PEP 562), not when the package is imported, so a Lambda handler pays at a
-cold start only for the modules it uses. The three whose module bears their name (``canvas``,
-``memory_page``, ``page_version``) are imported from their module: once the module is loaded,
-the package's attribute of that name is the module (Python sets it), not the function.
+cold start only for the modules it uses. Three of the names are modules, each named for the one
+use case it serves, which is imported from it (``from forms.app.canvas import canvas``; so
+``memory_page`` and ``page_version``): a package's attribute is the module or the function,
+never both (Python sets a submodule's on its package when it loads), so a name its module bears
+is not loaded through the package.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ if TYPE_CHECKING:
     from forms.app.behind import Behind
     from forms.app.builder import BuilderService
     from forms.app.builder_tools import BUILDER_ARGUMENTS
-    from forms.app.canvas import canvas
     from forms.app.catalog import Catalog, tenant_key
     from forms.app.conversation import Caller
     from forms.app.facts import Written
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
     from forms.app.loop import CommitPolicy
     from forms.app.memory import Memory
     from forms.app.memory_api import FactRefused, MemoryApi
-    from forms.app.memory_page import memory_page
     from forms.app.migrations import (
         MigrationPlan,
         MigrationStarter,
@@ -63,7 +63,6 @@ if TYPE_CHECKING:
         require_platform,
         retry_failed_hook,
     )
-    from forms.app.page_version import page_version
     from forms.app.page_writes import PagePost, typed_value
     from forms.app.pages import DONE, Notice, form_page, notice
     from forms.app.service import FormService, jittered_backoff, new_instance_id
@@ -77,7 +76,6 @@ _EXPORTS = {
     "Behind": "forms.app.behind",
     "BuilderService": "forms.app.builder",
     "BUILDER_ARGUMENTS": "forms.app.builder_tools",
-    "canvas": "forms.app.canvas",
     "Catalog": "forms.app.catalog",
     "tenant_key": "forms.app.catalog",
     "Caller": "forms.app.conversation",
@@ -89,7 +87,6 @@ _EXPORTS = {
     "Memory": "forms.app.memory",
     "FactRefused": "forms.app.memory_api",
     "MemoryApi": "forms.app.memory_api",
-    "memory_page": "forms.app.memory_page",
     "MigrationPlan": "forms.app.migrations",
     "MigrationStarter": "forms.app.migrations",
     "StartFailed": "forms.app.migrations",
@@ -111,7 +108,6 @@ _EXPORTS = {
     "require_operator": "forms.app.operations",
     "require_platform": "forms.app.operations",
     "retry_failed_hook": "forms.app.operations",
-    "page_version": "forms.app.page_version",
     "PagePost": "forms.app.page_writes",
     "typed_value": "forms.app.page_writes",
     "DONE": "forms.app.pages",
@@ -122,7 +118,7 @@ _EXPORTS = {
     "jittered_backoff": "forms.app.service",
     "new_instance_id": "forms.app.service",
 }
-"""Each public name, by the module that defines it."""
+"""Each public name but the modules, by the module that defines it."""
 
 __all__ = [
     "BUILDER_ARGUMENTS",

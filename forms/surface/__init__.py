@@ -8,7 +8,8 @@ layer (``forms.app``) uses it to answer tool calls.
 functions, the client, the agents, MCP) may use. Each name is loaded from its module on first
 use (PEP 562), not when the package is imported, so a handler that needs one pays for no other;
 ``from forms.surface import ToolResult`` and ``from forms.surface.tool_result import
-ToolResult`` name the same object.
+ToolResult`` name the same object. ``status_line`` is the module, whose ``status_line`` is
+imported from it: a function loaded lazily under a module's name would stand in for the module.
 """
 
 from __future__ import annotations
@@ -62,7 +63,6 @@ if TYPE_CHECKING:
         submitted_result,
         with_status_line,
     )
-    from forms.surface.status_line import status_line
     from forms.surface.strict import NotStrict, strict_arguments, strict_definitions
     from forms.surface.tool_result import BUSY, FieldRow, HandoverRef, HookRow, StepRow, ToolResult
     from forms.surface.tools import (
@@ -162,7 +162,6 @@ _EXPORTS = {
     "outline_view": "forms.surface.view",
     "step_state": "forms.surface.view",
     "step_view": "forms.surface.view",
-    "status_line": "forms.surface.status_line",
     "undo_redo": "forms.surface.view",
 }
 """Each public name, by the module that defines it."""
