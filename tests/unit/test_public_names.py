@@ -106,7 +106,7 @@ def refusals(path: Path) -> list[tuple[str, str, str]]:
         if package is None:
             continue
         where = f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}:{line}"
-        if not names and module != package and module.split(".")[-1] not in public(package):
+        if not names and module != package and module[len(package) + 1 :] not in public(package):
             found.append((where, module, "(the module)"))
         found += [
             (where, module, name)
