@@ -153,6 +153,18 @@ def _read(field: CompiledField, revision: Revision) -> _Reading:
     return reading
 
 
+def remember_reading(field: CompiledField, revision: Revision, typed: Any) -> None:
+    """Note that ``field``'s type accepts the answer ``revision`` holds as ``typed``: what the
+    write that validated the value by that same type just now (``forms.operations.plan_fill``)
+    knows, so the engine's first read of the new answer takes it from the memo instead of
+    validating it a second time. Right because a value a type accepted reads back as the same
+    typed value from its stored JSON (``tests/unit/test_answer_readings.py`` holds every kind
+    of field to that)."""
+    if len(_TYPED) >= _TYPED_LIMIT:
+        _TYPED.clear()
+    _TYPED[id(revision)] = (revision, typed, None, field.type)
+
+
 def typed_value(field: CompiledField, revision: Revision) -> Any:
     """The typed value of a stored answer the field's type accepts (``refusal`` is None)."""
     return _read(field, revision)[1]

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from forms.compiled import CompiledForm
 from forms.errors import BadRequest, CannotRevise, UnknownField
+from forms.evaluation import remember_reading
 from forms.fill_plans import (
     DECIDERS,
     MAX_PATCH_FIELDS,
@@ -31,7 +32,7 @@ from forms.fill_plans import (
     new_revision,
     unknown_id,
 )
-from forms.instance import FieldChange, FormInstance, RevisionKind
+from forms.instance import FieldChange, FormInstance, Revision, RevisionKind
 from forms.marked import constructed
 from forms.schema import Accepted
 
@@ -105,7 +106,9 @@ def plan_fill(
             continue
         if outcome.coerced:
             plan.coerced[field_id] = {"sent": raw, "stored": outcome.json_value}
-        _stage(plan, instance, field_id, "value", outcome.json_value, author, now)
+        revision = _stage(plan, instance, field_id, "value", outcome.json_value, author, now)
+        if revision is not None:  # validated once: the engine reads it from the memo
+            remember_reading(form.fields[field_id], revision, outcome.typed)
     return plan
 
 
@@ -138,17 +141,18 @@ def _stage(
     json_value: Any,
     author: Author,
     now: datetime,
-) -> None:
+) -> Revision | None:
     """Append a revision of ``kind`` to a field's log, unless the same is in force already
     (then the field is ``unchanged``); an answer it replaces is noted in ``replaced``. The same
     value sent again over an answer memory filled is a confirmation: it is appended, so the
-    answer in force is the writer's and no longer marked as from memory."""
+    answer in force is the writer's and no longer marked as from memory. The revision
+    appended, or None."""
     history = instance.field(field_id)
     current = history.in_force()
     if current is not None and current.kind == kind and current.value == json_value:
         if current.by != "memory" or author.source == "memory":
             plan.unchanged.append(field_id)
-            return
+            return None
         plan.confirmed.append(field_id)
     elif current is not None and current.kind == "value":
         plan.replaced[field_id] = current.value
@@ -157,6 +161,7 @@ def _stage(
     plan.captured.append(field_id)
     if kind == "decline":
         plan.declined.append(field_id)
+    return revision
 
 
 def resolve_field(form: CompiledForm, sent: str) -> str:
