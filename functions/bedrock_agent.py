@@ -63,6 +63,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
+from forms.app.checked import check_call
 from forms.app.conversation import Caller
 from forms.errors import BadRequest
 from forms.surface.tools import TOOLS, ToolSpec
@@ -198,13 +199,13 @@ def _run(spec: ToolSpec, arguments: BaseModel | None) -> Response[str]:
     conversation = log_hash(caller.conversation_id)
     try:
         payload = decode_arguments(spec, arguments)
+        checked = check_call(caller, spec.name, tool_call_id(event))  # once, for the service
     except BadRequest as exc:
         from forms.surface.results import error_result  # the engine's: with the service
 
         result = error_result(exc)
     else:
-        service = request_app(context).service
-        result = service.call(caller, spec.name, tool_call_id(event), payload)
+        result = request_app(context).service.call_checked(checked, payload)
     logger.info(
         "tool call",
         extra={"tool": spec.name, "outcome": _outcome(result), "conversation_hash": conversation},

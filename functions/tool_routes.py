@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
+from forms.app.checked import typed_call
 from forms.errors import UnknownForm
 from forms.surface.formats import (
     FORMATS,
@@ -153,14 +154,13 @@ def call_tool(
         ),
     ] = "generic",
 ) -> dict[str, Any]:
-    caller = conversation_caller(router, conversation_id)  # tool_name: checked by its type
+    caller = conversation_caller(router, conversation_id)
     conversation = log_hash(caller.conversation_id)  # before the call: a bad key fails first
     arguments = request.input or {}
     if format in STRICT_FORMATS:
         arguments = strict_arguments(arguments)
-    result = request_app(router.context).service.call(
-        caller, tool_name, request.tool_call_id, arguments
-    )
+    checked = typed_call(caller, tool_name, request.tool_call_id)  # checked by their types
+    result = request_app(router.context).service.call_checked(checked, arguments)
     outcome = count_call("ToolCalls", tool_name, result)
     logger.info(
         "tool call",

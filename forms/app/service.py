@@ -2,7 +2,9 @@
 
 ``FormService`` is where the engine meets storage, the clock, ids and dispatch. Handlers
 (in-process, Lambda, MCP) call ``FormService.call`` with a verified principal, a conversation
-id, a tool name, a tool-call id and the model's input, and get a result back. Every failure a
+id, a tool name, a tool-call id and the model's input, and get a result back; a shell that
+checked those itself hands a ``CheckedCall`` to ``FormService.call_checked`` instead
+(``forms.app.checked``), so each is checked once per call. Every failure a
 caller can cause comes back as data (``ok: false`` with an error code, a message and a hint);
 nothing the model sends can raise out of ``call``.
 
@@ -34,6 +36,7 @@ from pydantic import ValidationError
 from forms.app import approvals, handovers, hooks, reads, writes
 from forms.app.approvals import Approver
 from forms.app.calls import UNRECORDED, WRITE_TOOLS, CallId, fingerprint
+from forms.app.checked import CheckedCall, check_call
 from forms.app.conversation import Caller
 from forms.app.hooks import Dispatcher, HookRun
 from forms.app.loop import MAX_CONFLICT_RETRIES, MAX_OVERTAKEN, CommitLoop, CommitPolicy
@@ -49,7 +52,7 @@ from forms.storage.approvals import ApprovalIndex
 from forms.storage.port import FormStore
 from forms.surface.plain import inline
 from forms.surface.results import Result, describe_validation, error_result
-from forms.surface.tools import TOOLS_BY_NAME, ToolSpec, check_id
+from forms.surface.tools import ToolSpec, check_id
 from forms.surface.view import status_line
 
 _log = logging.getLogger("formwork")
@@ -136,8 +139,22 @@ class FormService:
     # ------------------------------------------------------------------ entry point
 
     def call(self, caller: Caller, tool: str, tool_call_id: str, payload: object) -> Result:
-        """Run one tool call; every failure comes back as data."""
-        return self._answered(tool, lambda: self._call(caller, tool, tool_call_id, payload))
+        """Run one tool call, its conversation id, tool and tool-call id checked here
+        (``forms.app.checked.check_call``); every failure comes back as data."""
+
+        def run() -> Result:
+            try:
+                checked = check_call(caller, tool, tool_call_id)
+            except ToolError as exc:
+                return error_result(exc)
+            return self._run(checked, payload)
+
+        return self._answered(tool, run)
+
+    def call_checked(self, checked: CheckedCall, payload: object) -> Result:
+        """Run one tool call a shell checked (``check_call``, or its request types and
+        ``typed_call``): nothing of it is checked again; every failure comes back as data."""
+        return self._answered(checked.tool, lambda: self._run(checked, payload))
 
     def page_write(self, caller: Caller, instance_id: str, post: PagePost) -> Result:
         """Run one of the person's moves from their form page (``forms.app.page_writes``):
@@ -155,21 +172,16 @@ class FormService:
 
         return self._answered(f"page {post.action}", run)
 
-    def _call(self, caller: Caller, tool: str, tool_call_id: str, payload: object) -> Result:
+    def _run(self, checked: CheckedCall, payload: object) -> Result:
+        caller, tool, spec = checked.caller, checked.tool, checked.spec
         try:
-            check_id(caller.conversation_id, "conversation id")
-            check_id(tool_call_id, "tool_call_id")
-            spec = TOOLS_BY_NAME.get(tool)
-            if spec is None:
-                known = ", ".join(TOOLS_BY_NAME)
-                raise BadRequest(f"there is no tool {tool!r}", f"the tools are: {known}")
             payload = payload if payload is not None else {}
             if tool == "form_read":  # a recall owed since the start is delivered first
                 owed = writes.owed_recall(self._writer, caller)
                 return reads.form_read(self.loop, caller, _args(spec, payload), owed)
             if tool not in WRITE_TOOLS:
                 return _READERS[tool](self.loop, caller, _args(spec, payload))
-            call = CallId(tool, tool_call_id, fingerprint(tool, payload))
+            call = CallId(tool, checked.tool_call_id, fingerprint(tool, payload))
             try:
                 result = _WRITERS[tool](self._writer, caller, call, _args(spec, payload))
             except UNRECORDED:

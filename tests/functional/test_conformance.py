@@ -31,6 +31,7 @@ from jsonschema import Draft202012Validator
 from forms import FormService
 from forms.app.builder import BUILDER_ARGUMENTS
 from forms.app.operations import InMemoryFailureQueue
+from forms.app.service import new_instance_id
 from forms.surface.tools import TOOLS
 from formwork.config import Settings
 from formwork.webhooks import (
@@ -677,7 +678,15 @@ class Scripted(FormService):
 
 def scripted(answer: dict[str, Any]) -> FormService:
     base = make_service()
-    service = Scripted(base.registry, base.store, base.dispatcher)
+    service = Scripted(
+        base.registry,
+        base.store,
+        base.dispatcher,
+        clock=base.clock,
+        new_id=new_instance_id,
+        timer=base.loop.timer,
+        policy=base.policy,
+    )
     service.answer = answer
     return service
 

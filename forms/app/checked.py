@@ -1,0 +1,58 @@
+"""A tool call checked once: who calls, in which conversation, which tool, under which id.
+
+A shell verifies the principal (a JWT's, a Bedrock agent's session, an MCP route's token) and
+builds the ``Caller``; ``check_call`` then checks the rest of what a call names, the
+conversation id, the tool's name and the tool-call id, and answers a ``CheckedCall``, which
+``FormService.call_checked`` trusts without checking any of them again. ``FormService.call``
+is ``check_call`` and then ``call_checked``, for a caller that checked nothing itself (the
+CLI, the demo, the agents' in-process backends).
+
+A shell whose request types already check the same three by the same rules (the HTTP route:
+``ConversationId`` and the tool-call id on ``forms.surface.tools.ID_PATTERN``, the tool's name
+a literal of ``TOOLS_BY_NAME``) builds the ``CheckedCall`` from its typed values with
+``typed_call``, which checks nothing: so each is checked once per call on every path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from forms.app.conversation import Caller
+from forms.errors import BadRequest
+from forms.surface.tools import TOOLS_BY_NAME, ToolSpec, check_id
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedCall:
+    """One tool call as checked: the verified caller (its conversation id well formed), the
+    tool's spec, and the tool-call id (well formed)."""
+
+    caller: Caller
+    spec: ToolSpec
+    tool_call_id: str
+
+    @property
+    def tool(self) -> str:
+        """The tool's name."""
+        return self.spec.name
+
+
+def check_call(caller: Caller, tool: str, tool_call_id: str) -> CheckedCall:
+    """The call, checked: the conversation id and the tool-call id well formed, the tool one
+    of the tools; ``BadRequest`` for the first that is not (in that order)."""
+    check_id(caller.conversation_id, "conversation id")
+    check_id(tool_call_id, "tool_call_id")
+    spec = TOOLS_BY_NAME.get(tool)
+    if spec is None:
+        known = ", ".join(TOOLS_BY_NAME)
+        raise BadRequest(f"there is no tool {tool!r}", f"the tools are: {known}")
+    return CheckedCall(caller, spec, tool_call_id)
+
+
+def typed_call(caller: Caller, tool: str, tool_call_id: str) -> CheckedCall:
+    """The call a shell's request types checked (by the rules ``check_call`` applies): taken
+    as it is, nothing checked again; ``KeyError`` for a tool name no type let through."""
+    return CheckedCall(caller, TOOLS_BY_NAME[tool], tool_call_id)
+
+
+__all__ = ["CheckedCall", "check_call", "typed_call"]

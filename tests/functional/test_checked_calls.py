@@ -1,0 +1,69 @@
+"""The principal, the conversation id, the tool and the tool-call id are checked once per call
+(issue 25 item 4): the shell verifies the principal and hands the service a ``CheckedCall``
+(``forms.app.checked``), which the service does not check again. The HTTP route's request types
+are its checks; a Bedrock invocation is checked by ``check_call`` in its shell; a caller that
+names the parts itself is checked by the service."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from forms.app import checked
+from forms.app.conversation import Caller
+from forms.surface.tools import check_id
+from formwork.bootstrap import App
+from functions.bedrock_agent import lambda_handler
+from functions.local import LocalContext
+from tests.functional.conftest import Api, load_event
+from tests.support import service_for
+
+
+@pytest.fixture
+def checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """What ``check_call`` checks, by name, in order, from here on."""
+    seen: list[str] = []
+
+    def counted(value: str, what: str) -> str:
+        seen.append(what)
+        return check_id(value, what)
+
+    monkeypatch.setattr(checked, "check_id", counted)
+    return seen
+
+
+def test_an_http_tool_call_is_checked_by_its_request_types_alone(
+    api: Api, checks: list[str]
+) -> None:
+    # WHEN a tool is called over HTTP
+    answer = api.call("form_list")
+    # THEN it ran, and nothing was checked after the route's types
+    assert answer.status == 200 and answer.json()["ok"] is True
+    assert checks == []
+    # AND a malformed conversation id is still the route's 400
+    assert api.call("form_list", conversation="no spaces").status == 400
+
+
+def test_a_bedrock_invocation_is_checked_once_in_its_shell(app: App, checks: list[str]) -> None:
+    # WHEN the agent starts the travel claim
+    start = copy.deepcopy(load_event("bedrock_agent_form_start"))
+    response: dict[str, Any] = lambda_handler(start, LocalContext(), app=app)
+    # THEN the conversation id and the tool-call id were each checked once
+    assert response["response"]["httpStatusCode"] == 200
+    assert checks == ["conversation id", "tool_call_id"]
+
+
+def test_a_call_naming_its_parts_is_checked_once_by_the_service(checks: list[str]) -> None:
+    service = service_for()
+    alice = Caller("acme/alice", "conv-1")
+    # WHEN a caller that checked nothing calls a tool
+    assert service.call(alice, "form_list", "c1", {})["ok"] is True
+    # THEN the service checked each part once
+    assert checks == ["conversation id", "tool_call_id"]
+    # AND a malformed one, or a tool that is not one, is refused as data, nothing run
+    bad = service.call(Caller("acme/alice", "no spaces"), "form_list", "c2", {})
+    unknown = service.call(alice, "form_lists", "c3", {})
+    assert (bad["error"], unknown["error"]) == ("bad_request", "bad_request")
+    assert unknown["message"] == "there is no tool 'form_lists'"
