@@ -62,31 +62,21 @@ def plan_call(
 ) -> tuple[Result, DraftCommit]:
     """The result of ``sent`` on ``draft`` (None: there is none yet) and the commit that
     applies it with its record; ``EditError`` when it is refused."""
-    version = draft.version if draft is not None else 0
     call = sent.call
+    move: Literal["undo", "redo"] | None = None
+    entry: EditEntry | None = None
     if call.tool in ("undo_edit", "redo_edit"):
         parse(BUILDER_ARGUMENTS[call.tool], sent.payload)
-        way: Literal["undo", "redo"] = "undo" if call.tool == "undo_edit" else "redo"
-        result = moved(draft, way)
-        return result, DraftCommit(
-            sent.tenant,
-            sent.form_id,
-            version,
-            sent.principal,
-            now,
-            move=way,
-            call=new_call(call, result, now),
-        )
-    entry, result = _edited(draft, sent, now, grounds)
-    return result, DraftCommit(
-        sent.tenant,
-        sent.form_id,
-        version,
-        sent.principal,
-        now,
-        edit=entry,
-        call=new_call(call, result, now),
+        move = "undo" if call.tool == "undo_edit" else "redo"
+        result = moved(draft, move)
+    else:
+        entry, result = _edited(draft, sent, now, grounds)
+    version = draft.version if draft is not None else 0
+    record = new_call(call, result, now)
+    commit = DraftCommit(
+        sent.tenant, sent.form_id, version, sent.principal, now, edit=entry, move=move, call=record
     )
+    return result, commit
 
 
 def _edited(
