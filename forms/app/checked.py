@@ -7,10 +7,13 @@ conversation id, the tool's name and the tool-call id, and answers a ``CheckedCa
 is ``check_call`` and then ``call_checked``, for a caller that checked nothing itself (the
 CLI, the demo, the agents' in-process backends).
 
-A shell whose request types already check the same three by the same rules (the HTTP route:
-``ConversationId`` and the tool-call id on ``forms.surface.tools.ID_PATTERN``, the tool's name
-a literal of ``TOOLS_BY_NAME``) builds the ``CheckedCall`` from its typed values with
-``typed_call``, which checks nothing: so each is checked once per call on every path.
+A shell that already checked the same three by the same rules builds the ``CheckedCall``
+with ``typed_call``, which checks nothing: the HTTP route (its request types: the conversation
+id and the tool-call id on ``forms.surface.tools.ID_PATTERN``, the tool's name a literal of
+``TOOLS_BY_NAME``) and MCP's (``formwork.mcp.backends.FormServiceBackend``: the route's type
+checks the conversation id, the server the tool's name, ``formwork.mcp.tools.tool_call_id``
+makes the id usable). The Bedrock shell calls ``check_call``. So each is checked once per call
+on every path (``tests/functional/test_checked_calls.py`` counts them).
 """
 
 from __future__ import annotations

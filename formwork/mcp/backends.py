@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from forms.app.checked import typed_call
 from forms.surface.formats import tool_definitions
 from formwork.mcp.surface import Surface, conversation_surface
 
@@ -108,7 +109,10 @@ class FormServiceBackend:
     async def call(
         self, tool: str, arguments: Mapping[str, Any], tool_call_id: str, chat: str | None = None
     ) -> JsonDict:
-        result = self.service.call(self.caller, tool, tool_call_id, dict(arguments))
+        # checked once, by the shell: the conversation id by the route's type, the tool by the
+        # server (one it serves), the id by formwork.mcp.tools.tool_call_id (made usable)
+        checked = typed_call(self.caller, tool, tool_call_id)
+        result = self.service.call_checked(checked, dict(arguments))
         if self.observe is not None:
             self.observe(tool, result)
         return result

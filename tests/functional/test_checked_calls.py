@@ -7,6 +7,7 @@ names the parts itself is checked by the service."""
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from forms.surface.tools import check_id
 from formwork.bootstrap import App
 from functions.bedrock_agent import lambda_handler
 from functions.local import LocalContext
-from tests.functional.conftest import Api, load_event
+from tests.functional.conftest import ALICE, Api, build_event, load_event
 from tests.support import service_for
 
 
@@ -44,6 +45,28 @@ def test_an_http_tool_call_is_checked_by_its_request_types_alone(
     assert checks == []
     # AND a malformed conversation id is still the route's 400
     assert api.call("form_list", conversation="no spaces").status == 400
+
+
+def test_an_mcp_tool_call_is_checked_by_its_shell_alone(api: Api, checks: list[str]) -> None:
+    # WHEN a tool is called over MCP (the route's type checked the conversation id, the
+    # server the tool's name, and the call's id was made usable)
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "form_list", "arguments": {}},
+    }
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25",
+    }
+    event = build_event(
+        "POST", "/conversations/chat-1/mcp", body=json.dumps(message), claims=ALICE, headers=headers
+    )
+    answer = api.send(event)
+    # THEN it ran, and the service checked nothing again
+    assert answer.status == 200 and answer.json()["result"]["isError"] is False
+    assert checks == []
 
 
 def test_a_bedrock_invocation_is_checked_once_in_its_shell(app: App, checks: list[str]) -> None:
