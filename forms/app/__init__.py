@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from forms.app.builder import BuilderService
     from forms.app.builder_tools import BUILDER_ARGUMENTS
     from forms.app.catalog import Catalog, tenant_key
+    from forms.app.checked import CheckedCall, check_call, typed_call
     from forms.app.conversation import Caller
     from forms.app.facts import Written
     from forms.app.hooks import Dispatcher, HookRunner, InProcessDispatcher
@@ -78,6 +79,9 @@ _EXPORTS = {
     "BUILDER_ARGUMENTS": "forms.app.builder_tools",
     "Catalog": "forms.app.catalog",
     "tenant_key": "forms.app.catalog",
+    "CheckedCall": "forms.app.checked",
+    "check_call": "forms.app.checked",
+    "typed_call": "forms.app.checked",
     "Caller": "forms.app.conversation",
     "Written": "forms.app.facts",
     "Dispatcher": "forms.app.hooks",
@@ -130,6 +134,7 @@ __all__ = [
     "BuilderService",
     "Caller",
     "Catalog",
+    "CheckedCall",
     "CommitPolicy",
     "Decision",
     "Dispatcher",
@@ -156,6 +161,7 @@ __all__ = [
     "Written",
     "batch_from_message",
     "canvas",
+    "check_call",
     "failed_hooks",
     "form_page",
     "jittered_backoff",
@@ -172,6 +178,7 @@ __all__ = [
     "retry_failed_hook",
     "start_migration",
     "tenant_key",
+    "typed_call",
     "typed_value",
 ]
 
