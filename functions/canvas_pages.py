@@ -39,7 +39,8 @@ from aws_lambda_powertools.shared.cookies import Cookie, SameSite
 from pydantic import BaseModel, ConfigDict
 
 from functions.auth import principal_from_event
-from functions.builder_routes import FormId, is_publisher
+from functions.builder_routes import is_publisher
+from functions.form_ids import FormId
 from functions.http import ApiError
 from functions.openapi import DESCRIBED, error_responses, json_body
 from functions.page_routes import (

@@ -25,7 +25,6 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from pydantic.json_schema import SkipJsonSchema
 
 from forms.surface.tools import check_id
-from functions.approval_routes import roles_from_claims
 from functions.auth import _claims, principal_from_event
 from functions.http import ApiError
 from functions.operator_bodies import (
@@ -37,7 +36,7 @@ from functions.operator_bodies import (
     migration_started_body,
 )
 from functions.operator_models import MigrateRequest
-from functions.routing import logger, request_app
+from functions.routing import logger, request_app, roles_from_claims
 
 if TYPE_CHECKING:
     from forms.app.operations import FailureQueue, Operator, Sweeper
