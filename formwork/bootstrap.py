@@ -428,16 +428,18 @@ def bootstrap(
 
     Every other argument replaces the App's part of that name (``formwork.services.Parts``
     lists them; the App's property of that name says how it is built when not given).
-    ``service`` is the whole ``FormService`` (then its registry, store and dispatcher are its
-    own: do not pass them too); ``dispatcher=None`` builds the service without a dispatcher
-    (commits record their hooks and nothing runs them here: the Temporal worker).
+    ``service`` is the whole ``FormService`` (then its registry, store, dispatcher and commit
+    policy, which the builder and memory's use cases share, are its own: do not pass them
+    too); ``dispatcher=None`` builds the service without a dispatcher (commits record their
+    hooks and nothing runs them here: the Temporal worker).
     """
     if service is not None and (
-        given.get("registry") is not None
-        or given.get("store") is not None
+        any(given.get(part) is not None for part in ("registry", "store", "commit_policy"))
         or dispatcher is not FROM_SETTINGS
     ):
-        raise ValueError("pass a service or its parts (registry, store, dispatcher), not both")
+        raise ValueError(
+            "pass a service or its parts (registry, store, dispatcher, commit_policy), not both"
+        )
     parts = service_parts(service) if service is not None else {}
     parts.update(
         {_RENAMED.get(name, name): part for name, part in given.items() if part is not None}

@@ -184,6 +184,8 @@ def test_the_parts_given_are_used_as_they_are() -> None:
     # AND a service and its parts are not given together
     with pytest.raises(ValueError, match="not both"):
         bootstrap.bootstrap(Settings(), service=service, store=store)
+    with pytest.raises(ValueError, match="not both"):  # the service's policy is the App's
+        bootstrap.bootstrap(Settings(), service=service, commit_policy=service.policy)
 
 
 def test_the_dynamodb_adapters_of_an_app_share_one_client() -> None:
