@@ -49,8 +49,18 @@ CALLS = {
 
 
 def _collections(tree: ast.AST) -> Iterator[tuple[int, set[str]]]:
-    """Every list, tuple, set and dict (its keys) literal, with the strings it holds."""
+    """Every list, tuple, set and dict (its keys) literal, with the strings it holds, except a
+    module's ``__all__`` (which names what the module exports, the tools' functions among them,
+    not a list of tools)."""
+    exports = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+    }
     for node in ast.walk(tree):
+        if id(node) in exports:
+            continue
         if isinstance(node, ast.List | ast.Tuple | ast.Set):
             items: list[ast.expr | None] = list(node.elts)
         elif isinstance(node, ast.Dict):
