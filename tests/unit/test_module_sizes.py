@@ -35,8 +35,6 @@ function, and why it stays whole."""
 
 TO_SPLIT: dict[str, str] = {
     # modules
-    "forms/storage/contract.py": "owned by the commit loop (HLOOP) this wave; to split",
-    "forms/storage/facts_contract.py": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/app/memory.py": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/app/pages.py": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/app/approvals.py": "owned by the commit loop (HLOOP) this wave; to split",
