@@ -38,7 +38,6 @@ TO_SPLIT: dict[str, str] = {
     "forms/app/memory.py": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/app/pages.py": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/app/approvals.py": "owned by the commit loop (HLOOP) this wave; to split",
-    "infra/local/gateway.py": "owned by the HTTP path (HHTTP) this wave; to split",
     "functions/http.py": "owned by the HTTP path (HHTTP) this wave; to split",
     "forms/instance.py": "owned by the engine (HENGINE) this wave; to split",
     "forms/engine.py": "owned by the engine (HENGINE) this wave; to split",
@@ -54,7 +53,6 @@ TO_SPLIT: dict[str, str] = {
     "forms/app/reads.py:form_read": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/app/hooks.py:run_hook": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/engine.py:transition": "owned by the engine (HENGINE) this wave; to split",
-    "infra/local/gateway.py:build_event": "owned by the HTTP path (HHTTP) this wave; to split",
     "infra/local/stack.py:LocalStack.__init__": (
         "owned by the composition root (HROOT) this wave; to split"
     ),
