@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl
 
+from infra.local.function_config import FunctionError
 from infra.local.gateway_routes import Route
-from infra.local.runtime import FunctionError
 
 Event = dict[str, Any]
 

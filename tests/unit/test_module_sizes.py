@@ -43,7 +43,6 @@ TO_SPLIT: dict[str, str] = {
     "forms/engine.py": "owned by the engine (HENGINE) this wave; to split",
     "forms/incremental.py": "owned by the engine (HENGINE) this wave; to split",
     "infra/local/stack.py": "owned by the composition root (HROOT) this wave; to split",
-    "infra/local/runtime.py": "owned by the composition root (HROOT) this wave; to split",
     "formwork/bootstrap.py": "owned by the composition root (HROOT) this wave; to split",
     "functions/pages/access.py": "owned by the composition root (HROOT) this wave; to split",
     # functions
