@@ -46,6 +46,7 @@ from forms.evaluation import (
 from forms.instance import FieldHistory
 from forms.marked import Marked
 from forms.state import READS_ALL, FormState, Values
+from forms.undo_targets import newest_answer, redo_at
 
 Item = tuple[int, int, int]
 """A visit, ordered as definition order runs: ``(step, 0, 0)`` a step's predicate, ``(step, 1,
@@ -163,10 +164,10 @@ class _Pass:
             for field_id in self.form.steps[step_id].fields:
                 self._field(si, self.form.fields[field_id])
             self._completion(si)
-        newest = _newest(self.form, self.history, self.form.fields)
+        newest = newest_answer(self.form, self.history, self.form.fields)
         redo = {}
         for field_id, field in self.form.fields.items():
-            target = _redo_at(self.history.get(field_id), field)
+            target = redo_at(self.history.get(field_id), field)
             if target is not None:
                 redo[field_id] = target
         summary = StepSummary.of(self.steps, self.applies, self.complete)
@@ -239,17 +240,17 @@ class _Pass:
         if written:
             redo = dict(redo)
             for field_id in written:
-                target = _redo_at(self.history.get(field_id), self.form.fields[field_id])
+                target = redo_at(self.history.get(field_id), self.form.fields[field_id])
                 if target is None:
                     redo.pop(field_id, None)
                 else:
                     redo[field_id] = target
         newest = base.newest
-        fresh = _newest(self.form, self.history, written)
+        fresh = newest_answer(self.form, self.history, written)
         moved_back = newest is not None and (fresh is None or fresh[:2] < newest[:2])
         if newest is not None and newest[2] in written and moved_back:
             # the newest answer moved back in time: any field may hold the newest one now
-            return _newest(self.form, self.history, self.form.fields), redo
+            return newest_answer(self.form, self.history, self.form.fields), redo
         if fresh is not None and (newest is None or fresh[:2] > newest[:2]):
             newest = fresh
         return newest, redo
@@ -393,28 +394,3 @@ def _place(positions: list[int], position: int, member: bool) -> None:
         positions.insert(at, position)
     elif present and not member:
         del positions[at]
-
-
-def _newest(
-    form: CompiledForm, history: Mapping[str, FieldHistory], field_ids: Iterable[str]
-) -> tuple[datetime, int, str] | None:
-    """Among ``field_ids``, the field whose answer in force is the newest (by time, then
-    position): what undo applies to."""
-    newest: tuple[datetime, int, str] | None = None
-    for field_id in field_ids:
-        log = history.get(field_id)
-        current = log.in_force() if log is not None else None
-        if current is None:
-            continue
-        key = (current.at, form.fields[field_id].index, field_id)
-        if newest is None or key[:2] > newest[:2]:
-            newest = key
-    return newest
-
-
-def _redo_at(log: FieldHistory | None, field: CompiledField) -> tuple[datetime, int] | None:
-    """When the entry redo would bring back was written (None: no redo)."""
-    if log is None:
-        return None
-    target = log.redo_target()
-    return None if target is None else (log.entry(target).at, field.index)
