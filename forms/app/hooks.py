@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Protocol
 
 from forms.app.loop import CommitLoop, Outcome, Plan, Planned, T
-from forms.compiled import CompiledForm
+from forms.compiled import CompiledForm, Hook
 from forms.effect_plans import EffectError, EffectPlan, as_effects, plan_effects
 from forms.effects import Effect
 from forms.engine import Transition, evaluate, transition
@@ -123,23 +123,7 @@ def run_hook(
         return _record(
             loop, current, key, None, "hook no longer exists in the definition", count=count
         )
-    ev = evaluate(form, current)
-    context = HookContext(
-        values=ev.values_for(form),
-        state=ev.state_for(form, hook, entry.occurrence),
-        answers={f: ev.live[f] for f in sorted(ev.live, key=form.field_index.__getitem__)},
-        key=entry.key,
-        hook_id=entry.hook_id,
-        occurrence=entry.occurrence,
-        instance_id=current.id,
-        form_id=current.form_id,
-        conversation_id=current.conversation_id,
-        principal=current.principal,
-        status=current.state.status,
-        closed_reason=current.state.closed_reason,
-        occurred_at=entry.created_at,
-        handed_to=current.state.handed_to,
-    )
+    context = _context(form, current, hook, entry)
     try:
         outcome = hook.executor(context)
         if inspect.isawaitable(outcome):
@@ -157,6 +141,30 @@ def run_hook(
             raise ExecutorFailed(error) from exc
         return run
     return _record(loop, current, key, effects, None, count=count)
+
+
+def _context(
+    form: CompiledForm, current: FormInstance, hook: Hook, entry: OutboxEntry
+) -> HookContext:
+    """What the executor of ``hook`` is given for ``entry``: the form's live values and state as
+    ``current`` stands, and the entry's and the instance's particulars."""
+    ev = evaluate(form, current)
+    return HookContext(
+        values=ev.values_for(form),
+        state=ev.state_for(form, hook, entry.occurrence),
+        answers={f: ev.live[f] for f in sorted(ev.live, key=form.field_index.__getitem__)},
+        key=entry.key,
+        hook_id=entry.hook_id,
+        occurrence=entry.occurrence,
+        instance_id=current.id,
+        form_id=current.form_id,
+        conversation_id=current.conversation_id,
+        principal=current.principal,
+        status=current.state.status,
+        closed_reason=current.state.closed_reason,
+        occurred_at=entry.created_at,
+        handed_to=current.state.handed_to,
+    )
 
 
 def _record(

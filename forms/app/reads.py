@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from forms.app.conversation import Caller, locate
 from forms.app.loop import CommitLoop
+from forms.compiled import CompiledForm
 from forms.engine import evaluate
 from forms.errors import InvalidFormDefinition, ToolError, UnknownStep
-from forms.evaluation import PredicateError
+from forms.evaluation import Evaluation, PredicateError
 from forms.instance import FormInstance
 from forms.surface.plain import inline
 from forms.surface.recalled import late_clause
@@ -104,6 +106,19 @@ def form_read(
         instance, offered = owed(instance)
     form, instance = loop.settle(instance)
     ev = evaluate(form, instance)
+    header = _header(form, instance)
+    view, summary = _part(form, instance, ev, (args.part or "").strip())
+    header["summary"] = summary
+    line = status_line(form, instance, ev, qualify=qualify)
+    if offered:
+        header = {**header, "summary": f"{header['summary'].rstrip('.')}; {late_clause(offered)}."}
+        header["offered_late"] = list(offered)
+    return {**header, **view, **({"status_line": line} if line else {})}
+
+
+def _header(form: CompiledForm, instance: FormInstance) -> Result:
+    """What a read says first: the form and instance, whether it is closed and why, and the
+    instances it was handed over to or from."""
     header: Result = {"ok": True, "form": form.id, "instance": instance.id}
     closed = instance.state.status != "open"
     if closed:
@@ -116,29 +131,37 @@ def form_read(
     ):
         if link is not None:
             header[key] = {"form": link.form, "instance": link.instance}
-    part = (args.part or "").strip()
+    return header
+
+
+def _part(
+    form: CompiledForm, instance: FormInstance, ev: Evaluation, part: str
+) -> tuple[dict[str, Any], str]:
+    """The view of ``part`` (none: the open step, or the outline when nothing is left to ask or
+    the form is closed), and the sentence that introduces it."""
+    closed = instance.state.status != "open"
     if closed and (not part or part.lower() == "outline"):
         view = closed_view(form, instance, ev)
-        header["summary"] = (
+        summary = (
             f"{inline(form.title)} is {inline(instance.state.status_text())}; it takes no more "
             "changes. The answers on record follow."
         )
     elif not part:
         if ev.open_step is None:
             view = outline_view(form, instance, ev)
-            header["summary"] = "Nothing left to ask; the outline follows."
+            summary = "Nothing left to ask; the outline follows."
         else:
             view = step_view(form, instance, ev, ev.open_step)
-            header["summary"] = f"Open step: {inline(form.steps[ev.open_step].title)}."
+            summary = f"Open step: {inline(form.steps[ev.open_step].title)}."
     elif part.lower() == "outline":
         view = outline_view(form, instance, ev)
-        header["summary"] = f"Outline of {inline(form.title)}."
+        summary = f"Outline of {inline(form.title)}."
     elif (step_id := form.resolve_step(part)) is not None:
         view = step_view(form, instance, ev, step_id)
-        header["summary"] = f"Step: {inline(form.steps[step_id].title)}."
+        summary = f"Step: {inline(form.steps[step_id].title)}."
     elif (field_id := form.resolve_field(part)) is not None:
         view = field_view(form, instance, ev, field_id)
-        header["summary"] = f"Field {inline(form.fields[field_id].label)} with its revisions."
+        summary = f"Field {inline(form.fields[field_id].label)} with its revisions."
     else:
         close = form.suggest_steps(part) + form.suggest_fields(part)
         raise UnknownStep(
@@ -147,8 +170,4 @@ def form_read(
             + 'omit part for the open step, or send "outline"',
             close,
         )
-    line = status_line(form, instance, ev, qualify=qualify)
-    if offered:
-        header = {**header, "summary": f"{header['summary'].rstrip('.')}; {late_clause(offered)}."}
-        header["offered_late"] = list(offered)
-    return {**header, **view, **({"status_line": line} if line else {})}
+    return view, summary

@@ -45,6 +45,7 @@ from forms.memory.recall import (
     Fill,
     Offer,
     Origin,
+    Prefill,
     RecallField,
     RecallPlan,
     plan_recall,
@@ -134,28 +135,46 @@ def plan_recall_step(
     )
     if not chosen and not plan.offers and owe is None:
         return None
+    labels = {f.field_id: f.label or f.key for f in fields}
+    changes, recalled = _written(
+        form, instance, chosen, plan, defaults, labels, now=now, tool_call_id=tool_call_id
+    )
+    state = replaced(instance.state, recalled=recalled)
+    if owe is not None:
+        state = replaced(state, recall_owed=owe)
+    step = transition(form, instance, changes, now, state=state)
+    filled = tuple(f for f in form.memory_fields if f in plan.fills)
+    offered = tuple(f for f in form.memory_fields if f in plan.offers)
+    defaulted = tuple(
+        f for f in form.memory_fields if f in chosen and chosen[f].origin is Origin.DEFAULT
+    )
+    return RecallStep(step, filled, offered, defaulted)
+
+
+def _written(
+    form: CompiledForm,
+    instance: FormInstance,
+    chosen: Mapping[str, Prefill],
+    plan: RecallPlan,
+    defaults: Mapping[str, tuple[Any, str]],
+    labels: Mapping[str, str],
+    *,
+    now: datetime,
+    tool_call_id: str | None,
+) -> tuple[dict[str, FieldChange], dict[str, Recollection]]:
+    """What a recall writes on ``instance``: per memory field, memory's fill or the context's
+    default appended as a revision by memory, and every fill, default and offer noted in the
+    state's ``recalled`` (the ones already there kept)."""
     changes: dict[str, FieldChange] = {}
     recalled = dict(instance.state.recalled)
-    labels = {f.field_id: f.label or f.key for f in fields}
-
-    def _revision(value: Any, actor: str, note: str, prev: int, at: datetime) -> Revision:
-        return Revision(
-            kind="value",
-            value=value,
-            by="memory",
-            actor=actor,
-            tool_call_id=tool_call_id,
-            at=at,
-            prev=prev,
-            note=note,
-        )
-
     for field_id in form.memory_fields:
         history = instance.field(field_id)
         prefill = chosen.get(field_id)
         if prefill is not None and prefill.fill is not None:
             fill = prefill.fill
-            revision = _revision(fill.value, fill.key, fill.note(), history.cursor, now)
+            revision = _memory_revision(
+                fill.value, fill.key, fill.note(), history.cursor, now, tool_call_id
+            )
             changes[field_id] = FieldChange(append=(revision,), cursor=history.count)
             recalled[field_id] = _recollection(fill, "fill", history.count)
         elif prefill is not None and prefill.origin is Origin.DEFAULT:
@@ -164,7 +183,9 @@ def plan_recall_step(
             shown = defaults[field_id][1]
             source = CLAIM_PREFIX + key
             note = f"from your account: {labels[field_id]} {shown}"
-            revision = _revision(prefill.value, source, note, history.cursor, now)
+            revision = _memory_revision(
+                prefill.value, source, note, history.cursor, now, tool_call_id
+            )
             changes[field_id] = FieldChange(append=(revision,), cursor=history.count)
             recalled[field_id] = Recollection(
                 use="fill",
@@ -178,16 +199,23 @@ def plan_recall_step(
         offer = plan.offers.get(field_id)
         if offer is not None:
             recalled[field_id] = _recollection(offer, "offer", history.count)
-    state = replaced(instance.state, recalled=recalled)
-    if owe is not None:
-        state = replaced(state, recall_owed=owe)
-    step = transition(form, instance, changes, now, state=state)
-    filled = tuple(f for f in form.memory_fields if f in plan.fills)
-    offered = tuple(f for f in form.memory_fields if f in plan.offers)
-    defaulted = tuple(
-        f for f in form.memory_fields if f in chosen and chosen[f].origin is Origin.DEFAULT
+    return changes, recalled
+
+
+def _memory_revision(
+    value: Any, actor: str, note: str, prev: int, at: datetime, tool_call_id: str | None
+) -> Revision:
+    """A value written by memory for ``actor`` (a fact key, or a claim's), on top of ``prev``."""
+    return Revision(
+        kind="value",
+        value=value,
+        by="memory",
+        actor=actor,
+        tool_call_id=tool_call_id,
+        at=at,
+        prev=prev,
+        note=note,
     )
-    return RecallStep(step, filled, offered, defaulted)
 
 
 def plan_late_recall_step(

@@ -38,21 +38,12 @@ TO_SPLIT: dict[str, str] = {
     "forms/app/memory.py": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/app/pages.py": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/app/approvals.py": "owned by the commit loop (HLOOP) this wave; to split",
-    "functions/http.py": "owned by the HTTP path (HHTTP) this wave; to split",
     "forms/engine.py": "owned by the engine (HENGINE) this wave; to split",
-    "infra/local/stack.py": "owned by the composition root (HROOT) this wave; to split",
     "formwork/bootstrap.py": "owned by the composition root (HROOT) this wave; to split",
-    "functions/pages/access.py": "owned by the composition root (HROOT) this wave; to split",
     # functions
-    "forms/app/recall.py:plan_recall_step": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/app/pages.py:form_page": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/app/approvals.py:_settle": "owned by the commit loop (HLOOP) this wave; to split",
-    "forms/app/reads.py:form_read": "owned by the commit loop (HLOOP) this wave; to split",
-    "forms/app/hooks.py:run_hook": "owned by the commit loop (HLOOP) this wave; to split",
     "forms/engine.py:transition": "owned by the engine (HENGINE) this wave; to split",
-    "infra/local/stack.py:LocalStack.__init__": (
-        "owned by the composition root (HROOT) this wave; to split"
-    ),
 }
 """Past the limit because its owner is changing it this wave: to split, then to leave this
 list. Pruned by the lead as the splits land."""
