@@ -21,36 +21,70 @@ route). The page routes (``is_page``: ``GET /pages/...``, ``POST /pages/enter/{t
 the fact editor's posts) have no principal either: a browser carries a signed link or a
 session cookie, which they check themselves (``precheck_page`` checks the event's shape
 only). Every refusal is an ``ApiError``; ``error_response`` turns one into the payload v2
-response API Gateway expects, with a JSON body ``{"error": code, "message": ...}``.
+response API Gateway expects, with a JSON body ``{"error": code, "message": ...}``
+(both ``functions.api_errors``').
 
 ``parse_json_body`` is the one JSON parser for request bodies (any route that reads JSON
-itself, such as the webhook route, uses it too). ``log_hash`` is what the logs carry instead of
-a caller-chosen id such as a conversation id, which may well be an e-mail address.
+itself, such as the webhook route, uses it too; ``functions.json_body``). ``log_hash``
+(``functions.log_hash``) is what the logs carry instead of a caller-chosen id such as a
+conversation id, which may well be an e-mail address. Every name of those three modules stays
+importable from here.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
-import hmac
 import json
-import logging
-import os
 import re
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
-from typing import Any, NoReturn
+from typing import Any
 
-from formwork.config import ConfigError, Settings
+from formwork.config import Settings
+from functions.api_errors import (
+    JSON_HEADERS,
+    ApiError,
+    error_body,
+    error_response,
+    unauthorized,
+)
 from functions.auth import Unauthenticated, Verified, verify
+from functions.json_body import MAX_JSON_DEPTH, _check_json, parse_json_body
+from functions.log_hash import (
+    LOCAL_LOG_HASH_KEY,
+    LOG_HASH_KEY_VARIABLE,
+    MIN_LOG_HASH_KEY_CHARS,
+    _log_hash_key,
+    log_hash,
+)
 
-MAX_JSON_DEPTH = 32
-"""Deepest nesting of arrays and objects a request body may have (tool inputs are shallow)."""
-
-JSON_HEADERS = {"Content-Type": "application/json", "Cache-Control": "no-store"}
+__all__ = [
+    "BODY_METHODS",
+    "BODY_OPTIONAL",
+    "JSON_HEADERS",
+    "LOCAL_LOG_HASH_KEY",
+    "LOG_HASH_KEY_VARIABLE",
+    "MAX_JSON_DEPTH",
+    "MIN_LOG_HASH_KEY_CHARS",
+    "PAGE_POSTS",
+    "ApiError",
+    "Checked",
+    "CheckedBodies",
+    "_check_json",
+    "_header",
+    "_log_hash_key",
+    "error_body",
+    "error_response",
+    "is_page",
+    "is_webhook",
+    "log_hash",
+    "parse_json_body",
+    "precheck",
+    "precheck_page",
+    "precheck_webhook",
+    "unauthorized",
+]
 
 BODY_METHODS = frozenset({"POST", "PUT"})
 """The methods whose body is checked before routing: every method a route takes a body with."""
@@ -71,38 +105,6 @@ PAGE_POSTS = re.compile(
 (``functions.memory_pages``), an approver's decision (``functions.approval_pages``) and the
 builder's canvas's (``functions.canvas_pages``): a browser's, with its session cookie and CSRF
 token instead of a bearer token."""
-
-
-class ApiError(Exception):
-    """A request refused with an HTTP status, an error code and a message for the caller."""
-
-    def __init__(
-        self, status: int, code: str, message: str, headers: Mapping[str, str] | None = None
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.headers = dict(headers or {})
-
-
-def unauthorized(message: str) -> ApiError:
-    return ApiError(401, "unauthorized", message, {"WWW-Authenticate": "Bearer"})
-
-
-def error_body(code: str, message: str) -> dict[str, str]:
-    return {"error": code, "message": message}
-
-
-def error_response(error: ApiError) -> dict[str, Any]:
-    """An API Gateway HTTP API (payload v2) response for ``error``."""
-    return {
-        "statusCode": error.status,
-        "headers": {**JSON_HEADERS, **error.headers},
-        "body": json.dumps(error_body(error.code, error.message), separators=(",", ":")),
-        "isBase64Encoded": False,
-        "cookies": [],
-    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,137 +314,3 @@ def _body_text(event: Mapping[str, Any], limit: int) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ApiError(400, "malformed_json", "the request body is not UTF-8") from None
-
-
-def _reject_constant(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not JSON")
-
-
-class _DuplicateKey(Exception):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``object_pairs_hook``: an object, unless a key comes twice (plain ``json.loads`` would
-    keep the last one silently, so two readers of one body could disagree on what it says)."""
-    value = dict(pairs)
-    if len(value) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKey(key)
-            seen.add(key)
-    return value
-
-
-def parse_json_body(text: str) -> Any:
-    """The JSON value of a request body, or an ``ApiError`` (400) saying what is wrong with it.
-
-    Refused: an empty body, text that is not JSON, ``NaN`` / ``Infinity``, nesting deeper than
-    ``MAX_JSON_DEPTH``, unpaired UTF-16 surrogates (all ``malformed_json``), and an object that
-    holds the same key twice, at any depth (``duplicate_key``).
-    """
-    if not text.strip():
-        raise ApiError(
-            400, "malformed_json", 'the request body is empty; send {"tool_call_id", "input"}'
-        )
-    try:
-        value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_object)
-    except RecursionError:
-        raise _too_deep() from None
-    except _DuplicateKey as exc:
-        raise ApiError(
-            400,
-            "duplicate_key",
-            f"the request body has the key {exc.key[:60]!r} twice in one object; send it once",
-        ) from None
-    except ValueError as exc:
-        message = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-        raise ApiError(
-            400, "malformed_json", f"the request body is not valid JSON: {message[:200]}"
-        ) from None
-    _walk(value)
-    return value
-
-
-def _check_json(text: str) -> None:
-    """``parse_json_body`` for callers that only need the verdict."""
-    parse_json_body(text)
-
-
-def _walk(value: Any) -> None:
-    """Reject nesting past ``MAX_JSON_DEPTH`` and strings no UTF-8 store can hold."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, str):
-            _check_text(node)
-            continue
-        if not isinstance(node, dict | list):
-            continue
-        if depth >= MAX_JSON_DEPTH:
-            raise _too_deep()
-        if isinstance(node, dict):
-            for key, item in node.items():
-                _check_text(key)
-                stack.append((item, depth + 1))
-        else:
-            stack.extend((item, depth + 1) for item in node)
-
-
-def _check_text(text: str) -> None:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ApiError(
-            400, "malformed_json", "the request body holds an unpaired UTF-16 surrogate"
-        ) from None
-
-
-def _too_deep() -> ApiError:
-    return ApiError(
-        400, "malformed_json", f"the request body is nested more than {MAX_JSON_DEPTH} deep"
-    )
-
-
-# ---------------------------------------------------------------------------- logs
-
-LOG_HASH_KEY_VARIABLE = "LOG_HASH_KEY"
-LOCAL_LOG_HASH_KEY = "formwork-local-log-hash-key"
-"""The key outside Lambda when ``LOG_HASH_KEY`` is unset (public: for local logs only)."""
-MIN_LOG_HASH_KEY_CHARS = 16
-
-_log = logging.getLogger("formwork.http")
-
-
-@cache
-def _log_hash_key() -> bytes:
-    """``LOG_HASH_KEY``; unset: a random key per container in Lambda (hashes then correlate
-    within one container only, and a warning says so), the public local key elsewhere."""
-    value = os.environ.get(LOG_HASH_KEY_VARIABLE)
-    if value:
-        if len(value) < MIN_LOG_HASH_KEY_CHARS:
-            raise ConfigError(
-                f"{LOG_HASH_KEY_VARIABLE} is too short: expected at least "
-                f"{MIN_LOG_HASH_KEY_CHARS} characters of secret"
-            )
-        return value.encode("utf-8")
-    if os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
-        _log.warning(
-            "%s is not set: ids in the logs are hashed with a key this container made up, so "
-            "they correlate within one container only",
-            LOG_HASH_KEY_VARIABLE,
-        )
-        return secrets.token_bytes(32)
-    return LOCAL_LOG_HASH_KEY.encode("utf-8")
-
-
-def log_hash(value: str) -> str:
-    """What a log line carries instead of a caller-chosen id (a conversation id, a principal):
-    HMAC-SHA256 under ``LOG_HASH_KEY``, 32 hex digits. The same id gives the same hash within a
-    deployment, so lines still correlate; without the key, a hash cannot be checked against a
-    guessed id (an e-mail address, say)."""
-    digest = hmac.new(_log_hash_key(), value.encode("utf-8", "surrogatepass"), hashlib.sha256)
-    return digest.hexdigest()[:32]
