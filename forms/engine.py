@@ -44,15 +44,16 @@ done, so a retried executor cannot apply its effects twice.
 ``evaluate`` and ``transition`` are here; what they are built from lives beside this module:
 ``forms.evaluation`` (what an evaluation holds, and the per-step and per-field readings of step
 3), ``forms.incremental`` (step 3 re-derived from what a commit touches), ``forms.edges``
-(step 4) and ``forms.decisions`` (approval decisions withdrawn when the answers they were made
-on change).
+(step 4's edges), ``forms.knock_on`` (the outbox entries they raise, and the knock-on limit)
+and ``forms.decisions`` (approval decisions withdrawn when the answers they were made on
+change).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, NamedTuple
 
 from forms.compiled import CompiledForm, Hook
@@ -60,7 +61,6 @@ from forms.decisions import stale_decisions, withdraw_stale_approvals
 from forms.edges import (
     FORM_COMPLETE,
     NEVER,
-    bound_answers,
     closed_edge,
     core_edges,
     form_edges,
@@ -82,8 +82,6 @@ from forms.evaluation import (
 )
 from forms.incremental import Core, advance, core_for, mark
 from forms.instance import (
-    KNOCK_ON_LIMIT,
-    LOOP_STOPPED,
     Commit,
     FieldChange,
     FormInstance,
@@ -94,7 +92,7 @@ from forms.instance import (
     replace_instance,
     with_changes,
 )
-from forms.keys import idempotency_key
+from forms.knock_on import raise_entries
 from forms.marked import Marked, constructed, replaced
 from forms.state import FormState, Values
 
@@ -315,6 +313,28 @@ def _provisional(
     return provisional, fields
 
 
+def _settled(
+    form: CompiledForm,
+    base: FormInstance,
+    changes: Mapping[str, FieldChange],
+    state: InstanceState,
+    now: datetime,
+) -> tuple[FormInstance, Marked[FieldChange], Evaluation]:
+    """``changes`` applied on ``base`` with ``state`` and evaluated, with the decisions they make
+    stale withdrawn (each withdrawal is a change too, so again until none is left; at most once
+    per checkpoint)."""
+    provisional, fields = _provisional(form, base, changes, state)
+    evaluation = evaluate(form, provisional, previous=base.state.hooks)
+    for _ in range(len(form.checkpoints)):
+        withdrawn = stale_decisions(form, provisional, evaluation, state.outbox, now)
+        if not withdrawn:
+            break
+        changes = {**changes, **withdrawn}
+        provisional, fields = _provisional(form, base, changes, provisional.state)
+        evaluation = evaluate(form, provisional, previous=base.state.hooks)
+    return provisional, fields, evaluation
+
+
 def transition(
     form: CompiledForm,
     base: FormInstance,
@@ -337,15 +357,7 @@ def transition(
     if override is not None and override.kind == "revisit" and override.step in touched_steps:
         override = None
     released = state if override is state.override else replaced(state, override=override)
-    provisional, fields = _provisional(form, base, changes, released)
-    evaluation = evaluate(form, provisional, previous=base.state.hooks)
-    for _ in range(len(form.checkpoints)):
-        withdrawn = stale_decisions(form, provisional, evaluation, state.outbox, now)
-        if not withdrawn:
-            break
-        changes = {**changes, **withdrawn}
-        provisional, fields = _provisional(form, base, changes, provisional.state)
-        evaluation = evaluate(form, provisional, previous=base.state.hooks)
+    provisional, fields, evaluation = _settled(form, base, changes, released, now)
     if (
         override is not None
         and override.kind == "focus"
@@ -358,33 +370,7 @@ def transition(
         status, reason = "completed", "complete"
         evaluation = closed_edge(form, evaluation, base.state.hooks, closed=True)
     outbox = withdraw_stale_approvals(state.outbox, evaluation.hooks, now, status != "open")
-    added: list[OutboxEntry] = []
-    stopped: list[OutboxEntry] = []
-    depth = _depth(state.outbox, cause)
-    for hook in evaluation.rising:
-        if not hook.dispatched:
-            continue
-        occurrence = evaluation.hooks[hook.id].count
-        key = idempotency_key(base.id, hook.id, occurrence)
-        approval = hook.approval
-        entry = OutboxEntry(
-            key=key,
-            hook_id=hook.id,
-            occurrence=occurrence,
-            kind="approval" if approval is not None else "executor",
-            deadline=now + timedelta(seconds=approval.timeout_seconds) if approval else None,
-            created_at=now,
-            cause=cause,
-            subject=bound_answers(provisional, hook.binds, evaluation.live) if approval else None,
-            depth=depth,
-        )
-        if depth > KNOCK_ON_LIMIT and approval is None:
-            error = _loop_error(state.outbox, hook.id, cause)
-            entry = replaced(entry, status="failed", error=error, finished_at=now)
-            stopped.append(entry)
-        else:
-            added.append(entry)
-        outbox[key] = entry
+    added, stopped = raise_entries(provisional, evaluation, outbox, now, cause)
     new_state = replaced(
         state,
         hooks=evaluation.hooks,  # the evaluation's own (read-only); a store keeps a copy
@@ -406,28 +392,4 @@ def transition(
         dispatch=tuple(added),
         before=base.state.hooks,
         stopped=tuple(stopped),
-    )
-
-
-def _depth(outbox: Mapping[str, OutboxEntry], cause: str | None) -> int:
-    """The depth of the entries a commit applying ``cause``'s effects raises: one more than
-    the cause's when an executor's effects are applied, 0 otherwise (an answer, a decision)."""
-    entry = outbox.get(cause) if cause is not None else None
-    return entry.depth + 1 if entry is not None and entry.kind == "executor" else 0
-
-
-def _loop_error(outbox: Mapping[str, OutboxEntry], hook_id: str, cause: str | None) -> str:
-    """Why an entry was stopped at the knock-on limit, naming the hooks of the loop (the
-    chain of causes back to the last occurrence of ``hook_id``, oldest first)."""
-    chain = [hook_id]
-    entry = outbox.get(cause) if cause is not None else None
-    while entry is not None and len(chain) <= KNOCK_ON_LIMIT:
-        chain.append(entry.hook_id)
-        if entry.hook_id == hook_id:
-            break
-        entry = outbox.get(entry.cause) if entry.cause is not None else None
-    loop = " -> ".join(reversed(chain))
-    return (
-        f"{LOOP_STOPPED} ({loop}); {KNOCK_ON_LIMIT} executor commits in a row each raised the "
-        "next, so this one did not run. Fix the definition, then retry it"
     )
