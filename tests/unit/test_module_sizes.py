@@ -35,13 +35,8 @@ function, and why it stays whole."""
 
 TO_SPLIT: dict[str, str] = {
     # modules
-    "forms/app/memory.py": "owned by the commit loop (HLOOP) this wave; to split",
-    "forms/app/pages.py": "owned by the commit loop (HLOOP) this wave; to split",
-    "forms/app/approvals.py": "owned by the commit loop (HLOOP) this wave; to split",
     "formwork/bootstrap.py": "owned by the composition root (HROOT) this wave; to split",
     # functions
-    "forms/app/pages.py:form_page": "owned by the commit loop (HLOOP) this wave; to split",
-    "forms/app/approvals.py:_settle": "owned by the commit loop (HLOOP) this wave; to split",
 }
 """Past the limit because its owner is changing it this wave: to split, then to leave this
 list. Pruned by the lead as the splits land."""
