@@ -140,7 +140,7 @@ class AsyncFormwork:
         body = _wire.builder_call_body(call_id, chat, input, selection, cancelled)
         path = _wire.builder_tool_path(form_id, tool)
         answer = await self._send(attempts, "POST", path, json=body)
-        return _wire.result_of(answer, attempts)
+        return _wire.result_of(answer, attempts, builder=True)
 
     async def status(self, conversation_id: str) -> Status:
         """The status lines of the caller's open forms in the conversation (empty when there

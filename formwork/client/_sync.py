@@ -143,7 +143,7 @@ class Formwork:
         body = _wire.builder_call_body(call_id, chat, input, selection, cancelled)
         path = _wire.builder_tool_path(form_id, tool)
         answer = self._send(attempts, "POST", path, json=body)
-        return _wire.result_of(answer, attempts)
+        return _wire.result_of(answer, attempts, builder=True)
 
     def status(self, conversation_id: str) -> Status:
         """The status lines of the caller's open forms in the conversation (empty when there

@@ -107,11 +107,12 @@ def tool_list(answer: dict[str, Any], route: str = "GET /tools") -> list[dict[st
     return tools
 
 
-def result_of(answer: dict[str, Any], attempts: Attempts) -> ToolResult:
+def result_of(answer: dict[str, Any], attempts: Attempts, *, builder: bool = False) -> ToolResult:
     """A tool call's answer as a ``ToolResult``, read tolerantly (``read_result``): keys a
-    newer API sends that this client cannot type are kept as sent, and logged."""
+    newer API sends that this client cannot type are kept as sent, and logged. ``builder``:
+    a builder tool's answer (a read leads with ``ok`` and the draft, no sentence)."""
     try:
-        result = read_result(answer, attempts.tool_call_id or "", attempts.made)
+        result = read_result(answer, attempts.tool_call_id or "", attempts.made, builder=builder)
     except ValueError:
         raise ServiceUnavailable(
             f"{attempts.what}: the answer is not a tool result",

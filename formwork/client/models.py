@@ -30,12 +30,18 @@ ENVELOPE = frozenset({"ok", "summary", "error", "message", "hint"})
 """The keys every tool result leads with; an answer whose envelope does not read is refused."""
 
 
-def read_result(answer: Mapping[str, Any], tool_call_id: str, attempts: int = 1) -> ToolResult:
+def read_result(
+    answer: Mapping[str, Any], tool_call_id: str, attempts: int = 1, *, builder: bool = False
+) -> ToolResult:
     """``answer`` as a ``ToolResult``: typed whole when it can be; else typed without the
     keys outside the envelope that failed, which are kept as sent. ``ValueError`` when it is
     not a tool result: its envelope is not ``ok`` with ``summary``, or with ``error`` and
-    ``message``, each of its type (the document's ``anyOf``, checked here as well)."""
-    if not _leads(answer):
+    ``message``, each of its type (the document's ``anyOf``, checked here as well).
+
+    ``builder``: the answer is a builder tool's, whose reads (``inspect_form``) answer with
+    the draft and no sentence: ``ok`` true is enough for it to lead; a refusal still needs
+    ``error`` and ``message``."""
+    if not _leads(answer, builder=builder):
         raise ValueError("a tool result leads with ok, then summary, or error and message")
     try:
         return ToolResult.from_answer(answer, tool_call_id, attempts)
@@ -47,8 +53,11 @@ def read_result(answer: Mapping[str, Any], tool_call_id: str, attempts: int = 1)
     return ToolResult.from_answer(answer, tool_call_id, attempts, typed=typed)
 
 
-def _leads(answer: Mapping[str, Any]) -> bool:
-    """Whether ``answer`` leads as a tool result: ``summary``, or ``error`` and ``message``."""
+def _leads(answer: Mapping[str, Any], *, builder: bool) -> bool:
+    """Whether ``answer`` leads as a tool result: ``summary``, or ``error`` and ``message``
+    (a builder's success: ``ok`` true)."""
+    if builder and answer.get("ok") is True:
+        return True
     said = isinstance(answer.get("summary"), str)
     return said or all(isinstance(answer.get(key), str) for key in ("error", "message"))
 

@@ -849,3 +849,21 @@ def test_the_async_client_reads_a_newer_api_the_same() -> None:
 
     result = asyncio.run(session())
     assert result.ok and result.untyped == ("closed", "hooks") and result.to_dict() == NEWER
+
+
+def test_a_builder_read_leads_with_ok_and_the_draft_and_is_a_tool_result() -> None:
+    # GIVEN the builder's inspect_form answer: ok and the draft's outline, no sentence
+    answer = {"ok": True, "form_id": "contact", "version": 3, "outline": "Contact: email"}
+    # WHEN the client reads it as a builder call's answer
+    with Formwork("http://formwork.test", "t", transport=answering(answer)) as client:
+        result = client.builder_call("contact", "inspect_form", {}, tool_call_id="call_1")
+    # THEN it is a tool result, kept as sent; a form tool's answer of that shape still is not
+    assert result.ok and result.summary is None and result.to_dict() == answer
+    with pytest.raises(ServiceUnavailable, match="not"):
+        call_with(answer)
+    # AND a builder refusal without its message is not one either
+    with (
+        Formwork("http://formwork.test", "t", transport=answering({"ok": False})) as client,
+        pytest.raises(ServiceUnavailable, match="not"),
+    ):
+        client.builder_call("contact", "inspect_form", {}, tool_call_id="call_2")
