@@ -23,8 +23,9 @@ is not loaded through the package.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from forms.lazy import exports
 
 if TYPE_CHECKING:
     from forms.app.approvals import ApprovalQueue, ApprovalView, Approver, Decision, QueuedApproval
@@ -185,16 +186,4 @@ __all__ = [
 
 # Hidden from type checkers: ``from forms.app import Typo`` stays an error.
 if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> Any:
-        """A public name, imported from its module on first access and kept (PEP 562)."""
-        module = _EXPORTS.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    __getattr__, __dir__ = exports(globals(), _EXPORTS)  # forms.lazy: loaded on first read

@@ -7,8 +7,9 @@ callers use only code forms never loads the document model or the edit engine.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from forms.lazy import exports
 
 if TYPE_CHECKING:
     from forms.documents.build import ExecutorRegistry, compile_document, to_definition
@@ -59,16 +60,4 @@ __all__ = [
 ]
 
 if not TYPE_CHECKING:  # hidden from type checkers: a misspelt import stays an error
-
-    def __getattr__(name: str) -> Any:
-        """A public name, imported from its module on first access and kept (PEP 562)."""
-        module = _EXPORTS.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    __getattr__, __dir__ = exports(globals(), _EXPORTS)  # forms.lazy: loaded on first read

@@ -33,8 +33,9 @@ using one name loads its module, not the whole package.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from forms.lazy import exports
 
 if TYPE_CHECKING:
     from forms.memory.decay import (
@@ -187,16 +188,4 @@ __all__ = [
 
 
 if not TYPE_CHECKING:  # hidden from type checkers: ``from forms.memory import Typo`` stays an error
-
-    def __getattr__(name: str) -> Any:
-        """A public name, imported from its module on first access and kept (PEP 562)."""
-        module = _EXPORTS.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    __getattr__, __dir__ = exports(globals(), _EXPORTS)  # forms.lazy: loaded on first read

@@ -14,8 +14,9 @@ imported from it: a function loaded lazily under a module's name would stand in 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from forms.lazy import exports
 
 if TYPE_CHECKING:
     from forms.surface.facts import (
@@ -241,16 +242,4 @@ __all__ = [
 
 # Hidden from type checkers: ``from forms.surface import Typo`` stays an error.
 if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> Any:
-        """A public name, imported from its module on first access and kept (PEP 562)."""
-        module = _EXPORTS.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    __getattr__, __dir__ = exports(globals(), _EXPORTS)  # forms.lazy: loaded on first read

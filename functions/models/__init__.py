@@ -19,8 +19,9 @@ the error bodies, never the approvals', the builder's or memory's (``docs/perfor
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from forms.lazy import exports
 
 if TYPE_CHECKING:
     from forms.surface.tool_result import FieldRow, HandoverRef, HookRow, StepRow, ToolResult
@@ -221,16 +222,4 @@ __all__ = [
 
 # Hidden from type checkers: ``from functions.models import Typo`` stays an error.
 if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> Any:
-        """A public name, imported from its module on first access and kept (PEP 562)."""
-        module = _EXPORTS.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    __getattr__, __dir__ = exports(globals(), _EXPORTS)  # forms.lazy: loaded on first read
