@@ -45,8 +45,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime
 
-from pydantic import JsonValue
-
 from forms.app.builder_plans import (
     DraftCall,
     Grounds,
@@ -59,6 +57,7 @@ from forms.app.builder_plans import (
 from forms.app.builder_tools import (
     BUILDER_ARGUMENTS,
     CANCELLED,
+    BuilderAnswer,
     DraftView,
     InspectForm,
     LogLine,
@@ -104,7 +103,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
-Result = dict[str, JsonValue]
 
 
 class BuilderService:
@@ -148,7 +146,7 @@ class BuilderService:
         selection: Selection | Mapping[str, object] | None = None,
         cancelled: bool = False,
         chat: str | None = None,
-    ) -> Result:
+    ) -> BuilderAnswer:
         """One builder tool call on ``principal``'s tenant's draft of ``form_id``; the result
         is JSON for the model, every failure as data. ``chat`` is the chat that made the call:
         its tool-call ids are recorded as that chat's; without one, nothing is recorded."""
@@ -178,7 +176,7 @@ class BuilderService:
                 "tell the person.",
             }
 
-    def _inspect(self, sent: DraftCall) -> Result:
+    def _inspect(self, sent: DraftCall) -> BuilderAnswer:
         args = parse(InspectForm, sent.payload)
         draft = self._load(sent.tenant, sent.form_id)
         if draft is None:
@@ -186,12 +184,12 @@ class BuilderService:
         found = inspect(draft.document, args.scope, args.id, read_selection(sent.selection))
         return {"ok": True, **found}
 
-    def _write(self, sent: DraftCall) -> Result:
+    def _write(self, sent: DraftCall) -> BuilderAnswer:
         """Plan ``sent`` on the draft and commit it with its record, an attempt of the one
         commit loop; a refusal is recorded alone, a recorded id answers its first result."""
         grounds = Grounds(self.limits(sent.tenant), self.catalog)
 
-        def attempt(draft: Draft | None) -> Result:
+        def attempt(draft: Draft | None) -> BuilderAnswer:
             try:
                 result, commit = plan_call(draft, sent, self.clock(), grounds)
             except EditError as refused:
@@ -206,7 +204,9 @@ class BuilderService:
         except SizeLimit as refused:  # can never land as sent: the id keeps the refusal
             return self._record(sent.tenant, sent.form_id, sent.call, error_result(refused))
 
-    def _record(self, tenant: str, form_id: str, call: CallId, result: Result) -> Result:
+    def _record(
+        self, tenant: str, form_id: str, call: CallId, result: BuilderAnswer
+    ) -> BuilderAnswer:
         """Bind the id to a result that applied nothing; a retry gets the first result."""
         record = new_call(call, result, self.clock())
         if record is None:
@@ -217,7 +217,7 @@ class BuilderService:
             return self._replay(call, taken.record)
         return result
 
-    def _replay(self, call: CallId, record: CallRecord) -> Result:
+    def _replay(self, call: CallId, record: CallRecord) -> BuilderAnswer:
         return self.policy.replayed(call, record, self.clock())
 
     def _stored(self, tenant: str, form_id: str, person: str) -> dict[str, str] | None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from forms.app.builder_tools import BUILDER_ARGUMENTS, Result, moved
+from forms.app.builder_tools import BUILDER_ARGUMENTS, BuilderAnswer, moved
 from forms.app.calls import CallId
 from forms.documents import EditError, Limits, Selection, apply_edit
 from forms.documents.edit_parse import parse_arguments
@@ -59,7 +59,7 @@ class Grounds:
 
 def plan_call(
     draft: Draft | None, sent: DraftCall, now: datetime, grounds: Grounds
-) -> tuple[Result, DraftCommit]:
+) -> tuple[BuilderAnswer, DraftCommit]:
     """The result of ``sent`` on ``draft`` (None: there is none yet) and the commit that
     applies it with its record; ``EditError`` when it is refused."""
     call = sent.call
@@ -81,7 +81,7 @@ def plan_call(
 
 def _edited(
     draft: Draft | None, sent: DraftCall, now: datetime, grounds: Grounds
-) -> tuple[EditEntry, Result]:
+) -> tuple[EditEntry, BuilderAnswer]:
     """The edit ``sent`` makes to ``draft`` as the log's next entry, and its result."""
     call = sent.call
     given = arguments(sent.payload)
@@ -114,7 +114,7 @@ def _edited(
     return entry, edited.as_result()
 
 
-def new_call(call: CallId, result: Result, now: datetime) -> NewCall | None:
+def new_call(call: CallId, result: BuilderAnswer, now: datetime) -> NewCall | None:
     """The record of ``call`` answered ``result`` (None: a call recorded nowhere)."""
     if not call.recorded:
         return None

@@ -24,19 +24,22 @@ from forms.storage.drafts import Draft
 __all__ = [
     "BUILDER_ARGUMENTS",
     "CANCELLED",
+    "BuilderAnswer",
     "DraftView",
     "InspectForm",
     "LogLine",
     "NotPublishable",
     "RedoEdit",
-    "Result",
     "UndoEdit",
     "moved",
     "no_draft",
     "unknown_tool",
 ]
 
-Result = dict[str, JsonValue]
+BuilderAnswer = dict[str, JsonValue]
+"""What a builder tool call answers, as JSON for the model: ``ok``, then ``summary`` (an edit,
+a move), the draft's parts (``inspect_form``), or ``error``, ``message`` and ``hint``. Not the
+form tools' result (``forms.surface.tool_result.ToolResult``)."""
 
 
 class _Args(BaseModel):
@@ -67,7 +70,7 @@ BUILDER_ARGUMENTS: Mapping[str, type[BaseModel]] = {
     "redo_edit": RedoEdit,
 }
 """Every builder tool and the model of its arguments (the docstring is its description)."""
-CANCELLED: Result = {
+CANCELLED: BuilderAnswer = {
     "ok": False,
     "error": "cancelled",
     "message": "Cancelled: the person stopped the assistant or closed the panel; nothing was "
@@ -101,7 +104,7 @@ class DraftView:
     def document(self) -> FormDocument:
         return self.draft.document
 
-    def as_json(self) -> Result:
+    def as_json(self) -> dict[str, JsonValue]:
         draft = self.draft
         return {
             "form_id": draft.form_id,
@@ -127,7 +130,7 @@ class DraftView:
         }
 
 
-def moved(draft: Draft | None, way: Literal["undo", "redo"]) -> Result:
+def moved(draft: Draft | None, way: Literal["undo", "redo"]) -> BuilderAnswer:
     """The answer of an undo or redo on ``draft``; ``EditError`` when there is nothing to move
     to."""
     if draft is None:

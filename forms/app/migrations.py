@@ -42,8 +42,10 @@ from forms.storage.open_forms import OpenFormIndex
 if TYPE_CHECKING:
     from forms.app.service import FormService
 
-Outcome = Literal["moves", "fails", "no_path"]
-Result = Literal["moved", "failed", "no_path", "skipped", "busy"]
+PlanOutcome = Literal["moves", "fails", "no_path"]
+"""What a dry run says would happen to an instance (module docstring)."""
+RunOutcome = Literal["moved", "failed", "no_path", "skipped", "busy"]
+"""What the run did to an instance (``Migrated``)."""
 MAX_COMMIT_ATTEMPTS = 5
 """Commits of one instance's migration before it is left for the next run (``busy``)."""
 
@@ -57,7 +59,7 @@ class InstancePlan:
     conversation_id: str
     from_version: int
     to_version: int
-    outcome: Outcome
+    outcome: PlanOutcome
     moved: tuple[str, ...] = ()
     invalid: tuple[str, ...] = ()
     reason: str | None = None
@@ -79,7 +81,7 @@ class Migrated:
     closed or moved on meanwhile) or ``busy`` (it kept changing under the run)."""
 
     instance_id: str
-    result: Result
+    result: RunOutcome
     reason: str | None = None
 
 
@@ -123,7 +125,7 @@ def plan_instance(
     """What moving ``instance`` onto ``target`` does, and the commit that does it (None when it
     cannot move)."""
 
-    def plan(outcome: Outcome, **found: object) -> InstancePlan:
+    def plan(outcome: PlanOutcome, **found: object) -> InstancePlan:
         return InstancePlan(
             instance_id=instance.id,
             principal=instance.principal,
@@ -187,7 +189,7 @@ def _migrate_one(service: FormService, target: CompiledForm, instance: FormInsta
             return Migrated(current.id, "skipped", "closed or already moved")
         plan, commit = plan_instance(service.registry, target, current, service.clock())
         if commit is None:
-            result: Result = "failed" if plan.outcome == "fails" else "no_path"
+            result: RunOutcome = "failed" if plan.outcome == "fails" else "no_path"
             return Migrated(current.id, result, plan.reason)
         try:
             service.store.commit(commit)
@@ -206,7 +208,7 @@ class StartFailed(Exception):
 
 
 class MigrationStarter(Protocol):
-    """Starts the run (``workflows.migration_starter``, on Temporal) or joins the one going;
+    """Starts the run (``formwork.temporal.migration_starter``, on Temporal) or joins the one going;
     ``StartFailed`` when it cannot."""
 
     def start_migration(

@@ -20,13 +20,19 @@ A tool's refusal is data (``ToolResult.ok`` false, with ``error``, ``message``, 
 what no change of arguments can fix raises a ``ClientError``. A failed send and a ``busy``
 result are sent again under the same tool-call id, so a retry is a replay, never a second
 write (``formwork.client.retry``).
+
+``Status``, the old name of ``ConversationStatus``, still imports, with a
+``DeprecationWarning`` (it read as an instance's status, ``forms.statuses.Status``).
 """
+
+import warnings
+from typing import TYPE_CHECKING, Any
 
 from formwork.client._async import AsyncFormwork
 from formwork.client._sync import Formwork
 from formwork.client._wire import DEFAULT_TIMEOUT, Token, new_tool_call_id
 from formwork.client.errors import AuthError, ClientError, RequestRefused, ServiceUnavailable
-from formwork.client.models import BUSY, Status, ToolResult
+from formwork.client.models import BUSY, ConversationStatus, ToolResult
 from formwork.client.retry import NO_RETRY, Retry
 
 __all__ = [
@@ -36,12 +42,28 @@ __all__ = [
     "AsyncFormwork",
     "AuthError",
     "ClientError",
+    "ConversationStatus",
     "Formwork",
     "RequestRefused",
     "Retry",
     "ServiceUnavailable",
-    "Status",
     "Token",
     "ToolResult",
     "new_tool_call_id",
 ]
+
+if TYPE_CHECKING:
+    Status = ConversationStatus
+    """Deprecated: ``ConversationStatus``."""
+
+
+def __getattr__(name: str) -> Any:
+    """``Status``, the deprecated name of ``ConversationStatus``, with a warning."""
+    if name == "Status":
+        warnings.warn(
+            "formwork.client.Status is deprecated: use formwork.client.ConversationStatus",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return ConversationStatus
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,7 +12,7 @@ import httpx
 
 from formwork.client import _wire
 from formwork.client.errors import RequestRefused
-from formwork.client.models import Status, ToolResult
+from formwork.client.models import ConversationStatus, ToolResult
 from formwork.client.retry import Retry
 
 
@@ -142,7 +142,7 @@ class AsyncFormwork:
         answer = await self._send(attempts, "POST", path, json=body)
         return _wire.result_of(answer, attempts, builder=True)
 
-    async def status(self, conversation_id: str) -> Status:
+    async def status(self, conversation_id: str) -> ConversationStatus:
         """The status lines of the caller's open forms in the conversation (empty when there
         are none, or the caller has no form there)."""
         attempts = _wire.Attempts(self.retry, f"status of {conversation_id!r}")
@@ -150,7 +150,7 @@ class AsyncFormwork:
             answer = await self._send(attempts, "GET", _wire.status_path(conversation_id))
         except RequestRefused as refused:
             if _wire.is_no_forms(refused):
-                return Status(conversation_id=conversation_id, lines=[])
+                return ConversationStatus(conversation_id=conversation_id, lines=[])
             raise
         return _wire.status_of(answer, attempts)
 

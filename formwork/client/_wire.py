@@ -19,7 +19,7 @@ import httpx
 from pydantic import ValidationError
 
 from formwork.client.errors import AuthError, ClientError, RequestRefused, ServiceUnavailable
-from formwork.client.models import BUSY, Status, ToolResult, read_result
+from formwork.client.models import BUSY, ConversationStatus, ToolResult, read_result
 from formwork.client.retry import Retry
 
 _log = logging.getLogger("formwork.client")
@@ -129,10 +129,10 @@ def result_of(answer: dict[str, Any], attempts: Attempts, *, builder: bool = Fal
     return result
 
 
-def status_of(answer: dict[str, Any], attempts: Attempts) -> Status:
-    """A status route's answer as a ``Status``."""
+def status_of(answer: dict[str, Any], attempts: Attempts) -> ConversationStatus:
+    """A status route's answer as a ``ConversationStatus``."""
     try:
-        return Status.model_validate(answer)
+        return ConversationStatus.model_validate(answer)
     except ValidationError:
         raise ServiceUnavailable(
             f"{attempts.what}: the answer is not a conversation's status", status=200

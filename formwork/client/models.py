@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from forms.surface.tool_result import BUSY, ToolResult
 
-__all__ = ["BUSY", "ENVELOPE", "Status", "ToolResult", "read_result"]
+__all__ = ["BUSY", "ENVELOPE", "ConversationStatus", "ToolResult", "read_result"]
 
 ENVELOPE = frozenset({"ok", "summary", "error", "message", "hint"})
 """The keys every tool result leads with; an answer whose envelope does not read is refused."""
@@ -62,11 +62,11 @@ def _leads(answer: Mapping[str, Any], *, builder: bool) -> bool:
     return said or all(isinstance(answer.get(key), str) for key in ("error", "message"))
 
 
-class Status(BaseModel):
+class ConversationStatus(BaseModel):
     """A conversation's status lines, one per open form (with its ``later:`` and rejection
-    lines), for the system prompt. Empty when every form there is closed, and when the caller
-    has no form there at all (the API's 404, which is also what another principal's
-    conversation looks like)."""
+    lines), for the system prompt; not an instance's status (``forms.statuses.Status``).
+    Empty when every form there is closed, and when the caller has no form there at all (the
+    API's 404, which is also what another principal's conversation looks like)."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 

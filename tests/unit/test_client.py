@@ -39,10 +39,10 @@ from formwork.client import (
     AsyncFormwork,
     AuthError,
     Formwork,
+    ConversationStatus,
     RequestRefused,
     Retry,
     ServiceUnavailable,
-    Status,
     ToolResult,
 )
 from formwork.config import Settings
@@ -396,7 +396,7 @@ def test_the_waits_are_full_jitter_under_a_doubling_ceiling() -> None:
 
 def test_the_status_lines_are_the_services(client: Formwork, api: LocalApi) -> None:
     # GIVEN a conversation with no form yet: no lines (the API's 404)
-    assert client.status(CONVERSATION) == Status(conversation_id=CONVERSATION, lines=[])
+    assert client.status(CONVERSATION) == ConversationStatus(conversation_id=CONVERSATION, lines=[])
     # WHEN a claim is started
     client.call(CONVERSATION, "form_start", {"form": "travel-claim"}, "call_1")
     # THEN its status line is there, as the service gives it
@@ -646,7 +646,7 @@ def test_a_strict_call_sent_with_its_format_saves_only_what_was_given(
 
 
 def test_the_async_client_does_the_same(api: LocalApi, store: LosingStore) -> None:
-    async def session() -> tuple[list[dict[str, Any]], ToolResult, ToolResult, Status]:
+    async def session() -> tuple[list[dict[str, Any]], ToolResult, ToolResult, ConversationStatus]:
         async with AsyncFormwork(api.url, token="dev:alice", retry=QUICK) as client:
             tools = await client.tools(format="bedrock")
             started = await client.call(
@@ -729,17 +729,27 @@ def test_the_public_surface_is_pinned() -> None:
         "AsyncFormwork",
         "AuthError",
         "ClientError",
+        "ConversationStatus",
         "Formwork",
         "RequestRefused",
         "Retry",
         "ServiceUnavailable",
-        "Status",
         "Token",
         "ToolResult",
         "new_tool_call_id",
     }
     for name in formwork.client.__all__:
         assert getattr(formwork.client, name) is not None
+
+
+def test_status_is_the_deprecated_name_of_conversation_status() -> None:
+    # GIVEN the client's old name of a conversation's status lines (an instance's status is
+    # forms.statuses.Status)
+    # WHEN it is imported THEN it warns, and is the new one
+    with pytest.warns(DeprecationWarning, match="ConversationStatus"):
+        from formwork.client import Status
+    assert Status is ConversationStatus
+    assert "Status" not in formwork.client.__all__
 
 
 def test_errors_share_one_root() -> None:
