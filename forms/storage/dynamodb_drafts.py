@@ -35,24 +35,14 @@ partition listing its drafts::
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from datetime import datetime
 from typing import Any
 
 from forms.documents.model import STORED
-from forms.errors import CallRecorded, Conflict, NotFound, StoreError
+from forms.errors import StoreError
 from forms.instance import CallRecord, NewCall
-from forms.storage.drafts import (
-    Draft,
-    DraftCommit,
-    DraftStore,
-    DraftSummary,
-    EditEntry,
-    Redo,
-    apply_draft_commit,
-    head_texts,
-)
+from forms.storage.draft_model import copied, head_texts
+from forms.storage.drafts import Draft, DraftCommit, DraftStore, DraftSummary, EditEntry, Redo
 from forms.storage.dynamodb_requests import (
     CALL,
     call_put,
@@ -66,6 +56,7 @@ from forms.storage.dynamodb_requests import (
 from forms.storage.dynamodb_requests import escape as _escape
 from forms.storage.dynamodb_requests import n as _n
 from forms.storage.dynamodb_requests import s as _s
+from forms.storage.remembered import Remembered
 from forms.storage.sizes import too_large
 
 _HEAD = "HEAD"
@@ -73,7 +64,8 @@ _ENTRY = "E#"
 
 
 class DynamoDBDraftStore(DraftStore):
-    """Drafts in the forms table, through a low-level boto3 DynamoDB client."""
+    """Drafts in the forms table, through a low-level boto3 DynamoDB client: the primitives
+    of ``DraftStore``, whose logic is the port's."""
 
     def __init__(
         self,
@@ -85,122 +77,10 @@ class DynamoDBDraftStore(DraftStore):
     ) -> None:
         self._client = client
         self._table = table_name
-        self._remember = remember
         self._read_attempts = read_attempts
-        self._lock = threading.Lock()
-        self._known: OrderedDict[tuple[str, str], Draft | None] = OrderedDict()
+        self._known: Remembered[tuple[str, str], Draft] = Remembered(remember)
 
-    # ------------------------------------------------------------------ the port
-
-    def get(self, tenant: str, form_id: str) -> Draft:
-        draft = self._read_head(tenant, form_id)
-        if draft is None:
-            raise NotFound(f"no draft of form {form_id!r}")
-        return _copy(draft)
-
-    def commit(self, commit: DraftCommit) -> Draft:
-        tenant, form_id = commit.tenant, commit.form_id
-        found, current = self._recalled(tenant, form_id, commit.expected_version)
-        if not found:
-            current = self._read_head(tenant, form_id)
-        try:
-            applied = apply_draft_commit(current, commit, lambda i: self._entry(tenant, form_id, i))
-        except Conflict as stale:  # what this store read shows it: nothing written
-            now = _copied(stale.current)
-            raise Conflict(form_id, stale.expected, now, kind="draft") from None
-        pk = _draft_key(tenant, form_id)
-        current_text, redo_text = head_texts(applied)  # SizeLimit: nothing written
-        head = {
-            "pk": _s(pk),
-            "sk": _s(_HEAD),
-            "v": _n(applied.version),
-            "count": _n(applied.count),
-            "cursor": _n(applied.cursor),
-            "redo": _s(redo_text),
-            "current": _s(current_text),
-            "by": _s(applied.changed_by),
-            "at": _s(applied.changed_at.isoformat()),
-        }
-        if commit.expected_version == 0:
-            actions = [put_action(self._table, head, "attribute_not_exists(pk)")]
-        else:
-            actions = [
-                put_action(self._table, head, "v = :v", values={":v": _n(commit.expected_version)})
-            ]
-        if commit.edit is not None:
-            entry = {
-                "pk": _s(pk),
-                "sk": _s(_entry_sk(applied.cursor)),
-                "entry": head["current"],
-            }
-            actions.append(put_action(self._table, entry, "attribute_not_exists(pk)"))
-        actions.append(put_action(self._table, _line(applied), None))
-        if commit.call is not None:
-            actions.append(call_put(self._table, pk, commit.call))
-        try:
-            self._client.transact_write_items(TransactItems=actions)
-        except Exception as exc:
-            if item_too_large(exc):  # past what head_texts measured: refused all the same
-                raise too_large("draft", largest_item(actions), form_id) from None
-            if not isinstance(exc, self._client.exceptions.TransactionCanceledException):
-                raise
-            call = commit.call
-            raise refused(
-                exc,
-                kind="draft",
-                subject=form_id,
-                expected=commit.expected_version,
-                current=lambda: _copied(self._read_head(tenant, form_id)),
-                recorded=(lambda: self._recorded(pk, call)) if call is not None else None,
-            ) from None
-        self._keep(tenant, form_id, applied)
-        return _copy(applied)
-
-    def history(self, tenant: str, form_id: str) -> list[EditEntry]:
-        draft = self._read_head(tenant, form_id)
-        if draft is None:
-            raise NotFound(f"no draft of form {form_id!r}")
-        pk = _draft_key(tenant, form_id)
-        for _ in range(self._read_attempts):
-            entries = [
-                EditEntry.model_validate_json(item["entry"]["S"], context=STORED)
-                for item in query_items(
-                    self._client,
-                    self._table,
-                    pk,
-                    between=(_entry_sk(0), _entry_sk(draft.count - 1)),
-                )
-            ]
-            if len(entries) == draft.count:
-                return entries
-        raise StoreError(f"draft {form_id!r}: its edit log did not read whole")
-
-    def list_drafts(self, tenant: str) -> list[DraftSummary]:
-        items = query_items(self._client, self._table, _list_key(tenant))
-        return [
-            DraftSummary(
-                item["form_id"]["S"],
-                item["title"]["S"],
-                int(item["v"]["N"]),
-                int(item["count"]["N"]),
-                item["by"]["S"],
-                datetime.fromisoformat(item["at"]["S"]),
-            )
-            for item in items
-        ]
-
-    def record_call(self, tenant: str, form_id: str, call: NewCall) -> None:
-        pk = _draft_key(tenant, form_id)
-        try:
-            self._client.put_item(**call_put(self._table, pk, call)["Put"])
-        except self._client.exceptions.ConditionalCheckFailedException:
-            raise self._recorded(pk, call) from None
-
-    def get_call(self, tenant: str, form_id: str, call_id: str) -> CallRecord | None:
-        item = get_item(self._client, self._table, _draft_key(tenant, form_id), CALL + call_id)
-        return CallRecord.model_validate_json(item["record"]["S"]) if item is not None else None
-
-    # ------------------------------------------------------------------ inside
+    # ------------------------------------------------------------------ reading
 
     def _read_head(self, tenant: str, form_id: str) -> Draft | None:
         item = get_item(self._client, self._table, _draft_key(tenant, form_id), _HEAD)
@@ -217,37 +97,118 @@ class DynamoDBDraftStore(DraftStore):
                 item["by"]["S"],
                 datetime.fromisoformat(item["at"]["S"]),
             )
-        self._keep(tenant, form_id, draft)
+        self._known.keep((tenant, form_id), draft)
         return draft
 
-    def _entry(self, tenant: str, form_id: str, index: int) -> EditEntry:
+    def _planned_on(self, commit: DraftCommit) -> Draft | None:
+        where = (commit.tenant, commit.form_id)
+        found, known = self._known.at(where, commit.expected_version)
+        return known if found else self._read_head(*where)
+
+    def _read_entry(self, tenant: str, form_id: str, index: int) -> EditEntry:
         item = get_item(self._client, self._table, _draft_key(tenant, form_id), _entry_sk(index))
         if item is None:
             raise StoreError(f"draft {form_id!r}: entry {index} of its edit log is missing")
         return EditEntry.model_validate_json(item["entry"]["S"], context=STORED)
 
-    def _recalled(self, tenant: str, form_id: str, expected: int) -> tuple[bool, Draft | None]:
-        """The remembered head, when it is exactly the version ``expected`` (0: missing)."""
-        with self._lock:
-            key = (tenant, form_id)
-            if key not in self._known:
-                return False, None
-            known = self._known[key]
-        version = known.version if known is not None else 0
-        return (True, known) if version == expected else (False, None)
+    def _read_log(self, tenant: str, form_id: str) -> list[EditEntry] | None:
+        draft = self._read_head(tenant, form_id)
+        if draft is None:
+            return None
+        pk = _draft_key(tenant, form_id)
+        for _ in range(self._read_attempts):
+            entries = [
+                EditEntry.model_validate_json(item["entry"]["S"], context=STORED)
+                for item in query_items(
+                    self._client,
+                    self._table,
+                    pk,
+                    between=(_entry_sk(0), _entry_sk(draft.count - 1)),
+                )
+            ]
+            if len(entries) == draft.count:
+                return entries
+        raise StoreError(f"draft {form_id!r}: its edit log did not read whole")
 
-    def _keep(self, tenant: str, form_id: str, draft: Draft | None) -> None:
-        with self._lock:
-            self._known[(tenant, form_id)] = draft
-            self._known.move_to_end((tenant, form_id))
-            while len(self._known) > self._remember:
-                self._known.popitem(last=False)
+    def _read_lines(self, tenant: str) -> list[DraftSummary]:
+        items = query_items(self._client, self._table, _list_key(tenant))
+        return [
+            DraftSummary(
+                item["form_id"]["S"],
+                item["title"]["S"],
+                int(item["v"]["N"]),
+                int(item["count"]["N"]),
+                item["by"]["S"],
+                datetime.fromisoformat(item["at"]["S"]),
+            )
+            for item in items
+        ]
 
-    def _recorded(self, pk: str, call: NewCall) -> CallRecorded:
-        item = get_item(self._client, self._table, pk, CALL + call.call_id)
-        if item is None:  # pragma: no cover - a record is never deleted
-            raise StoreError(f"call {call.call_id} was refused but is not recorded")
-        return CallRecorded(call.call_id, CallRecord.model_validate_json(item["record"]["S"]))
+    def _read_call(self, tenant: str, form_id: str, call_id: str) -> CallRecord | None:
+        item = get_item(self._client, self._table, _draft_key(tenant, form_id), CALL + call_id)
+        return CallRecord.model_validate_json(item["record"]["S"]) if item is not None else None
+
+    # ------------------------------------------------------------------ writing
+
+    def _add_call(self, tenant: str, form_id: str, call: NewCall) -> bool:
+        put = call_put(self._table, _draft_key(tenant, form_id), call)["Put"]
+        try:
+            self._client.put_item(**put)
+        except self._client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+    def _write(self, commit: DraftCommit, applied: Draft) -> None:
+        tenant, form_id = commit.tenant, commit.form_id
+        actions = self._actions(commit, applied, head_texts(applied))  # SizeLimit: no write
+        try:
+            self._client.transact_write_items(TransactItems=actions)
+        except Exception as exc:
+            if item_too_large(exc):  # past what head_texts measured: refused all the same
+                raise too_large("draft", largest_item(actions), form_id) from None
+            if not isinstance(exc, self._client.exceptions.TransactionCanceledException):
+                raise
+            call = commit.call
+            raise refused(
+                exc,
+                kind="draft",
+                subject=form_id,
+                expected=commit.expected_version,
+                current=lambda: copied(self._read_head(tenant, form_id)),
+                recorded=(lambda: self._recorded(tenant, form_id, call)) if call else None,
+            ) from None
+        self._known.keep((tenant, form_id), applied)
+
+    def _actions(
+        self, commit: DraftCommit, applied: Draft, texts: tuple[str, str]
+    ) -> list[dict[str, Any]]:
+        """The transaction of a commit: the head (on the expected version), the new entry of
+        an edit, the list line and the call record (last)."""
+        pk = _draft_key(commit.tenant, commit.form_id)
+        current_text, redo_text = texts
+        head = {
+            "pk": _s(pk),
+            "sk": _s(_HEAD),
+            "v": _n(applied.version),
+            "count": _n(applied.count),
+            "cursor": _n(applied.cursor),
+            "redo": _s(redo_text),
+            "current": _s(current_text),
+            "by": _s(applied.changed_by),
+            "at": _s(applied.changed_at.isoformat()),
+        }
+        expected = commit.expected_version
+        if expected == 0:
+            actions = [put_action(self._table, head, "attribute_not_exists(pk)")]
+        else:
+            actions = [put_action(self._table, head, "v = :v", values={":v": _n(expected)})]
+        if commit.edit is not None:
+            entry = {"pk": _s(pk), "sk": _s(_entry_sk(applied.cursor)), "entry": head["current"]}
+            actions.append(put_action(self._table, entry, "attribute_not_exists(pk)"))
+        actions.append(put_action(self._table, _line(applied), None))
+        if commit.call is not None:
+            actions.append(call_put(self._table, pk, commit.call))
+        return actions
 
 
 def _line(draft: Draft) -> dict[str, Any]:
@@ -261,24 +222,6 @@ def _line(draft: Draft) -> dict[str, Any]:
         "by": _s(draft.changed_by),
         "at": _s(draft.changed_at.isoformat()),
     }
-
-
-def _copy(draft: Draft) -> Draft:
-    return Draft(
-        draft.tenant,
-        draft.form_id,
-        draft.version,
-        draft.count,
-        draft.cursor,
-        draft.current.model_copy(deep=True),
-        draft.redo,
-        draft.changed_by,
-        draft.changed_at,
-    )
-
-
-def _copied(draft: Draft | None) -> Draft | None:
-    return _copy(draft) if draft is not None else None
 
 
 def _draft_key(tenant: str, form_id: str) -> str:

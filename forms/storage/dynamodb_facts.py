@@ -37,8 +37,6 @@ another's.
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from typing import Any
 
 from forms.memory.facts import FactHead, FactRevision, MemorySettings
@@ -54,6 +52,7 @@ from forms.storage.dynamodb_requests import (
 from forms.storage.dynamodb_requests import n as _n
 from forms.storage.dynamodb_requests import s as _s
 from forms.storage.facts import FactStore, recorded, replay_key
+from forms.storage.remembered import Remembered
 from forms.storage.sizes import too_large
 
 _SETTINGS = "SETTINGS"
@@ -71,16 +70,14 @@ class DynamoDBFactStore(FactStore):
     def __init__(self, client: Any, table_name: str, *, remember: int = 1024) -> None:
         self._client = client
         self._table = table_name
-        self._remember = remember
-        self._lock = threading.Lock()
-        self._known: OrderedDict[tuple[str, str], FactHead | None] = OrderedDict()
+        self._known: Remembered[tuple[str, str], FactHead] = Remembered(remember)
 
     # ------------------------------------------------------------------ reading
 
     def _read_head(self, principal: str, key: str) -> FactHead | None:
         item = get_item(self._client, self._table, _partition(principal), _HEAD + _escape(key))
         head = FactHead.model_validate_json(item["head"]["S"]) if item is not None else None
-        self._keep(principal, key, head)
+        self._known.keep((principal, key), head)
         return head
 
     def _read_heads(self, principal: str) -> list[FactHead]:
@@ -89,7 +86,7 @@ class DynamoDBFactStore(FactStore):
             for item in query_items(self._client, self._table, _partition(principal), prefix=_HEAD)
         ]
         for head in heads:
-            self._keep(principal, head.key, head)
+            self._known.keep((principal, head.key), head)
         return heads
 
     def _read_history(self, principal: str, key: str) -> list[FactRevision]:
@@ -113,13 +110,8 @@ class DynamoDBFactStore(FactStore):
         return MemorySettings.model_validate_json(item["settings"]["S"]) if item else None
 
     def _planned_on(self, principal: str, key: str, version: int) -> FactHead | None:
-        with self._lock:
-            where = (principal, key)
-            if where in self._known:
-                known = self._known[where]
-                if (known.version if known is not None else 0) == version:
-                    return known
-        return self._read_head(principal, key)
+        found, known = self._known.at((principal, key), version)
+        return known if found else self._read_head(principal, key)
 
     # ------------------------------------------------------------------ writing
 
@@ -184,16 +176,9 @@ class DynamoDBFactStore(FactStore):
                 guarded=2,  # the head's version, and the revision's place
                 recorded=(lambda: recorded(revision)) if replay is not None else None,
             ) from None
-        self._keep(principal, revision.key, after)
+        self._known.keep((principal, revision.key), after)
 
     # ------------------------------------------------------------------ inside
-
-    def _keep(self, principal: str, key: str, head: FactHead | None) -> None:
-        with self._lock:
-            self._known[(principal, key)] = head
-            self._known.move_to_end((principal, key))
-            while len(self._known) > self._remember:
-                self._known.popitem(last=False)
 
     def _erase(self, pk: dict[str, str], key: str, seq: int) -> dict[str, Any]:
         return {
