@@ -74,9 +74,15 @@ class FormDocumentStore(ABC):
        (``document_text``) is refused with ``SizeLimit``, and nothing is stored.
     4. **Tenants are apart.** Nothing a method returns for one tenant was published by
        another; an unknown tenant has an empty catalog.
+
+    The port holds the logic (a publish: the next version, planned on the catalog as read,
+    refused on a stale ``expected``, tried again when another publish of the tenant landed
+    first; a missing version is ``NotFound``); adapters implement the primitives below.
     """
 
-    @abstractmethod
+    _attempts = 20
+    """How many publishes in a row may lose a race before one gives up (``StoreError``)."""
+
     def publish(
         self,
         tenant: str,
@@ -87,14 +93,49 @@ class FormDocumentStore(ABC):
         expected: int | None = None,
     ) -> Published:
         """Store ``document`` as the next version of its form in ``tenant``'s catalog."""
+        text = self._stored_text(document)  # SizeLimit: nothing stored
+        for _ in range(self._attempts):
+            forms, catalog_version = self._read_catalog(tenant)
+            latest = forms.get(document.id, 0)
+            if expected is not None and expected != latest:
+                raise PublishConflict(document.id, expected, latest)
+            published = Published(tenant, latest + 1, document, by, at)
+            if self._add(published, text, {**forms, document.id: latest + 1}, catalog_version):
+                return published
+        raise StoreError(f"form {document.id!r}: {self._attempts} publishes in a row lost a race")
 
-    @abstractmethod
     def published(self, tenant: str, form_id: str, version: int) -> Published:
         """One version of a tenant's form; ``NotFound`` when the tenant has no such version."""
+        found = self._read_version(tenant, form_id, version)
+        if found is None:
+            raise NotFound(f"no version {version} of form {form_id!r}")
+        return found
 
-    @abstractmethod
     def catalog(self, tenant: str) -> dict[str, int]:
         """The tenant's forms and each one's latest version, in the order first published."""
+        return self._read_catalog(tenant)[0]
+
+    # ------------------------------------------------------------------ primitives
+
+    @abstractmethod
+    def _stored_text(self, document: FormDocument) -> str:
+        """The JSON this adapter stores of ``document``: ``document_text``'s (its
+        ``SizeLimit`` refuses the document before anything is read or stored)."""
+
+    @abstractmethod
+    def _read_catalog(self, tenant: str) -> tuple[dict[str, int], int]:
+        """The tenant's catalog (form id -> latest version, in the order first published)
+        and its version, which every publish of the tenant moves on (0: none yet)."""
+
+    @abstractmethod
+    def _read_version(self, tenant: str, form_id: str, version: int) -> Published | None:
+        """One stored version, or None."""
+
+    @abstractmethod
+    def _add(self, published: Published, text: str, forms: dict[str, int], catalog: int) -> bool:
+        """Store ``published`` (``text`` its document's JSON) and ``forms`` as the tenant's
+        catalog at once, only if the catalog is still at version ``catalog``; False (nothing
+        stored) when another publish of the tenant landed first."""
 
 
 class InMemoryFormDocumentStore(FormDocumentStore):
@@ -104,34 +145,30 @@ class InMemoryFormDocumentStore(FormDocumentStore):
         self._lock = threading.Lock()
         self._versions: dict[tuple[str, str], list[Published]] = {}
         self._order: dict[str, list[str]] = {}
+        self._publishes: dict[str, int] = {}
+        """Per tenant, how many versions it published: its catalog's version."""
 
-    def publish(
-        self,
-        tenant: str,
-        document: FormDocument,
-        *,
-        by: str,
-        at: datetime,
-        expected: int | None = None,
-    ) -> Published:
-        document_text(document)  # SizeLimit: nothing stored
+    def _stored_text(self, document: FormDocument) -> str:
+        return document_text(document)
+
+    def _read_catalog(self, tenant: str) -> tuple[dict[str, int], int]:
         with self._lock:
-            versions = self._versions.setdefault((tenant, document.id), [])
-            if expected is not None and expected != len(versions):
-                raise PublishConflict(document.id, expected, len(versions))
-            if not versions:
-                self._order.setdefault(tenant, []).append(document.id)
-            published = Published(tenant, len(versions) + 1, document, by, at)
-            versions.append(published)
-            return published
+            forms = {f: len(self._versions[(tenant, f)]) for f in self._order.get(tenant, [])}
+            return forms, self._publishes.get(tenant, 0)
 
-    def published(self, tenant: str, form_id: str, version: int) -> Published:
+    def _read_version(self, tenant: str, form_id: str, version: int) -> Published | None:
         with self._lock:
             versions = self._versions.get((tenant, form_id), [])
-            if not 1 <= version <= len(versions):
-                raise NotFound(f"no version {version} of form {form_id!r}")
-            return versions[version - 1]
+            return versions[version - 1] if 1 <= version <= len(versions) else None
 
-    def catalog(self, tenant: str) -> dict[str, int]:
+    def _add(self, published: Published, text: str, forms: dict[str, int], catalog: int) -> bool:
+        tenant = published.tenant
         with self._lock:
-            return {f: len(self._versions[(tenant, f)]) for f in self._order.get(tenant, [])}
+            if self._publishes.get(tenant, 0) != catalog:
+                return False
+            self._publishes[tenant] = catalog + 1
+            versions = self._versions.setdefault((tenant, published.form_id), [])
+            if not versions:
+                self._order.setdefault(tenant, []).append(published.form_id)
+            versions.append(published)
+            return True

@@ -20,13 +20,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from forms.documents.model import STORED
-from forms.errors import NotFound, StoreError
-from forms.storage.documents import (
-    FormDocumentStore,
-    PublishConflict,
-    Published,
-    document_text,
-)
+from forms.storage.documents import FormDocumentStore, Published, document_text
 from forms.storage.dynamodb_requests import escape as _escape
 from forms.storage.dynamodb_requests import item_too_large
 from forms.storage.dynamodb_requests import s as _s
@@ -39,76 +33,64 @@ _CATALOG = "CATALOG"
 
 
 class DynamoDBFormDocumentStore(FormDocumentStore):
-    """Published documents in the forms table, through a low-level boto3 DynamoDB client."""
+    """Published documents in the forms table, through a low-level boto3 DynamoDB client: the
+    primitives of ``FormDocumentStore``, whose logic is the port's."""
 
     def __init__(self, client: Any, table_name: str, *, attempts: int = 20) -> None:
         self._client = client
         self._table = table_name
         self._attempts = attempts
 
-    def publish(
-        self,
-        tenant: str,
-        document: FormDocument,
-        *,
-        by: str,
-        at: datetime,
-        expected: int | None = None,
-    ) -> Published:
-        text = document_text(document)  # SizeLimit: nothing written
-        for _ in range(self._attempts):
-            forms, item_version = self._catalog(tenant)
-            latest = forms.get(document.id, 0)
-            if expected is not None and expected != latest:
-                raise PublishConflict(document.id, expected, latest)
-            version = latest + 1
-            forms[document.id] = version
-            catalog = {
-                "pk": _s(_catalog_key(tenant)),
-                "sk": _s(_CATALOG),
-                "forms": _s(json.dumps(forms)),
-                "v": {"N": str(item_version + 1)},
-            }
-            condition = "attribute_not_exists(pk)" if item_version == 0 else "v = :v"
-            catalog_put: dict[str, Any] = {
-                "TableName": self._table,
-                "Item": catalog,
-                "ConditionExpression": condition,
-            }
-            if item_version:
-                catalog_put["ExpressionAttributeValues"] = {":v": {"N": str(item_version)}}
-            version_put = {
-                "TableName": self._table,
-                "Item": {
-                    "pk": _s(_form_key(tenant, document.id)),
-                    "sk": _s(f"V#{version:06d}"),
-                    "document": _s(text),
-                    "by": _s(by),
-                    "at": _s(at.isoformat()),
-                },
-                "ConditionExpression": "attribute_not_exists(pk)",
-            }
-            try:
-                self._client.transact_write_items(
-                    TransactItems=[{"Put": catalog_put}, {"Put": version_put}]
-                )
-            except Exception as exc:
-                if item_too_large(exc):  # past what document_text measured: the same refusal
-                    raise too_large("published_version", text_bytes(text), document.id) from None
-                if isinstance(exc, self._client.exceptions.TransactionCanceledException):
-                    continue  # another publish of this tenant landed first: read again
-                raise
-            return Published(tenant, version, document, by, at)
-        raise StoreError(f"form {document.id!r}: {self._attempts} publishes in a row lost a race")
+    def _stored_text(self, document: FormDocument) -> str:
+        return document_text(document)
 
-    def published(self, tenant: str, form_id: str, version: int) -> Published:
+    def _add(self, published: Published, text: str, forms: dict[str, int], catalog: int) -> bool:
+        tenant, form_id = published.tenant, published.form_id
+        item = {
+            "pk": _s(_catalog_key(tenant)),
+            "sk": _s(_CATALOG),
+            "forms": _s(json.dumps(forms)),
+            "v": {"N": str(catalog + 1)},
+        }
+        condition = "attribute_not_exists(pk)" if catalog == 0 else "v = :v"
+        catalog_put: dict[str, Any] = {
+            "TableName": self._table,
+            "Item": item,
+            "ConditionExpression": condition,
+        }
+        if catalog:
+            catalog_put["ExpressionAttributeValues"] = {":v": {"N": str(catalog)}}
+        version_put = {
+            "TableName": self._table,
+            "Item": {
+                "pk": _s(_form_key(tenant, form_id)),
+                "sk": _s(f"V#{published.version:06d}"),
+                "document": _s(text),
+                "by": _s(published.by),
+                "at": _s(published.at.isoformat()),
+            },
+            "ConditionExpression": "attribute_not_exists(pk)",
+        }
+        try:
+            self._client.transact_write_items(
+                TransactItems=[{"Put": catalog_put}, {"Put": version_put}]
+            )
+        except Exception as exc:
+            if item_too_large(exc):  # past what document_text measured: the same refusal
+                raise too_large("published_version", text_bytes(text), form_id) from None
+            if isinstance(exc, self._client.exceptions.TransactionCanceledException):
+                return False  # another publish of this tenant landed first: read again
+            raise
+        return True
+
+    def _read_version(self, tenant: str, form_id: str, version: int) -> Published | None:
         item = self._client.get_item(
             TableName=self._table,
             Key={"pk": _s(_form_key(tenant, form_id)), "sk": _s(f"V#{version:06d}")},
             ConsistentRead=True,
         ).get("Item")
         if item is None:
-            raise NotFound(f"no version {version} of form {form_id!r}")
+            return None
         from forms.documents.model import FormDocument
 
         return Published(
@@ -119,11 +101,7 @@ class DynamoDBFormDocumentStore(FormDocumentStore):
             datetime.fromisoformat(item["at"]["S"]),
         )
 
-    def catalog(self, tenant: str) -> dict[str, int]:
-        return self._catalog(tenant)[0]
-
-    def _catalog(self, tenant: str) -> tuple[dict[str, int], int]:
-        """The tenant's catalog and its item's version (0: no catalog yet)."""
+    def _read_catalog(self, tenant: str) -> tuple[dict[str, int], int]:
         item = self._client.get_item(
             TableName=self._table,
             Key={"pk": _s(_catalog_key(tenant)), "sk": _s(_CATALOG)},
