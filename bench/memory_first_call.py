@@ -118,16 +118,16 @@ class _Probe:
 
 def _instrument(probe: _Probe, variant: str) -> None:
     """Wrap the builders and memory's steps so the probe sees them (nothing else changes)."""
-    import formwork.bootstrap as bootstrap_module
+    import formwork.application as application_module
     from forms.app import memory as memory_module
     from forms.memory import vocabulary as vocabulary_module
 
-    build_client = bootstrap_module.build_dynamodb_client
+    build_client = application_module.build_dynamodb_client  # type: ignore[attr-defined]
 
     def watched_client(settings: Any) -> Any:
         return probe.watch_client(build_client(settings))
 
-    bootstrap_module.build_dynamodb_client = watched_client
+    application_module.build_dynamodb_client = watched_client  # type: ignore[attr-defined]
 
     build_default = vocabulary_module._default
 

@@ -18,7 +18,7 @@ import pytest
 from forms import FormRegistry, InMemoryFormStore
 from forms.app.hooks import InProcessDispatcher
 from forms.examples import EXAMPLES
-from formwork import bootstrap
+from formwork import application, bootstrap
 from formwork.config import ConfigError, Settings
 from functions.local import LocalContext, invoke
 from infra.local.dynamodb import load_template
@@ -221,7 +221,7 @@ def test_an_app_builds_each_part_once_from_the_environment(
         built.append(settings)
         return REGISTRY
 
-    monkeypatch.setattr(bootstrap, "build_registry", build)
+    monkeypatch.setattr(application, "build_registry", build)
     monkeypatch.setenv("TENANT_CLAIM", "org")
     monkeypatch.delenv("TABLE_NAME", raising=False)
     monkeypatch.delenv("FORMWORK_DISPATCH", raising=False)

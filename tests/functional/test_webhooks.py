@@ -32,7 +32,7 @@ from forms.definition import Checkpoint, FormDef, Step, field
 from forms.effects import HandOver
 from forms.examples import EXAMPLES
 from forms.state import FormState, HookContext, Values
-from formwork import bootstrap
+from formwork import application, bootstrap, webhook_secrets
 from formwork.bootstrap import App
 from formwork.config import ConfigError, Settings
 from formwork.webhook_settings import WebhookSettings
@@ -1160,7 +1160,7 @@ def test_outbound_secrets_come_from_secrets_manager_under_their_own_prefix(
     client = FakeSecretsManager(
         {"formwork/webhooks/crm": SECRET, "formwork/notify/crm": NOTIFY_SECRET}
     )
-    monkeypatch.setattr(bootstrap, "build_secrets_client", lambda settings: client)
+    monkeypatch.setattr(webhook_secrets, "build_secrets_client", lambda settings: client)
     settings = WebhookSettings(sources=(("crm", CRM_LIMITS),))
     receiver = Receiver(204)
     secrets = outbound_secrets(settings)
@@ -1193,7 +1193,7 @@ def test_each_direction_reads_its_own_secrets_and_never_the_others(
 ) -> None:
     # GIVEN configured secrets on both sides
     static = [
-        bootstrap.build_secret_source(Settings(), WEBHOOKS, direction)
+        webhook_secrets.build_secret_source(Settings(), WEBHOOKS, direction)
         for direction in ("inbound", "outbound")
     ]
     # THEN each side holds only its own
@@ -1203,9 +1203,9 @@ def test_each_direction_reads_its_own_secrets_and_never_the_others(
     client = FakeSecretsManager(
         {"formwork/webhooks/crm": SECRET, "formwork/notify/crm": NOTIFY_SECRET}
     )
-    monkeypatch.setattr(bootstrap, "build_secrets_client", lambda settings: client)
+    monkeypatch.setattr(webhook_secrets, "build_secrets_client", lambda settings: client)
     managed = [
-        bootstrap.build_secret_source(Settings(), WebhookSettings(), direction)
+        webhook_secrets.build_secret_source(Settings(), WebhookSettings(), direction)
         for direction in ("inbound", "outbound")
     ]
     # THEN each side reads under its own prefix only
@@ -1221,13 +1221,13 @@ def test_an_app_builds_each_webhook_part_on_first_use_from_the_environment(
     monkeypatch.setenv("FORMWORK_NOTIFY_SECRETS", json.dumps({"crm": NOTIFY_SECRET}))
     monkeypatch.delenv("TABLE_NAME", raising=False)
     built: list[str] = []
-    real = bootstrap.build_secret_source
+    real = webhook_secrets.build_secret_source
 
     def counting(settings: Settings, webhooks: WebhookSettings, direction: Any) -> Any:
         built.append(direction)
         return real(settings, webhooks, direction)
 
-    monkeypatch.setattr(bootstrap, "build_secret_source", counting)
+    monkeypatch.setattr(application, "build_secret_source", counting)
     app = bootstrap.bootstrap()
     # WHEN the inbound secrets and the log are asked for, twice each
     inbound = app.secret_source("inbound")
