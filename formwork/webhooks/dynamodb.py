@@ -84,7 +84,8 @@ class DynamoDBDeliveryLog(DeliveryLog):
         except self._client.exceptions.ConditionalCheckFailedException as exc:
             old = exc.response.get("Item")
             current = _record(old) if old else self.get(record.source, record.delivery)
-            raise DeliveryConflict(current) from None
+            subject = f"{record.source}/{record.delivery}"
+            raise DeliveryConflict(current, subject=subject, expected=expected_version) from None
 
     def bind(
         self, source: str, signed: str, delivery: str, *, expires_at: datetime, now: datetime

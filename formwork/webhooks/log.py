@@ -28,6 +28,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from forms.errors import Conflict
 from formwork.webhooks.signing import DEFAULT_TOLERANCE, signed_digest
 
 DEFAULT_LEASE = timedelta(seconds=60)
@@ -57,12 +58,16 @@ class DeliveryRecord(BaseModel):
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
 
 
-class DeliveryConflict(Exception):
-    """A conditional write lost: ``current`` is what is stored now (None: nothing is)."""
+class DeliveryConflict(Conflict[DeliveryRecord]):
+    """A conditional write lost: ``current`` is what is stored now (None: nothing is). The one
+    compare-and-set conflict of every store (``forms.errors.Conflict``), of a delivery record:
+    ``subject`` is ``<source>/<delivery>``, ``expected`` the version the write expected (0:
+    none stored)."""
 
-    def __init__(self, current: DeliveryRecord | None) -> None:
-        super().__init__("the delivery record changed")
-        self.current = current
+    def __init__(
+        self, current: DeliveryRecord | None, *, subject: str = "", expected: int | None = None
+    ) -> None:
+        super().__init__(subject, expected or 0, current, kind="delivery")
 
 
 class DeliveryLog(ABC):

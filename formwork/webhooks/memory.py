@@ -29,7 +29,8 @@ class InMemoryDeliveryLog(DeliveryLog):
         with self._lock:
             current = self._records.get((record.source, record.delivery))
             if (current.version if current else None) != expected_version:
-                raise DeliveryConflict(_copy(current))
+                subject = f"{record.source}/{record.delivery}"
+                raise DeliveryConflict(_copy(current), subject=subject, expected=expected_version)
             self._records[(record.source, record.delivery)] = record.model_copy(deep=True)
 
     def bind(
