@@ -65,7 +65,15 @@ if TYPE_CHECKING:
         with_status_line,
     )
     from forms.surface.strict import NotStrict, strict_arguments, strict_definitions
-    from forms.surface.tool_result import BUSY, FieldRow, HandoverRef, HookRow, StepRow, ToolResult
+    from forms.surface.tool_result import (
+        BUSY,
+        ConversationStatus,
+        FieldRow,
+        HandoverRef,
+        HookRow,
+        StepRow,
+        ToolResult,
+    )
     from forms.surface.tools import (
         ID_PATTERN,
         TOOLS,
@@ -137,6 +145,7 @@ _EXPORTS = {
     "strict_arguments": "forms.surface.strict",
     "strict_definitions": "forms.surface.strict",
     "BUSY": "forms.surface.tool_result",
+    "ConversationStatus": "forms.surface.tool_result",
     "FieldRow": "forms.surface.tool_result",
     "HandoverRef": "forms.surface.tool_result",
     "HookRow": "forms.surface.tool_result",
@@ -179,6 +188,7 @@ __all__ = [
     "TOOLS_BY_NAME",
     "TOOL_FORMATS",
     "WRITES",
+    "ConversationStatus",
     "FieldRow",
     "FormAbandonArgs",
     "FormFillArgs",

@@ -1,5 +1,6 @@
 """A tool's result as one typed model: what the HTTP API documents (its OpenAPI schema), what
-the client returns and what the agents read, one class for all three.
+the client returns and what the agents read, one class for all three; and a conversation's
+status lines (``ConversationStatus``), one class for the API's document and the client alike.
 
 A result is built as plain data (``forms.surface.results``) and sent as JSON; ``ToolResult``
 is how a reader types it. It names the envelope every result leads with (``ok``, then
@@ -183,3 +184,22 @@ class ToolResult(BaseModel):
     def get(self, key: str, default: Any = None) -> Any:
         """One key of the result, named in the model or not."""
         return self.to_dict().get(key, default)
+
+
+class ConversationStatus(BaseModel):
+    """A conversation's status lines, one per open form (with its ``later:`` and rejection
+    lines), for the system prompt: what ``GET /conversations/{id}/status`` answers. Not an
+    instance's status (``forms.statuses.Status``). Empty when every form there is closed."""
+
+    # Built on first use: only the status route and the client's status() read it.
+    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
+
+    conversation_id: str
+    lines: list[str] = Field(
+        description="Tier-0 status lines of the conversation's open forms, for the system prompt"
+    )
+
+    @property
+    def text(self) -> str:
+        """The lines as one block of text."""
+        return "\n".join(self.lines)

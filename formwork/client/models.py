@@ -1,4 +1,5 @@
-"""What the API answers, typed: a tool call's result and a conversation's status lines.
+"""What the API answers, typed: a tool call's result and a conversation's status lines
+(``ConversationStatus``, the model the API's document is built from as well).
 
 A tool call's result is ``forms.surface.ToolResult``, the model the API's own document is built
 from: ``ok``, then ``summary`` (success) or ``error``, ``message`` and ``hint`` (a refusal, as
@@ -20,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
-from forms.surface.tool_result import BUSY, ToolResult
+from forms.surface.tool_result import BUSY, ConversationStatus, ToolResult
 
 __all__ = ["BUSY", "ENVELOPE", "ConversationStatus", "ToolResult", "read_result"]
 
@@ -60,20 +61,3 @@ def _leads(answer: Mapping[str, Any], *, builder: bool) -> bool:
         return True
     said = isinstance(answer.get("summary"), str)
     return said or all(isinstance(answer.get(key), str) for key in ("error", "message"))
-
-
-class ConversationStatus(BaseModel):
-    """A conversation's status lines, one per open form (with its ``later:`` and rejection
-    lines), for the system prompt; not an instance's status (``forms.statuses.Status``).
-    Empty when every form there is closed, and when the caller has no form there at all (the
-    API's 404, which is also what another principal's conversation looks like)."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
-
-    conversation_id: str
-    lines: list[str]
-
-    @property
-    def text(self) -> str:
-        """The lines as one block of text."""
-        return "\n".join(self.lines)

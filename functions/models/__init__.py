@@ -24,7 +24,14 @@ from typing import TYPE_CHECKING
 from forms.lazy import exports
 
 if TYPE_CHECKING:
-    from forms.surface.tool_result import FieldRow, HandoverRef, HookRow, StepRow, ToolResult
+    from forms.surface.tool_result import (
+        ConversationStatus,
+        FieldRow,
+        HandoverRef,
+        HookRow,
+        StepRow,
+        ToolResult,
+    )
     from forms.surface.tools import ID_PATTERN
     from functions.models.approvals import (
         MAX_NOTE_CHARS,
@@ -86,7 +93,7 @@ if TYPE_CHECKING:
         MemorySettingsBody,
         MemorySettingsRequest,
     )
-    from functions.models.tools import ConversationStatus, ToolCallRequest, ToolList, WebhookOutcome
+    from functions.models.tools import ToolCallRequest, ToolList, WebhookOutcome
 
 _EXPORTS: dict[str, str] = {
     "FieldRow": "forms.surface.tool_result",
@@ -147,7 +154,7 @@ _EXPORTS: dict[str, str] = {
     "MemoryRefusal": "functions.models.memory",
     "MemorySettingsBody": "functions.models.memory",
     "MemorySettingsRequest": "functions.models.memory",
-    "ConversationStatus": "functions.models.tools",
+    "ConversationStatus": "forms.surface.tool_result",
     "ToolCallRequest": "functions.models.tools",
     "ToolList": "functions.models.tools",
     "WebhookOutcome": "functions.models.tools",

@@ -44,15 +44,6 @@ class ToolList(BaseModel):
     )
 
 
-class ConversationStatus(BaseModel):
-    model_config = ON_FIRST_USE
-
-    conversation_id: str
-    lines: list[str] = Field(
-        description="Tier-0 status lines of the conversation's open forms, for the system prompt"
-    )
-
-
 class WebhookOutcome(BaseModel):
     """The 201 (and, replayed, 200) of ``POST /webhooks/{source}`` (docs/webhooks.md)."""
 
