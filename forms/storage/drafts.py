@@ -16,8 +16,9 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-from forms.errors import CallRecorded, Conflict, NotFound, StoreError
+from forms.errors import CallRecorded, Conflict, NotFound
 from forms.instance import CallRecord, NewCall
+from forms.storage.calls import CALL_PRIMITIVES, CallRecords
 from forms.storage.draft_model import (
     Draft,
     DraftCommit,
@@ -50,7 +51,7 @@ __all__ = [
 ]
 
 
-class DraftStore:
+class DraftStore(CallRecords):
     """Where a tenant's drafts, their edit logs and their call records live.
 
     The builder relies on these promises, and on nothing else:
@@ -111,7 +112,7 @@ class DraftStore:
 
     def get_call(self, tenant: str, form_id: str, call_id: str) -> CallRecord | None:
         """The first record of ``call_id`` for this draft, or None."""
-        return self._read_call(tenant, form_id, call_id)
+        return self._read_call(tenant, form_id, call_id)  # CallRecords' primitive
 
     # ------------------------------------------------------------------ writing
 
@@ -135,15 +136,7 @@ class DraftStore:
     def record_call(self, tenant: str, form_id: str, call: NewCall) -> None:
         """Record a call that changed no draft; ``CallRecorded`` if the id is taken. A draft
         need not exist (a call refused before ``create_form`` is recorded too)."""
-        if not self._add_call(tenant, form_id, call):
-            raise self._recorded(tenant, form_id, call)
-
-    def _recorded(self, tenant: str, form_id: str, call: NewCall) -> CallRecorded:
-        """The refusal of ``call`` whose id the draft recorded, with the first record."""
-        first = self._read_call(tenant, form_id, call.call_id)
-        if first is None:  # pragma: no cover - a record is never deleted
-            raise StoreError(f"call {call.call_id} was refused but is not recorded")
-        return CallRecorded(call.call_id, first)
+        self._record_call(tenant, form_id, call)
 
     # ------------------------------------------------------------------ primitives
 
@@ -169,14 +162,6 @@ class DraftStore:
         """Every draft of the tenant as a line of a list, in any order."""
         raise NotImplementedError
 
-    def _read_call(self, tenant: str, form_id: str, call_id: str) -> CallRecord | None:
-        """The stored record of ``call_id`` (the caller's own copy), or None."""
-        raise NotImplementedError
-
-    def _add_call(self, tenant: str, form_id: str, call: NewCall) -> bool:
-        """Store ``call``'s record unless its id is taken (False, nothing stored)."""
-        raise NotImplementedError
-
     def _write(self, commit: DraftCommit, applied: Draft) -> None:
         """Store ``applied`` (the head after ``commit``), its new entry for an edit, and the
         call's record, at once, only if the stored version is still
@@ -186,15 +171,7 @@ class DraftStore:
         raise NotImplementedError
 
 
-PRIMITIVES = (
-    "_read_head",
-    "_read_entry",
-    "_read_log",
-    "_read_lines",
-    "_read_call",
-    "_add_call",
-    "_write",
-)
+PRIMITIVES = ("_read_head", "_read_entry", "_read_log", "_read_lines", "_write", *CALL_PRIMITIVES)
 """What a ``DraftStore`` adapter implements (``_planned_on`` it may)."""
 
 

@@ -47,7 +47,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from forms.errors import AlreadyExists, CallRecorded, NotFound, StoreError
+from forms.errors import AlreadyExists, NotFound, StoreError
 from forms.instance import CallRecord, Commit, FormInstance, NewCall, Revision, apply_commit
 from forms.storage.approvals import ApprovalIndex, approval_place
 from forms.storage.due import DueIndex, due_place
@@ -75,11 +75,13 @@ from forms.storage.dynamodb_reads import (
 )
 from forms.storage.dynamodb_requests import (
     CHECK_FAILED,
+    add_call,
     call_put,
     item_too_large,
     largest_item,
     put_action,
     query_items,
+    read_call,
     refused,
     transact,
 )
@@ -154,21 +156,19 @@ class DynamoDBFormStore(
         except self._client.exceptions.TransactionCanceledException as exc:
             codes = _reason_codes(exc)
             if call is not None and codes[-1:] == [CHECK_FAILED]:
-                raise self._recorded(home[0], call) from None
+                raise self._recorded(stored.principal, stored.conversation_id, call) from None
             if CHECK_FAILED in codes:
                 raise AlreadyExists(f"instance {stored.id} already exists") from None
             raise
         self._keep(known, home)
 
-    def record_call(self, principal: str, conversation_id: str, call: NewCall) -> None:
-        conversation = conversation_key(principal, conversation_id)
-        try:
-            self._client.put_item(**call_put(self._table, conversation, call)["Put"])
-        except self._client.exceptions.ConditionalCheckFailedException:
-            raise self._recorded(conversation, call) from None
+    def _add_call(self, principal: str, conversation_id: str, call: NewCall) -> bool:
+        pk = conversation_key(principal, conversation_id)
+        return add_call(self._client, self._table, pk, call)
 
-    def get_call(self, principal: str, conversation_id: str, call_id: str) -> CallRecord | None:
-        return self._get_call(conversation_key(principal, conversation_id), call_id)
+    def _read_call(self, principal: str, conversation_id: str, call_id: str) -> CallRecord | None:
+        pk = conversation_key(principal, conversation_id)
+        return read_call(self._client, self._table, pk, call_id)
 
     def get(self, instance_id: str) -> FormInstance:
         known = self._read(instance_id)
@@ -195,7 +195,7 @@ class DynamoDBFormStore(
             self._client.exceptions.ConditionalCheckFailedException,
             self._client.exceptions.TransactionCanceledException,
         ) as exc:
-            raise self._refused(exc, commit, home) from None
+            raise self._refused(exc, commit, after.instance, home) from None
         self._keep(after, home)
         return after.instance.snapshot()
 
@@ -220,7 +220,7 @@ class DynamoDBFormStore(
         try:
             transact(self._client, actions)
         except self._client.exceptions.TransactionCanceledException as exc:
-            error = self._refused(exc, commit, home)
+            error = self._refused(exc, commit, applied, home)
             if type(error) is StoreError and CHECK_FAILED in _reason_codes(exc)[closing:]:
                 raise AlreadyExists(f"instance {started.id} already exists") from None
             raise error from None
@@ -290,17 +290,19 @@ class DynamoDBFormStore(
         items = revision_items(instance_key(instance_id), version, appended, self._max_item_bytes)
         return [put_action(self._table, item, "attribute_not_exists(pk)") for item in items]
 
-    def _refused(self, exc: Any, commit: Commit, home: tuple[str, str]) -> StoreError:
-        """The port's error for a cancelled commit (``refused``): the call's id taken, a
-        conflict carrying the instance read again, or the codes."""
-        call = commit.call
+    def _refused(
+        self, exc: Any, commit: Commit, instance: FormInstance, home: tuple[str, str]
+    ) -> StoreError:
+        """The port's error for a cancelled commit of ``instance`` (``refused``): the call's
+        id taken, a conflict carrying the instance read again, or the codes."""
+        call, owner = commit.call, (instance.principal, instance.conversation_id)
         return refused(
             exc,
             kind="instance",
             subject=commit.instance_id,
             expected=commit.expected_version,
             current=lambda: self._current(commit.instance_id, home),
-            recorded=(lambda: self._recorded(home[0], call)) if call is not None else None,
+            recorded=(lambda: self._recorded(*owner, call)) if call is not None else None,
         )
 
     def _current(self, instance_id: str, home: tuple[str, str]) -> FormInstance:
@@ -309,13 +311,6 @@ class DynamoDBFormStore(
         if fresh is None:
             raise NotFound(f"instance {instance_id} not found")
         return fresh.instance.snapshot()
-
-    def _recorded(self, conversation: str, call: NewCall) -> CallRecorded:
-        """The error for a call whose id a conditional put found taken, with the first record."""
-        first = self._get_call(conversation, call.call_id)
-        if first is None:  # deleted in between (a table TTL); the write was still refused
-            raise StoreError(f"tool call {call.call_id} was refused as recorded but is gone")
-        return CallRecorded(call.call_id, first)
 
     # ------------------------------------------------------------------ writing
 

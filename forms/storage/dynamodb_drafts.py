@@ -44,13 +44,14 @@ from forms.instance import CallRecord, NewCall
 from forms.storage.draft_model import copied, head_texts
 from forms.storage.drafts import Draft, DraftCommit, DraftStore, DraftSummary, EditEntry, Redo
 from forms.storage.dynamodb_requests import (
-    CALL,
+    add_call,
     call_put,
     get_item,
     item_too_large,
     largest_item,
     put_action,
     query_items,
+    read_call,
     refused,
 )
 from forms.storage.dynamodb_requests import escape as _escape
@@ -145,18 +146,12 @@ class DynamoDBDraftStore(DraftStore):
         ]
 
     def _read_call(self, tenant: str, form_id: str, call_id: str) -> CallRecord | None:
-        item = get_item(self._client, self._table, _draft_key(tenant, form_id), CALL + call_id)
-        return CallRecord.model_validate_json(item["record"]["S"]) if item is not None else None
+        return read_call(self._client, self._table, _draft_key(tenant, form_id), call_id)
 
     # ------------------------------------------------------------------ writing
 
     def _add_call(self, tenant: str, form_id: str, call: NewCall) -> bool:
-        put = call_put(self._table, _draft_key(tenant, form_id), call)["Put"]
-        try:
-            self._client.put_item(**put)
-        except self._client.exceptions.ConditionalCheckFailedException:
-            return False
-        return True
+        return add_call(self._client, self._table, _draft_key(tenant, form_id), call)
 
     def _write(self, commit: DraftCommit, applied: Draft) -> None:
         tenant, form_id = commit.tenant, commit.form_id

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from forms.errors import StoreError
-from forms.instance import CallRecord, FieldHistory, FormInstance, InstanceState, Revision
+from forms.instance import FieldHistory, FormInstance, InstanceState, Revision
 from forms.storage.dynamodb_items import (
     HOME_SK,
     REVISIONS,
@@ -25,7 +25,7 @@ from forms.storage.dynamodb_items import (
     instance_key,
     item_key,
 )
-from forms.storage.dynamodb_requests import CALL, query_items
+from forms.storage.dynamodb_requests import query_items
 from forms.storage.dynamodb_requests import s as _s
 
 APPROVAL_INDEX = "approvals"
@@ -190,12 +190,6 @@ class InstanceReads:
         if found is None or found.instance.version != version:
             return None
         return found
-
-    def _get_call(self, conversation: str, call_id: str) -> CallRecord | None:
-        found = self._client.get_item(
-            TableName=self._table, Key=item_key(conversation, CALL + call_id), ConsistentRead=True
-        ).get("Item")
-        return CallRecord.model_validate_json(found["record"]["S"]) if found else None
 
     # ------------------------------------------------------------------ the indexes
 

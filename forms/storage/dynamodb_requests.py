@@ -2,7 +2,8 @@
 cancelled write and the port's error for one (``refused``: the one place DynamoDB's
 ``ConditionalCheckFailed`` and ``TransactionConflict`` become ``CallRecorded`` or
 ``Conflict``), and the three requests they all make (a strongly consistent GetItem, a
-strongly consistent paged Query of one partition, a Put action for a transaction).
+strongly consistent paged Query of one partition, a Put action for a transaction), and a
+call record's two primitives (``add_call``, ``read_call``).
 
 Every adapter keeps its own key layout (``docs/dynamodb.md``); this is only the wire. The
 clients are boto3's ``dynamodb`` clients (low level, attribute values typed as ``{"S": ...}``),
@@ -16,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from forms.errors import CallRecorded, Conflict, StoreError
-from forms.instance import NewCall
+from forms.instance import CallRecord, NewCall
 
 MAX_TRANSACTION_ACTIONS = 100
 """DynamoDB's limit on the actions of one TransactWriteItems."""
@@ -164,6 +165,23 @@ def call_put(table: str, pk: str, call: NewCall) -> dict[str, Any]:
     written once: its ``attribute_not_exists`` is what refuses the id a second time."""
     item = {"pk": s(pk), "sk": s(CALL + call.call_id), "record": s(call.record.model_dump_json())}
     return put_action(table, item, "attribute_not_exists(pk)")
+
+
+def add_call(client: Any, table: str, pk: str, call: NewCall) -> bool:
+    """Put a call's record in partition ``pk`` unless its id is taken there (False): the
+    ``_add_call`` primitive of ``forms.storage.calls.CallRecords``, one conditional PutItem."""
+    try:
+        client.put_item(**call_put(table, pk, call)["Put"])
+    except client.exceptions.ConditionalCheckFailedException:
+        return False
+    return True
+
+
+def read_call(client: Any, table: str, pk: str, call_id: str) -> CallRecord | None:
+    """The record of ``call_id`` in partition ``pk``, strongly consistent, or None: the
+    ``_read_call`` primitive of ``forms.storage.calls.CallRecords``, one GetItem."""
+    item = get_item(client, table, pk, CALL + call_id)
+    return CallRecord.model_validate_json(item["record"]["S"]) if item is not None else None
 
 
 def transact(client: Any, actions: list[dict[str, Any]]) -> None:

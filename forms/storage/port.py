@@ -6,9 +6,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 
 from forms.instance import CallRecord, Commit, FormInstance, InstanceState, NewCall
+from forms.storage.calls import CallRecords
 
 
-class FormStore(ABC):
+class FormStore(CallRecords, ABC):
     """Where form instances live between tool calls.
 
     The engine relies on these promises, and on nothing else:
@@ -54,13 +55,13 @@ class FormStore(ABC):
         ``call``'s id (nothing is stored).
         """
 
-    @abstractmethod
     def record_call(self, principal: str, conversation_id: str, call: NewCall) -> None:
         """Record a call that changed no instance; ``CallRecorded`` if its id is taken."""
+        self._record_call(principal, conversation_id, call)
 
-    @abstractmethod
     def get_call(self, principal: str, conversation_id: str, call_id: str) -> CallRecord | None:
         """The record of ``call_id`` in this principal's conversation, or None."""
+        return self._read_call(principal, conversation_id, call_id)
 
     @abstractmethod
     def get(self, instance_id: str) -> FormInstance:
