@@ -81,7 +81,7 @@ $(BROWSER_STAMP): $(BROWSER_TOOLS)/package.json $(BROWSER_TOOLS)/package-lock.js
 DYNAMODB ?= $(or $(FORMWORK_LOCAL_DYNAMODB),dynamodb-local)
 STACK_DEPS := $(STAMP) $(if $(filter moto,$(DYNAMODB)),,$(DDB_LOCAL_STAMP))
 
-# ARGS: options of formwork dev (python -m infra.local) for make dev (--json-logs, --port...).
+# ARGS: options of formwork dev (python -m formwork.infra.local) for make dev (--json-logs, --port...).
 ARGS ?=
 
 dev: $(STACK_DEPS)
@@ -95,7 +95,7 @@ CONVERSATION ?= demo
 URL ?= http://127.0.0.1:3000
 page-link: $(STAMP)
 	@test -n "$(INSTANCE)$(MEMORY)$(CANVAS)" || { echo "make page-link INSTANCE=fi_... | MEMORY=1 | CANVAS=form-id (make dev's banner names them)" >&2; exit 2; }
-	@$(BIN)/python -m infra.local.page_link \
+	@$(BIN)/python -m formwork.infra.local.page_link \
 		$(if $(CANVAS),--canvas "$(CANVAS)",$(if $(MEMORY),--memory,--instance "$(INSTANCE)" --conversation "$(CONVERSATION)")) \
 		$(if $(TOKEN),--token "$(TOKEN)") --url "$(URL)"
 
@@ -189,13 +189,20 @@ LAMBDA_PYTHON ?= python3.11
 # same artifact for this kind of machine (the worker artifact's test runs it here).
 LAMBDA_ARCH ?= aarch64
 LAMBDA_PLATFORM := --platform manylinux2014_$(LAMBDA_ARCH) --implementation cp --python-version 3.11 --only-binary=:all:
+# The shells ship inside the formwork package (README, "Layout"):
+# functions/ is formwork.aws and workflows/ formwork.temporal, symlinks in the source tree
+# (formwork/aws, formwork/temporal) that the artifact replaces with copies; the local stack
+# (formwork/infra) and the demo (formwork/examples) are not shipped to Lambda.
 build-ToolsFunction build-RelayFunction build-SweeperFunction build-BedrockAgentFunction \
 		build-WorkerBacklogFunction:
 	@$(LAMBDA_PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' || { echo \
 		"LAMBDA_PYTHON=$(LAMBDA_PYTHON) is not Python 3.11 (the functions' runtime)" >&2; exit 1; }
 	$(LAMBDA_PYTHON) -m pip install --quiet --no-compile --target "$(ARTIFACTS_DIR)" \
 		$(LAMBDA_PLATFORM) -r $(LOCK) $(if $(FORMS_REQUIREMENTS),-r "$(FORMS_REQUIREMENTS)")
-	cp -r forms formwork functions workflows $(FORMS_SOURCE) "$(ARTIFACTS_DIR)/"
+	cp -r forms formwork $(FORMS_SOURCE) "$(ARTIFACTS_DIR)/"
+	cd "$(ARTIFACTS_DIR)/formwork" && rm aws temporal infra examples
+	cp -r functions "$(ARTIFACTS_DIR)/formwork/aws"
+	cp -r workflows "$(ARTIFACTS_DIR)/formwork/temporal"
 	find "$(ARTIFACTS_DIR)" -name __pycache__ -type d -prune -exec rm -rf {} +
 	$(LAMBDA_PYTHON) -m compileall -q -j 0 --invalidation-mode unchecked-hash -s "$(ARTIFACTS_DIR)" -p /var/task "$(ARTIFACTS_DIR)"
 
@@ -209,12 +216,12 @@ worker-artifact: $(STAMP)
 		$(BIN)/formwork check $(FORMS))
 	rm -rf $(WORKER_STAGE)
 	$(MAKE) --no-print-directory build-ToolsFunction ARTIFACTS_DIR=$(abspath $(WORKER_STAGE))
-	$(BIN)/python -m infra.worker_artifact $(WORKER_STAGE) --out $(WORKER_DIST)
+	$(BIN)/python -m formwork.infra.worker_artifact $(WORKER_STAGE) --out $(WORKER_DIST)
 
 # Re-resolve the Lambda artifact's packages (newest versions the ranges in pyproject.toml allow)
 # and pin them; make venv then installs the development environment under the new pins.
 lock: $(STAMP)
-	$(BIN)/python -m infra.lock
+	$(BIN)/python -m formwork.infra.lock
 
 # The event histories of every workflow type (tests/temporal/histories), recorded on the
 # time-skipping test server with the production worker. tests/temporal/test_replay.py replays

@@ -1,6 +1,6 @@
 """Backend performance (issue 5, section 2): prints tables, asserts nothing.
 
-1. One ``form_fill`` end to end: ``FormService.call``, ``functions.api.lambda_handler``
+1. One ``form_fill`` end to end: ``FormService.call``, ``formwork.aws.api.lambda_handler``
    in-process (in-memory and DynamoDB stores), and over the local HTTP API. Median and p99.
 2. DynamoDB requests per tool call by kind (read, write, conflict), from boto3's event hooks.
 3. Cold start: import time of each Lambda handler module, as a ratio to ``import boto3`` timed
@@ -38,8 +38,8 @@ from bench.backend.stats import duration, ratio, table
 from bench.reports import stamped
 from bench.runs import RESULTS as RESULTS_DIR
 from bench.runs import output_dir
-from infra.local.dynamodb import LocalDynamoDB
-from infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.dynamodb import LocalDynamoDB
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
 
 RESULTS = RESULTS_DIR / "perf.md"
 ELSEWHERE = (
@@ -103,15 +103,15 @@ def main(argv: list[str] | None = None) -> int:
     # Cold start first, while nothing else runs on the machine.
     progress(f"cold start: {plan.import_runs} rounds of fresh interpreters (bytecode and none)")
     cold = cold_start.measure(plan.import_runs)
-    profile = cold_start.import_profile("functions.api")
+    profile = cold_start.import_profile("formwork.aws.api")
 
     progress("DynamoDB emulators: stock moto, the bench's, DynamoDB Local")
     emulators = [
         (name, emulator.request_cost(kind, EMULATOR_SIZES, plan.emulator_samples))
         for name, kind in (
-            ("moto (infra.local.dynamodb)", LocalDynamoDB),
+            ("moto (formwork.infra.local.dynamodb)", LocalDynamoDB),
             ("bench emulator", emulator.EmulatedDynamoDB),
-            ("DynamoDB Local (infra.local.dynamodb_local)", DynamoDBLocal),
+            ("DynamoDB Local (formwork.infra.local.dynamodb_local)", DynamoDBLocal),
         )
     ]
     progress(f"form_fill over HTTP on three local stacks, {plan.growth_calls} calls each")
@@ -261,7 +261,7 @@ def render(
         "*first GET /tools* rows include. *loaded*: the heavy modules present afterwards. "
         f"The goal (issue 26): every handler's import under {cold_start.TARGET}× "
         "`import boto3` in every round (*meets*); *misses* when the median is over it, "
-        "*within noise* in between. The layers below build `import functions.api` up one "
+        "*within noise* in between. The layers below build `import formwork.aws.api` up one "
         "layer at a time (each row imports the layers above it), so each one's increment "
         "says what it adds.",
         "",
@@ -269,7 +269,7 @@ def render(
         "",
         cold_start.render_layers(cold),
         "",
-        cold_start.render_profile("functions.api (local)", profile),
+        cold_start.render_profile("formwork.aws.api (local)", profile),
         "",
         "## 4. Load on the local API",
         "",
@@ -300,7 +300,7 @@ def _latency_notes(rows: list[latency.LatencyRow]) -> list[str]:
         "on Linux loopback, on every keep-alive request. The diagnostic row turns it off for "
         "its own connection only (`socketserver`'s `disable_nagle_algorithm`, set by the "
         "bench and restored); setting `disable_nagle_algorithm = True` on "
-        "`infra.local.gateway._RequestHandler` would fix it.",
+        "`formwork.infra.local.gateway._RequestHandler` would fix it.",
         "",
     ]
 

@@ -3,12 +3,13 @@ Temporal against in-process dispatch, on the local stack (``make dev``'s), and w
 difference goes.
 
 Two local stacks on one DynamoDB Local: one with in-process dispatch, one with the Temporal dev
-server and a worker (``infra.local.stack``). Each round starts a travel claim over HTTP twice on
-each stack, in turns: once over the policy cap (its checkpoint's executor fires and the call
+server and a worker (``formwork.infra.local.stack``). Each round starts a travel claim over
+HTTP twice on each stack, in turns: once over the policy cap (its checkpoint's executor fires and
+the call
 waits for it, ``FORMWORK_HOOK_WAIT_MS``) and once under it (no executor). Client-side times,
 medians and p99 of this run; ratios within it.
 
-Then the same firing call in this process, through ``functions.api.lambda_handler`` with the
+Then the same firing call in this process, through ``formwork.aws.api.lambda_handler`` with the
 Temporal stack's settings (its table, its Temporal, its worker), with the dispatcher's three
 steps timed: starting the run (one ``start_workflow`` RPC), recording ``dispatched_at`` (one
 compare-and-set commit), and waiting for the run's result (the worker picks up the workflow
@@ -44,8 +45,8 @@ from bench.backend.inprocess import (
 )
 from bench.reports import stamped
 from bench.runs import output_dir
-from infra.local.dynamodb_local import DynamoDBLocal
-from infra.local.stack import LocalStack
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.stack import LocalStack
 
 OVER_CAP = {"form": "travel-claim", "values": {"full_name": "Ana", "total": 9999}}
 UNDER_CAP = {"form": "travel-claim", "values": {"full_name": "Ana", "total": 100}}
@@ -143,7 +144,7 @@ def breakdown(rounds: int, server: DynamoDBLocal) -> dict[str, dict[str, list[fl
     by ``MODES``."""
     from formwork.bootstrap import bootstrap
     from formwork.config import Settings
-    from workflows import dispatch
+    from formwork.temporal import dispatch
 
     timed = Timed()
     keys: dict[str, list[str]] = defaultdict(list)

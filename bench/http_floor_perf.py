@@ -1,6 +1,6 @@
 """A ``form_fill`` over HTTP against the storage work it cannot avoid (issue 26, item 4).
 
-One local stack on AWS's DynamoDB Local (``infra.local.stack``, no Temporal, one execution
+One local stack on AWS's DynamoDB Local (``formwork.infra.local.stack``, no Temporal, one execution
 environment per function, the gateway with TCP_NODELAY). Its gateway also serves a bench-only
 route, ``POST /bench/bare/{conversation_id}``, with ``bench.backend.bare_storage``: a handler
 in an execution environment of its own that parses the body and sends the same ``Query`` and
@@ -13,7 +13,7 @@ keep-alive connection, client-side time:
 * **HTTP form_fill**: ``POST /conversations/{id}/tools/form_fill``, a one-field fill on one
   travel claim (the values alternate, so every call commits a revision);
 * **HTTP bare**: the bare handler's route on the same gateway, on a claim-sized partition;
-* in this process, for where the time goes: ``functions.api.lambda_handler`` on the API
+* in this process, for where the time goes: ``formwork.aws.api.lambda_handler`` on the API
   Gateway event of the same fill (``tests/events/call_tool.json``), and the bare handler,
   both on the same DynamoDB Local.
 
@@ -118,9 +118,9 @@ class Result:
 def measure(rounds: int, warmup: int) -> Result:
     from bench.backend.bare_storage import REQUESTS_VARIABLE
     from bench.backend.client import ApiClient
-    from infra.local.gateway import Route
-    from infra.local.runtime import FunctionConfig, ProcessFunction
-    from infra.local.stack import DYNAMODB_LOCAL, LocalStack
+    from formwork.infra.local.gateway import Route
+    from formwork.infra.local.runtime import FunctionConfig, ProcessFunction
+    from formwork.infra.local.stack import DYNAMODB_LOCAL, LocalStack
 
     lambda_like_environment()
     with (

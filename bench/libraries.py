@@ -1,11 +1,11 @@
 """What the well-kept libraries of issue 24 cost, in one run (``python -m bench.libraries``).
 
-Cold start: each row is a fresh interpreter that has already imported ``functions.api`` (what a
+Cold start: each row is a fresh interpreter that has already imported ``formwork.aws.api`` (what a
 cold start has loaded before its first request builds anything) and times one statement, as
 ``bench/backend/cold_start.py`` times its rows: bytecode cached, interpreter start-up left out,
 every round timing ``import boto3`` first, each row reported as its ratio to the boto3 of its
 own round (median over the rounds, range in brackets). The cold-start goal (issue 11) is
-``import functions.api`` within 1.5 times ``import boto3``.
+``import formwork.aws.api`` within 1.5 times ``import boto3``.
 
 Per request: in this process, the best of several repeats of many calls.
 
@@ -16,7 +16,7 @@ Rows:
   definitions, one build), and ``import pydantic_settings`` alone;
 - webhooks: ``import standardwebhooks``, and one signature by it against one by ``hmac``;
 - claims: reading the principal and the context defaults from an event through Powertools'
-  ``APIGatewayProxyEventV2`` (``functions.auth`` now) against walking the dictionaries by hand
+  ``APIGatewayProxyEventV2`` (``formwork.aws.auth`` now) against walking the dictionaries by hand
   (the code it replaced, kept here), and the import of the data class (loaded with the
   handler's resolver already).
 """
@@ -44,17 +44,17 @@ BASELINE = "import boto3"
 COLD = {
     BASELINE: ("", BASELINE),
     "Settings.from_env() (hand-written)": (
-        "import functions.api",
+        "import formwork.aws.api",
         "from formwork.config import Settings\nSettings.from_env()",
     ),
     "pydantic-settings model: import, define, build": (
-        "import functions.api",
+        "import formwork.aws.api",
         "from bench.settings_model import load\nload()",
     ),
-    "import pydantic_settings alone": ("import functions.api", "import pydantic_settings"),
-    "import standardwebhooks": ("import functions.api", "import standardwebhooks"),
+    "import pydantic_settings alone": ("import formwork.aws.api", "import pydantic_settings"),
+    "import standardwebhooks": ("import formwork.aws.api", "import standardwebhooks"),
     "import APIGatewayProxyEventV2": (
-        "import functions.api",
+        "import formwork.aws.api",
         "from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2",
     ),
 }
@@ -93,7 +93,7 @@ def cold(rounds: int) -> dict[str, list[float]]:
 
 
 def claims_by_hand(event: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """How ``functions.auth`` read the claims before: the dictionaries walked by hand."""
+    """How ``formwork.aws.auth`` read the claims before: the dictionaries walked by hand."""
     node: Any = event
     for key in ("requestContext", "authorizer", "jwt", "claims"):
         node = node.get(key) if isinstance(node, Mapping) else None
@@ -108,7 +108,7 @@ def per_call(function: Callable[[], object], number: int = 20_000) -> float:
 
 
 def per_request() -> dict[str, float]:
-    from functions.auth import _claims, context_from_event, principal_from_event
+    from formwork.aws.auth import _claims, context_from_event, principal_from_event
 
     event = json.loads((ROOT / "tests" / "events" / "call_tool.json").read_text())
     pairs = (
@@ -130,8 +130,10 @@ def per_request() -> dict[str, float]:
     assert webhook.sign("msg_1", moment, body) == f"v1,{by_hmac()}"
     return {
         "claims: walked by hand": per_call(lambda: claims_by_hand(event)),
-        "claims: APIGatewayProxyEventV2 (functions.auth._claims)": per_call(lambda: _claims(event)),
-        "principal and context defaults (functions.auth, as served)": per_call(
+        "claims: APIGatewayProxyEventV2 (formwork.aws.auth._claims)": per_call(
+            lambda: _claims(event)
+        ),
+        "principal and context defaults (formwork.aws.auth, as served)": per_call(
             lambda: (principal_from_event(event, "tenant"), context_from_event(event, pairs))
         ),
         "signature: hmac by hand": per_call(by_hmac),

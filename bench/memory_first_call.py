@@ -4,7 +4,7 @@
 table from ``template.yaml``, states alice's date of birth and weight, and then, in fresh
 interpreters (one per variant and round, interleaved), builds the App as the Lambda does
 (``formwork.bootstrap`` on the environment's settings) and serves two ``form_start`` calls of
-the health check-in for alice through ``functions.api.lambda_handler``. The JVM is warmed
+the health check-in for alice through ``formwork.aws.api.lambda_handler``. The JVM is warmed
 before (each request the calls make, on a scratch partition), so what is measured is the
 function's own first call, not DynamoDB Local's.
 
@@ -271,12 +271,12 @@ def child(variant: str) -> None:
     """One fresh process: the handler imported as Lambda does, then two calls (or two reads)."""
     probe = _Probe()
     started = probe.clock()
-    import functions.api  # noqa: F401 (the execution environment's init)
+    import formwork.aws.api  # noqa: F401 (the execution environment's init)
 
     init = probe.clock() - started
     _instrument(probe, variant)
+    from formwork.aws.local import invoke
     from formwork.process import app as process_app
-    from functions.local import invoke
 
     app = process_app()
     calls = []
@@ -463,7 +463,7 @@ def report(runs: Sequence[dict[str, Any]], jvm: dict[str, tuple[float, float]]) 
         init = statistics.median(r["init"] for r in mine)
         vocabulary = statistics.median(r["vocabulary build"] for r in mine)
         lines.append(
-            f"process: import functions.api {init:.0f} ms; Vocabulary.default() built in "
+            f"process: import formwork.aws.api {init:.0f} ms; Vocabulary.default() built in "
             f"{vocabulary:.0f} ms (before any read: the registry's compile check)"
         )
     return lines + delivery_report([r for r in runs if r["variant"] == "delivery"])
@@ -505,8 +505,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.child:
         child(args.child)
         return
-    from infra.local.dynamodb import client, create_table
-    from infra.local.dynamodb_local import DynamoDBLocal
+    from formwork.infra.local.dynamodb import client, create_table
+    from formwork.infra.local.dynamodb_local import DynamoDBLocal
 
     with DynamoDBLocal() as dynamodb:
         table = f"formwork-bench-{uuid.uuid4().hex[:8]}"

@@ -1,7 +1,7 @@
 """The form page's cost against the agent's own read: prints a table, asserts nothing.
 
 The issue's goal: a page costs no more than about two tool calls. Both are served by
-``functions.api.lambda_handler`` in process, on the DynamoDB adapter over moto's DynamoDB (the
+``formwork.aws.api.lambda_handler`` in process, on the DynamoDB adapter over moto's DynamoDB (the
 requests go over the loopback network, as on the local stack) and on the in-memory store:
 
 * ``form_read`` of the outline, the agent's read of the whole form (one tool call);
@@ -38,12 +38,12 @@ from bench.backend.inprocess import quiet_stdout
 from bench.backend.stats import duration, ratio, table
 from forms.app.page_writes import head
 from forms.storage.memory import InMemoryFormStore
+from formwork.aws.api import lambda_handler
+from formwork.aws.local import LocalContext
+from formwork.aws.pages import access
 from formwork.bootstrap import App, bootstrap
 from formwork.config import Settings
-from functions.api import lambda_handler
-from functions.local import LocalContext
-from functions.pages import access
-from infra.local.dynamodb import LocalDynamoDB, client, create_table
+from formwork.infra.local.dynamodb import LocalDynamoDB, client, create_table
 from tests.support import TRAVEL_ANSWERS
 
 EVENTS = Path(__file__).resolve().parents[1] / "tests" / "events"

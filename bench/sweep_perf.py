@@ -30,8 +30,8 @@ from forms.storage.due import DUE_SHARDS, DueScan
 from forms.storage.due_contract import entry, with_outbox
 from forms.storage.dynamodb import DynamoDBFormStore, home_item
 from forms.storage.dynamodb_outbox import DynamoDBOutboxScan
-from infra.local.dynamodb import client, create_table
-from infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.dynamodb import client, create_table
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
 
 
 class Counting:

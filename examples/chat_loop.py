@@ -2,10 +2,10 @@
 
 With the local stack running (``make dev``) and ``pip install 'formwork[client]'``::
 
-    OPENAI_API_KEY=... python -m examples.chat_loop --model openai:gpt-4.1-mini \\
+    OPENAI_API_KEY=... python -m formwork.examples.chat_loop --model openai:gpt-4.1-mini \\
         --url http://127.0.0.1:3000
-    python -m examples.chat_loop --model bedrock:anthropic.claude-3-5-haiku-20241022-v1:0 \\
-        --url http://127.0.0.1:3000
+    python -m formwork.examples.chat_loop \\
+        --model bedrock:anthropic.claude-3-5-haiku-20241022-v1:0 --url http://127.0.0.1:3000
 
 ``openai:<model>`` is any OpenAI-compatible ``/chat/completions`` endpoint: the key is
 ``OPENAI_API_KEY``, the endpoint ``OPENAI_BASE_URL`` (default OpenAI's); ``--strict`` gives it
@@ -43,7 +43,7 @@ OPENAI_URL = "https://api.openai.com/v1"
 
 def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m examples.chat_loop",
+        prog="python -m formwork.examples.chat_loop",
         description="Chat with a model that fills in Formwork's forms.",
     )
     parser.add_argument("--model", required=True, help="openai:<model> or bedrock:<model id>")

@@ -3,7 +3,7 @@
 A form document is data, so it cannot carry code; a checkpoint's ``run`` action or a field's
 ``on_fill`` names an executor instead, and the deployment provides the names it allows as a
 mapping in Python. ``make dev`` and ``formwork demo`` point ``FORMWORK_EXECUTORS`` here
-(``examples.executors:EXECUTORS``) unless the shell sets it; a deployment sets its own
+(``formwork.examples.executors:EXECUTORS``) unless the shell sets it; a deployment sets its own
 (``docs/form-documents.md``).
 
 ``notify_recruiter`` is what the demo's job application runs when an applicant needs visa

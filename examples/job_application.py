@@ -27,8 +27,8 @@ The form, twelve fields in four steps:
   of experience, naming the years.
 
 Published, it needs an executor registry holding ``notify_recruiter`` (``EXECUTORS_NAMED``;
-the local stack's is ``examples.executors.EXECUTORS``). Pure data and pydantic: importing this
-module loads neither boto3 nor temporalio.
+the local stack's is ``formwork.examples.executors.EXECUTORS``). Pure data and pydantic: importing
+this module loads neither boto3 nor temporalio.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Public names loaded on first use: the one ``__getattr__`` and ``__dir__`` (PEP 562) of the
 packages that list their public names in ``__init__`` and load each from its module only when
 it is first read, so importing the package costs nothing (``forms.surface``, ``forms.app``,
-``forms.documents``, ``forms.memory``, ``functions.models``).
+``forms.documents``, ``forms.memory``, ``formwork.aws.models``).
 
 ``forms`` itself keeps its own two functions: importing ``forms`` loads no submodule
 (``tests/unit/test_public_api.py``), and this is one.

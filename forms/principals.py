@@ -1,6 +1,6 @@
 """Principals: who a verified identity is, ``sub`` or ``tenant/sub``.
 
-The shell builds the principal from the token's verified claims (``functions.auth``); the
+The shell builds the principal from the token's verified claims (``formwork.aws.auth``); the
 engine only reads it apart, here, wherever a rule depends on the tenant or the person.
 """
 

@@ -1,15 +1,15 @@
 """The hook task queue's backlog, read with this deployment's Temporal settings.
 
-The bridge from the Lambda shell (``functions.backlog``, which never imports ``workflows``)
-to the Temporal shell: the process's one Temporal connection (``workflows.dispatch``) and
-``DescribeTaskQueue`` (``workflows.backlog``).
+The bridge from the Lambda shell (``formwork.aws.backlog``, which never imports
+``formwork.temporal``) to the Temporal shell: the process's one Temporal connection
+(``formwork.temporal.dispatch``) and ``DescribeTaskQueue`` (``formwork.temporal.backlog``).
 """
 
 from __future__ import annotations
 
 from formwork.config import TemporalSettings
-from workflows.backlog import Backlog, describe_backlog
-from workflows.dispatch import connection_for
+from formwork.temporal.backlog import Backlog, describe_backlog
+from formwork.temporal.dispatch import connection_for
 
 
 def read_backlog(settings: TemporalSettings, timeout: float) -> Backlog:

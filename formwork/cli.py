@@ -5,8 +5,8 @@ is (exit 1), or one line per form (exit 0); it needs the engine only. ``formwork
 --token TOKEN --conversation ID`` is the MCP server over stdio that a desktop host launches,
 forwarding to the tool API (``formwork.mcp.stdio``; the ``mcp`` extra); with ``--builder
 FORM_ID`` instead of ``--conversation``, it serves the builder tools of that draft.
-``formwork dev`` is ``python -m infra.local`` (``make dev``) and ``formwork demo`` is
-``python -m examples.demo`` (``make demo``), with the same options; those two need the
+``formwork dev`` is ``python -m formwork.infra.local`` (``make dev``) and ``formwork demo`` is
+``python -m formwork.examples.demo`` (``make demo``), with the same options; those two need the
 ``local`` extra (``pip install 'formwork[local]'``).
 
 Modules are looked up from the working directory first, as ``python -m`` does, so
@@ -31,7 +31,7 @@ MCP_MODULES = {"mcp", "mcp_types", "httpx", "anyio"}
 """Top-level modules ``formwork mcp`` needs beyond the engine (the ``mcp`` extra)."""
 DEFAULT_URL = "http://127.0.0.1:3000"
 FORM_ID = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
-"""A form id, as the builder routes check it (``functions.models.FORM_ID_PATTERN``)."""
+"""A form id, as the builder routes check it (``formwork.aws.models.FORM_ID_PATTERN``)."""
 OPTIONAL = {"yaml", "boto3", "botocore", "moto", "temporalio", "aws_lambda_powertools"}
 """Top-level modules of the optional extras: missing, ``dev`` and ``demo`` say what to install."""
 
@@ -53,11 +53,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, what in (
         (
             "dev",
-            "run the local stack until Ctrl-C (python -m infra.local); FORMWORK_FORMS="
+            "run the local stack until Ctrl-C (python -m formwork.infra.local); FORMWORK_FORMS="
             "module:attr serves your forms, and every setting passes from your shell "
             "(--help: options and settings)",
         ),
-        ("demo", "run the scripted conversation (python -m examples.demo; --help: options)"),
+        (
+            "demo",
+            "run the scripted conversation (python -m formwork.examples.demo; --help: options)",
+        ),
     ):
         command = commands.add_parser(name, help=what, add_help=False)
         command.add_argument("options", nargs=argparse.REMAINDER)
@@ -221,10 +224,10 @@ def run_elsewhere(command: str, options: list[str]) -> int:
 def _entry(command: str) -> Callable[[list[str], str], int]:
     # Imported on demand (see run_elsewhere): both pull in the optional extras.
     if command == "dev":
-        from infra.local.__main__ import main as dev
+        from formwork.infra.local.__main__ import main as dev
 
         return lambda options, prog: dev(options, prog=prog)
-    from examples.demo import main as demo
+    from formwork.examples.demo import main as demo
 
     return lambda options, prog: demo(options, prog=prog)
 

@@ -13,7 +13,7 @@ to every cold start (docs/libraries.md has the measurement, ``bench/libraries.py
 
 This module says what each setting is and may hold (``Settings``, checked by concern on
 construction); ``formwork.variables`` reads each kind of value from a variable. The Temporal
-settings are a type of the Temporal adapter's own (``workflows.settings.TemporalSettings``,
+settings are a type of the Temporal adapter's own (``formwork.temporal.settings.TemporalSettings``,
 re-exported here): the adapter is given them as a value, and imports nothing of ``formwork``.
 
 | variable | meaning | default |
@@ -73,6 +73,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from formwork.temporal.settings import ConfigError, TemporalSettings, invalid
 from formwork.variables import (
     DEFAULT_CONTEXT_CLAIMS,
     Variables,
@@ -80,7 +81,6 @@ from formwork.variables import (
     check_whole,
     parse_context_claims,
 )
-from workflows.settings import ConfigError, TemporalSettings, invalid
 
 __all__ = [
     "DEFAULT_BUILDER_MAX_FIELDS",
@@ -113,7 +113,7 @@ __all__ = [
     "parse_context_claims",
 ]
 """What other modules take from here: ``ConfigError``, ``invalid`` and ``TemporalSettings``
-among them (defined in ``workflows.settings``, the Temporal adapter's own), and the context
+among them (defined in ``formwork.temporal.settings``, the Temporal adapter's own), and the context
 claims' default and parser (``formwork.variables``)."""
 
 DEFAULT_REGION = "us-east-1"
@@ -152,9 +152,9 @@ DEFAULT_MEMORY_DEADLINE_MS = 200
 MAX_MEMORY_DEADLINE_MS = 5_000
 """Recall's deadline is well under a tool call's budget: past it the form opens without memory."""
 _ROLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,127}")
-"""A role as ``functions.approval_routes.roles_from_claims`` reads one from the claims."""
+"""A role as ``formwork.aws.approval_routes.roles_from_claims`` reads one from the claims."""
 _TENANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}")
-"""A tenant as ``functions.auth.principal_from_event`` accepts one."""
+"""A tenant as ``formwork.aws.auth.principal_from_event`` accepts one."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,18 +1,18 @@
 """This process's App: the one process-wide default, for the entry points that cannot be handed
 one.
 
-Lambda calls a module-level function (``functions.api.lambda_handler``, ...) with nothing but
-the event and a context, and a form definition's executor (``functions.notify.notifier``) is
+Lambda calls a module-level function (``formwork.aws.api.lambda_handler``, ...) with nothing but
+the event and a context, and a form definition's executor (``formwork.aws.notify.notifier``) is
 built before any App exists; they take the App from ``app()``. It is made by
 ``formwork.bootstrap.bootstrap()`` on first use, from the environment (the settings too are read
 on first use, so a bad variable is a 500 on the first request, not an import error), and kept
 for the life of the process: a warm Lambda container keeps its boto3 clients and compiled forms.
-The Lambda after-response extension (``functions.after_response.install``) waits for this
+The Lambda after-response extension (``formwork.aws.after_response.install``) waits for this
 App's work behind answers (``App.behind``), the work its handlers' calls leave running.
 
 Nothing else reads it. Code that can be handed an App takes one: each Lambda handler takes an
-optional ``app=`` (``functions.api.lambda_handler(event, context, app=app)``), the worker is
-``workflows.worker.serve(app, ...)``, a notifier takes ``secrets=``; tests hand them theirs.
+optional ``app=`` (``formwork.aws.api.lambda_handler(event, context, app=app)``), the worker is
+``formwork.temporal.worker.serve(app, ...)``, a notifier takes ``secrets=``; tests hand them theirs.
 There is no setter: a process that wants another App passes it.
 """
 

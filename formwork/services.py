@@ -264,9 +264,9 @@ def memory_metric(name: str) -> None:
 def build_dispatcher(settings: Settings) -> Dispatcher:
     """What runs hooks after a commit: ``FORMWORK_DISPATCH=inprocess`` (default) runs them in
     this process; ``temporal`` starts a Temporal workflow per hook occurrence
-    (``workflows.dispatch``), connecting on first use."""
+    (``formwork.temporal.dispatch``), connecting on first use."""
     if settings.dispatch == "temporal":
-        from workflows.dispatch import TemporalDispatcher
+        from formwork.temporal.dispatch import TemporalDispatcher
 
         return TemporalDispatcher.from_settings(settings)
     from forms.app.hooks import InProcessDispatcher
@@ -304,8 +304,8 @@ def build_migration_starter(settings: Settings) -> MigrationStarter | None:
     in a deployment that runs no Temporal worker."""
     if settings.dispatch != "temporal":
         return None
-    from workflows.dispatch import connection_for
-    from workflows.migration_starter import TemporalMigrationStarter
+    from formwork.temporal.dispatch import connection_for
+    from formwork.temporal.migration_starter import TemporalMigrationStarter
 
     temporal = settings.temporal
     return TemporalMigrationStarter(connection_for(temporal), temporal.task_queue)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from workflows.settings import (
+from formwork.temporal.settings import (
     DEFAULT_TASK_QUEUE,
     DEFAULT_TEMPORAL_ADDRESS,
     DEFAULT_TEMPORAL_NAMESPACE,
@@ -129,7 +129,7 @@ class Variables:
         return DEFAULT_CONTEXT_CLAIMS if raw is None else parse_context_claims(raw)
 
     def temporal(self) -> TemporalSettings:
-        """The Temporal adapter's settings (``workflows.settings``), from the variables
+        """The Temporal adapter's settings (``formwork.temporal.settings``), from the variables
         Temporal's own CLI reads and the secret's."""
         tls = (self.text("TEMPORAL_TLS") or "false").lower()
         if tls not in _TRUE_OR_FALSE:

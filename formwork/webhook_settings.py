@@ -57,7 +57,7 @@ class WebhookSettings:
     (``FORMWORK_WEBHOOK_SECRETS``, local and dev) when set, else the Secrets Manager secret
     ``secret_prefix + source``.
 
-    Outbound (``functions.notify.notifier``). The secret named ``n`` is ``notify_secrets``'s
+    Outbound (``formwork.aws.notify.notifier``). The secret named ``n`` is ``notify_secrets``'s
     (``FORMWORK_NOTIFY_SECRETS``) when set, else the Secrets Manager secret
     ``notify_prefix + n``. The two directions never share a secret: the prefixes may not
     overlap, and a configured secret may not appear on both sides, so whoever receives

@@ -7,13 +7,13 @@ Connects to Temporal from the same environment variables the Lambda functions re
 with ``formwork.bootstrap`` (the same forms, the same DynamoDB table; no dispatcher, as the
 worker is what runs the hooks: what their effects fire is started by the activities), and
 serves ``HookWorkflow``, ``ApprovalWorkflow`` and their activities on ``TEMPORAL_TASK_QUEUE``
-(``workflows.worker.serve``) until SIGINT or SIGTERM, then finishes the activities in hand
+(``formwork.temporal.worker.serve``) until SIGINT or SIGTERM, then finishes the activities in hand
 (up to ``--grace`` seconds) and exits.
 
 The process lives here, beside the composition root, because it is what calls ``bootstrap``:
-``workflows`` is the Temporal adapter, which ``formwork`` builds and which imports nothing of
-``formwork`` (tests/unit/test_import_direction.py). ``python -m workflows.worker``, the
-command of earlier releases, still starts this one.
+``formwork.temporal`` is the Temporal adapter, which ``formwork`` builds and which imports
+nothing else of ``formwork`` (tests/unit/test_import_direction.py).
+``python -m formwork.temporal.worker`` starts this one too.
 
 A ``notifier`` among the forms reads its outbound secret from this process's App
 (``formwork.process``), made from the same environment.
@@ -33,8 +33,8 @@ from pathlib import Path
 
 from formwork.bootstrap import App, bootstrap
 from formwork.config import ConfigError, Settings
-from workflows.client import CredentialsUnavailable
-from workflows.worker import ALIVE_EVERY, serve
+from formwork.temporal.client import CredentialsUnavailable
+from formwork.temporal.worker import ALIVE_EVERY, serve
 
 PROG = "python -m formwork.worker"
 

@@ -8,11 +8,11 @@ Routes (``docs/http-api.md`` has the full contract):
   or authentication.
 * ``GET /conversations/{conversation_id}/status``: the conversation's status lines.
 * ``POST /conversations/{conversation_id}/mcp``: the form tools over MCP's streamable HTTP
-  transport, stateless (``functions.mcp_routes``; GET and DELETE there answer 405). The MCP
+  transport, stateless (``formwork.aws.mcp_routes``; GET and DELETE there answer 405). The MCP
   SDK loads with the first MCP request.
 * ``GET /openapi.json`` and ``GET /swagger``: the OpenAPI document and Swagger UI.
 * ``POST /webhooks/{source}``: an external system starts a form session; no JWT, an HMAC
-  signature instead (``functions.webhooks``, ``docs/webhooks.md``). Its modules (the route,
+  signature instead (``formwork.aws.webhooks``, ``docs/webhooks.md``). Its modules (the route,
   the signature scheme, the delivery log, the outbound side) load with the first webhook
   request, not with this module: the route is declared here with its models only.
 * ``GET /approvals`` and ``POST /approvals/{approval_id}``: the approver's queue (what the
@@ -22,28 +22,28 @@ Routes (``docs/http-api.md`` has the full contract):
   exist (404).
 * ``GET /builder/tools``, ``POST /builder/forms/{form_id}/tools/{tool_name}``,
   ``GET /builder/forms[/{form_id}]``, ``POST /builder/forms/{form_id}/publish`` and
-  ``GET /forms/{form_id}/versions/{version}``: the form builder (``functions.builder_routes``):
+  ``GET /forms/{form_id}/versions/{version}``: the form builder (``formwork.aws.builder_routes``):
   a builder agent's tool calls on the tenant's drafts, publishing (the publisher role), the
   published versions. The builder's modules load with the first builder request.
 * ``PUT|GET|DELETE /memory/facts/{key}``, ``POST /memory/facts/{key}/confirm``,
   ``GET /memory/facts``, ``GET /memory/export``, ``GET|PUT /memory/settings``: the verified
-  principal's memory (``functions.memory_routes``): stating facts, the user's fact editor,
+  principal's memory (``formwork.aws.memory_routes``): stating facts, the user's fact editor,
   export and switch. Memory's modules load with the first memory request.
 * ``GET /operator/hooks/failed``, ``POST /operator/hooks/{key}/retry``,
   ``GET /operator/relay/failures``, ``POST /operator/relay/failures/redrive``: the operator
-  routes (``functions.operator_routes``), for the operator role within its own tenant (the
+  routes (``formwork.aws.operator_routes``), for the operator role within its own tenant (the
   relay's queue: the platform tenant's operators).
 * ``POST /conversations/{conversation_id}/page-links``, ``GET`` and ``POST /pages/enter/{token}``,
   ``GET /pages/forms/{instance_id}``, ``GET /pages/static/{name}``: the form page a person
-  opens in a browser (``functions.page_routes``, ``docs/pages.md``): a signed single-use link
+  opens in a browser (``formwork.aws.page_routes``, ``docs/pages.md``): a signed single-use link
   minted with the JWT, exchanged for a session cookie; the page routes take no JWT.
 
-A request goes through ``functions.http.precheck`` (principal, content type, size, JSON), then
-Powertools routes it and validates it against ``functions.models``: the principal it verified
-and the body it parsed are what the routes get (``functions.routing.request_verified``, and
-``functions.http.CheckedBodies`` as the resolver's body parser), so each is read once per
+A request goes through ``formwork.aws.http.precheck`` (principal, content type, size, JSON), then
+Powertools routes it and validates it against ``formwork.aws.models``: the principal it verified
+and the body it parsed are what the routes get (``formwork.aws.routing.request_verified``, and
+``formwork.aws.http.CheckedBodies`` as the resolver's body parser), so each is read once per
 request, and a path id or tool name is checked once, by the route's parameter type
-(``functions.openapi.ConversationId``, ``ToolName``). Then a handler calls the
+(``formwork.aws.openapi.ConversationId``, ``ToolName``). Then a handler calls the
 ``FormService`` of the request's ``App`` (``formwork.bootstrap``) and returns what it says.
 Handlers hold no business rules. Every refusal is JSON ``{"error", "message"}``; a 500 means a bug.
 
@@ -53,14 +53,14 @@ body's schema (``tests/functional/test_conformance.py`` holds the handler to it)
 
 This module is the function: the resolver, the checks before routing, the one exception
 handler, and ``lambda_handler``. The routes live beside it, each module with its Powertools
-``Router``: ``functions.tool_routes`` (tools, status), ``functions.approval_routes``
-(approvals), ``functions.builder_routes`` (the builder), ``functions.memory_routes``
+``Router``: ``formwork.aws.tool_routes`` (tools, status), ``formwork.aws.approval_routes``
+(approvals), ``formwork.aws.builder_routes`` (the builder), ``formwork.aws.memory_routes``
 (memory); the webhook route and the documents are here. The tool routes (with MCP's) and the
 webhook route are registered with this module; the others, and the document's route, with the
 first request for any other path (``include_other_routes``), so a container that serves tool
-calls never imports them. ``functions.openapi`` is the
-document's plumbing, ``functions.refusals`` maps exceptions to refusals, and
-``functions.routing`` holds what they share (Logger, Metrics, Tracer, the request's App).
+calls never imports them. ``formwork.aws.openapi`` is the
+document's plumbing, ``formwork.aws.refusals`` maps exceptions to refusals, and
+``formwork.aws.routing`` holds what they share (Logger, Metrics, Tracer, the request's App).
 """
 
 import json
@@ -85,10 +85,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from forms.errors import BadRequest
 from formwork import process
-from formwork.bootstrap import App
-from functions import after_response, mcp_routes, tool_routes
-from functions.auth import Unauthenticated
-from functions.http import (
+from formwork.aws import after_response, mcp_routes, tool_routes
+from formwork.aws.auth import Unauthenticated
+from formwork.aws.http import (
     JSON_HEADERS,
     ApiError,
     CheckedBodies,
@@ -99,10 +98,10 @@ from functions.http import (
     precheck_page,
     precheck_webhook,
 )
-from functions.models import ErrorBody, OpenApiDocument, WebhookOutcome
-from functions.openapi import DESCRIBED, Resolver, error_responses, json_body, openapi_settings
-from functions.refusals import json_error, refusal, route_label
-from functions.routing import (
+from formwork.aws.models import ErrorBody, OpenApiDocument, WebhookOutcome
+from formwork.aws.openapi import DESCRIBED, Resolver, error_responses, json_body, openapi_settings
+from formwork.aws.refusals import json_error, refusal, route_label
+from formwork.aws.routing import (
     APP_KEY,
     VERIFIED_KEY,
     log_rejection,
@@ -111,6 +110,7 @@ from functions.routing import (
     request_app,
     tracer,
 )
+from formwork.bootstrap import App
 
 BODIES = CheckedBodies()
 """The resolver's body parser: the body ``precheck`` parsed, not a second parse of it."""
@@ -189,7 +189,7 @@ resolver.include_router(mcp_routes.router)  # not in the OpenAPI document: MCP's
 def receive_webhook(
     source: Annotated[str, Path(description="The sending system, as configured")],
 ) -> Response[str]:
-    from functions.webhooks import receive
+    from formwork.aws.webhooks import receive
 
     status, body, headers = receive(
         resolver.current_event.raw_event, source, request_app(resolver.context)
@@ -213,7 +213,7 @@ OTHER_ROUTES = (
     "canvas_pages",  # the builder's canvas (docs/pages.md)
     "approval_pages",  # the approver's queue (docs/pages.md)
 )
-"""The route modules under ``functions`` included by ``include_other_routes``, in order."""
+"""The route modules under ``formwork.aws`` included by ``include_other_routes``, in order."""
 
 CORE_PATHS = re.compile(r"/tools|/conversations/[^/]+/(?:tools/[^/]+|status|mcp)|/webhooks/[^/]+")
 """The paths the routes registered with this module answer: ``GET /tools``, a tool call, the
@@ -233,7 +233,7 @@ def include_other_routes() -> None:
         if _other_routes:
             return
         for name in OTHER_ROUTES:
-            resolver.include_router(import_module(f"functions.{name}").router)
+            resolver.include_router(import_module(f"formwork.aws.{name}").router)
         resolver.get(
             "/openapi.json",
             summary="This OpenAPI document",
@@ -288,7 +288,7 @@ for _kind in (
 
 # ---------------------------------------------------------------------------- entry point
 
-AFTER_RESPONSE = after_response.install("functions.api.lambda_handler")
+AFTER_RESPONSE = after_response.install("formwork.aws.api.lambda_handler")
 """The after-response extension, registered while the Lambda function initialises (None
 elsewhere)."""
 
@@ -306,7 +306,7 @@ def lambda_handler(
     Lambda calls it with the event and the context, and it serves with this process's App
     (``formwork.process.app()``); tests and local tools pass ``app=`` to serve with theirs.
     On Lambda, the work it leaves behind its answer ends before the environment is frozen
-    (``functions.after_response``).
+    (``formwork.aws.after_response``).
     """
     try:
         return _serve(event, context, app)

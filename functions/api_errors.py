@@ -1,6 +1,6 @@
 """A refused request, and the JSON response API Gateway sends for it: ``ApiError`` (status,
 code, message, headers) and ``error_response``, the payload v2 answer with the body
-``{"error": code, "message": ...}`` (``functions.http`` says what is refused before routing)."""
+``{"error": code, "message": ...}`` (``formwork.aws.http`` says what is refused before routing)."""
 
 from __future__ import annotations
 

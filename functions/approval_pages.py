@@ -6,7 +6,7 @@
   at minting, as ``POST /approvals/{id}`` reads them; an approval they may not decide (another
   tenant's, another role's, one they filled, or none) is the same 404 as a missing one. It
   enters through the form page's ``GET``/``POST /pages/enter/{token}``
-  (``functions.page_routes``), signed under labels of its own (``access.APPROVALS``), spent
+  (``formwork.aws.page_routes``), signed under labels of its own (``access.APPROVALS``), spent
   once in the same ledger, and is exchanged for its own cookie (``fwp_approvals``) carrying
   the principal and those roles; then a 303 to the queue or the approval.
 * ``GET /pages/approvals`` (the session cookie): the queue, from the use case ``GET
@@ -40,18 +40,18 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from pydantic import BaseModel, ConfigDict, Field
 
-from functions.approval_routes import approver_from_event
-from functions.http import ApiError
-from functions.openapi import error_responses, json_body
-from functions.page_routes import (
+from formwork.aws.approval_routes import approver_from_event
+from formwork.aws.http import ApiError
+from formwork.aws.openapi import error_responses, json_body
+from formwork.aws.page_routes import (
     APPROVALS_PATH,
     PageLink,
     link_expires,
     page_link,
 )
-from functions.pages import access, posts
-from functions.pages.posts import checked_post
-from functions.routing import logger, request_app
+from formwork.aws.pages import access, posts
+from formwork.aws.pages.posts import checked_post
+from formwork.aws.routing import logger, request_app
 
 if TYPE_CHECKING:
     from forms.app.approvals import ApprovalView, Approver, Decision
@@ -154,7 +154,7 @@ def approval_queue_page() -> Response[str]:
         )
     except ValueError:
         return posts.refused("bad_cursor")
-    from functions.pages import render
+    from formwork.aws.pages import render
 
     html = render.render("queue.html", queue=queue, when=when, shown=shown, path=approval_path)
     return render.page(200, html)
@@ -255,7 +255,7 @@ def _approval_id(raw: str) -> str | None:
 
 
 def _back(approval_id: str, decision: str) -> Response[str]:
-    from functions.pages import render
+    from formwork.aws.pages import render
 
     return render.redirect(f"{approval_path(approval_id)}?done={decision}", [])
 
@@ -274,7 +274,7 @@ def _page(
     view = None if approval_id is None else app.service.approval(_approver(session), approval_id)
     if view is None:
         return posts.refused("not_found")
-    from functions.pages import render
+    from formwork.aws.pages import render
 
     html = render.render(
         "approval.html",

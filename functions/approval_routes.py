@@ -2,7 +2,7 @@
 ``POST /approvals/{approval_id}``, an approver's decision.
 
 The approver is the token's principal; their roles are what the ``ROLES_CLAIM`` claim lists
-(``functions.routing.roles_from_claims``). The queue lists exactly what a decision would be
+(``formwork.aws.routing.roles_from_claims``). The queue lists exactly what a decision would be
 taken on (``forms.app.approvals.approval_queue``): the caller's tenant, a role they hold, never
 a form they filled. What the caller may not decide is answered exactly like an approval that does
 not exist (404). ``FormService.decide`` signals a recorded decision, best effort, to the
@@ -19,11 +19,11 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from pydantic.json_schema import SkipJsonSchema
 
 from forms.surface.tools import check_id
-from functions.auth import _claims, principal_from_event
-from functions.http import ApiError
-from functions.models import ApprovalAnswer, ApprovalDecisionRequest, ApprovalQueueBody
-from functions.openapi import DESCRIBED, error_responses, json_body
-from functions.routing import logger, request_app, roles_from_claims
+from formwork.aws.auth import _claims, principal_from_event
+from formwork.aws.http import ApiError
+from formwork.aws.models import ApprovalAnswer, ApprovalDecisionRequest, ApprovalQueueBody
+from formwork.aws.openapi import DESCRIBED, error_responses, json_body
+from formwork.aws.routing import logger, request_app, roles_from_claims
 
 if TYPE_CHECKING:
     from forms.app.approvals import ApprovalQueue, Approver, QueuedApproval

@@ -50,7 +50,7 @@ class Unauthenticated(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Verified:
-    """Who is calling, read once per request (``functions.http.precheck``): the principal and
+    """Who is calling, read once per request (``formwork.aws.http.precheck``): the principal and
     the verified claims it was read from (for ``context_from_claims``)."""
 
     principal: str

@@ -14,7 +14,7 @@ What one invocation does, in order:
    sets when it calls ``InvokeAgent`` (``sessionState.sessionAttributes``), never from the
    model's arguments: ``formwork_principal`` (the user's ``sub``) and, when the deployment
    names a tenant claim (``TENANT_CLAIM``), ``formwork_tenant``, which is then required; they
-   are checked exactly like a verified token's claims (``functions.auth``) and make the same
+   are checked exactly like a verified token's claims (``formwork.aws.auth``) and make the same
    principal (``tenant/sub``), so a user sees the same forms here and over HTTP. Without a
    usable principal (either attribute missing, empty or malformed): 401. The
    conversation is ``formwork_conversation`` when set, else the agent's ``sessionId``.
@@ -43,10 +43,10 @@ operation a 404 ``unknown_tool``, an event of another shape a 400 ``bad_request`
 sent twice among the parameters and properties a 400 ``duplicate_key``, a bug a 500
 ``internal_error``, each with a body ``{"ok": false, "error", "message", "hint"}``.
 
-The action group's contract lives in ``functions.bedrock_schema``: the operations (registered
+The action group's contract lives in ``formwork.aws.bedrock_schema``: the operations (registered
 here with ``register_operations``), how each argument travels (JSON text in a string, or a
 scalar), and the OpenAPI schema generated from the same operations
-(``python -m functions.bedrock_schema`` prints it). This module is the invocation's code only.
+(``python -m formwork.aws.bedrock_schema`` prints it). This module is the invocation's code only.
 """
 
 from __future__ import annotations
@@ -68,13 +68,13 @@ from forms.app.conversation import Caller
 from forms.errors import BadRequest
 from forms.surface.tools import TOOLS, ToolSpec
 from formwork import process
+from formwork.aws import after_response
+from formwork.aws.auth import Unauthenticated, context_from_event, principal_from_event
+from formwork.aws.bedrock_schema import decode_arguments, register_operations
+from formwork.aws.http import log_hash
+from formwork.aws.routing import APP_KEY, logger, metrics, request_app, tracer
 from formwork.bootstrap import App
 from formwork.config import Settings
-from functions import after_response
-from functions.auth import Unauthenticated, context_from_event, principal_from_event
-from functions.bedrock_schema import decode_arguments, register_operations
-from functions.http import log_hash
-from functions.routing import APP_KEY, logger, metrics, request_app, tracer
 
 PRINCIPAL_ATTRIBUTE: Final = "formwork_principal"
 """Session attribute: the user's ``sub``, as the backend's verified token has it."""
@@ -336,7 +336,7 @@ def _with_body(event: Mapping[str, Any]) -> dict[str, Any]:
     return routed
 
 
-AFTER_RESPONSE = after_response.install("functions.bedrock_agent.lambda_handler")
+AFTER_RESPONSE = after_response.install("formwork.aws.bedrock_agent.lambda_handler")
 """The after-response extension, registered while the Lambda function initialises (None
 elsewhere)."""
 
@@ -351,7 +351,7 @@ def lambda_handler(
 
     It serves with this process's App (``formwork.process.app()``); tests pass ``app=``. On
     Lambda, the work it leaves behind its answer ends before the environment is frozen
-    (``functions.after_response``)."""
+    (``formwork.aws.after_response``)."""
     try:
         return _serve(event, context, app)
     finally:

@@ -9,14 +9,14 @@ description on every one (Bedrock wants one, and takes no ``enum``), and ``decod
 reads them back into the input the HTTP API would get.
 
 ``register_operations`` puts one ``POST /<tool>`` per tool on a resolver. The handler
-(``functions.bedrock_agent``) registers its routes with it; ``action_group_schema`` registers
+(``formwork.aws.bedrock_agent``) registers its routes with it; ``action_group_schema`` registers
 the same operations on a resolver of its own and takes Powertools' document of them, made
 plain for Bedrock (``for_bedrock``: OpenAPI 3.0, no references, no ``enum``, a description
 and an operationId on every operation). So the schema cannot drift from the routes, and this
 module never imports the handler (no import cycle, and the handler stays the invocation's
 code only).
 
-``python -m functions.bedrock_schema`` prints the schema, ``--write`` replaces
+``python -m formwork.aws.bedrock_schema`` prints the schema, ``--write`` replaces
 ``infra/bedrock-agent/openapi.json`` (``SCHEMA_PATH``) with it, and ``--check`` fails while
 that copy is stale (a test checks the same). The copy is the repository's: an installed
 package does not ship it. Exit codes: 0 done (the copy is current); 1 the copy is stale; 2 a
@@ -321,7 +321,7 @@ def schema_json() -> str:
 
 
 def main(argv: Sequence[str] | None = None, write: Callable[[str], Any] | None = None) -> int:
-    """``python -m functions.bedrock_schema [--write | --check]``: print the action group's
+    """``python -m formwork.aws.bedrock_schema [--write | --check]``: print the action group's
     schema; or write it to ``SCHEMA_PATH``; or exit 1 when that copy is not what the routes
     make now (regenerate it after a tool changes, then update the action group)."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -345,9 +345,9 @@ def main(argv: Sequence[str] | None = None, write: Callable[[str], Any] | None =
     if args == ["--check"]:
         if SCHEMA_PATH.read_text(encoding="utf-8") == schema_json():
             return 0
-        out(f"{SCHEMA_PATH} is stale: python -m functions.bedrock_schema --write\n")
+        out(f"{SCHEMA_PATH} is stale: python -m formwork.aws.bedrock_schema --write\n")
         return 1
-    out("usage: python -m functions.bedrock_schema [--write | --check]\n")
+    out("usage: python -m formwork.aws.bedrock_schema [--write | --check]\n")
     return 2
 
 

@@ -21,7 +21,6 @@ is imported with this module: a route loads it when it is first called (hence th
 inside the handlers), so a cold start that serves the form tools never pays for it.
 """
 
-import json
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -30,10 +29,10 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from forms.surface.formats import FORMATS, Format, model_tools, tool_definitions
-from functions.auth import _claims, principal_from_event
-from functions.form_ids import FormId
-from functions.http import JSON_HEADERS, ApiError, log_hash
-from functions.models import (
+from formwork.aws.auth import _claims, principal_from_event
+from formwork.aws.form_ids import FormId
+from formwork.aws.http import ApiError, log_hash
+from formwork.aws.models import (
     BuilderCallRequest,
     BuilderResult,
     DraftBody,
@@ -44,9 +43,16 @@ from functions.models import (
     PublishRequest,
     ToolList,
 )
-from functions.openapi import DESCRIBED, error_responses, json_body
-from functions.refusals import is_builder_tool, unknown_builder_tool
-from functions.routing import count_call, log_rejection, logger, request_app, roles_from_claims
+from formwork.aws.openapi import DESCRIBED, error_responses, json_body
+from formwork.aws.refusals import is_builder_tool, unknown_builder_tool
+from formwork.aws.routing import (
+    count_call,
+    json_response,
+    log_rejection,
+    logger,
+    request_app,
+    roles_from_claims,
+)
 
 if TYPE_CHECKING:
     from forms.app.builder import BuilderService
@@ -268,13 +274,15 @@ def publish_draft(
     except NotPublishable as refused:
         log_rejection(422, refused.code)
         problems = list(refused.problems)
-        return _json(422, {"error": refused.code, "message": refused.message, "problems": problems})
+        return json_response(
+            422, {"error": refused.code, "message": refused.message, "problems": problems}
+        )
     except SizeLimit as refused:  # can never be stored as it is: 413, never a 500
         log_rejection(413, refused.code)
         body = {"error": refused.code, "message": refused.message, "hint": refused.hint}
-        return _json(413, {**body, **refused.details})
+        return json_response(413, {**body, **refused.details})
     logger.info("draft published", extra={"version": published.version})
-    return _json(200, {"form": published.form_id, "version": published.version})
+    return json_response(200, {"form": published.form_id, "version": published.version})
 
 
 @router.get(
@@ -346,11 +354,6 @@ def _require_publisher() -> None:
 
 def _builder() -> "BuilderService":
     return request_app(router.context).builder
-
-
-def _json(status: int, body: dict[str, Any]) -> Response[str]:
-    text = json.dumps(body, separators=(",", ":"))
-    return Response(status, "application/json", text, headers=dict(JSON_HEADERS))
 
 
 def _no_draft(form_id: str) -> ApiError:

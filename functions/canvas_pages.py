@@ -6,8 +6,8 @@ builder's canvas").
   missing one). It names the principal, the tenant, the draft and whether the principal held
   the publisher role (``FORMWORK_PUBLISHER_ROLE`` in the roles claim, the check
   ``POST /builder/forms/{form_id}/publish`` makes) when it was minted; signed under labels of
-  its own (``functions.pages.access.mint_canvas_link``), it enters through the form page's
-  ``GET``/``POST /pages/enter/{token}`` (``functions.page_routes``), is spent once in the same
+  its own (``formwork.aws.pages.access.mint_canvas_link``), it enters through the form page's
+  ``GET``/``POST /pages/enter/{token}`` (``formwork.aws.page_routes``), is spent once in the same
   ledger and exchanged for the canvas's own cookie (``fwc_`` per draft), then a 303.
 * ``GET /pages/canvas/{form_id}`` (the session cookie): the canvas (``forms.app.canvas``).
 * ``GET /pages/canvas/{form_id}/version`` (the session cookie): the draft's version, which the
@@ -38,20 +38,20 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from aws_lambda_powertools.shared.cookies import Cookie, SameSite
 from pydantic import BaseModel, ConfigDict
 
-from functions.auth import principal_from_event
-from functions.builder_routes import is_publisher
-from functions.form_ids import FormId
-from functions.http import ApiError
-from functions.openapi import DESCRIBED, error_responses, json_body
-from functions.page_routes import (
+from formwork.aws.auth import principal_from_event
+from formwork.aws.builder_routes import is_publisher
+from formwork.aws.form_ids import FormId
+from formwork.aws.http import ApiError
+from formwork.aws.openapi import DESCRIBED, error_responses, json_body
+from formwork.aws.page_routes import (
     ENTER_PATH,
     PageLink,
     further_links,
     page_link,
 )
-from functions.pages import access, canvas_access
-from functions.pages.posts import NONCE, checked_post, plain_http, refused
-from functions.routing import logger, request_app
+from formwork.aws.pages import access, canvas_access
+from formwork.aws.pages.posts import NONCE, checked_post, plain_http, refused
+from formwork.aws.routing import logger, request_app
 
 if TYPE_CHECKING:
     from formwork.bootstrap import App
@@ -165,7 +165,7 @@ def canvas_version(form_id: Annotated[str, Path()]) -> Response[str]:
         draft = app.builder.store.get(session.tenant, form_id)
     except NotFound:
         return refused("not_found")
-    from functions.pages import render
+    from formwork.aws.pages import render
 
     return render.json_response(
         {"version": draft.version, "updated_at": draft.changed_at.isoformat()}
@@ -206,7 +206,7 @@ def canvas_post(form_id: Annotated[str, Path()]) -> Response[str]:
     logger.info("canvas post", extra={"action": action, "ok": notice is None})
     if notice is not None:
         return _page(app, session, 422, notice)
-    from functions.pages import render
+    from formwork.aws.pages import render
 
     location = CANVAS_PATH + quote(form_id, safe="") + "?" + urlencode({"done": action})
     return render.redirect(location, [])
@@ -281,7 +281,7 @@ def enter_canvas(app: App, token: str) -> Response[str] | None:
         canvas_access.read_link(access.page_key(app), token, app.now())
     except access.Refused:
         return None
-    from functions.pages import render
+    from formwork.aws.pages import render
 
     html = render.render(
         "scoped_enter.html", action=ENTER_PATH + token, title=ENTER_TITLE, lead=ENTER_LEAD
@@ -297,7 +297,7 @@ def open_canvas(app: App, key: bytes, token: str, now: float) -> Response[str] |
         link = canvas_access.read_link(key, token, now)
     except access.Refused:
         return None
-    from functions.pages import render
+    from formwork.aws.pages import render
 
     location = CANVAS_PATH + quote(link.form_id, safe="")
     event = router.current_event.raw_event
@@ -329,7 +329,7 @@ def _page(
 ) -> Response[str]:
     from forms.app.canvas import canvas
     from forms.errors import NotFound
-    from functions.pages import render
+    from formwork.aws.pages import render
 
     try:
         view = canvas(app.builder, app.catalog, session.principal, session.form_id)

@@ -2,14 +2,14 @@
 
 The builder's routes, MCP's builder route and the builder's canvas take it, so it lives apart
 from all of them: MCP's routes, which load with the tool API, import this module and not the
-builder's routes (which load with the first builder request, ``functions.api``).
+builder's routes (which load with the first builder request, ``formwork.aws.api``).
 """
 
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
-from functions.models.common import FORM_ID_PATTERN
+from formwork.aws.models.common import FORM_ID_PATTERN
 
 FormId = Annotated[
     str,

@@ -1,6 +1,6 @@
 """The form page: ``GET /pages/forms/{instance_id}``, and ``POST`` to the same address for a
 person's move on their form. Both take the instance's session cookie
-(``functions.page_routes`` issues it), and anything wrong with it is the one refusal page.
+(``formwork.aws.page_routes`` issues it), and anything wrong with it is the one refusal page.
 
 Every button and input on the form page is a plain HTML form posting here (no script needed):
 the move (``action``), the key the page drew when it rendered the form (``key``), the version
@@ -32,10 +32,10 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from forms.app.conversation import Caller
 from forms.errors import ToolError
-from functions.page_routes import FORM_PATH
-from functions.pages import access, posts
-from functions.pages.posts import checked_post
-from functions.routing import logger, request_app
+from formwork.aws.page_routes import FORM_PATH
+from formwork.aws.pages import access, posts
+from formwork.aws.pages.posts import checked_post
+from formwork.aws.routing import logger, request_app
 
 if TYPE_CHECKING:
     from forms.app.pages import Notice
@@ -109,7 +109,7 @@ def form_post(instance_id: Annotated[str, Path()]) -> Response[str]:
     if landed and result.get("submitted") is not False:
         query = {"done": action, **({"field": post.field} if post.field else {})}
         location = FORM_PATH + quote(instance_id, safe="") + "?" + urlencode(query)
-        from functions.pages import render
+        from formwork.aws.pages import render
 
         return render.redirect(location, [])
     status = 409 if result.get("error") == "changed_meanwhile" else 422
@@ -145,7 +145,7 @@ def render_form(
         labels = {f.id: f.label for step in view.steps for f in step.fields}
         if done[1] is None or done[1] in labels:
             shown = Notice(True, DONE[done[0]].format(label=labels.get(done[1] or "", "")))
-    from functions.pages import render
+    from formwork.aws.pages import render
 
     html = render.render(
         "form.html",

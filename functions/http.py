@@ -16,17 +16,17 @@ A body that passes is handed on decoded (never base64) and labelled ``applicatio
 the resolver parses exactly what was checked, and no route checks a body again. The webhook
 route (``is_webhook``) has no principal and its signature is checked on the raw body:
 ``precheck_webhook`` checks its content type and size only (it is here, not in
-``functions.webhooks``, so that telling a webhook request apart loads none of the webhook
+``formwork.aws.webhooks``, so that telling a webhook request apart loads none of the webhook
 route). The page routes (``is_page``: ``GET /pages/...``, ``POST /pages/enter/{token}`` and
 the fact editor's posts) have no principal either: a browser carries a signed link or a
 session cookie, which they check themselves (``precheck_page`` checks the event's shape
 only). Every refusal is an ``ApiError``; ``error_response`` turns one into the payload v2
 response API Gateway expects, with a JSON body ``{"error": code, "message": ...}``
-(both ``functions.api_errors``').
+(both ``formwork.aws.api_errors``').
 
 ``parse_json_body`` is the one JSON parser for request bodies (any route that reads JSON
-itself, such as the webhook route, uses it too; ``functions.json_body``). ``log_hash``
-(``functions.log_hash``) is what the logs carry instead of a caller-chosen id such as a
+itself, such as the webhook route, uses it too; ``formwork.aws.json_body``). ``log_hash``
+(``formwork.aws.log_hash``) is what the logs carry instead of a caller-chosen id such as a
 conversation id, which may well be an e-mail address. Every name of those three modules stays
 importable from here.
 """
@@ -41,23 +41,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from formwork.config import Settings
-from functions.api_errors import (
+from formwork.aws.api_errors import (
     JSON_HEADERS,
     ApiError,
     error_body,
     error_response,
     unauthorized,
 )
-from functions.auth import Unauthenticated, Verified, verify
-from functions.json_body import MAX_JSON_DEPTH, _check_json, parse_json_body
-from functions.log_hash import (
+from formwork.aws.auth import Unauthenticated, Verified, verify
+from formwork.aws.json_body import MAX_JSON_DEPTH, _check_json, parse_json_body
+from formwork.aws.log_hash import (
     LOCAL_LOG_HASH_KEY,
     LOG_HASH_KEY_VARIABLE,
     MIN_LOG_HASH_KEY_CHARS,
     _log_hash_key,
     log_hash,
 )
+from formwork.config import Settings
 
 __all__ = [
     "BODY_METHODS",
@@ -101,9 +101,9 @@ PAGE_POSTS = re.compile(
     r"/pages/forms/[^/]+|/pages/memory/(?:switch|facts/[^/]+/(?:correct|delete))"
     r"|/pages/approvals/[^/]+|/pages/canvas/[^/]+"
 )
-"""The form page's posts (``functions.form_page``), the fact editor's
-(``functions.memory_pages``), an approver's decision (``functions.approval_pages``) and the
-builder's canvas's (``functions.canvas_pages``): a browser's, with its session cookie and CSRF
+"""The form page's posts (``formwork.aws.form_page``), the fact editor's
+(``formwork.aws.memory_pages``), an approver's decision (``formwork.aws.approval_pages``) and the
+builder's canvas's (``formwork.aws.canvas_pages``): a browser's, with its session cookie and CSRF
 token instead of a bearer token."""
 
 
@@ -182,8 +182,8 @@ def is_page(event: Mapping[str, Any]) -> bool:
     """Whether the event is a ``GET /pages/...`` request, the ``POST /pages/enter/{token}``
     that opens a page link, or one of the pages' posts (``PAGE_POSTS``): a browser's, with no
     bearer token (the page routes check their own link or session cookie and CSRF token,
-    ``functions.page_routes``, ``functions.form_page``, ``functions.memory_pages``,
-    ``functions.approval_pages``). No other post skips the JWT."""
+    ``formwork.aws.page_routes``, ``formwork.aws.form_page``, ``formwork.aws.memory_pages``,
+    ``formwork.aws.approval_pages``). No other post skips the JWT."""
     path = event.get("rawPath")
     if not isinstance(path, str):
         return False

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any, NoReturn
 
-from functions.api_errors import ApiError
+from formwork.aws.api_errors import ApiError
 
 MAX_JSON_DEPTH = 32
 """Deepest nesting of arrays and objects a request body may have (tool inputs are shallow)."""

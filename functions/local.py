@@ -1,6 +1,6 @@
 """Calling the Lambda handler outside Lambda: tests and the local gateway.
 
-``invoke(event, app=app)`` runs ``functions.api.lambda_handler`` with a ``LocalContext``
+``invoke(event, app=app)`` runs ``formwork.aws.api.lambda_handler`` with a ``LocalContext``
 standing in for the Lambda context object (Powertools' Logger reads its attributes), serving
 with ``app`` (an App from ``formwork.bootstrap.bootstrap``; default: this process's).
 """
@@ -38,7 +38,7 @@ def invoke(
 ) -> dict[str, Any]:
     """Run the handler on one API Gateway HTTP API (payload v2) event with ``app``; return its
     response."""
-    from functions.api import lambda_handler
+    from formwork.aws.api import lambda_handler
 
     response: dict[str, Any] = lambda_handler(event, context or LocalContext(), app=app)
     return response

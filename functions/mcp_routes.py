@@ -12,9 +12,9 @@ stateless.
   stream and no session answers them.
 
 Every answer is JSON (no SSE, no ``Mcp-Session-Id``). The principal comes from the verified
-claims exactly as for the tool routes and the builder routes (``functions.auth``), never from
+claims exactly as for the tool routes and the builder routes (``formwork.aws.auth``), never from
 the MCP payload; the conversation or the form from the path, checked as their own routes
-check it. Everything a route checks before routing applies first (``functions.http.precheck``:
+check it. Everything a route checks before routing applies first (``formwork.aws.http.precheck``:
 a token, a JSON body within the size limit). The routes are left out of the OpenAPI document:
 their contract is the MCP specification, not a request and response schema of this API
 (``docs/http-api.md``).
@@ -32,11 +32,11 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from forms.surface.tools import TOOLS_BY_NAME
-from functions.auth import principal_from_event
-from functions.form_ids import FormId
-from functions.http import JSON_HEADERS, ApiError, log_hash
-from functions.openapi import ConversationId
-from functions.routing import conversation_caller, count_call, logger, request_app
+from formwork.aws.auth import principal_from_event
+from formwork.aws.form_ids import FormId
+from formwork.aws.http import JSON_HEADERS, ApiError, log_hash
+from formwork.aws.openapi import ConversationId
+from formwork.aws.routing import conversation_caller, count_call, logger, request_app
 
 if TYPE_CHECKING:
     from formwork.mcp.backends import McpBackend

@@ -1,6 +1,6 @@
 """What the memory routes answer, and how the OpenAPI document describes it.
 
-``functions.memory_routes`` reads the request and the fact store; this module turns what it
+``formwork.aws.memory_routes`` reads the request and the fact store; this module turns what it
 read into the JSON a caller gets, and holds each route's summary, description and documented
 answers (``OPERATIONS``), so the routes module is the handlers alone.
 
@@ -18,15 +18,14 @@ never pays for it.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
-from functions.http import JSON_HEADERS, ApiError
-from functions.models import (
+from formwork.aws.http import ApiError
+from formwork.aws.models import (
     FactChange,
     FactDeleted,
     FactDetail,
@@ -36,8 +35,8 @@ from functions.models import (
     MemorySettingsBody,
     Unauthorized,
 )
-from functions.openapi import DESCRIBED, json_body
-from functions.routing import log_rejection
+from formwork.aws.openapi import DESCRIBED, json_body
+from formwork.aws.routing import json_response, log_rejection
 
 if TYPE_CHECKING:
     from forms.app.memory_api import FactRefused
@@ -97,11 +96,6 @@ def refused(refusal: FactRefused) -> MemoryRefused:
 
 
 # ---------------------------------------------------------------------------- answers
-
-
-def json_response(status: int, body: Mapping[str, Any]) -> Response[str]:
-    text = json.dumps(body, separators=(",", ":"))
-    return Response(status, "application/json", text, headers=dict(JSON_HEADERS))
 
 
 def deleted(appended: FactRevision, after: FactHead) -> dict[str, Any]:

@@ -2,15 +2,15 @@
 
 * ``POST /memory/page-links`` (JWT): a signed, single-use link to the caller's own fact
   editor. It names the caller's principal and no instance; it enters through the form page's
-  ``GET``/``POST /pages/enter/{token}`` (``functions.page_routes``), signed under a label of its
-  own (``functions.pages.access.MEMORY``), spent once in the same ledger, and
+  ``GET``/``POST /pages/enter/{token}`` (``formwork.aws.page_routes``), signed under a label of its
+  own (``formwork.aws.pages.access.MEMORY``), spent once in the same ledger, and
   exchanged for the fact editor's own cookie (``fwp_memory``), then a 303 to the page.
 * ``GET /pages/memory`` (the session cookie): every fact of the session's principal
   (``forms.app.memory_page``), the switch, and a form per change.
 * ``GET /pages/memory/export`` (the session cookie): the API's export as a JSON download.
 * ``POST /pages/memory/facts/{key}/correct``, ``POST /pages/memory/facts/{key}/delete``,
   ``POST /pages/memory/switch`` (the session cookie): plain HTML form posts. Each is taken only
-  from this API's own pages (``functions.pages.posts.same_origin``) with the session's CSRF
+  from this API's own pages (``formwork.aws.pages.posts.same_origin``) with the session's CSRF
   token (``check_csrf``), and goes through memory's use cases (``forms.app.memory_api``) with
   the nonce rendered in the form as its idempotency key, so a resent post applies once; then a
   303 back to the page (Post/Redirect/Get). A use case's refusal (memory off, a value the key
@@ -32,18 +32,18 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from pydantic import BaseModel, ConfigDict
 
-from functions.auth import principal_from_event
-from functions.memory_routes import memory_api
-from functions.openapi import error_responses, json_body
-from functions.page_routes import (
+from formwork.aws.auth import principal_from_event
+from formwork.aws.memory_routes import memory_api
+from formwork.aws.openapi import error_responses, json_body
+from formwork.aws.page_routes import (
     MEMORY_PATH,
     PageLink,
     link_expires,
     page_link,
 )
-from functions.pages import access, posts
-from functions.pages.posts import checked_post
-from functions.routing import logger, request_app
+from formwork.aws.pages import access, posts
+from formwork.aws.pages.posts import checked_post
+from formwork.aws.routing import logger, request_app
 
 if TYPE_CHECKING:
     from forms.app.memory_api import MemoryApi
@@ -117,7 +117,7 @@ def memory_export() -> Response[str]:
     session = access.scoped_session(app, router.current_event.raw_event, access.MEMORY)
     if session is None:
         return posts.refused("no_session")
-    from functions.pages import render
+    from formwork.aws.pages import render
 
     body = json.dumps(memory_api(app).export(session.principal), indent=2)
     headers = {
@@ -196,11 +196,11 @@ def _post(action: Action) -> Response[str]:
     try:
         done = action(memory_api(app), session.principal, form, nonce)
     except FactRefused as refusal:
-        from functions.memory_bodies import refused
+        from formwork.aws.memory_bodies import refused
 
         logger.info("memory page write refused", extra={"code": refusal.code})
         return _page(app, session, refused(refusal).status, error=refusal.message)
-    from functions.pages import render
+    from formwork.aws.pages import render
 
     return render.redirect(f"{MEMORY_PATH}?done={done}", [])
 
@@ -214,7 +214,7 @@ def _page(
     error: str | None = None,
 ) -> Response[str]:
     from forms.app.memory_page import memory_page
-    from functions.pages import render
+    from formwork.aws.pages import render
 
     view = memory_page(memory_api(app), session.principal)
     html = render.render(

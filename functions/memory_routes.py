@@ -21,7 +21,7 @@ the user reads, confirms, corrects, deletes and exports them, and the user's mem
 Whose memory: the principal the JWT authorizer verified (``principal_from_event``), always.
 A principal or user id in a body is dropped by the request models; one in the query string is
 never read. Another principal's fact, in the same tenant or another, is answered exactly like
-a missing one. A body reaches a route only after ``functions.http.precheck`` checked it (JSON
+a missing one. A body reaches a route only after ``formwork.aws.http.precheck`` checked it (JSON
 content type, size, strict JSON), like every other route's.
 
 Memory off (the deployment's ``FORMWORK_MEMORY``, or the caller's switch) refuses a statement
@@ -30,9 +30,9 @@ is stored stays readable, exportable and deletable: the user's control over thei
 depend on the switch.
 
 The use cases (is memory on, is the key known, the fact write loop, the reads, the switch) are
-``forms.app.memory_api.MemoryApi``'s, which the fact editor page (``functions.memory_pages``)
+``forms.app.memory_api.MemoryApi``'s, which the fact editor page (``formwork.aws.memory_pages``)
 and the demo call too: a route parses the request, calls one, and renders its answer or its
-``FactRefused`` (with the status ``functions.memory_bodies.STATUS`` gives). Writes go through
+``FactRefused`` (with the status ``formwork.aws.memory_bodies.STATUS`` gives). Writes go through
 the one commit loop (``forms.app.facts.write_fact``, ``forms.app.loop.CommitPolicy``): read the
 key's head, plan the revision on it, append it compare-and-set; on a ``Conflict`` plan again on
 the head the conflict carries, within the App's one ``CommitPolicy`` (the budget of instance
@@ -40,7 +40,7 @@ and draft writes too), then 409 ``busy``. The fact key is a path segment checked
 case rather than by a schema pattern, so a malformed one (400) and one the vocabulary lacks
 (404) both come back with the keys it most likely meant.
 
-What the routes answer, and the OpenAPI text describing it, is ``functions.memory_bodies``.
+What the routes answer, and the OpenAPI text describing it, is ``formwork.aws.memory_bodies``.
 Nothing of memory (the vocabulary, the fact store, the planning functions) is imported with
 this module: a route loads it when it is first called (hence the imports inside the handlers,
 allowed for this module in ``pyproject.toml``), so a cold start that serves the form tools
@@ -60,17 +60,16 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from pydantic.json_schema import SkipJsonSchema
 
-from functions.auth import principal_from_event
-from functions.memory_bodies import (
+from formwork.aws.auth import principal_from_event
+from formwork.aws.memory_bodies import (
     OPERATIONS,
     MemoryRefused,
     answer_refusal,
     deleted,
-    json_response,
     refused,
 )
-from functions.models import ConfirmRequest, FactStatementRequest, MemorySettingsRequest
-from functions.routing import logger, request_app
+from formwork.aws.models import ConfirmRequest, FactStatementRequest, MemorySettingsRequest
+from formwork.aws.routing import json_response, logger, request_app
 
 if TYPE_CHECKING:
     from forms.app.facts import Written

@@ -10,7 +10,7 @@ notifications holds nothing that verifies as an inbound request. A notifier read
 the source it is given, else from this process's App (``formwork.process``): it is built with
 the form definitions, before any App exists.
 
-The inbound route, ``POST /webhooks/{source}``, is ``functions.webhooks``.
+The inbound route, ``POST /webhooks/{source}``, is ``formwork.aws.webhooks``.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from pydantic import BaseModel
 
 from forms.surface.formats import model_tools
 from forms.surface.tools import TOOLS, TOOLS_BY_NAME
-from functions.models import ID_PATTERN, IGNORED_IDENTITY_KEYS, ErrorBody, Unauthorized
+from formwork.aws.models import ID_PATTERN, IGNORED_IDENTITY_KEYS, ErrorBody, Unauthorized
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler.openapi.models import OpenAPI

@@ -1,6 +1,6 @@
 """What the operator routes answer, and how the OpenAPI document describes it.
 
-``functions.operator_routes`` authorises the operator and calls ``forms.app.operations`` and
+``formwork.aws.operator_routes`` authorises the operator and calls ``forms.app.operations`` and
 ``forms.app.migrations``; this module turns what they return into the JSON a caller gets
 (``failed_hooks_body``, ``batch_body``, ``migration_plan_body``, ``migration_started_body``)
 and holds each route's summary, description and documented answers (``OPERATIONS``), so the
@@ -9,16 +9,13 @@ routes module is the handlers alone.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
-from functions.http import JSON_HEADERS
-from functions.openapi import DESCRIBED, error_responses, json_body
-from functions.operator_models import (
+from formwork.aws.openapi import DESCRIBED, error_responses, json_body
+from formwork.aws.operator_models import (
     FailedHooksBody,
     MigrationPlanBody,
     MigrationStartedBody,
@@ -235,16 +232,6 @@ def migration_started_body(started: StartedMigration) -> dict[str, Any]:
         "workflow_id": started.workflow_id,
         "started": started.started,
     }
-
-
-def json_response(status: int, body: dict[str, Any]) -> Response[str]:
-    """``body`` as compact JSON under ``status`` (a route answering other than 200)."""
-    return Response(
-        status,
-        "application/json",
-        json.dumps(body, separators=(",", ":")),
-        headers=dict(JSON_HEADERS),
-    )
 
 
 def _instant(moment: datetime | None) -> str | None:

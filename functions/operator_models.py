@@ -1,4 +1,4 @@
-"""The bodies of the operator routes' answers (``functions.operator_routes``), for the OpenAPI
+"""The bodies of the operator routes' answers (``formwork.aws.operator_routes``), for the OpenAPI
 document; built on first use, like the other routes' models that the tools do not need."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
-from functions.models import ON_FIRST_USE
+from formwork.aws.models import ON_FIRST_USE
 
 
 class FailedHookRow(BaseModel):

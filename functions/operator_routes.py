@@ -12,7 +12,7 @@ Every route needs the operator role (``FORMWORK_OPERATOR_ROLE``) in the token's 
 hook is the same 404 as a hook that does not exist. The relay's queue is the deployment's, so
 its two routes are for operators of the platform tenant (``FORMWORK_PLATFORM_TENANT``) only.
 The rules are ``forms.app.operations``; this module parses and authorises, and
-``functions.operator_bodies`` renders the answers and describes each route.
+``formwork.aws.operator_bodies`` renders the answers and describes each route.
 """
 
 from collections.abc import Callable
@@ -25,18 +25,17 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from pydantic.json_schema import SkipJsonSchema
 
 from forms.surface.tools import check_id
-from functions.auth import _claims, principal_from_event
-from functions.http import ApiError
-from functions.operator_bodies import (
+from formwork.aws.auth import _claims, principal_from_event
+from formwork.aws.http import ApiError
+from formwork.aws.operator_bodies import (
     OPERATIONS,
     batch_body,
     failed_hooks_body,
-    json_response,
     migration_plan_body,
     migration_started_body,
 )
-from functions.operator_models import MigrateRequest
-from functions.routing import logger, request_app, roles_from_claims
+from formwork.aws.operator_models import MigrateRequest
+from formwork.aws.routing import json_response, logger, request_app, roles_from_claims
 
 if TYPE_CHECKING:
     from forms.app.operations import FailureQueue, Operator, Sweeper

@@ -14,7 +14,7 @@
   ``ENTRY_WINDOW_SECONDS`` of the claim, with the entry cookie the claim recorded (a second
   press sent before the first's answer came), with a session of its own.
 * ``GET`` and ``POST /pages/forms/{instance_id}`` (no JWT, the session cookie): the form page
-  and the person's moves on it, in ``functions.form_page``.
+  and the person's moves on it, in ``formwork.aws.form_page``.
 * ``GET /pages/forms/{instance_id}/version`` (no JWT, the session cookie): the instance's
   version as JSON, which the open page's script polls to follow the agent's writes.
 * ``GET /pages/static/{name}`` (public): the stylesheet and the page's script.
@@ -22,8 +22,8 @@
 Jinja2 and the templates load with the first page request, not with the function.
 
 Whatever is wrong with a link or a cookie (expired, altered, used, foreign, forged, absent) is
-answered by the one refusal page (``functions.pages.render.refusal``). ``docs/pages.md`` has
-the access model; ``functions.pages.access`` the tokens.
+answered by the one refusal page (``formwork.aws.pages.render.refusal``). ``docs/pages.md`` has
+the access model; ``formwork.aws.pages.access`` the tokens.
 """
 
 from __future__ import annotations
@@ -46,11 +46,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from forms.app.conversation import Caller
 from forms.errors import ToolError
 from forms.surface.tools import check_id
-from formwork.bootstrap import App
-from functions.http import ApiError, log_hash
-from functions.openapi import ConversationId, error_responses, json_body
-from functions.pages import access
-from functions.pages.posts import (  # noqa: F401 (importable here)
+from formwork.aws.http import ApiError, log_hash
+from formwork.aws.openapi import ConversationId, error_responses, json_body
+from formwork.aws.pages import access
+from formwork.aws.pages.posts import (  # noqa: F401 (importable here)
     LOOPBACK_HOSTS,
     Post,
     base_url,
@@ -58,8 +57,9 @@ from functions.pages.posts import (  # noqa: F401 (importable here)
     plain_http,
     same_origin,
 )
-from functions.pages.posts import refused as _refused
-from functions.routing import conversation_caller, logger, request_app
+from formwork.aws.pages.posts import refused as _refused
+from formwork.aws.routing import conversation_caller, logger, request_app
+from formwork.bootstrap import App
 
 router = Router()  # type: ignore[no-untyped-call]
 
@@ -155,7 +155,7 @@ def enter_page(token: Annotated[str, Path()]) -> Response[str]:
         access.read_link(access.page_key(app), token, app.now())
     except access.Refused:
         return _enter_scoped(app, token)  # a fact editor's or approvals link, or the refusal
-    from functions.pages import render
+    from formwork.aws.pages import render
 
     event = router.current_event.raw_event
     if _entry_holder(event):
@@ -185,7 +185,7 @@ def open_page(token: Annotated[str, Path()]) -> Response[str]:
     except access.Refused:
         return _open_scoped(app, key, token, now)  # a principal-scoped link, or the refusal
     form = FORM_PATH + quote(link.instance_id, safe="")
-    from functions.pages import render
+    from formwork.aws.pages import render
 
     holder = _entry_holder(router.current_event.raw_event)
     ledger = access.ledger(app)
@@ -228,14 +228,14 @@ def form_page_version(instance_id: Annotated[str, Path()]) -> Response[str]:
         found = page_version(app.service.loop, caller, instance_id)
     except ToolError:
         return _refused("not_found")
-    from functions.pages import render
+    from formwork.aws.pages import render
 
     return render.json_response({"version": found.version, "updated_at": found.updated_at})
 
 
 @router.get("/pages/static/<name>", include_in_schema=False)
 def static(name: Annotated[str, Path()]) -> Response[str]:
-    from functions.pages import render
+    from formwork.aws.pages import render
 
     return render.static_response(name)
 
@@ -273,8 +273,8 @@ def _claimed_here(claim: tuple[str, int] | None, holder: str, now: float) -> boo
 
 
 # ---------------------------------------------------------------------------- principal-scoped
-# The fact editor's and the approver's queue's links (``functions.memory_pages`` and
-# ``functions.approval_pages`` mint them and serve the pages) enter through the same entry page
+# The fact editor's and the approver's queue's links (``formwork.aws.memory_pages`` and
+# ``formwork.aws.approval_pages`` mint them and serve the pages) enter through the same entry page
 # and post as a form's: signed under labels of their own, spent once in the same ledger,
 # exchanged for each page's own cookie.
 
@@ -317,7 +317,7 @@ EnterLink = Callable[[App, str], Response[str] | None]
 SpendLink = Callable[[App, bytes, str, float], Response[str] | None]
 FURTHER_LINKS: list[tuple[EnterLink, SpendLink]] = []
 """Link kinds another page module serves through the same entry page (the builder's canvas:
-``functions.canvas_pages`` adds its own on import), tried in turn when no scope here reads a
+``formwork.aws.canvas_pages`` adds its own on import), tried in turn when no scope here reads a
 link: each answers a link of its kind (its entry page, its session, or the refusal for a used
 one) and None for any other. Registered, not imported, so this module needs none of theirs."""
 
@@ -347,7 +347,7 @@ def _enter_scoped(app: App, token: str) -> Response[str]:
             if answer is not None:
                 return answer
         return _refused("bad_link")
-    from functions.pages import render
+    from formwork.aws.pages import render
 
     scoped = found[0]
     html = render.render(
@@ -367,7 +367,7 @@ def _open_scoped(app: App, key: bytes, token: str, now: float) -> Response[str]:
                 return answer
         return _refused("bad_link")
     scoped, link = found
-    from functions.pages import render
+    from formwork.aws.pages import render
 
     if not access.ledger(app).claim(link.principal, link.nonce, link.expires_at):
         held = access.scoped_session(app, router.current_event.raw_event, scoped.scope)

@@ -22,8 +22,8 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 from forms.errors import BadRequest
 from forms.surface.formats import FORMATS
 from forms.surface.tools import TOOLS_BY_NAME
-from functions.auth import Unauthenticated
-from functions.http import JSON_HEADERS, ApiError, error_body, unauthorized
+from formwork.aws.auth import Unauthenticated
+from formwork.aws.http import JSON_HEADERS, ApiError, error_body, unauthorized
 
 
 def json_error(

@@ -9,7 +9,7 @@ Two Lambda handlers. With ``FORMWORK_DISPATCH=temporal``:
   dispatched, or dispatched at least ``FORMWORK_REDISPATCH_AFTER_SECONDS`` ago and still
   pending (``due_entries``); approvals never dispatched, or still pending that long past
   their deadline (``due_approval_runs``). Each key's run is looked at first
-  (``workflows.starter``, ``look_first``): one still going, such as the run a tool call is
+  (``formwork.temporal.starter``, ``look_first``): one still going, such as the run a tool call is
   waiting for (its entry says never dispatched until the wait ends), is neither started nor
   marked.
   A record whose dispatch fails is reported; Lambda retries from it, and after its retries

@@ -7,7 +7,7 @@ about twice ``import boto3``. Here the SDK is imported only when tracing is on, 
 invocation rather than at import, and botocore is patched only once something imports it.
 With tracing off (outside Lambda, or ``POWERTOOLS_TRACE_DISABLED``) it is never imported.
 
-``lambda_handler`` (``functions.api``) puts the request's App in the resolver's context
+``lambda_handler`` (``formwork.aws.api``) puts the request's App in the resolver's context
 (``append_context``, which Powertools clears after every request); a route reads it with
 ``request_app(router.context)``, where ``router`` is its module's Powertools ``Router`` (its
 context is the resolver's once included) or the resolver itself. Beside it goes who is
@@ -25,12 +25,13 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
-from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.api_gateway import Response, Router
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
 from forms.app.conversation import Caller
+from formwork.aws.api_errors import JSON_HEADERS
+from formwork.aws.auth import Verified, context_from_claims, verify
 from formwork.bootstrap import App
-from functions.auth import Verified, context_from_claims, verify
 
 SERVICE = os.getenv("POWERTOOLS_SERVICE_NAME") or "formwork"
 NAMESPACE = os.getenv("POWERTOOLS_METRICS_NAMESPACE") or "Formwork"
@@ -119,7 +120,7 @@ tracer = LazyTracer(SERVICE)
 APP_KEY = "app"
 """The key of the request's App in the resolver's context."""
 VERIFIED_KEY = "verified"
-"""The key of the request's ``functions.auth.Verified`` in the resolver's context (``None``
+"""The key of the request's ``formwork.aws.auth.Verified`` in the resolver's context (``None``
 on the routes that ask for no principal: the webhook and the pages)."""
 
 
@@ -131,7 +132,7 @@ def request_app(context: Mapping[str, Any]) -> App:
 
 
 def request_verified(router: Router) -> Verified:
-    """Who is calling, as ``functions.http.precheck`` verified it for this request (read from
+    """Who is calling, as ``formwork.aws.http.precheck`` verified it for this request (read from
     the event only when the request was not prechecked as one that names a principal;
     ``Unauthenticated`` then, as before routing)."""
     verified = router.context.get(VERIFIED_KEY)
@@ -171,6 +172,13 @@ def count_call(metric: str, tool: str, result: Mapping[str, Any]) -> str:
         counted.add_dimension(name="tool", value=tool)
         counted.add_dimension(name="outcome", value=outcome)
     return outcome
+
+
+def json_response(status: int, body: Mapping[str, Any]) -> Response[str]:
+    """``body`` as compact JSON under ``status``, with the API's JSON headers (``no-store``):
+    what a route answers when it is not a plain 200 or needs its own status."""
+    text = json.dumps(body, separators=(",", ":"))
+    return Response(status, "application/json", text, headers=dict(JSON_HEADERS))
 
 
 def log_rejection(status: int, code: str) -> None:

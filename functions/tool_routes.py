@@ -4,7 +4,7 @@
 it: a cold start that serves it never imports boto3). In a strict format it is typed for the
 forms the caller can use (``forms.surface.strict``), so it reads them from the service. A tool
 call and the status lines are the caller's: the principal comes from the verified claims only
-(``functions.auth``, read once before routing), and the conversation id and the tool name are
+(``formwork.aws.auth``, read once before routing), and the conversation id and the tool name are
 checked by the route's parameter types (``ConversationId``, ``ToolName``: a malformed id is a
 400, an unknown tool a 404) before anything is read.
 """
@@ -24,15 +24,15 @@ from forms.surface.formats import (
     tool_definitions,
 )
 from forms.surface.strict import NotStrict, strict_arguments, strict_definitions
-from functions.http import ApiError, log_hash
-from functions.models import (
+from formwork.aws.http import ApiError, log_hash
+from formwork.aws.models import (
     ConversationStatus,
     ToolCallRequest,
     ToolList,
     ToolResult,
 )
-from functions.openapi import DESCRIBED, ConversationId, ToolName, error_responses, json_body
-from functions.routing import (
+from formwork.aws.openapi import DESCRIBED, ConversationId, ToolName, error_responses, json_body
+from formwork.aws.routing import (
     conversation_caller,
     count_call,
     logger,

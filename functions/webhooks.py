@@ -4,7 +4,7 @@ An external system (a CRM, say) starts a form session for one of its users. The 
 outside the JWT authorizer; the request proves itself with an HMAC signature instead
 (``formwork.webhooks`` has the scheme). In order, cheapest first, nothing stored until the end:
 
-1. before routing (``precheck``, which is ``functions.http.precheck_webhook``: the handler
+1. before routing (``precheck``, which is ``formwork.aws.http.precheck_webhook``: the handler
    calls it without loading this module): content type JSON (415), body within the size
    limit (413);
 2. the source is configured (``FORMWORK_WEBHOOK_SOURCES``; any other is refused like a bad
@@ -34,7 +34,7 @@ delivery log (DynamoDB on the forms table, or memory), the inbound secret source
 ``<prefix><source>``) and the clock; tests pass them to ``bootstrap(...)``.
 
 The outbound side, signed notifications to other systems (``deliver``, ``notifier``), is
-``functions.notify``; its names are importable from here too (a forms module may import
+``formwork.aws.notify``; its names are importable from here too (a forms module may import
 ``notifier`` from either).
 """
 
@@ -52,6 +52,18 @@ from pydantic import ValidationError
 from forms.app.conversation import Caller
 from forms.errors import ToolError
 from forms.principals import tenant_of
+from formwork.aws.http import ApiError, _check_json, _header, is_webhook
+from formwork.aws.http import precheck_webhook as precheck
+from formwork.aws.notify import (
+    USER_AGENT,
+    DeliveryFailed,
+    HttpPost,
+    check_url,
+    deliver,
+    notifier,
+    outbound_secret,
+    urllib_post,
+)
 from formwork.webhooks import (
     DELIVERY_HEADER,
     ID_HEADER,
@@ -80,18 +92,6 @@ from formwork.webhooks import (
     tool_call_id,
     verify,
     verify_standard,
-)
-from functions.http import ApiError, _check_json, _header, is_webhook
-from functions.http import precheck_webhook as precheck
-from functions.notify import (
-    USER_AGENT,
-    DeliveryFailed,
-    HttpPost,
-    check_url,
-    deliver,
-    notifier,
-    outbound_secret,
-    urllib_post,
 )
 
 if TYPE_CHECKING:

@@ -90,7 +90,9 @@ def artifact_stem(arch: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m infra.worker_artifact", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m formwork.infra.worker_artifact", description=__doc__
+    )
     parser.add_argument("stage", type=Path, help="the folder make build-ToolsFunction filled")
     parser.add_argument("--out", type=Path, required=True, help="where to write the zip")
     args = parser.parse_args(argv)

@@ -4,7 +4,7 @@
 idempotency key; its activity calls ``FormService.run_hook``, the code the in-process
 dispatcher runs too. ``ApprovalWorkflow`` holds one pending approval (workflow id = the
 approval id) on a durable timer until a decision is signalled or its deadline applies the
-timeout outcome. ``workflows.worker.serve`` serves them, in the process
+timeout outcome. ``formwork.temporal.worker.serve`` serves them, in the process
 ``python -m formwork.worker`` runs. ``docs/dispatch.md`` has the guarantees in plain words.
 
 ``formwork`` (the composition root) imports this package; this package imports nothing of

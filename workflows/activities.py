@@ -11,7 +11,7 @@ to ``run_hook`` with ``raise_on_retry=True``, so a failing executor has the atte
 the entry and ``ExecutorFailed`` raised for Temporal to retry; the last attempt passes
 ``max_attempts=1``, so its failure is recorded as final (``failed``) whatever the entry's
 own count says (an attempt lost with a dead worker is never recorded there). A first attempt
-made as a local activity (``workflows.hooks``) counts as one: the ordinary attempts after it
+made as a local activity (``formwork.temporal.hooks``) counts as one: the ordinary attempts after it
 are numbered on from it (``HookInput.attempts_before``).
 
 ``settle_approval_activity`` is the approval workflow's look at its entry: at the deadline it
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, TypeVar
 from temporalio import activity
 
 from forms.errors import NotFound
-from workflows.shared import (
+from formwork.temporal.shared import (
     RUN_HOOK_ACTIVITY,
     SETTLE_APPROVAL_ACTIVITY,
     ApprovalCheck,
@@ -40,7 +40,7 @@ from workflows.shared import (
     HookOutcome,
     HookPolicy,
 )
-from workflows.starter import RunInput, start_hooks
+from formwork.temporal.starter import RunInput, start_hooks
 
 if TYPE_CHECKING:
     from temporalio.client import Client
@@ -178,7 +178,7 @@ class HookActivities:
 
     async def _blocking(self, call: Callable[[], T]) -> T:
         """``call()`` on the pool, heartbeating while it runs (a local activity has no
-        heartbeat: its workflow task stands for it, ``workflows.hooks``)."""
+        heartbeat: its workflow task stands for it, ``formwork.temporal.hooks``)."""
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(self._pool, call)
         info = activity.info()

@@ -16,8 +16,8 @@ The decision itself never travels through the workflow: it is stored by the API
 (``FormService.decide``, a compare-and-set commit) before the signal is sent, so a lost signal
 costs only an idle run until the deadline, whose check then finds the entry decided.
 
-Sandbox rules as in ``workflows.hooks``: no boto3 here, the activity's module comes in through
-``imports_passed_through``.
+Sandbox rules as in ``formwork.temporal.hooks``: no boto3 here, the activity's module comes in
+through ``imports_passed_through``.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from datetime import datetime, timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.activities import HookActivities
-    from workflows.shared import (
+    from formwork.temporal.activities import HookActivities
+    from formwork.temporal.shared import (
         APPROVAL_RETRY,
         APPROVAL_WORKFLOW,
         DECIDED_SIGNAL,

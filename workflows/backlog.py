@@ -2,7 +2,7 @@
 
 ``describe_backlog`` asks Temporal (``DescribeTaskQueue`` with ``report_stats``) how many
 workflow tasks and activity tasks wait on the queue, how old the oldest is, and which workers
-poll it. ``functions.backlog`` publishes it every minute as CloudWatch metrics; the worker
+poll it. ``formwork.aws.backlog`` publishes it every minute as CloudWatch metrics; the worker
 service's target tracking policy keeps ``BacklogPerWorker`` (tasks waiting per polling worker)
 near a target (docs/deploy.md, "The worker").
 

@@ -1,4 +1,4 @@
-"""Connecting to Temporal from configuration (``workflows.settings.TemporalSettings``).
+"""Connecting to Temporal from configuration (``formwork.temporal.settings.TemporalSettings``).
 
 Three shapes, one set of variables:
 
@@ -23,7 +23,7 @@ The variable names other than ``FORMWORK_TEMPORAL_SECRET_ID`` are those of Tempo
 SDK environment configuration.
 
 A ``Client`` belongs to the event loop it connected on; keep one per process (the worker has
-its own; the Lambda functions keep theirs in ``workflows.dispatch``).
+its own; the Lambda functions keep theirs in ``formwork.temporal.dispatch``).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from typing import Any
 
 from temporalio.client import Client, TLSConfig
 
-from workflows.settings import ConfigError, TemporalSettings
+from formwork.temporal.settings import ConfigError, TemporalSettings
 
 _log = logging.getLogger("formwork.temporal")
 

@@ -4,7 +4,7 @@
 ``temporal``. After the commit that put entries in the outbox it:
 
 1. starts one ``HookWorkflow`` per executor entry, id = the idempotency key
-   (``workflows.starter``: a run already going or already ended counts as dispatched);
+   (``formwork.temporal.starter``: a run already going or already ended counts as dispatched);
 2. waits up to ``FORMWORK_HOOK_WAIT_MS`` for those runs to end, so a routing hook's effect is
    in this tool call's result; slower ones carry on durably and the status line says they
    are running;
@@ -15,7 +15,7 @@
    is recorded at once.
 
 It never raises into the tool call: the answer is already committed, and whatever could not
-be started is left undispatched for the stream relay and the sweeper (``functions.relay``).
+be started is left undispatched for the stream relay and the sweeper (``formwork.aws.relay``).
 
 Approval entries start an ``ApprovalWorkflow`` instead (same id = key, same id policies, never
 waited for: it waits for a human, or its deadline). ``notify_decided`` signals it, best
@@ -38,9 +38,15 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from forms.hook_speed import HookName, HookTimes, declared_slow
-from workflows.settings import DispatchSettings, TemporalSettings
-from workflows.shared import DECIDED_SIGNAL, ApprovalInput, HookInput, HookPolicy, instance_of
-from workflows.starter import RunInput, StartReport, start_hooks
+from formwork.temporal.settings import DispatchSettings, TemporalSettings
+from formwork.temporal.shared import (
+    DECIDED_SIGNAL,
+    ApprovalInput,
+    HookInput,
+    HookPolicy,
+    instance_of,
+)
+from formwork.temporal.starter import RunInput, StartReport, start_hooks
 
 if TYPE_CHECKING:
     from temporalio.client import Client
@@ -141,7 +147,7 @@ def connection_for(settings: TemporalSettings) -> TemporalConnection:
     with _connections_lock:
         found = _connections.get(settings)
         if found is None:
-            from workflows.client import connect
+            from formwork.temporal.client import connect
 
             identity = "formwork-lambda"
 
@@ -184,7 +190,7 @@ class TemporalDispatcher:
         self.connection = connection
         self.local_first = local_first
         """Whether the hooks the call waits for make their first attempt as a local
-        activity (``workflows.hooks``); off, every attempt is an ordinary activity."""
+        activity (``formwork.temporal.hooks``); off, every attempt is an ordinary activity."""
         self.task_queue = task_queue
         self.policy = policy or HookPolicy()
         self.wait_ms = wait_ms
@@ -252,7 +258,7 @@ class TemporalDispatcher:
         then wait up to ``wait_ms`` for the executors' runs to end. Returns the keys dispatched.
 
         ``look_first`` (the relay, the sweeper: after the tool call) leaves alone, unstarted
-        and unrecorded, the keys whose run is going (``workflows.starter``): a tool call
+        and unrecorded, the keys whose run is going (``formwork.temporal.starter``): a tool call
         still waiting for the run it started records it itself, or its run ends the entry.
 
         An entry that already carries ``dispatched_at`` (an operator's retry of a failed hook,
@@ -298,7 +304,7 @@ class TemporalDispatcher:
     def run_input(self, entry: OutboxEntry, *, local_first: bool = False) -> RunInput | None:
         """What the run of a pending outbox entry is started with (None: nothing to run).
         ``local_first``: the call waits for this hook, whose first attempt is then made in
-        the run's first workflow task (``workflows.hooks``)."""
+        the run's first workflow task (``formwork.temporal.hooks``)."""
         if entry.status != "pending":
             return None
         instance_id = instance_of(entry.key, entry.hook_id, entry.occurrence)

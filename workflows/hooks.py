@@ -31,8 +31,8 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.activities import HookActivities
-    from workflows.shared import HOOK_WORKFLOW, NON_RETRYABLE, HookInput, HookOutcome
+    from formwork.temporal.activities import HookActivities
+    from formwork.temporal.shared import HOOK_WORKFLOW, NON_RETRYABLE, HookInput, HookOutcome
 
 LOCAL_FIRST_PATCH = "hook-local-first"
 """The ``workflow.patched`` id of the local first attempt: a run whose history predates it

@@ -1,13 +1,14 @@
 """Starting a bulk migration's workflow from the API (``forms.app.migrations.MigrationStarter``
-on Temporal), on the process's Temporal connection (``workflows.dispatch.connection_for``)."""
+on Temporal), on the process's Temporal connection
+(``formwork.temporal.dispatch.connection_for``)."""
 
 from __future__ import annotations
 
 from temporalio.common import WorkflowIDConflictPolicy
 
 from forms.app.migrations import StartFailed
-from workflows.dispatch import TemporalConnection
-from workflows.migrations import (
+from formwork.temporal.dispatch import TemporalConnection
+from formwork.temporal.migrations import (
     MIGRATION_WORKFLOW,
     MigrationInput,
     MigrationOutcome,

@@ -1,8 +1,8 @@
 """The Temporal adapter's settings: how to reach Temporal, checked when made.
 
-``TemporalSettings`` is a value the adapter is given (``workflows.client.connect``,
-``workflows.dispatch.connection_for``); ``formwork.config`` reads it from the environment, with
-every other setting, and re-exports it. ``ConfigError`` and ``invalid`` are here for the same
+``TemporalSettings`` is a value the adapter is given (``formwork.temporal.client.connect``,
+``formwork.temporal.dispatch.connection_for``); ``formwork.config`` reads it from the environment,
+with every other setting, and re-exports it. ``ConfigError`` and ``invalid`` are here for the same
 reason: the adapter raises them (a bad value, an unreadable secret) and imports nothing of
 ``formwork``, the composition root that imports the adapter; everyone else takes them from
 ``formwork.config``. ``DispatchSettings`` is what the dispatcher reads of the deployment's
@@ -49,8 +49,8 @@ class TemporalSettings:
 
     ``secret_id`` (``FORMWORK_TEMPORAL_SECRET_ID``) is how a deployment passes credentials:
     the secret holds the API key, or a JSON object with the API key and/or the mTLS client
-    certificate and key (``workflows.client`` reads it). ``api_key`` and the certificate paths
-    are for local and development use; neither may be set beside a secret.
+    certificate and key (``formwork.temporal.client`` reads it). ``api_key`` and the certificate
+    paths are for local and development use; neither may be set beside a secret.
     """
 
     address: str = DEFAULT_TEMPORAL_ADDRESS
@@ -100,8 +100,8 @@ class TemporalSettings:
 
 class DispatchSettings(Protocol):
     """What the dispatcher reads of a deployment's settings
-    (``workflows.dispatch.TemporalDispatcher.from_settings``): ``formwork.config.Settings`` has
-    it, and this shell is given it rather than importing it."""
+    (``formwork.temporal.dispatch.TemporalDispatcher.from_settings``): ``formwork.config.Settings``
+    has it, and this shell is given it rather than importing it."""
 
     @property
     def temporal(self) -> TemporalSettings: ...

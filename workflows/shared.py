@@ -71,7 +71,7 @@ class HookInput:
     policy: HookPolicy = field(default_factory=HookPolicy)
     local_first: bool = False
     """Run the first attempt as a local activity, in the workflow task that starts the run
-    (``workflows.hooks``): set for the hooks a tool call waits for, which are not slow."""
+    (``formwork.temporal.hooks``): set for the hooks a tool call waits for, which are not slow."""
     attempts_before: int = 0
     """Attempts made before this activity's first (the local one): added to Temporal's
     attempt number, so the policy's count covers both."""

@@ -4,8 +4,8 @@ A ``HookInput`` starts a ``HookWorkflow`` (an executor entry); an ``ApprovalInpu
 ``ApprovalWorkflow`` (an approval entry, waiting for a decision or its deadline). Both use the
 outbox key as the workflow id, under the same id policies.
 
-Used by the tool-call Lambda (``workflows.dispatch``), the stream relay and the sweeper
-(``functions.relay``), and by the activity for the follow-up hooks a run fires. Every caller
+Used by the tool-call Lambda (``formwork.temporal.dispatch``), the stream relay and the sweeper
+(``formwork.aws.relay``), and by the activity for the follow-up hooks a run fires. Every caller
 may race every other one for the same key; Temporal's id policies make that safe:
 
 * first dispatch: ``id_conflict_policy=USE_EXISTING`` (a run already going counts) and
@@ -39,7 +39,7 @@ from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.service import RPCError, RPCStatusCode
 
-from workflows.shared import (
+from formwork.temporal.shared import (
     APPROVAL_WORKFLOW,
     HOOK_WORKFLOW,
     ApprovalInput,

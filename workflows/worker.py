@@ -5,8 +5,8 @@
 ``TEMPORAL_TASK_QUEUE`` until told to stop, then finishes the activities in hand (up to
 ``grace`` seconds). The process that makes the App and calls ``serve`` is
 ``formwork.worker`` (``python -m formwork.worker``): this shell is given its App and imports
-nothing of ``formwork``. ``python -m workflows.worker``, the command of earlier releases (a
-task definition deployed before may still run it), starts that process too.
+nothing of ``formwork``. ``python -m formwork.temporal.worker`` starts that process too (it
+was the worker's command before ``formwork.worker``).
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Protocol
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from workflows.activities import HookActivities
-from workflows.approvals import ApprovalWorkflow
-from workflows.client import connect
-from workflows.hooks import HookWorkflow
-from workflows.migrations import FormMigrationWorkflow, MigrationActivities
-from workflows.settings import TemporalSettings
+from formwork.temporal.activities import HookActivities
+from formwork.temporal.approvals import ApprovalWorkflow
+from formwork.temporal.client import connect
+from formwork.temporal.hooks import HookWorkflow
+from formwork.temporal.migrations import FormMigrationWorkflow, MigrationActivities
+from formwork.temporal.settings import TemporalSettings
 
 if TYPE_CHECKING:
     from forms.app.service import FormService
@@ -54,7 +54,7 @@ def build_worker(
     took more than it can run would hold the rest queued in its process, and if it died they
     would wait for their heartbeat timeout. With as many slots as threads, a hook that is not
     running stays in the task queue, where any live worker picks it up at once. The first
-    attempts made as local activities (``workflows.hooks``) take the same number of slots of
+    attempts made as local activities (``formwork.temporal.hooks``) take the same number of slots of
     their own: what a worker holds of those is bounded by the workflow task's timeout, after
     which another worker runs the attempt."""
     return Worker(

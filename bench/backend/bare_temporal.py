@@ -15,7 +15,7 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from infra.local.temporal import LocalTemporal
+from formwork.infra.local.temporal import LocalTemporal
 
 
 @activity.defn(name="bench_noop")

@@ -27,8 +27,8 @@ from forms.app.service import jittered_backoff, new_instance_id, utc_now
 from forms.examples.travel_claim import travel_claim
 from forms.instance import FieldHistory, FormInstance, Revision
 from forms.storage.dynamodb import DynamoDBFormStore
-from infra.local.dynamodb import client, create_table
-from infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.dynamodb import client, create_table
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
 
 HISTORIES = (0, 1_000, 10_000)
 CALLER = Caller("bench", "capacity")

@@ -13,7 +13,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
-from infra.local.gateway import dev_token
+from formwork.infra.local.gateway import dev_token
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ statement and prints the CPU time it took, so interpreter start-up is not in it.
 the wall clock: an import is CPU work (its files are in the page cache after the first round),
 and on a machine other work shares the wall clock also counts the time spent waiting for a core,
 which a Lambda cold start does not share. The goal (issue
-26; issue 11 set 1.5) is a ratio: each handler's import, ``functions.api``'s and the Bedrock
+26; issue 11 set 1.5) is a ratio: each handler's import, ``formwork.aws.api``'s and the Bedrock
 handler's among them, under ``TARGET`` (1.3) times ``import boto3``, by a margin the noise
 cannot flip: a row meets it when the highest of its rounds' ratios is under it, misses it when
 its median is over it, and is "within noise" in between. Absolute times do not
@@ -27,7 +27,7 @@ in AWS. The Tracer imports the X-Ray SDK on the first invocation, not at import,
 also serve the first ``GET /tools`` show what a traced cold start pays before its first answer;
 "+ service" also builds what the first tool call builds (``process.app().service``: boto3, the
 client, the forms), before its first DynamoDB request. Last, ``LAYERS``: ``import
-functions.api`` built up one layer at a time (each row imports the layers above it too), so a
+formwork.aws.api`` built up one layer at a time (each row imports the layers above it too), so a
 missed goal says what it is made of: each layer's increment is the median over the rounds of
 its ratio minus the previous layer's, in the same round.
 
@@ -51,8 +51,8 @@ from pathlib import Path
 
 from bench.backend.inprocess import EVENTS, function_environment
 from bench.backend.stats import duration, table
-from infra.local.dynamodb import ROOT, load_template
-from infra.local.runtime import functions_from_template
+from formwork.infra.local.dynamodb import ROOT, load_template
+from formwork.infra.local.runtime import functions_from_template
 
 TARGET = 1.3
 BASELINE = "import boto3"
@@ -77,9 +77,9 @@ loaded = [name for name in {watched!r} if name in sys.modules]
 sys.stdout.write("\\n" + json.dumps({{"seconds": seconds, "loaded": loaded}}) + "\\n")
 """
 _FIRST_GET = """\
-import functions.api
-from functions.local import LocalContext
-response = functions.api.lambda_handler(event, LocalContext())
+import formwork.aws.api
+from formwork.aws.local import LocalContext
+response = formwork.aws.api.lambda_handler(event, LocalContext())
 assert response["statusCode"] == 200, response"""
 _LOAD_EVENT = f"event = json.loads(open({str(EVENTS / 'list_tools.json')!r}).read())"
 _TRACE_HEADER = "Root=1-67d0a1b2-0123456789abcdef01234567;Parent=53995c3f42cd8ad8;Sampled=1"
@@ -95,19 +95,19 @@ class Variant:
     judged: bool = False
     """Held to the target: an ``import`` of a handler module."""
     part: bool = False
-    """A layer of ``import functions.api`` (``LAYERS``), to say what the whole costs."""
+    """A layer of ``import formwork.aws.api`` (``LAYERS``), to say what the whole costs."""
 
 
 LAYERS = (
     ("aws_lambda_powertools.event_handler", "Powertools' event handler (its resolvers)"),
     ("aws_lambda_powertools.event_handler.openapi.params", "its OpenAPI params: pydantic"),
     ("forms.surface.formats", "the tool surface (forms.surface: tools, results, formats)"),
-    ("functions.models.tools", "the tool routes' models and the error bodies"),
+    ("formwork.aws.models.tools", "the tool routes' models and the error bodies"),
     ("formwork.process", "the composition root (formwork.bootstrap, config)"),
-    ("functions.tool_routes", "the tool routes (routing, refusals, openapi, http, auth)"),
-    ("functions.api", "MCP's routes, the webhook route, the resolver: functions.api"),
+    ("formwork.aws.tool_routes", "the tool routes (routing, refusals, openapi, http, auth)"),
+    ("formwork.aws.api", "MCP's routes, the webhook route, the resolver: formwork.aws.api"),
 )
-"""``import functions.api``, one layer at a time: each is timed with the ones above it (bytecode
+"""``import formwork.aws.api``, one layer at a time: each is timed with the ones above it (bytecode
 cached, local), so what a layer adds is the difference to the row before. A layer includes
 what it is first to import."""
 
@@ -147,7 +147,7 @@ def handler_modules(root: Path = Path(ROOT)) -> list[str]:
     ]
     for path in sorted((root / "functions").glob("*.py")):
         if _HANDLER_DEF.search(path.read_text()):
-            modules.append(f"functions.{path.stem}")
+            modules.append(f"formwork.aws.{path.stem}")
     return list(dict.fromkeys(modules))
 
 
@@ -170,7 +170,7 @@ def environment(lambda_like: bool, mode: str = "cached", pycache: str = "") -> d
                 "AWS_LAMBDA_FUNCTION_NAME": "formwork-ToolsFunction",
                 "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "512",
                 "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
-                "_HANDLER": "functions.api.lambda_handler",
+                "_HANDLER": "formwork.aws.api.lambda_handler",
                 "_X_AMZN_TRACE_ID": _TRACE_HEADER,
             }
         )
@@ -198,25 +198,25 @@ def time_statement(variant: Variant, env: dict[str, str]) -> tuple[float, tuple[
 
 def variants(modules: Sequence[str] | None = None) -> list[Variant]:
     """``import boto3`` in each mode, then what is held against it. Bytecode *none* is timed
-    for ``functions.api`` only (each run compiles everything, about a second)."""
+    for ``formwork.aws.api`` only (each run compiles everything, about a second)."""
     modules = handler_modules() if modules is None else modules
     found: list[Variant] = []
     for mode in MODES:
         found.append(Variant(BASELINE, BASELINE, False, mode))
         for module in modules:
-            if mode == "cached" or module == "functions.api":
+            if mode == "cached" or module == "formwork.aws.api":
                 for lambda_like in (False, True):
                     found.append(
                         Variant(f"import {module}", f"import {module}", lambda_like, mode, "", True)
                     )
-        if "functions.api" in modules:
+        if "formwork.aws.api" in modules:
             found.append(
-                Variant("functions.api + first GET /tools", _FIRST_GET, True, mode, _LOAD_EVENT)
+                Variant("formwork.aws.api + first GET /tools", _FIRST_GET, True, mode, _LOAD_EVENT)
             )
             if mode == "cached":
                 found.append(
                     Variant(
-                        "functions.api + first GET /tools + service",
+                        "formwork.aws.api + first GET /tools + service",
                         _FIRST_GET + "\nfrom formwork import process\nprocess.app().service",
                         True,
                         mode,
@@ -385,7 +385,9 @@ def render_layers(rows: list[ColdRow]) -> str:
         )
         lines.append([row.label, _ratio_cell(row), f"+{statistics.median(added):.2f}×"])
         previous = row.ratios
-    return table(["import functions.api, layer by layer", "÷ boto3: median (range)", "adds"], lines)
+    return table(
+        ["import formwork.aws.api, layer by layer", "÷ boto3: median (range)", "adds"], lines
+    )
 
 
 def target(rows: list[ColdRow]) -> tuple[str, str]:

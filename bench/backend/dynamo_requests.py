@@ -1,6 +1,6 @@
 """Section 2, part 2: DynamoDB requests per tool call, by kind, counted from boto3's hooks.
 
-Each tool call goes through ``functions.api.lambda_handler`` in this process with an App built
+Each tool call goes through ``formwork.aws.api.lambda_handler`` in this process with an App built
 by the composition root (``formwork.bootstrap``) over ``DynamoDBFormStore`` on the local
 endpoint; a ``RequestLog`` on the App's boto3 client counts what that one call sent. A
 "container" is one App with its own client, store and service, as one warm Lambda execution

@@ -14,7 +14,7 @@ Query runs moto's code over the queried partition's items only. Results are the 
 moto's; one difference: stream records of a cancelled transaction's partly applied actions
 are not taken back (nothing in the bench reads the stream).
 
-``python -m bench.backend.emulator --port N`` serves it exactly as ``infra.local.dynamodb``
+``python -m bench.backend.emulator --port N`` serves it exactly as ``formwork.infra.local.dynamodb``
 serves stock moto (single-threaded, loopback). ``emulated_stack(...)`` is a ``LocalStack``
 whose DynamoDB is this server; everything else in the stack is the project's own.
 
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 from unittest import mock
 
-from infra.local.dynamodb import ROOT, LocalDynamoDB, LoopbackServer, serve, wait_for_port
+from formwork.infra.local.dynamodb import ROOT, LocalDynamoDB, LoopbackServer, serve, wait_for_port
 
 _MARKER = "original_table_state"
 """The name of stock moto's whole-table backup in ``transact_write_items``."""
@@ -187,7 +187,7 @@ class EmulatedDynamoDB(LocalDynamoDB):
 def emulated_stack(**options: Any) -> Iterator[Any]:
     """A started ``LocalStack(**options)`` whose DynamoDB is ``EmulatedDynamoDB`` (in the
     place of moto's server)."""
-    from infra.local import stack as stack_module
+    from formwork.infra.local import stack as stack_module
 
     local = stack_module.LocalStack(**{**options, "dynamodb": stack_module.MOTO})
     with mock.patch.object(stack_module, "LocalDynamoDB", EmulatedDynamoDB):
@@ -215,7 +215,7 @@ def request_cost(
     import statistics
     import time
 
-    from infra.local.dynamodb import client, create_table
+    from formwork.infra.local.dynamodb import client, create_table
 
     table = "emulator-cost"
     payload = {"S": "x" * 300}
@@ -294,7 +294,7 @@ def fill_growth(calls: int, window: int, warmup: int = 5) -> list[Growth]:
     """
     from bench.backend.client import ApiClient
     from bench.backend.latency import nodelay_gateway
-    from infra.local.stack import DYNAMODB_LOCAL, MOTO, LocalStack
+    from formwork.infra.local.stack import DYNAMODB_LOCAL, MOTO, LocalStack
 
     if calls < 2 * window:
         raise ValueError("fill_growth needs at least two windows of calls")

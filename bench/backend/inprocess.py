@@ -22,8 +22,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from infra.local.dynamodb import ROOT, load_template
-from infra.local.runtime import functions_from_template
+from formwork.infra.local.dynamodb import ROOT, load_template
+from formwork.infra.local.runtime import functions_from_template
 
 if TYPE_CHECKING:
     from formwork.bootstrap import App
@@ -44,7 +44,7 @@ def function_environment(table_name: str = "formwork-bench") -> dict[str, str]:
 
 
 def lambda_like_environment() -> None:
-    """Give this process the function's Powertools settings before ``functions.api`` is
+    """Give this process the function's Powertools settings before ``formwork.aws.api`` is
     imported (its Logger and Metrics read them once, at import). Tracing stays off: outside
     Lambda there is no X-Ray daemon, and Powertools disables the tracer there anyway."""
     for name, value in function_environment().items():
@@ -85,10 +85,10 @@ def status_event(conversation: str) -> dict[str, Any]:
 
 
 def invoke(event: dict[str, Any], app: App) -> dict[str, Any]:
-    """Run ``functions.api.lambda_handler`` on ``event``, serving with ``app``; the raw Lambda
+    """Run ``formwork.aws.api.lambda_handler`` on ``event``, serving with ``app``; the raw Lambda
     response."""
-    from functions.api import lambda_handler
-    from functions.local import LocalContext
+    from formwork.aws.api import lambda_handler
+    from formwork.aws.local import LocalContext
 
     response: dict[str, Any] = lambda_handler(event, LocalContext(aws_request_id="bench"), app=app)
     return response

@@ -6,7 +6,7 @@ values, so every call appends two revisions and none fires a hook). Each convers
 so the history an instance carries stays at one to five commits and the figures do not drift
 as the run goes on (the DynamoDB store reads an instance's whole history on every call).
 
-Paths, from the inside out: ``FormService.call`` alone; ``functions.api.lambda_handler`` on an
+Paths, from the inside out: ``FormService.call`` alone; ``formwork.aws.api.lambda_handler`` on an
 API Gateway v2 event (Powertools routing and validation, logging, metrics) in this process;
 and an HTTP request to the local gateway, which builds the event and runs the handler in a
 local execution environment (a child process), over one keep-alive connection. Stores: the
@@ -194,7 +194,7 @@ def gateway_nodelay() -> bool:
 
     With it on, the gateway's response (headers, then body, two small writes) waits for the
     client's delayed ACK, about 40 ms on Linux loopback, on every keep-alive request."""
-    from infra.local import gateway
+    from formwork.infra.local import gateway
 
     return bool(getattr(gateway._RequestHandler, "disable_nagle_algorithm", False))
 
@@ -203,7 +203,7 @@ def gateway_nodelay() -> bool:
 def nodelay_gateway() -> Iterator[None]:
     """Diagnostic only: new gateway connections get TCP_NODELAY inside the block (the
     ``socketserver`` switch, read when a connection is set up); restored afterwards."""
-    from infra.local import gateway
+    from formwork.infra.local import gateway
 
     handler = gateway._RequestHandler
     own = "disable_nagle_algorithm" in vars(handler)

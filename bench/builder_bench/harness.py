@@ -21,8 +21,6 @@ from typing import Any
 
 from bench.builder_bench.scenarios import Scenario, Step, as_json
 from bench.forms_bench.ledger import compact, tokens
-from examples.executors import EXECUTORS
-from examples.job_application import FORM_ID, BuilderCall
 from forms.app.builder import BuilderService, NotPublishable
 from forms.app.catalog import Catalog
 from forms.app.loop import CommitPolicy
@@ -30,6 +28,8 @@ from forms.documents import FormDocument, Limits
 from forms.registry import FormRegistry
 from forms.storage.documents import InMemoryFormDocumentStore
 from forms.storage.drafts import InMemoryDraftStore
+from formwork.examples.executors import EXECUTORS
+from formwork.examples.job_application import FORM_ID, BuilderCall
 
 BUILDER = "acme/builder"
 """The builder agent's principal."""

@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from examples.job_application import BUILD, BuilderCall, check_job_application
 from forms.documents import FormDocument
+from formwork.examples.job_application import BUILD, BuilderCall, check_job_application
 
 Coerced = tuple[str, str, str | int | float | bool]
 """A note the result must carry: (where, the string sent, the value stored)."""

@@ -1,4 +1,5 @@
-"""A scripted conversation over the example forms: ``formwork demo``, ``python -m examples.demo``.
+"""A scripted conversation over the example forms: ``formwork demo``,
+``python -m formwork.examples.demo``.
 
 By default the script talks HTTP to the local stack (``make dev``): each tool call is a
 ``POST /conversations/{id}/tools/{tool}`` with a dev token, and each status line comes from
@@ -35,13 +36,13 @@ against the tools; the person corrects the trip's purpose on the page, and the a
 status line names the change (``page_scene``).
 
 The eighth scene is a form nobody deployed: a builder agent builds the job application
-(``examples.job_application``) through the builder tools in a tenant of the run's own, in one
-builder chat (a call that chat sends again is replayed, a call the person stopped stays
+(``formwork.examples.job_application``) through the builder tools in a tenant of the run's own, in
+one builder chat (a call that chat sends again is replayed, a call the person stopped stays
 stopped), another tenant cannot read the draft, a person
 publishes it (refused without the publisher role), and an applicant of that tenant fills it in
 a new conversation: a checkpoint that refuses and a correction that clears it, an executor
-(``examples.executors``) that runs as a Temporal workflow over HTTP, answers held when a rule
-flips and restored when it flips back, and a retried call answered with its first result; an
+(``formwork.examples.executors``) that runs as a Temporal workflow over HTTP, answers held when a
+rule flips and restored when it flips back, and a retried call answered with its first result; an
 applicant of another tenant cannot start it.
 
 The last scene is memory (``docs/memory.md``), for ``{tenant}/alice`` and ``{tenant}/bob`` of
@@ -67,7 +68,7 @@ an in-memory fact store) and ``fact_editor`` (the ``/memory`` routes' answers in
 ``page_scene`` and ``page_visit`` (the form page, as a browser opens a link) and
 ``memory_scene`` (the ninth). This module is the command line (``main``, ``run``,
 ``run_over_http``) and the package's public surface (``__all__``): the transports, the driver,
-the scenes and the printing helpers, importable from ``examples.demo``.
+the scenes and the printing helpers, importable from ``formwork.examples.demo``.
 """
 
 from __future__ import annotations
@@ -79,12 +80,12 @@ import sys
 import uuid
 from collections.abc import Sequence
 
-from examples.demo.driver import Demo
-from examples.demo.handover_scene import handover
-from examples.demo.in_process import DECISION_STATUS, Clock, InProcess
-from examples.demo.memory_scene import memory
-from examples.demo.printing import WIDTH, compact, expect, say
-from examples.demo.scenes import (
+from formwork.examples.demo.driver import Demo
+from formwork.examples.demo.handover_scene import handover
+from formwork.examples.demo.in_process import DECISION_STATUS, Clock, InProcess
+from formwork.examples.demo.memory_scene import memory
+from formwork.examples.demo.printing import WIDTH, compact, expect, say
+from formwork.examples.demo.scenes import (
     crm_webhook,
     grant,
     job_application,
@@ -92,9 +93,9 @@ from examples.demo.scenes import (
     purchase,
     travel_claim,
 )
-from examples.demo.transports import OverHttp, Transport
-from infra.local import stack as stacks
-from infra.local.dynamodb_local import DynamoDBLocalMissing
+from formwork.examples.demo.transports import OverHttp, Transport
+from formwork.infra.local import stack as stacks
+from formwork.infra.local.dynamodb_local import DynamoDBLocalMissing
 
 __all__ = [
     "DECISION_STATUS",
@@ -220,7 +221,9 @@ def own_stack(stack: stacks.LocalStack) -> list[tuple[str, str]]:
     return where
 
 
-def main(argv: Sequence[str] | None = None, *, prog: str = "python -m examples.demo") -> int:
+def main(
+    argv: Sequence[str] | None = None, *, prog: str = "python -m formwork.examples.demo"
+) -> int:
     """The command line (``formwork demo`` calls it with its own ``prog``). Called with no
     arguments at all (as tests do) it runs in-process."""
     if argv is None:

@@ -2,7 +2,7 @@
 
 Over HTTP only (the page is served by the API): a notifier mints a link to the approval's page
 with the approver's token (``POST /approvals/page-links``, the finance role in its roles
-claim), and the approver's browser (``examples.demo.page_visit``, plain HTTP) opens it: the
+claim), and the approver's browser (``formwork.examples.demo.page_visit``, plain HTTP) opens it: the
 entry page, the button's post, the ``303`` with the queue's session cookie, the approval's
 page with the answers it is asked on. The approver types a note and presses Approve (the
 page's form, CSRF token and nonce as rendered, the ``303`` back), and the page says the
@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from examples.demo.driver import Demo
-from examples.demo.page_scene import short
-from examples.demo.page_visit import PageVisit, VisitError
-from examples.demo.printing import compact, expect, say
-from examples.demo.transports import OverHttp, token_for
 from forms.app.approvals import Decision
+from formwork.examples.demo.driver import Demo
+from formwork.examples.demo.page_scene import short
+from formwork.examples.demo.page_visit import PageVisit, VisitError
+from formwork.examples.demo.printing import compact, expect, say
+from formwork.examples.demo.transports import OverHttp, token_for
 
 PRESS = {"approved": "Approve", "rejected": "Reject"}
 

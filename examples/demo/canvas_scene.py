@@ -3,7 +3,7 @@
 Over HTTP only (the page is served by the API): once the builder agent's first call has made
 the draft, the builder chat's backend mints a link to its canvas with the person's token
 (``POST /builder/forms/{form_id}/page-links``), and the person's browser
-(``examples.demo.page_visit``, plain HTTP) opens it: the entry page, the button's post, the
+(``formwork.examples.demo.page_visit``, plain HTTP) opens it: the entry page, the button's post, the
 ``303`` with the canvas's cookie, the canvas. The canvas's script polls the draft's version
 (``GET /pages/canvas/{form_id}/version``) and, when it moves, fetches the canvas again; the demo
 does the same after the agent's next tool call, and prints what changed: the version, and the
@@ -15,14 +15,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from examples.demo.driver import Demo
-from examples.demo.page_scene import short
-from examples.demo.page_visit import PageShown, PageVisit, VisitError, read_page
-from examples.demo.printing import expect, say
-from examples.demo.transports import OverHttp
+from formwork.examples.demo.driver import Demo
+from formwork.examples.demo.page_scene import short
+from formwork.examples.demo.page_visit import PageShown, PageVisit, VisitError, read_page
+from formwork.examples.demo.printing import expect, say
+from formwork.examples.demo.transports import OverHttp
 
 ENTER_TITLE = "Open the form you are building"
-"""The canvas link's entry page (``functions.canvas_pages.ENTER_TITLE``)."""
+"""The canvas link's entry page (``formwork.aws.canvas_pages.ENTER_TITLE``)."""
 ITEM = "item:"
 """The canvas marks each field and display block ``data-shown="item:<id>"``."""
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from examples.demo.in_process import InProcess
-from examples.demo.printing import WIDTH, compact, expect, say
-from examples.demo.transports import OverHttp, Transport, token_for
 from forms import Caller
 from forms.app.approvals import Decision
+from formwork.examples.demo.in_process import InProcess
+from formwork.examples.demo.printing import WIDTH, compact, expect, say
+from formwork.examples.demo.transports import OverHttp, Transport, token_for
 
 _SHOWN: tuple[str, ...] = ("resolved", "coerced", "held", "now_held", "restored", "rejected")
 _SHOWN += ("unknown", "confirmed", "memory")

@@ -26,7 +26,7 @@ from forms.storage.facts import FactStore
 from forms.surface.facts import REFUSAL_STATUS, changed
 
 STATUS = {"bad_request": 400, "memory_off": 409, "busy": 409, "size_limit": 413}
-"""The status of a use case's refusal beside the planner's (``functions.memory_bodies``)."""
+"""The status of a use case's refusal beside the planner's (``formwork.aws.memory_bodies``)."""
 
 Answer = tuple[int, dict[str, Any]]
 

@@ -10,8 +10,8 @@ reported, not carried. The claim can still be read after, whole.
 
 from __future__ import annotations
 
-from examples.demo.driver import Demo
-from examples.demo.printing import expect
+from formwork.examples.demo.driver import Demo
+from formwork.examples.demo.printing import expect
 
 
 def handover(demo: Demo) -> None:

@@ -12,7 +12,8 @@ show that memory off reads none), Formwork's vocabulary and decay policy, the se
 Two things differ, both so that what memory recalls and records is the same on every run: its
 reads and writes run in the calling thread (``InThisThread``) and its deadline is not measured
 (a thread pool under load could miss it now and then). The user's fact editor is
-``examples.demo.fact_editor.InProcessFactEditor``, which answers as the ``/memory`` routes do.
+``formwork.examples.demo.fact_editor.InProcessFactEditor``, which answers as the ``/memory``
+routes do.
 """
 
 from __future__ import annotations
@@ -23,8 +24,6 @@ from concurrent.futures import Executor, Future
 from datetime import UTC, datetime, timedelta
 from typing import Any, ParamSpec, TypeVar
 
-from examples.demo.fact_editor import InProcessFactEditor
-from examples.executors import EXECUTORS
 from forms import Approver, Caller, FormService
 from forms.app.approvals import Decision
 from forms.app.builder import BuilderService
@@ -43,12 +42,14 @@ from forms.storage.documents import InMemoryFormDocumentStore
 from forms.storage.drafts import InMemoryDraftStore
 from forms.storage.facts import InMemoryFactStore
 from formwork.config import DEFAULT_PUBLISHER_ROLE
+from formwork.examples.demo.fact_editor import InProcessFactEditor
+from formwork.examples.executors import EXECUTORS
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
 DECISION_STATUS = {"unknown_approval": 404, "form_closed": 409, "bad_request": 400}
-"""The HTTP status ``POST /approvals/{id}`` answers for each refusal (``functions.api``)."""
+"""The HTTP status ``POST /approvals/{id}`` answers for each refusal (``formwork.aws.api``)."""
 
 
 class Clock:
@@ -215,7 +216,7 @@ class InProcess:
     def publish(
         self, principal: str, roles: Sequence[str], form_id: str
     ) -> tuple[int, dict[str, Any]]:
-        # the HTTP layer's role check, as functions.builder_routes makes it
+        # the HTTP layer's role check, as formwork.aws.builder_routes makes it
         if DEFAULT_PUBLISHER_ROLE not in roles:
             return 403, {"error": "forbidden", "message": "publishing needs the publisher role"}
         try:

@@ -6,11 +6,11 @@ redeploy. ``run`` plays it eighth, after the scenes of ``scenes``, whose names i
 
 from __future__ import annotations
 
-from examples.demo.canvas_scene import Watch, open_the_canvas, see_the_change
-from examples.demo.driver import Demo
-from examples.demo.printing import compact, expect, say
-from examples.job_application import BUILD, FORM_ID, check_job_application
 from forms import Caller
+from formwork.examples.demo.canvas_scene import Watch, open_the_canvas, see_the_change
+from formwork.examples.demo.driver import Demo
+from formwork.examples.demo.printing import compact, expect, say
+from formwork.examples.job_application import BUILD, FORM_ID, check_job_application
 
 
 def job_application(demo: Demo) -> None:

@@ -4,7 +4,7 @@ alice gives her date of birth and weight in a health check-in (``forms.examples.
 whose fields declare fact keys), and memory records them as facts. In a later conversation a
 new check-in has her date of birth filled, marked as from memory until the agent resends it,
 and her weight only offered: a weight drifts, so the agent must ask. She corrects the weight in
-her fact editor (over HTTP on the page, ``examples.demo.page_visit`` sending its correction
+her fact editor (over HTTP on the page, ``formwork.examples.demo.page_visit`` sending its correction
 form; in process ``PUT /memory/facts/person.weight_kg``: a correction either way, the wrong
 value staying in the history) and the next form offers the new one. With her memory off a new
 form recalls nothing, and bob, of the same tenant, gets none of her facts.
@@ -23,13 +23,13 @@ import time
 from typing import Any
 from urllib.parse import quote
 
-from examples.demo.driver import Demo
-from examples.demo.in_process import InProcess
-from examples.demo.page_scene import short
-from examples.demo.page_visit import PageVisit, VisitError
-from examples.demo.printing import compact, expect, say
-from examples.demo.transports import OverHttp
 from forms import Caller
+from formwork.examples.demo.driver import Demo
+from formwork.examples.demo.in_process import InProcess
+from formwork.examples.demo.page_scene import short
+from formwork.examples.demo.page_visit import PageVisit, VisitError
+from formwork.examples.demo.printing import compact, expect, say
+from formwork.examples.demo.transports import OverHttp
 
 FORM = "health-check"
 WEIGHT = "person.weight_kg"

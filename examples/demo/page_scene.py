@@ -2,8 +2,8 @@
 
 Over HTTP only (the page is served by the API): the chatbot's backend mints a link to the
 claim's page with the user's token (``POST /conversations/{id}/page-links``), and the person's
-browser (``examples.demo.page_visit``, plain HTTP) opens it: the entry page, the button's post
-(``Sec-Fetch-Site: same-origin``), the ``303`` with the session cookie, the page. The demo
+browser (``formwork.examples.demo.page_visit``, plain HTTP) opens it: the entry page, the button's
+post (``Sec-Fetch-Site: same-origin``), the ``303`` with the session cookie, the page. The demo
 prints what the page shows (its title, where the claim stands, the answers the conversation
 corrected, each with its badge) and checks it against what the tools said. The person then
 corrects the trip's purpose on the page (the field's form, Save, the ``303`` back): the agent's
@@ -14,10 +14,10 @@ link opens once. In process there is no page: one line says so.
 
 from __future__ import annotations
 
-from examples.demo.driver import Demo
-from examples.demo.page_visit import FieldShown, PageShown, PageVisit, VisitError, path_of
-from examples.demo.printing import compact, expect, say
-from examples.demo.transports import OverHttp
+from formwork.examples.demo.driver import Demo
+from formwork.examples.demo.page_visit import FieldShown, PageShown, PageVisit, VisitError, path_of
+from formwork.examples.demo.printing import compact, expect, say
+from formwork.examples.demo.transports import OverHttp
 
 SHOWN = ("destination", "mode", "flight_number", "total")
 """The claim's fields the demo reads off the page: the ones the conversation corrected."""

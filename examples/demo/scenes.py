@@ -16,17 +16,17 @@ from __future__ import annotations
 
 import uuid
 
-from examples.demo.approval_page_scene import decide_on_the_page
-from examples.demo.driver import Demo
-from examples.demo.job_scene import (
+from formwork.examples.demo.approval_page_scene import decide_on_the_page
+from formwork.examples.demo.driver import Demo
+from formwork.examples.demo.job_scene import (
     apply_for_the_job,
     build_the_form,
     job_application,
     publish_the_form,
 )
-from examples.demo.page_scene import review_on_the_page
-from examples.demo.printing import compact, expect, say
-from examples.demo.transports import OverHttp
+from formwork.examples.demo.page_scene import review_on_the_page
+from formwork.examples.demo.printing import compact, expect, say
+from formwork.examples.demo.transports import OverHttp
 from formwork.webhooks import ID_HEADER, STANDARD_SIGNATURE_HEADER
 
 __all__ = [

@@ -1,5 +1,5 @@
 """How the demo reaches the tools: a ``Transport``, in this process
-(``examples.demo.in_process.InProcess``) or over HTTP (``OverHttp``).
+(``formwork.examples.demo.in_process.InProcess``) or over HTTP (``OverHttp``).
 
 ``OverHttp`` calls the tool API as a chatbot backend would (urllib, JSON, a dev token per
 principal), mints links to the form page (``page_link``), to an approval's page
@@ -28,12 +28,12 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 from urllib.parse import quote
 
-from examples.demo.printing import expect, say
 from forms import Caller
 from forms.app.approvals import Decision
+from formwork.examples.demo.printing import expect, say
+from formwork.infra.local import stack as stacks
+from formwork.infra.local.gateway import DEV_TENANT, dev_token
 from formwork.webhooks import standard_headers
-from infra.local import stack as stacks
-from infra.local.gateway import DEV_TENANT, dev_token
 
 
 class Transport(Protocol):

@@ -6,7 +6,7 @@ long-running process finishes it by itself. A Lambda execution environment is fr
 the invocation ends (the work then resumes with the next invocation) and may be retired
 frozen, which loses it: a ``Behind`` notes such work (``track``), and ``settle`` waits for
 what is still running, which the Lambda functions do after each response, before Lambda may
-freeze the environment (``functions.after_response``).
+freeze the environment (``formwork.aws.after_response``).
 
 An App has its own (``formwork.bootstrap.App.behind``), built by ``bootstrap`` and handed to
 the ``Memory`` it builds; the after-response extension waits for the process's App's.

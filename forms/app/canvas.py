@@ -1,5 +1,5 @@
 """The builder's canvas as data: a draft shown as the form it will be (``docs/pages.md``, "The
-builder's canvas"; ``functions.canvas_pages`` renders it).
+builder's canvas"; ``formwork.aws.canvas_pages`` renders it).
 
 Nothing here derives the form a second way. The words come from where the builder and the
 compiler already say them:

@@ -19,7 +19,7 @@ class Caller:
     """Who is calling and from where. ``principal`` comes only from verified identity.
 
     ``context`` holds the context defaults: ``(fact key, value)`` pairs read from the same
-    verified claims (``functions.auth.context_from_event``: a locale, a time zone, a
+    verified claims (``formwork.aws.auth.context_from_event``: a locale, a time zone, a
     currency), each key once. ``form_start`` writes them into empty fields that declare the
     key, below every other source of a value. A tuple, not a dict: the caller stays immutable
     and hashable, and every construction that names no context keeps working."""

@@ -109,7 +109,7 @@ class Memory:
     the executor its reads and writes run on (None: a few threads of its own), ``count``,
     called with a metric name (``METRICS``) each time one is counted, and ``behind``, where
     the work it submits is tracked until it ends (an App gives its own, which Lambda waits for
-    after each response, ``functions.after_response``; by default ``behind.PROCESS``)."""
+    after each response, ``formwork.aws.after_response``; by default ``behind.PROCESS``)."""
 
     def __init__(
         self,

@@ -1,6 +1,6 @@
 """Migrating the open instances of a form in bulk, for an operator: a dry run that says what
-would happen to each, then the run itself (a Temporal workflow, ``workflows.migrations``, whose
-activity calls ``migrate_page`` a page at a time).
+would happen to each, then the run itself (a Temporal workflow, ``formwork.temporal.migrations``,
+whose activity calls ``migrate_page`` a page at a time).
 
 An instance otherwise moves to the current version of its form only when its version is no
 longer served, at its next write (``CommitLoop._migrated``). A bulk migration moves every open

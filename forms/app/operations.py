@@ -1,6 +1,6 @@
 """What an operator does without a Python shell: list the hooks that failed for good, retry
 one, read back and redrive the relay's failure queue. The operator routes
-(``functions.operator_routes``) only parse, authorise and render; the rules are here.
+(``formwork.aws.operator_routes``) only parse, authorise and render; the rules are here.
 
 Who: an ``Operator`` is a verified principal holding the deployment's operator role
 (``FORMWORK_OPERATOR_ROLE``). They act within their own tenant only: a hook of another

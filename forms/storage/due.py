@@ -28,7 +28,7 @@ The promise, on every adapter (``forms.storage.due_contract``): ``due(now)`` yie
 instance that, as stored when its page was read, has a place at or before ``now``, at least
 once; it never yields one whose stored place is later or gone (a lagging GSI can name one
 that moved on: the adapter re-derives the place from the instance it read). What to do with
-each is the sweeper's decision (``functions.relay``), on the instance as read.
+each is the sweeper's decision (``formwork.aws.relay``), on the instance as read.
 
 Logic is here; adapters implement one primitive, ``_due_read``.
 """

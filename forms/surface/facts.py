@@ -1,7 +1,7 @@
 """A principal's facts as the memory API answers them: the JSON of a fact, of a revision, of a
 statement's outcome, and of a listed fact with what recall would do with it now.
 
-``functions.memory_routes`` answers with these over HTTP, and the demo's in-process fact editor
+``formwork.aws.memory_routes`` answers with these over HTTP, and the demo's in-process fact editor
 (``examples/demo/fact_editor.py``) with the very same, so the two cannot drift. A fact and a
 revision carry one record (value, words, derivation, source, each time they have in ISO 8601;
 a key is absent for what they lack); a listed fact adds its decay class, its age and what

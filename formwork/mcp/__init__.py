@@ -6,7 +6,7 @@ tenant (the builder tools, ``formwork.mcp.builder``); what a host sees of each b
 tools is its ``Surface`` (``formwork.mcp.surface``). Two transports:
 
 * streamable HTTP on the API, stateless (``formwork.mcp.http``, run per request by the Lambda
-  routes ``functions.mcp_routes`` over the ``FormService`` or the ``BuilderService`` in
+  routes ``formwork.aws.mcp_routes`` over the ``FormService`` or the ``BuilderService`` in
   process);
 * stdio (``formwork.mcp.stdio``, ``formwork mcp``), forwarding to the API over HTTP
   (``formwork.mcp.remote``).

@@ -23,7 +23,7 @@ Measured on this project's 2-core machine, through ``lambda_handler`` in process
 ``tools/call`` of ``form_read`` takes 3.5 ms (median of 300) against 0.44 ms for the same call
 on ``POST /conversations/{id}/tools/form_read``, so about 3 ms per request for the event loop,
 the manager, the transport and the JSON-RPC layers. Importing the SDK and this package, once
-per execution environment with its first MCP request, took 340 ms after ``functions.api`` (the
+per execution environment with its first MCP request, took 340 ms after ``formwork.aws.api`` (the
 other routes never import it).
 """
 

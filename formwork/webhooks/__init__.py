@@ -12,7 +12,7 @@
   ``SecretsManagerSecrets``;
 - ``events``: the outbound ``FormEvent``, its bytes and its headers.
 
-The HTTP route and the outbound POST are the Lambda shell's (``functions.webhooks``); which
+The HTTP route and the outbound POST are the Lambda shell's (``formwork.aws.webhooks``); which
 log and which secrets a process uses is ``formwork.bootstrap``'s choice. Nothing here reads a
 clock, draws randomness, or imports an AWS library on import. ``contract`` is not re-exported
 (it imports pytest).

@@ -7,7 +7,7 @@ reason) and ``form.handed_over`` (closed by a handover to another form, which is
 failure: ``HandedOverTo`` names the instance that took over and what travelled).
 The delivery id is the hook occurrence's idempotency key, the same on every retry, so a
 receiver deduplicates on it. Sending is the shell's
-(``functions.notify.deliver``); nothing here does IO or reads a clock.
+(``formwork.aws.notify.deliver``); nothing here does IO or reads a clock.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Powertools validates requests against these models and builds the OpenAPI docume
 same models, so the document cannot drift from what the handler accepts. One module per
 concern: what every body shares and the error bodies (``common``), the tool routes
 (``tools``), the approvals (``approvals``), the builder (``builder``) and memory
-(``memory``); every name is importable from ``functions.models`` as well. A tool's result is
+(``memory``); every name is importable from ``formwork.aws.models`` as well. A tool's result is
 ``forms.surface.ToolResult``, the one model the client and the agents read too.
 
 Optional keys of a response are ``SkipJsonSchema[None] | ...``: the key may be absent, but is
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
         ToolResult,
     )
     from forms.surface.tools import ID_PATTERN
-    from functions.models.approvals import (
+    from formwork.aws.models.approvals import (
         MAX_NOTE_CHARS,
         ApprovalAnswer,
         ApprovalDecisionRequest,
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
         QueuedApprovalRow,
         SettlementRow,
     )
-    from functions.models.builder import (
+    from formwork.aws.models.builder import (
         MAX_SELECTION_CHARS,
         BuilderCallRequest,
         BuilderResult,
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
         PublishedVersion,
         PublishRequest,
     )
-    from functions.models.common import (
+    from formwork.aws.models.common import (
         FORM_ID_PATTERN,
         IGNORED_IDENTITY_KEYS,
         ON_FIRST_USE,
@@ -68,7 +68,7 @@ if TYPE_CHECKING:
         OpenApiDocument,
         Unauthorized,
     )
-    from functions.models.memory import (
+    from formwork.aws.models.memory import (
         MAX_FACT_TEXT_CHARS,
         MAX_WORDS_CHARS,
         ConfirmRequest,
@@ -93,7 +93,11 @@ if TYPE_CHECKING:
         MemorySettingsBody,
         MemorySettingsRequest,
     )
-    from functions.models.tools import ToolCallRequest, ToolList, WebhookOutcome
+    from formwork.aws.models.tools import (
+        ToolCallRequest,
+        ToolList,
+        WebhookOutcome,
+    )
 
 _EXPORTS: dict[str, str] = {
     "FieldRow": "forms.surface.tool_result",
@@ -102,62 +106,62 @@ _EXPORTS: dict[str, str] = {
     "StepRow": "forms.surface.tool_result",
     "ToolResult": "forms.surface.tool_result",
     "ID_PATTERN": "forms.surface.tools",
-    "ApprovalAnswer": "functions.models.approvals",
-    "ApprovalDecisionRequest": "functions.models.approvals",
-    "ApprovalQueueBody": "functions.models.approvals",
-    "ApprovalResult": "functions.models.approvals",
-    "BoundAnswerRow": "functions.models.approvals",
-    "DecisionNotRecorded": "functions.models.approvals",
-    "MAX_NOTE_CHARS": "functions.models.approvals",
-    "QueuedApprovalRow": "functions.models.approvals",
-    "SettlementRow": "functions.models.approvals",
-    "BuilderCallRequest": "functions.models.builder",
-    "BuilderResult": "functions.models.builder",
-    "BuilderSelection": "functions.models.builder",
-    "DraftBody": "functions.models.builder",
-    "DraftLine": "functions.models.builder",
-    "DraftList": "functions.models.builder",
-    "EditLogLine": "functions.models.builder",
-    "FormVersionBody": "functions.models.builder",
-    "MAX_SELECTION_CHARS": "functions.models.builder",
-    "NotPublishableBody": "functions.models.builder",
-    "PublishRequest": "functions.models.builder",
-    "PublishedVersion": "functions.models.builder",
-    "ErrorBody": "functions.models.common",
-    "FORM_ID_PATTERN": "functions.models.common",
-    "GatewayError": "functions.models.common",
-    "IGNORED_IDENTITY_KEYS": "functions.models.common",
-    "IgnoresIdentity": "functions.models.common",
-    "ON_FIRST_USE": "functions.models.common",
-    "OpenApiDocument": "functions.models.common",
-    "Unauthorized": "functions.models.common",
-    "ConfirmRequest": "functions.models.memory",
-    "ExportedKey": "functions.models.memory",
-    "FactBody": "functions.models.memory",
-    "FactChange": "functions.models.memory",
-    "FactChangeKind": "functions.models.memory",
-    "FactDeleted": "functions.models.memory",
-    "FactDerivation": "functions.models.memory",
-    "FactDetail": "functions.models.memory",
-    "FactLine": "functions.models.memory",
-    "FactList": "functions.models.memory",
-    "FactRevisionBody": "functions.models.memory",
-    "FactSource": "functions.models.memory",
-    "FactSourceIn": "functions.models.memory",
-    "FactStatementRequest": "functions.models.memory",
-    "FactText": "functions.models.memory",
-    "FactUse": "functions.models.memory",
-    "FactValueIn": "functions.models.memory",
-    "MAX_FACT_TEXT_CHARS": "functions.models.memory",
-    "MAX_WORDS_CHARS": "functions.models.memory",
-    "MemoryExport": "functions.models.memory",
-    "MemoryRefusal": "functions.models.memory",
-    "MemorySettingsBody": "functions.models.memory",
-    "MemorySettingsRequest": "functions.models.memory",
+    "ApprovalAnswer": "formwork.aws.models.approvals",
+    "ApprovalDecisionRequest": "formwork.aws.models.approvals",
+    "ApprovalQueueBody": "formwork.aws.models.approvals",
+    "ApprovalResult": "formwork.aws.models.approvals",
+    "BoundAnswerRow": "formwork.aws.models.approvals",
+    "DecisionNotRecorded": "formwork.aws.models.approvals",
+    "MAX_NOTE_CHARS": "formwork.aws.models.approvals",
+    "QueuedApprovalRow": "formwork.aws.models.approvals",
+    "SettlementRow": "formwork.aws.models.approvals",
+    "BuilderCallRequest": "formwork.aws.models.builder",
+    "BuilderResult": "formwork.aws.models.builder",
+    "BuilderSelection": "formwork.aws.models.builder",
+    "DraftBody": "formwork.aws.models.builder",
+    "DraftLine": "formwork.aws.models.builder",
+    "DraftList": "formwork.aws.models.builder",
+    "EditLogLine": "formwork.aws.models.builder",
+    "FormVersionBody": "formwork.aws.models.builder",
+    "MAX_SELECTION_CHARS": "formwork.aws.models.builder",
+    "NotPublishableBody": "formwork.aws.models.builder",
+    "PublishRequest": "formwork.aws.models.builder",
+    "PublishedVersion": "formwork.aws.models.builder",
+    "ErrorBody": "formwork.aws.models.common",
+    "FORM_ID_PATTERN": "formwork.aws.models.common",
+    "GatewayError": "formwork.aws.models.common",
+    "IGNORED_IDENTITY_KEYS": "formwork.aws.models.common",
+    "IgnoresIdentity": "formwork.aws.models.common",
+    "ON_FIRST_USE": "formwork.aws.models.common",
+    "OpenApiDocument": "formwork.aws.models.common",
+    "Unauthorized": "formwork.aws.models.common",
+    "ConfirmRequest": "formwork.aws.models.memory",
+    "ExportedKey": "formwork.aws.models.memory",
+    "FactBody": "formwork.aws.models.memory",
+    "FactChange": "formwork.aws.models.memory",
+    "FactChangeKind": "formwork.aws.models.memory",
+    "FactDeleted": "formwork.aws.models.memory",
+    "FactDerivation": "formwork.aws.models.memory",
+    "FactDetail": "formwork.aws.models.memory",
+    "FactLine": "formwork.aws.models.memory",
+    "FactList": "formwork.aws.models.memory",
+    "FactRevisionBody": "formwork.aws.models.memory",
+    "FactSource": "formwork.aws.models.memory",
+    "FactSourceIn": "formwork.aws.models.memory",
+    "FactStatementRequest": "formwork.aws.models.memory",
+    "FactText": "formwork.aws.models.memory",
+    "FactUse": "formwork.aws.models.memory",
+    "FactValueIn": "formwork.aws.models.memory",
+    "MAX_FACT_TEXT_CHARS": "formwork.aws.models.memory",
+    "MAX_WORDS_CHARS": "formwork.aws.models.memory",
+    "MemoryExport": "formwork.aws.models.memory",
+    "MemoryRefusal": "formwork.aws.models.memory",
+    "MemorySettingsBody": "formwork.aws.models.memory",
+    "MemorySettingsRequest": "formwork.aws.models.memory",
     "ConversationStatus": "forms.surface.tool_result",
-    "ToolCallRequest": "functions.models.tools",
-    "ToolList": "functions.models.tools",
-    "WebhookOutcome": "functions.models.tools",
+    "ToolCallRequest": "formwork.aws.models.tools",
+    "ToolList": "formwork.aws.models.tools",
+    "WebhookOutcome": "formwork.aws.models.tools",
 }
 """Each public name, by the module that defines it."""
 
@@ -227,6 +231,6 @@ __all__ = [
 ]
 
 
-# Hidden from type checkers: ``from functions.models import Typo`` stays an error.
+# Hidden from type checkers: ``from formwork.aws.models import Typo`` stays an error.
 if not TYPE_CHECKING:
     __getattr__, __dir__ = exports(globals(), _EXPORTS)  # forms.lazy: loaded on first read

@@ -8,7 +8,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue, Roo
 from pydantic.json_schema import SkipJsonSchema
 
 from forms.statuses import InstanceStatus
-from functions.models.common import ON_FIRST_USE, IgnoresIdentity
+from formwork.aws.models.common import ON_FIRST_USE, IgnoresIdentity
 
 MAX_NOTE_CHARS = 1000
 """The longest note an approver may attach (``FormService.decide`` enforces the same)."""

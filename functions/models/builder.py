@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic.json_schema import SkipJsonSchema
 
 from forms.surface.tools import ID_PATTERN
-from functions.models.common import ON_FIRST_USE, IgnoresIdentity
+from formwork.aws.models.common import ON_FIRST_USE, IgnoresIdentity
 
 MAX_SELECTION_CHARS = 200
 """The longest step or field reference a selection may hold (``forms.documents`` ``Ref``)."""

@@ -20,7 +20,7 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
-from functions.models.common import ON_FIRST_USE, IgnoresIdentity
+from formwork.aws.models.common import ON_FIRST_USE, IgnoresIdentity
 
 MAX_FACT_TEXT_CHARS = 4000
 MAX_WORDS_CHARS = 1000

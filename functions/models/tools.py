@@ -10,7 +10,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from forms.surface.tool_result import ToolResult
 from forms.surface.tools import ID_PATTERN
-from functions.models.common import ON_FIRST_USE, IgnoresIdentity
+from formwork.aws.models.common import ON_FIRST_USE, IgnoresIdentity
 
 
 class ToolCallRequest(IgnoresIdentity):

@@ -27,8 +27,8 @@ forged cookie cannot bring a matching token, and another session's token does no
 Only the stdlib (``hmac``, ``hashlib``, ``secrets``, ``base64``): the scheme is a dozen lines,
 and a signing library would be one more dependency in the artifact for no less code here.
 
-The tokens themselves are ``functions.pages.tokens``' (pure: a key, a time), the fact editor's
-and the approver's queue's ``functions.pages.scoped_access``'; this module holds the key, the
+The tokens themselves are ``formwork.aws.pages.tokens``' (pure: a key, a time), the fact editor's
+and the approver's queue's ``formwork.aws.pages.scoped_access``'; this module holds the key, the
 settings and what reads a request's cookie, and every name of the two stays importable here.
 """
 
@@ -41,9 +41,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from formwork.bootstrap import App, build_secrets_client
-from formwork.config import ConfigError, invalid
-from functions.pages.scoped_access import (
+from formwork.aws.pages.scoped_access import (
     APPROVALS,
     MEMORY,
     MEMORY_COOKIE,
@@ -56,7 +54,7 @@ from functions.pages.scoped_access import (
     read_scoped_link,
     read_scoped_session,
 )
-from functions.pages.tokens import (
+from formwork.aws.pages.tokens import (
     _CSRF,
     _LINK,
     _SESSION,
@@ -80,6 +78,8 @@ from functions.pages.tokens import (
     read_link,
     read_session,
 )
+from formwork.bootstrap import App, build_secrets_client
+from formwork.config import ConfigError, invalid
 
 if TYPE_CHECKING:  # the storage package (with the engine's models) loads with the first page
     from forms.storage.page_links import PageLinkLedger

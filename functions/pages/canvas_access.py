@@ -2,7 +2,7 @@
 "The builder's canvas").
 
 A canvas shows one tenant's draft to one person. Its tokens are the page tokens of
-``functions.pages.access`` (``v1.<payload>.<mac>``, HMAC-SHA256 under the page key), signed
+``formwork.aws.pages.access`` (``v1.<payload>.<mac>``, HMAC-SHA256 under the page key), signed
 under purpose labels of their own, so a form's or a fact editor's link or cookie is never
 taken for a canvas's, nor the reverse. Their fields name:
 
@@ -24,8 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from formwork.bootstrap import App
-from functions.pages.access import (
+from formwork.aws.pages.access import (
     Grant,
     Refused,
     _sign,
@@ -34,6 +33,7 @@ from functions.pages.access import (
     drawn,
     page_key,
 )
+from formwork.bootstrap import App
 
 _LINK = b"formwork canvas page link v1\n"
 _SESSION = b"formwork canvas page session v1\n"

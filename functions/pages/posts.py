@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
-from functions.pages import access
-from functions.routing import logger
+from formwork.aws.pages import access
+from formwork.aws.routing import logger
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler import Response
@@ -84,7 +84,7 @@ def form_post(
 
 def refused(why: str) -> Response[str]:
     """The one refusal page; ``why`` goes to the log only."""
-    from functions.pages import render
+    from formwork.aws.pages import render
 
     logger.info("page refused", extra={"reason": why})
     return render.refusal()

@@ -49,7 +49,7 @@ STATIC_CACHE = "public, max-age=31536000, immutable"
 @cache
 def environment() -> Environment:
     env = Environment(
-        loader=PackageLoader("functions.pages", "templates"),
+        loader=PackageLoader("formwork.aws.pages", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
         undefined=StrictUndefined,
         trim_blocks=True,
@@ -114,7 +114,7 @@ def static_file(name: str) -> bytes | None:
     """The bytes of a shipped static file, or None (no such file, or a name not allowed)."""
     if not _STATIC_NAME.fullmatch(name):
         return None
-    found = files("functions.pages").joinpath("static", name)
+    found = files("formwork.aws.pages").joinpath("static", name)
     return found.read_bytes() if found.is_file() else None
 
 

@@ -1,4 +1,4 @@
-"""Principal-scoped page tokens (``functions.pages.access`` has the scheme).
+"""Principal-scoped page tokens (``formwork.aws.pages.access`` has the scheme).
 
 Pages that show a principal's things, not one instance: the fact editor (their memory) and
 the approver's queue (the approvals they may decide). Their links and sessions name no
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from functions.pages.tokens import Grant, Refused, _sign, _verify, drawn
+from formwork.aws.pages.tokens import Grant, Refused, _sign, _verify, drawn
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,11 +26,11 @@ class Scope:
 MEMORY = Scope(
     b"formwork memory page link v1\n", b"formwork memory page session v1\n", "fwp_memory"
 )
-"""The fact editor (``functions.memory_pages``)."""
+"""The fact editor (``formwork.aws.memory_pages``)."""
 APPROVALS = Scope(
     b"formwork approvals page link v1\n", b"formwork approvals page session v1\n", "fwp_approvals"
 )
-"""The approver's queue (``functions.approval_pages``): its grants carry the roles the
+"""The approver's queue (``formwork.aws.approval_pages``): its grants carry the roles the
 approver's token held at minting, and a link may name one approval (``target``)."""
 MEMORY_COOKIE = MEMORY.cookie
 """The fact editor's session cookie (a form's are ``fwp_`` and 24 hex digits)."""

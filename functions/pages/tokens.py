@@ -1,4 +1,4 @@
-"""The signed tokens of the pages (``functions.pages.access`` has the scheme):
+"""The signed tokens of the pages (``formwork.aws.pages.access`` has the scheme):
 ``v1.<payload>.<mac>`` for a page link, a session cookie and a CSRF token of one instance, what
 a valid one grants (``Grant``), and the one refusal (``Refused``). Pure: given the key and the
 time, nothing read."""

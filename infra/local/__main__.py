@@ -1,4 +1,4 @@
-"""``python -m infra.local`` (``make dev``): the whole backend on loopback until Ctrl-C.
+"""``python -m formwork.infra.local`` (``make dev``): the whole backend on loopback until Ctrl-C.
 
 ``--dynamodb dynamodb-local`` (AWS's DynamoDB Local, the default in a checkout) or
 ``--dynamodb moto`` (moto's server, single-threaded; the default from an installed package)
@@ -15,12 +15,12 @@ from collections.abc import Sequence
 from types import FrameType
 
 from formwork.check import LoadError, check
-from infra.local.dynamodb import ROOT
-from infra.local.options import (
+from formwork.infra.local.dynamodb import ROOT
+from formwork.infra.local.options import (
     parser,
     settings_help,  # noqa: F401 (importable here as before)
 )
-from infra.local.page_link import (
+from formwork.infra.local.page_link import (
     APPROVER_TOKEN,
     BUILDER_TOKEN,
     CANVAS_FORM,
@@ -37,7 +37,7 @@ from infra.local.page_link import (
     seed_queue,
     who,
 )
-from infra.local.stack import (
+from formwork.infra.local.stack import (
     DEFAULT_URL,
     TASK_QUEUE,
     LocalStack,
@@ -98,8 +98,8 @@ def page_link_command(api: str, instance: str, conversation: str, token: str) ->
     if (ROOT / "Makefile").is_file() and (conversation, token) == (DEMO_CONVERSATION, DEMO_TOKEN):
         return f"make page-link INSTANCE={instance}" + (f" URL={api}" if elsewhere else "")
     return (
-        f"python -m infra.local.page_link --instance {instance} --conversation {conversation}"
-        f" --token {token}" + (f" --url {api}" if elsewhere else "")
+        f"python -m formwork.infra.local.page_link --instance {instance}"
+        f" --conversation {conversation} --token {token}" + (f" --url {api}" if elsewhere else "")
     )
 
 
@@ -160,7 +160,7 @@ def seed_queue_link(stack: LocalStack) -> PageLink | str:
 
 def queue_lines(queue: PageLink | str) -> str:
     """The banner's approver's queue part: the demo approver's link, or why there is none."""
-    fresh = "python -m infra.local.page_link --queue"
+    fresh = "python -m formwork.infra.local.page_link --queue"
     if isinstance(queue, str):
         return f"The approver's queue (docs/pages.md): {queue}. A link: {fresh}\n"
     return (
@@ -193,11 +193,14 @@ def seed_canvas_link(stack: LocalStack) -> PageLink | str:
 
 def fresh_link_command(api: str, make: str, module: str) -> str:
     """How to mint a fresh link of the demo's here: ``make page-link <make>`` in a checkout,
-    else ``python -m infra.local.page_link <module>``; naming the API when not the default."""
+    else ``python -m formwork.infra.local.page_link <module>``; naming the API when not the
+    default."""
     elsewhere = api != DEFAULT_URL
     if (ROOT / "Makefile").is_file():
         return f"make page-link {make}" + (f" URL={api}" if elsewhere else "")
-    return f"python -m infra.local.page_link {module}" + (f" --url {api}" if elsewhere else "")
+    return f"python -m formwork.infra.local.page_link {module}" + (
+        f" --url {api}" if elsewhere else ""
+    )
 
 
 def memory_lines(memory: PageLink | str, api: str = DEFAULT_URL) -> str:
@@ -244,7 +247,7 @@ def hooks_lines(stack: LocalStack) -> str:
         hooks += (
             f"  Worker     pid {stack.worker.pid}, task queue {TASK_QUEUE}: each hook runs as a"
             " workflow whose id is its idempotency key\n"
-            "  Relay      the table's stream → functions.relay.lambda_handler; sweeper every"
+            "  Relay      the table's stream → formwork.aws.relay.lambda_handler; sweeper every"
             f" {stack.sweep_seconds:g}s\n"
         )
     return hooks
@@ -299,7 +302,7 @@ Ctrl-C stops everything.
 """
 
 
-def main(argv: list[str] | None = None, *, prog: str = "python -m infra.local") -> int:
+def main(argv: list[str] | None = None, *, prog: str = "python -m formwork.infra.local") -> int:
     """The command line (``formwork dev`` calls it with its own ``prog``)."""
     args = parser(prog, __doc__).parse_args(argv)
 
@@ -334,7 +337,7 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m infra.local") 
         print(f"Starting the local stack ({parts}functions, gateway)...", flush=True)
         stack.start()
     except (OSError, ValueError, RuntimeError) as exc:
-        print(f"infra.local: {exc}", file=sys.stderr)
+        print(f"formwork.infra.local: {exc}", file=sys.stderr)
         return 1
     try:
         pages: list[Seeded] | str = "not seeded (--no-seed)" if args.no_seed else seed_pages(stack)

@@ -6,8 +6,8 @@ developer watches: which requests came in and how they ended. So by default the 
 shows the gateway's access line per request (``POST /conversations/c1/tools/form_fill -> 200
 (31 ms)``, on stderr) and, from the functions' stdout, only what needs a look: a record at
 ``WARNING`` or above, condensed to one line, and anything that is not a JSON record (a stray
-``print``). ``python -m infra.local --json-logs`` passes the functions' stdout through as it is,
-JSON, exactly what Lambda would send to CloudWatch.
+``print``). ``python -m formwork.infra.local --json-logs`` passes the functions' stdout through as
+it is, JSON, exactly what Lambda would send to CloudWatch.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 instances it starts (``Seed``: ``DEMO_SEEDS``, ``APPROVAL_SEED``), the facts it states
 (``MEMORY_FACTS``) and the builder calls that make its draft (``CANVAS_BUILD``), with a link
 minted to each (``PageLink``, ``Seeded``). The requests that seed them and mint the links are
-``infra.local.page_link``'s.
+``formwork.infra.local.page_link``'s.
 """
 
 from __future__ import annotations

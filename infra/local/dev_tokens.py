@@ -1,6 +1,6 @@
 """The dev gateway's stand-in for API Gateway's JWT authorizer: dev tokens and the claims they
-stand for (the grammar is ``infra.local.gateway``'s docstring). Anyone can mint one, which is
-why the gateway that reads them listens on loopback only.
+stand for (the grammar is ``formwork.infra.local.gateway``'s docstring). Anyone can mint one, which
+is why the gateway that reads them listens on loopback only.
 """
 
 from __future__ import annotations

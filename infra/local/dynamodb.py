@@ -1,6 +1,6 @@
 """A local DynamoDB endpoint: moto's server, served single-threaded, and the table from SAM.
 
-The local stack runs on AWS's DynamoDB Local by default (``infra.local.dynamodb_local``);
+The local stack runs on AWS's DynamoDB Local by default (``formwork.infra.local.dynamodb_local``);
 moto's server is the other choice (``--dynamodb moto``), the default from an installed
 package, and what serves Secrets Manager to the tests. Stock moto copies the whole table on
 every ``TransactWriteItems``, so its writes slow down as the table grows.
@@ -13,7 +13,7 @@ That is a limit of the emulator, not of DynamoDB.
 The table's key schema, attributes, global secondary indexes and stream settings are read
 from ``template.yaml`` (the ``FormsTable`` resource), never repeated here.
 
-Run standalone: ``python -m infra.local.dynamodb --port 8000``.
+Run standalone: ``python -m formwork.infra.local.dynamodb --port 8000``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from typing import Any, Self
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-"""The repository root in a checkout; in an installed package, the folder holding ``infra``."""
+"""The repository root in a checkout; in an installed package, the folder of the ``formwork``
+package."""
 TEMPLATE = Path(__file__).with_name("template.yaml")
 """The SAM template: in a checkout a link to the repository's ``template.yaml``, in an
 installed package a copy of it (package data), so the local stack runs from either."""
@@ -154,7 +155,7 @@ class LocalDynamoDB(LoopbackServer):
     def start(self) -> Self:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "infra.local.dynamodb", "--port", str(self.port)],
+            [sys.executable, "-m", "formwork.infra.local.dynamodb", "--port", str(self.port)],
             cwd=ROOT,
             env=env,
             stdout=subprocess.DEVNULL,

@@ -1,12 +1,12 @@
 """Which DynamoDB the local stack runs on: AWS's DynamoDB Local or moto's server
-(``infra.local.stack``'s docstring says how the default is chosen)."""
+(``formwork.infra.local.stack``'s docstring says how the default is chosen)."""
 
 from __future__ import annotations
 
 import os
 
-from infra.local.dynamodb import LoopbackServer
-from infra.local.dynamodb_local import DynamoDBLocal, available
+from formwork.infra.local.dynamodb import LoopbackServer
+from formwork.infra.local.dynamodb_local import DynamoDBLocal, available
 
 DYNAMODB_LOCAL = "dynamodb-local"
 MOTO = "moto"

@@ -31,7 +31,7 @@ from typing import IO, Self
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from infra.local.dynamodb import ROOT, LoopbackServer, client
+from formwork.infra.local.dynamodb import ROOT, LoopbackServer, client
 
 PACKAGE = ROOT / "infra" / "dynamodb-local"
 """Where ``make dynamodb-local`` installs the npm package (in a checkout only)."""

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from infra.local.runtime import ProcessFunction
+from formwork.infra.local.runtime import ProcessFunction
 
 NOT_RUN_LOCALLY = frozenset({"WorkerBacklogFunction"})
 """Scheduled functions the local stack does not run: the worker service's scaling metric

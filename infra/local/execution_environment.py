@@ -1,6 +1,6 @@
 """One local Lambda execution environment: a child Python process that imports the handler
 once (its cold start) and serves one invocation at a time, and the context object it hands the
-handler (``infra.local.runtime`` keeps a pool of them)."""
+handler (``formwork.infra.local.runtime`` keeps a pool of them)."""
 
 from __future__ import annotations
 
@@ -21,16 +21,19 @@ from datetime import UTC, datetime
 from multiprocessing.connection import Connection
 from typing import IO, Any
 
-from infra.local.dynamodb import ROOT
-from infra.local.function_config import FunctionConfig, FunctionError
+from formwork.infra.local.dynamodb import ROOT
+from formwork.infra.local.function_config import FunctionConfig, FunctionError
 
 Event = dict[str, Any]
 Handler = Callable[[Event, Any], Any]
 Console = Callable[[str], None]
-"""Takes each line a function writes to stdout (see ``infra.local.console``)."""
+"""Takes each line a function writes to stdout (see ``formwork.infra.local.console``)."""
 
 ACCOUNT_ID = "000000000000"
-_CHILD = "from infra.local.execution_environment import _environment_child; _environment_child()"
+_CHILD = (
+    "from formwork.infra.local.execution_environment import _environment_child; "
+    "_environment_child()"
+)
 
 
 @dataclass(slots=True)

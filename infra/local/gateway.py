@@ -30,7 +30,7 @@ nor one claim twice, nor a value holding a control character. A missing or malfo
 ``401 {"message":"Unauthorized"}`` and the function never sees the request. Anyone can mint a
 dev token, so the gateway binds loopback addresses only and refuses anything else.
 
-The function runs in local execution environments (``infra.local.runtime``): one invocation
+The function runs in local execution environments (``formwork.infra.local.runtime``): one invocation
 at a time per environment, as in Lambda, several environments for concurrency.
 """
 
@@ -46,8 +46,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from infra.local.console import emit
-from infra.local.dev_tokens import (
+from formwork.infra.local.console import emit
+from formwork.infra.local.dev_tokens import (
     DEV_ISSUER,
     DEV_RESERVED_CLAIMS,
     DEV_ROLES_CLAIM,
@@ -57,8 +57,8 @@ from infra.local.dev_tokens import (
     dev_claims,
     dev_token,
 )
-from infra.local.dynamodb import TEMPLATE, load_template
-from infra.local.gateway_events import (
+from formwork.infra.local.dynamodb import TEMPLATE, load_template
+from formwork.infra.local.gateway_events import (
     ACCOUNT_ID,
     API_ID,
     Event,
@@ -69,8 +69,8 @@ from infra.local.gateway_events import (
     build_event,
     response_from_result,
 )
-from infra.local.gateway_routes import Route, routes_from_template, select_route
-from infra.local.runtime import (
+from formwork.infra.local.gateway_routes import Route, routes_from_template, select_route
+from formwork.infra.local.runtime import (
     Function,
     FunctionError,
     InProcessFunction,

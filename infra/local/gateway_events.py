@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl
 
-from infra.local.function_config import FunctionError
-from infra.local.gateway_routes import Route
+from formwork.infra.local.function_config import FunctionError
+from formwork.infra.local.gateway_routes import Route
 
 Event = dict[str, Any]
 

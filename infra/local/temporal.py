@@ -5,8 +5,8 @@ memory) on free or given ports and waits until the namespace answers. ``LocalWor
 ``python -m formwork.worker`` in a child process with a given environment and waits until it
 polls; ``kill()`` ends it abruptly (what the fault tests do), ``stop()`` politely.
 
-Both are started and stopped by ``infra.local.stack.LocalStack`` for ``make dev``, and by the
-integration tests. Run standalone: ``python -m infra.local.temporal --port 7233``.
+Both are started and stopped by ``formwork.infra.local.stack.LocalStack`` for ``make dev``, and by
+the integration tests. Run standalone: ``python -m formwork.infra.local.temporal --port 7233``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from infra.local.dynamodb import ROOT, free_port, wait_for_port
+from formwork.infra.local.dynamodb import ROOT, free_port, wait_for_port
 
 TEMPORAL_PORT = 7233
 TEMPORAL_UI_PORT = 8233

@@ -259,14 +259,14 @@ def test_direct_imports_splits_a_module_total_into_its_own_imports() -> None:
 
 
 def test_handler_modules_include_the_template_handler() -> None:
-    assert "functions.api" in handler_modules()
+    assert "formwork.aws.api" in handler_modules()
 
 
 def test_cold_start_ratios_are_to_the_boto3_of_the_same_round_and_mode() -> None:
     # GIVEN three rounds where the machine slowed down in round 2, in both bytecode modes
     boto3 = {m: Variant("import boto3", "import boto3", False, m) for m in ("cached", "none")}
     api = {
-        m: Variant("import functions.api", "import functions.api", False, m, "", True)
+        m: Variant("import formwork.aws.api", "import formwork.aws.api", False, m, "", True)
         for m in ("cached", "none")
     }
     samples = {
@@ -286,7 +286,7 @@ def test_cold_start_ratios_are_to_the_boto3_of_the_same_round_and_mode() -> None
     assert rows[3].ratio == pytest.approx(1.3)
     # AND the goal is judged on every import row: missed by the worst one, the range shown
     measured, said = target(rows)
-    assert "functions.api (local, cached) 2.00× (2.00-3.00)" in measured
+    assert "formwork.aws.api (local, cached) 2.00× (2.00-3.00)" in measured
     # (the bytecode-less row's median is 1.3, its rounds 1.2-1.4: within noise)
     assert said.startswith("missed: 1 of 2 over 1.3× (1 within noise), worst 2.00×")
 
@@ -294,7 +294,7 @@ def test_cold_start_ratios_are_to_the_boto3_of_the_same_round_and_mode() -> None
 def test_cold_start_goal_is_met_only_when_every_round_is_under_it() -> None:
     # GIVEN a handler whose median is under the goal but one round over it
     boto3 = Variant("import boto3", "import boto3", False, "cached")
-    api = Variant("import functions.api", "import functions.api", False, "cached", "", True)
+    api = Variant("import formwork.aws.api", "import formwork.aws.api", False, "cached", "", True)
     noisy = summarise([boto3, api], {boto3: [0.1, 0.1, 0.1], api: [0.12, 0.12, 0.14]}, {})
     # THEN noise could flip it: not met
     assert verdict(noisy[1]) == "within noise"
@@ -306,16 +306,16 @@ def test_cold_start_goal_is_met_only_when_every_round_is_under_it() -> None:
 
 
 def test_cold_start_times_functions_api_with_bytecode_and_without() -> None:
-    chosen = variants(["functions.api", "functions.relay"])
+    chosen = variants(["formwork.aws.api", "formwork.aws.relay"])
     assert {(v.label, v.mode) for v in chosen if v.label == "import boto3"} == {
         ("import boto3", "cached"),
         ("import boto3", "none"),
     }
     judged = {(v.label, v.lambda_like, v.mode) for v in chosen if v.judged}
-    assert ("import functions.api", False, "none") in judged
-    assert ("import functions.api", True, "none") in judged
-    assert ("import functions.relay", False, "cached") in judged
-    assert ("import functions.relay", False, "none") not in judged
+    assert ("import formwork.aws.api", False, "none") in judged
+    assert ("import formwork.aws.api", True, "none") in judged
+    assert ("import formwork.aws.relay", False, "cached") in judged
+    assert ("import formwork.aws.relay", False, "none") not in judged
 
 
 # ---------------------------------------------------------------------------- events
@@ -349,7 +349,7 @@ TABLE = "emulated"
 def moto_table() -> Any:
     from moto import mock_aws
 
-    from infra.local.dynamodb import create_table
+    from formwork.infra.local.dynamodb import create_table
 
     with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")

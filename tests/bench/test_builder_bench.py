@@ -17,11 +17,11 @@ from bench.builder_bench.harness import Outcome, play
 from bench.builder_bench.report import builder_surface, form_surface
 from bench.builder_bench.scenarios import SCENARIOS, SLOPPY, as_json
 from bench.forms_bench.ledger import compact, surface, tokens
-from examples.executors import EXECUTORS
-from examples.job_application import BUILD, FORM_ID, check_job_application
 from forms.documents import FormDocument, Selection, apply_edit, compile_document
 from forms.errors import InvalidFormDefinition
 from forms.surface.formats import FORMATS
+from formwork.examples.executors import EXECUTORS
+from formwork.examples.job_application import BUILD, FORM_ID, check_job_application
 
 JOB_ITEMS = {
     "applicant": ["full_name", "email", "phone"],
@@ -293,7 +293,7 @@ def test_the_check_names_each_way_a_document_is_not_the_job_application() -> Non
 
 def test_the_job_application_module_loads_neither_boto3_nor_temporalio() -> None:
     code = (
-        "import sys, examples.job_application as j; j.check_job_application; "
+        "import sys, formwork.examples.job_application as j; j.check_job_application; "
         "print(sorted(m for m in ('boto3', 'botocore', 'temporalio') if m in sys.modules))"
     )
     loaded = subprocess.run(

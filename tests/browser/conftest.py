@@ -46,8 +46,8 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-from infra.local.dynamodb_local import DynamoDBLocal
-from infra.local.stack import LocalStack
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.stack import LocalStack
 from tests.integration.stacks import local_stack
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -193,7 +193,7 @@ def link_fields(url: str) -> dict[str, Any]:
 
 def signed(url: str, **changes: Any) -> str:
     """``url``'s link signed again with the stack's key, with ``changes`` to its fields."""
-    from functions.pages.access import mint_link
+    from formwork.aws.pages.access import mint_link
 
     fields = {**link_fields(url), **changes}
     token = mint_link(PAGE_KEY.encode(), fields["p"], fields["c"], fields["i"], fields["x"])

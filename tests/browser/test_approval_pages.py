@@ -20,8 +20,8 @@ from urllib.parse import quote, urlsplit
 import pytest
 from playwright.sync_api import Page
 
-from infra.local.gateway import dev_token
-from infra.local.stack import LocalStack
+from formwork.infra.local.gateway import dev_token
+from formwork.infra.local.stack import LocalStack
 from tests.browser.conftest import PHONE, Agent, axe_violations, horizontal_overflow, screenshots
 
 BIG = {"item": "Laser cutter", "supplier": "Acme", "amount": "7200.00"}

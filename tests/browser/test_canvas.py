@@ -21,7 +21,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from infra.local.stack import LocalStack
+from formwork.infra.local.stack import LocalStack
 from tests.browser.conftest import (
     PHONE,
     Console,

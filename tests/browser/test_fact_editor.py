@@ -19,7 +19,7 @@ from urllib.parse import quote, urlsplit
 import pytest
 from playwright.sync_api import Page
 
-from infra.local.stack import LocalStack
+from formwork.infra.local.stack import LocalStack
 from tests.browser.conftest import (
     PHONE,
     Agent,

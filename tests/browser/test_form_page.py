@@ -31,7 +31,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page
 
-from infra.local.stack import LocalStack
+from formwork.infra.local.stack import LocalStack
 from tests.browser.conftest import (
     DESKTOP,
     PHONE,

@@ -20,7 +20,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from infra.local.stack import LocalStack
+from formwork.infra.local.stack import LocalStack
 from tests.browser.conftest import Agent, Console, axe_violations
 from tests.browser.test_form_page import open_form, press_open, row
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from infra.local.stack import LocalStack
+from formwork.infra.local.stack import LocalStack
 from tests.browser.conftest import DESKTOP, PHONE, Agent, axe_violations, horizontal_overflow
 from tests.browser.conftest import screenshots as take_screenshots
 from tests.browser.test_form_page import ALICE, open_form, row

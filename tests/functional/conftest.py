@@ -1,6 +1,6 @@
 """Functional tests of the Lambda handler: API Gateway events in, responses out.
 
-The handler runs as Lambda runs it (``functions.api.lambda_handler`` with a context object),
+The handler runs as Lambda runs it (``formwork.aws.api.lambda_handler`` with a context object),
 served by an App (``formwork.bootstrap``) over a ``FormService`` on ``InMemoryFormStore``,
 handed to it with ``app=``. Events are built from the payload v2 fixtures in ``tests/events``.
 
@@ -25,10 +25,10 @@ import pytest
 from forms import FormService, InMemoryFormStore
 from forms.examples import EXAMPLES
 from forms.instance import Commit, FormInstance, NewCall
+from formwork.aws.api import lambda_handler
+from formwork.aws.local import LocalContext
 from formwork.bootstrap import App
 from formwork.config import Settings
-from functions.api import lambda_handler
-from functions.local import LocalContext
 from tests.support import TickingClock, app_for, service_for
 
 EVENTS = Path(__file__).resolve().parents[1] / "events"

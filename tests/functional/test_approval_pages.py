@@ -1,4 +1,4 @@
-"""The approver's queue as pages over API Gateway events (``functions.approval_pages``).
+"""The approver's queue as pages over API Gateway events (``formwork.aws.approval_pages``).
 
 The chatbot backend (or a notifier) mints a link with the approver's JWT, for their queue or
 one approval; the browser enters it through the form page's entry page and gets the queue's
@@ -16,8 +16,8 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 
-from functions.http import is_page
-from functions.pages import access, render
+from formwork.aws.http import is_page
+from formwork.aws.pages import access, render
 from tests.functional.conftest import ALICE, Api, RecordingStore, Response, build_event
 from tests.functional.test_approval_queue_api import GLOBEX_ALICE, GLOBEX_FINANCE
 from tests.functional.test_approvals_api import FINANCE, decide, decision_revisions, open_approval

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from forms.storage.approvals import MAX_PAGE
-from functions.approval_routes import QUEUE_PAGE
+from formwork.aws.approval_routes import QUEUE_PAGE
 from tests.functional.conftest import ALICE, Api
 from tests.functional.test_approvals_api import FINANCE, decide, open_approval
 

@@ -22,10 +22,10 @@ from forms.app.hooks import InProcessDispatcher
 from forms.examples import EXAMPLES
 from forms.instance import OutboxEntry
 from forms.outbox import due_approval_runs, due_approvals, due_entries
+from formwork.aws import relay
+from formwork.aws.local import LocalContext
+from formwork.aws.routing import roles_from_claims
 from formwork.config import ConfigError, Settings
-from functions import relay
-from functions.local import LocalContext
-from functions.routing import roles_from_claims
 from tests.functional.conftest import ALICE, Api, RecordingStore
 from tests.support import TickingClock, service_for
 

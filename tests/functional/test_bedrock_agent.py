@@ -1,10 +1,10 @@
 """The form tools as a Bedrock Agents action group: recorded-shape Bedrock Agent events in
 (``tests/events/bedrock_agent_*.json``), Bedrock's response out, over the in-memory App.
 
-The handler (``functions.bedrock_agent.lambda_handler``) runs as Lambda runs it, served by the
+The handler (``formwork.aws.bedrock_agent.lambda_handler``) runs as Lambda runs it, served by the
 App of ``conftest`` (``SETTINGS``: the tenant claim is ``tenant``), so a principal here is
 ``tenant/sub`` as it is over HTTP. The last part checks the action group's OpenAPI schema
-(``functions.bedrock_schema``) against the rules Bedrock states, against the handler's own
+(``formwork.aws.bedrock_schema``) against the rules Bedrock states, against the handler's own
 routes, and against its checked-in copy.
 """
 
@@ -21,11 +21,9 @@ from hypothesis import strategies as st
 from openapi_spec_validator import OpenAPIV30SpecValidator
 
 from forms.surface.tools import TOOLS
-from formwork.bootstrap import App
-from formwork.config import Settings
-from functions import bedrock_agent, bedrock_schema
-from functions.bedrock_agent import lambda_handler, tool_call_id
-from functions.bedrock_schema import (
+from formwork.aws import bedrock_agent, bedrock_schema
+from formwork.aws.bedrock_agent import lambda_handler, tool_call_id
+from formwork.aws.bedrock_schema import (
     SCHEMA_DESCRIPTION,
     SCHEMA_TITLE,
     action_group_schema,
@@ -33,7 +31,9 @@ from functions.bedrock_schema import (
     main,
     schema_json,
 )
-from functions.local import LocalContext
+from formwork.aws.local import LocalContext
+from formwork.bootstrap import App
+from formwork.config import Settings
 from tests.functional.conftest import ALICE, Api, RecordingStore, load_event, make_service
 from tests.support import app_for
 
@@ -494,7 +494,7 @@ def walk(node: Any) -> list[dict[str, Any]]:
 
 
 def test_the_checked_in_schema_is_the_generated_one() -> None:
-    # THEN infra/bedrock-agent/openapi.json is what `python -m functions.bedrock_schema`
+    # THEN infra/bedrock-agent/openapi.json is what `python -m formwork.aws.bedrock_schema`
     # prints now (regenerate it with --write after changing a tool)
     assert bedrock_schema.SCHEMA_PATH == SCHEMA_FILE
     assert SCHEMA_FILE.read_text() == schema_json()
@@ -602,7 +602,7 @@ def test_the_module_writes_the_schema_and_checks_the_copy(
     # a stale copy fails the check, naming the command that fixes it
     copy_path.write_text("{}\n")
     assert main(["--check"], said.append) == 1
-    assert "python -m functions.bedrock_schema --write" in said[-1]
+    assert "python -m formwork.aws.bedrock_schema --write" in said[-1]
     # --write makes it current
     assert main(["--write"], said.append) == 0
     assert copy_path.read_text() == schema_json()

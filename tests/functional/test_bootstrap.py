@@ -19,9 +19,9 @@ from forms import FormRegistry, InMemoryFormStore
 from forms.app.hooks import InProcessDispatcher
 from forms.examples import EXAMPLES
 from formwork import application, bootstrap
+from formwork.aws.local import LocalContext, invoke
 from formwork.config import ConfigError, Settings
-from functions.local import LocalContext, invoke
-from infra.local.dynamodb import load_template
+from formwork.infra.local.dynamodb import load_template
 from tests.functional.conftest import SETTINGS, build_event, make_service
 from tests.support import Deferred, app_for, service_for
 
@@ -288,8 +288,8 @@ def test_a_genuine_bug_is_a_bare_500(caplog: pytest.LogCaptureFixture) -> None:
 
 
 def test_the_worker_serves_an_app_without_a_dispatcher() -> None:
+    from formwork.temporal.worker import serve
     from formwork.worker import worker_app
-    from workflows.worker import serve
 
     # GIVEN the worker's App: same settings, no dispatcher (the worker runs the hooks)
     settings = Settings(table_name="formwork-test", dispatch="temporal")

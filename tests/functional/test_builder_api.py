@@ -1,4 +1,4 @@
-"""The builder over HTTP: API Gateway events through ``functions.api.lambda_handler``.
+"""The builder over HTTP: API Gateway events through ``formwork.aws.api.lambda_handler``.
 
 A builder agent builds a draft through ``POST /builder/forms/{form_id}/tools/{tool_name}``
 (replay by id, Stop, the editor's selection, undo), its editor reads it
@@ -591,7 +591,7 @@ def test_a_builder_request_loads_the_builder_and_no_aws_library_on_an_in_memory_
     # GIVEN a fresh interpreter with an App on an in-memory store
     code = (
         "import sys, json\n"
-        "from functions.local import invoke\n"
+        "from formwork.aws.local import invoke\n"
         "from tests.functional.conftest import build_event\n"
         "from formwork.bootstrap import bootstrap\n"
         "from formwork.config import Settings\n"
@@ -617,7 +617,7 @@ def test_a_builder_request_loads_the_builder_and_no_aws_library_on_an_in_memory_
 
 def test_the_settings_read_the_builders_variables() -> None:
     env = {
-        "FORMWORK_EXECUTORS": "examples.executors:EXECUTORS",
+        "FORMWORK_EXECUTORS": "formwork.examples.executors:EXECUTORS",
         "FORMWORK_PUBLISHER_ROLE": "editors",
         "FORMWORK_BUILDER_MAX_STEPS": "5",
         "FORMWORK_BUILDER_MAX_FIELDS": "40",
@@ -625,7 +625,7 @@ def test_the_settings_read_the_builders_variables() -> None:
     }
     settings = Settings.from_env(env)
     assert (settings.executors, settings.publisher_role) == (
-        "examples.executors:EXECUTORS",
+        "formwork.examples.executors:EXECUTORS",
         "editors",
     )
     assert (settings.builder_max_steps, settings.builder_max_fields) == (5, 40)
@@ -643,7 +643,7 @@ def test_the_settings_read_the_builders_variables() -> None:
 @pytest.mark.parametrize(
     ("variable", "value"),
     [
-        ("FORMWORK_EXECUTORS", "examples.executors"),
+        ("FORMWORK_EXECUTORS", "formwork.examples.executors"),
         ("FORMWORK_PUBLISHER_ROLE", "form publisher"),
         ("FORMWORK_PUBLISHER_ROLE", "a,b"),
         ("FORMWORK_BUILDER_MAX_STEPS", "0"),
@@ -661,7 +661,7 @@ def test_bad_builder_settings_name_the_variable(variable: str, value: str) -> No
 
 def test_the_form_id_pattern_is_the_documents() -> None:
     from forms.documents.model import FormDocument
-    from functions.models import FORM_ID_PATTERN
+    from formwork.aws.models import FORM_ID_PATTERN
 
     schema = FormDocument.model_json_schema()
     assert schema["properties"]["id"]["pattern"] == FORM_ID_PATTERN

@@ -1,4 +1,4 @@
-"""The builder's canvas over API Gateway events (``functions.canvas_pages``, ``docs/pages.md``).
+"""The builder's canvas over API Gateway events (``formwork.aws.canvas_pages``, ``docs/pages.md``).
 
 A builder agent builds a draft through the tool route; the person mints a link to the draft's
 canvas with their JWT, enters it through the form page's entry page and gets the canvas's own
@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from functions.http import is_page
+from formwork.aws.http import is_page
 from tests.functional.conftest import Api, Response, make_service
 from tests.functional.test_builder_api import ANA, EMAIL, FORM, OTHER, PUBLISHER, Builder
 from tests.functional.test_memory_pages import Browser, Clock

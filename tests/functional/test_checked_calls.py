@@ -15,9 +15,9 @@ import pytest
 from forms.app import checked
 from forms.app.conversation import Caller
 from forms.surface.tools import check_id
+from formwork.aws.bedrock_agent import lambda_handler
+from formwork.aws.local import LocalContext
 from formwork.bootstrap import App
-from functions.bedrock_agent import lambda_handler
-from functions.local import LocalContext
 from tests.functional.conftest import ALICE, Api, build_event, load_event
 from tests.support import service_for
 

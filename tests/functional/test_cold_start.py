@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "tests" / "events"
 
 WEBHOOK_ROUTE = (
-    "functions.webhooks",
-    "functions.notify",
+    "formwork.aws.webhooks",
+    "formwork.aws.notify",
     "formwork.webhooks",  # pydantic models: the signed body, the delivery log, the events
     "formwork.webhook_settings",
     "urllib.request",  # the outbound POST's, when a notification is sent
@@ -63,7 +63,7 @@ BUILT_ON_FIRST_USE = (
     "MemoryExport",
     "MemoryRefusal",
 )
-"""``functions.models`` whose schemas only the approval, status, webhook, builder, memory and
+"""``formwork.aws.models`` whose schemas only the approval, status, webhook, builder, memory and
 document routes build (``ON_FIRST_USE``): neither ``GET /tools`` nor a tool call builds them."""
 
 CATALOG = ("forms.app.catalog", "forms.storage.documents")
@@ -124,7 +124,7 @@ DEFERRED = (
     "forms.app.approvals",
     "forms.app.service",
 )
-"""Heavy modules that ``import functions.api`` must leave for the requests that need them."""
+"""Heavy modules that ``import formwork.aws.api`` must leave for the requests that need them."""
 
 TRACE_HEADER = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
 LAMBDA = {
@@ -163,9 +163,9 @@ def test_importing_the_handler_leaves_the_heavy_modules_to_the_routes_that_need_
     code = (
         "import sys, json\n"
         f"watched = {DEFERRED!r}\n"
-        "import functions.api\n"
+        "import formwork.aws.api\n"
         "after_import = [m for m in watched if m in sys.modules]\n"
-        "from functions.local import invoke\n"
+        "from formwork.aws.local import invoke\n"
         "from formwork.bootstrap import bootstrap\n"
         "from formwork.config import Settings\n"
         # the event from its file: the tests' helpers import the engine themselves
@@ -184,7 +184,7 @@ def test_importing_the_bedrock_handler_leaves_the_engine_to_the_service() -> Non
     engine = ("forms.instance", "forms.compiled", "forms.engine", "forms.app.service", "boto3")
     code = (
         "import sys, json\n"
-        "import functions.bedrock_agent\n"
+        "import formwork.aws.bedrock_agent\n"
         f"print(json.dumps([m for m in {engine!r} if m in sys.modules]))\n"
     )
     # THEN neither the engine nor boto3 is imported: they load with the service, on the first
@@ -198,7 +198,7 @@ def test_a_tool_call_leaves_the_webhook_route_unloaded_and_other_routes_models_u
         "import sys, json\n"
         f"watched = {(*WEBHOOK_ROUTE, *BUILDER, *MCP)!r}\n"
         "from functions import models\n"
-        "from functions.local import invoke\n"
+        "from formwork.aws.local import invoke\n"
         "from formwork.bootstrap import bootstrap\n"
         "from formwork.config import Settings\n"
         "from forms.storage.memory import InMemoryFormStore\n"
@@ -220,7 +220,7 @@ def test_the_swagger_ui_route_loads_the_openapi_models_when_asked() -> None:
     # GIVEN a fresh interpreter / WHEN GET /swagger is served
     code = (
         "import sys, json\n"
-        "from functions.local import invoke\n"
+        "from formwork.aws.local import invoke\n"
         "from tests.functional.conftest import build_event\n"
         "from formwork.bootstrap import bootstrap\n"
         "from formwork.config import Settings\n"
@@ -243,9 +243,9 @@ daemon = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 daemon.bind(("127.0.0.1", 0))
 daemon.settimeout(5)
 os.environ["AWS_XRAY_DAEMON_ADDRESS"] = "127.0.0.1:%d" % daemon.getsockname()[1]
-import functions.api
+import formwork.aws.api
 imported = "aws_xray_sdk" in sys.modules
-from functions.local import LocalContext, invoke
+from formwork.aws.local import LocalContext, invoke
 from tests.functional.conftest import build_event
 from formwork.bootstrap import bootstrap
 from formwork.config import Settings
@@ -259,7 +259,7 @@ client = boto3.client(
     aws_access_key_id="x", aws_secret_access_key="x",
     config=Config(retries={"max_attempts": 0}, connect_timeout=0.5),
 )
-@functions.api.tracer.capture_lambda_handler(capture_response=False)
+@formwork.aws.api.tracer.capture_lambda_handler(capture_response=False)
 def call_aws(event, context):
     try:
         client.list_tables()

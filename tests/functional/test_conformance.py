@@ -1,6 +1,6 @@
 """The handler answers what its OpenAPI document says, and the document says what it answers.
 
-Requests are generated from the document (``functions.api.openapi_json``): for every operation,
+Requests are generated from the document (``formwork.aws.api.openapi_json``): for every operation,
 path parameters, query, body and headers that fit its schemas, then some of them broken (a
 parameter or body that does not fit, a key sent twice, another method, a random path, a bad
 content type or signature, no token, an oversized or base64 body). Each goes through
@@ -33,6 +33,7 @@ from forms.app.builder import BUILDER_ARGUMENTS
 from forms.app.operations import InMemoryFailureQueue
 from forms.app.service import new_instance_id
 from forms.surface.tools import TOOLS
+from formwork.aws.api import openapi_json
 from formwork.config import Settings
 from formwork.webhooks import (
     DELIVERY_HEADER,
@@ -42,7 +43,6 @@ from formwork.webhooks import (
     StaticSecrets,
     sign,
 )
-from functions.api import openapi_json
 from tests.functional.conftest import (
     ALICE,
     BOB,

@@ -1,4 +1,4 @@
-"""Context defaults over HTTP: API Gateway events through ``functions.api.lambda_handler``.
+"""Context defaults over HTTP: API Gateway events through ``formwork.aws.api.lambda_handler``.
 
 The locale a caller's verified token carries fills the empty field that declares
 ``person.locale`` when a form starts, over the tool route and over MCP, marked as from the

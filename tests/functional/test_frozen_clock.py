@@ -19,11 +19,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from forms.examples.purchase_request import purchase_request
+from formwork.aws.pages import access
 from formwork.bootstrap import App, bootstrap
 from formwork.config import Settings
 from formwork.storage import InMemoryStorage
 from formwork.webhook_settings import WebhookSettings
-from functions.pages import access
 from tests.functional.conftest import ALICE, Api, build_event
 
 FROZEN = datetime(2031, 5, 6, 7, 8, 9, tzinfo=UTC)

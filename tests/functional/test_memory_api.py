@@ -1,4 +1,4 @@
-"""Memory over HTTP: API Gateway events through ``functions.api.lambda_handler``.
+"""Memory over HTTP: API Gateway events through ``formwork.aws.api.lambda_handler``.
 
 A chatbot backend states a principal's facts (``PUT /memory/facts/{key}``), and the user reads
 them with what recall would do with each, reads one with its history and as of a past time,
@@ -895,7 +895,7 @@ def test_a_memory_request_loads_memory_and_no_aws_library_on_an_in_memory_app() 
     # GIVEN a fresh interpreter with an App on an in-memory store
     code = (
         "import sys, json\n"
-        "from functions.local import invoke\n"
+        "from formwork.aws.local import invoke\n"
         "from tests.functional.conftest import build_event\n"
         "from formwork.bootstrap import bootstrap\n"
         "from formwork.config import Settings\n"
@@ -919,7 +919,7 @@ def test_the_request_models_take_what_a_fact_holds() -> None:
     from pydantic import TypeAdapter
 
     from forms.memory.facts import FactValue, Words
-    from functions.models import MAX_FACT_TEXT_CHARS, MAX_WORDS_CHARS, FactValueIn
+    from formwork.aws.models import MAX_FACT_TEXT_CHARS, MAX_WORDS_CHARS, FactValueIn
 
     for text, limit in [(FactValue, MAX_FACT_TEXT_CHARS), (FactValueIn, MAX_FACT_TEXT_CHARS)]:
         TypeAdapter(text).validate_python("x" * limit)

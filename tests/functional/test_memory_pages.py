@@ -1,4 +1,4 @@
-"""The fact editor over API Gateway events (``functions.memory_pages``, ``docs/pages.md``).
+"""The fact editor over API Gateway events (``formwork.aws.memory_pages``, ``docs/pages.md``).
 
 A chatbot backend states the user's facts and mints a link to their fact editor with the JWT;
 the browser enters it through the form page's entry page, gets the fact editor's own cookie,
@@ -20,8 +20,8 @@ from urllib.parse import urlencode, urlsplit
 import pytest
 
 from forms.storage.facts import InMemoryFactStore
-from functions.http import is_page
-from functions.pages import access
+from formwork.aws.http import is_page
+from formwork.aws.pages import access
 from tests.functional.conftest import SETTINGS, Api, Response, build_event, make_service
 
 ALICE: dict[str, str] = {"sub": "alice", "tenant": "acme"}

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from formwork.aws.http import LOCAL_LOG_HASH_KEY, _log_hash_key, log_hash
+from formwork.aws.routing import logger
 from formwork.config import ConfigError
-from functions.http import LOCAL_LOG_HASH_KEY, _log_hash_key, log_hash
-from functions.routing import logger
 from tests.functional.conftest import Api, load_event
 
 

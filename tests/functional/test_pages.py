@@ -1,5 +1,5 @@
 """The form page over API Gateway events: minting a page link, entering with it, the session
-cookie, the page itself (``functions.page_routes``, ``docs/pages.md``).
+cookie, the page itself (``formwork.aws.page_routes``, ``docs/pages.md``).
 
 A link is minted with the caller's JWT for one of their instances; another principal's,
 another tenant's, another conversation's or a missing instance is one 404. Whatever is wrong
@@ -23,9 +23,9 @@ from pydantic import Field
 from forms.app import pages as pages_view
 from forms.definition import FormDef, Step, field
 from forms.storage.memory import InMemoryFormStore
+from formwork.aws import page_routes
+from formwork.aws.pages import access, render
 from formwork.bootstrap import bootstrap
-from functions import page_routes
-from functions.pages import access, render
 from tests.functional.conftest import (
     ALICE,
     BOB,

@@ -10,11 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from forms.surface.tools import check_id
+from formwork.aws.models import ID_PATTERN
+from formwork.aws.routing import MAX_ROLES, roles_from_claims
 from formwork.config import Settings
-from functions.models import ID_PATTERN
-from functions.routing import MAX_ROLES, roles_from_claims
-from infra.local.dynamodb import load_template
-from infra.local.gateway import routes_from_template
+from formwork.infra.local.dynamodb import load_template
+from formwork.infra.local.gateway import routes_from_template
 from tests.functional.conftest import (
     ALICE,
     BOB,

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from formwork.aws.http import BODY_METHODS, ApiError, _check_json, parse_json_body
+from formwork.aws.refusals import route_label
 from formwork.config import Settings
-from functions.http import BODY_METHODS, ApiError, _check_json, parse_json_body
-from functions.refusals import route_label
 from tests.functional.conftest import Api, RecordingStore, build_event, load_event
 
 CALL = "/conversations/conv-1/tools/form_list"
@@ -454,8 +454,8 @@ def test_an_unknown_strict_format_names_the_routes_own_choices(api: Api) -> None
 def test_every_template_route_has_a_label_of_its_own() -> None:
     # GIVEN every route the template declares (the page routes too: they are not in the
     # OpenAPI document), its path parameters filled in
-    from infra.local.dynamodb import load_template
-    from infra.local.gateway import routes_from_template
+    from formwork.infra.local.dynamodb import load_template
+    from formwork.infra.local.gateway import routes_from_template
 
     labels = {
         route.key: route_label(build_event(route.method, re.sub(r"\{[^}]+\}", "x-1", route.path)))

@@ -32,14 +32,14 @@ from forms.outbox import due_entries
 from forms.storage.dynamodb import home_item
 from forms.storage.dynamodb_outbox import PENDING_MARK
 from formwork import bootstrap
+from formwork.aws import relay
+from formwork.aws.local import LocalContext
 from formwork.bootstrap import App
 from formwork.config import ConfigError, Settings
-from functions import relay
-from functions.local import LocalContext
+from formwork.temporal.dispatch import TemporalConnection, TemporalDispatcher
+from formwork.temporal.shared import HookInput, HookPolicy
+from formwork.temporal.starter import start_hooks
 from tests.support import Deferred, app_for, service_for
-from workflows.dispatch import TemporalConnection, TemporalDispatcher
-from workflows.shared import HookInput, HookPolicy
-from workflows.starter import start_hooks
 
 T0 = datetime(2025, 3, 10, 9, 0, tzinfo=UTC)
 ALICE = Caller("alice", "conv-1")

@@ -1,8 +1,8 @@
 """Temporal credentials from Secrets Manager: read at run time, cached, never in the environment.
 
 The secret's value is the API key, or JSON with the API key and/or mTLS material
-(``workflows.client.parse_secret``). Reads go through Powertools' ``SecretsProvider`` over an
-in-process stand-in for boto3's client (the same two-call fake the webhook tests use);
+(``formwork.temporal.client.parse_secret``). Reads go through Powertools' ``SecretsProvider`` over
+an in-process stand-in for boto3's client (the same two-call fake the webhook tests use);
 ``tests/integration/test_temporal_secret.py`` reads through moto's Secrets Manager endpoint.
 ``Client.connect`` is replaced by a recorder: what matters is what the functions and the
 worker would connect with.
@@ -18,10 +18,9 @@ import pytest
 from temporalio.client import Client, TLSConfig
 
 from formwork.config import ConfigError, Settings, TemporalSettings
-from tests.support import FakeSecretsManager
-from workflows import client as temporal_client
-from workflows import dispatch
-from workflows.client import (
+from formwork.temporal import client as temporal_client
+from formwork.temporal import dispatch
+from formwork.temporal.client import (
     Credentials,
     CredentialsUnavailable,
     connect,
@@ -30,6 +29,7 @@ from workflows.client import (
     read_secret,
     region_of,
 )
+from tests.support import FakeSecretsManager
 
 API_KEY = "tmprl-api-key-0123456789abcdef"
 CERT = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----"

@@ -33,6 +33,7 @@ from forms.effects import HandOver
 from forms.examples import EXAMPLES
 from forms.state import FormState, HookContext, Values
 from formwork import application, bootstrap, webhook_secrets
+from formwork.aws.notify import DeliveryFailed, deliver, notifier
 from formwork.bootstrap import App
 from formwork.config import ConfigError, Settings
 from formwork.webhook_settings import WebhookSettings
@@ -58,7 +59,6 @@ from formwork.webhooks import (
     verify,
     verify_standard,
 )
-from functions.notify import DeliveryFailed, deliver, notifier
 from tests.functional.conftest import (
     ALICE,
     SETTINGS,
@@ -1261,7 +1261,7 @@ def test_the_webhook_parts_given_to_bootstrap_are_used_as_they_are() -> None:
 
 def test_a_notifier_given_no_secrets_reads_this_processs_app() -> None:
     # GIVEN a process whose environment holds the outbound secret "crm"
-    code = "from functions.notify import outbound_secret\nprint(outbound_secret('crm'))\n"
+    code = "from formwork.aws.notify import outbound_secret\nprint(outbound_secret('crm'))\n"
     env = {**os.environ, "FORMWORK_NOTIFY_SECRETS": json.dumps({"crm": NOTIFY_SECRET})}
     # WHEN a notifier there asks for it / THEN it comes from the process's App
     done = subprocess.run(
@@ -1271,8 +1271,8 @@ def test_a_notifier_given_no_secrets_reads_this_processs_app() -> None:
 
 
 def test_a_forms_module_may_import_the_notifier_from_the_webhook_route_module() -> None:
-    # GIVEN the outbound side in functions.notify, the route in functions.webhooks
-    from functions import notify, webhooks
+    # GIVEN the outbound side in formwork.aws.notify, the route in formwork.aws.webhooks
+    from formwork.aws import notify, webhooks
 
     # WHEN a forms module imports the outbound names from the route's module
     # THEN it gets the same objects

@@ -50,14 +50,15 @@ print(json.dumps({
 ENTRY_POINTS_PROBE = """
 import importlib.util, json, sys
 import forms, formwork.cli, formwork.bootstrap
-import functions.api, functions.relay, workflows.worker
-from functions.local import LocalContext
+import formwork.aws.api, formwork.aws.relay, formwork.temporal.worker
+from formwork.aws.local import LocalContext
 with open(sys.argv[1]) as handle:
-    response = functions.api.lambda_handler(json.load(handle), LocalContext())
+    response = formwork.aws.api.lambda_handler(json.load(handle), LocalContext())
 print(json.dumps({
     "status": response["statusCode"],
     "tools": [tool["name"] for tool in json.loads(response["body"])["tools"]],
-    "handlers": [callable(functions.relay.lambda_handler), callable(functions.relay.sweep_handler)],
+    "handlers": [callable(formwork.aws.relay.lambda_handler),
+    callable(formwork.aws.relay.sweep_handler)],
     "present": [m for m in ("moto", "pytest", "yaml") if importlib.util.find_spec(m) is not None],
 }))
 """
@@ -154,8 +155,8 @@ def test_the_client_extra_talks_to_the_api_without_any_cloud_sdk(
 ) -> None:
     # GIVEN `pip install formwork[client]`, and the tool API served on loopback by this process
     from forms.examples.travel_claim import travel_claim
-    from functions.api import lambda_handler
-    from infra.local.gateway import LocalGateway
+    from formwork.aws.api import lambda_handler
+    from formwork.infra.local.gateway import LocalGateway
     from tests.support import app_for, service_for
 
     app = app_for(service_for(travel_claim))
@@ -202,8 +203,8 @@ def test_the_mcp_extra_serves_formwork_mcp_over_stdio_without_any_cloud_sdk(
 ) -> None:
     # GIVEN `pip install formwork[mcp]`, and the tool API served on loopback by this process
     from forms.examples.travel_claim import travel_claim
-    from functions.api import lambda_handler
-    from infra.local.gateway import LocalGateway
+    from formwork.aws.api import lambda_handler
+    from formwork.infra.local.gateway import LocalGateway
     from tests.support import app_for, service_for
 
     app = app_for(service_for(travel_claim))
@@ -322,7 +323,9 @@ def test_the_local_stack_and_the_demo_run_from_the_install_alone(
     local: Venv, stack: tuple[Lines, subprocess.Popen[str]]
 ) -> None:
     # GIVEN `pip install formwork[local]`, the template it reads inside the installed package
-    where = local.run("python", "-c", "from infra.local.dynamodb import TEMPLATE; print(TEMPLATE)")
+    where = local.run(
+        "python", "-c", "from formwork.infra.local.dynamodb import TEMPLATE; print(TEMPLATE)"
+    )
     template = Path(where.stdout.strip())
     assert template.is_file() and not template.is_symlink()
     assert local.path in template.parents

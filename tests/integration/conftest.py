@@ -1,8 +1,8 @@
 """Integration fixtures: real services on loopback, started and stopped by the tests.
 
 ``local_dynamodb`` is a DynamoDB on loopback for the whole session, twice over: moto's server,
-single-threaded in a child process, and AWS's own DynamoDB Local (``infra.local.dynamodb_local``,
-the session's one ``dynamodb_local``);
+single-threaded in a child process, and AWS's own DynamoDB Local
+(``formwork.infra.local.dynamodb_local``, the session's one ``dynamodb_local``);
 every test that uses it runs against both, so what passes is DynamoDB's behaviour, not one
 emulator's. Each test that asks for ``table`` gets a fresh table created from ``template.yaml``,
 and ``table_settings``, ``store`` and ``app`` are a deployment on it: its settings, its form
@@ -26,8 +26,8 @@ import pytest
 from forms.storage.dynamodb import DynamoDBFormStore
 from formwork.bootstrap import App, bootstrap
 from formwork.config import Settings
-from infra.local.dynamodb import LocalDynamoDB, client, create_table
-from infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.dynamodb import LocalDynamoDB, client, create_table
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
 
 Endpoint = LocalDynamoDB | DynamoDBLocal
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from infra.local.dynamodb_local import DynamoDBLocal
-from infra.local.stack import LocalStack
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.stack import LocalStack
 
 
 def local_stack(dynamodb: DynamoDBLocal, **options: Any) -> LocalStack:

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from infra.local.dynamodb_local import DynamoDBLocal
-from infra.local.gateway import dev_token
-from infra.local.stack import LocalStack
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.gateway import dev_token
+from formwork.infra.local.stack import LocalStack
 from tests.integration.stacks import local_stack
 
 BIG = {"item": "Laser cutter", "supplier": "Acme", "amount": "7200.00"}

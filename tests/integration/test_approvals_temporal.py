@@ -10,8 +10,8 @@ on that workflow's result (never on a sleep) and then assert on two records: wha
 holds (the decision revision, who wrote it, the outbox entry, the form's status) and what
 Temporal ran (runs per id, timers fired, signals received, which worker ran the activity).
 One test publishes a form document through the builder routes and checks that the executor it
-names (``examples.executors``, the local stack's ``FORMWORK_EXECUTORS``) runs on the worker as
-the workflow its idempotency key names. The last test runs the scripted demo against the same
+names (``formwork.examples.executors``, the local stack's ``FORMWORK_EXECUTORS``) runs on the worker
+as the workflow its idempotency key names. The last test runs the scripted demo against the same
 stack, as ``make demo`` does.
 """
 
@@ -32,8 +32,6 @@ from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client, WorkflowExecution, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
-from examples import demo
-from examples.job_application import BUILD, FORM_ID
 from forms import FormRegistry, HookContext, Step, field
 from forms.app.approvals import Approver
 from forms.app.conversation import Caller
@@ -42,12 +40,14 @@ from forms.effects import Terminate
 from forms.examples import EXAMPLES
 from forms.instance import FormInstance
 from forms.storage.dynamodb import DynamoDBFormStore
-from infra.local.dynamodb_local import DynamoDBLocal
-from infra.local.gateway import DEV_TENANT, dev_token
-from infra.local.stack import LocalStack
+from formwork.examples import demo
+from formwork.examples.job_application import BUILD, FORM_ID
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.gateway import DEV_TENANT, dev_token
+from formwork.infra.local.stack import LocalStack
+from formwork.temporal.dispatch import TemporalConnection
+from formwork.temporal.shared import APPROVAL_WORKFLOW, ApprovalOutcome, HookOutcome
 from tests.support import Deferred, form_service
-from workflows.dispatch import TemporalConnection
-from workflows.shared import APPROVAL_WORKFLOW, ApprovalOutcome, HookOutcome
 
 FORMS_REF = "tests.integration.test_approvals_temporal:FORMS"
 DEADLINE = 60.0

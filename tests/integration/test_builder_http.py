@@ -23,8 +23,8 @@ import pytest
 from forms.storage.drafts import DraftStore
 from forms.storage.dynamodb_documents import DynamoDBFormDocumentStore
 from forms.storage.dynamodb_drafts import DynamoDBDraftStore
-from infra.local.dynamodb_local import DynamoDBLocal
-from infra.local.stack import LocalStack
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.stack import LocalStack
 from tests.integration.stacks import local_stack
 
 AUTHOR = "dev:acme:ana"

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from infra.local.dynamodb_local import DynamoDBLocal
-from infra.local.gateway import dev_token
-from infra.local.stack import LocalStack
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.gateway import dev_token
+from formwork.infra.local.stack import LocalStack
 from tests.integration.stacks import local_stack
 
 ACCOUNT = {"locale": "pt-PT", "zoneinfo": "Europe/Lisbon", "currency": "EUR"}

@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from infra.local.dynamodb_local import DynamoDBLocal
-from infra.local.stack import LocalStack
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.stack import LocalStack
 from tests.integration.stacks import local_stack
 
 ROOT = Path(__file__).resolve().parents[2]

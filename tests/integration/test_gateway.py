@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from functions.routing import roles_from_claims
-from infra.local.dynamodb import load_template
-from infra.local.gateway import (
+from formwork.aws.routing import roles_from_claims
+from formwork.infra.local.dynamodb import load_template
+from formwork.infra.local.gateway import (
     DEV_ROLES_CLAIM,
     LocalGateway,
     NonLoopbackBind,
@@ -32,7 +32,7 @@ from infra.local.gateway import (
     dev_token,
     routes_from_template,
 )
-from infra.local.runtime import (
+from formwork.infra.local.runtime import (
     FunctionConfig,
     FunctionError,
     ProcessFunction,
@@ -559,7 +559,7 @@ def test_template_functions_get_their_environment_resolved() -> None:
         load_template(), {"TenantClaim": "tenant"}, {"FormsTable": "t-local"}
     )["ToolsFunction"]
     # THEN parameters and resources resolve to local values; literals are kept
-    assert config.handler == "functions.api.lambda_handler"
+    assert config.handler == "formwork.aws.api.lambda_handler"
     assert config.environment["TABLE_NAME"] == "t-local"
     assert config.environment["TENANT_CLAIM"] == "tenant"
     assert config.environment["POWERTOOLS_SERVICE_NAME"] == "formwork"

@@ -21,8 +21,8 @@ import pytest
 
 from forms.handover import target_id
 from forms.storage.dynamodb import HOME_SK, DynamoDBFormStore, instance_key
-from infra.local.dynamodb_local import DynamoDBLocal
-from infra.local.stack import LocalStack
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.stack import LocalStack
 from tests.integration.stacks import local_stack
 
 PUBLISHER = "dev:acme:cy;roles=form_publisher"

@@ -21,12 +21,14 @@ import pytest
 
 from forms.instance import Commit, FormInstance
 from forms.storage.dynamodb import DynamoDBFormStore
+from formwork.aws import relay
+from formwork.aws.local import LocalContext
 from formwork.config import Settings
-from functions import relay
-from functions.local import LocalContext
-from infra.local.dynamodb import LocalDynamoDB
-from infra.local.streams import StreamReader
-from infra.local.temporal import LocalTemporal, LocalWorker
+from formwork.infra.local.dynamodb import LocalDynamoDB
+from formwork.infra.local.streams import StreamReader
+from formwork.infra.local.temporal import LocalTemporal, LocalWorker
+from formwork.temporal import starter
+from formwork.temporal.dispatch import TemporalConnection, TemporalDispatcher
 from tests.integration.test_temporal_dispatch import (  # noqa: F401 - fixtures
     POLICY,
     connection,
@@ -45,8 +47,6 @@ from tests.integration.test_temporal_dispatch import (  # noqa: F401 - fixtures
     worker_env,
 )
 from tests.support import app_for
-from workflows import starter
-from workflows.dispatch import TemporalConnection, TemporalDispatcher
 
 
 class Counting:
@@ -128,7 +128,7 @@ def test_a_record_arriving_while_its_hook_runs_starts_nothing_and_writes_nothing
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # GIVEN Temporal starts counted wherever they come from (the call, the relay, the worker's
-    # follow-ups go through workflows.starter in this process; the worker's own are its)
+    # follow-ups go through formwork.temporal.starter in this process; the worker's own are its)
     started: Counter[str] = Counter()
     start_hook = starter.start_hook
 

@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from examples import demo
 from forms.instance import FormInstance
 from forms.storage.dynamodb import DynamoDBFormStore
 from forms.surface.formats import FORMATS, tool_definitions
-from infra.local.dynamodb_local import DynamoDBLocal
-from infra.local.stack import LocalStack, running_stack
+from formwork.examples import demo
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.stack import LocalStack, running_stack
 from tests.integration.stacks import local_stack
 
 WRITERS = 20

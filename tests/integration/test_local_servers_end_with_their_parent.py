@@ -9,12 +9,12 @@ import subprocess
 import sys
 import time
 
-from infra.local.dynamodb import ROOT
+from formwork.infra.local.dynamodb import ROOT
 
 STARTER = """
 import sys, time
-from infra.local.dynamodb import LocalDynamoDB
-from infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.dynamodb import LocalDynamoDB
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
 moto = LocalDynamoDB().start()
 local = DynamoDBLocal().start()
 print(moto.process.pid, local.process.pid, flush=True)

@@ -1,5 +1,5 @@
-"""``python -m infra.local`` (``make dev``) as a developer meets it: the ports it accepts, the
-DynamoDB it runs on (DynamoDB Local by default, moto when asked, a clear message when DynamoDB
+"""``python -m formwork.infra.local`` (``make dev``) as a developer meets it: the ports it accepts,
+the DynamoDB it runs on (DynamoDB Local by default, moto when asked, a clear message when DynamoDB
 Local cannot start), and what its console shows per request.
 
 The port tests leave a real ``TIME_WAIT`` connection on a gateway's port (the server closes
@@ -28,12 +28,12 @@ from typing import Any
 
 import pytest
 
-from examples.demo.page_visit import PageVisit
-from infra.local import page_link
-from infra.local.dynamodb import ROOT, LocalDynamoDB, LoopbackServer, client
-from infra.local.dynamodb_local import DynamoDBLocal
-from infra.local.gateway import LocalGateway
-from infra.local.stack import check_port_free
+from formwork.examples.demo.page_visit import PageVisit
+from formwork.infra.local import page_link
+from formwork.infra.local.dynamodb import ROOT, LocalDynamoDB, LoopbackServer, client
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.gateway import LocalGateway
+from formwork.infra.local.stack import check_port_free
 
 TIME_WAIT = "06"
 """The state ``/proc/net/tcp`` gives a connection in TIME_WAIT."""
@@ -174,7 +174,8 @@ def test_port_zero_is_never_refused() -> None:
 
 
 class Dev:
-    """``python -m infra.local ... --no-temporal`` in a child process, as ``make dev`` runs it.
+    """``python -m formwork.infra.local ... --no-temporal`` in a child process, as ``make dev`` runs
+    it.
 
     stdout is read line by line as it comes (the banner says when the stack is ready); stderr,
     where the access lines go, is collected as it comes and looked at after the exit.
@@ -184,7 +185,15 @@ class Dev:
         env = {k: v for k, v in os.environ.items() if not k.startswith("FORMWORK_")}
         env.update(environment)
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "infra.local", "--dynamodb-port", "0", "--no-temporal", *args],
+            [
+                sys.executable,
+                "-m",
+                "formwork.infra.local",
+                "--dynamodb-port",
+                "0",
+                "--no-temporal",
+                *args,
+            ],
             cwd=ROOT,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -220,7 +229,7 @@ class Dev:
         while True:
             line = self._lines.get(timeout=max(0.1, deadline - time.monotonic()))
             if line is None:
-                raise AssertionError(f"infra.local exited: {self.stdout} {self.stderr()}")
+                raise AssertionError(f"formwork.infra.local exited: {self.stdout} {self.stderr()}")
             self.stdout.append(line)
             found = re.match(r"^\s+API\s+(http://127\.0\.0\.1:\d+)\s", line)
             if found:
@@ -437,7 +446,7 @@ def test_without_java_the_stack_says_how_to_get_dynamodb_local_or_choose_moto(
         [
             sys.executable,
             "-m",
-            "infra.local",
+            "formwork.infra.local",
             "--port",
             "0",
             "--dynamodb-port",

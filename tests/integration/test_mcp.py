@@ -45,11 +45,11 @@ from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 
 from forms.app.builder_tools import BUILDER_ARGUMENTS
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.stack import LocalStack
 from formwork.mcp.server import NO_FORMS, draft_uri, status_uri
 from formwork.mcp.surface import no_draft
 from formwork.mcp.tools import CHAT_ID_META, TOOL_CALL_ID_META
-from infra.local.dynamodb_local import DynamoDBLocal
-from infra.local.stack import LocalStack
 from tests.integration.stacks import local_stack
 
 ROOT = Path(__file__).resolve().parents[2]

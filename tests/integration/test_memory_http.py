@@ -33,8 +33,8 @@ from typing import Any
 import pytest
 
 from forms.storage.dynamodb_facts import DynamoDBFactStore
-from infra.local.dynamodb_local import DynamoDBLocal
-from infra.local.stack import LocalStack
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.stack import LocalStack
 from tests.integration.dynamodb_proxy import DynamoDBProxy, Request
 
 WEIGHT = "/memory/facts/person.weight_kg"

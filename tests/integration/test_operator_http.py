@@ -14,9 +14,9 @@ import pytest
 
 from forms.instance import Commit, OutboxEntry
 from forms.storage.dynamodb import DynamoDBFormStore
-from infra.local.dynamodb_local import DynamoDBLocal
-from infra.local.gateway import dev_token
-from infra.local.stack import LocalStack
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.gateway import dev_token
+from formwork.infra.local.stack import LocalStack
 from tests.integration.stacks import local_stack
 from tests.integration.test_approval_queue_http import send
 

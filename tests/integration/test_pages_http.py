@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from infra.local.dynamodb_local import DynamoDBLocal
-from infra.local.stack import LocalStack
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.stack import LocalStack
 from tests.integration.stacks import local_stack
 
 ALICE = "dev:acme:alice"

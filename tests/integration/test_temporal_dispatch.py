@@ -41,21 +41,21 @@ from forms.app.dispatcher_contract import RUNS, DispatcherContract, Wiring
 from forms.app.hooks import HookRunner
 from forms.instance import KNOCK_ON_LIMIT, LOOP_STOPPED, FormInstance, OutboxEntry
 from forms.storage.dynamodb import DynamoDBFormStore
+from formwork.aws import relay
+from formwork.aws.local import LocalContext
 from formwork.config import Settings, TemporalSettings
+from formwork.infra.local.dynamodb import LocalDynamoDB
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.gateway import dev_token
+from formwork.infra.local.stack import LocalStack
+from formwork.infra.local.streams import StreamReader
+from formwork.infra.local.temporal import LocalTemporal, LocalWorker
+from formwork.temporal.activities import HookActivities
+from formwork.temporal.dispatch import TemporalConnection, TemporalDispatcher
+from formwork.temporal.shared import RUN_HOOK_ACTIVITY, HookInput, HookOutcome, HookPolicy
+from formwork.temporal.worker import serve
 from formwork.worker import worker_app
-from functions import relay
-from functions.local import LocalContext
-from infra.local.dynamodb import LocalDynamoDB
-from infra.local.dynamodb_local import DynamoDBLocal
-from infra.local.gateway import dev_token
-from infra.local.stack import LocalStack
-from infra.local.streams import StreamReader
-from infra.local.temporal import LocalTemporal, LocalWorker
 from tests.support import Deferred, app_for, form_service
-from workflows.activities import HookActivities
-from workflows.dispatch import TemporalConnection, TemporalDispatcher
-from workflows.shared import RUN_HOOK_ACTIVITY, HookInput, HookOutcome, HookPolicy
-from workflows.worker import serve
 
 FLAGS = "FORMWORK_TEST_FLAGS"
 FORMS_REF = "tests.integration.test_temporal_dispatch:FORMS"
@@ -163,7 +163,7 @@ class FailsAfterCommit(HookActivities):
 
 
 class ThreadWorker:
-    """``workflows.worker.serve`` on a thread of this process (for stand-in activities)."""
+    """``formwork.temporal.worker.serve`` on a thread of this process (for stand-in activities)."""
 
     def __init__(self, settings: Settings, activities_class: type[HookActivities]) -> None:
         self.settings = settings

@@ -18,9 +18,9 @@ import pytest
 from temporalio.client import Client
 
 from formwork.config import Settings
-from infra.local.dynamodb import LocalDynamoDB
-from workflows import client as temporal_client
-from workflows.client import connect
+from formwork.infra.local.dynamodb import LocalDynamoDB
+from formwork.temporal import client as temporal_client
+from formwork.temporal.client import connect
 
 API_KEY = "tmprl-api-key-from-moto-0123456789"
 

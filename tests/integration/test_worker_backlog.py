@@ -1,4 +1,4 @@
-"""The backlog function (``functions.backlog``) against the Temporal dev server: what it
+"""The backlog function (``formwork.aws.backlog``) against the Temporal dev server: what it
 reads of a task queue, and the metrics the worker service scales on."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import pytest
 from temporalio.client import Client
 
+from formwork.aws.backlog import lambda_handler
 from formwork.config import Settings, TemporalSettings
-from functions.backlog import lambda_handler
-from infra.local.temporal import LocalTemporal
+from formwork.infra.local.temporal import LocalTemporal
 from tests.support import app_for
 
 

@@ -1,6 +1,6 @@
 """A dead worker holds nothing that never started: a worker takes only as many hook activities
-as it has executor threads (``workflows.worker.build_worker``), so a hook queued behind a busy
-worker stays in Temporal's task queue, and when that worker dies another picks it up at once,
+as it has executor threads (``formwork.temporal.worker.build_worker``), so a hook queued behind a
+busy worker stays in Temporal's task queue, and when that worker dies another picks it up at once,
 as its first attempt, instead of after the heartbeat timeout.
 
 On the dev server, with worker processes and DynamoDB."""
@@ -18,7 +18,9 @@ from temporalio.api.enums.v1 import EventType, PendingActivityState
 
 from forms.app.conversation import Caller
 from forms.storage.dynamodb import DynamoDBFormStore
-from infra.local.temporal import LocalWorker
+from formwork.infra.local.temporal import LocalWorker
+from formwork.temporal.dispatch import TemporalConnection, TemporalDispatcher
+from formwork.temporal.shared import HookPolicy
 from tests.integration.test_temporal_dispatch import (  # noqa: F401 - fixtures
     connection,
     fill_amount,
@@ -35,8 +37,6 @@ from tests.integration.test_temporal_dispatch import (  # noqa: F401 - fixtures
     wait_until,
     worker_env,
 )
-from workflows.dispatch import TemporalConnection, TemporalDispatcher
-from workflows.shared import HookPolicy
 
 HEARTBEAT = 30.0
 """Production's heartbeat timeout: what a queued hook would have waited for."""

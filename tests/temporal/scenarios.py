@@ -1,8 +1,8 @@
 """Runs of every workflow type, on any Temporal test environment: what the replay fixtures
 record (``python -m tests.temporal.record``) and what the time-skipping tests drive.
 
-The worker is the production one (``workflows.worker.build_worker``: both workflows, the real
-activities) over a ``FormService`` on the in-memory store. Its clock is the workflow
+The worker is the production one (``formwork.temporal.worker.build_worker``: both workflows, the
+real activities) over a ``FormService`` on the in-memory store. Its clock is the workflow
 server's: each approval activity sets it to the time Temporal scheduled the attempt, so on
 the time-skipping server a deadline five days ahead is past once the server has skipped
 there, as it is in production once the days have gone by.
@@ -31,15 +31,14 @@ from forms.effects import Patch
 from forms.examples.purchase_request import purchase_request
 from forms.instance import OutboxEntry
 from forms.storage.contract import make_instance
-from tests.support import service_for
-from workflows.activities import HookActivities
-from workflows.migrations import (
+from formwork.temporal.activities import HookActivities
+from formwork.temporal.migrations import (
     MIGRATION_WORKFLOW,
     MigrationInput,
     MigrationOutcome,
     workflow_id,
 )
-from workflows.shared import (
+from formwork.temporal.shared import (
     APPROVAL_WORKFLOW,
     DECIDED_SIGNAL,
     HOOK_WORKFLOW,
@@ -50,8 +49,9 @@ from workflows.shared import (
     HookInput,
     HookPolicy,
 )
-from workflows.starter import RunInput, start_hooks
-from workflows.worker import build_worker
+from formwork.temporal.starter import RunInput, start_hooks
+from formwork.temporal.worker import build_worker
+from tests.support import service_for
 
 TASK_QUEUE = "formwork-hooks-tests"
 REQUESTER = Caller("acme/ana", "conv-1")

@@ -13,17 +13,17 @@ from temporalio.client import Client
 from forms.app.migrations import plan_migration
 from forms.app.operations import Operator
 from forms.storage import InMemoryFormStore
-from tests.support import service_for
-from tests.temporal.record import time_skipping
-from tests.unit.test_migrations import FIRST, SECOND, started
-from workflows.activities import HookActivities
-from workflows.migrations import (
+from formwork.temporal.activities import HookActivities
+from formwork.temporal.migrations import (
     MIGRATION_WORKFLOW,
     MigrationInput,
     MigrationOutcome,
     workflow_id,
 )
-from workflows.worker import build_worker
+from formwork.temporal.worker import build_worker
+from tests.support import service_for
+from tests.temporal.record import time_skipping
+from tests.unit.test_migrations import FIRST, SECOND, started
 
 pytestmark = pytest.mark.integration  # a local server process, on loopback
 
@@ -76,8 +76,8 @@ def test_the_workflow_moves_the_tenants_instances_page_by_page() -> None:
 
 def test_a_start_that_cannot_reach_temporal_is_start_failed() -> None:
     from forms.app.migrations import StartFailed
-    from workflows.dispatch import TemporalConnection
-    from workflows.migration_starter import TemporalMigrationStarter
+    from formwork.temporal.dispatch import TemporalConnection
+    from formwork.temporal.migration_starter import TemporalMigrationStarter
 
     async def unreachable() -> Client:
         raise RuntimeError("connection refused")

@@ -21,10 +21,10 @@ from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 from temporalio.workflow import NondeterminismError
 
+from formwork.temporal.shared import HOOK_WORKFLOW, RUN_HOOK_ACTIVITY, HookInput, HookOutcome
+from formwork.temporal.worker import WORKFLOWS
 from tests.temporal.record import HISTORIES
 from tests.temporal.scenarios import SCENARIOS
-from workflows.shared import HOOK_WORKFLOW, RUN_HOOK_ACTIVITY, HookInput, HookOutcome
-from workflows.worker import WORKFLOWS
 
 
 def recorded() -> list[WorkflowHistory]:

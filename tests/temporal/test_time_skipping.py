@@ -18,6 +18,8 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Replayer
 
+from formwork.temporal.shared import HookPolicy
+from formwork.temporal.worker import WORKFLOWS
 from tests.temporal.record import histories, time_skipping
 from tests.temporal.scenarios import (
     RELEASE,
@@ -29,8 +31,6 @@ from tests.temporal.scenarios import (
     hook_local_first_fails,
     worker_stack,
 )
-from workflows.shared import HookPolicy
-from workflows.worker import WORKFLOWS
 
 pytestmark = pytest.mark.integration  # a local server process, on loopback
 

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from forms.app.behind import Behind
-from functions import after_response
-from functions.after_response import AfterResponse
+from formwork.aws import after_response
+from formwork.aws.after_response import AfterResponse
 
 WAIT = 10.0
 """Upper bound on any wait for the extension (it is never reached when all is well)."""
@@ -243,15 +243,15 @@ def test_install_registers_only_on_lambda_and_only_for_its_own_handler(
 ) -> None:
     # GIVEN not on Lambda: nothing
     monkeypatch.delenv("AWS_LAMBDA_RUNTIME_API", raising=False)
-    assert after_response.install("functions.api.lambda_handler") is None
+    assert after_response.install("formwork.aws.api.lambda_handler") is None
     # GIVEN on Lambda, in the Bedrock function: the API module does not register
     monkeypatch.setenv("AWS_LAMBDA_RUNTIME_API", api.address)
-    monkeypatch.setenv("_HANDLER", "functions.bedrock_agent.lambda_handler")
-    assert after_response.install("functions.api.lambda_handler") is None
+    monkeypatch.setenv("_HANDLER", "formwork.aws.bedrock_agent.lambda_handler")
+    assert after_response.install("formwork.aws.api.lambda_handler") is None
     assert api.registered == []
     # GIVEN the API function: it registers and serves
-    monkeypatch.setenv("_HANDLER", "functions.api.lambda_handler")
-    assert isinstance(after_response.install("functions.api.lambda_handler"), AfterResponse)
+    monkeypatch.setenv("_HANDLER", "formwork.aws.api.lambda_handler")
+    assert isinstance(after_response.install("formwork.aws.api.lambda_handler"), AfterResponse)
     api.until("next")
     assert len(api.registered) == 1
 
@@ -263,9 +263,9 @@ def test_a_refused_registration_leaves_the_function_without_it(
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         monkeypatch.setenv("AWS_LAMBDA_RUNTIME_API", server.address)
-        monkeypatch.setenv("_HANDLER", "functions.api.lambda_handler")
+        monkeypatch.setenv("_HANDLER", "formwork.aws.api.lambda_handler")
         with caplog.at_level(logging.WARNING, logger="formwork"):
-            assert after_response.install("functions.api.lambda_handler") is None
+            assert after_response.install("formwork.aws.api.lambda_handler") is None
         assert "not registered" in caplog.text
     finally:
         server.shutdown()
@@ -285,7 +285,7 @@ class Answers:
         self.ids.append(request_id)
 
 
-@pytest.mark.parametrize("module", ["functions.api", "functions.bedrock_agent"])
+@pytest.mark.parametrize("module", ["formwork.aws.api", "formwork.aws.bedrock_agent"])
 def test_each_handler_tells_the_extension_it_answered(
     module: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -368,8 +368,8 @@ def test_installed_it_waits_for_the_work_behind_its_apps_answers(
     memory.submit(lambda: gate.wait(WAIT))
     # WHEN the extension is installed for that App on Lambda, and an invocation is answered
     monkeypatch.setenv("AWS_LAMBDA_RUNTIME_API", api.address)
-    monkeypatch.setenv("_HANDLER", "functions.api.lambda_handler")
-    extension = after_response.install("functions.api.lambda_handler", lambda: app)
+    monkeypatch.setenv("_HANDLER", "formwork.aws.api.lambda_handler")
+    extension = after_response.install("formwork.aws.api.lambda_handler", lambda: app)
     api.invoke("r1", 60_000)
     api.until("deliver r1")
     after_response.answered(extension, SimpleNamespace(aws_request_id="r1"))

@@ -1,6 +1,6 @@
 """The tool API registers its tool routes with the module and the others on first need.
 
-``functions.api.CORE_PATHS`` says which paths the routes registered at import serve; a request
+``formwork.aws.api.CORE_PATHS`` says which paths the routes registered at import serve; a request
 for any other path includes every other route module first (``include_other_routes``). That is
 only sound when no other route takes a core path: these tests hold it, and that a cold start
 which serves tool calls imports none of the other route modules.
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from functions import api
+from formwork.aws import api
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,7 +44,7 @@ def test_core_paths_are_the_paths_of_the_routes_registered_at_import() -> None:
 @pytest.mark.parametrize("path", CORE_SAMPLES)
 def test_no_other_route_module_takes_a_core_path(path: str) -> None:
     # GIVEN every route included
-    others = {f"functions.{name}" for name in api.OTHER_ROUTES}
+    others = {f"formwork.aws.{name}" for name in api.OTHER_ROUTES}
     # THEN no route of another module (nor the document's) matches a core path
     taking = [
         f"{route.method} {route.rule.pattern}"  # type: ignore[attr-defined]
@@ -59,14 +59,14 @@ def test_a_cold_start_serving_tool_calls_imports_no_other_route_module() -> None
     # GIVEN a fresh interpreter that imports the handler and serves GET /tools
     code = """
 import json, sys
-import functions.api
-from functions.local import LocalContext
+import formwork.aws.api
+from formwork.aws.local import LocalContext
 event = json.loads(open(sys.argv[1]).read())
-functions.api.lambda_handler(event, LocalContext())
-others = [f"functions.{n}" for n in functions.api.OTHER_ROUTES]
+formwork.aws.api.lambda_handler(event, LocalContext())
+others = [f"formwork.aws.{n}" for n in formwork.aws.api.OTHER_ROUTES]
 before = sorted(m for m in others if m in sys.modules)
 event["rawPath"] = event["requestContext"]["http"]["path"] = "/approvals"
-functions.api.lambda_handler(event, LocalContext())
+formwork.aws.api.lambda_handler(event, LocalContext())
 after = sorted(m for m in others if m in sys.modules)
 print(json.dumps([before, after]))
 """
@@ -85,4 +85,4 @@ print(json.dumps([before, after]))
     # roles parser, which MCP's builder route and the builder share, live apart from both)
     assert before == []
     # AND the first request for another path imports them all
-    assert after == sorted(f"functions.{name}" for name in api.OTHER_ROUTES)
+    assert after == sorted(f"formwork.aws.{name}" for name in api.OTHER_ROUTES)

@@ -1,4 +1,4 @@
-"""``functions.auth`` reads the verified claims through Powertools' ``APIGatewayProxyEventV2``:
+"""``formwork.aws.auth`` reads the verified claims through Powertools' ``APIGatewayProxyEventV2``:
 every event shape that carries no usable claims is a clear ``Unauthenticated`` (a 401), never
 an exception out of the data class."""
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from functions.auth import Unauthenticated, context_from_event, principal_from_event
+from formwork.aws.auth import Unauthenticated, context_from_event, principal_from_event
 
 CONTEXT = (("person.locale", "locale"),)
 

@@ -884,7 +884,7 @@ class FakeBuilderApi:
             except Exception:
                 return 404, b'{"error":"not_found","message":"no draft"}'
             return 200, json.dumps(view.as_json()).encode()
-        from functions.models import BuilderCallRequest
+        from formwork.aws.models import BuilderCallRequest
 
         request = BuilderCallRequest.model_validate(sent)
         tool = parts[5]
@@ -1008,7 +1008,7 @@ def test_a_refusal_of_the_call_by_the_api_is_data_not_a_backend_failure(
 def test_the_lambda_handlers_do_not_import_the_agent_loop() -> None:
     # GIVEN a fresh interpreter WHEN the API handler module is imported
     code = (
-        "import json, sys, functions.api; "
+        "import json, sys, formwork.aws.api; "
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('formwork.agents'))))"
     )
     done = subprocess.run(

@@ -16,7 +16,6 @@ import pytest
 from botocore.validate import ParamValidator
 from jsonschema import Draft202012Validator
 
-from examples.job_application import BUILD
 from forms.app.builder import BUILDER_ARGUMENTS
 from forms.documents import EditError, apply_edit
 from forms.documents.edit_arguments import FieldUpdates
@@ -41,6 +40,7 @@ from forms.surface.formats import (
     model_tools,
     tool_definitions,
 )
+from formwork.examples.job_application import BUILD
 
 TOOLS = model_tools(BUILDER_ARGUMENTS)
 

@@ -1,12 +1,12 @@
-"""The builder's canvas links and sessions (``functions.pages.canvas_access``): what they
+"""The builder's canvas links and sessions (``formwork.aws.pages.canvas_access``): what they
 carry, and that no other page's token is taken for one, nor one for another's."""
 
 from __future__ import annotations
 
 import pytest
 
-from functions.pages import access, canvas_access
-from functions.pages.access import Grant, Refused, _sign
+from formwork.aws.pages import access, canvas_access
+from formwork.aws.pages.access import Grant, Refused, _sign
 
 KEY = b"k" * 40
 NOW = 1_800_000_000

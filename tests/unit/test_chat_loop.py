@@ -27,7 +27,6 @@ from typing import Any
 import openai
 import pytest
 
-from examples import chat_loop as example
 from forms.instance import FormInstance
 from forms.surface.formats import Format, tool_definitions
 from forms.surface.strict import strict_definitions
@@ -49,6 +48,7 @@ from formwork.agents.chat_loop import (
 )
 from formwork.agents.transcript import Entry
 from formwork.client import Formwork, Retry
+from formwork.examples import chat_loop as example
 from tests.support import TRAVEL_ANSWERS
 from tests.unit.test_client import CONVERSATION, LocalApi, travel_service
 
@@ -586,7 +586,7 @@ def test_a_model_that_is_not_named_right_is_refused() -> None:
 
 def test_the_lambda_handlers_import_neither_the_client_nor_the_chat_loop() -> None:
     probe = (
-        "import sys, functions.api; "
+        "import sys, formwork.aws.api; "
         "print(sorted(m for m in sys.modules if m.startswith(('formwork.client', "
         "'formwork.agents', 'httpx', 'openai'))))"
     )

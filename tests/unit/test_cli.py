@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from examples import demo
 from formwork import cli
 from formwork.check import LoadError, check
-from infra.local import __main__ as local
+from formwork.examples import demo
+from formwork.infra.local import __main__ as local
 
 BROKEN = """\
 from forms import Checkpoint, FormDef, FormRegistry, Step, field
@@ -338,7 +338,7 @@ FORMS = [FormDef(id="leave-request", version=1, title="Leave request", steps=[Le
 def running_stack(forms: str) -> Any:
     """What ``banner`` reads of a running stack, serving ``forms`` (``FORMWORK_FORMS``)."""
     tools = SimpleNamespace(
-        config=SimpleNamespace(handler="functions.api.lambda_handler"),
+        config=SimpleNamespace(handler="formwork.aws.api.lambda_handler"),
         environment={"FORMWORK_FORMS": forms},
     )
     return SimpleNamespace(
@@ -373,7 +373,7 @@ def test_the_banner_shows_how_to_mint_a_page_link_with_the_same_dev_token() -> N
     # THEN the banner names the command that mints a link to the form its example starts
     mint = text.split("The form page", 1)[1]
     assert (
-        "python -m infra.local.page_link --instance <instance> --conversation conv-1 "
+        "python -m formwork.infra.local.page_link --instance <instance> --conversation conv-1 "
         "--token dev:alice" in mint
     )
     assert "-H 'Authorization: Bearer dev:alice'" in text

@@ -1,7 +1,7 @@
 """``formwork.client`` against the real tool API on a loopback socket.
 
 The API is the Lambda handler with an App over an in-memory ``FormService`` (the travel claim),
-behind the local gateway (``infra.local.gateway``: API Gateway's events, dev tokens), on a
+behind the local gateway (``formwork.infra.local.gateway``: API Gateway's events, dev tokens), on a
 port of 127.0.0.1. A thin function in front of the handler records what reached it and can
 lose an answer after the handler ran; a store that loses commits makes the service answer
 ``busy``; a proxy can drop the connection after the API answered. Covered: the tools in each
@@ -35,19 +35,19 @@ from forms.examples.travel_claim import travel_claim
 from forms.instance import Commit, FormInstance
 from forms.surface.formats import tool_definitions
 from forms.surface.strict import strict_definitions
+from formwork.aws.api import lambda_handler
 from formwork.client import (
     AsyncFormwork,
     AuthError,
-    Formwork,
     ConversationStatus,
+    Formwork,
     RequestRefused,
     Retry,
     ServiceUnavailable,
     ToolResult,
 )
 from formwork.config import Settings
-from functions.api import lambda_handler
-from infra.local.gateway import LocalGateway
+from formwork.infra.local.gateway import LocalGateway
 from tests.support import app_for, service_for
 
 CONVERSATION = "chat-9"

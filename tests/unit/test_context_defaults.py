@@ -18,8 +18,8 @@ from forms.app import memory as metrics
 from forms.app.recall import plan_recall_step
 from forms.compiler import compile_form
 from forms.memory import Vocabulary
+from formwork.aws.auth import MAX_CONTEXT_CLAIM, context_from_event
 from formwork.config import DEFAULT_CONTEXT_CLAIMS, ConfigError, Settings
-from functions.auth import MAX_CONTEXT_CLAIM, context_from_event
 from tests.support import T0, RacingStore
 from tests.unit.memory_for_tests import DAY, RecordingFacts, Talk, Timer, memory_service
 

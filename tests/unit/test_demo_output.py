@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from examples import demo
-from examples.demo import fact_editor
-from examples.demo.fact_editor import InProcessFactEditor
 from forms.memory import DecayPolicy, Vocabulary
 from forms.storage.facts import InMemoryFactStore
-from infra.local import stack as stacks
-from infra.local.stack import LocalStack
+from formwork.examples import demo
+from formwork.examples.demo import fact_editor
+from formwork.examples.demo.fact_editor import InProcessFactEditor
+from formwork.infra.local import stack as stacks
+from formwork.infra.local.stack import LocalStack
 
 
 def test_the_demo_shows_a_misspelt_id_and_its_did_you_mean(
@@ -37,7 +37,8 @@ def test_the_demo_shows_a_misspelt_id_and_its_did_you_mean(
 
 
 class FakeStack:
-    """Stands in for ``infra.local.stack.LocalStack``: its addresses, and when it stopped."""
+    """Stands in for ``formwork.infra.local.stack.LocalStack``: its addresses, and when it
+    stopped."""
 
     events: list[str]
     options: list[dict[str, Any]]

@@ -1,4 +1,4 @@
-"""The dev console's filter (``infra.local.console``) on what Powertools really writes."""
+"""The dev console's filter (``formwork.infra.local.console``) on what Powertools really writes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
-from infra.local.console import function_console, readable
+from formwork.infra.local.console import function_console, readable
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from examples import demo
 from forms import (
     Caller,
     FormDef,
@@ -23,6 +22,7 @@ from forms.examples import (
     purchase_request,
     travel_claim,
 )
+from formwork.examples import demo
 from tests.support import TRAVEL_ANSWERS, Session, TickingClock, service_for
 
 T0 = datetime(2025, 3, 10, 9, 0, tzinfo=UTC)

@@ -16,9 +16,9 @@ from forms import FormDef, FormRegistry, FormService, HookContext, Patch, Step, 
 from forms.app.conversation import Caller
 from forms.hook_speed import HookTimes, declared_slow, slow
 from forms.storage import InMemoryFormStore
+from formwork.temporal.dispatch import TemporalConnection, TemporalDispatcher
+from formwork.temporal.shared import HookPolicy
 from tests.support import form_service
-from workflows.dispatch import TemporalConnection, TemporalDispatcher
-from workflows.shared import HookPolicy
 
 WAIT_MS = 5_000
 """The call's wait: long, so a call that waited shows in the time it took."""

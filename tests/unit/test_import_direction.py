@@ -10,25 +10,25 @@ model-facing surface (``forms.surface``) imports the core and memory; the storag
 adapters (``forms.storage``) import the core, the documents and the facts they store; the
 application (``forms.app``) imports all of them; nothing of the engine imports the examples.
 
-Above the engine the packages point one way too: ``workflows`` (the Temporal adapter: the
-dispatcher, the workflows, what serves them) < ``formwork`` (the settings, the one bootstrap,
-the processes) < ``functions`` (the Lambda handlers) < ``infra`` and ``examples`` (the local
-stack, the demo). ``formwork`` is the composition root: the only package that knows every
-adapter, so it imports ``workflows`` (bootstrap builds the Temporal dispatcher when
-``FORMWORK_DISPATCH=temporal``), and ``workflows`` imports nothing of ``formwork``: it is
-given its settings as values of its own types (``workflows.settings``, which
-``formwork.config`` re-exports) and its App as a protocol, and the worker's process, which
-calls ``bootstrap``, is ``formwork.worker``. ``functions`` and ``workflows`` never import each
-other. No package imports a package that imports it back, directly or round a loop, when the
-code runs (``ALLOWED_BACK`` names the exceptions, each with its reason), and no two modules
-import each other either.
+Above the engine the units point one way too: ``formwork.temporal`` (the Temporal adapter, in
+``workflows/``: the dispatcher, the workflows, what serves them) < ``formwork`` (the settings,
+the one bootstrap, the processes) < ``formwork.aws`` (the Lambda handlers, in ``functions/``) <
+``formwork.infra`` and ``formwork.examples`` (the local stack, the demo). ``formwork`` is the
+composition root: the only unit that knows every adapter, so it imports ``formwork.temporal``
+(bootstrap builds the Temporal dispatcher when ``FORMWORK_DISPATCH=temporal``), and
+``formwork.temporal`` imports nothing else of ``formwork``: it is given its settings as values
+of its own types (``formwork.temporal.settings``, which ``formwork.config`` re-exports) and its
+App as a protocol, and the worker's process, which calls ``bootstrap``, is ``formwork.worker``.
+``formwork.aws`` and ``formwork.temporal`` never import each other. No package imports a
+package that imports it back, directly or round a loop, when the code runs (``ALLOWED_BACK``
+names the exceptions, each with its reason), and no two modules import each other either.
 
 Read from the source with ``ast``, so imports inside functions count too (they run when the
 function does), and nothing is imported to check it. Two kinds of import are left out of the
 graphs, as they never run when a module is imported: a name used only in annotations, under
 ``if TYPE_CHECKING``, and what a module's ``if __name__ == "__main__":`` block imports when it
-is run as a program (``python -m workflows.worker``, the worker's command of earlier releases,
-starts ``formwork.worker``).
+is run as a program (``python -m formwork.temporal.worker``, the worker's command of earlier
+releases, starts ``formwork.worker``).
 """
 
 from __future__ import annotations
@@ -41,24 +41,64 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PROJECT = ("forms", "formwork", "functions", "workflows", "infra", "examples", "bench", "tests")
-SHIPPED = ("forms", "formwork", "functions", "workflows", "infra", "examples")
-"""The packages the distribution installs: the import graphs' nodes. The benches and the tests
+FOLDERS: dict[str, str] = {
+    "forms": "forms",
+    "formwork": "formwork",
+    "formwork.temporal": "workflows",
+    "formwork.aws": "functions",
+    "formwork.infra": "infra",
+    "formwork.examples": "examples",
+    "bench": "bench",
+    "tests": "tests",
+}
+"""Each unit of the tree (a package, or a shell inside ``formwork``) and the folder its source
+is in: the shells install inside the distribution's own package (``functions/`` is
+``formwork.aws``; ``formwork/aws`` is a symlink to it, which the walk of ``formwork/`` does not
+follow), so the composition root ``formwork`` is the modules of ``formwork/`` itself."""
+PROJECT = tuple(FOLDERS)
+SHIPPED = (
+    "forms",
+    "formwork",
+    "formwork.temporal",
+    "formwork.aws",
+    "formwork.infra",
+    "formwork.examples",
+)
+"""The units the distribution installs: the import graphs' nodes. The benches and the tests
 are left out: nothing shipped imports them (``MAY_NOT_IMPORT``), and they lean on each other
 (a bench builds on ``tests.support``, ``tests/bench`` tests the benches)."""
 
+SHELLS = {"formwork.temporal", "formwork.aws", "formwork.infra", "formwork.examples"}
 MAY_NOT_IMPORT: dict[str, set[str]] = {
-    "forms": {"formwork", "functions", "workflows", "infra", "examples", "bench", "tests"},
-    "functions": {"workflows", "infra", "examples", "bench", "tests"},
-    "workflows": {"formwork", "functions", "infra", "examples", "bench", "tests"},
-    "formwork": {"functions", "bench", "tests"},
-    "infra": {"bench", "tests"},
-    "examples": {"bench", "tests"},
+    "forms": {"formwork", *SHELLS, "bench", "tests"},
+    "formwork.aws": {"formwork.temporal", "formwork.infra", "formwork.examples", "bench", "tests"},
+    "formwork.temporal": {
+        "formwork",
+        "formwork.aws",
+        "formwork.infra",
+        "formwork.examples",
+        "bench",
+        "tests",
+    },
+    "formwork": {"formwork.aws", "bench", "tests"},
+    "formwork.infra": {"bench", "tests"},
+    "formwork.examples": {"bench", "tests"},
 }
 
 
-def modules(package: str) -> Iterator[Path]:
-    yield from sorted((ROOT / package).rglob("*.py"))
+def unit_of(module: str) -> str:
+    """The unit a module belongs to: the longest unit its dotted name starts with
+    (``formwork.aws.api`` is the Lambda shell's, ``formwork.bootstrap`` the composition
+    root's); a module of no unit (the standard library, a dependency) is its top-level name."""
+    parts = module.split(".")
+    for n in range(len(parts), 0, -1):
+        if ".".join(parts[:n]) in FOLDERS:
+            return ".".join(parts[:n])
+    return parts[0]
+
+
+def modules(unit: str) -> Iterator[Path]:
+    yield from sorted((ROOT / FOLDERS[unit]).rglob("*.py"))
 
 
 TYPE_CHECKING = "TYPE_CHECKING"
@@ -103,7 +143,7 @@ def test_each_package_imports_only_what_sits_below_it(package: str) -> None:
         f"{path.relative_to(ROOT)}:{line} imports {module}"
         for path in modules(package)
         for line, module, _ in imported(path, leave_out=(PROGRAM,))
-        if module.split(".")[0] in forbidden
+        if unit_of(module) in forbidden
     ]
     assert found == []
 
@@ -114,7 +154,7 @@ def test_no_private_name_is_imported_from_another_package() -> None:
         for package in MAY_NOT_IMPORT
         for path in modules(package)
         for line, module, names in imported(path)
-        if module.split(".")[0] in PROJECT and module.split(".")[0] != package
+        if unit_of(module) in PROJECT and unit_of(module) != package
         for name in names
         if name.startswith("_")
     ]
@@ -126,15 +166,17 @@ def test_the_check_sees_the_imports_it_is_about() -> None:
     # composition root the Temporal adapter
     def targets(package: str, leave_out: tuple[str, ...] = ()) -> set[str]:
         return {
-            m.split(".")[0]
-            for p in modules(package)
-            for _, m, _ in imported(p, leave_out=leave_out)
+            unit_of(m) for p in modules(package) for _, m, _ in imported(p, leave_out=leave_out)
         }
 
-    assert {"forms", "formwork"} <= targets("functions")
-    assert "forms" in targets("workflows") and "workflows" in targets("formwork")
+    assert {"forms", "formwork"} <= targets("formwork.aws")
+    assert "forms" in targets("formwork.temporal") and "formwork.temporal" in targets("formwork")
     # AND the one import of formwork in workflows is the old command's, run as a program only
-    assert "formwork" in targets("workflows") - targets("workflows", (PROGRAM,))
+    assert "formwork" in targets("formwork.temporal") - targets("formwork.temporal", (PROGRAM,))
+    # the units are told apart inside formwork
+    assert unit_of("formwork.aws.pages.render") == "formwork.aws"
+    assert unit_of("formwork.bootstrap") == unit_of("formwork") == "formwork"
+    assert unit_of("pydantic.main") == "pydantic"
 
 
 CORE = "forms"
@@ -157,7 +199,11 @@ LAYERS: dict[str, set[str]] = {
 
 
 def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    """The dotted name a source file is imported by (``functions/api.py``:
+    ``formwork.aws.api``)."""
+    folder, *rest = path.relative_to(ROOT).with_suffix("").parts
+    unit = next(u for u, f in FOLDERS.items() if f == folder)
+    parts = [unit, *rest]
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -229,7 +275,7 @@ def graph() -> dict[str, set[str]]:
             edges[source] = {
                 target
                 for _, module, names in imported(path, leave_out=NOT_ON_IMPORT)
-                if module.split(".")[0] in PROJECT
+                if unit_of(module) in PROJECT
                 for target in resolved(module, names)
                 if target != source and path.name != "__init__.py"
             }
@@ -301,18 +347,18 @@ def test_the_cycle_check_finds_a_cycle() -> None:
 # ---------------------------------------------------------------------------- packages
 
 ALLOWED_BACK: dict[tuple[str, str], str] = {
-    ("formwork.cli", "infra.local.__main__"): (
+    ("formwork.cli", "formwork.infra.local.__main__"): (
         "the formwork command (the console script) is the program on top of everything, and its "
         "dev subcommand is the local stack's entry, imported in a function when asked for; the "
         "stack runs on formwork (formwork.check), as a program above a library does"
     ),
-    ("formwork.cli", "examples.demo"): (
+    ("formwork.cli", "formwork.examples.demo"): (
         "the formwork command's demo subcommand, imported in a function when asked for; the "
         "demo runs on formwork (its settings' defaults), as for dev"
     ),
-    ("functions.pages.posts", "functions.routing"): (
+    ("formwork.aws.pages.posts", "formwork.aws.routing"): (
         "the page forms' post checks log their refusals with the Lambda's one Powertools logger "
-        "(functions.routing.logger), which every route module shares; both sides are the "
+        "(formwork.aws.routing.logger), which every route module shares; both sides are the "
         "Lambda shell"
     ),
 }
@@ -321,11 +367,11 @@ package graphs, which are otherwise without a loop."""
 
 
 def package_of(module: str, *, top: bool) -> str:
-    """The package ``module`` belongs to: its top-level package (``top``), or the folder it is
-    in (a package is its own, ``__init__`` and all)."""
+    """The package ``module`` belongs to: its unit (``top``: ``forms``, ``formwork`` or one of
+    the shells in it), or the folder it is in (a package is its own, ``__init__`` and all)."""
     parts = module.split(".")
     if top:
-        return parts[0]
+        return unit_of(module)
     path = ROOT.joinpath(*parts)
     return module if (path / "__init__.py").exists() else ".".join(parts[:-1])
 
@@ -339,7 +385,7 @@ def module_edges() -> frozenset[tuple[str, str]]:
         for package in SHIPPED
         for path in modules(package)
         for _, module, names in imported(path, leave_out=NOT_ON_IMPORT)
-        if module.split(".")[0] in SHIPPED
+        if unit_of(module) in SHIPPED
         for target in resolved(module, names)
     )
 
@@ -375,8 +421,8 @@ def test_each_edge_allowed_back_is_there_and_closes_a_loop() -> None:
 def test_the_package_check_sees_packages_and_their_folders() -> None:
     assert package_of("forms.memory.vocabulary", top=False) == "forms.memory"
     assert package_of("forms.memory", top=False) == "forms.memory"
-    assert package_of("infra.local.__main__", top=False) == "infra.local"
+    assert package_of("formwork.infra.local.__main__", top=False) == "formwork.infra.local"
     assert package_of("forms.memory.vocabulary", top=True) == "forms"
     found = package_graph({("a.x", "b.y"), ("b.y", "a.z"), ("a.x", "a.z")}, (), top=True)
     assert cycles(found) == [["a", "b"]]
-    assert ("formwork.services", "workflows.dispatch") in module_edges()
+    assert ("formwork.services", "formwork.temporal.dispatch") in module_edges()

@@ -1,9 +1,9 @@
 """The local stack's settings: every variable the functions read can be set from the shell.
 
 The variables come from where the functions get them, never from a list kept here: the
-template's ``Environment`` (``infra.local.runtime.environment_names``) and what the settings
-classes read (``formwork.config.Settings.from_env`` and ``WebhookSettings.from_env``, run on
-an environment that records each name asked for). What a function's process gets is computed
+template's ``Environment`` (``formwork.infra.local.runtime.environment_names``) and what the
+settings classes read (``formwork.config.Settings.from_env`` and ``WebhookSettings.from_env``, run
+on an environment that records each name asked for). What a function's process gets is computed
 as the stack computes it (``ProcessFunction`` over the template's resolved variables, then
 ``child_environment``), without starting anything.
 """
@@ -18,18 +18,18 @@ from typing import Any, cast
 import pytest
 
 from formwork import cli
+from formwork.aws import http
+from formwork.aws.http import LOCAL_LOG_HASH_KEY, LOG_HASH_KEY_VARIABLE
 from formwork.config import Settings
-from formwork.webhook_settings import WebhookSettings
-from functions import http
-from functions.http import LOCAL_LOG_HASH_KEY, LOG_HASH_KEY_VARIABLE
-from infra.local.dynamodb import LoopbackServer, load_template
-from infra.local.runtime import (
+from formwork.infra.local.dynamodb import LoopbackServer, load_template
+from formwork.infra.local.runtime import (
     ProcessFunction,
     child_environment,
     environment_names,
     functions_from_template,
 )
-from infra.local.stack import TABLE_RESOURCE, WIRED, LocalStack
+from formwork.infra.local.stack import TABLE_RESOURCE, WIRED, LocalStack
+from formwork.webhook_settings import WebhookSettings
 
 TEMPLATE = load_template()
 
@@ -118,7 +118,7 @@ def test_a_setting_the_shell_leaves_alone_keeps_the_templates_or_the_stacks_valu
     environments = function_environments(LocalStack())
     tools = environments["ToolsFunction"]
     assert tools["FORMWORK_MEMORY_DEADLINE_MS"] == "200"  # the template's default
-    assert tools["FORMWORK_EXECUTORS"] == "examples.executors:EXECUTORS"  # the stack's
+    assert tools["FORMWORK_EXECUTORS"] == "formwork.examples.executors:EXECUTORS"  # the stack's
     assert tools["TENANT_CLAIM"] == "tenant"
 
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from functions.api import lambda_handler
-from functions.local import LocalContext
+from formwork.aws.api import lambda_handler
+from formwork.aws.local import LocalContext
 from tests.functional.conftest import ALICE, BOB, SETTINGS, Response, build_event, make_service
 from tests.support import app_for
 
@@ -128,7 +128,7 @@ def test_a_deployment_without_the_sdk_answers_501(monkeypatch: pytest.MonkeyPatc
 
 
 def test_the_mcp_routes_are_declared_behind_the_tool_routes_authorizer() -> None:
-    from infra.local.dynamodb import load_template
+    from formwork.infra.local.dynamodb import load_template
 
     template = load_template()
     events = template["Resources"]["ToolsFunction"]["Properties"]["Events"].values()
@@ -205,7 +205,7 @@ def test_a_builder_call_edits_the_verified_principals_tenants_draft() -> None:
 
 
 def test_the_builder_tools_list_is_the_builder_routes() -> None:
-    from functions.builder_routes import builder_tool_definitions
+    from formwork.aws.builder_routes import builder_tool_definitions
 
     response = Api().builder(rpc("tools/list"))
     tools = response.json()["result"]["tools"]
@@ -250,7 +250,7 @@ def test_a_deployment_without_the_sdk_answers_501_on_the_builder_endpoint(
 
 
 def test_the_builder_mcp_routes_are_declared_like_the_builder_routes() -> None:
-    from infra.local.dynamodb import load_template
+    from formwork.infra.local.dynamodb import load_template
 
     events = load_template()["Resources"]["ToolsFunction"]["Properties"]["Events"].values()
     builder = [p for e in events if (p := e["Properties"]).get("Path", "").startswith("/builder")]
@@ -266,7 +266,7 @@ def test_the_builder_mcp_routes_are_declared_like_the_builder_routes() -> None:
     [("POST", "builder_mcp"), ("GET", "builder_mcp_stream"), ("DELETE", "builder_mcp_session")],
 )
 def test_each_builder_mcp_route_has_its_own_metric_label(method: str, label: str) -> None:
-    from functions.refusals import route_label
+    from formwork.aws.refusals import route_label
 
     assert route_label(build_event(method, BUILDER_PATH)) == label
 

@@ -833,7 +833,7 @@ def test_the_public_names_exist_and_the_handler_does_not_load_memory() -> None:
     for name in forms.memory.__all__:
         assert getattr(forms.memory, name) is not None
     code = (
-        "import sys, json\nimport functions.api\n"
+        "import sys, json\nimport formwork.aws.api\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('forms.memory')"
         " or m.endswith('facts'))))"
     )

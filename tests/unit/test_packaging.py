@@ -13,12 +13,22 @@ import pytest
 from packaging.requirements import Requirement
 
 from formwork.config import DEFAULT_FORMS
-from infra import lock
-from infra.local.dynamodb import TEMPLATE, load_template
+from formwork.infra import lock
+from formwork.infra.local.dynamodb import TEMPLATE, load_template
 
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-PACKAGES = ("examples", "forms", "formwork", "functions", "infra", "workflows")
+PACKAGES = {
+    "forms": "forms",
+    "formwork": "formwork",
+    "functions": "formwork.aws",
+    "workflows": "formwork.temporal",
+    "infra": "formwork.infra",
+    "examples": "formwork.examples",
+}
+"""Each source folder and the package it installs as: the shells install inside the
+distribution's own package, through the symlinks ``formwork/aws`` -> ``functions`` and so on,
+which setuptools and mypy follow (README, "Layout")."""
 
 
 def names(requirements: list[str]) -> set[str]:
@@ -33,7 +43,7 @@ def test_the_engine_installs_with_pydantic_and_the_time_zone_database_alone() ->
     extras = project["optional-dependencies"]
     # + pages (jinja2), + Standard Webhooks signatures (standardwebhooks)
     assert names(extras["aws"]) == {"aws-lambda-powertools", "boto3", "jinja2", "standardwebhooks"}
-    assert "tracer" in Requirement(extras["aws"][0]).extras  # functions.api's Tracer: X-Ray
+    assert "tracer" in Requirement(extras["aws"][0]).extras  # formwork.aws.api's Tracer: X-Ray
     assert names(extras["temporal"]) == {"temporalio"}
     assert names(extras["client"]) == {"httpx"}  # formwork.client and the chat loop
     # the MCP server: the SDK (its 2.x API), and the client the stdio server forwards through
@@ -47,22 +57,28 @@ def test_the_engine_installs_with_pydantic_and_the_time_zone_database_alone() ->
     assert project["scripts"] == {"formwork": "formwork.cli:main"}
 
 
-@pytest.mark.parametrize("package", PACKAGES)
-def test_every_package_is_shipped_typed_and_type_checked(package: str) -> None:
-    assert (ROOT / package / "__init__.py").is_file()
-    assert (ROOT / package / "py.typed").is_file()
+@pytest.mark.parametrize("folder", PACKAGES)
+def test_every_package_is_shipped_typed_and_type_checked(folder: str) -> None:
+    package = PACKAGES[folder]
+    assert (ROOT / folder / "__init__.py").is_file()
+    assert (ROOT / folder / "py.typed").is_file()
+    # the package's name is where its folder is found from the top: a shell's symlink inside
+    # formwork points at the folder
+    assert ROOT.joinpath(*package.split(".")).resolve() == ROOT / folder
     setuptools = PYPROJECT["tool"]["setuptools"]
     assert any(
         re.fullmatch(p.replace("*", ".*"), package)
         for p in setuptools["packages"]["find"]["include"]
     )
-    assert package in PYPROJECT["tool"]["mypy"]["files"]
+    assert package.split(".")[0] in PYPROJECT["tool"]["mypy"]["files"]
 
 
 def test_the_local_stack_reads_the_repository_template() -> None:
     # in a checkout the packaged template is the repository's, never a second copy to drift
     assert TEMPLATE.resolve() == ROOT / "template.yaml"
-    assert "template.yaml" in PYPROJECT["tool"]["setuptools"]["package-data"]["infra.local"]
+    assert (
+        "template.yaml" in PYPROJECT["tool"]["setuptools"]["package-data"]["formwork.infra.local"]
+    )
 
 
 def test_the_wheel_ships_every_page_template_and_static_file() -> None:
@@ -71,7 +87,7 @@ def test_the_wheel_ships_every_page_template_and_static_file() -> None:
     shipped = [f for d in ("templates", "static") for f in (pages / d).iterdir() if f.is_file()]
     assert any(f.suffix == ".html" for f in shipped) and any(f.suffix == ".css" for f in shipped)
     # THEN every one of them is matched by the package data the wheel is built with
-    globs = PYPROJECT["tool"]["setuptools"]["package-data"]["functions.pages"]
+    globs = PYPROJECT["tool"]["setuptools"]["package-data"]["formwork.aws.pages"]
     for path in shipped:
         relative = path.relative_to(pages)
         assert any(relative.match(g) for g in globs), relative
@@ -148,10 +164,13 @@ def test_the_lambda_build_ships_the_locked_packages_and_the_users_forms() -> Non
     assert "--platform manylinux2014_aarch64" in install and "--only-binary=:all:" in install
     assert "-r infra/lambda-requirements.txt" in install
     assert '-r "acme-requirements.txt"' in install
-    # AND copies the application's packages and the user's forms beside them
-    assert (
-        'cp -r forms formwork functions workflows acme_forms extra/hr.py "/artifact/"' in commands
-    )
+    # AND copies the application's packages and the user's forms beside them, the shells the
+    # functions run as copies inside formwork (formwork/aws, formwork/temporal are symlinks in
+    # the source), without the local stack and the demo
+    assert 'cp -r forms formwork acme_forms extra/hr.py "/artifact/"' in commands
+    assert 'cd "/artifact/formwork" && rm aws temporal infra examples' in commands
+    assert 'cp -r functions "/artifact/formwork/aws"' in commands
+    assert 'cp -r workflows "/artifact/formwork/temporal"' in commands
 
 
 def test_the_lambda_build_ships_bytecode_the_runtime_reads() -> None:
@@ -175,5 +194,6 @@ def test_the_lambda_build_ships_bytecode_the_runtime_reads() -> None:
 
 def test_without_forms_of_their_own_the_build_ships_the_application_only() -> None:
     commands = build_commands("build-RelayFunction")
-    assert 'cp -r forms formwork functions workflows "/artifact/"' in commands
+    assert 'cp -r forms formwork "/artifact/"' in commands
+    assert 'cp -r functions "/artifact/formwork/aws"' in commands
     assert "-r infra/lambda-requirements.txt" in commands and '-r "' not in commands

@@ -1,4 +1,4 @@
-"""Page links, session cookies and CSRF tokens (``functions.pages.access``): what each accepts
+"""Page links, session cookies and CSRF tokens (``formwork.aws.pages.access``): what each accepts
 and refuses, the settings and the key, and the in-memory ledger of used links."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import pytest
 
 from forms.storage.page_links import InMemoryPageLinkLedger, PageLinkLedger
 from forms.storage.page_links_contract import PageLinkLedgerContract
+from formwork.aws.http import is_page
+from formwork.aws.pages import access
 from formwork.config import ConfigError
-from functions.http import is_page
-from functions.pages import access
 from tests.support import app_for
 
 KEY = b"k" * 40

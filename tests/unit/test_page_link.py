@@ -1,6 +1,6 @@
-"""``python -m infra.local.page_link`` (``make page-link``) and the part of ``make dev``'s banner
-that prints page links (``infra.local.__main__.page_lines``); reading a page's HTML as the
-demo's browser does (``examples.demo.page_visit.read_page``).
+"""``python -m formwork.infra.local.page_link`` (``make page-link``) and the part of ``make
+dev``'s banner that prints page links (``formwork.infra.local.__main__.page_lines``); reading a
+page's HTML as the demo's browser does (``formwork.examples.demo.page_visit.read_page``).
 
 The command against a stack that answers is in ``tests/integration/test_page_link.py``; here,
 what it says when nothing answers, and the banner's words for given links.
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from examples.demo.page_visit import FieldShown, FormShown, read_page
-from infra.local import __main__ as dev
-from infra.local.page_link import DEMO_SEEDS, PageLink, Seeded, lifetime, main, who
+from formwork.examples.demo.page_visit import FieldShown, FormShown, read_page
+from formwork.infra.local import __main__ as dev
+from formwork.infra.local.page_link import DEMO_SEEDS, PageLink, Seeded, lifetime, main, who
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,7 +36,15 @@ def test_without_a_running_stack_the_command_says_so_in_one_line_and_exits_1() -
     url = f"http://127.0.0.1:{closed_port()}"
     # WHEN a link is asked for, as make page-link runs the command
     done = subprocess.run(
-        [sys.executable, "-m", "infra.local.page_link", "--instance", "fi_1", "--url", url],
+        [
+            sys.executable,
+            "-m",
+            "formwork.infra.local.page_link",
+            "--instance",
+            "fi_1",
+            "--url",
+            url,
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -108,7 +116,7 @@ def test_without_a_demo_instance_the_banner_says_why_and_how_to_mint_a_link() ->
     text = dev.page_lines(API, "no demo instance: the stack does not serve travel-claim")
     assert "no demo instance: the stack does not serve travel-claim." in text
     assert (
-        "python -m infra.local.page_link --instance <instance> --conversation conv-1 "
+        "python -m formwork.infra.local.page_link --instance <instance> --conversation conv-1 "
         "--token dev:alice" in text
     )
     assert "no demo instance" in dev.page_lines(API, [])
@@ -120,7 +128,7 @@ def test_the_banner_prints_the_demo_approvers_queue_link_or_why_there_is_none() 
     text = dev.queue_lines(PageLink(url, expires))
     assert "acme/bob's link" in text and "Bearer dev:acme:bob;roles=finance" in text
     assert f"\n    {url}\n" in text and "expires in 15 minutes" in text
-    assert text.rstrip().endswith("python -m infra.local.page_link --queue")
+    assert text.rstrip().endswith("python -m formwork.infra.local.page_link --queue")
     why = dev.queue_lines("the stack does not serve purchase-request (FORMWORK_FORMS)")
     assert why.startswith("The approver's queue (docs/pages.md): the stack does not serve")
 

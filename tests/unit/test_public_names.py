@@ -1,7 +1,8 @@
 """The shells use the application and the model-facing surface through their public names only.
 
 ``forms.app`` and ``forms.surface`` each name their public API in ``__all__``. The rule, read
-from the shells' source (``functions``, ``formwork``, ``workflows``, ``infra``, ``examples``;
+from the shells' source (``formwork.aws``, ``formwork``, ``formwork.temporal``, ``formwork.infra``,
+``formwork.examples``;
 the benches and the tests may reach inside): a shell imports a name of either package only if
 the package's ``__all__`` lists it, from the package (``from forms.app import FormService``) or
 from a module of it (``from forms.app.service import FormService``; the same object, so a
@@ -36,12 +37,12 @@ import pytest
 from tests.unit.test_import_direction import ROOT, imported, modules
 
 PACKAGES = ("forms.app", "forms.surface")
-SHELLS = ("functions", "formwork", "workflows", "infra", "examples")
+SHELLS = ("formwork.aws", "formwork", "formwork.temporal", "formwork.infra", "formwork.examples")
 
 NOT_YET_PUBLIC: dict[tuple[str, str], str] = {
     ("forms.app.behind", "PROCESS"): (
         "the process-wide Behind a Memory built without one shares, and what an "
-        "AfterResponse built by hand waits for (functions.after_response's default; the "
+        "AfterResponse built by hand waits for (formwork.aws.after_response's default; the "
         "function's own waits for its App's, App.behind). Issue 25 item 2 makes such "
         "globals parts of the App: PROCESS goes then, and is not made public meanwhile"
     ),

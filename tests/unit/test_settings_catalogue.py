@@ -11,7 +11,7 @@ variables other modules read (the page key, the log hash key, Powertools'). Agai
 - the template: every variable it gives a function is a setting something reads, and is
   documented, and a parameter's default is the setting's default;
 - the local stack (``formwork dev``): every setting reaches the functions from the template,
-  is wired by the stack (``infra.local.stack.WIRED``), or is left to its default on purpose
+  is wired by the stack (``formwork.infra.local.stack.WIRED``), or is left to its default on purpose
   (``LEFT_TO_DEFAULTS`` below, each with its reason).
 
 The settings stay hand-written rather than a pydantic-settings model: docs/deploy.md,
@@ -28,10 +28,10 @@ from typing import Any
 import pytest
 
 from formwork.config import Settings
+from formwork.infra.local.dynamodb import load_template
+from formwork.infra.local.runtime import environment_names
+from formwork.infra.local.stack import WIRED
 from formwork.webhook_settings import WebhookSettings
-from infra.local.dynamodb import load_template
-from infra.local.runtime import environment_names
-from infra.local.stack import WIRED
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = {

@@ -55,7 +55,7 @@ def _enums(node: Any) -> list[tuple[str, ...]]:
 
 @pytest.mark.parametrize("kind", list(STATUSES))
 def test_every_status_kind_is_an_enum_of_the_openapi_document(kind: str) -> None:
-    from functions.api import openapi_json
+    from formwork.aws.api import openapi_json
 
     enums = _enums(json.loads(openapi_json()))
     assert values(STATUSES[kind]) in enums

@@ -9,7 +9,7 @@ from typing import Any
 from forms.storage.approvals_contract import waiting
 from forms.storage.contract import at
 from forms.storage.dynamodb import APPROVAL_INDEX, home_item
-from infra.local.dynamodb import load_template, table_definition
+from formwork.infra.local.dynamodb import load_template, table_definition
 
 INDEX_ARN = {"Fn::Sub": "${FormsTable.Arn}/index/" + APPROVAL_INDEX}
 

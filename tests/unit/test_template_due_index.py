@@ -9,7 +9,7 @@ from typing import Any
 from forms.storage.contract import at
 from forms.storage.due_contract import entry, with_outbox
 from forms.storage.dynamodb import DUE_INDEX, home_item
-from infra.local.dynamodb import load_template, table_definition
+from formwork.infra.local.dynamodb import load_template, table_definition
 from tests.unit.test_template_approval_index import index_grants, table
 
 

@@ -16,10 +16,10 @@ from forms import field as form_field
 from forms.app.hooks import HOOK_FAILED
 from forms.storage.dynamodb import FAILED_HOOK_INDEX, OPEN_FORM_INDEX, home_item
 from forms.storage.failed_hooks_contract import broken
+from formwork.aws.relay import APPROVALS_OVERDUE
 from formwork.config import Settings
+from formwork.infra.local.dynamodb import load_template, table_definition
 from formwork.worker import worker_app
-from functions.relay import APPROVALS_OVERDUE
-from infra.local.dynamodb import load_template, table_definition
 from tests.support import service_for
 
 
@@ -200,7 +200,7 @@ def test_no_other_function_reads_the_failure_queue_or_starts_the_sweeper() -> No
 
 
 def test_every_operator_route_is_declared_behind_the_jwt() -> None:
-    from functions.api import openapi_json
+    from formwork.aws.api import openapi_json
 
     document = json.loads(openapi_json())
     operations = {

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from formwork.config import Settings
-from infra.local.dynamodb import ROOT, load_template
+from formwork.infra.local.dynamodb import ROOT, load_template
 
 # boto3 method -> the IAM actions it needs. A transaction is authorised per contained action.
 NEEDS = {
@@ -232,7 +232,7 @@ def test_only_the_named_bedrock_agent_may_invoke_its_function() -> None:
     assert not re.fullmatch(pattern, "*") and not re.fullmatch(pattern, "Q7XKT2M9L*")
     # AND the function's handler is the action group's
     function = template["Resources"]["BedrockAgentFunction"]["Properties"]
-    assert function["Handler"] == "functions.bedrock_agent.lambda_handler"
+    assert function["Handler"] == "formwork.aws.bedrock_agent.lambda_handler"
 
 
 # ---------------------------------------------------------------------------- throttling
@@ -328,7 +328,7 @@ def test_the_memory_settings_are_parameters_whose_defaults_are_the_settings_defa
 
 def test_every_memory_route_is_declared_in_the_template() -> None:
     # GIVEN the OpenAPI document's memory operations
-    from functions.api import openapi_json
+    from formwork.aws.api import openapi_json
 
     document = json.loads(openapi_json())
     operations = {

@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from functions.backlog import PER_WORKER, TASK_QUEUE_DIMENSION
-from infra.local.dynamodb import load_template
+from formwork.aws.backlog import PER_WORKER, TASK_QUEUE_DIMENSION
+from formwork.infra.local.dynamodb import load_template
 from tests.unit.test_template_permissions import NEEDS, STORES, needed_by
 
 ARTIFACT_KEY = "formwork/formwork-worker-arm64-${WorkerArtifactSha256}.zip"
@@ -185,7 +185,7 @@ def test_the_service_scales_on_the_backlog_metric_the_backlog_function_writes() 
         TASK_QUEUE_DIMENSION: {"Ref": "TemporalTaskQueue"},
     }
     function = resource("WorkerBacklogFunction")["Properties"]
-    assert function["Handler"] == "functions.backlog.lambda_handler"
+    assert function["Handler"] == "formwork.aws.backlog.lambda_handler"
     (schedule,) = function["Events"].values()
     assert schedule["Properties"]["ScheduleExpression"] == "rate(1 minute)"
     target = resource("WorkerScalableTarget")["Properties"]

@@ -20,10 +20,10 @@ from forms.examples.travel_claim import travel_claim
 from forms.surface.formats import FORMATS, tool_definitions
 from forms.surface.tool_result import ToolResult
 from forms.surface.tools import TOOLS, TOOLS_BY_NAME, WRITES
+from formwork.aws.api import openapi_json
+from formwork.aws.bedrock_schema import action_group_schema, action_result
 from formwork.mcp.ask import ASK_TOOL
 from formwork.mcp.tools import HINTS, mcp_tool
-from functions.api import openapi_json
-from functions.bedrock_schema import action_group_schema, action_result
 from tests.support import Session, service_for
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -25,6 +25,8 @@ from pydantic import ValidationError
 from forms.instance import HandoverLink
 from forms.state import FormState, HookContext, Values
 from forms.surface.tools import check_id
+from formwork.aws.auth import principal_from_event
+from formwork.aws.notify import notifier
 from formwork.webhooks import (
     DEFAULT_LEASE,
     DEFAULT_RETENTION,
@@ -58,8 +60,6 @@ from formwork.webhooks import (
     verify,
     verify_standard,
 )
-from functions.auth import principal_from_event
-from functions.notify import notifier
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "webhooks.md"
 SECRET = "crm-secret-0123456789"

@@ -1,7 +1,7 @@
 """The worker's command: ``python -m formwork.worker``, and the one of earlier releases.
 
 The process that makes the worker's App (``formwork.bootstrap``) and serves it lives in
-``formwork.worker``; ``python -m workflows.worker`` (what a task definition deployed before
+``formwork.worker``; ``python -m formwork.temporal.worker`` (what a task definition deployed before
 this release runs) starts the same process, so a worker keeps starting during an upgrade.
 Neither needs Temporal to say how it is used or to refuse a bad environment.
 """
@@ -31,7 +31,7 @@ def run(module: str, *args: str, **environment: str) -> subprocess.CompletedProc
     )
 
 
-@pytest.mark.parametrize("module", ["formwork.worker", "workflows.worker"])
+@pytest.mark.parametrize("module", ["formwork.worker", "formwork.temporal.worker"])
 def test_both_commands_are_the_one_worker(module: str) -> None:
     # WHEN either command is asked how it is used / THEN it is formwork.worker's answer
     shown = run(module, "--help")
@@ -40,7 +40,7 @@ def test_both_commands_are_the_one_worker(module: str) -> None:
     assert "--alive-file" in shown.stdout and "--grace" in shown.stdout
 
 
-@pytest.mark.parametrize("module", ["formwork.worker", "workflows.worker"])
+@pytest.mark.parametrize("module", ["formwork.worker", "formwork.temporal.worker"])
 def test_a_worker_without_a_table_refuses_to_start(module: str) -> None:
     # GIVEN no TABLE_NAME / WHEN the worker starts / THEN it exits 2 naming the variable,
     # before connecting to anything
