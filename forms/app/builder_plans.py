@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from forms.app.builder_tools import BUILDER_ARGUMENTS, BuilderAnswer, moved
+from forms.app.builder_tools import BuilderAnswer, moved
 from forms.app.calls import CallId
-from forms.documents import EditError, Limits, Selection, apply_edit
+from forms.documents import BUILDER_TOOLS_BY_NAME, EditError, Limits, Selection, apply_edit
 from forms.documents.edit_parse import parse_arguments
 from forms.errors import BadRequest
 from forms.instance import CallRecord, NewCall
@@ -65,9 +65,10 @@ def plan_call(
     call = sent.call
     move: Literal["undo", "redo"] | None = None
     entry: EditEntry | None = None
-    if call.tool in ("undo_edit", "redo_edit"):
-        parse(BUILDER_ARGUMENTS[call.tool], sent.payload)
-        move = "undo" if call.tool == "undo_edit" else "redo"
+    spec = BUILDER_TOOLS_BY_NAME[call.tool]
+    if spec.does in ("undo", "redo"):
+        parse(spec.arguments, sent.payload)
+        move = "undo" if spec.does == "undo" else "redo"
         result = moved(draft, move)
     else:
         entry, result = _edited(draft, sent, now, grounds)

@@ -1,8 +1,10 @@
-"""What the builder's model and editor see: the tools' arguments beside the editing tools'
-(``BUILDER_ARGUMENTS``), the answers of a cancelled call and of undo and redo, and the draft
-as its editor reads it (``DraftView``). ``forms.app.builder`` is the service that answers the
-calls. The error of a draft that cannot be published yet, ``NotPublishable``, is one of the
-tool errors of ``forms.errors``; it is importable from here and from ``forms.app.builder``.
+"""What the builder's model and editor see: every builder tool's arguments
+(``BUILDER_ARGUMENTS``, from the one list of the builder tools,
+``forms.documents.BUILDER_TOOLS``), the answers of a cancelled call and of undo and redo, and
+the draft as its editor reads it (``DraftView``). ``forms.app.builder`` is the service that
+answers the calls. The error of a draft that cannot be published yet, ``NotPublishable``, is
+one of the tool errors of ``forms.errors``; it is importable from here and from
+``forms.app.builder``.
 """
 
 from __future__ import annotations
@@ -12,12 +14,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, JsonValue
 
-from forms.documents import TOOL_ARGUMENTS, EditError, FormDocument
-from forms.documents.edit_arguments import Ref
+from forms.documents import BUILDER_TOOLS, EditError, FormDocument
+from forms.documents.edit_arguments import InspectForm, RedoEdit, UndoEdit
 from forms.documents.edit_names import suggest
-from forms.documents.edit_shapes import Omitted
 from forms.errors import NotPublishable
 from forms.storage.drafts import Draft
 
@@ -42,34 +43,11 @@ a move), the draft's parts (``inspect_form``), or ``error``, ``message`` and ``h
 form tools' result (``forms.surface.tool_result.ToolResult``)."""
 
 
-class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class InspectForm(_Args):
-    """Read the draft as it is now, this turn's edits included: the form as an outline, one
-    step in full, or one field in full with where it is and what reads it. id defaults to the
-    selected step or field."""
-
-    scope: Literal["form", "step", "field"] = "form"
-    id: Ref | Omitted = None
-
-
-class UndoEdit(_Args):
-    """Undo the last edit (the draft goes back to before it); redo_edit brings it back."""
-
-
-class RedoEdit(_Args):
-    """Redo the edit undo_edit last took back."""
-
-
 BUILDER_ARGUMENTS: Mapping[str, type[BaseModel]] = {
-    **TOOL_ARGUMENTS,
-    "inspect_form": InspectForm,
-    "undo_edit": UndoEdit,
-    "redo_edit": RedoEdit,
+    tool.name: tool.arguments for tool in BUILDER_TOOLS
 }
-"""Every builder tool and the model of its arguments (the docstring is its description)."""
+"""Every builder tool and the model of its arguments (the docstring is its description), in
+the order of the one list of the builder tools (``forms.documents.BUILDER_TOOLS``)."""
 CANCELLED: BuilderAnswer = {
     "ok": False,
     "error": "cancelled",

@@ -1,5 +1,5 @@
 """Forms as data: the document model, its rule language, its compilation by the one compiler
-(``docs/form-documents.md``), and the builder's edits of a draft.
+(``docs/form-documents.md``), and the builder's edits of a draft (its tools: ``BUILDER_TOOLS``).
 
 Every name in ``__all__`` is loaded from its module on first use (PEP 562): a service whose
 callers use only code forms never loads the document model or the edit engine.
@@ -13,8 +13,13 @@ from forms.lazy import exports
 
 if TYPE_CHECKING:
     from forms.documents.build import ExecutorRegistry, compile_document, to_definition
-    from forms.documents.edits import (
+    from forms.documents.edit_tools import (
+        BUILDER_TOOLS,
+        BUILDER_TOOLS_BY_NAME,
         TOOL_ARGUMENTS,
+        BuilderTool,
+    )
+    from forms.documents.edits import (
         Edited,
         EditError,
         Limits,
@@ -30,7 +35,10 @@ _EXPORTS = {
     "ExecutorRegistry": "forms.documents.build",
     "compile_document": "forms.documents.build",
     "to_definition": "forms.documents.build",
-    "TOOL_ARGUMENTS": "forms.documents.edits",
+    "BUILDER_TOOLS": "forms.documents.edit_tools",
+    "BUILDER_TOOLS_BY_NAME": "forms.documents.edit_tools",
+    "TOOL_ARGUMENTS": "forms.documents.edit_tools",
+    "BuilderTool": "forms.documents.edit_tools",
     "Edited": "forms.documents.edits",
     "EditError": "forms.documents.edits",
     "Limits": "forms.documents.edits",
@@ -44,7 +52,10 @@ _EXPORTS = {
 """Where each public name lives: imported from there the first time it is asked for."""
 
 __all__ = [
+    "BUILDER_TOOLS",
+    "BUILDER_TOOLS_BY_NAME",
     "TOOL_ARGUMENTS",
+    "BuilderTool",
     "EditError",
     "Edited",
     "ExecutorRegistry",

@@ -11,12 +11,12 @@ the union validated, constrained strings as plain strings, and ``None`` only whe
 value (``null`` clears a key of an update; ``when: null`` means always). The model's docstring
 is the tool's description.
 
-``edit_parse.parse_arguments`` reads a call into one of them.
+``edit_parse.parse_arguments`` reads a call into one of them. Which tool takes which model is
+the builder tools' list (``edit_tools.BUILDER_TOOLS``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
@@ -313,19 +313,18 @@ class DeleteCheckpoint(_Args):
     id: Ref
 
 
-TOOL_ARGUMENTS: Mapping[str, type[BaseModel]] = {
-    "create_form": CreateForm,
-    "update_form": UpdateForm,
-    "add_step": AddStep,
-    "update_step": UpdateStep,
-    "delete_step": DeleteStep,
-    "move_step": MoveStep,
-    "add_field": AddField,
-    "update_field": UpdateField,
-    "delete_field": DeleteField,
-    "move_field": MoveField,
-    "set_conditional_logic": SetConditionalLogic,
-    "set_checkpoint": SetCheckpoint,
-    "delete_checkpoint": DeleteCheckpoint,
-}
-"""Every editing tool and the model of its arguments, in the order a builder meets them."""
+class InspectForm(_Args):
+    """Read the draft as it is now, this turn's edits included: the form as an outline, one
+    step in full, or one field in full with where it is and what reads it. id defaults to the
+    selected step or field."""
+
+    scope: Literal["form", "step", "field"] = "form"
+    id: Ref | Omitted = None
+
+
+class UndoEdit(_Args):
+    """Undo the last edit (the draft goes back to before it); redo_edit brings it back."""
+
+
+class RedoEdit(_Args):
+    """Redo the edit undo_edit last took back."""

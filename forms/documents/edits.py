@@ -35,35 +35,21 @@ is never changed. A draft is shape-valid after every edit; it compiles when it i
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import JsonValue, TypeAdapter, ValidationError
 
-from forms.documents.edit_arguments import GENEROUS, TOOL_ARGUMENTS, Limits, Selection
-from forms.documents.edit_checkpoints import delete_checkpoint, set_checkpoint
+from forms.documents.edit_arguments import GENEROUS, Limits, Selection
 from forms.documents.edit_checks import DraftProblems, introduced
 from forms.documents.edit_draft import Data, Notes, WorkingCopy, finish
 from forms.documents.edit_errors import EditError, sentence
-from forms.documents.edit_fields import (
-    add_field,
-    delete_field,
-    move_field,
-    set_conditional_logic,
-    update_field,
-)
 from forms.documents.edit_inspect import inspect, outline, selection_line
 from forms.documents.edit_names import new_unknown_names
 from forms.documents.edit_parse import parse_arguments
-from forms.documents.edit_steps import (
-    add_step,
-    create_form,
-    delete_step,
-    move_step,
-    update_form,
-    update_step,
-)
+from forms.documents.edit_steps import create_form
+from forms.documents.edit_tools import BUILDER_TOOLS_BY_NAME, TOOL_ARGUMENTS
 from forms.documents.executor_names import unknown_executors
 from forms.documents.fact_keys import KeyProblem, fitting_keys, unknown_key
 from forms.documents.model import (
@@ -109,41 +95,6 @@ class Edited:
         return result
 
 
-_Tool = Callable[[WorkingCopy, Any, Selection | None, Limits], str]
-_TOOLS: Mapping[str, _Tool] = {
-    "update_form": update_form,
-    "add_step": add_step,
-    "update_step": update_step,
-    "delete_step": delete_step,
-    "move_step": move_step,
-    "add_field": add_field,
-    "update_field": update_field,
-    "delete_field": delete_field,
-    "move_field": move_field,
-    "set_conditional_logic": set_conditional_logic,
-    "set_checkpoint": set_checkpoint,
-    "delete_checkpoint": delete_checkpoint,
-}
-_NEW_RULES = frozenset({"create_form", "add_field", "set_checkpoint"})
-"""Tools whose arguments may carry a rule: a broken reference is the rule's fault."""
-_HINTS: Mapping[str, str] = {
-    "move_field": "A rule may only read fields before what it gates: move the field before "
-    "its readers, or change their rules first (set_conditional_logic).",
-    "move_step": "A step's rule may only read fields of earlier steps, and a field's rule only "
-    "earlier fields: move it elsewhere, or change those rules first (set_conditional_logic).",
-    "update_field": "Rules and checkpoints read the field as its kind and constraints do: "
-    "change those first (set_conditional_logic, set_checkpoint), or keep the kind, options and "
-    "constraints they use.",
-    "add_field": "A field's rule may read only fields declared before it (inspect_form lists "
-    "them, with their options): send the field again with the names fixed; nothing was applied.",
-    "create_form": "A field's rule may read only fields declared before it: send the form again "
-    "with the names fixed; nothing was applied.",
-    "set_checkpoint": "A checkpoint's rule may read any field of the draft (inspect_form lists "
-    "them, with their options): send the checkpoint again with the names fixed; nothing was "
-    "applied.",
-}
-
-
 def apply_edit(
     draft: FormDocument | None,
     tool: str,
@@ -180,7 +131,9 @@ def apply_edit(
                 "Start it with create_form (a title and the steps), then add fields.",
             )
         working = WorkingCopy(draft, notes)
-        summary = _TOOLS[tool](working, args, selection, limits)
+        edit = BUILDER_TOOLS_BY_NAME[tool].edit
+        assert edit is not None  # every editing tool but create_form has its edit
+        summary = edit(working, args, selection, limits)
         _refuse_key_names(working.data, vocabulary)
         document, before = working.finish(), draft
     new = introduced(before, document, vocabulary)
@@ -230,13 +183,14 @@ def _refuse_new_problems(
     if new.keys:
         raise _key_refused(new.keys, _field(document, new.keys[0].field), vocabulary)
     if new.references:
-        rule = tool in _NEW_RULES
+        spec = BUILDER_TOOLS_BY_NAME[tool]
         raise EditError(
-            "invalid_rule" if rule else "breaks_rules",
-            sentence(("" if rule else "That would break a rule: ") + "; ".join(new.references)),
-            _HINTS.get(
-                tool, "Change those rules first (set_conditional_logic); nothing was applied."
+            "invalid_rule" if spec.rules else "breaks_rules",
+            sentence(
+                ("" if spec.rules else "That would break a rule: ") + "; ".join(new.references)
             ),
+            spec.broken_rules_hint
+            or "Change those rules first (set_conditional_logic); nothing was applied.",
             new_unknown_names(before, document),
         )
 

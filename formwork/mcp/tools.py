@@ -10,7 +10,8 @@ same answers again append nothing, a closed form refuses a second abandon), ``fo
 the forms service alone (``openWorldHint`` false). They come from the tools' list
 (``forms.surface.tools.TOOLS``: a title, ``writes``, ``destructive``, ``idempotent``).
 
-The builder tools (``BUILDER_HINTS``, ``docs/builder.md``): ``inspect_form`` is the read.
+The builder tools (``builder_hints``, from their list ``forms.documents.BUILDER_TOOLS``, which
+holds what this says of each; ``docs/builder.md``): ``inspect_form`` is the read.
 Every edit is an entry of the draft's edit log that ``undo_edit`` takes back, but a host should
 still ask before one that takes away what the person built: the three deletes, and
 ``create_form``, whose ``replace: true`` discards every step and field (``destructiveHint``).
@@ -55,6 +56,7 @@ ids are the conversation's.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -113,33 +115,31 @@ HINTS: dict[str, Hints] = {
 """Each form tool's annotations, by name, from the tools' list (``forms.surface.tools.TOOLS``),
 and ``form_ask``'s (MCP's own); a tool the API serves that is not here gets none."""
 
-BUILDER_HINTS: dict[str, Hints] = {
-    "create_form": Hints("Start or rebuild the form", destructive=True, idempotent=True),
-    "update_form": Hints("Change the form", idempotent=True),
-    "add_step": Hints("Add a step"),
-    "update_step": Hints("Change a step", idempotent=True),
-    "delete_step": Hints("Delete a step", destructive=True, idempotent=True),
-    "move_step": Hints("Move a step", idempotent=True),
-    "add_field": Hints("Add a field"),
-    "update_field": Hints("Change a field", idempotent=True),
-    "delete_field": Hints("Delete a field", destructive=True, idempotent=True),
-    "move_field": Hints("Move a field", idempotent=True),
-    "set_conditional_logic": Hints("Set when it shows", idempotent=True),
-    "set_checkpoint": Hints("Set a checkpoint"),
-    "delete_checkpoint": Hints("Delete a checkpoint", destructive=True, idempotent=True),
-    "inspect_form": Hints("Read the draft", read_only=True),
-    "undo_edit": Hints("Undo the last edit"),
-    "redo_edit": Hints("Redo an undone edit"),
-}
-"""Each builder tool's annotations, by name (the module says why). The names are not the form
-tools', so one lookup serves both servers."""
+
+@functools.cache
+def builder_hints() -> dict[str, Hints]:
+    """Each builder tool's annotations, by name, from the builder tools' list
+    (``forms.documents.BUILDER_TOOLS``; the module says why each is what it is). The names are
+    not the form tools', so one lookup serves both servers. Built on first use: the builder's
+    list loads the edit engine, which a server of the form tools never needs."""
+    from forms.documents import BUILDER_TOOLS
+
+    return {
+        spec.name: Hints(
+            spec.title,
+            read_only=spec.does == "read",
+            destructive=spec.destructive,
+            idempotent=spec.idempotent,
+        )
+        for spec in BUILDER_TOOLS
+    }
 
 
 def mcp_tool(definition: Mapping[str, Any]) -> types.Tool:
     """A tool of ``GET /tools?format=mcp`` or ``GET /builder/tools?format=mcp`` (name,
     description, inputSchema) with its annotations."""
     name = str(definition["name"])
-    hints = HINTS.get(name) or BUILDER_HINTS.get(name)
+    hints = HINTS.get(name) or builder_hints().get(name)
     return types.Tool(
         name=name,
         description=definition.get("description"),

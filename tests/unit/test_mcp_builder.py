@@ -25,13 +25,13 @@ from forms.examples.travel_claim import travel_claim
 from forms.registry import FormRegistry
 from forms.storage.documents import InMemoryFormDocumentStore
 from forms.storage.drafts import InMemoryDraftStore
+from formwork.aws.builder_routes import builder_tool_definitions
 from formwork.client import AsyncFormwork, Retry
 from formwork.mcp.builder import BuilderBackend
 from formwork.mcp.remote import ApiBuilderBackend
 from formwork.mcp.server import DRAFT_PROMPT, build_server, draft_uri
 from formwork.mcp.surface import no_draft
-from formwork.mcp.tools import BUILDER_HINTS, CHAT_ID_META, HINTS, TOOL_CALL_ID_META
-from functions.builder_routes import builder_tool_definitions
+from formwork.mcp.tools import CHAT_ID_META, HINTS, TOOL_CALL_ID_META, builder_hints
 from tests.support import T0, TickingClock, builder_for
 
 ANA = "acme/ana"
@@ -120,8 +120,8 @@ def test_the_builder_tools_are_the_apis_with_annotations_from_what_they_do(mode:
 
 
 def test_every_builder_tool_has_hints_and_none_shares_a_form_tools_name() -> None:
-    assert set(BUILDER_HINTS) == set(BUILDER_ARGUMENTS)
-    assert not set(BUILDER_HINTS) & set(HINTS)
+    assert list(builder_hints()) == list(BUILDER_ARGUMENTS)
+    assert not set(builder_hints()) & set(HINTS)
 
 
 # ---------------------------------------------------------------------------- building
