@@ -43,8 +43,8 @@ Recording itself (which answers count, confirmation or statement) is ``forms.app
 the write of one fact is ``forms.app.facts.write_fact``, the loop the memory API uses too.
 ``forms.memory`` is imported when a call first uses memory, not with the service. This module
 is the deployment's part (``Memory``) and the defaults without memory (``plan_defaults``); one
-call's part is ``forms.app.memory_call`` (``MemoryCall``, ``Known``) and the names memory counts
-``forms.app.memory_metrics``, all importable from here.
+call's part is ``forms.app.memory_call`` (``MemoryCall``, ``MemoryRead``) and the names memory
+counts ``forms.app.memory_metrics``, all importable from here.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from forms.app.behind import PROCESS, Behind
-from forms.app.memory_call import Known, MemoryCall
+from forms.app.memory_call import MemoryCall, MemoryRead
 from forms.app.memory_metrics import (
     APPLY_FAILED,
     FILLED,
@@ -139,7 +139,7 @@ class Memory:
         self._counts: Counter[str] = Counter()
         self._preparing = threading.Lock()
         self._prepared = False
-        self._late: OrderedDict[str, Future[tuple[Known, float]]] = OrderedDict()
+        self._late: OrderedDict[str, Future[tuple[MemoryRead, float]]] = OrderedDict()
 
     def prepare(self) -> None:
         """Load what memory's calls run, once per Memory: its modules (the read's models, the
@@ -217,7 +217,7 @@ class Memory:
         self.behind.track(future)  # it may outlive the call's answer: Lambda settles it after
         return future
 
-    def keep_late(self, instance_id: str, read: Future[tuple[Known, float]]) -> None:
+    def keep_late(self, instance_id: str, read: Future[tuple[MemoryRead, float]]) -> None:
         """Keep a start's read that came late, for the next call on ``instance_id`` in this
         process (the most recent ``LATE_KEPT``; a call in another process reads again)."""
         with self._lock:
@@ -226,7 +226,7 @@ class Memory:
             while len(self._late) > LATE_KEPT:
                 self._late.popitem(last=False)
 
-    def take_late(self, instance_id: str) -> Future[tuple[Known, float]] | None:
+    def take_late(self, instance_id: str) -> Future[tuple[MemoryRead, float]] | None:
         """The late read kept for ``instance_id``, once; None when this process has none."""
         with self._lock:
             return self._late.pop(instance_id, None)
@@ -296,8 +296,8 @@ __all__ = [
     "RECORD_FAILED",
     "REFUSED",
     "Answer",
-    "Known",
     "Memory",
     "MemoryCall",
+    "MemoryRead",
     "plan_defaults",
 ]

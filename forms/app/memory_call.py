@@ -43,7 +43,7 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
-class Known:
+class MemoryRead:
     """What a call read of the principal's memory: whether it is on, and (when it is) the
     head of every key ever stated."""
 
@@ -70,9 +70,9 @@ class MemoryCall:
         self.principal = principal
         self.conversation_id = conversation_id
         self._timer = timer
-        self._read: tuple[Future[tuple[Known, float]], float] | None = None
-        self._late: Future[tuple[Known, float]] | None = None
-        self.known: Known | None = None
+        self._read: tuple[Future[tuple[MemoryRead, float]], float] | None = None
+        self._late: Future[tuple[MemoryRead, float]] | None = None
+        self.known: MemoryRead | None = None
         """What the read found, once it came in time (None: not read, late, or failed)."""
 
     # ------------------------------------------------------------------ recall
@@ -83,16 +83,16 @@ class MemoryCall:
         not the time the start's own work took before asking for it."""
         self._read = self._start_read()
 
-    def _start_read(self) -> tuple[Future[tuple[Known, float]], float] | None:
+    def _start_read(self) -> tuple[Future[tuple[MemoryRead, float]], float] | None:
         """The read submitted to memory's worker, and when it started; None (counted as a
         failure) when the executor takes no work."""
         self.memory.prepare()  # before the clock: loading code is not waiting on the store
         facts, principal = self.memory.facts, self.principal
 
-        def read() -> tuple[Known, float]:
+        def read() -> tuple[MemoryRead, float]:
             if not facts.settings(principal).enabled:
-                return Known(enabled=False), self._now()
-            return Known(enabled=True, heads=tuple(facts.heads(principal))), self._now()
+                return MemoryRead(enabled=False), self._now()
+            return MemoryRead(enabled=True, heads=tuple(facts.heads(principal))), self._now()
 
         started = self._now()
         try:
@@ -102,7 +102,7 @@ class MemoryCall:
             self.memory.counted(RECALL_FAILED)
             return None
 
-    def recalled(self) -> Known | None:
+    def recalled(self) -> MemoryRead | None:
         """The read, waited for until the deadline; None when it failed or came too late
         (logged and counted) or was never started."""
         if self._read is None:

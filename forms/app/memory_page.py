@@ -50,7 +50,7 @@ CHANGE_TEXT: dict[str, str] = {
 
 
 @dataclass(frozen=True, slots=True)
-class RevisionView:
+class FactRevisionView:
     change: str
     value: str | None
     words: str | None
@@ -76,7 +76,7 @@ class FactView:
     use: str
     """``fill``, ``offer`` or ``none``: what the next form would do with it."""
     use_text: str
-    history: tuple[RevisionView, ...]
+    history: tuple[FactRevisionView, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,12 +173,12 @@ def _until(start: datetime, window: timedelta) -> str:
     return f"{start + window:%Y-%m-%d}"
 
 
-def _revision(api: MemoryApi, revision: FactRevision) -> RevisionView:
+def _revision(api: MemoryApi, revision: FactRevision) -> FactRevisionView:
     known = api.vocabulary.get(revision.key) if revision.key in api.vocabulary else None
     shown = None
     if revision.value is not None:
         shown = known.show(revision.value) if known is not None else str(revision.value)
-    return RevisionView(
+    return FactRevisionView(
         change=CHANGE_TEXT.get(revision.change, revision.change),
         value="(erased)" if revision.erased else shown,
         words=revision.words,
@@ -202,4 +202,4 @@ def _day(moment: datetime | None) -> str | None:
     return None if moment is None else f"{moment:%Y-%m-%d}"
 
 
-__all__ = ["FactView", "MemoryPage", "RevisionView", "memory_page"]
+__all__ = ["FactRevisionView", "FactView", "MemoryPage", "memory_page"]

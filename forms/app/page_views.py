@@ -105,7 +105,7 @@ class HookView:
 
 
 @dataclass(frozen=True, slots=True)
-class ApprovalView:
+class PageApprovalView:
     key: str
     title: str
     role: str
@@ -128,7 +128,7 @@ class FormPage:
     complete: bool
     steps: tuple[StepView, ...]
     hooks: tuple[HookView, ...]
-    approvals: tuple[ApprovalView, ...]
+    approvals: tuple[PageApprovalView, ...]
     rejections: tuple[str, ...]
     undo: str | None
     redo: str | None

@@ -40,12 +40,12 @@ from forms.app.page_fields import (
 )
 from forms.app.page_notices import DONE, TROUBLE, Notice, notice
 from forms.app.page_views import (
-    ApprovalView,
     FieldView,
     FormPage,
     HookView,
     InputView,
     MemoryView,
+    PageApprovalView,
     RevisionView,
     StepView,
 )
@@ -71,13 +71,13 @@ __all__ = [
     "STATUS_TEXT",
     "TROUBLE",
     "UNWRITABLE",
-    "ApprovalView",
     "FieldView",
     "FormPage",
     "HookView",
     "InputView",
     "MemoryView",
     "Notice",
+    "PageApprovalView",
     "RevisionView",
     "StepView",
     "document_columns",
@@ -158,17 +158,17 @@ def _steps(
 
 def _outbox(
     form: CompiledForm, instance: FormInstance
-) -> tuple[tuple[HookView, ...], tuple[ApprovalView, ...]]:
+) -> tuple[tuple[HookView, ...], tuple[PageApprovalView, ...]]:
     """What the instance owes, in its outbox's order: the hooks, and the approvals apart."""
     hooks: list[HookView] = []
-    approvals: list[ApprovalView] = []
+    approvals: list[PageApprovalView] = []
     for entry in instance.state.outbox.values():
         hook = form.hook(entry.hook_id)
         title = (hook.title if hook is not None else "") or entry.hook_id
         if entry.kind == "approval":
             approval = hook.approval if hook is not None else None
             approvals.append(
-                ApprovalView(
+                PageApprovalView(
                     key=entry.key,
                     title=(approval.prompt if approval is not None else None) or title,
                     role=approval.role if approval is not None else "",
