@@ -6,8 +6,6 @@ Part of ``FormStoreContract`` (``forms.storage.contract``), which runs it on eve
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from forms.errors import CallRecorded, ConflictError, NotFound, SizeLimit
@@ -21,6 +19,7 @@ from forms.storage.contract_builders import (
     make_instance,
 )
 from forms.storage.port import FormStore
+from forms.storage.races import landed
 from forms.storage.sizes import ITEM_LIMIT
 
 
@@ -151,25 +150,12 @@ class CallContract:
         self, store: FormStore
     ) -> None:
         # GIVEN ten threads starting a form under the same call id, as retries racing
-        outcomes: list[str] = []
-        barrier = threading.Barrier(10)
-
         def start(n: int) -> None:
-            barrier.wait()
-            try:
-                store.create(make_instance(f"inst-{n}"), call("start-1", instance=f"inst-{n}"))
-            except CallRecorded:
-                outcomes.append("recorded")
-            else:
-                outcomes.append("created")
+            store.create(make_instance(f"inst-{n}"), call("start-1", instance=f"inst-{n}"))
 
-        threads = [threading.Thread(target=start, args=(n,)) for n in range(10)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        created = landed(10, start, CallRecorded)
         # THEN exactly one instance exists, and it is the one the record names
-        assert sorted(outcomes) == ["created"] + ["recorded"] * 9
+        assert len(created) == 1
         (only,) = store.list_conversation("alice", "conv-1")
         record = store.get_call("alice", "conv-1", "start-1")
         assert record is not None and record.result["instance"] == only.id

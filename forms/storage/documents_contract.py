@@ -4,7 +4,6 @@ adapter, ``tests/integration/test_dynamodb_documents.py`` on DynamoDB."""
 
 from __future__ import annotations
 
-import threading
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,6 +13,7 @@ from forms.documents.model import FormDocument
 from forms.errors import NotFound, SizeLimit
 from forms.storage.documents import FormDocumentStore, PublishConflict
 from forms.storage.drafts_contract import bulky
+from forms.storage.races import race
 from forms.storage.sizes import ITEM_LIMIT
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -102,20 +102,10 @@ class FormDocumentStoreContract:
         assert documents.published("acme", "intake", 2).document == bulky(150)
 
     def test_concurrent_publishes_get_distinct_versions(self, documents: FormDocumentStore) -> None:
-        got: list[int] = []
-        lock = threading.Lock()
+        def publish(n: int) -> int:
+            return documents.publish("acme", document(fields=n + 1), by="acme/ana", at=T0).version
 
-        def publish(n: int) -> None:
-            version = documents.publish("acme", document(fields=n), by="acme/ana", at=T0).version
-            with lock:
-                got.append(version)
-
-        threads = [threading.Thread(target=publish, args=(n,)) for n in range(1, 7)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert sorted(got) == [1, 2, 3, 4, 5, 6]
+        assert sorted(race(6, publish)) == [1, 2, 3, 4, 5, 6]
         assert documents.catalog("acme") == {"intake": 6}
 
     def test_tenant_and_form_ids_cannot_collide_through_separators(

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,6 +13,7 @@ from forms.documents.model import FormDocument
 from forms.errors import CallRecorded, NotFound, SizeLimit
 from forms.instance import CallRecord, NewCall
 from forms.storage.drafts import Draft, DraftCommit, DraftConflict, DraftStore, EditEntry, Move
+from forms.storage.races import landed
 from forms.storage.sizes import ITEM_LIMIT
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -196,24 +196,11 @@ class DraftStoreContract:
         self, drafts: DraftStore
     ) -> None:
         base = self.built(drafts, 1)
-        outcomes: list[str] = []
-        lock = threading.Lock()
 
         def commit(n: int) -> None:
-            try:
-                drafts.commit(edit(base, document(n + 1), call_id=f"race-{n}"))
-                outcome = "landed"
-            except DraftConflict:
-                outcome = "lost"
-            with lock:
-                outcomes.append(outcome)
+            drafts.commit(edit(base, document(n + 1), call_id=f"race-{n}"))
 
-        threads = [threading.Thread(target=commit, args=(n,)) for n in range(6)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert sorted(outcomes) == ["landed"] + ["lost"] * 5
+        assert len(landed(6, commit, DraftConflict)) == 1
         assert drafts.get("acme", "intake").version == 2
         assert len(drafts.history("acme", "intake")) == 2
 
@@ -257,23 +244,10 @@ class DraftStoreContract:
         assert other is not None and other.result == {"r": "theirs"}
 
     def test_one_call_id_raced_by_many_commits_lands_once(self, drafts: DraftStore) -> None:
-        landed: list[int] = []
-        lock = threading.Lock()
-
         def start(n: int) -> None:
-            try:
-                drafts.commit(edit(None, document(n), recorded=call("same", str(n))))
-            except (CallRecorded, DraftConflict):
-                return
-            with lock:
-                landed.append(n)
+            drafts.commit(edit(None, document(n), recorded=call("same", str(n))))
 
-        threads = [threading.Thread(target=start, args=(n,)) for n in range(6)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        [winner] = landed
+        [winner] = landed(6, start, (CallRecorded, DraftConflict))
         recorded = drafts.get_call("acme", "intake", "same")
         assert recorded is not None and recorded.result == {"r": str(winner)}
         assert fields(drafts.get("acme", "intake")) == winner

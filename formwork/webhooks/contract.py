@@ -14,15 +14,12 @@ assume nothing about timing. Every instant is an explicit, whole-second datetime
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
-from typing import TypeVar
 
 import pytest
 from pydantic import JsonValue
 
+from forms.storage.races import race
 from formwork.webhooks.log import (
     DEFAULT_LEASE,
     Claimed,
@@ -42,8 +39,6 @@ SIGNED = "9f2c" * 16
 """A signed request's digest (sha256 hex, as ``signed_digest`` gives it)."""
 OTHER_SIGNED = "0a1b" * 16
 RACERS = 8
-
-_T = TypeVar("_T")
 
 
 def at(seconds: int) -> datetime:
@@ -78,18 +73,6 @@ def delivery_record(
             "metadata": metadata or {},
         }
     )
-
-
-def race(count: int, attempt: Callable[[int], _T]) -> list[_T]:
-    """Run ``attempt(n)`` for n in 0..count-1 on as many threads, released together."""
-    start = threading.Barrier(count)
-
-    def run(n: int) -> _T:
-        start.wait()
-        return attempt(n)
-
-    with ThreadPoolExecutor(count) as pool:
-        return list(pool.map(run, range(count)))
 
 
 def bind(
