@@ -48,11 +48,11 @@ from forms.marked import Marked
 from forms.state import READS_ALL, FormState, Values
 from forms.undo_targets import newest_answer, redo_at
 
-Item = tuple[int, int, int]
+Visit = tuple[int, int, int]
 """A visit, ordered as definition order runs: ``(step, 0, 0)`` a step's predicate, ``(step, 1,
 field)`` a field, ``(step, 2, 0)`` the step's completion (positions, not ids)."""
 
-_EMPTY: frozenset[Item] = frozenset()
+_EMPTY: frozenset[Visit] = frozenset()
 _NO_READS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
 _tokens = itertools.count(1)
 
@@ -77,10 +77,10 @@ class Core(NamedTuple):
     step_complete: dict[str, bool]
     missing: dict[str, int]
     steps: StepSummary
-    reads: dict[Item, tuple[frozenset[str], frozenset[str]]]
-    field_readers: dict[str, frozenset[Item]]
-    step_readers: dict[str, frozenset[Item]]
-    reads_all: frozenset[Item]
+    reads: dict[Visit, tuple[frozenset[str], frozenset[str]]]
+    field_readers: dict[str, frozenset[Visit]]
+    step_readers: dict[str, frozenset[Visit]]
+    reads_all: frozenset[Visit]
     flipped: frozenset[str]
     completion_flipped: frozenset[str]
     newest: tuple[datetime, int, str] | None
@@ -133,10 +133,10 @@ class _Pass:
             self.applies: dict[str, bool] = {}
             self.complete: dict[str, bool] = {}
             self.missing: dict[str, int] = {}
-            self.reads: dict[Item, tuple[frozenset[str], frozenset[str]]] = {}
-            self.field_readers: dict[str, frozenset[Item]] = {}
-            self.step_readers: dict[str, frozenset[Item]] = {}
-            self.reads_all: frozenset[Item] = frozenset()
+            self.reads: dict[Visit, tuple[frozenset[str], frozenset[str]]] = {}
+            self.field_readers: dict[str, frozenset[Visit]] = {}
+            self.step_readers: dict[str, frozenset[Visit]] = {}
+            self.reads_all: frozenset[Visit] = frozenset()
         else:
             self.fields = dict(base.fields)
             self.live = dict(base.live)
@@ -150,8 +150,8 @@ class _Pass:
         self.own_reads = base is None
         self.seen: tuple[Values, FormState] | None = None
         """What predicates see, made when the first one runs (a write nothing reads runs none)."""
-        self.queue: list[Item] = []
-        self.queued: set[Item] = set()
+        self.queue: list[Visit] = []
+        self.queued: set[Visit] = set()
         self.flipped: set[str] = set()
         self.completion_flipped: set[str] = set()
         self.touched_steps: set[str] = set()
@@ -257,12 +257,12 @@ class _Pass:
 
     # ---------------------------------------------------------------- visits
 
-    def _schedule(self, item: Item) -> None:
+    def _schedule(self, item: Visit) -> None:
         if item not in self.queued:
             self.queued.add(item)
             heapq.heappush(self.queue, item)
 
-    def _readers(self, readers: frozenset[Item], after: Item) -> None:
+    def _readers(self, readers: frozenset[Visit], after: Visit) -> None:
         for item in readers:
             assert item > after, "a predicate read something declared after it"
             self._schedule(item)
@@ -359,7 +359,7 @@ class _Pass:
             self._readers(self.step_readers.get(step_id, _EMPTY), (si, 2, 0))
 
     def _note_reads(
-        self, item: Item, field_reads: Iterable[str], step_reads: Iterable[str]
+        self, item: Visit, field_reads: Iterable[str], step_reads: Iterable[str]
     ) -> None:
         """Record what ``item``'s predicate read, keeping the reverse index in step."""
         new = (frozenset(field_reads), frozenset(step_reads))

@@ -41,9 +41,9 @@ __all__ = [
     "MAX_VALUE_BYTES",
     "MAX_VALUE_DEPTH",
     "RETRACT_HINT",
-    "Action",
     "Author",
     "FillPlan",
+    "RevisionAction",
     "Unknown",
     "ValueRejection",
     "check_value_size",
@@ -179,14 +179,14 @@ def resolve_field(form: CompiledForm, sent: str) -> str:
     return field_id
 
 
-Action = Literal["set", "retract", "undo", "redo", "decline", "clear_memory"]
+RevisionAction = Literal["set", "retract", "undo", "redo", "decline", "clear_memory"]
 
 
 def plan_revise(
     form: CompiledForm,
     instance: FormInstance,
     field_id: str,
-    action: Action,
+    action: RevisionAction,
     value: Any,
     author: Author,
     now: datetime,

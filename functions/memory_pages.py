@@ -62,7 +62,7 @@ DONE_TEXT = {
 }
 """What the page says after a change (``?done=``); any other value says nothing."""
 
-Action = Callable[["MemoryApi", str, dict[str, str], str], str]
+PostUseCase = Callable[["MemoryApi", str, dict[str, str], str], str]
 """A post's use case: (use cases, principal, the form's fields, its nonce) -> what was done."""
 
 
@@ -173,7 +173,7 @@ def switch_memory() -> Response[str]:
 # ---------------------------------------------------------------------------- inside
 
 
-def _post(action: Action) -> Response[str]:
+def _post(action: PostUseCase) -> Response[str]:
     """A fact editor post: this origin's, with the session's cookie and CSRF token and a
     nonce; then ``action``, and a 303 back to the page (or the page with the refusal)."""
     from forms.app.memory_api import FactRefused

@@ -10,14 +10,14 @@ from forms import compile_form
 from forms.engine import evaluate, transition
 from forms.errors import BadRequest, CannotRevise, ConflictError
 from forms.instance import Commit, FieldChange, FieldHistory, FormInstance, apply_commit
-from forms.operations import Action, plan_revise
+from forms.operations import RevisionAction, plan_revise
 from tests.unit.forms_for_tests import AGENT, Harness, at, filled, harness, trip_form
 
 FORM = compile_form(trip_form())
 
 
 def revise(
-    instance: FormInstance, field_id: str, action: Action, value: Any = None, t: int = 1
+    instance: FormInstance, field_id: str, action: RevisionAction, value: Any = None, t: int = 1
 ) -> FormInstance:
     plan = plan_revise(FORM, instance, field_id, action, value, AGENT, at(t))
     return transition(FORM, instance, plan.changes, at(t)).after
@@ -223,7 +223,7 @@ def test_undo_after_decline_restores_the_value() -> None:
         [("retract", None), ("undo", None)],
     ],
 )
-def test_undo_then_redo_returns_exactly(moves: list[tuple[Action, Any]]) -> None:
+def test_undo_then_redo_returns_exactly(moves: list[tuple[RevisionAction, Any]]) -> None:
     # GIVEN a name after some moves
     instance = filled(FORM, {"name": "Ann"})
     for t, (action, value) in enumerate(moves, start=1):
@@ -274,7 +274,7 @@ def test_undo_past_a_branch_then_redo_takes_the_newest_branch() -> None:
 
 
 @pytest.mark.parametrize("action", ["undo", "redo"])
-def test_nothing_to_undo_or_redo_cannot_revise(action: Action) -> None:
+def test_nothing_to_undo_or_redo_cannot_revise(action: RevisionAction) -> None:
     # GIVEN a field never answered
     instance = filled(FORM, {})
     # WHEN the move is asked for
