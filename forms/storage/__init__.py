@@ -13,8 +13,9 @@ now; DynamoDB's refusals become it in one place (``dynamodb_requests.refused``).
 - ``calls.CallRecords``: the call records the form and draft stores share.
 - ``approvals``, ``failed_hooks``, ``open_forms``, ``due``: the sparse indexes beside the
   instances, one read primitive each.
-- ``port.FormStore`` and ``port.OutboxScan``: the instance store (its call records in the
-  shape; its other methods still each adapter's) and the sweeper's scan.
+- ``port.FormStore`` and ``port.OutboxScan``: the instance store (its reads and call records
+  in the shape; ``create``, ``commit`` and ``hand_over`` still each adapter's) and the
+  sweeper's scan.
 
 ``tests/unit/test_port_shape.py`` holds the shape; ``docs/storage.md`` has a table of every
 port's logic and primitives. The DynamoDB adapters (``dynamodb*.py``) take an injected boto3

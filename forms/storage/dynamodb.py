@@ -170,19 +170,16 @@ class DynamoDBFormStore(
         pk = conversation_key(principal, conversation_id)
         return read_call(self._client, self._table, pk, call_id)
 
-    def get(self, instance_id: str) -> FormInstance:
+    def _read_instance(self, instance_id: str) -> FormInstance | None:
         known = self._read(instance_id)
-        if known is None:
-            raise NotFound(f"instance {instance_id} not found")
-        return known.instance.snapshot()
+        return known.instance if known is not None else None
 
-    def list_conversation(self, principal: str, conversation_id: str) -> list[FormInstance]:
+    def _read_conversation(self, principal: str, conversation_id: str) -> list[FormInstance]:
         pk = conversation_key(principal, conversation_id)
-        found = [
-            self._known_from(item)
+        return [
+            self._known_from(item).instance
             for item in query_items(self._client, self._table, pk, prefix=HOME_PREFIX)
         ]
-        return [known.instance.snapshot() for known in found]  # sort-key order: created, id
 
     def commit(self, commit: Commit) -> FormInstance:
         after, actions = self._applied(commit)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 
+from forms.errors import NotFound
 from forms.instance import CallRecord, Commit, FormInstance, InstanceState, NewCall
-from forms.storage.calls import CallRecords
+from forms.storage.calls import CALL_PRIMITIVES, CallRecords
 
 
 class FormStore(CallRecords, ABC):
@@ -43,6 +44,10 @@ class FormStore(CallRecords, ABC):
     and archiving, how atomicity and compare-and-set are achieved (locks, conditional writes,
     transactions), encryption, and any multi-tenancy beyond the ``principal`` field that
     ``list_conversation`` filters on.
+
+    The port holds its reads and call records (``get``, ``list_conversation``, ``record_call``,
+    ``get_call``) over primitives (``FORM_STORE_PRIMITIVES``); ``create``, ``commit`` and
+    ``hand_over`` are each adapter's.
     """
 
     @abstractmethod
@@ -63,17 +68,21 @@ class FormStore(CallRecords, ABC):
         """The record of ``call_id`` in this principal's conversation, or None."""
         return self._read_call(principal, conversation_id, call_id)
 
-    @abstractmethod
     def get(self, instance_id: str) -> FormInstance:
         """A snapshot of the stored instance. Raises ``NotFound`` when there is none."""
+        found = self._read_instance(instance_id)
+        if found is None:
+            raise NotFound(f"instance {instance_id} not found")
+        return found.snapshot()
 
-    @abstractmethod
     def list_conversation(self, principal: str, conversation_id: str) -> list[FormInstance]:
         """Snapshots of every instance of this principal in this conversation, oldest first.
 
         Ordered by ``created_at``, then ``id``. Instances of another principal that happen to
         use the same conversation id are never returned. An unknown pair gives an empty list.
         """
+        found = self._read_conversation(principal, conversation_id)
+        return [i.snapshot() for i in sorted(found, key=lambda i: (i.created_at, i.id))]
 
     @abstractmethod
     def commit(self, commit: Commit) -> FormInstance:
@@ -100,6 +109,23 @@ class FormStore(CallRecords, ABC):
         commit carries is stored in the same write. ``ValueError`` when ``target`` is not in
         the source's conversation.
         """
+
+    # ------------------------------------------------------------------ primitives
+
+    def _read_instance(self, instance_id: str) -> FormInstance | None:
+        """The stored instance (the port hands out a snapshot of it), or None."""
+        raise NotImplementedError
+
+    def _read_conversation(self, principal: str, conversation_id: str) -> list[FormInstance]:
+        """Every stored instance of this principal's conversation, in any order (the port
+        hands out snapshots of them)."""
+        raise NotImplementedError
+
+
+FORM_STORE_PRIMITIVES = ("_read_instance", "_read_conversation", *CALL_PRIMITIVES)
+"""What a ``FormStore`` adapter implements besides ``create``, ``commit`` and ``hand_over``,
+which are still each adapter's own (planning a write is where the in-memory adapter's
+copy-once path and the DynamoDB adapter's remembered heads differ)."""
 
 
 class OutboxScan(ABC):
