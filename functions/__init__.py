@@ -16,3 +16,10 @@ import os
 # tools, tests, another packaging). A deployment that does install a plugin sets
 # PYDANTIC_DISABLE_PLUGINS itself (setdefault keeps its value).
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+
+# Powertools' event handler and event data class packages import every resolver and every event
+# source's class in their __init__; a handler needs one of each. Installed before any handler
+# module imports Powertools (formwork.aws.deferred_packages says how, and why it is safe).
+from formwork.aws import deferred_packages
+
+deferred_packages.install()
