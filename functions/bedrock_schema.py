@@ -32,7 +32,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Annotated, Any, Final, NoReturn
+from typing import Annotated, Any, Final
 
 from aws_lambda_powertools.event_handler import BedrockAgentResolver, Response
 from aws_lambda_powertools.event_handler.openapi.params import Body
@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from forms.errors import BadRequest
 from forms.surface.tools import TOOLS, ToolSpec
+from formwork.aws.json_body import loads_strict
 
 JSON: Final = "json"
 """The wire kind of an argument Bedrock cannot carry as it is: JSON text in a string."""
@@ -158,26 +159,11 @@ def decode_arguments(spec: ToolSpec, arguments: BaseModel | None) -> dict[str, A
     return payload
 
 
-class _DuplicateKey(ValueError):
-    pass
-
-
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    value = dict(pairs)
-    if len(value) != len(pairs):
-        raise _DuplicateKey("an object holds the same key twice")
-    return value
-
-
-def _no_constant(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not JSON")
-
-
 def parse_json_argument(name: str, text: str, expected: str | None) -> Any:
     """The JSON value of an argument sent as JSON text, or a ``BadRequest`` naming it."""
     shape = _JSON_EXAMPLES.get(expected, _JSON_EXAMPLES[None])
     try:
-        value = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique)
+        value = loads_strict(text)
     except RecursionError:
         raise BadRequest(f"{name} is nested too deep", f"send {name} as {shape}") from None
     except ValueError as exc:

@@ -18,9 +18,11 @@ def _reject_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
 
 
-class _DuplicateKey(Exception):
+class DuplicateKey(ValueError):
+    """An object of the JSON text holds ``key`` twice."""
+
     def __init__(self, key: str) -> None:
-        super().__init__(key)
+        super().__init__(f"the key {key[:60]!r} comes twice in one object")
         self.key = key
 
 
@@ -32,9 +34,18 @@ def _unique_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise _DuplicateKey(key)
+                raise DuplicateKey(key)
             seen.add(key)
     return value
+
+
+def loads_strict(text: str) -> Any:
+    """``json.loads``, refusing what two readers of one text could read differently: an object
+    that holds a key twice (``DuplicateKey``) and ``NaN`` / ``Infinity`` (``ValueError``), as
+    well as what is not JSON; nesting too deep for the parser raises ``RecursionError``. The
+    one strict reading of JSON text the API does: request bodies here, and the arguments
+    Bedrock's agents send as JSON text (``formwork.aws.bedrock_schema``)."""
+    return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_object)
 
 
 def parse_json_body(text: str) -> Any:
@@ -49,10 +60,10 @@ def parse_json_body(text: str) -> Any:
             400, "malformed_json", 'the request body is empty; send {"tool_call_id", "input"}'
         )
     try:
-        value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_object)
+        value = loads_strict(text)
     except RecursionError:
         raise _too_deep() from None
-    except _DuplicateKey as exc:
+    except DuplicateKey as exc:
         raise ApiError(
             400,
             "duplicate_key",
