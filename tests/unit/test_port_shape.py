@@ -1,9 +1,11 @@
 """The storage ports have one shape (issue 25 item 3): the port holds the logic, an adapter
 implements primitives. For each port below, the port's public methods are written once, in
 the port (no adapter overrides one), what an adapter implements is private (a primitive, not a
-second public API), and every adapter implements every primitive. The delivery log's rules are
-functions over its three primitives, which are its whole port. The storage modules import
-without pytest: only the contract suites need the test extra.
+second public API), and every adapter implements every primitive. Three ports are their
+primitives (the delivery log, whose rules are functions over them, the selections and the
+page-link ledger): each asks exactly its public methods. No adapter adds a public method to its
+ports. The storage modules import without pytest: only the contract suites need the test
+extra.
 
 ``InMemoryFormStore`` (forms/storage/memory.py) is the one adapter left in the old shape: it
 overrides the ``FormStore`` port's methods itself (``NOT_YET``, with the reason).
@@ -31,11 +33,15 @@ from forms.storage.dynamodb import DynamoDBFormStore
 from forms.storage.dynamodb_documents import DynamoDBFormDocumentStore
 from forms.storage.dynamodb_drafts import DynamoDBDraftStore
 from forms.storage.dynamodb_facts import DynamoDBFactStore
+from forms.storage.dynamodb_page_links import DynamoDBPageLinkLedger
+from forms.storage.dynamodb_selections import DynamoDBSelectionStore
 from forms.storage.facts import FactStore, InMemoryFactStore
 from forms.storage.failed_hooks import FailedHookIndex
 from forms.storage.memory import InMemoryFormStore
 from forms.storage.open_forms import OpenFormIndex
+from forms.storage.page_links import InMemoryPageLinkLedger, PageLinkLedger
 from forms.storage.port import FORM_STORE_PRIMITIVES, FormStore, OutboxScan
+from forms.storage.selections import InMemorySelectionStore, SelectionStore
 from formwork.webhooks.dynamodb import DynamoDBDeliveryLog
 from formwork.webhooks.log import DeliveryLog
 from formwork.webhooks.memory import InMemoryDeliveryLog
@@ -80,7 +86,9 @@ def primitives(port: type, declared: tuple[str, ...]) -> set[str]:
 def ports_of(adapter: type) -> list[type]:
     """The ports ``adapter`` implements (a mixin of its own, ``InstanceReads``, is none)."""
     return [
-        cls for cls in adapter.__mro__[1:] if cls in {*PORTS, FormStore, OutboxScan, DeliveryLog}
+        cls
+        for cls in adapter.__mro__[1:]
+        if cls in {*PORTS, *PRIMITIVE_PORTS, FormStore, OutboxScan}
     ]
 
 
@@ -112,9 +120,17 @@ def test_every_adapter_implements_every_primitive_and_no_public_method(
     assert not overridden, f"{adapter.__name__} overrides the port's logic: {sorted(overridden)}"
 
 
+PRIMITIVE_PORTS: dict[type, tuple[type, ...]] = {
+    DeliveryLog: (InMemoryDeliveryLog, DynamoDBDeliveryLog),
+    SelectionStore: (InMemorySelectionStore, DynamoDBSelectionStore),
+    PageLinkLedger: (InMemoryPageLinkLedger, DynamoDBPageLinkLedger),
+}
+"""Ports that are their primitives: each public method one storage request (a pointer put or
+read, a claim, a compare-and-set), nothing to write once above them."""
+
 ADAPTERS: list[type] = sorted(
     {adapter for _, adapters in PORTS.values() for adapter in adapters}
-    | {InMemoryDeliveryLog, DynamoDBDeliveryLog},
+    | {adapter for adapters in PRIMITIVE_PORTS.values() for adapter in adapters},
     key=lambda cls: cls.__name__,
 )
 
@@ -141,6 +157,11 @@ def test_the_form_store_s_reads_and_call_records_are_the_port_s() -> None:
         getattr(InMemoryFormStore, name) is getattr(FormStore, name) for name in written_once
     )
     assert moved is (InMemoryFormStore not in NOT_YET), NOT_YET.get(InMemoryFormStore)
+
+
+@pytest.mark.parametrize("port", list(PRIMITIVE_PORTS), ids=lambda port: port.__name__)
+def test_a_port_of_primitives_asks_exactly_its_public_methods(port: type) -> None:
+    assert public(port) == set(getattr(port, "__abstractmethods__", ()))
 
 
 def test_the_delivery_log_is_its_primitives_and_the_rules_are_written_once() -> None:
