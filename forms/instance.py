@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from forms.call_records import CallRecord, NewCall
 from forms.errors import ConflictError
 from forms.field_log import (
     FieldHistory,
@@ -154,27 +155,6 @@ class Rejection(Frozen):
     def occurrence(self) -> int:
         """The crossing that produced it: the last segment of its idempotency key."""
         return parse_key(self.key).occurrence
-
-
-class CallRecord(Frozen):
-    """A write tool call already answered in a conversation, so a retry of it returns the same
-    result and applies nothing twice. Kept by the store per (principal, conversation), apart
-    from instances: recording it is part of the commit (or create) that applies the call, and
-    a call that changed nothing is recorded on its own (``FormStore.record_call``)."""
-
-    tool: str
-    fingerprint: str
-    result: dict[str, JsonValue]
-    at: datetime
-    instance_id: str | None = None
-    """The instance the call applied to, if any."""
-
-
-class NewCall(Frozen):
-    """A call to record with a create or a commit, under its tool-call id."""
-
-    call_id: str
-    record: CallRecord
 
 
 class Recollection(Frozen):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from forms.app.calls import CallId, caused_by, new_call
+from forms.app.calls import CallId, Rendering, caused_by, deferred_call, new_call
 from forms.app.conversation import Caller
 from forms.app.loop import CommitLoop
 from forms.app.memory import MemoryCall
@@ -79,22 +79,25 @@ def record_alone(
     writer: Writer,
     caller: Caller,
     call: CallId,
-    result: Result,
+    result: Result | Rendering,
     instance_id: str | None,
     *,
     seen: tuple[FormInstance, bool] | None = None,
 ) -> Result:
     """Bind the call's id to a result that stored nothing (a refusal, or no change), so a
-    different input under the same id is a conflict; a retry gets the first result."""
+    different input under the same id is a conflict; a retry gets the first result. A result
+    not rendered yet (``Rendering``) is rendered only if the store records it: a retry whose
+    id is taken renders nothing of it."""
+    now = writer.loop.clock()
+    if isinstance(result, Rendering):
+        record = deferred_call(call, result, instance_id, now)
+    else:
+        record = new_call(call, result, instance_id, now)
     try:
-        writer.loop.store.record_call(
-            caller.principal,
-            caller.conversation_id,
-            new_call(call, result, instance_id, writer.loop.clock()),
-        )
+        writer.loop.store.record_call(caller.principal, caller.conversation_id, record)
     except CallRecorded as taken:
         return replay(writer, caller, call, taken.record, seen=seen)
-    return result
+    return result() if isinstance(result, Rendering) else result
 
 
 def replay(

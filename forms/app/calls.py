@@ -5,7 +5,9 @@ per chat, ``scoped_call_id``), whatever its outcome, by the store (``FormStore``
 the commit that applies it, or on its own.
 This module holds the pieces that decide what a call is (its fingerprint), what is recorded for
 it, and what a retry gets back: the first result within the replay window, a conflict for
-other input under the id, an expiry after the window.
+other input under the id, an expiry after the window. A write's result is rendered once
+(``Rendering``), when the store makes the record of the write it is about to make
+(``deferred_call``) or when the caller answers: never for an attempt that lost its race.
 """
 
 from __future__ import annotations
@@ -81,11 +83,23 @@ def fingerprint(tool: str, payload: object) -> str:
 
 
 def new_call(call: CallId, result: Result, instance_id: str | None, now: datetime) -> NewCall:
-    """The record of ``call`` answered with ``result``, to store with its commit.
+    """The record of ``call`` answered with ``result``, to store with its commit."""
+    return NewCall(call_id=call.id, record=_record(call, result, instance_id, now))
 
-    ``as_json`` makes the result plain JSON (a copy that shares nothing with ``result``), so the
-    record is built without validating it again."""
-    record = constructed(
+
+def deferred_call(
+    call: CallId, result: Rendering, instance_id: str | None, now: datetime
+) -> NewCall:
+    """``new_call`` for a result not rendered yet: the record, and the result with it, is
+    made when the store reads it to write it (``NewCall.deferred``), so an attempt that
+    loses its compare-and-set, or finds the id taken, renders nothing."""
+    return NewCall.deferred(call.id, lambda: _record(call, result(), instance_id, now))
+
+
+def _record(call: CallId, result: Result, instance_id: str | None, now: datetime) -> CallRecord:
+    """``as_json`` makes the result plain JSON (a copy that shares nothing with ``result``),
+    so the record is built without validating it again."""
+    return constructed(
         CallRecord,
         tool=call.tool,
         fingerprint=call.fingerprint,
@@ -93,7 +107,28 @@ def new_call(call: CallId, result: Result, instance_id: str | None, now: datetim
         at=now,
         instance_id=instance_id,
     )
-    return constructed(NewCall, call_id=call.id, record=record)
+
+
+class Rendering:
+    """A call's result, rendered by ``render()`` on the first call, once; every later call
+    answers the same result. What a write's plan hands the commit loop instead of the result
+    itself: the store renders it for the record of a write it is about to make, the caller
+    for its answer after the loop, and an attempt that lost never renders it."""
+
+    __slots__ = ("_render", "_result")
+
+    def __init__(self, render: Callable[[], Result]) -> None:
+        self._render: Callable[[], Result] | None = render
+        self._result: Result | None = None
+
+    def __call__(self) -> Result:
+        result = self._result
+        if result is None:
+            if self._render is None:  # pragma: no cover - rendered, or still to render
+                raise RuntimeError("a rendering without its result")
+            result = self._result = self._render()
+            self._render = None  # what it closed over goes with it
+        return result
 
 
 def check_replay(call: CallId, record: CallRecord, now: datetime, window: timedelta) -> None:

@@ -33,6 +33,12 @@ budget, what memory's answers-to-facts write and a test ask for.)
 
 The caller gets the transition committed, the value its last plan computed, and the instance
 as stored after the commit (``Outcome``), so nothing the commit just produced is read back.
+
+A plan's value may be left unrendered until the commit decision: the write tools plan a
+``forms.app.calls.Rendering`` and a record made only when the store writes it
+(``NewCall.deferred``), so a call's result is rendered once, by the store for the write it
+makes (or by the caller when nothing is written), never for an attempt that lost its
+compare-and-set or found its call id taken (``tests/unit/test_render_once.py``).
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from forms.app.after_write import (
     replay,
     with_late_recall,
 )
-from forms.app.calls import CallId, new_call
+from forms.app.calls import CallId, Rendering, deferred_call
 from forms.app.conversation import Caller, locate
 from forms.app.loop import Planned
 from forms.app.memory import MemoryCall
@@ -93,6 +93,10 @@ _named = named_fields
 """The fields a start's call named (``forms.app.starts.named_fields``), by its old name here."""
 
 
+Built = tuple[Transition, Callable[[], Result]]
+"""What a write tool's ``build`` plans: the transition, and how to render its result (called
+only for the attempt whose write is made, or that writes nothing: ``forms.app.calls.Rendering``)."""
+
 Guard = Callable[[CompiledForm, FormInstance], None]
 """A check a caller adds to a write, run on the instance each attempt plans on, before
 anything is planned: it raises a ``ToolError`` to refuse the write (the person's page checks
@@ -102,24 +106,25 @@ what they saw is still what stands: ``forms.app.page_writes``)."""
 def form_fill(
     writer: Writer, caller: Caller, call: CallId, args: FormFillArgs, guard: Guard | None = None
 ) -> Result:
-    def build(
-        form: CompiledForm, instance: FormInstance, now: datetime
-    ) -> tuple[Transition, Result]:
+    def build(form: CompiledForm, instance: FormInstance, now: datetime) -> Built:
         author = _author(caller, call)
         plan = plan_fill(form, instance, args.values or {}, author, now)
         plan_declines(form, instance, plan, args.decline or (), author, now)
         step = _planned(form, instance, plan, now)
-        result = fill_result(form, step, plan, verb="Saved")
         if not args.submit or step.after.state.status != "open":
-            return step, result
+            return step, lambda: fill_result(form, step, plan, verb="Saved")
         refusal = not_ready(form, step.evaluation)
         if refusal is not None:
-            return step, {**result, "submitted": False, "not_submitted": refusal}
+            return step, lambda: {
+                **fill_result(form, step, plan, verb="Saved"),
+                "submitted": False,
+                "not_submitted": refusal,
+            }
         state = instance.state.model_copy(
             update={"status": "completed", "closed_reason": "submitted"}
         )
-        step = _planned(form, instance, plan, now, state)
-        return step, submitted_result(form, step, plan)
+        submitted = _planned(form, instance, plan, now, state)
+        return submitted, lambda: submitted_result(form, submitted, plan)
 
     return write(writer, caller, call, args, build, guard)
 
@@ -127,36 +132,32 @@ def form_fill(
 def form_revise(
     writer: Writer, caller: Caller, call: CallId, args: FormReviseArgs, guard: Guard | None = None
 ) -> Result:
-    def build(
-        form: CompiledForm, instance: FormInstance, now: datetime
-    ) -> tuple[Transition, Result]:
+    def build(form: CompiledForm, instance: FormInstance, now: datetime) -> Built:
         author = _author(caller, call)
         if args.field is None:  # clear_memory: every answer memory filled, no field named
             plan = plan_revise(form, instance, "", args.action, args.value, author, now)
             recalled = {f: r for f, r in instance.state.recalled.items() if f not in plan.dismissed}
             state = replaced(instance.state, recalled=recalled)
             step = _planned(form, instance, plan, now, state)
-            return step, cleared_result(form, step, plan)
+            return step, lambda: cleared_result(form, step, plan)
         field_id = resolve_field(form, args.field)
         plan = plan_revise(form, instance, field_id, args.action, args.value, author, now)
         if field_id != args.field:
             plan.resolved[args.field] = field_id
-        step = _planned(form, instance, plan, now)
-        return step, revise_result(form, step, plan, args.action, field_id)
+        revised = _planned(form, instance, plan, now)
+        return revised, lambda: revise_result(form, revised, plan, args.action, field_id)
 
     return write(writer, caller, call, args, build, guard)
 
 
 def form_abandon(writer: Writer, caller: Caller, call: CallId, args: FormAbandonArgs) -> Result:
-    def build(
-        form: CompiledForm, instance: FormInstance, now: datetime
-    ) -> tuple[Transition, Result]:
+    def build(form: CompiledForm, instance: FormInstance, now: datetime) -> Built:
         state = instance.state.model_copy(
             update={"status": "abandoned", "closed_reason": args.reason.strip()}
         )
         step = transition(form, instance, {}, now, state=state)
         why = inline(args.reason.strip())
-        return step, {
+        return step, lambda: {
             "ok": True,
             "summary": f"Abandoned {inline(form.title)}: {why}. Answers are kept.",
         }
@@ -172,11 +173,13 @@ def write(
     caller: Caller,
     call: CallId,
     args: FormFillArgs | FormReviseArgs | FormAbandonArgs,
-    build: Callable[[CompiledForm, FormInstance, datetime], tuple[Transition, Result]],
+    build: Callable[[CompiledForm, FormInstance, datetime], Built],
     guard: Guard | None = None,
 ) -> Result:
     """A write tool's call, through the one commit loop: the commit carries the call's
-    record, so a retry of it is refused by the store and replayed."""
+    record, so a retry of it is refused by the store and replayed. ``build`` plans the
+    transition and says how to render its result, which is rendered once, for the attempt
+    that commits (``forms.app.calls.Rendering``)."""
     instance, qualify = locate(writer.loop, caller, args.form, args.instance)
     owed = writer.owed_call(caller, instance)  # a recall that came late: delivered after
     try:
@@ -190,7 +193,7 @@ def _write(
     writer: Writer,
     caller: Caller,
     call: CallId,
-    build: Callable[[CompiledForm, FormInstance, datetime], tuple[Transition, Result]],
+    build: Callable[[CompiledForm, FormInstance, datetime], Built],
     instance: FormInstance,
     qualify: bool,
     owed: MemoryCall | None,
@@ -198,7 +201,7 @@ def _write(
 ) -> Result:
     remembered: list[tuple[tuple[Answer, ...], MemoryCall, datetime]] = []
 
-    def plan(form: CompiledForm, current: FormInstance, now: datetime) -> Planned[Result]:
+    def plan(form: CompiledForm, current: FormInstance, now: datetime) -> Planned[Rendering]:
         remembered.clear()  # what the plan that commits wrote, not an earlier attempt
         if current.state.status != "open":
             raise FormClosed(
@@ -210,14 +213,15 @@ def _write(
             )
         if guard is not None:
             guard(form, current)
-        step, result = build(form, current, now)
-        result = with_status_line(result, form, step, qualify)
+        step, render = build(form, current, now)
+        result = _rendering(render, form, step, qualify)
         if not step.commit.fields and step.commit.state == replaced(
             current.state, updated_at=step.commit.state.updated_at
         ):
             return Planned(result)  # nothing changes: no commit
         state = page_edits(step.commit.state, caller.source, step.commit.fields)
-        commit = replaced(step.commit, call=new_call(call, result, current.id, now), state=state)
+        record = deferred_call(call, result, current.id, now)
+        commit = replaced(step.commit, call=record, state=state)
         # a new Transition, not dataclasses.replace (which costs more than the record)
         step = Transition(commit, step.after, step.evaluation, step.dispatch, step.before)
         memory = writer.memory_call(caller, form)
@@ -229,12 +233,24 @@ def _write(
         done = writer.loop.commit(instance, plan)
     except CallRecorded as taken:
         return replay(writer, caller, call, taken.record, seen=(instance, qualify))
-    result, stored = late_recall(writer.loop, owed, done.value, done.instance, qualify)
-    if done.step is None:
-        return record_alone(writer, caller, call, result, instance.id, seen=(stored, qualify))
+    rendered: Rendering | Result = done.value  # rendered already when the write was made
+    stored = done.instance
+    if owed is not None:
+        rendered, stored = late_recall(writer.loop, owed, done.value(), stored, qualify)
+    if done.step is None:  # nothing written: rendered only if the call's id is not taken
+        return record_alone(writer, caller, call, rendered, instance.id, seen=(stored, qualify))
+    result = rendered() if isinstance(rendered, Rendering) else rendered
     for answers, memory, at in remembered:
         memory.remember(answers, at)
     return dispatched(writer, result, stored, done.step.dispatch, qualify)
+
+
+def _rendering(
+    render: Callable[[], Result], form: CompiledForm, step: Transition, qualify: bool
+) -> Rendering:
+    """The result ``render`` makes, with the status line after ``step``: rendered once, by
+    the store for the record of the write it makes or by the caller after the loop."""
+    return Rendering(lambda: with_status_line(render(), form, step, qualify))
 
 
 def page_edits(state: InstanceState, source: str, fields: Collection[str]) -> InstanceState:

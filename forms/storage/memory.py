@@ -7,7 +7,9 @@ A commit is applied once: the store keeps a copy of the instance it makes (the o
 built with it, when the engine planned it on what is stored) and returns that instance, which
 is the caller's (it shares the commit's state) and nothing the store keeps. A commit that
 leaves the status, the definition version and the outbox as they were (most answers) keeps
-the instance's places in the indexes as they stood (``same_places``).
+the instance's places in the indexes as they stood (``same_places``). A call's record is read
+(and, when deferred, made: its result rendered) only for a write this store is about to make,
+after the version and the call id are checked and before anything of it is stored.
 """
 
 from __future__ import annotations
@@ -72,16 +74,17 @@ class InMemoryFormStore(
             if stored.id in self._instances:
                 raise AlreadyExists(f"instance {stored.id} already exists")
             self._check_call(key, call)
+            record = _record_text(call)
             self._instances[stored.id] = stored
             self._by_conversation.setdefault(key, []).append(stored.id)
             self._place(stored)
-            self._keep_call(key, call)
+            self._keep_call(key, call, record)
 
     def record_call(self, principal: str, conversation_id: str, call: NewCall) -> None:
         key = (principal, conversation_id)
         with self._lock:
             self._check_call(key, call)
-            self._keep_call(key, call)
+            self._keep_call(key, call, _record_text(call))
 
     def get_call(self, principal: str, conversation_id: str, call_id: str) -> CallRecord | None:
         with self._lock:
@@ -109,10 +112,11 @@ class InMemoryFormStore(
                 # Hand out a copy: the error must not be a way into the stored instance.
                 raise ConflictError(stored.id, commit.expected_version, stored.snapshot()) from None
             check_instance(applied)  # SizeLimit: nothing stored
+            record = _record_text(commit.call)  # the call's result rendered: the write is made
             self._instances[applied.id] = applied.snapshot()
             if not same_places(stored, applied):
                 self._place(applied)
-            self._keep_call(key, commit.call)
+            self._keep_call(key, commit.call, record)
             return applied
 
     def hand_over(self, commit: Commit, target: FormInstance) -> FormInstance:
@@ -131,13 +135,14 @@ class InMemoryFormStore(
             check_instance(applied)
             if started.id in self._instances:
                 raise AlreadyExists(f"instance {started.id} already exists")
+            record = _record_text(commit.call)
             try:
                 self._instances[started.id] = started
                 self._by_conversation.setdefault(key, []).append(started.id)
                 self._place(started)
                 self._instances[applied.id] = applied.snapshot()
                 self._place(applied)
-                self._keep_call(key, commit.call)
+                self._keep_call(key, commit.call, record)
             except BaseException:  # a failure half-way: undo what landed, so neither stands
                 self._unplace(started.id)
                 self._instances.pop(started.id, None)
@@ -258,9 +263,10 @@ class InMemoryFormStore(
         if first is not None:
             raise CallRecorded(call.call_id, CallRecord.model_validate_json(first))
 
-    def _keep_call(self, key: _ConversationKey, call: NewCall | None) -> None:
-        if call is not None:  # serialised: the caller's record stays the caller's
-            self._calls.setdefault(key, {})[call.call_id] = call.record.model_dump_json()
+    def _keep_call(self, key: _ConversationKey, call: NewCall | None, record: str | None) -> None:
+        """Keep ``call``'s record, as ``_record_text`` wrote it; the caller holds the lock."""
+        if call is not None and record is not None:
+            self._calls.setdefault(key, {})[call.call_id] = record
 
     def _load(self, instance_id: str) -> FormInstance:
         """The stored instance itself (never handed out); the caller holds the lock."""
@@ -268,6 +274,14 @@ class InMemoryFormStore(
             return self._instances[instance_id]
         except KeyError:
             raise NotFound(f"instance {instance_id} not found") from None
+
+
+def _record_text(call: NewCall | None) -> str | None:
+    """``call``'s record as JSON text (serialised: the caller's record stays the caller's).
+    Read only once the write is decided and before anything of it is stored: a deferred
+    record (``NewCall.deferred``) is made here, so a write that lost its compare-and-set or
+    found the id taken never makes it, and one that fails to make it stores nothing."""
+    return call.record.model_dump_json() if call is not None else None
 
 
 def same_places(before: FormInstance, after: FormInstance) -> bool:

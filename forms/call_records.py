@@ -1,0 +1,86 @@
+"""Tool-call records: what a store keeps of a write tool call (``CallRecord``), and what a
+write hands it to keep (``NewCall``), under the call's id, in the same all-or-nothing write.
+
+A ``NewCall``'s record may be made when the store first reads it (``NewCall.deferred``): a
+store reads it only for a write it is about to make, so a write that loses its
+compare-and-set, or finds the id taken, never makes it (``forms.app.loop``). Importable from
+``forms.instance`` too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from pydantic import JsonValue
+from pydantic_core import CoreSchema, core_schema
+
+from forms.field_log import Frozen
+
+__all__ = ["CallRecord", "NewCall"]
+
+
+class CallRecord(Frozen):
+    """A write tool call already answered in a conversation, so a retry of it returns the same
+    result and applies nothing twice. Kept by the store per (principal, conversation), apart
+    from instances: recording it is part of the commit (or create) that applies the call, and
+    a call that changed nothing is recorded on its own (``FormStore.record_call``)."""
+
+    tool: str
+    fingerprint: str
+    result: dict[str, JsonValue]
+    at: datetime
+    instance_id: str | None = None
+    """The instance the call applied to, if any."""
+
+
+class NewCall:
+    """A call to record with a create or a commit, under its tool-call id: its ``record``
+    given, or made when a store first reads it (``deferred``), which a store does only for a
+    write it is about to make. A write that loses its compare-and-set, or finds the id taken,
+    never makes the record (``forms.app.loop``: the result is rendered after the commit
+    decision). Read-only by convention (slots, no setters used)."""
+
+    __slots__ = ("_make", "_record", "call_id")
+
+    def __init__(self, *, call_id: str, record: CallRecord) -> None:
+        self.call_id = call_id
+        self._record: CallRecord | None = record
+        self._make: Callable[[], CallRecord] | None = None
+
+    @classmethod
+    def deferred(cls, call_id: str, make: Callable[[], CallRecord]) -> NewCall:
+        """A call whose record ``make()`` makes on the first read of ``record``, once."""
+        call = cls.__new__(cls)
+        call.call_id, call._record, call._make = call_id, None, make
+        return call
+
+    @property
+    def record(self) -> CallRecord:
+        record = self._record
+        if record is None:
+            if self._make is None:  # pragma: no cover - a record is given or made, never neither
+                raise RuntimeError("a call without a record")
+            record = self._record = self._make()
+            self._make = None
+        return record
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NewCall):
+            return NotImplemented
+        return self.call_id == other.call_id and self.record == other.record
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        made = repr(self._record) if self._record is not None else "<not made yet>"
+        return f"NewCall(call_id={self.call_id!r}, record={made})"
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> CoreSchema:
+        """Checked as itself in a model's field (``Commit.call``), dumped as its two parts."""
+        dump = core_schema.plain_serializer_function_ser_schema(
+            lambda call: {"call_id": call.call_id, "record": call.record}
+        )
+        return core_schema.is_instance_schema(cls, serialization=dump)
