@@ -23,6 +23,7 @@ import pytest
 from forms.instance import Commit, FormInstance, InstanceState, OutboxEntry
 from forms.storage.approvals import MAX_PAGE, ApprovalIndex
 from forms.storage.contract import T0, at, make_instance
+from forms.storage.contract_builders import page_ids as ids
 from forms.storage.port import FormStore
 
 
@@ -87,10 +88,6 @@ def settle(store: IndexedStore, instance_id: str, when: datetime, **entry: Any) 
     done = approval(instance_id, status="done", finished_at=when, **entry)
     state = current.state.model_copy(update={"outbox": {done.key: done}, "updated_at": when})
     store.commit(Commit(instance_id=instance_id, expected_version=current.version, state=state))
-
-
-def ids(page: Any) -> list[str]:
-    return [instance.id for instance in page.instances]
 
 
 class ApprovalIndexContract:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import JsonValue
 
@@ -129,3 +129,21 @@ def move_cursor(instance: FormInstance, field_id: str, cursor: int, when: dateti
 def dumped_revisions(log: FieldHistory) -> list[str]:
     """Each revision of ``log`` as its stored JSON, to compare logs byte for byte."""
     return [revision.model_dump_json() for revision in log.revisions]
+
+
+class Committing(Protocol):
+    """A store a test commits a new state on (every form store is one)."""
+
+    def get(self, instance_id: str) -> FormInstance: ...
+    def commit(self, commit: Commit) -> FormInstance: ...
+
+
+def put_state(store: Committing, instance_id: str, state: InstanceState) -> None:
+    """Commit ``state`` as the instance's, on the version stored now (no field changes)."""
+    current = store.get(instance_id)
+    store.commit(Commit(instance_id=instance_id, expected_version=current.version, state=state))
+
+
+def page_ids(page: Any) -> list[str]:
+    """The ids of a listing page's instances (an index's page), in order."""
+    return [instance.id for instance in page.instances]

@@ -16,6 +16,7 @@ import pytest
 
 from forms.instance import Commit, FormInstance, InstanceState, OutboxEntry
 from forms.storage.contract import T0, at, make_instance
+from forms.storage.contract_builders import put_state
 from forms.storage.due import DUE_SHARDS, DueIndex, due_place, shard
 
 
@@ -69,11 +70,6 @@ def with_outbox(instance_id: str, *entries: OutboxEntry, status: str = "open") -
         conversation_id=f"conv-{instance_id}",
         state=holding(*entries, status=status),
     )
-
-
-def put_state(store: DueStore, instance_id: str, state: InstanceState) -> None:
-    current = store.get(instance_id)
-    store.commit(Commit(instance_id=instance_id, expected_version=current.version, state=state))
 
 
 def due_ids(store: DueStore, now: datetime) -> list[str]:

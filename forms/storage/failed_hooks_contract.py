@@ -16,6 +16,8 @@ import pytest
 from forms.instance import Commit, FormInstance, InstanceState, OutboxEntry
 from forms.storage.approvals import MAX_PAGE
 from forms.storage.contract import T0, at, make_instance
+from forms.storage.contract_builders import page_ids as ids
+from forms.storage.contract_builders import put_state
 from forms.storage.failed_hooks import FailedHookIndex
 from forms.storage.port import FormStore
 
@@ -67,15 +69,6 @@ def broken(instance_id: str, principal: str = "acme/alice", when: datetime = T0)
         conversation_id=f"conv-{instance_id}",
         state=holding(hook(instance_id, finished_at=when)),
     )
-
-
-def put_state(store: FailingStore, instance_id: str, state: InstanceState) -> None:
-    current = store.get(instance_id)
-    store.commit(Commit(instance_id=instance_id, expected_version=current.version, state=state))
-
-
-def ids(page: Any) -> list[str]:
-    return [instance.id for instance in page.instances]
 
 
 class FailedHookIndexContract:

@@ -15,6 +15,7 @@ import pytest
 from forms.instance import Commit, FormInstance
 from forms.storage.approvals import MAX_PAGE
 from forms.storage.contract import make_instance
+from forms.storage.contract_builders import page_ids as ids
 from forms.storage.open_forms import OpenFormIndex
 from forms.storage.port import FormStore
 
@@ -46,10 +47,6 @@ def close(store: OpenStore, instance_id: str) -> None:
     current = store.get(instance_id)
     state = current.state.model_copy(update={"status": "submitted"})
     store.commit(Commit(instance_id=instance_id, expected_version=current.version, state=state))
-
-
-def ids(page: Any) -> list[str]:
-    return [instance.id for instance in page.instances]
 
 
 class OpenFormIndexContract:
