@@ -10,7 +10,7 @@ service is built from the App's parts (never a default of its own), so ``bootstr
 is the time of every write and link, and ``bootstrap(storage=InMemoryStorage())`` keeps
 everything in memory. Every entry point takes its parts from one: the Lambda handlers serve
 with their process's App (``formwork.process.app()``) or the ``app=`` they are given; the
-Temporal worker (``formwork.temporal.worker``) and the benches make their own::
+hook worker's process (``formwork.worker``) and the benches make their own::
 
     app = bootstrap(Settings(tenant_claim="tenant"), service=service)
     response = formwork.aws.api.lambda_handler(event, LocalContext(), app=app)

@@ -6,7 +6,7 @@ builder's canvas").
   missing one). It names the principal, the tenant, the draft and whether the principal held
   the publisher role (``FORMWORK_PUBLISHER_ROLE`` in the roles claim, the check
   ``POST /builder/forms/{form_id}/publish`` makes) when it was minted; signed under labels of
-  its own (``formwork.aws.pages.access.mint_canvas_link``), it enters through the form page's
+  its own (``formwork.aws.pages.canvas_access.mint_link``), it enters through the form page's
   ``GET``/``POST /pages/enter/{token}`` (``formwork.aws.page_routes``), is spent once in the same
   ledger and exchanged for the canvas's own cookie (``fwc_`` per draft), then a 303.
 * ``GET /pages/canvas/{form_id}`` (the session cookie): the canvas (``forms.app.canvas``).

@@ -81,7 +81,7 @@ class ServedSettings(Protocol):
 
 
 class ServedApp(Protocol):
-    """What ``serve`` reads of the App it serves (``formwork.bootstrap.App``, as
+    """What ``serve`` reads of the App it serves (``formwork.application.App``, as
     ``formwork.worker.worker_app`` makes it)."""
 
     @property

@@ -17,7 +17,7 @@ parameters of its ``Query`` and its ``TransactWriteItems``), and nothing else:
    each with the recorded attributes, so of the same size (a few bytes of key apart).
 
 No engine, no routing, no validation, no tool result: a fixed ``{"ok":true}`` answer. The
-boto3 client is the one the tool API builds (``formwork.bootstrap.build_dynamodb_client``,
+boto3 client is the one the tool API builds (``formwork.storage.build_dynamodb_client``,
 same retries and timeouts), made on the first invocation and kept, as the tool API keeps its
 App's.
 """

@@ -8,7 +8,7 @@ frozen, which loses it: a ``Behind`` notes such work (``track``), and ``settle``
 what is still running, which the Lambda functions do after each response, before Lambda may
 freeze the environment (``formwork.aws.after_response``).
 
-An App has its own (``formwork.bootstrap.App.behind``), built by ``bootstrap`` and handed to
+An App has its own (``formwork.application.App.behind``), built by ``bootstrap`` and handed to
 the ``Memory`` it builds; the after-response extension waits for the process's App's.
 ``PROCESS`` is what a ``Memory`` or an ``AfterResponse`` built by hand, without one, share.
 Only the standard library, so the Lambda handlers can import it at a cold start.

@@ -77,7 +77,7 @@ class FactRefused(ToolError):
 @dataclass(frozen=True, slots=True)
 class MemoryApi:
     """Memory's use cases on ``facts``; ``deployment`` is ``FORMWORK_MEMORY``. Every part is
-    given (the App's: ``formwork.bootstrap.App.memory_api``), none a default of its own."""
+    given (the App's: ``formwork.application.App.memory_api``), none a default of its own."""
 
     facts: FactStore
     vocabulary: Vocabulary

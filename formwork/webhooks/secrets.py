@@ -1,7 +1,7 @@
 """Where webhook secrets come from: a port (``SecretSource``) and its two adapters.
 
 Inbound and outbound secrets are two separate sources, never one (``docs/webhooks.md``,
-Secrets): ``formwork.bootstrap.build_secret_source`` builds each direction's from its own
+Secrets): ``formwork.webhook_secrets.build_secret_source`` builds each direction's from its own
 variable or its own Secrets Manager prefix.
 
 - ``StaticSecrets``: secrets given in configuration (``FORMWORK_WEBHOOK_SECRETS``,

@@ -1,4 +1,4 @@
-"""The form page's writes over API Gateway events (``functions.page_actions``): a person's
+"""The form page's writes over API Gateway events (``formwork.aws.form_page``): a person's
 moves posted as plain HTML forms, each a ``user`` revision through the tools' write path.
 
 A post must come from this API's own pages, hold the instance's session cookie and its CSRF
