@@ -4,8 +4,8 @@ the port (no adapter overrides one), what an adapter implements is private (a pr
 second public API), and every adapter implements every primitive. Three ports are their
 primitives (the delivery log, whose rules are functions over them, the selections and the
 page-link ledger): each asks exactly its public methods. No adapter adds a public method to its
-ports. The storage modules import without pytest: only the contract suites need the test
-extra.
+ports. The storage modules import without pytest; the contract suites need pytest and nothing
+else of the test extra.
 
 ``InMemoryFormStore`` (forms/storage/memory.py) is the one adapter left in the old shape: it
 overrides the ``FormStore`` port's methods itself (``NOT_YET``, with the reason).
@@ -203,6 +203,29 @@ def test_the_storage_modules_import_without_pytest() -> None:
     program = (
         "import sys, importlib\n"
         "sys.modules['pytest'] = None\n"
+        f"for name in {names!r}:\n"
+        "    importlib.import_module(name)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_contract_suites_need_pytest_and_nothing_else_of_the_test_extra() -> None:
+    """An adapter's author runs a contract suite with the package and pytest alone: no
+    suite imports the repository's tests, hypothesis, moto or an AWS library."""
+    names = [
+        f"forms.storage.{module.name}"
+        for module in pkgutil.iter_modules(forms.storage.__path__)
+        if "contract" in module.name
+    ]
+    names += ["formwork.webhooks.contract", "formwork.webhooks.secrets_contract"]
+    blocked = ["tests", "hypothesis", "moto", "boto3", "botocore"]
+    program = (
+        "import sys, importlib\n"
+        f"for name in {blocked!r}:\n"
+        "    sys.modules[name] = None\n"
         f"for name in {names!r}:\n"
         "    importlib.import_module(name)\n"
     )
