@@ -285,6 +285,7 @@ class FormInstance(BaseModel):
         state["rejections"] = list(state["rejections"])
         state["outbox"] = dict(state["outbox"])
         state["recalled"] = dict(state["recalled"])
+        state["page_edits"] = list(state["page_edits"])
         values = dict(self.__dict__)
         values["history"] = Marked.copy_of(values["history"])
         values["state"] = built(InstanceState, state)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 
-from forms.errors import AlreadyExists, CallRecorded, ConflictError, NotFound
+from forms.errors import AlreadyExists, CallRecorded, NotFound
 from forms.instance import (
     CallRecord,
     Commit,
@@ -106,11 +106,9 @@ class InMemoryFormStore(
             stored = self._load(commit.instance_id)
             key = (stored.principal, stored.conversation_id)
             self._check_call(key, commit.call)
-            try:
-                applied = applied_unshared(stored, commit)
-            except ConflictError:
-                # Hand out a copy: the error must not be a way into the stored instance.
-                raise ConflictError(stored.id, commit.expected_version, stored.snapshot()) from None
+            # A lost race: ConflictError carries a copy (applied_unshared's snapshot), never
+            # a way into the stored instance.
+            applied = applied_unshared(stored, commit)
             check_instance(applied)  # SizeLimit: nothing stored
             record = _record_text(commit.call)  # the call's result rendered: the write is made
             self._instances[applied.id] = applied.snapshot()
@@ -128,10 +126,7 @@ class InMemoryFormStore(
             if (started.principal, started.conversation_id) != key:
                 raise ValueError("a handover starts its target in the source's conversation")
             self._check_call(key, commit.call)
-            try:
-                applied = applied_unshared(stored, commit)
-            except ConflictError:
-                raise ConflictError(stored.id, commit.expected_version, stored.snapshot()) from None
+            applied = applied_unshared(stored, commit)  # ConflictError: carries a copy
             check_instance(applied)
             if started.id in self._instances:
                 raise AlreadyExists(f"instance {started.id} already exists")
