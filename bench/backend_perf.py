@@ -7,7 +7,9 @@
    in the same rounds, with bytecode cached and without.
 4. Load on the local API: concurrent conversations, and concurrent writers on one instance,
    with every write read back.
-5. Capacity units per call against the length of history, on DynamoDB Local
+5. A one-field ``form_fill`` over HTTP against a bare handler on the same gateway that sends
+   only its ``Query`` and ``TransactWriteItems``, on DynamoDB Local (``bench.http_floor_perf``).
+6. Capacity units per call against the length of history, on DynamoDB Local
    (``bench.backend.capacity``).
 
 The engine's own cost (form size, history length) is ``bench/engine_perf.py``.
@@ -32,7 +34,8 @@ from importlib import metadata
 from pathlib import Path
 from statistics import median
 
-from bench.backend import capacity, cold_start, dynamo_requests, emulator, latency, load
+from bench import http_floor_perf
+from bench.backend import capacity, cold_start, dynamo_requests, emulator, latency, load, targets
 from bench.backend.inprocess import lambda_like_environment
 from bench.backend.stats import duration, ratio, table
 from bench.reports import stamped
@@ -63,10 +66,12 @@ class Plan:
     emulator_samples: int = 5
     growth_calls: int = 300
     growth_window: int = 20
+    floor_rounds: int = http_floor_perf.ROUNDS
+    floor_warmup: int = http_floor_perf.WARMUP
 
     @classmethod
     def quick(cls) -> Plan:
-        return cls(10, 3, 1, 10, 4, 2, 2, 10, 5)
+        return cls(10, 3, 1, 10, 4, 2, 2, 10, 5, 20, 5)
 
 
 def progress(message: str) -> None:
@@ -137,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
             load.one_instance(stack.api_url, store, plan.writers, plan.writer_rounds),
         ]
         environments = sum(f.environments for f in stack.functions.values())
+    progress(f"form_fill over HTTP against its storage floor, {plan.floor_rounds} rounds")
+    floor = http_floor_perf.measure(plan.floor_rounds, plan.floor_warmup)
     progress("capacity units per call on DynamoDB Local")
     with DynamoDBLocal() as server:
         units = capacity.run(server.endpoint)
@@ -153,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         requests,
         loads,
         environments,
+        floor,
     )
     report += "\n\n" + "\n".join(capacity_section(units))
     report += f"\n\nWhole run: {elapsed:.0f} s.\n\n{ELSEWHERE}\n"
@@ -203,6 +211,7 @@ def render(
     requests: list[dynamo_requests.RequestRow],
     loads: list[load.LoadResult],
     environments: int,
+    floor: http_floor_perf.Result,
 ) -> str:
     parts = [
         "# Backend performance (issue 5, section 2)",
@@ -284,9 +293,15 @@ def render(
         "",
         load.render(loads, environments),
         "",
+        "## 5. A form_fill over HTTP against its storage floor (issue 26)",
+        "",
+        http_floor_perf.method(floor),
+        "",
+        *http_floor_perf.tables(floor),
+        "",
         "## Targets (issue 5) and where we stand",
         "",
-        _targets(cold, requests, loads),
+        targets.render(cold, requests, loads, floor),
     ]
     return "\n".join(parts)
 
@@ -369,66 +384,6 @@ def _request_notes(rows: list[dynamo_requests.RequestRow]) -> list[str]:
         "in-process after the commit and commits again. A conflict costs the refused write, "
         "one GetItem of the home item, and the retried write.",
     ]
-
-
-def _grouped(rows: list[dynamo_requests.RequestRow]) -> str:
-    """``1 R + 1 W: form_start · 2 R + 1 W: form_fill, ...`` (calls grouped by their cost)."""
-    groups: dict[str, list[str]] = {}
-    for row in rows:
-        groups.setdefault(f"{row.tally.reads} R + {row.tally.writes} W", []).append(row.call)
-    return " · ".join(f"{cost}: {', '.join(calls)}" for cost, calls in groups.items())
-
-
-def _targets(
-    cold: list[cold_start.ColdRow],
-    requests: list[dynamo_requests.RequestRow],
-    loads: list[load.LoadResult],
-) -> str:
-    writes = [r for r in requests if r.kind in ("write", "replay")]
-    reads = [r for r in requests if r.kind == "read"]
-    met_w = [r.call for r in writes if r.verdict() == "meets"]
-    met_r = [r.call for r in reads if r.verdict() == "meets"]
-    imports, import_verdict = cold_start.target(cold)
-    refused = sum(sum(r.refused.values()) for r in loads)
-    calls = sum(r.calls for r in loads)
-    if all(r.all_landed for r in loads):
-        load_verdict = "met"
-    elif all(r.intact for r in loads):
-        load_verdict = (
-            f"missed: {refused} of {calls} writes refused as busy (conflict retries "
-            "exhausted; nothing saved, the model is told to resend); none lost or duplicated"
-        )
-    else:
-        load_verdict = "NOT met: writes lost, duplicated or stored after a refusal"
-    rows = [
-        [
-            "DynamoDB: ≤1 read + ≤1 write per write call without conflict",
-            _grouped(writes),
-            f"met by {len(met_w)} of {len(writes)} ({', '.join(met_w) or 'none'}); the rest "
-            "are a hook's own commit when one fires (a second write, by design: commit, then "
-            "run), a replay's read of the first record, or an undo in a container that holds "
-            "only the heads (it reads that instance's revision log, once)",
-        ],
-        [
-            "DynamoDB: one read per read call",
-            _grouped(reads),
-            f"met by {len(met_r)} of {len(reads)}; form_list also reads the tenant's "
-            "catalog of published forms (one GetItem, then kept for "
-            "FORMWORK_CATALOG_TTL_SECONDS, 5 s by default)",
-        ],
-        [
-            f"Handler import under {cold_start.TARGET}× `import boto3` in every round (same "
-            "rounds; bytecode cached and none)",
-            imports,
-            import_verdict,
-        ],
-        [
-            "Load: every write landed (no target time)",
-            "; ".join(f"{r.landed}/{r.calls} landed" for r in loads),
-            load_verdict,
-        ],
-    ]
-    return table(["target", "measured", "verdict"], rows)
 
 
 if __name__ == "__main__":

@@ -16,11 +16,15 @@ The paths are git pathspecs, deliberately coarse: a bench runs through most of t
 package, so a change anywhere in it may move a figure, and a report flagged for a change
 that moved nothing costs one run to renew (the deterministic ones take seconds, the engine's
 about a minute, the backend's about four). Only parts no bench measures are left out of
-each.
+each. The bench's own modules a report's command runs are read from its imports
+(``bench_files``: the command's module and every bench module it imports, at any depth), and
+the test holds that its paths cover each of them (``uncovered``), so a bench module a report
+takes up later cannot change its figures unnoticed.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -63,10 +67,20 @@ REPORTS: tuple[Report, ...] = (
             "forms/",
             *_NOT_RUN,
             "functions/",
+            # The composition root, the settings and the process's App every handler imports
+            # and builds; the Temporal adapter's settings (the settings import them) and the
+            # backlog function's client (its cold start is timed). No bench runs the client
+            # side: the agents, the typed client, the MCP servers.
+            "formwork/",
+            ":(exclude)formwork/agents/",
+            ":(exclude)formwork/client/",
+            ":(exclude)formwork/mcp/",
+            "workflows/",
             "infra/local/",
             "template.yaml",
             "bench/backend_perf.py",
             "bench/backend/",
+            "bench/http_floor_perf.py",
         ),
     ),
     Report(
@@ -79,6 +93,8 @@ REPORTS: tuple[Report, ...] = (
             "examples/executors.py",
             "examples/job_application.py",
             "bench/builder_bench/",
+            "bench/forms_bench/__init__.py",
+            "bench/forms_bench/ledger.py",  # the token counts
         ),
     ),
     Report(
@@ -119,6 +135,9 @@ REPORTS: tuple[Report, ...] = (
     ),
 )
 """Every tracked report (``bench/results/*.md``), in one place."""
+
+SHARED = frozenset({"bench/__init__.py", "bench/reports.py", "bench/runs.py"})
+"""Bench modules every bench imports that measure nothing (where a report goes, its stamp)."""
 
 _BY_NAME = {r.name: r for r in REPORTS}
 _STAMP = re.compile(
@@ -206,6 +225,51 @@ def staleness(entry: Report, root: Path = ROOT) -> list[str]:
     if later is None:
         return ["git log failed"]
     return [line[:100] for line in later.splitlines()]
+
+
+def bench_files(module: str, root: Path = ROOT) -> set[str]:
+    """The files of bench module ``module`` (its ``__main__`` too, for a package) and of every
+    bench module it imports, at any depth and wherever the import stands (a function's too), as
+    paths from ``root``."""
+    found: set[str] = set()
+    pending = [module, f"{module}.__main__"]  # ``python -m`` runs a package's __main__
+    while pending:
+        name = pending.pop()
+        path = _module_file(name, root)
+        if path is None or path in found:
+            continue
+        found.add(path)
+        if "." in name:  # importing a module runs its package's __init__ first
+            pending.append(name.rpartition(".")[0])
+        for node in ast.walk(ast.parse((root / path).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                pending += [a.name for a in node.names if a.name.startswith("bench.")]
+            elif isinstance(node, ast.ImportFrom) and _from_bench(node):
+                module = str(node.module)
+                pending += [module, *(f"{module}.{a.name}" for a in node.names)]
+    return found
+
+
+def _from_bench(node: ast.ImportFrom) -> bool:
+    module = node.module or ""
+    return node.level == 0 and (module == "bench" or module.startswith("bench."))
+
+
+def _module_file(name: str, root: Path) -> str | None:
+    """The file of module ``name`` under ``root`` (a package's ``__init__.py``), or None."""
+    base = Path(*name.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if (root / candidate).is_file():
+            return candidate.as_posix()
+    return None
+
+
+def uncovered(entry: Report, root: Path = ROOT) -> list[str]:
+    """The bench files report ``entry``'s command runs that its paths do not cover (empty:
+    a change to any of them makes it stale); ``SHARED`` ones aside. Needs git."""
+    module = entry.command.split()[2]
+    covered = set((git("ls-files", "--", *entry.covers, root=root) or "").splitlines())
+    return sorted(bench_files(module, root) - covered - SHARED)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -55,6 +55,8 @@ from formwork.infra.local.dynamodb import ROOT, load_template
 from formwork.infra.local.runtime import functions_from_template
 
 TARGET = 1.3
+PYDANTIC_LAYER = "aws_lambda_powertools.event_handler.openapi.params"
+"""The layer after which the import is Powertools and pydantic alone, before Formwork's code."""
 BASELINE = "import boto3"
 MODES = ("cached", "none")
 """Bytecode modes: a warm ``__pycache__``, or none at all."""
@@ -65,6 +67,7 @@ _WATCHED = {
     "botocore.client": "botocore",
     "aws_xray_sdk": "X-Ray SDK",
     "aws_lambda_powertools.event_handler.openapi.models": "OpenAPI models",
+    "aws_lambda_powertools.event_handler.appsync": "Powertools' other resolvers",
 }
 """Modules whose presence after the statement is reported (module: label)."""
 _CHILD = """\
@@ -99,8 +102,10 @@ class Variant:
 
 
 LAYERS = (
-    ("aws_lambda_powertools.event_handler", "Powertools' event handler (its resolvers)"),
-    ("aws_lambda_powertools.event_handler.openapi.params", "its OpenAPI params: pydantic"),
+    ("formwork.aws", "the handlers' package (the finder of Powertools' re-exporting packages)"),
+    ("aws_lambda_powertools", "Powertools' package: its Logger, Metrics and Tracer"),
+    ("aws_lambda_powertools.event_handler.api_gateway", "its API Gateway resolver"),
+    (PYDANTIC_LAYER, "its OpenAPI params: pydantic"),
     ("forms.surface.formats", "the tool surface (forms.surface: tools, results, formats)"),
     ("formwork.aws.models.tools", "the tool routes' models and the error bodies"),
     ("formwork.process", "the composition root (formwork.bootstrap, config)"),
@@ -409,11 +414,10 @@ def target(rows: list[ColdRow]) -> tuple[str, str]:
         f"({worst.label.removeprefix('import ')}, {worst.environment}, bytecode {worst.mode})"
     )
     layers = [r for r in rows if r.part]
-    if len(layers) > 1:
-        said += (
-            f"; Powertools' event handler and pydantic alone are {layers[1].ratio:.2f}× "
-            "(see the layers)"
-        )
+    names = [name for name, _ in LAYERS]
+    if len(layers) == len(LAYERS):
+        alone = layers[names.index(PYDANTIC_LAYER)]
+        said += f"; Powertools' resolver and pydantic alone are {alone.ratio:.2f}× (see the layers)"
     return measured, said
 
 

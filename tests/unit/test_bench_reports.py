@@ -16,7 +16,16 @@ from pathlib import Path
 import pytest
 
 from bench import reports
-from bench.reports import REPORTS, Report, Stamp, read_stamp, staleness, stamped
+from bench.reports import (
+    REPORTS,
+    Report,
+    Stamp,
+    bench_files,
+    read_stamp,
+    staleness,
+    stamped,
+    uncovered,
+)
 from bench.runs import RESULTS
 
 HAS_GIT = reports.git("rev-parse", "--verify", "HEAD") is not None
@@ -105,3 +114,31 @@ def test_a_published_report_is_no_older_than_the_code_it_measures(entry: Report)
         f"({', '.join(entry.covers)}): {'; '.join(reasons[:10])}. "
         f"Commit the code, then run `{entry.command}` from a clean checkout and commit it."
     )
+
+
+def test_the_bench_files_of_a_command_are_found_through_every_import(tmp_path: Path) -> None:
+    """GIVEN a bench package run with ``python -m`` whose __main__ imports a module at the top
+    and another inside a function THEN all of them are its files, and nothing outside bench."""
+    files = {
+        "bench/__init__.py": "",
+        "bench/x/__init__.py": "",
+        "bench/x/__main__.py": "from bench.x import run\nimport json\n",
+        "bench/x/run.py": "def f():\n    from bench import floor\n",
+        "bench/floor.py": "import bench.deep.leaf\n",
+        "bench/deep/__init__.py": "",
+        "bench/deep/leaf.py": "",
+        "bench/unused.py": "",
+    }
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    assert bench_files("bench.x", root=tmp_path) == set(files) - {"bench/unused.py"}
+
+
+@pytest.mark.skipif(not HAS_GIT, reason="no git checkout here: cannot list the covered files")
+@pytest.mark.parametrize("entry", REPORTS, ids=lambda r: r.name)
+def test_a_report_covers_every_bench_module_its_command_runs(entry: Report) -> None:
+    """GIVEN a tracked report THEN every bench module its command imports (the bench's own
+    code, whose change moves a figure) is in the paths it covers, so a change to it makes
+    the report stale."""
+    assert uncovered(entry) == []
