@@ -1,10 +1,10 @@
 """Deployment settings, read once from the environment and checked when read.
 
 Every variable the tool API reads is here, and the webhook route's in
-``formwork.webhook_settings``; nothing else in ``functions/`` touches ``os.environ``. A bad
-value fails with a ``ConfigError`` that names the variable, what it holds and what it should
-hold, so a misconfigured deployment fails its first request loudly instead of misbehaving
-quietly.
+``formwork.webhook_settings``; the handlers (``formwork.aws``) read no other setting from
+``os.environ`` but ``LOG_HASH_KEY`` (``formwork.aws.log_hash``). A bad value fails with a
+``ConfigError`` that names the variable, what it holds and what it should hold, so a
+misconfigured deployment fails its first request loudly instead of misbehaving quietly.
 
 Hand-written, not a pydantic-settings model: that would add about a fifth of ``import boto3``
 to every cold start (docs/libraries.md has the measurement, ``bench/libraries.py`` makes it).
