@@ -9,7 +9,6 @@ held the same way (``test_tool_list.py``, whose reading of literals this reuses)
 
 from __future__ import annotations
 
-import ast
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,28 +22,15 @@ from forms.storage.drafts import InMemoryDraftStore
 from forms.surface.tools import TOOLS_BY_NAME
 from formwork.mcp.tools import builder_hints, mcp_tool
 from tests.support import TickingClock, builder_for
-from tests.unit.test_tool_list import ROOT, SHIPPED, _collections
+from tests.unit.test_tool_list import lists_naming
 
 REGISTRY = Path("forms/documents/edit_tools.py")
 NAMES = frozenset(BUILDER_TOOLS_BY_NAME)
 
 
 def test_no_list_of_builder_tool_names_outside_the_builder_tools_list() -> None:
-    # GIVEN every module that ships (each file once, through whichever path reaches it first)
-    found, seen = [], set()
-    for package in SHIPPED:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            if path.resolve() in seen:
-                continue
-            seen.add(path.resolve())
-            relative = path.resolve().relative_to(ROOT)
-            if relative == REGISTRY:
-                continue
-            # WHEN its literal lists, tuples, sets and dict keys are read
-            for line, strings in _collections(ast.parse(path.read_text(encoding="utf-8"))):
-                named = strings & NAMES
-                if len(named) >= 2:
-                    found.append(f"{relative}:{line} {sorted(named)}")
+    # GIVEN every module that ships, WHEN its literal lists, tuples, sets and dict keys are read
+    found = lists_naming(NAMES, besides=(REGISTRY,))
     # THEN none names two or more builder tools: what needs them derives them from the list
     assert found == []
 
