@@ -80,26 +80,27 @@ class InMemoryFormStore(
             self._place(stored)
             self._keep_call(key, call, record)
 
-    def record_call(self, principal: str, conversation_id: str, call: NewCall) -> None:
+    def _add_call(self, principal: str, conversation_id: str, call: NewCall) -> bool:
         key = (principal, conversation_id)
         with self._lock:
-            self._check_call(key, call)
+            if call.call_id in self._calls.get(key, {}):
+                return False
             self._keep_call(key, call, _record_text(call))
+            return True
 
-    def get_call(self, principal: str, conversation_id: str, call_id: str) -> CallRecord | None:
+    def _read_call(self, principal: str, conversation_id: str, call_id: str) -> CallRecord | None:
         with self._lock:
             found = self._calls.get((principal, conversation_id), {}).get(call_id)
         return CallRecord.model_validate_json(found) if found is not None else None
 
-    def get(self, instance_id: str) -> FormInstance:
-        with self._lock:
-            return self._load(instance_id).snapshot()
+    def _read_instance(self, instance_id: str) -> FormInstance | None:
+        with self._lock:  # a stored instance is replaced, never changed: the port copies it
+            return self._instances.get(instance_id)
 
-    def list_conversation(self, principal: str, conversation_id: str) -> list[FormInstance]:
-        with self._lock:
+    def _read_conversation(self, principal: str, conversation_id: str) -> list[FormInstance]:
+        with self._lock:  # likewise: the port sorts and copies them
             ids = self._by_conversation.get((principal, conversation_id), [])
-            found = [self._instances[i].snapshot() for i in ids]
-        return sorted(found, key=lambda inst: (inst.created_at, inst.id))
+            return [self._instances[i] for i in ids]
 
     def commit(self, commit: Commit) -> FormInstance:
         with self._lock:

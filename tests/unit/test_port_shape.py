@@ -7,8 +7,8 @@ page-link ledger): each asks exactly its public methods. No adapter adds a publi
 ports. The storage modules import without pytest; the contract suites need pytest and nothing
 else of the test extra.
 
-``InMemoryFormStore`` (forms/storage/memory.py) is the one adapter left in the old shape: it
-overrides the ``FormStore`` port's methods itself (``NOT_YET``, with the reason).
+``FormStore`` is half in the shape: its reads and call records are the port's, its writes
+(``create``, ``commit``, ``hand_over``) each adapter's.
 """
 
 from __future__ import annotations
@@ -56,17 +56,13 @@ PORTS: dict[type, tuple[tuple[str, ...], tuple[type, ...]]] = {
     FailedHookIndex: ((), (InMemoryFormStore, DynamoDBFormStore)),
     OpenFormIndex: ((), (InMemoryFormStore, DynamoDBFormStore)),
     DueIndex: ((), (InMemoryFormStore, DynamoDBFormStore)),
-    CallRecords: (CALL_PRIMITIVES, (InMemoryDraftStore, DynamoDBDraftStore, DynamoDBFormStore)),
+    CallRecords: (
+        CALL_PRIMITIVES,
+        (InMemoryDraftStore, DynamoDBDraftStore, InMemoryFormStore, DynamoDBFormStore),
+    ),
 }
 """Each port in the shape: the primitives it declares without ``abstractmethod`` (a port a
 test wraps by its public methods alone cannot make them abstract), and its adapters."""
-
-NOT_YET = {
-    InMemoryFormStore: "forms/storage/memory.py overrides FormStore's get, list_conversation, "
-    "record_call and get_call instead of implementing their primitives; it was another helper's "
-    "file when the port moved",
-}
-"""Adapters still in the old shape, with the reason; the test says when one has moved on."""
 
 ADAPTER_EXTRAS: dict[type, set[str]] = {
     InMemoryDeliveryLog: {"records", "bindings"},
@@ -146,17 +142,13 @@ def test_the_form_store_s_reads_and_call_records_are_the_port_s() -> None:
     """``FormStore`` is half in the shape: its reads and call records are the port's, over
     primitives; ``create``, ``commit`` and ``hand_over`` are still each adapter's."""
     written_once = ("get", "list_conversation", "record_call", "get_call")
-    for name in written_once:
-        assert getattr(DynamoDBFormStore, name) is getattr(FormStore, name), name
-    for name in FORM_STORE_PRIMITIVES:
-        assert name.startswith("_")
-        assert getattr(DynamoDBFormStore, name) is not getattr(FormStore, name), name
+    for adapter in (InMemoryFormStore, DynamoDBFormStore):
+        for name in written_once:
+            assert getattr(adapter, name) is getattr(FormStore, name), (adapter, name)
+        for name in FORM_STORE_PRIMITIVES:
+            assert name.startswith("_")
+            assert getattr(adapter, name) is not getattr(FormStore, name), (adapter, name)
     assert FormStore.__abstractmethods__ == {"create", "commit", "hand_over"}
-    # the one adapter left: when memory.py moves to the primitives, drop it from NOT_YET
-    moved = all(
-        getattr(InMemoryFormStore, name) is getattr(FormStore, name) for name in written_once
-    )
-    assert moved is (InMemoryFormStore not in NOT_YET), NOT_YET.get(InMemoryFormStore)
 
 
 @pytest.mark.parametrize("port", list(PRIMITIVE_PORTS), ids=lambda port: port.__name__)
