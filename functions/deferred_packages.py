@@ -32,6 +32,7 @@ import ast
 import importlib
 import importlib.machinery
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
@@ -83,9 +84,11 @@ def package_getattr(
     module: ModuleType, names: dict[str, str], run_init: Callable[[], None]
 ) -> Callable[[str], Any]:
     """The ``__getattr__`` of a package whose ``__init__`` has not run: a re-exported name from
-    its submodule, a submodule by name, anything else from the real ``__init__`` (run once)."""
+    its submodule, a submodule by name, anything else from the real ``__init__`` (run once; a
+    thread that asks meanwhile waits for it)."""
     package = module.__name__
     ran = False
+    running = threading.RLock()
 
     def lookup(name: str) -> Any:
         nonlocal ran
@@ -99,11 +102,12 @@ def package_getattr(
             except ModuleNotFoundError as error:
                 if error.name != f"{package}.{name}":
                     raise
-        if not ran:
-            ran = True
-            run_init()
-            if name in module.__dict__:
-                return module.__dict__[name]
+        with running:
+            if not ran:
+                ran = True
+                run_init()
+        if name in module.__dict__:
+            return module.__dict__[name]
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     return lookup

@@ -10,16 +10,23 @@ from __future__ import annotations
 
 import importlib
 import json
+import json.decoder
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 
 from formwork.aws import deferred_packages
-from formwork.aws.deferred_packages import DEFERRED, DeferredInitFinder, reexports
+from formwork.aws.deferred_packages import (
+    DEFERRED,
+    DeferredInitFinder,
+    package_getattr,
+    reexports,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,6 +76,27 @@ def test_a_reexporting_init_maps_each_name_to_its_submodule() -> None:
 )
 def test_an_init_that_does_more_than_reexport_is_not_deferred(source: str) -> None:
     assert reexports(source, "pkg") is None
+
+
+def test_a_deferred_package_runs_its_init_once_and_only_for_a_name_it_cannot_find() -> None:
+    # GIVEN the json package as if deferred: one re-exported name, an __init__ that counts
+    module = ModuleType("json")
+    runs: list[int] = []
+
+    def run_init() -> None:
+        runs.append(1)
+        module.extra = len(runs)  # type: ignore[attr-defined]
+
+    lookup = package_getattr(module, {"JSONDecoder": "json.decoder"}, run_init)
+    # THEN a re-exported name and a submodule come without running it
+    assert lookup("JSONDecoder") is json.decoder.JSONDecoder
+    assert lookup("decoder") is json.decoder
+    assert runs == []
+    # and any other name runs it, once
+    assert lookup("extra") == 1
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        lookup("nothing")
+    assert runs == [1]
 
 
 def test_the_finder_answers_for_its_packages_only() -> None:
