@@ -9,13 +9,12 @@ storage request or one step under a lock, and keeps its engine, schema and atomi
 A lost compare-and-set is ``forms.errors.Conflict`` in every store, carrying what is stored
 now; DynamoDB's refusals become it in one place (``dynamodb_requests.refused``).
 
-- ``facts.FactStore``, ``drafts.DraftStore``, ``documents.FormDocumentStore``: in the shape.
+- ``port.FormStore``, ``facts.FactStore``, ``drafts.DraftStore``,
+  ``documents.FormDocumentStore``: in the shape.
 - ``calls.CallRecords``: the call records the form and draft stores share.
 - ``approvals``, ``failed_hooks``, ``open_forms``, ``due``: the sparse indexes beside the
   instances, one read primitive each.
-- ``port.FormStore`` and ``port.OutboxScan``: the instance store (its reads and call records
-  in the shape; ``create``, ``commit`` and ``hand_over`` still each adapter's) and the
-  sweeper's scan.
+- ``port.OutboxScan``: the sweeper's scan, a port of one method.
 
 ``tests/unit/test_port_shape.py`` holds the shape; ``docs/storage.md`` has a table of every
 port's logic and primitives. The DynamoDB adapters (``dynamodb*.py``) take an injected boto3

@@ -86,6 +86,23 @@ class ReadContract:
         assert earlier.model_dump_json() == frozen
         assert earlier.version == 0
 
+    def test_later_writes_do_not_change_an_earlier_commit_s_result(self, store: FormStore) -> None:
+        # GIVEN what a commit returned
+        store.create(make_instance(history={"name": seeded_log(["Ada"], T0)}, state=busy_state(T0)))
+        result = store.commit(
+            append_values(store.get("inst-1"), "name", ["Grace"], at(1), state=busy_state(at(1)))
+        )
+        frozen = result.model_dump_json()
+        # WHEN the instance is committed to again, planned on that result, and on a read
+        again = store.commit(
+            append_values(result, "name", ["Joan"], at(2), state=busy_state(at(2)))
+        )
+        store.commit(move_cursor(store.get("inst-1"), "name", 0, at(3)))
+        # THEN the earlier result is exactly as it was, and so is the later one
+        assert result.model_dump_json() == frozen
+        assert again.version == 2 and again.field("name").in_force() is not None
+        assert store.get("inst-1").version == 3
+
     # --- list_conversation --------------------------------------------------------------------
 
     def test_list_conversation_is_oldest_first_then_by_id(self, store: FormStore) -> None:

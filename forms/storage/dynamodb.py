@@ -33,10 +33,11 @@ conversation is one Query, reading an instance by id one GetItem (plus one for i
 the first time this store meets the id). Logs come back partial (``FieldHistory.partial``);
 undo, redo and the history view read the revision items, once, when they first need them.
 
-A commit is ``apply_commit`` on the instance this store last read or wrote (or one GetItem)
-and one conditional write (``version = expected``) of the home item, the new revision items
-and the call record, in one transaction. ``docs/dynamodb.md`` has the access patterns and
-their cost in requests and capacity.
+A commit is the port's (``FormStore``): ``apply_commit`` on the instance this store last read
+or wrote (``_planned_on``; or one GetItem), then ``_write``: one conditional write (``version =
+expected``) of the home item, the new revision items and the call record, in one transaction.
+The store remembers a copy of what it wrote; the port returns the applied instance itself.
+``docs/dynamodb.md`` has the access patterns and their cost in requests and capacity.
 
 Here: the writes and the home item; keys and revision items are ``dynamodb_items``, reads
 and index listings ``dynamodb_reads``, what every adapter shares ``dynamodb_requests``.
@@ -48,7 +49,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from forms.errors import AlreadyExists, NotFound, StoreError
-from forms.instance import CallRecord, Commit, FormInstance, NewCall, Revision, apply_commit
+from forms.instance import CallRecord, Commit, FormInstance, NewCall, Revision
 from forms.storage.approvals import ApprovalIndex, approval_place
 from forms.storage.due import DueIndex, due_place
 from forms.storage.dynamodb_items import (
@@ -146,19 +147,18 @@ class DynamoDBFormStore(
         )
         self._max_item_bytes = max_item_bytes
 
-    def create(self, instance: FormInstance, call: NewCall | None = None) -> None:
-        stored = instance.snapshot()
-        known, home, actions = self._created(stored)
+    def _add(self, instance: FormInstance, call: NewCall | None) -> None:
+        known, home, actions = self._created(instance)
         if call is not None:
             actions.append(call_put(self._table, home[0], call))
         try:
-            self._send(actions, stored.form_id)
+            self._send(actions, instance.form_id)
         except self._client.exceptions.TransactionCanceledException as exc:
             codes = _reason_codes(exc)
             if call is not None and codes[-1:] == [CHECK_FAILED]:
-                raise self._recorded(stored.principal, stored.conversation_id, call) from None
+                raise self._recorded(instance.principal, instance.conversation_id, call) from None
             if CHECK_FAILED in codes:
-                raise AlreadyExists(f"instance {stored.id} already exists") from None
+                raise AlreadyExists(f"instance {instance.id} already exists") from None
             raise
         self._keep(known, home)
 
@@ -181,78 +181,70 @@ class DynamoDBFormStore(
             for item in query_items(self._client, self._table, pk, prefix=HOME_PREFIX)
         ]
 
-    def commit(self, commit: Commit) -> FormInstance:
-        after, actions = self._applied(commit)
-        home = home_key(after.instance)
+    def _planned_on(self, commit: Commit) -> FormInstance | None:
+        known = self._recalled(commit.instance_id, commit.expected_version)
+        if known is None:
+            known = self._read(commit.instance_id)
+        return known.instance if known is not None else None
+
+    def _write(
+        self,
+        commit: Commit,
+        stored: FormInstance,
+        applied: FormInstance,
+        target: FormInstance | None,
+    ) -> None:
+        """One write: ``applied``'s home put on ``version = expected`` and its new revision
+        items, a handover's target (HOME, home and revision items, each conditional on not
+        existing) and the call record. A handover's two homes share the conversation's
+        partition; DynamoDB applies all of it or none of it."""
+        heads, actions = self._applied(commit, stored, applied)
+        home, closing = home_key(applied), len(actions)
+        if target is not None:
+            start, target_home, creating = self._created(target)
+            actions += creating
         if commit.call is not None:
             actions.append(call_put(self._table, home[0], commit.call))
         try:
-            self._send(actions, after.instance.form_id)
+            self._send(actions, (target or applied).form_id)
         except (
             self._client.exceptions.ConditionalCheckFailedException,
             self._client.exceptions.TransactionCanceledException,
         ) as exc:
-            raise self._refused(exc, commit, after.instance, home) from None
-        self._keep(after, home)
-        return after.instance.snapshot()
-
-    def hand_over(self, commit: Commit, target: FormInstance) -> FormInstance:
-        """One transaction: the source's home put (conditional on ``expected_version``) and
-        its new revision items, the target's HOME, home and revision items (each conditional
-        on not existing) and the call record. The two homes share the conversation's
-        partition; DynamoDB applies all of it or none of it."""
-        started = target.snapshot()
-        after, actions = self._applied(commit)
-        applied = after.instance
-        if (started.principal, started.conversation_id) != (
-            applied.principal,
-            applied.conversation_id,
-        ):
-            raise ValueError("a handover starts its target in the source's conversation")
-        home, closing = home_key(applied), len(actions)
-        start, target_home, creating = self._created(started)
-        actions += creating
-        if commit.call is not None:
-            actions.append(call_put(self._table, home[0], commit.call))
-        try:
-            transact(self._client, actions)
-        except self._client.exceptions.TransactionCanceledException as exc:
             error = self._refused(exc, commit, applied, home)
-            if type(error) is StoreError and CHECK_FAILED in _reason_codes(exc)[closing:]:
-                raise AlreadyExists(f"instance {started.id} already exists") from None
+            if (
+                target is not None
+                and type(error) is StoreError
+                and CHECK_FAILED in _reason_codes(exc)[closing:]
+            ):
+                raise AlreadyExists(f"instance {target.id} already exists") from None
             raise error from None
-        except Exception as exc:
-            if item_too_large(exc):
-                raise too_large("instance", largest_item(actions), started.form_id) from None
-            raise
-        self._keep(after, home)
-        self._keep(start, target_home)
-        return applied.snapshot()
+        self._keep(Known(applied.snapshot(), heads), home)  # the port hands ``applied`` out
+        if target is not None:
+            self._keep(start, target_home)
 
-    def _applied(self, commit: Commit) -> tuple[Known, list[dict[str, Any]]]:
-        """``commit`` applied to the instance as this store last saw it at that version (else
-        as read now: one GetItem), and the actions that write it: its home put on
-        ``version = expected``, then its new revision items. ``NotFound``, ``Conflict`` or
-        ``ValueError`` before anything is sent."""
-        known = self._recalled(commit.instance_id, commit.expected_version)
-        if known is None:
-            known = self._read(commit.instance_id)
-        if known is None:
-            raise NotFound(f"instance {commit.instance_id} not found")
-        applied = apply_commit(known.instance, commit)  # Conflict / ValueError: nothing written
-        heads = dict(known.heads)
+    def _applied(
+        self, commit: Commit, stored: FormInstance, applied: FormInstance
+    ) -> tuple[dict[str, str], list[dict[str, Any]]]:
+        """``applied``'s heads (a head ``commit`` leaves alone is the text ``stored`` had) and
+        the actions that write it: its home put on ``version = expected`` (``SizeLimit``
+        first), then its new revision items."""
+        known = self._recalled(stored.id, stored.version)  # what _planned_on read or recalled
+        if known is not None:
+            heads = dict(known.heads)
+        else:  # forgotten since (many instances in between): the same texts, made again
+            heads = {f: head_text(log) for f, log in stored.history.items()}
         for field_id in commit.fields:
             heads[field_id] = head_text(applied.history[field_id])
-        after = Known(applied, heads)
         appended = {f: change.append for f, change in commit.fields.items() if change.append}
         home_put = put_action(
             self._table,
-            home_item(after.instance, after.heads),
+            home_item(applied, heads),
             "#v = :expected",
             names={"#v": "version"},
             values={":expected": {"N": str(commit.expected_version)}},
         )
-        return after, [home_put, *self._revision_puts(applied.id, applied.version, appended)]
+        return heads, [home_put, *self._revision_puts(applied.id, applied.version, appended)]
 
     def _created(
         self, instance: FormInstance

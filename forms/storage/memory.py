@@ -3,9 +3,11 @@
 Production code, not a test fake: it backs the unit tests and single-process deployments.
 Instances go in and come out as ``FormInstance.snapshot()`` copies. Field logs are immutable
 tuples shared between snapshots, so a read or a commit costs O(fields), never O(revisions).
-A commit is applied once: the store keeps a copy of the instance it makes (the one the engine
-built with it, when the engine planned it on what is stored) and returns that instance, which
-is the caller's (it shares the commit's state) and nothing the store keeps. A commit that
+The port (``FormStore``) applies a commit once, on the stored instance ``_planned_on`` hands it
+(a recorded call refused there first); ``_write`` keeps a copy of the instance it makes (the one
+the engine built with it, when the engine planned it on what is stored) after checking, under
+the lock, that the stored version is still the one expected, and the port returns that
+instance, which is the caller's (it shares the commit's state). A commit that
 leaves the status, the definition version and the outbox as they were (most answers) keeps
 the instance's places in the indexes as they stood (``same_places``). A call's record is read
 (and, when deferred, made: its result rendered) only for a write this store is about to make,
@@ -17,14 +19,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 
-from forms.errors import AlreadyExists, CallRecorded, NotFound
+from forms.errors import AlreadyExists, CallRecorded, ConflictError, NotFound
 from forms.instance import (
     CallRecord,
     Commit,
     FormInstance,
     InstanceState,
     NewCall,
-    applied_unshared,
 )
 from forms.storage.approvals import ApprovalIndex, Place, approval_place
 from forms.storage.due import DueIndex, due_place
@@ -66,18 +67,17 @@ class InMemoryFormStore(
         only by a retry, so it is serialised once (cheap, and nothing shared) and parsed when
         read."""
 
-    def create(self, instance: FormInstance, call: NewCall | None = None) -> None:
-        stored = instance.snapshot()
-        check_instance(stored)  # SizeLimit: nothing stored
-        key = (stored.principal, stored.conversation_id)
+    def _add(self, instance: FormInstance, call: NewCall | None) -> None:
+        check_instance(instance)  # SizeLimit: nothing stored
+        key = (instance.principal, instance.conversation_id)
         with self._lock:
-            if stored.id in self._instances:
-                raise AlreadyExists(f"instance {stored.id} already exists")
+            if instance.id in self._instances:
+                raise AlreadyExists(f"instance {instance.id} already exists")
             self._check_call(key, call)
             record = _record_text(call)
-            self._instances[stored.id] = stored
-            self._by_conversation.setdefault(key, []).append(stored.id)
-            self._place(stored)
+            self._instances[instance.id] = instance
+            self._by_conversation.setdefault(key, []).append(instance.id)
+            self._place(instance)
             self._keep_call(key, call, record)
 
     def _add_call(self, principal: str, conversation_id: str, call: NewCall) -> bool:
@@ -102,55 +102,71 @@ class InMemoryFormStore(
             ids = self._by_conversation.get((principal, conversation_id), [])
             return [self._instances[i] for i in ids]
 
-    def commit(self, commit: Commit) -> FormInstance:
-        with self._lock:
-            stored = self._load(commit.instance_id)
-            key = (stored.principal, stored.conversation_id)
-            self._check_call(key, commit.call)
-            # A lost race: ConflictError carries a copy (applied_unshared's snapshot), never
-            # a way into the stored instance.
-            applied = applied_unshared(stored, commit)
-            check_instance(applied)  # SizeLimit: nothing stored
-            record = _record_text(commit.call)  # the call's result rendered: the write is made
-            self._instances[applied.id] = applied.snapshot()
-            if not same_places(stored, applied):
-                self._place(applied)
-            self._keep_call(key, commit.call, record)
-            return applied
+    def _planned_on(self, commit: Commit) -> FormInstance | None:
+        with self._lock:  # a recorded call is refused first, whatever version it expects
+            stored = self._instances.get(commit.instance_id)
+            if stored is not None:
+                self._check_call((stored.principal, stored.conversation_id), commit.call)
+            return stored
 
-    def hand_over(self, commit: Commit, target: FormInstance) -> FormInstance:
-        started = target.snapshot()
-        check_instance(started)  # SizeLimit: nothing stored
-        with self._lock:  # both halves under the one lock: neither is seen without the other
-            stored = self._load(commit.instance_id)
-            key = (stored.principal, stored.conversation_id)
-            if (started.principal, started.conversation_id) != key:
-                raise ValueError("a handover starts its target in the source's conversation")
+    def _write(
+        self,
+        commit: Commit,
+        stored: FormInstance,
+        applied: FormInstance,
+        target: FormInstance | None,
+    ) -> None:
+        check_instance(applied)  # SizeLimit: nothing stored
+        if target is not None:
+            check_instance(target)
+        key = (stored.principal, stored.conversation_id)
+        with self._lock:  # both halves of a handover under the one lock
+            current = self._load(stored.id)
+            if current.version != commit.expected_version:  # moved on since it was planned
+                raise ConflictError(stored.id, commit.expected_version, current.snapshot())
             self._check_call(key, commit.call)
-            applied = applied_unshared(stored, commit)  # ConflictError: carries a copy
-            check_instance(applied)
-            if started.id in self._instances:
-                raise AlreadyExists(f"instance {started.id} already exists")
-            record = _record_text(commit.call)
-            try:
-                self._instances[started.id] = started
-                self._by_conversation.setdefault(key, []).append(started.id)
-                self._place(started)
-                self._instances[applied.id] = applied.snapshot()
-                self._place(applied)
-                self._keep_call(key, commit.call, record)
-            except BaseException:  # a failure half-way: undo what landed, so neither stands
-                self._unplace(started.id)
-                self._instances.pop(started.id, None)
-                ids = self._by_conversation.get(key, [])
-                if started.id in ids:
-                    ids.remove(started.id)
-                self._instances[stored.id] = stored
-                self._place(stored)
-                if commit.call is not None:
-                    self._calls.get(key, {}).pop(commit.call.call_id, None)
-                raise
-            return applied
+            if target is not None and target.id in self._instances:
+                raise AlreadyExists(f"instance {target.id} already exists")
+            record = _record_text(commit.call)  # the call's result rendered: the write is made
+            kept = applied.snapshot()
+            if target is not None:
+                self._hand_over(key, current, kept, target, commit.call, record)
+                return
+            self._instances[kept.id] = kept
+            if not same_places(current, kept):
+                self._place(kept)
+            self._keep_call(key, commit.call, record)
+
+    def _hand_over(
+        self,
+        key: _ConversationKey,
+        stored: FormInstance,
+        kept: FormInstance,
+        target: FormInstance,
+        call: NewCall | None,
+        record: str | None,
+    ) -> None:
+        """Store ``target``, ``kept`` (the source after its closing commit) and the call's
+        record, or, when that fails half-way, undo what landed, so neither stands; the caller
+        holds the lock."""
+        try:
+            self._instances[target.id] = target
+            self._by_conversation.setdefault(key, []).append(target.id)
+            self._place(target)
+            self._instances[kept.id] = kept
+            self._place(kept)
+            self._keep_call(key, call, record)
+        except BaseException:
+            self._unplace(target.id)
+            self._instances.pop(target.id, None)
+            ids = self._by_conversation.get(key, [])
+            if target.id in ids:
+                ids.remove(target.id)
+            self._instances[stored.id] = stored
+            self._place(stored)
+            if call is not None:
+                self._calls.get(key, {}).pop(call.call_id, None)
+            raise
 
     def _unplace(self, instance_id: str) -> None:
         """Take ``instance_id`` out of every index; the caller holds the lock."""

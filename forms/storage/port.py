@@ -6,7 +6,14 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 
 from forms.errors import NotFound
-from forms.instance import CallRecord, Commit, FormInstance, InstanceState, NewCall
+from forms.instance import (
+    CallRecord,
+    Commit,
+    FormInstance,
+    InstanceState,
+    NewCall,
+    applied_unshared,
+)
 from forms.storage.calls import CALL_PRIMITIVES, CallRecords
 
 
@@ -45,12 +52,14 @@ class FormStore(CallRecords, ABC):
     transactions), encryption, and any multi-tenancy beyond the ``principal`` field that
     ``list_conversation`` filters on.
 
-    The port holds its reads and call records (``get``, ``list_conversation``, ``record_call``,
-    ``get_call``) over primitives (``FORM_STORE_PRIMITIVES``); ``create``, ``commit`` and
-    ``hand_over`` are each adapter's.
+    The port holds the logic (the copies taken in and handed out, ``NotFound``, a commit
+    planned with ``applied_unshared``, a handover kept in its conversation, a list's order, a
+    taken call id read back as ``CallRecorded``); an adapter implements the primitives below
+    the line (``FORM_STORE_PRIMITIVES``; ``_planned_on`` it may). A wrapper that overrides
+    every public method need not implement them, so they raise ``NotImplementedError`` rather
+    than being abstract.
     """
 
-    @abstractmethod
     def create(self, instance: FormInstance, call: NewCall | None = None) -> None:
         """Store a new instance as given (a snapshot of it), with ``call`` recorded.
 
@@ -59,6 +68,7 @@ class FormStore(CallRecords, ABC):
         stored instance untouched, and ``CallRecorded`` when the conversation already recorded
         ``call``'s id (nothing is stored).
         """
+        self._add(instance.snapshot(), call)
 
     def record_call(self, principal: str, conversation_id: str, call: NewCall) -> None:
         """Record a call that changed no instance; ``CallRecorded`` if its id is taken."""
@@ -84,9 +94,9 @@ class FormStore(CallRecords, ABC):
         found = self._read_conversation(principal, conversation_id)
         return [i.snapshot() for i in sorted(found, key=lambda i: (i.created_at, i.id))]
 
-    @abstractmethod
     def commit(self, commit: Commit) -> FormInstance:
-        """Apply ``commit`` atomically and return a snapshot of the stored result.
+        """Apply ``commit`` atomically and return the instance stored after it, the caller's
+        (nothing the store keeps: the adapter stores a copy).
 
         Raises ``NotFound`` for an unknown instance, ``CallRecorded`` when the commit carries a
         call whose id the instance's conversation already recorded (checked first),
@@ -95,12 +105,15 @@ class FormStore(CallRecords, ABC):
         log), and ``SizeLimit`` when the instance would pass one stored item. Nothing is
         stored in any of those cases.
         """
+        stored, applied = self._plan(commit)
+        self._write(commit, stored, applied, None)
+        return applied  # the adapter keeps its own copy: this one is the caller's
 
-    @abstractmethod
     def hand_over(self, commit: Commit, target: FormInstance) -> FormInstance:
         """Apply ``commit`` (the source's closing commit) and create ``target`` (the instance
         that takes over, in the same principal's conversation) in one all-or-nothing write,
-        and return a snapshot of the source as stored after (``forms.handover``).
+        and return the source as stored after, the caller's as ``commit``'s result is
+        (``forms.handover``).
 
         Both halves or neither: a commit that fails for any reason ``commit`` fails for
         (``NotFound``, ``CallRecorded``, ``ConflictError`` when ``expected_version`` is stale,
@@ -109,8 +122,59 @@ class FormStore(CallRecords, ABC):
         commit carries is stored in the same write. ``ValueError`` when ``target`` is not in
         the source's conversation.
         """
+        started = target.snapshot()
+        stored, applied = self._plan(commit, started)
+        self._write(commit, stored, applied, started)
+        return applied
+
+    def _plan(
+        self, commit: Commit, target: FormInstance | None = None
+    ) -> tuple[FormInstance, FormInstance]:
+        """The instance ``commit`` is planned on and the instance it makes of it, unshared
+        (it shares the commit's state: the caller's). ``NotFound``; ``ValueError`` for a
+        target outside the source's conversation or a cursor outside its log; ``Conflict``
+        (carrying a copy) when the version planned on is not the one expected."""
+        stored = self._planned_on(commit)
+        if stored is None:
+            raise NotFound(f"instance {commit.instance_id} not found")
+        if target is not None and (target.principal, target.conversation_id) != (
+            stored.principal,
+            stored.conversation_id,
+        ):
+            raise ValueError("a handover starts its target in the source's conversation")
+        return stored, applied_unshared(stored, commit)
 
     # ------------------------------------------------------------------ primitives
+
+    def _planned_on(self, commit: Commit) -> FormInstance | None:
+        """The instance ``commit`` is planned on: the stored one, unless the adapter remembers
+        the version it expects (the write's condition catches an instance that moved on). An
+        adapter may refuse a recorded call here already (``CallRecorded``). The port never
+        changes it nor hands it out."""
+        return self._read_instance(commit.instance_id)
+
+    def _add(self, instance: FormInstance, call: NewCall | None) -> None:
+        """Store ``instance`` (the port's copy, the adapter's to keep) and ``call``'s record at
+        once, unless its id is taken (``AlreadyExists``) or the call's is (``CallRecorded``);
+        ``SizeLimit`` (``check_instance``) first. Nothing stored on any of them."""
+        raise NotImplementedError
+
+    def _write(
+        self,
+        commit: Commit,
+        stored: FormInstance,
+        applied: FormInstance,
+        target: FormInstance | None,
+    ) -> None:
+        """Store ``applied`` (what ``commit`` makes of ``stored``: the adapter keeps a copy of
+        it, since the port hands it to the caller), ``target`` when a handover starts one (the
+        port's copy, the adapter's to keep), and the call's record, at once, only if the
+        stored version is still ``commit.expected_version``. Otherwise ``CallRecorded`` (the
+        call's id is taken), ``Conflict`` (with the instance stored now) or ``AlreadyExists``
+        (the target's id is taken), and nothing stored. ``SizeLimit`` (``check_instance``)
+        first; a call's record is made (``NewCall.deferred``: its result rendered) only once
+        the write is decided."""
+        raise NotImplementedError
 
     def _read_instance(self, instance_id: str) -> FormInstance | None:
         """The stored instance (the port hands out a snapshot of it), or None."""
@@ -122,10 +186,14 @@ class FormStore(CallRecords, ABC):
         raise NotImplementedError
 
 
-FORM_STORE_PRIMITIVES = ("_read_instance", "_read_conversation", *CALL_PRIMITIVES)
-"""What a ``FormStore`` adapter implements besides ``create``, ``commit`` and ``hand_over``,
-which are still each adapter's own (planning a write is where the in-memory adapter's
-copy-once path and the DynamoDB adapter's remembered heads differ)."""
+FORM_STORE_PRIMITIVES = (
+    "_read_instance",
+    "_read_conversation",
+    "_add",
+    "_write",
+    *CALL_PRIMITIVES,
+)
+"""What a ``FormStore`` adapter implements (``_planned_on`` it may)."""
 
 
 class OutboxScan(ABC):

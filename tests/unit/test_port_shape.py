@@ -7,8 +7,8 @@ page-link ledger): each asks exactly its public methods. No adapter adds a publi
 ports. The storage modules import without pytest; the contract suites need pytest and nothing
 else of the test extra.
 
-``FormStore`` is half in the shape: its reads and call records are the port's, its writes
-(``create``, ``commit``, ``hand_over``) each adapter's.
+``FormStore`` is in it too: its reads, call records and writes (``create``, ``commit``,
+``hand_over``) are the port's, written once over primitives.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from formwork.webhooks.memory import InMemoryDeliveryLog
 ROOT = Path(__file__).resolve().parents[2]
 
 PORTS: dict[type, tuple[tuple[str, ...], tuple[type, ...]]] = {
+    FormStore: (FORM_STORE_PRIMITIVES, (InMemoryFormStore, DynamoDBFormStore)),
     FactStore: ((), (InMemoryFactStore, DynamoDBFactStore)),
     DraftStore: (DRAFT_PRIMITIVES, (InMemoryDraftStore, DynamoDBDraftStore)),
     FormDocumentStore: ((), (InMemoryFormDocumentStore, DynamoDBFormDocumentStore)),
@@ -138,17 +139,12 @@ def test_an_adapter_adds_no_public_method_to_its_ports(adapter: type) -> None:
     assert not extra, f"{adapter.__name__} adds {sorted(extra)}"
 
 
-def test_the_form_store_s_reads_and_call_records_are_the_port_s() -> None:
-    """``FormStore`` is half in the shape: its reads and call records are the port's, over
-    primitives; ``create``, ``commit`` and ``hand_over`` are still each adapter's."""
-    written_once = ("get", "list_conversation", "record_call", "get_call")
-    for adapter in (InMemoryFormStore, DynamoDBFormStore):
-        for name in written_once:
-            assert getattr(adapter, name) is getattr(FormStore, name), (adapter, name)
-        for name in FORM_STORE_PRIMITIVES:
-            assert name.startswith("_")
-            assert getattr(adapter, name) is not getattr(FormStore, name), (adapter, name)
-    assert FormStore.__abstractmethods__ == {"create", "commit", "hand_over"}
+def test_the_form_store_writes_once_and_asks_nothing_abstract() -> None:
+    """``FormStore``'s reads, call records and writes are the port's (its adapters are
+    checked with the other ports); a wrapper over its public methods still builds."""
+    for name in ("create", "commit", "hand_over", "get", "list_conversation", "record_call"):
+        assert inspect.isfunction(getattr(FormStore, name)), name
+    assert not FormStore.__abstractmethods__
 
 
 @pytest.mark.parametrize("port", list(PRIMITIVE_PORTS), ids=lambda port: port.__name__)
