@@ -188,30 +188,26 @@ class DynamoDBFormStore(
         return known.instance if known is not None else None
 
     def _write(
-        self,
-        commit: Commit,
-        stored: FormInstance,
-        applied: FormInstance,
-        target: FormInstance | None,
+        self, commit: Commit, stored: FormInstance, after: FormInstance, target: FormInstance | None
     ) -> None:
-        """One write: ``applied``'s home put on ``version = expected`` and its new revision
+        """One write: ``after``'s home put on ``version = expected`` and its new revision
         items, a handover's target (HOME, home and revision items, each conditional on not
         existing) and the call record. A handover's two homes share the conversation's
         partition; DynamoDB applies all of it or none of it."""
-        heads, actions = self._applied(commit, stored, applied)
-        home, closing = home_key(applied), len(actions)
+        heads, actions = self._applied(commit, stored, after)
+        home, closing = home_key(after), len(actions)
         if target is not None:
             start, target_home, creating = self._created(target)
             actions += creating
         if commit.call is not None:
             actions.append(call_put(self._table, home[0], commit.call))
         try:
-            self._send(actions, (target or applied).form_id)
+            self._send(actions, (target or after).form_id)
         except (
             self._client.exceptions.ConditionalCheckFailedException,
             self._client.exceptions.TransactionCanceledException,
         ) as exc:
-            error = self._refused(exc, commit, applied, home)
+            error = self._refused(exc, commit, after, home)
             if (
                 target is not None
                 and type(error) is StoreError
@@ -219,7 +215,7 @@ class DynamoDBFormStore(
             ):
                 raise AlreadyExists(f"instance {target.id} already exists") from None
             raise error from None
-        self._keep(Known(applied.snapshot(), heads), home)  # the port hands ``applied`` out
+        self._keep(Known(after.snapshot(), heads), home)  # the port hands ``after`` out
         if target is not None:
             self._keep(start, target_home)
 

@@ -110,13 +110,9 @@ class InMemoryFormStore(
             return stored
 
     def _write(
-        self,
-        commit: Commit,
-        stored: FormInstance,
-        applied: FormInstance,
-        target: FormInstance | None,
+        self, commit: Commit, stored: FormInstance, after: FormInstance, target: FormInstance | None
     ) -> None:
-        check_instance(applied)  # SizeLimit: nothing stored
+        check_instance(after)  # SizeLimit: nothing stored
         if target is not None:
             check_instance(target)
         key = (stored.principal, stored.conversation_id)
@@ -128,7 +124,7 @@ class InMemoryFormStore(
             if target is not None and target.id in self._instances:
                 raise AlreadyExists(f"instance {target.id} already exists")
             record = _record_text(commit.call)  # the call's result rendered: the write is made
-            kept = applied.snapshot()
+            kept = after.snapshot()
             if target is not None:
                 self._hand_over(key, current, kept, target, commit.call, record)
                 return

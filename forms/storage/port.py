@@ -160,13 +160,9 @@ class FormStore(CallRecords, ABC):
         raise NotImplementedError
 
     def _write(
-        self,
-        commit: Commit,
-        stored: FormInstance,
-        applied: FormInstance,
-        target: FormInstance | None,
+        self, commit: Commit, stored: FormInstance, after: FormInstance, target: FormInstance | None
     ) -> None:
-        """Store ``applied`` (what ``commit`` makes of ``stored``: the adapter keeps a copy of
+        """Store ``after`` (what ``commit`` makes of ``stored``: the adapter keeps a copy of
         it, since the port hands it to the caller), ``target`` when a handover starts one (the
         port's copy, the adapter's to keep), and the call's record, at once, only if the
         stored version is still ``commit.expected_version``. Otherwise ``CallRecorded`` (the
