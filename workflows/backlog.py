@@ -21,7 +21,7 @@ from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 
 if TYPE_CHECKING:
-    from temporalio.client import Client
+    from temporalio.service import ServiceClient
 
 
 @dataclass(frozen=True)
@@ -46,15 +46,16 @@ class Backlog:
         return self.tasks / max(self.workers, 1)
 
 
-async def describe_backlog(client: Client, task_queue: str) -> Backlog:
-    """The backlog of ``task_queue`` in the client's namespace."""
+async def describe_backlog(service: ServiceClient, namespace: str, task_queue: str) -> Backlog:
+    """The backlog of ``task_queue`` in ``namespace``, asked of the workflow service alone
+    (no ``temporalio.client``: ``formwork.temporal.connection``)."""
     counts: dict[int, int] = {}
     age = 0.0
     identities: set[str] = set()
     for kind in (TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW, TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY):
-        response = await client.workflow_service.describe_task_queue(
+        response = await service.workflow_service.describe_task_queue(
             DescribeTaskQueueRequest(
-                namespace=client.namespace,
+                namespace=namespace,
                 task_queue=TaskQueue(name=task_queue, kind=TaskQueueKind.TASK_QUEUE_KIND_NORMAL),
                 task_queue_type=kind,
                 report_stats=True,

@@ -23,7 +23,10 @@ The variable names other than ``FORMWORK_TEMPORAL_SECRET_ID`` are those of Tempo
 SDK environment configuration.
 
 A ``Client`` belongs to the event loop it connected on; keep one per process (the worker has
-its own; the Lambda functions keep theirs in ``formwork.temporal.dispatch``).
+its own; the Lambda functions keep theirs in ``formwork.temporal.connection``).
+``connect_service`` connects the gRPC services alone, with the same settings: importing this
+module does not load ``temporalio.client`` (``connect`` does), so a process that only reads a
+task queue's backlog never pays for it.
 """
 
 from __future__ import annotations
@@ -35,11 +38,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from temporalio.client import Client, TLSConfig
+from temporalio.service import ConnectConfig, ServiceClient, TLSConfig
 
 from formwork.temporal.settings import ConfigError, TemporalSettings
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
 
 _log = logging.getLogger("formwork.temporal")
 
@@ -158,6 +164,8 @@ async def connect(
 ) -> Client:
     """A client for ``settings`` (call it on the loop that will use the client). A secret is
     read off the loop, in a thread."""
+    from temporalio.client import Client
+
     found = await asyncio.to_thread(credentials, settings, read)
     return await Client.connect(
         settings.address,
@@ -165,6 +173,24 @@ async def connect(
         api_key=found.api_key,
         tls=tls_config(settings, found),
         identity=identity,
+    )
+
+
+async def connect_service(
+    settings: TemporalSettings, *, identity: str | None = None, read: SecretReader | None = None
+) -> ServiceClient:
+    """The gRPC services alone for ``settings``, connected as ``connect`` connects (what its
+    client is built on): same address, TLS and credentials; requests name the namespace. For
+    a process that needs no ``Client`` (the backlog function), which this module's import does
+    not load."""
+    found = await asyncio.to_thread(credentials, settings, read)
+    return await ServiceClient.connect(
+        ConnectConfig(
+            target_host=settings.address,
+            api_key=found.api_key,
+            tls=tls_config(settings, found),
+            identity=identity or "",
+        )
     )
 
 

@@ -22,23 +22,24 @@ waited for: it waits for a human, or its deadline). ``notify_decided`` signals i
 effort, once the API has stored a decision.
 
 One Temporal client per warm container, connected on one event loop that a daemon thread
-runs for the life of the process (``TemporalConnection``); calls from the handler's thread
-hop onto it. No ``asyncio.run`` per call: a client only works on the loop it connected on.
+runs for the life of the process (``TemporalConnection``, ``formwork.temporal.connection``);
+calls from the handler's thread hop onto it. No ``asyncio.run`` per call: a client only works
+on the loop it connected on.
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import functools
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from forms.hook_speed import HookName, HookTimes, declared_slow
-from formwork.temporal.settings import DispatchSettings, TemporalSettings
+from formwork.temporal.connection import TemporalConnection, connection_for
+from formwork.temporal.settings import DispatchSettings
 from formwork.temporal.shared import (
     DECIDED_SIGNAL,
     ApprovalInput,
@@ -49,12 +50,9 @@ from formwork.temporal.shared import (
 from formwork.temporal.starter import RunInput, StartReport, start_hooks
 
 if TYPE_CHECKING:
-    from temporalio.client import Client
-
     from forms.app.hooks import HookRunner
     from forms.instance import FormInstance, OutboxEntry
 
-T = TypeVar("T")
 _log = logging.getLogger("formwork.dispatch")
 
 START_TIMEOUT_SECONDS = 8.0
@@ -62,100 +60,6 @@ START_TIMEOUT_SECONDS = 8.0
 then dispatches what it could not)."""
 SIGNAL_TIMEOUT_SECONDS = 3.0
 """How long the API may spend telling an approval's workflow about a decision."""
-
-
-class TemporalConnection:
-    """One event loop, run by a daemon thread, and one Temporal client connected on it.
-
-    ``run(coro)`` runs a coroutine on that loop from any thread and waits for it; coroutines
-    get the client with ``await connection.client()`` (connected on first use, again after a
-    failed attempt).
-    """
-
-    def __init__(self, connect: Callable[[], Awaitable[Client]]) -> None:
-        self._connect = connect
-        self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._client: Client | None = None
-        self._connecting: asyncio.Future[Client] | None = None
-
-    def _running_loop(self) -> asyncio.AbstractEventLoop:
-        with self._lock:
-            if self._loop is None or self._loop.is_closed():
-                loop = asyncio.new_event_loop()
-                thread = threading.Thread(
-                    target=loop.run_forever, name="temporal-loop", daemon=True
-                )
-                thread.start()
-                self._loop, self._thread = loop, thread
-            return self._loop
-
-    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        """Run ``coro`` on the connection's loop; cancel it and raise ``TimeoutError`` after
-        ``timeout`` seconds."""
-        future = asyncio.run_coroutine_threadsafe(coro, self._running_loop())
-        try:
-            return future.result(timeout)
-        except TimeoutError:
-            future.cancel()
-            raise
-
-    async def client(self) -> Client:
-        if self._client is not None:
-            return self._client
-        if self._connecting is None:
-            self._connecting = asyncio.ensure_future(self._connect())
-        connecting = self._connecting
-        try:
-            client = await asyncio.shield(connecting)
-        except BaseException:
-            if self._connecting is connecting and connecting.done():
-                self._connecting = None
-            raise
-        self._client = client
-        return client
-
-    def close(self) -> None:
-        """Drop the client and stop the loop's thread (at exit too: the SDK's native threads
-        must not call back into an interpreter that is shutting down)."""
-        with self._lock:
-            loop, self._loop = self._loop, None
-            thread, self._thread = self._thread, None
-            self._client, self._connecting = None, None
-        if loop is None or loop.is_closed():
-            return
-        loop.call_soon_threadsafe(loop.stop)
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=5)
-
-
-_connections: dict[TemporalSettings, TemporalConnection] = {}
-_connections_lock = threading.Lock()
-
-
-@atexit.register
-def _close_connections() -> None:
-    with _connections_lock:
-        connections = list(_connections.values())
-    for connection in connections:
-        connection.close()
-
-
-def connection_for(settings: TemporalSettings) -> TemporalConnection:
-    """This process's connection for ``settings`` (one per distinct configuration)."""
-    with _connections_lock:
-        found = _connections.get(settings)
-        if found is None:
-            from formwork.temporal.client import connect
-
-            identity = "formwork-lambda"
-
-            async def connect_now() -> Client:
-                return await connect(settings, identity=identity)
-
-            found = _connections[settings] = TemporalConnection(connect_now)
-        return found
 
 
 @runtime_checkable
@@ -395,3 +299,14 @@ class _Took:
         for key in running:
             found[key] = float(wait_ms)
         return found
+
+
+__all__ = [  # the connection's names too: they lived here, and the dispatcher's callers use them
+    "SIGNAL_TIMEOUT_SECONDS",
+    "START_TIMEOUT_SECONDS",
+    "Marker",
+    "TemporalConnection",
+    "TemporalDispatcher",
+    "connection_for",
+    "policy_from",
+]

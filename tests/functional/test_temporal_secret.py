@@ -19,7 +19,7 @@ from temporalio.client import Client, TLSConfig
 
 from formwork.config import ConfigError, Settings, TemporalSettings
 from formwork.temporal import client as temporal_client
-from formwork.temporal import dispatch
+from formwork.temporal import connection as temporal_connection
 from formwork.temporal.client import (
     Credentials,
     CredentialsUnavailable,
@@ -223,14 +223,14 @@ def test_the_lambda_connection_reads_the_secret_when_it_connects(
     fake = FakeSecretsManager({ARN: API_KEY})
     monkeypatch.setattr(temporal_client, "_providers", {"eu-west-1": provider(fake)})
     settings = Settings.from_env(CLOUD).temporal
-    connection = dispatch.connection_for(settings)
+    connection = temporal_connection.connection_for(settings)
     try:
         # WHEN it connects (the first dispatch of a warm container)
         connected: Any = connection.run(connection.client(), timeout=10)
         assert connected == "client"
     finally:
         connection.close()
-        monkeypatch.delitem(dispatch._connections, settings)
+        monkeypatch.delitem(temporal_connection._connections, settings)
     # THEN the secret was read, in the ARN's region, and its key used
     assert fake.calls == [ARN]
     (call,) = recorder.calls

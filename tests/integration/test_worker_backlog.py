@@ -14,6 +14,7 @@ from temporalio.client import Client
 from formwork.aws.backlog import lambda_handler
 from formwork.config import Settings, TemporalSettings
 from formwork.infra.local.temporal import LocalTemporal
+from formwork.temporal.connection import connection_for
 from tests.support import app_for
 
 
@@ -58,3 +59,24 @@ def test_the_backlog_of_a_queue_no_worker_polls_is_published_per_worker(
     ]
     assert (per_worker["TaskQueue"], per_worker["service"]) == (queue, "formwork")
     assert set(by_name) == {"BacklogPerWorker", "Backlog", "BacklogAgeSeconds", "PollingWorkers"}
+
+
+def test_a_dispatch_after_the_backlog_uses_the_backlogs_connection(
+    temporal: LocalTemporal,
+) -> None:
+    queue = f"backlog-{uuid.uuid4().hex[:8]}"
+    settings = TemporalSettings(temporal.address, task_queue=queue)
+    app = app_for(settings=Settings(temporal=settings))
+    # GIVEN the backlog function ran in this process: an empty queue, on the services alone
+    assert lambda_handler({}, None, app=app)["workflow_tasks"] == 0
+    connection = connection_for(settings)
+
+    # WHEN a run is started on the process's connection's client (as a dispatch does)
+    async def start() -> bool:
+        client = await connection.client()
+        await client.start_workflow("HookWorkflow", id=f"{queue}-0", task_queue=queue)
+        return client.service_client is await connection.service()
+
+    shared = connection.run(start(), timeout=20)
+    # THEN the run started on a client made from the backlog's services: one connection
+    assert shared
