@@ -92,7 +92,7 @@ class TemporalConnection:
         if self._client is None and self._service is None:
             await self._join(self._open_client)
         if self._client is None:
-            from temporalio.client import Client  # noqa: PLC0415 (see the module)
+            from temporalio.client import Client
 
             self._client = Client(self._connected_service(), namespace=self.namespace)
         return self._client
