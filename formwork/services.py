@@ -304,7 +304,7 @@ def build_migration_starter(settings: Settings) -> MigrationStarter | None:
     in a deployment that runs no Temporal worker."""
     if settings.dispatch != "temporal":
         return None
-    from formwork.temporal.dispatch import connection_for
+    from formwork.temporal.connection import connection_for
     from formwork.temporal.migration_starter import TemporalMigrationStarter
 
     temporal = settings.temporal

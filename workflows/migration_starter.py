@@ -1,13 +1,13 @@
 """Starting a bulk migration's workflow from the API (``forms.app.migrations.MigrationStarter``
 on Temporal), on the process's Temporal connection
-(``formwork.temporal.dispatch.connection_for``)."""
+(``formwork.temporal.connection.connection_for``)."""
 
 from __future__ import annotations
 
 from temporalio.common import WorkflowIDConflictPolicy
 
 from forms.app.migrations import StartFailed
-from formwork.temporal.dispatch import TemporalConnection
+from formwork.temporal.connection import TemporalConnection
 from formwork.temporal.migrations import (
     MIGRATION_WORKFLOW,
     MigrationInput,

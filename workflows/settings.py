@@ -1,7 +1,7 @@
 """The Temporal adapter's settings: how to reach Temporal, checked when made.
 
 ``TemporalSettings`` is a value the adapter is given (``formwork.temporal.client.connect``,
-``formwork.temporal.dispatch.connection_for``); ``formwork.config`` reads it from the environment,
+``formwork.temporal.connection.connection_for``); ``formwork.config`` reads it from the environment,
 with every other setting, and re-exports it. ``ConfigError`` and ``invalid`` are here for the same
 reason: the adapter raises them (a bad value, an unreadable secret) and imports nothing of
 ``formwork``, the composition root that imports the adapter; everyone else takes them from
