@@ -44,7 +44,7 @@ from formwork.storage import (
     build_dynamodb_client,
     storage_for,
 )
-from formwork.webhook_secrets import build_secret_source
+from formwork.webhook_secrets import build_secret_source, build_secrets_client
 
 if TYPE_CHECKING:
     from forms.app.behind import Behind
@@ -330,4 +330,15 @@ class App:
         return self._part(
             f"secrets.{direction}",
             lambda: build_secret_source(self.settings, self.webhook_settings, direction),
+        )
+
+    def secrets_provider(self) -> Any:
+        """Powertools' ``SecretsProvider`` over this App's Secrets Manager client, built on first
+        use: each secret's value is kept for the ``max_age`` its reader asks (the page key's
+        ``KEY_REFRESH_SECONDS``). An App part, so a test's App starts with nothing read."""
+        from aws_lambda_powertools.utilities.parameters import SecretsProvider
+
+        return self._part(
+            "secrets_provider",
+            lambda: SecretsProvider(boto3_client=build_secrets_client(self.settings)),
         )

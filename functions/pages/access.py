@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -78,7 +77,7 @@ from formwork.aws.pages.tokens import (
     read_link,
     read_session,
 )
-from formwork.bootstrap import App, build_secrets_client
+from formwork.bootstrap import App
 from formwork.config import ConfigError, invalid
 
 if TYPE_CHECKING:  # the storage package (with the engine's models) loads with the first page
@@ -180,10 +179,6 @@ class PageSettings:
 
 # ---------------------------------------------------------------------------- the key
 
-_key_lock = threading.Lock()
-_providers: dict[str, Any] = {}
-"""Powertools' ``SecretsProvider`` per secret id: it keeps the value ``KEY_REFRESH_SECONDS``."""
-
 
 def page_key(app: App) -> bytes:
     """The key pages are signed with (see the module's docstring for where it comes from)."""
@@ -206,14 +201,7 @@ def page_key(app: App) -> bytes:
 
 
 def _secret_key(app: App, secret_id: str) -> bytes:
-    from aws_lambda_powertools.utilities.parameters import SecretsProvider
-
-    with _key_lock:
-        provider = _providers.get(secret_id)
-        if provider is None:
-            provider = SecretsProvider(boto3_client=build_secrets_client(app.settings))
-            _providers[secret_id] = provider
-    value = provider.get(secret_id, max_age=KEY_REFRESH_SECONDS)
+    value = app.secrets_provider().get(secret_id, max_age=KEY_REFRESH_SECONDS)
     text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value or "")
     if len(text.strip()) < MIN_KEY_CHARS:
         raise ConfigError(

@@ -9,6 +9,7 @@ import pytest
 
 from forms.storage.page_links import InMemoryPageLinkLedger, PageLinkLedger
 from forms.storage.page_links_contract import PageLinkLedgerContract
+from formwork import application
 from formwork.aws.http import is_page
 from formwork.aws.pages import access
 from formwork.config import ConfigError
@@ -176,8 +177,7 @@ def test_a_key_from_secrets_manager_is_read_once_and_kept(
 
     monkeypatch.delenv(access.KEY_VARIABLE, raising=False)
     monkeypatch.setenv(access.KEY_SECRET_VARIABLE, "arn:aws:secretsmanager:x:1:secret:page-key")
-    monkeypatch.setattr(access, "build_secrets_client", lambda settings: Client())
-    monkeypatch.setattr(access, "_providers", {})
+    monkeypatch.setattr(application, "build_secrets_client", lambda settings: Client())
     app = app_for()
     assert access.page_key(app) == access.page_key(app) == b"x" * 64
     assert reads == ["arn:aws:secretsmanager:x:1:secret:page-key"]
