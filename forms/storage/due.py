@@ -92,13 +92,18 @@ class DueIndex(ABC):
     ) -> Iterator[FormInstance]:
         """Each instance due at or before ``now``, as stored when its page was read, shard
         by shard, the earliest first within a shard. ``keep_going()`` is asked before each
-        page after the first; a False stops there (a Lambda running out of time)."""
+        page after the first is read; a False stops there, before the read (a Lambda running
+        out of time pays for no page it will not sweep)."""
         upto = sortable(now) + UPTO_END
         first = True
         for n in range(DUE_SHARDS):
-            for page in self._due_read(due_partition(n), upto):
+            pages = self._due_read(due_partition(n), upto)  # each page is read on next()
+            while True:
                 if not first and keep_going is not None and not keep_going():
                     return
+                page = next(pages, None)
+                if page is None:
+                    break
                 first = False
                 for instance in page:
                     if instance is None:
