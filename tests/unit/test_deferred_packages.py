@@ -11,10 +11,7 @@ from __future__ import annotations
 import importlib
 import json
 import json.decoder
-import os
-import subprocess
 import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -27,8 +24,7 @@ from formwork.aws.deferred_packages import (
     package_getattr,
     reexports,
 )
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.functional.test_cold_start import run as run_fresh
 
 ELSEWHERE = (
     "asyncio",  # AppSync's resolvers
@@ -44,19 +40,9 @@ ELSEWHERE = (
 
 
 def run(code: str) -> Any:
-    """``code`` in a fresh interpreter at the repository's root; the JSON of its last line."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "POWERTOOLS_TRACE_DISABLED": "true"}
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    """``code`` in a fresh interpreter at the repository's root, tracing off; the JSON of its
+    last line (the cold start tests' runner)."""
+    return run_fresh(code, {"POWERTOOLS_TRACE_DISABLED": "true"})
 
 
 def test_a_reexporting_init_maps_each_name_to_its_submodule() -> None:
