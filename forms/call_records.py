@@ -11,14 +11,46 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 from pydantic import JsonValue
 from pydantic_core import CoreSchema, core_schema
 
 from forms.field_log import Frozen
 
-__all__ = ["CallRecord", "NewCall"]
+__all__ = ["CallRecord", "NewCall", "Once"]
+
+T = TypeVar("T")
+
+
+class Once(Generic[T]):
+    """A value ``make()`` makes on the first call, once: every later call answers the same
+    value, and the maker (with what it closed over) is dropped. A call's deferred record here,
+    and its deferred result (``forms.app.calls.Rendering``)."""
+
+    __slots__ = ("_make", "_value")
+
+    def __init__(self, make: Callable[[], T]) -> None:
+        self._make: Callable[[], T] | None = make
+        self._value: T | None = None
+
+    @classmethod
+    def made(cls, value: T) -> Once[T]:
+        """A value already made."""
+        once: Once[T] = cls.__new__(cls)
+        once._make, once._value = None, value
+        return once
+
+    @property
+    def is_made(self) -> bool:
+        return self._make is None
+
+    def __call__(self) -> T:
+        make = self._make
+        if make is not None:
+            self._value = make()
+            self._make = None
+        return cast("T", self._value)  # made by now
 
 
 class CallRecord(Frozen):
@@ -42,29 +74,20 @@ class NewCall:
     never makes the record (``forms.app.loop``: the result is rendered after the commit
     decision). Read-only by convention (slots, no setters used)."""
 
-    __slots__ = ("_make", "_record", "call_id")
+    __slots__ = ("_record", "call_id")
 
-    def __init__(self, *, call_id: str, record: CallRecord) -> None:
+    def __init__(self, *, call_id: str, record: CallRecord | Once[CallRecord]) -> None:
         self.call_id = call_id
-        self._record: CallRecord | None = record
-        self._make: Callable[[], CallRecord] | None = None
+        self._record = record if isinstance(record, Once) else Once.made(record)
 
     @classmethod
     def deferred(cls, call_id: str, make: Callable[[], CallRecord]) -> NewCall:
         """A call whose record ``make()`` makes on the first read of ``record``, once."""
-        call = cls.__new__(cls)
-        call.call_id, call._record, call._make = call_id, None, make
-        return call
+        return cls(call_id=call_id, record=Once(make))
 
     @property
     def record(self) -> CallRecord:
-        record = self._record
-        if record is None:
-            if self._make is None:  # pragma: no cover - a record is given or made, never neither
-                raise RuntimeError("a call without a record")
-            record = self._record = self._make()
-            self._make = None
-        return record
+        return self._record()
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, NewCall):
@@ -74,7 +97,7 @@ class NewCall:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        made = repr(self._record) if self._record is not None else "<not made yet>"
+        made = repr(self._record()) if self._record.is_made else "<not made yet>"
         return f"NewCall(call_id={self.call_id!r}, record={made})"
 
     @classmethod

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 
+from forms.call_records import Once
 from forms.errors import BadRequest, ToolCallConflict, ToolCallExpired, TooManyConflicts
 from forms.instance import CallRecord, FormInstance, NewCall
 from forms.marked import constructed
@@ -109,26 +110,13 @@ def _record(call: CallId, result: Result, instance_id: str | None, now: datetime
     )
 
 
-class Rendering:
+class Rendering(Once[Result]):
     """A call's result, rendered by ``render()`` on the first call, once; every later call
     answers the same result. What a write's plan hands the commit loop instead of the result
     itself: the store renders it for the record of a write it is about to make, the caller
     for its answer after the loop, and an attempt that lost never renders it."""
 
-    __slots__ = ("_render", "_result")
-
-    def __init__(self, render: Callable[[], Result]) -> None:
-        self._render: Callable[[], Result] | None = render
-        self._result: Result | None = None
-
-    def __call__(self) -> Result:
-        result = self._result
-        if result is None:
-            if self._render is None:  # pragma: no cover - rendered, or still to render
-                raise RuntimeError("a rendering without its result")
-            result = self._result = self._render()
-            self._render = None  # what it closed over goes with it
-        return result
+    __slots__ = ()
 
 
 def check_replay(call: CallId, record: CallRecord, now: datetime, window: timedelta) -> None:
