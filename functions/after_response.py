@@ -24,12 +24,14 @@ no invocation waits for an answer that never comes.
 A registration that fails is logged and the function runs without it, as it did before.
 
 Written by hand: Powertools has no Extensions API client, and the API is two HTTP requests
-(register; next event), which ``http.client`` makes without another dependency.
+(register; next event), which ``http.client`` makes without another dependency. It is
+imported when the extension registers, not with this module: outside Lambda (the local stack,
+the tests, a handler imported by another function) nothing here makes a request, and
+``http.client`` (with ``ssl`` and ``email``) is a tenth of a cold start's import.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
 import os
@@ -37,11 +39,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from forms.app.behind import PROCESS
 from formwork import process
-from formwork.bootstrap import App
+
+if TYPE_CHECKING:
+    from formwork.bootstrap import App
 
 _log = logging.getLogger("formwork")
 
@@ -52,10 +55,18 @@ MARGIN_MS = 500
 ATTEMPTS = 3
 """Failed next-event requests in a row before the extension reports an error and stops."""
 _API = "/2020-01-01/extension"
-FAILURES = (OSError, ValueError, http.client.HTTPException)
-"""What a request to the Extensions API can fail with: no connection, a refusal or a body
-that is not an event (``ValueError``), a malformed HTTP answer (``HTTPException``, which is
-neither of the others)."""
+
+
+def request_failures() -> tuple[type[Exception], ...]:
+    """What a request to the Extensions API can fail with: no connection, a refusal or a body
+    that is not an event (``ValueError``), a malformed HTTP answer (``HTTPException``, which is
+    neither of the others). A function, so that ``http.client`` loads only when it is used (an
+    ``except`` clause evaluates its expression only when an exception reaches it)."""
+    import http.client
+
+    return (OSError, ValueError, http.client.HTTPException)
+
+
 _KEPT = 64
 """How many answered request ids are kept (an invocation is answered before or after the
 extension hears of it; one environment serves one at a time)."""
@@ -68,7 +79,7 @@ class AfterResponse:
     def __init__(
         self,
         runtime_api: str,
-        settle: Callable[[float], int] = PROCESS.settle,
+        settle: Callable[[float], int] | None = None,
         *,
         name: str = NAME,
         margin_ms: int = MARGIN_MS,
@@ -78,6 +89,10 @@ class AfterResponse:
         if not host or not port.isdigit():
             raise ValueError(f"AWS_LAMBDA_RUNTIME_API is not host:port: {runtime_api!r}")
         self._host, self._port = host, int(port)
+        if settle is None:  # the process-wide work, as a Memory built without an App tracks it
+            from forms.app.behind import PROCESS
+
+            settle = PROCESS.settle
         self._settle = settle
         self._name = name
         self._margin_ms = margin_ms
@@ -97,7 +112,7 @@ class AfterResponse:
     # ------------------------------------------------------------------ the extension
 
     def register(self) -> None:
-        """Register for invocations; raises one of ``FAILURES`` when that fails."""
+        """Register for invocations; raises one of ``request_failures()`` when that fails."""
         status, headers, _ = self._request(
             "POST",
             f"{_API}/register",
@@ -122,7 +137,7 @@ class AfterResponse:
         while True:
             try:
                 event = self._next()
-            except FAILURES as exc:
+            except request_failures() as exc:
                 failures += 1
                 _log.warning("after-response: next event failed (%s)", type(exc).__name__)
                 if failures >= ATTEMPTS:
@@ -183,13 +198,15 @@ class AfterResponse:
                 },
                 b"{}",
             )
-        except FAILURES:
+        except request_failures():
             _log.warning("after-response: reporting its error failed")
 
     def _request(
         self, method: str, path: str, headers: dict[str, str], body: bytes | None = None
     ) -> tuple[int, dict[str, str], bytes]:
         # no timeout: the next event is a long poll that lasts until Lambda has one
+        import http.client
+
         connection = http.client.HTTPConnection(self._host, self._port, timeout=None)
         try:
             connection.request(method, path, body=body, headers=headers)
@@ -212,7 +229,7 @@ def install(handler: str, app: Callable[[], App] = process.app) -> AfterResponse
     try:
         extension = AfterResponse(runtime_api, app().behind.settle)
         extension.register()
-    except FAILURES as exc:
+    except request_failures() as exc:
         _log.warning("after-response: not registered (%s); work behind an answer may wait", exc)
         return None
     extension.start()

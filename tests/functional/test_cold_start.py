@@ -111,6 +111,9 @@ DEFERRED = (
     "aws_xray_sdk",  # the Tracer's: only when tracing is on, and then on the first invocation
     "boto3",
     "botocore.client",
+    # the after-response extension's HTTP client (with ssl and email): when it registers, on
+    # Lambda only (boto3 imports it too, with the first AWS request)
+    "http.client",
     "forms.storage.dynamodb",
     "aws_lambda_powertools.event_handler.openapi.models",  # the document and Swagger UI only
     "aws_lambda_powertools.event_handler.openapi.swagger_ui",
