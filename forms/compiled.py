@@ -184,6 +184,30 @@ class CompiledForm:
         return tuple(hook for hook in self.hooks if hook.kind == "checkpoint")
 
     @cached_property
+    def field_hooks(self) -> dict[str, Hook]:
+        """Each field's on-fill hook, by field id."""
+        return {hook.target: hook for hook in self.hooks if hook.kind == "field"}
+
+    @cached_property
+    def step_hooks(self) -> dict[str, Hook]:
+        """Each step's on-complete hook, by step id."""
+        return {hook.target: hook for hook in self.hooks if hook.kind == "step"}
+
+    @cached_property
+    def checkpoint_runs(self) -> tuple[tuple[Hook, CompiledCheckpoint, str], ...]:
+        """Each checkpoint's hook, the checkpoint, and how its predicate is named in errors,
+        in dispatch order: what every commit asks again."""
+        return tuple(
+            (hook, self.checkpoints[hook.target], f"checkpoint {hook.target!r} when")
+            for hook in self.checkpoint_hooks
+        )
+
+    @cached_property
+    def approval_hooks(self) -> tuple[Hook, ...]:
+        """The hooks that wait for an approval, in dispatch order."""
+        return tuple(hook for hook in self.hooks if hook.approval is not None)
+
+    @cached_property
     def hook_position(self) -> dict[str, int]:
         """Each hook's place in dispatch order."""
         return {hook.id: i for i, hook in enumerate(self.hooks)}

@@ -79,9 +79,8 @@ def stale_decisions(
     crossing: the answers it was given on changed (a new approval is owed), or the checkpoint
     stopped holding. A decision only ever stands for the values it was made on."""
     changes: dict[str, FieldChange] = {}
-    for hook in form.hooks:
-        if hook.approval is None:
-            continue
+    for hook in form.approval_hooks:
+        assert hook.approval is not None
         history = instance.field(hook.approval.field)
         occurrence = decision_occurrence(history.in_force())
         if occurrence is None:

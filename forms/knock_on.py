@@ -33,6 +33,8 @@ def raise_entries(
     Depth and the loop are read from ``provisional.state.outbox``, the outbox before them."""
     added: list[OutboxEntry] = []
     stopped: list[OutboxEntry] = []
+    if not evaluation.rising:
+        return added, stopped
     before = provisional.state.outbox
     depth = _depth(before, cause)
     for hook in evaluation.rising:
