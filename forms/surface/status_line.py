@@ -13,7 +13,8 @@ show a step's position, progress and preview in the same words, from here.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -37,41 +38,81 @@ def form_tag(instance: FormInstance, qualify: bool) -> str:
     return inline(f"{instance.form_id}#{instance.id}" if qualify else instance.form_id)
 
 
+@dataclass(frozen=True, slots=True)
+class StepParts:
+    """What the status line shows of a step that the definition alone decides."""
+
+    index: int
+    title: str
+    """The author's title as written (``_titled`` memoises by it)."""
+    quoted: str
+    """The title as the open step's line quotes it: ``"Trip"``."""
+    offered: tuple[tuple[str, str], ...]
+    """Each field the agent is asked (``offered``), in order: its id and its label as the
+    line names it (``_brief``)."""
+    cased: tuple[tuple[str, str], ...]
+    """The same fields with their labels as a derived preview shows them (``_cased``)."""
+    titled: str | None
+    """The step as the ``later:`` line shows it, when its author wrote the preview (the same
+    words whatever applies); None: derived from the labels of the fields that apply."""
+
+
+@dataclass(frozen=True, slots=True)
+class FormParts:
+    """The status line's parts a compiled form decides alone, made once per form: the tag,
+    and each step's (``StepParts``), by id and by position."""
+
+    tag: str
+    steps: Mapping[str, StepParts]
+    by_index: tuple[StepParts, ...]
+
+
+_PARTS = "_status_line_parts"
+
+
+def form_parts(form: CompiledForm) -> FormParts:
+    """``form``'s parts, made on the first call and kept on the form (as a cached property
+    keeps its value: the compiled form is immutable, and a new version is a new object)."""
+    parts: FormParts | None = vars(form).get(_PARTS)
+    if parts is None:
+        parts = vars(form)[_PARTS] = _parts_of(form)
+    return parts
+
+
+def _parts_of(form: CompiledForm) -> FormParts:
+    steps: dict[str, StepParts] = {}
+    for step in form.steps.values():
+        offered = [form.fields[f] for f in step.fields if form.fields[f].offered]
+        steps[step.id] = StepParts(
+            index=form.step_index[step.id],
+            title=step.title,
+            quoted=f'"{_brief(step.title)}"',
+            offered=tuple((f.id, _brief(f.label)) for f in offered),
+            cased=tuple((f.id, _cased(f.label)) for f in offered),
+            titled=_titled(step.title, inline(step.preview)) if step.preview else None,
+        )
+    by_index = tuple(steps[s] for s in form.step_order)
+    return FormParts(f"[form: {inline(form.id)}]", steps, by_index)
+
+
 def status_line(
     form: CompiledForm, instance: FormInstance, ev: Evaluation, qualify: bool = False
 ) -> str | None:
     """The tier-0 line(s) for one instance, or None when it is closed."""
     if instance.state.status != "open":
         return None
-    tag = f"[form: {form_tag(instance, qualify)}]"
+    parts = form_parts(form)
+    if qualify or instance.form_id != form.id:
+        tag = f"[form: {form_tag(instance, qualify)}]"
+    else:
+        tag = parts.tag
     lines: list[str]
     if ev.open_step is None and ev.ready:
         lines = [f"{tag} complete (still open for corrections); submit it once the user confirms"]
     elif ev.open_step is None:
         lines = [f"{tag} all answered, not complete"]
     else:
-        step = form.steps[ev.open_step]
-        position = step_position(form, ev, step)
-        assert position is not None, "the open step applies"
-        fields = [ev.fields[f] for f in step.fields]
-        if ev.revisit == step.id:
-            recheck = [
-                _label(form, f) for f in fields if f.status == "ask_again" and _asked(form, f)
-            ]
-            head = f'{tag} back at step {position} "{_brief(step.title)}": go through it again'
-            lines = [head + (" · check: " + _listed(recheck) if recheck else "")]
-        else:
-            pending = [
-                _brief(field.label)
-                for field in (form.fields[f.id] for f in fields if f.status == "pending")
-                if field.offered
-            ]
-            head = f'{tag} step {position} "{_brief(step.title)}"'
-            lines = [head + (" · pending: " + _listed(pending) if pending else "")]
-            lines.extend(_invalid_lines(form, fields))
-        later = _later_line(form, ev, step)
-        if later:
-            lines.append(later)
+        lines = _open_step_lines(form, parts, ev, form.steps[ev.open_step], tag)
     lines.extend(memory_lines(form, instance, ev))
     if instance.state.page_edits:
         lines.append(page_line(form, instance))
@@ -98,6 +139,31 @@ def status_line(
     return "\n".join(lines)
 
 
+def _open_step_lines(
+    form: CompiledForm, parts: FormParts, ev: Evaluation, step: CompiledStep, tag: str
+) -> list[str]:
+    """The open step's line (its pending labels, or what to check again on a revisit), a line
+    per answer this version refuses, then the ``later:`` line."""
+    shown = parts.steps[step.id]
+    place = ev.steps.position(shown.index)
+    assert place is not None, "the open step applies"
+    head = f"{tag} step {place[0]}/{place[1]} {shown.quoted}"
+    readings = ev.fields
+    if ev.revisit == step.id:
+        recheck = [label for f, label in shown.offered if readings[f].status == "ask_again"]
+        head = f"{tag} back at step {place[0]}/{place[1]} {shown.quoted}: go through it again"
+        lines = [head + (" · check: " + _listed(recheck) if recheck else "")]
+    else:
+        pending = [label for f, label in shown.offered if readings[f].status == "pending"]
+        lines = [head + (" · pending: " + _listed(pending) if pending else "")]
+        if any(readings[f].status == "invalid" for f in step.fields):
+            lines.extend(_invalid_lines(form, [readings[f] for f in step.fields]))
+    later = _later_line(form, ev, step)
+    if later:
+        lines.append(later)
+    return lines
+
+
 def page_line(form: CompiledForm, instance: FormInstance) -> str:
     """What the person changed on their form page since the agent's last write, each field
     with what now stands (``Purpose = conference``, ``Notes (taken back)``), so the agent
@@ -120,14 +186,6 @@ def page_line(form: CompiledForm, instance: FormInstance) -> str:
         + _listed(told)
         + "; keep these unless they say otherwise"
     )
-
-
-def _asked(form: CompiledForm, fe: FieldEval) -> bool:
-    return form.fields[fe.id].offered
-
-
-def _label(form: CompiledForm, fe: FieldEval) -> str:
-    return _brief(form.fields[fe.id].label)
 
 
 STATUS_TEXT_CHARS = 80
@@ -173,10 +231,15 @@ def _later_line(form: CompiledForm, ev: Evaluation, open_step: CompiledStep) -> 
     after, more = ev.steps.later(form.step_index[open_step.id], LATER_STEPS)
     if not after:
         return None
-    order = form.step_order
-    shown = [
-        _titled(s.title, step_preview(form, s, ev)) for s in (form.steps[order[i]] for i in after)
-    ]
+    by_index, readings = form_parts(form).by_index, ev.fields
+    shown = []
+    for i in after:
+        step = by_index[i]
+        if step.titled is not None:  # the author's preview: the same words whatever applies
+            shown.append(step.titled)
+        else:
+            labels = (label for f, label in step.cased if readings[f].applies)
+            shown.append(_titled(step.title, _preview(labels)))
     if more:
         shown.append(f"+{more} more step{'' if more == 1 else 's'}")
     return "later: " + " · ".join(shown)
@@ -209,10 +272,14 @@ def preview_from_labels(labels: Iterable[str]) -> str:
     """The first few labels (at most ``_PREVIEW_LABELS``, within ``_PREVIEW_CHARS``), each
     lower-cased where that reads naturally, and ``…`` when some are left out. Reads no more
     of ``labels`` than it needs (a step of a hundred fields costs what one of four does)."""
+    return _preview(_cased(label) for label in labels)
+
+
+def _preview(cased: Iterable[str]) -> str:
+    """``preview_from_labels`` of labels already as a preview shows them (``_cased``)."""
     shown: list[str] = []
     length = 0
-    for label in labels:
-        text = _cased(label)
+    for text in cased:
         if not shown:
             if len(text) > _PREVIEW_CHARS:
                 return text[: _PREVIEW_CHARS - 1].rstrip() + "…"
