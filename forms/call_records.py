@@ -72,22 +72,43 @@ class NewCall:
     given, or made when a store first reads it (``deferred``), which a store does only for a
     write it is about to make. A write that loses its compare-and-set, or finds the id taken,
     never makes the record (``forms.app.loop``: the result is rendered after the commit
-    decision). Read-only by convention (slots, no setters used)."""
+    decision). Read-only by convention (slots, no setters used).
 
-    __slots__ = ("_record", "call_id")
+    ``record_json`` is the record as JSON text, what a store keeps: ``record``'s
+    ``model_dump_json()``, or the same text made without the model (``deferred``'s ``text``)."""
 
-    def __init__(self, *, call_id: str, record: CallRecord | Once[CallRecord]) -> None:
+    __slots__ = ("_record", "_text", "call_id")
+
+    def __init__(
+        self,
+        *,
+        call_id: str,
+        record: CallRecord | Once[CallRecord],
+        text: Once[str] | None = None,
+    ) -> None:
         self.call_id = call_id
         self._record = record if isinstance(record, Once) else Once.made(record)
+        self._text = text
 
     @classmethod
-    def deferred(cls, call_id: str, make: Callable[[], CallRecord]) -> NewCall:
-        """A call whose record ``make()`` makes on the first read of ``record``, once."""
-        return cls(call_id=call_id, record=Once(make))
+    def deferred(
+        cls, call_id: str, make: Callable[[], CallRecord], text: Callable[[], str] | None = None
+    ) -> NewCall:
+        """A call whose record ``make()`` makes on the first read of ``record``, once; and
+        ``text()``, when given, its JSON text on the first ``record_json()`` (the same text
+        as the record's ``model_dump_json()``, made without the model)."""
+        return cls(call_id=call_id, record=Once(make), text=None if text is None else Once(text))
 
     @property
     def record(self) -> CallRecord:
         return self._record()
+
+    def record_json(self) -> str:
+        """``record.model_dump_json()``: the text a store keeps and reads back (stored
+        records of either way read the same: the text is the same)."""
+        if self._text is not None:
+            return self._text()
+        return self._record().model_dump_json()
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, NewCall):

@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 
+from pydantic_core import to_json
+
 from forms.call_records import Once
 from forms.errors import BadRequest, ToolCallConflict, ToolCallExpired, TooManyConflicts
 from forms.instance import CallRecord, FormInstance, NewCall
 from forms.marked import constructed
-from forms.surface.results import Result, as_json
+from forms.surface.results import Result, as_json, is_plain
 from forms.surface.tools import WRITES
 
 DEFAULT_REPLAY_WINDOW = timedelta(hours=24)
@@ -93,8 +95,13 @@ def deferred_call(
 ) -> NewCall:
     """``new_call`` for a result not rendered yet: the record, and the result with it, is
     made when the store reads it to write it (``NewCall.deferred``), so an attempt that
-    loses its compare-and-set, or finds the id taken, renders nothing."""
-    return NewCall.deferred(call.id, lambda: _record(call, result(), instance_id, now))
+    loses its compare-and-set, or finds the id taken, renders nothing. Its JSON text is made
+    without the model (``record_json``)."""
+    return NewCall.deferred(
+        call.id,
+        lambda: _record(call, result(), instance_id, now),
+        lambda: record_json(call, result(), instance_id, now),
+    )
 
 
 def _record(call: CallId, result: Result, instance_id: str | None, now: datetime) -> CallRecord:
@@ -108,6 +115,25 @@ def _record(call: CallId, result: Result, instance_id: str | None, now: datetime
         at=now,
         instance_id=instance_id,
     )
+
+
+def record_json(call: CallId, result: Result, instance_id: str | None, now: datetime) -> str:
+    """The text of ``_record(...).model_dump_json()``, in one pass when ``result`` is plain
+    JSON data (``is_plain``, as nearly every result is): pydantic's serialiser of the record's
+    fields in their order, the one the model's dump runs for such data and for ``at``, with
+    no copy of the result and no model. A result of anything else (a number with a fraction,
+    say, whose text the model's round trip decides) goes through the model."""
+    if is_plain(result):
+        return to_json(
+            {
+                "tool": call.tool,
+                "fingerprint": call.fingerprint,
+                "result": result,
+                "at": now,
+                "instance_id": instance_id,
+            }
+        ).decode()
+    return _record(call, result, instance_id, now).model_dump_json()
 
 
 class Rendering(Once[Result]):
