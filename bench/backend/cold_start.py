@@ -10,10 +10,12 @@ which a Lambda cold start does not share. The goal (issue
 handler's among them, under ``TARGET`` (1.3) times ``import boto3``, by a margin the noise
 cannot flip: a row meets it when the highest of its rounds' ratios is under it, misses it when
 its median is over it, and is "within noise" in between. Absolute times do not
-carry from one run to the next, so every round times ``import boto3`` beside the others, in the
-same bytecode mode, and each figure is reported as its ratio to the boto3 of its own round: the
-median over the rounds and the range (lowest-highest) as the noise. Never against a boto3 time
-from another run.
+carry from one run to the next, and on a shared machine not from one second to the next either:
+every figure is timed between two ``import boto3``, in the same bytecode mode (a round is
+B V1 B V2 ... B, the figures in reverse order every other round), and reported as its ratio to
+the mean of those two: the median over the rounds and the range (lowest-highest) as the noise.
+Never against a boto3 time from another run. The child imports nothing before the clock starts
+but ``sys`` and ``time``: a module both sides import (``json``) is in both figures.
 
 Bytecode: *cached* is a warm ``__pycache__`` (one discarded round first writes it), as the Lambda
 artifact ships it (``make sam-build``); *none* compiles every module from source, as a deployment
@@ -23,10 +25,13 @@ without bytecode does on each cold start (``PYTHONDONTWRITEBYTECODE=1`` and an e
 Environments: *local* is the function's template variables on this machine (Powertools turns
 tracing off outside Lambda); *Lambda-like* adds what the Lambda runtime sets (``LAMBDA_TASK_ROOT``
 among them, and a sampled ``_X_AMZN_TRACE_ID``), so tracing is on, as ``Tracing: Active`` makes it
-in AWS. The Tracer imports the X-Ray SDK on the first invocation, not at import, so the rows that
-also serve the first ``GET /tools`` show what a traced cold start pays before its first answer;
-"+ service" also builds what the first tool call builds (``process.app().service``: boto3, the
-client, the forms), before its first DynamoDB request. Last, ``LAYERS``: ``import
+in AWS, and ``AWS_LAMBDA_RUNTIME_API``, a stand-in for the Extensions API
+(``bench.backend.extensions_api``): the API and Bedrock handlers register their after-response
+extension while they initialise, as on Lambda, and the import pays for it. The Tracer imports
+the X-Ray SDK on the first invocation, not at import, so the rows that also serve the first
+``GET /tools`` show what a traced cold start pays before its first answer; "+ service" also
+builds what the first tool call builds (``process.app().service``: boto3, the client, the
+forms), before its first DynamoDB request. Last, ``LAYERS``: ``import
 formwork.aws.api`` built up one layer at a time (each row imports the layers above it too), so a
 missed goal says what it is made of: each layer's increment is the median over the rounds of
 its ratio minus the previous layer's, in the same round.
@@ -49,6 +54,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.backend.extensions_api import extensions_api
 from bench.backend.inprocess import EVENTS, function_environment
 from bench.backend.stats import duration, table
 from formwork.infra.local.dynamodb import ROOT, load_template
@@ -71,11 +77,12 @@ _WATCHED = {
 }
 """Modules whose presence after the statement is reported (module: label)."""
 _CHILD = """\
-import json, sys, time
+import sys, time
 {setup}
 start = time.process_time()
 {statement}
 seconds = time.process_time() - start
+import json
 loaded = [name for name in {watched!r} if name in sys.modules]
 sys.stdout.write("\\n" + json.dumps({{"seconds": seconds, "loaded": loaded}}) + "\\n")
 """
@@ -84,7 +91,7 @@ import formwork.aws.api
 from formwork.aws.local import LocalContext
 response = formwork.aws.api.lambda_handler(event, LocalContext())
 assert response["statusCode"] == 200, response"""
-_LOAD_EVENT = f"event = json.loads(open({str(EVENTS / 'list_tools.json')!r}).read())"
+_LOAD_EVENT = f"import json\nevent = json.loads(open({str(EVENTS / 'list_tools.json')!r}).read())"
 _TRACE_HEADER = "Root=1-67d0a1b2-0123456789abcdef01234567;Parent=53995c3f42cd8ad8;Sampled=1"
 
 
@@ -99,6 +106,12 @@ class Variant:
     """Held to the target: an ``import`` of a handler module."""
     part: bool = False
     """A layer of ``import formwork.aws.api`` (``LAYERS``), to say what the whole costs."""
+    module: str = "formwork.aws.api"
+    """The handler module whose function a Lambda-like row runs as (``_HANDLER``)."""
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.label == BASELINE
 
 
 LAYERS = (
@@ -156,7 +169,16 @@ def handler_modules(root: Path = Path(ROOT)) -> list[str]:
     return list(dict.fromkeys(modules))
 
 
-def environment(lambda_like: bool, mode: str = "cached", pycache: str = "") -> dict[str, str]:
+def environment(
+    lambda_like: bool,
+    mode: str = "cached",
+    pycache: str = "",
+    runtime_api: str = "",
+    module: str = "formwork.aws.api",
+) -> dict[str, str]:
+    """The child's environment: the function's variables; for Lambda-like, what the runtime
+    sets too, ``module``'s function as the handler, and ``runtime_api`` (when given) as the
+    Extensions API the handler registers with while it initialises."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "POWERTOOLS_"))}
     env.update(function_environment())
     env["PYTHONPATH"] = str(ROOT)
@@ -175,10 +197,12 @@ def environment(lambda_like: bool, mode: str = "cached", pycache: str = "") -> d
                 "AWS_LAMBDA_FUNCTION_NAME": "formwork-ToolsFunction",
                 "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "512",
                 "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
-                "_HANDLER": "formwork.aws.api.lambda_handler",
+                "_HANDLER": f"{module}.lambda_handler",
                 "_X_AMZN_TRACE_ID": _TRACE_HEADER,
             }
         )
+        if runtime_api:
+            env["AWS_LAMBDA_RUNTIME_API"] = runtime_api
     return env
 
 
@@ -212,7 +236,14 @@ def variants(modules: Sequence[str] | None = None) -> list[Variant]:
             if mode == "cached" or module == "formwork.aws.api":
                 for lambda_like in (False, True):
                     found.append(
-                        Variant(f"import {module}", f"import {module}", lambda_like, mode, "", True)
+                        Variant(
+                            f"import {module}",
+                            f"import {module}",
+                            lambda_like,
+                            mode,
+                            judged=True,
+                            module=module,
+                        )
                     )
         if "formwork.aws.api" in modules:
             found.append(
@@ -242,42 +273,74 @@ def variants(modules: Sequence[str] | None = None) -> list[Variant]:
 
 
 def measure(runs: int) -> list[ColdRow]:
-    """``runs`` rounds; each round times every variant once, in a fixed interleaved order.
-    One round first, of the cached variants only, writes the bytecode and is dropped."""
+    """``runs`` rounds. In each round and bytecode mode, ``import boto3`` is timed before the
+    first figure and again after each one (B V1 B V2 ... Vn B), and a figure's reference is the
+    mean of the two boto3 timings beside it: when other work on the machine slows it down for a
+    few seconds, a figure and its reference are slowed together, not a figure against a boto3
+    timed many seconds before. Even rounds take the figures in the listed order, odd rounds in
+    reverse, so that no figure always has the same place in a round. One round first, of the
+    cached figures only, writes the bytecode and is dropped."""
     chosen = variants()
     samples: dict[Variant, list[float]] = defaultdict(list)
+    references: dict[Variant, list[float]] = defaultdict(list)
     loaded: dict[Variant, tuple[str, ...]] = {}
-    with tempfile.TemporaryDirectory(prefix="cold-start-pycache-") as empty:
-        envs = {
-            (flag, mode): environment(flag, mode, empty) for flag in (False, True) for mode in MODES
-        }
+    with (
+        tempfile.TemporaryDirectory(prefix="cold-start-pycache-") as empty,
+        extensions_api() as runtime_api,
+    ):
+
+        def timed(variant: Variant) -> float:
+            env = environment(variant.lambda_like, variant.mode, empty, runtime_api, variant.module)
+            seconds, loaded[variant] = time_statement(variant, env)
+            samples[variant].append(seconds)
+            return seconds
+
         for variant in chosen:
             if variant.mode == "cached":
-                time_statement(variant, envs[variant.lambda_like, variant.mode])
-        for _ in range(runs):
-            for variant in chosen:
-                seconds, watched = time_statement(variant, envs[variant.lambda_like, variant.mode])
-                samples[variant].append(seconds)
-                loaded[variant] = watched
+                timed(variant)
+        samples.clear()
+        for number in range(runs):
+            for mode in MODES:
+                boto3 = next(v for v in chosen if v.is_baseline and v.mode == mode)
+                figures = [v for v in chosen if v.mode == mode and v is not boto3]
+                before = timed(boto3)
+                for variant in figures if number % 2 == 0 else reversed(figures):
+                    timed(variant)
+                    after = timed(boto3)
+                    references[variant].append((before + after) / 2)
+                    before = after
         if any(Path(empty).iterdir()):
             raise SystemExit("bench: bytecode was written in the no-bytecode mode")
-    return summarise(chosen, samples, loaded)
+    return summarise(chosen, samples, loaded, references)
 
 
 def summarise(
     chosen: Sequence[Variant],
     samples: dict[Variant, list[float]],
     loaded: dict[Variant, tuple[str, ...]],
+    references: dict[Variant, list[float]] | None = None,
 ) -> list[ColdRow]:
-    """Each variant's median, and its ratio to the same round's ``import boto3`` (same mode)."""
-    base = {v.mode: samples[v] for v in chosen if v.label == BASELINE}
+    """Each variant's median, and its ratio per round to its reference in that round: the
+    ``import boto3`` timings beside it (``references``), or without them the same round's
+    ``import boto3`` (same mode). The baseline's median is over all its timings."""
+    base = {v.mode: samples[v] for v in chosen if v.is_baseline}
+    rounds = len(next((r for r in (references or {}).values()), base[chosen[0].mode]))
     return [
         ColdRow(
             v.label,
             "Lambda-like" if v.lambda_like else "local",
             v.mode,
             statistics.median(samples[v]),
-            tuple(mine / boto3 for mine, boto3 in zip(samples[v], base[v.mode], strict=True)),
+            (1.0,) * rounds
+            if v.is_baseline
+            else tuple(
+                mine / boto3
+                for mine, boto3 in zip(
+                    samples[v],
+                    references[v] if references else base[v.mode],
+                    strict=True,
+                )
+            ),
             loaded.get(v, ()),
             v.judged,
             v.part,
