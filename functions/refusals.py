@@ -10,6 +10,7 @@ never raw input).
 
 import re
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response
@@ -143,62 +144,71 @@ def _builder_tool(event: Mapping[str, Any]) -> bool:
     return isinstance(path, str) and is_builder_tool(path.rsplit("/", 1)[-1])
 
 
-ROUTES = (
-    ("GET", re.compile(r"/tools"), "list_tools"),
-    ("POST", re.compile(r"/conversations/[^/]+/tools/[^/]+"), "call_tool"),
-    ("GET", re.compile(r"/conversations/[^/]+/status"), "status"),
-    ("POST", re.compile(r"/conversations/[^/]+/mcp"), "mcp"),
-    ("GET", re.compile(r"/conversations/[^/]+/mcp"), "mcp_stream"),
-    ("DELETE", re.compile(r"/conversations/[^/]+/mcp"), "mcp_session"),
-    ("GET", re.compile(r"/openapi\.json"), "openapi"),
-    ("GET", re.compile(r"/swagger"), "swagger"),
-    ("POST", re.compile(r"/webhooks/[^/]+"), "webhook"),
-    ("GET", re.compile(r"/approvals"), "approvals"),
-    ("POST", re.compile(r"/approvals/page-links"), "approvals_page_link"),
-    ("POST", re.compile(r"/approvals/[^/]+"), "approval"),
-    ("GET", re.compile(r"/builder/tools"), "builder_tools"),
-    ("POST", re.compile(r"/builder/forms/[^/]+/tools/[^/]+"), "builder_call"),
-    ("GET", re.compile(r"/builder/forms"), "builder_drafts"),
-    ("GET", re.compile(r"/builder/forms/[^/]+"), "builder_draft"),
-    ("POST", re.compile(r"/builder/forms/[^/]+/publish"), "builder_publish"),
-    ("POST", re.compile(r"/builder/forms/[^/]+/mcp"), "builder_mcp"),
-    ("GET", re.compile(r"/builder/forms/[^/]+/mcp"), "builder_mcp_stream"),
-    ("DELETE", re.compile(r"/builder/forms/[^/]+/mcp"), "builder_mcp_session"),
-    ("GET", re.compile(r"/forms/[^/]+/versions/[^/]+"), "form_version"),
-    ("PUT", re.compile(r"/memory/facts/[^/]+"), "memory_state"),
-    ("GET", re.compile(r"/memory/facts"), "memory_list"),
-    ("GET", re.compile(r"/memory/facts/[^/]+"), "memory_read"),
-    ("POST", re.compile(r"/memory/facts/[^/]+/confirm"), "memory_confirm"),
-    ("DELETE", re.compile(r"/memory/facts/[^/]+"), "memory_delete"),
-    ("GET", re.compile(r"/memory/export"), "memory_export"),
-    ("GET", re.compile(r"/memory/settings"), "memory_settings_get"),
-    ("PUT", re.compile(r"/memory/settings"), "memory_settings_put"),
-    ("POST", re.compile(r"/conversations/[^/]+/page-links"), "page_link"),
-    ("GET", re.compile(r"/pages/enter/[^/]+"), "page_enter"),
-    ("POST", re.compile(r"/pages/enter/[^/]+"), "page_open"),
-    ("GET", re.compile(r"/pages/forms/[^/]+"), "page_form"),
-    ("POST", re.compile(r"/pages/forms/[^/]+"), "page_form_post"),
-    ("GET", re.compile(r"/pages/forms/[^/]+/version"), "page_version"),
-    ("GET", re.compile(r"/pages/static/[^/]+"), "page_static"),
-    ("POST", re.compile(r"/memory/page-links"), "memory_page_link"),
-    ("GET", re.compile(r"/pages/memory"), "memory_page"),
-    ("GET", re.compile(r"/pages/memory/export"), "memory_page_export"),
-    ("POST", re.compile(r"/pages/memory/facts/[^/]+/correct"), "memory_page_correct"),
-    ("POST", re.compile(r"/pages/memory/facts/[^/]+/delete"), "memory_page_delete"),
-    ("POST", re.compile(r"/pages/memory/switch"), "memory_page_switch"),
-    ("GET", re.compile(r"/operator/hooks/failed"), "operator_failed_hooks"),
-    ("POST", re.compile(r"/operator/hooks/[^/]+/retry"), "operator_retry_hook"),
-    ("GET", re.compile(r"/operator/relay/failures"), "operator_relay_failures"),
-    ("POST", re.compile(r"/operator/relay/failures/redrive"), "operator_redrive"),
-    ("POST", re.compile(r"/operator/forms/[^/]+/migrate"), "operator_migrate"),
-    ("POST", re.compile(r"/builder/forms/[^/]+/page-links"), "canvas_page_link"),
-    ("GET", re.compile(r"/pages/canvas/[^/]+"), "canvas_page"),
-    ("GET", re.compile(r"/pages/canvas/[^/]+/version"), "canvas_page_version"),
-    ("POST", re.compile(r"/pages/canvas/[^/]+"), "canvas_page_post"),
-    ("GET", re.compile(r"/pages/approvals"), "approvals_page"),
-    ("GET", re.compile(r"/pages/approvals/[^/]+"), "approval_page"),
-    ("POST", re.compile(r"/pages/approvals/[^/]+"), "approval_page_decide"),
+ROUTES: tuple[tuple[str, str, str], ...] = (
+    ("GET", r"/tools", "list_tools"),
+    ("POST", r"/conversations/[^/]+/tools/[^/]+", "call_tool"),
+    ("GET", r"/conversations/[^/]+/status", "status"),
+    ("POST", r"/conversations/[^/]+/mcp", "mcp"),
+    ("GET", r"/conversations/[^/]+/mcp", "mcp_stream"),
+    ("DELETE", r"/conversations/[^/]+/mcp", "mcp_session"),
+    ("GET", r"/openapi\.json", "openapi"),
+    ("GET", r"/swagger", "swagger"),
+    ("POST", r"/webhooks/[^/]+", "webhook"),
+    ("GET", r"/approvals", "approvals"),
+    ("POST", r"/approvals/page-links", "approvals_page_link"),
+    ("POST", r"/approvals/[^/]+", "approval"),
+    ("GET", r"/builder/tools", "builder_tools"),
+    ("POST", r"/builder/forms/[^/]+/tools/[^/]+", "builder_call"),
+    ("GET", r"/builder/forms", "builder_drafts"),
+    ("GET", r"/builder/forms/[^/]+", "builder_draft"),
+    ("POST", r"/builder/forms/[^/]+/publish", "builder_publish"),
+    ("POST", r"/builder/forms/[^/]+/mcp", "builder_mcp"),
+    ("GET", r"/builder/forms/[^/]+/mcp", "builder_mcp_stream"),
+    ("DELETE", r"/builder/forms/[^/]+/mcp", "builder_mcp_session"),
+    ("GET", r"/forms/[^/]+/versions/[^/]+", "form_version"),
+    ("PUT", r"/memory/facts/[^/]+", "memory_state"),
+    ("GET", r"/memory/facts", "memory_list"),
+    ("GET", r"/memory/facts/[^/]+", "memory_read"),
+    ("POST", r"/memory/facts/[^/]+/confirm", "memory_confirm"),
+    ("DELETE", r"/memory/facts/[^/]+", "memory_delete"),
+    ("GET", r"/memory/export", "memory_export"),
+    ("GET", r"/memory/settings", "memory_settings_get"),
+    ("PUT", r"/memory/settings", "memory_settings_put"),
+    ("POST", r"/conversations/[^/]+/page-links", "page_link"),
+    ("GET", r"/pages/enter/[^/]+", "page_enter"),
+    ("POST", r"/pages/enter/[^/]+", "page_open"),
+    ("GET", r"/pages/forms/[^/]+", "page_form"),
+    ("POST", r"/pages/forms/[^/]+", "page_form_post"),
+    ("GET", r"/pages/forms/[^/]+/version", "page_version"),
+    ("GET", r"/pages/static/[^/]+", "page_static"),
+    ("POST", r"/memory/page-links", "memory_page_link"),
+    ("GET", r"/pages/memory", "memory_page"),
+    ("GET", r"/pages/memory/export", "memory_page_export"),
+    ("POST", r"/pages/memory/facts/[^/]+/correct", "memory_page_correct"),
+    ("POST", r"/pages/memory/facts/[^/]+/delete", "memory_page_delete"),
+    ("POST", r"/pages/memory/switch", "memory_page_switch"),
+    ("GET", r"/operator/hooks/failed", "operator_failed_hooks"),
+    ("POST", r"/operator/hooks/[^/]+/retry", "operator_retry_hook"),
+    ("GET", r"/operator/relay/failures", "operator_relay_failures"),
+    ("POST", r"/operator/relay/failures/redrive", "operator_redrive"),
+    ("POST", r"/operator/forms/[^/]+/migrate", "operator_migrate"),
+    ("POST", r"/builder/forms/[^/]+/page-links", "canvas_page_link"),
+    ("GET", r"/pages/canvas/[^/]+", "canvas_page"),
+    ("GET", r"/pages/canvas/[^/]+/version", "canvas_page_version"),
+    ("POST", r"/pages/canvas/[^/]+", "canvas_page_post"),
+    ("GET", r"/pages/approvals", "approvals_page"),
+    ("GET", r"/pages/approvals/[^/]+", "approval_page"),
+    ("POST", r"/pages/approvals/[^/]+", "approval_page_decide"),
 )
+"""Each route as (method, path pattern, label), in the order ``route_label`` tries them. A
+pattern is compiled when a request first reaches it (``_pattern``), not with the module: a cold
+start compiles the few its first request passes, not all of them (about 2 ms of regular
+expressions)."""
+
+
+@cache
+def _pattern(source: str) -> re.Pattern[str]:
+    return re.compile(source)
 
 
 def route_label(event: Mapping[str, Any]) -> str:
@@ -209,6 +219,6 @@ def route_label(event: Mapping[str, Any]) -> str:
     path = event.get("rawPath")
     if isinstance(method, str) and isinstance(path, str):
         for route_method, pattern, label in ROUTES:
-            if method.upper() == route_method and pattern.fullmatch(path):
+            if method.upper() == route_method and _pattern(pattern).fullmatch(path):
                 return label
     return "unmatched"

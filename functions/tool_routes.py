@@ -2,7 +2,8 @@
 
 ``GET /tools`` in a vendor's shape needs nothing but the tool surface (no App part is built for
 it: a cold start that serves it never imports boto3). In a strict format it is typed for the
-forms the caller can use (``forms.surface.strict``), so it reads them from the service. A tool
+forms the caller can use (``forms.surface.strict``, loaded with the first request in a strict
+format), so it reads them from the service. A tool
 call and the status lines are the caller's: the principal comes from the verified claims only
 (``formwork.aws.auth``, read once before routing), and the conversation id and the tool name are
 checked by the route's parameter types (``ConversationId``, ``ToolName``: a malformed id is a
@@ -23,7 +24,6 @@ from forms.surface.formats import (
     ToolFormat,
     tool_definitions,
 )
-from forms.surface.strict import NotStrict, strict_arguments, strict_definitions
 from formwork.aws.http import ApiError, log_hash
 from formwork.aws.models import (
     ConversationStatus,
@@ -83,6 +83,8 @@ def list_tools(
     ] = None,
 ) -> ToolList:
     if format in STRICT_FORMATS:
+        from forms.surface.strict import NotStrict, strict_definitions
+
         typed_for = _forms_for_strict(forms)
         try:
             return ToolList(tools=strict_definitions(format, typed_for))
@@ -158,6 +160,8 @@ def call_tool(
     conversation = log_hash(caller.conversation_id)  # before the call: a bad key fails first
     arguments = request.input or {}
     if format in STRICT_FORMATS:
+        from forms.surface.strict import strict_arguments
+
         arguments = strict_arguments(arguments)
     checked = typed_call(caller, tool_name, request.tool_call_id)  # checked by their types
     result = request_app(router.context).service.call_checked(checked, arguments)

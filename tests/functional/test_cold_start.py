@@ -114,6 +114,7 @@ DEFERRED = (
     # the after-response extension's HTTP client (with ssl and email): when it registers, on
     # Lambda only (boto3 imports it too, with the first AWS request)
     "http.client",
+    "forms.surface.strict",  # OpenAI's strict mode: with the first request in a strict format
     "forms.storage.dynamodb",
     "aws_lambda_powertools.event_handler.openapi.models",  # the document and Swagger UI only
     "aws_lambda_powertools.event_handler.openapi.swagger_ui",
