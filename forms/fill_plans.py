@@ -68,7 +68,7 @@ def unknown_id(form: CompiledForm, sent: str, value: Any = _NO_VALUE) -> Unknown
     return Unknown(shown, tuple(offered[:3]))
 
 
-@dataclass
+@dataclass(slots=True)
 class FillPlan:
     """What a fill will do, field by field, before it is committed."""
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
-from forms.compiled import CompiledForm
+from forms.compiled import CompiledField, CompiledForm
 from forms.errors import BadRequest, CannotRevise, UnknownField
 from forms.evaluation import remember_reading
 from forms.fill_plans import (
@@ -73,8 +73,10 @@ def plan_fill(
         )
     plan = FillPlan()
     seen: dict[str, str] = {}
+    fields = form.fields
+    lenient = author.source != "executor"
     for sent, raw in patch.items():
-        field_id = form.resolve_field(sent)
+        field_id = sent if sent in fields else form.resolve_field(sent)
         if field_id is None:
             plan.unknown.append(unknown_id(form, sent, raw))
             continue
@@ -91,16 +93,17 @@ def plan_fill(
             )
             continue
         seen[field_id] = sent
-        if form.fields[field_id].decided_by_approver and author.source not in DECIDERS:
+        compiled = fields[field_id]
+        if compiled.decided_by_approver and author.source not in DECIDERS:
             plan.rejected.append(
                 ValueRejection(
                     field_id,
-                    f"{form.fields[field_id].label} is decided by an approver, not written",
+                    f"{compiled.label} is decided by an approver, not written",
                     "tell the user it is awaiting approval; the decision will show in the form",
                 )
             )
             continue
-        outcome = _validate(form, field_id, raw, lenient=author.source != "executor")
+        outcome = _validate(compiled, field_id, raw, lenient=lenient)
         if isinstance(outcome, ValueRejection):
             plan.rejected.append(outcome)
             continue
@@ -108,12 +111,12 @@ def plan_fill(
             plan.coerced[field_id] = {"sent": raw, "stored": outcome.json_value}
         revision = _stage(plan, instance, field_id, "value", outcome.json_value, author, now)
         if revision is not None:  # validated once: the engine reads it from the memo
-            remember_reading(form.fields[field_id], revision, outcome.typed)
+            remember_reading(compiled, revision, outcome.typed)
     return plan
 
 
 def _validate(
-    form: CompiledForm, field_id: str, raw: object, *, lenient: bool
+    compiled: CompiledField, field_id: str, raw: object, *, lenient: bool
 ) -> Accepted | ValueRejection:
     """Check one value. ``lenient`` reads unambiguous encodings (``"yes"`` for ``true``): the
     agent's, a webhook's or an approver's writes. An executor's patch is code, so it is strict:
@@ -126,7 +129,7 @@ def _validate(
     too_big = check_value_size(raw)
     if too_big is not None:
         return ValueRejection(field_id, too_big, "send a shorter answer")
-    ftype = form.fields[field_id].type
+    ftype = compiled.type
     result = ftype.accept(raw) if lenient else ftype.validate(raw)
     if isinstance(result, Accepted):
         return result

@@ -128,14 +128,21 @@ class FieldType:
     def _check(self, value: object) -> Accepted | Rejected | tuple[Any, list[ErrorDetails]]:
         """Accepted, Rejected before validating, or the value as JSON with pydantic's errors."""
         try:
-            raw = json.dumps(value, allow_nan=False)
+            raw = _encode(value)
         except (TypeError, ValueError, RecursionError):
             return Rejected(f"expected a JSON value, got {_unencodable(value)}", None)
         try:
             typed = self._validator.validate_json(raw, strict=True)
         except ValidationError as error:
             return json.loads(raw), error.errors(include_url=False)
-        return Accepted(self.adapter.dump_python(typed, mode="json"), typed)
+        # the adapter's serializer as ``dump_python(typed, mode="json")`` calls it, minus the
+        # wrapper that passes a dozen defaults on: this runs for every answer written
+        return Accepted(self.adapter.serializer.to_python(typed, mode="json"), typed)
+
+
+_encode = json.JSONEncoder(allow_nan=False).encode
+"""``json.dumps(value, allow_nan=False)``: the same text, from one encoder (``dumps`` builds
+a new one on each call for its non-default argument)."""
 
 
 def field_type(annotation: Any, example: str | None = None) -> FieldType:

@@ -147,10 +147,12 @@ class CommitPolicy:
         return {**record.result, "replayed": True}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Planned(Generic[T]):
     """What one plan decided: ``value`` for the caller, and the transition to commit (None:
-    nothing to write, the instance stays as it is)."""
+    nothing to write, the instance stays as it is). Plain slots, not frozen (a frozen
+    dataclass sets each field through ``object.__setattr__``, three times the cost): made on
+    every attempt of every write, and never changed."""
 
     value: T
     step: Transition | None = None
@@ -159,11 +161,11 @@ class Planned(Generic[T]):
     ``step``'s commit (``FormStore.hand_over``), or not at all."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Outcome(Generic[T]):
     """What the loop did: the definition the instance runs on, the instance as stored after
     the loop (committed or not), the transition committed (None when the plan wrote nothing)
-    and the value of the plan that won."""
+    and the value of the plan that won. Plain slots, like ``Planned``: never changed."""
 
     form: CompiledForm
     instance: FormInstance

@@ -141,20 +141,18 @@ class FormService:
     def call(self, caller: Caller, tool: str, tool_call_id: str, payload: object) -> Result:
         """Run one tool call, its conversation id, tool and tool-call id checked here
         (``forms.app.checked.check_call``); every failure comes back as data."""
-
-        def run() -> Result:
-            try:
-                checked = check_call(caller, tool, tool_call_id)
-            except ToolError as exc:
-                return error_result(exc)
-            return self._run(checked, payload)
-
-        return self._answered(tool, run)
+        try:  # ``_answered``'s net, spelled out: no closure on the path of every call
+            return self._run(check_call(caller, tool, tool_call_id), payload)
+        except Exception as exc:
+            return _failure(tool, exc)
 
     def call_checked(self, checked: CheckedCall, payload: object) -> Result:
         """Run one tool call a shell checked (``check_call``, or its request types and
         ``typed_call``): nothing of it is checked again; every failure comes back as data."""
-        return self._answered(checked.tool, lambda: self._run(checked, payload))
+        try:
+            return self._run(checked, payload)
+        except Exception as exc:
+            return _failure(checked.tool, exc)
 
     def page_write(self, caller: Caller, instance_id: str, post: PagePost) -> Result:
         """Run one of the person's moves from their form page (``forms.app.page_writes``):
@@ -196,25 +194,8 @@ class FormService:
         """``run``'s result, or the failure it raised as data."""
         try:
             return run()
-        except ToolError as exc:
-            return error_result(exc)
-        except (PredicateError, InvalidFormDefinition) as exc:
-            _log.error("form definition failed in %s: %s", tool, exc)
-            return {
-                "ok": False,
-                "error": "definition_error",
-                "message": f"the form definition failed: {exc}; nothing was saved",
-                "hint": "tell the user something went wrong on our side",
-            }
-        except Exception:
-            _log.exception("tool call %s failed", tool)
-            return {
-                "ok": False,
-                "error": "internal_error",
-                "message": "the call failed on our side",
-                "hint": "read the form to see what was saved, then retry once; if it fails "
-                "again, tell the user",
-            }
+        except Exception as exc:
+            return _failure(tool, exc)
 
     def status(self, caller: Caller) -> list[str]:
         """The tier-0 status lines of the conversation's open forms (for the system prompt)."""
@@ -356,6 +337,29 @@ class FormService:
         for decided in expired:
             self.dispatch_entries(decided.instance, decided.dispatch)
         return [d.approval_id for d in expired]
+
+
+def _failure(tool: str, exc: Exception) -> Result:
+    """What a call that raised ``exc`` answers (called while it is being handled, so a
+    logged traceback is its own): a refusal as data, a definition that failed, or our fault."""
+    if isinstance(exc, ToolError):
+        return error_result(exc)
+    if isinstance(exc, PredicateError | InvalidFormDefinition):
+        _log.error("form definition failed in %s: %s", tool, exc)
+        return {
+            "ok": False,
+            "error": "definition_error",
+            "message": f"the form definition failed: {exc}; nothing was saved",
+            "hint": "tell the user something went wrong on our side",
+        }
+    _log.exception("tool call %s failed", tool)
+    return {
+        "ok": False,
+        "error": "internal_error",
+        "message": "the call failed on our side",
+        "hint": "read the form to see what was saved, then retry once; if it fails "
+        "again, tell the user",
+    }
 
 
 def _args(spec: ToolSpec, payload: object) -> Any:

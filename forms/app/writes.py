@@ -106,8 +106,9 @@ what they saw is still what stands: ``forms.app.page_writes``)."""
 def form_fill(
     writer: Writer, caller: Caller, call: CallId, args: FormFillArgs, guard: Guard | None = None
 ) -> Result:
+    author = _author(caller, call)  # the call's, whatever attempt plans
+
     def build(form: CompiledForm, instance: FormInstance, now: datetime) -> Built:
-        author = _author(caller, call)
         plan = plan_fill(form, instance, args.values or {}, author, now)
         plan_declines(form, instance, plan, args.decline or (), author, now)
         step = _planned(form, instance, plan, now)
@@ -132,8 +133,9 @@ def form_fill(
 def form_revise(
     writer: Writer, caller: Caller, call: CallId, args: FormReviseArgs, guard: Guard | None = None
 ) -> Result:
+    author = _author(caller, call)
+
     def build(form: CompiledForm, instance: FormInstance, now: datetime) -> Built:
-        author = _author(caller, call)
         if args.field is None:  # clear_memory: every answer memory filled, no field named
             plan = plan_revise(form, instance, "", args.action, args.value, author, now)
             recalled = {f: r for f, r in instance.state.recalled.items() if f not in plan.dismissed}
