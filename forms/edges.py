@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
-from dataclasses import replace
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from forms.compiled import CompiledForm, Hook
@@ -38,7 +37,7 @@ def hook_edges(
     """Conditions and counters for every hook but the form's (which needs readiness)."""
     hooks: dict[str, HookState] = Marked()
     rising: list[Hook] = []
-    fired: dict[str, int] = {}
+    fired = _fired(form, previous)
     state = FormState(form.step_index, applies, complete, fired, False, open_step)
     for hook in form.hooks:
         if hook.kind == "field":
@@ -46,7 +45,9 @@ def hook_edges(
         elif hook.kind == "step":
             holds = complete[hook.target]
         elif hook.kind == "checkpoint":
-            holds = _checkpoint_holds(form, hook, previous, values, state, fired)
+            checkpoint = form.checkpoints[hook.target]
+            reader = f"checkpoint {checkpoint.id!r} when"
+            holds = call_predicate(checkpoint.when, checkpoint.when_arity, values, state, reader)
         else:
             continue
         _edge(instance, hook, previous, holds, live, hooks, rising, fired)
@@ -57,7 +58,6 @@ def core_edges(
     form: CompiledForm,
     instance: FormInstance,
     previous: Mapping[str, HookState],
-    values: Values,
     core: Core,
     open_step: str | None,
 ) -> tuple[dict[str, HookState], list[Hook], tuple[str, ...]]:
@@ -73,11 +73,12 @@ def core_edges(
     basis = getattr(previous, "derived", None)
     live = core.live
     if basis is core:
-        changed_fields: Iterable[str] = ()
-        changed_steps: Iterable[str] = ()
+        changed_fields: Collection[str] = ()
+        changed_steps: Collection[str] = ()
     elif isinstance(basis, Core) and basis.form is form and basis.token == core.parent:
         changed_fields, changed_steps = core.flipped, core.completion_flipped
     else:
+        values = Values(live, form.field_index)
         hooks, rising = hook_edges(
             form, instance, previous, values, core.step_applies, core.step_complete, open_step, live
         )
@@ -89,27 +90,28 @@ def core_edges(
         return _marked(hooks, core), rising, flipped
     hooks = Marked.copy_of(previous)  # with its size (``forms.storage.sizes``); marked below
     rising = []
-    fired: dict[str, int] = {}
+    fired: dict[str, int] = {}  # only checkpoints read it: filled below when there are some
     for field_id in changed_fields:
-        hook = form.hook(f"field.{field_id}.filled")
-        assert hook is not None
+        hook = form.field_hooks[field_id]
         _edge(instance, hook, previous, field_id in live, live, hooks, rising, fired)
     for step_id in changed_steps:
-        hook = form.hook(f"step.{step_id}.complete")
-        assert hook is not None
+        hook = form.step_hooks[step_id]
         _edge(instance, hook, previous, core.step_complete[step_id], live, hooks, rising, fired)
-    if form.checkpoint_hooks:
+    if form.checkpoint_runs:
+        fired = _fired(form, previous)
+        values = Values(live, form.field_index)
         state = FormState(
             form.step_index, core.step_applies, core.step_complete, fired, False, open_step
         )
-        for hook in form.checkpoint_hooks:
-            holds = _checkpoint_holds(form, hook, previous, values, state, fired)
+        for hook, checkpoint, reader in form.checkpoint_runs:
+            holds = call_predicate(checkpoint.when, checkpoint.when_arity, values, state, reader)
             _edge(instance, hook, previous, holds, live, hooks, rising, fired)
     if len(rising) > 1:
         position = form.hook_position
         rising.sort(key=lambda h: position[h.id])
-    index = form.field_index
-    flipped = tuple(sorted(changed_fields, key=index.__getitem__))
+    if not changed_fields:
+        return _marked(hooks, core), rising, ()
+    flipped = tuple(sorted(changed_fields, key=form.field_index.__getitem__))
     return _marked(hooks, core), rising, flipped
 
 
@@ -119,25 +121,11 @@ def _marked(hooks: dict[str, HookState], core: Core) -> dict[str, HookState]:
     return marked
 
 
-def _checkpoint_holds(
-    form: CompiledForm,
-    hook: Hook,
-    previous: Mapping[str, HookState],
-    values: Values,
-    state: FormState,
-    fired: dict[str, int],
-) -> bool:
-    """Whether a checkpoint's predicate holds (it sees ``fired`` as of the hooks before it)."""
-    checkpoint = form.checkpoints[hook.target]
-    for cp in form.checkpoints:
-        fired.setdefault(cp, previous.get(f"checkpoint.{cp}", NEVER).count)
-    return call_predicate(
-        checkpoint.when,
-        checkpoint.when_arity,
-        values,
-        state,
-        f"checkpoint {checkpoint.id!r} when",
-    )
+def _fired(form: CompiledForm, previous: Mapping[str, HookState]) -> dict[str, int]:
+    """What checkpoint predicates see as ``fired`` before any edge of this commit: each
+    checkpoint's count after the previous one (a checkpoint that rises in this commit is
+    counted from its edge on, for the checkpoints after it)."""
+    return {hook.target: previous.get(hook.id, NEVER).count for hook, _, _ in form.checkpoint_runs}
 
 
 def _edge(
@@ -210,7 +198,7 @@ def rejection_active(rejection: Rejection, hooks: Mapping[str, HookState]) -> bo
 def waiting_on(
     form: CompiledForm,
     instance: FormInstance,
-    rising: Iterable[Hook],
+    rising: Collection[Hook],
     hooks: Mapping[str, HookState],
 ) -> tuple[str, ...]:
     """Hook ids the form must wait for before it can complete, in hook order.
@@ -221,8 +209,11 @@ def waiting_on(
     any kind stopped at the knock-on limit (``forms.instance.stopped``) holds it until an
     operator's retry: the answers may be halfway through the loop.
     """
+    outbox = instance.state.outbox
+    if not rising and not outbox:
+        return ()
     waiting: set[str] = {h.id for h in rising if h.dispatched and h.kind != "form"}
-    for entry in instance.state.outbox.values():
+    for entry in outbox.values():
         if entry.status == "done":
             continue
         hook = form.hook(entry.hook_id)
@@ -258,12 +249,13 @@ def form_edges(
     What ``hooks`` carries (``Marked.derived``) stays: it is about the other hooks."""
     derived = getattr(hooks, "derived", None)
     for hook_id, holds in ((FORM_COMPLETE, ready), (FORM_CLOSED, closed)):
-        hook = form.hook(hook_id)
-        assert hook is not None
         before = previous.get(hook_id, NEVER)
-        count = before.count + 1 if holds and not before.holds else before.count
-        if count != before.count:
+        count = before.count
+        if holds and not before.holds:
+            hook = form.hook(hook_id)
+            assert hook is not None
             rising.append(hook)
+            count += 1
         _put(hooks, hook_id, _hook_state(before, holds, count))
     if isinstance(hooks, Marked):
         hooks.derived = derived
@@ -289,4 +281,4 @@ def closed_edge(
     derived = hooks.derived
     hooks[FORM_CLOSED] = _hook_state(before, closed, count)
     hooks.derived = derived
-    return replace(evaluation, hooks=hooks, rising=tuple(rising))
+    return evaluation._replace(hooks=hooks, rising=tuple(rising))

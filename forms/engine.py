@@ -52,7 +52,6 @@ change).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -80,7 +79,7 @@ from forms.evaluation import (
     overridden_step,
     typed_value,
 )
-from forms.incremental import Core, advance, core_for, mark
+from forms.incremental import Core, advance, core_for
 from forms.instance import (
     Commit,
     FieldChange,
@@ -114,16 +113,15 @@ def evaluate(
     """
     previous = instance.state.hooks if previous is None else previous
     core = core_for(form, instance.history)
-    values = Values(core.live, form.field_index)
     applies, complete = core.step_applies, core.step_complete
     override = instance.state.override
     revisit = _revisit(override, applies)
     open_step = overridden_step(override, applies, complete, revisit)
     if open_step is None:
         open_step = core.open_step()  # the first step still to do, without a walk
-    hooks, edges, flipped = core_edges(form, instance, previous, values, core, open_step)
+    hooks, edges, flipped = core_edges(form, instance, previous, core, open_step)
     fields = core.fields if revisit is None else _revisited(form, core, revisit)
-    decided = _Decided(fields, core.live, applies, complete, open_step, revisit, core.steps)
+    decided = (fields, core.live, applies, complete, open_step, revisit, core.steps)
     answered = not core.steps.unfinished
     return _concluded(form, instance, previous, decided, answered, hooks, edges, flipped)
 
@@ -135,16 +133,16 @@ def _revisit(override: StepOverride | None, applies: Mapping[str, bool]) -> str 
     return None
 
 
-class _Decided(NamedTuple):
-    """What step 3 decided: the first seven attributes of an ``Evaluation``."""
-
-    fields: Mapping[str, FieldEval]
-    live: Mapping[str, Any]
-    step_applies: Mapping[str, bool]
-    step_complete: Mapping[str, bool]
-    open_step: str | None
-    revisit: str | None
-    steps: StepSummary
+_Decided = tuple[
+    Mapping[str, FieldEval],
+    Mapping[str, Any],
+    Mapping[str, bool],
+    Mapping[str, bool],
+    str | None,
+    str | None,
+    StepSummary,
+]
+"""What step 3 decided: the first seven attributes of an ``Evaluation`` (a plain tuple)."""
 
 
 def _concluded(
@@ -161,17 +159,18 @@ def _concluded(
     field is answered), with the field, step and checkpoint hooks' states (``hooks``) and
     rising ``edges``, completed with the rejections in force, the hooks still running,
     readiness and the form's own hooks."""
-    active = tuple(r for r in instance.state.rejections if rejection_active(r, hooks))
+    state = instance.state
+    rejections = state.rejections
+    active = tuple(r for r in rejections if rejection_active(r, hooks)) if rejections else ()
     waiting = waiting_on(form, instance, edges, hooks)
     ready = (
         answered
-        and decided.revisit is None
+        and decided[5] is None  # no step is reopened (a revisit)
         and not active
         and not waiting
-        and instance.state.status in ("open", "completed")
+        and state.status in ("open", "completed")
     )
-    closed = instance.state.status != "open"
-    hooks, rising = form_edges(form, previous, hooks, edges, ready, closed)
+    hooks, rising = form_edges(form, previous, hooks, edges, ready, state.status != "open")
     return Evaluation(*decided, active, waiting, ready, hooks, rising, flipped)
 
 
@@ -239,14 +238,14 @@ def evaluate_from_scratch(
         f for f in form.fields if (f in live) != previous.get(f"field.{f}.filled", NEVER).holds
     )
     summary = StepSummary.of(form.step_order, applies, complete)
-    decided = _Decided(fields, live, applies, complete, open_step, revisit, summary)
+    decided = (fields, live, applies, complete, open_step, revisit, summary)
     answered = all(complete[s] or not applies[s] for s in form.steps)
     return _concluded(form, instance, previous, decided, answered, hooks, edges, flipped)
 
 
-@dataclass(frozen=True, slots=True)
-class Transition:
-    """A commit ready to store, the instance it produces, and its evaluation."""
+class Transition(NamedTuple):
+    """A commit ready to store, the instance it produces, and its evaluation. A named tuple:
+    one is built on every write, at a fraction of a frozen dataclass's cost."""
 
     commit: Commit
     after: FormInstance
@@ -307,8 +306,7 @@ def _provisional(
     history = with_changes(base.history, fields)
     provisional = replace_instance(base, history=history, state=state, version=base.version + 1)
     before = core_for(form, base.history)
-    after = advance(before, history, changes)
-    mark(history, after)
+    history.derived = after = advance(before, history, changes)
     fields.derived = (before, after, None)
     return provisional, fields
 
@@ -321,11 +319,11 @@ def _settled(
     now: datetime,
 ) -> tuple[FormInstance, Marked[FieldChange], Evaluation]:
     """``changes`` applied on ``base`` with ``state`` and evaluated, with the decisions they make
-    stale withdrawn (each withdrawal is a change too, so again until none is left; at most once
-    per checkpoint)."""
+    stale withdrawn (each withdrawal is a change too, so again until none is left: at most once
+    per approval, whose decision a withdrawal retracts)."""
     provisional, fields = _provisional(form, base, changes, state)
     evaluation = evaluate(form, provisional, previous=base.state.hooks)
-    for _ in range(len(form.checkpoints)):
+    for _ in range(len(form.approval_hooks)):
         withdrawn = stale_decisions(form, provisional, evaluation, state.outbox, now)
         if not withdrawn:
             break
@@ -365,7 +363,8 @@ def transition(
     ):
         override = None
     status, reason = state.status, state.closed_reason
-    completed_now = any(h.id == FORM_COMPLETE for h in evaluation.rising)
+    rising = evaluation.rising
+    completed_now = bool(rising) and any(h.id == FORM_COMPLETE for h in rising)
     if status == "open" and completed_now and form.closes_on_complete:
         status, reason = "completed", "complete"
         evaluation = closed_edge(form, evaluation, base.state.hooks, closed=True)
@@ -385,11 +384,4 @@ def transition(
     fields.derived = (*fields.derived[:2], after)  # what the commit makes: no store re-applies it
     if override != provisional.state.override:
         evaluation = evaluate(form, after, previous=base.state.hooks)
-    return Transition(
-        commit=commit,
-        after=after,
-        evaluation=evaluation,
-        dispatch=tuple(added),
-        before=base.state.hooks,
-        stopped=tuple(stopped),
-    )
+    return Transition(commit, after, evaluation, tuple(added), base.state.hooks, tuple(stopped))

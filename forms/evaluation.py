@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from forms.compiled import CompiledField, CompiledForm, Hook
@@ -29,8 +28,9 @@ class PredicateError(FormworkError):
     """A predicate raised while evaluating; nothing is committed. A definition bug."""
 
 
-@dataclass(frozen=True, slots=True)
-class FieldEval:
+class FieldEval(NamedTuple):
+    """A field's readings: whether it applies, its status, and the revision in force."""
+
     id: str
     applies: bool
     status: FieldStatus
@@ -75,11 +75,11 @@ class StepSummary(NamedTuple):
         return first, len(self.unfinished) - at - len(first)
 
 
-@dataclass(frozen=True, slots=True)
-class Evaluation:
+class Evaluation(NamedTuple):
     """Everything the engine derives from an instance, on every call. Read-only: its mappings
     may be shared with what the field logs carry (``forms.incremental``), and its hook states
-    with the state a transition commits."""
+    with the state a transition commits. A named tuple: one is built on every call, at a
+    fraction of a frozen dataclass's cost (``_replace`` makes a copy with some changed)."""
 
     fields: Mapping[str, FieldEval]
     live: Mapping[str, Any]

@@ -39,7 +39,6 @@ from forms.compiled import CompiledField, CompiledForm
 from forms.evaluation import (
     FieldEval,
     StepSummary,
-    blocking,
     call_predicate,
     reading,
 )
@@ -53,6 +52,7 @@ Visit = tuple[int, int, int]
 field)`` a field, ``(step, 2, 0)`` the step's completion (positions, not ids)."""
 
 _EMPTY: frozenset[Visit] = frozenset()
+_NONE: frozenset[str] = frozenset()
 _NO_READS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
 _tokens = itertools.count(1)
 
@@ -127,26 +127,22 @@ class _Pass:
         self.base = base
         self.steps = form.step_order
         self.field_ids = form.field_order
+        self.fields: dict[str, FieldEval] = {} if base is None else dict(base.fields)
+        self.live: dict[str, Any] = {} if base is None else dict(base.live)
+        self.applies: dict[str, bool] = {} if base is None else dict(base.step_applies)
+        self.complete: dict[str, bool] = {} if base is None else dict(base.step_complete)
+        self.missing: dict[str, int] = {} if base is None else dict(base.missing)
+        # what predicates read: the core before's, copied on the first change (``_note_reads``)
+        self.reads: dict[Visit, tuple[frozenset[str], frozenset[str]]]
+        self.field_readers: dict[str, frozenset[Visit]]
+        self.step_readers: dict[str, frozenset[Visit]]
+        self.reads_all: frozenset[Visit]
         if base is None:
-            self.fields: dict[str, FieldEval] = {}
-            self.live: dict[str, Any] = {}
-            self.applies: dict[str, bool] = {}
-            self.complete: dict[str, bool] = {}
-            self.missing: dict[str, int] = {}
-            self.reads: dict[Visit, tuple[frozenset[str], frozenset[str]]] = {}
-            self.field_readers: dict[str, frozenset[Visit]] = {}
-            self.step_readers: dict[str, frozenset[Visit]] = {}
-            self.reads_all: frozenset[Visit] = frozenset()
+            self.reads, self.field_readers, self.step_readers = {}, {}, {}
+            self.reads_all = frozenset()
         else:
-            self.fields = dict(base.fields)
-            self.live = dict(base.live)
-            self.applies = dict(base.step_applies)
-            self.complete = dict(base.step_complete)
-            self.missing = dict(base.missing)
-            self.reads = base.reads
-            self.field_readers = base.field_readers
-            self.step_readers = base.step_readers
-            self.reads_all = base.reads_all
+            self.reads, self.field_readers = base.reads, base.field_readers
+            self.step_readers, self.reads_all = base.step_readers, base.reads_all
         self.own_reads = base is None
         self.seen: tuple[Values, FormState] | None = None
         """What predicates see, made when the first one runs (a write nothing reads runs none)."""
@@ -226,8 +222,8 @@ class _Pass:
             self.field_readers,
             self.step_readers,
             self.reads_all,
-            frozenset(self.flipped),
-            frozenset(self.completion_flipped),
+            frozenset(self.flipped) if self.flipped else _NONE,
+            frozenset(self.completion_flipped) if self.completion_flipped else _NONE,
             newest,
             redo,
         )
@@ -237,14 +233,15 @@ class _Pass:
     ) -> tuple[tuple[datetime, int, str] | None, dict[str, tuple[datetime, int]]]:
         """``newest`` and ``redo`` after the writes: only the written logs moved."""
         redo = base.redo
-        if written:
-            redo = dict(redo)
-            for field_id in written:
-                target = redo_at(self.history.get(field_id), self.form.fields[field_id])
-                if target is None:
-                    redo.pop(field_id, None)
-                else:
-                    redo[field_id] = target
+        for field_id in written:
+            target = redo_at(self.history.get(field_id), self.form.fields[field_id])
+            if redo.get(field_id) == target:
+                continue  # the core before's (shared) stands
+            redo = dict(redo) if redo is base.redo else redo
+            if target is None:
+                del redo[field_id]
+            else:
+                redo[field_id] = target
         newest = base.newest
         fresh = newest_answer(self.form, self.history, written)
         moved_back = newest is not None and (fresh is None or fresh[:2] < newest[:2])
@@ -331,7 +328,7 @@ class _Pass:
         elif was_live:
             del self.live[field.id]
         self.fields[field.id] = FieldEval(field.id, ok, status, revision)
-        was_blocking = before is not None and blocking(field, before.applies, before.revision)
+        was_blocking = before is not None and _blocked(field, before.status)
         if blocks != was_blocking:
             self.missing[field.step] = self.missing.get(field.step, 0) + (1 if blocks else -1)
             if self.base is not None:
@@ -384,6 +381,12 @@ class _Pass:
             self.reads_all = (
                 self.reads_all | {item} if READS_ALL in new[0] else self.reads_all - {item}
             )
+
+
+def _blocked(field: CompiledField, status: str) -> bool:
+    """``blocking`` read from the status a core gave the field (never ``ask_again``, which
+    only a revisit's copy holds): no second look at the answer."""
+    return status in ("invalid", "pending") or (status == "declined" and not field.optional)
 
 
 def _place(positions: list[int], position: int, member: bool) -> None:
