@@ -47,6 +47,9 @@ class StepParts:
     """The author's title as written (``_titled`` memoises by it)."""
     quoted: str
     """The title as the open step's line quotes it: ``"Trip"``."""
+    rows: tuple[tuple[str, str | None], ...]
+    """Each field, in order: its id and its label as the line names it (``_brief``), None
+    for a field the agent is never asked (not ``offered``)."""
     offered: tuple[tuple[str, str], ...]
     """Each field the agent is asked (``offered``), in order: its id and its label as the
     line names it (``_brief``)."""
@@ -82,11 +85,14 @@ def form_parts(form: CompiledForm) -> FormParts:
 def _parts_of(form: CompiledForm) -> FormParts:
     steps: dict[str, StepParts] = {}
     for step in form.steps.values():
-        offered = [form.fields[f] for f in step.fields if form.fields[f].offered]
+        fields = [form.fields[f] for f in step.fields]
+        rows = tuple((f.id, _brief(f.label) if f.offered else None) for f in fields)
+        offered = [f for f in fields if f.offered]
         steps[step.id] = StepParts(
             index=form.step_index[step.id],
             title=step.title,
             quoted=f'"{_brief(step.title)}"',
+            rows=rows,
             offered=tuple((f.id, _brief(f.label)) for f in offered),
             cased=tuple((f.id, _cased(f.label)) for f in offered),
             titled=_titled(step.title, inline(step.preview)) if step.preview else None,
@@ -147,18 +153,26 @@ def _open_step_lines(
     shown = parts.steps[step.id]
     place = ev.steps.position(shown.index)
     assert place is not None, "the open step applies"
-    head = f"{tag} step {place[0]}/{place[1]} {shown.quoted}"
+    at = f"{tag} step {place[0]}/{place[1]} {shown.quoted}"
     readings = ev.fields
     if ev.revisit == step.id:
         recheck = [label for f, label in shown.offered if readings[f].status == "ask_again"]
-        head = f"{tag} back at step {place[0]}/{place[1]} {shown.quoted}: go through it again"
-        lines = [head + (" · check: " + _listed(recheck) if recheck else "")]
+        at = f"{tag} back at step {place[0]}/{place[1]} {shown.quoted}: go through it again"
+        lines = [at + (" · check: " + _listed(recheck) if recheck else "")]
     else:
-        pending = [label for f, label in shown.offered if readings[f].status == "pending"]
-        lines = [head + (" · pending: " + _listed(pending) if pending else "")]
-        if any(readings[f].status == "invalid" for f in step.fields):
+        pending: list[str] = []
+        refused = False
+        for f, label in shown.rows:  # one pass: the pending labels, and any refused answer
+            status = readings[f].status
+            if status == "pending":
+                if label is not None:
+                    pending.append(label)
+            elif status == "invalid":
+                refused = True
+        lines = [at + (" · pending: " + _listed(pending) if pending else "")]
+        if refused:
             lines.extend(_invalid_lines(form, [readings[f] for f in step.fields]))
-    later = _later_line(form, ev, step)
+    later = _later_line(parts, ev, shown.index)
     if later:
         lines.append(later)
     return lines
@@ -223,15 +237,16 @@ def step_position(form: CompiledForm, ev: Evaluation, step: CompiledStep) -> str
     return None if place is None else f"{place[0]}/{place[1]}"
 
 
-def _later_line(form: CompiledForm, ev: Evaluation, open_step: CompiledStep) -> str | None:
+def _later_line(parts: FormParts, ev: Evaluation, open_index: int) -> str | None:
     """``later: A (preview) · B (preview) · C (preview) · +N more steps`` over the steps after
-    ``open_step`` that apply and are not complete; None when there is none. Only the first
-    ``LATER_STEPS`` are previewed (a preview is the costly part); the rest are counted, from
-    the evaluation's step summary: the line costs the same however many steps follow."""
-    after, more = ev.steps.later(form.step_index[open_step.id], LATER_STEPS)
+    the open one (at ``open_index``) that apply and are not complete; None when there is none.
+    Only the first ``LATER_STEPS`` are previewed (a preview is the costly part); the rest are
+    counted, from the evaluation's step summary: the line costs the same however many steps
+    follow."""
+    after, more = ev.steps.later(open_index, LATER_STEPS)
     if not after:
         return None
-    by_index, readings = form_parts(form).by_index, ev.fields
+    by_index, readings = parts.by_index, ev.fields
     shown = []
     for i in after:
         step = by_index[i]
