@@ -1,11 +1,14 @@
 """The form instance: the only shape storage ever sees.
 
-A ``FormInstance`` is plain, JSON-serialisable data. It holds, per field, an append-only log of
-``Revision`` entries and a cursor naming the revision in force (-1: none), plus the instance's
-bookkeeping (``InstanceState``): status, per-hook edge state and counters, the step override left
-by a jump, recorded rejections, the dispatch outbox, and what memory filled or offered when the
-form started (``Recollection``). Tool-call records live beside instances,
-per conversation (``CallRecord``), so they stay out of the path of every read.
+A ``FormInstance`` is plain, JSON-serialisable data, read-only once a store holds it
+(``FormInstance.snapshot``: frozen models, ``Sealed`` and ``SealedList`` containers), so
+stores and callers share instances instead of copying them. It holds, per field, an
+append-only log of ``Revision`` entries and a cursor naming the revision in force (-1: none),
+plus the instance's bookkeeping (``InstanceState``): status, per-hook edge state and
+counters, the step override left by a jump, recorded rejections, the dispatch outbox, and what
+memory filled or offered when the form started (``Recollection``). Tool-call records live
+beside instances, per conversation (``CallRecord``), so they stay out of the path of every
+read.
 
 Everything the engine *means* (liveness, applicability, statuses, completion) is derived from
 this record on every call; nothing stored is a cache of it except ``HookState.holds``, which is
@@ -40,7 +43,7 @@ from forms.field_log import (
     Source,
 )
 from forms.keys import parse_key
-from forms.marked import Marked, built
+from forms.marked import Marked, Sealed, SealedList, built, seal
 from forms.statuses import EntryStatus, Status
 
 __all__ = [
@@ -226,7 +229,7 @@ class HandoverLink(Frozen):
 class InstanceState(BaseModel):
     """Everything about an instance except the field logs. A commit replaces it whole."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     status: Status = "open"
     closed_reason: str | None = None
@@ -259,7 +262,7 @@ class InstanceState(BaseModel):
 class FormInstance(BaseModel):
     """One conversation's run of one form definition version."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str
     form_id: str
@@ -276,20 +279,17 @@ class FormInstance(BaseModel):
         return self.history.get(field_id) or _EMPTY_HISTORY
 
     def snapshot(self) -> FormInstance:
-        """A copy that shares no mutable container with this one (logs are immutable, so shared).
-
-        What the engine derived from the containers (``Marked.derived``) is carried over: the
-        copy holds the same content."""
-        state = dict(self.state.__dict__)
-        state["hooks"] = Marked.copy_of(state["hooks"])
-        state["rejections"] = list(state["rejections"])
-        state["outbox"] = dict(state["outbox"])
-        state["recalled"] = dict(state["recalled"])
-        state["page_edits"] = list(state["page_edits"])
-        values = dict(self.__dict__)
-        values["history"] = Marked.copy_of(values["history"])
-        values["state"] = built(InstanceState, state)
-        return built(FormInstance, values)
+        """This instance with nothing in it that can change, to share instead of copying:
+        itself when its containers are read-only already (``Sealed``, ``SealedList``: every
+        instance a store holds or hands out), else a copy holding read-only ones (``seal``: a
+        ``Marked`` is sealed in place, what the engine derived from it kept; a plain dict or
+        list is copied). The model itself is frozen, so the result can be handed to anyone."""
+        state = self.state
+        sealed = _sealed_state(state)
+        history = self.history
+        if sealed is state and type(history) is Sealed:
+            return self
+        return built(FormInstance, {**self.__dict__, "history": seal(history), "state": sealed})
 
     def revision_count(self) -> int:
         return sum(h.count for h in self.history.values())
@@ -321,14 +321,15 @@ def apply_commit(instance: FormInstance, commit: Commit) -> FormInstance:
 
     Raises ``ConflictError`` (carrying ``instance``) when the versions do not match, and
     ``ValueError`` when the commit would rewrite history (a cursor past the end of the log).
-    The result shares no mutable container with the input or the commit.
+    The result is read-only (``FormInstance.snapshot``): it shares with the input and the
+    commit only what nobody can change (a ``Marked`` of the commit's state is sealed).
     """
     return applied_unshared(instance, commit).snapshot()
 
 
 def applied_unshared(instance: FormInstance, commit: Commit) -> FormInstance:
     """``apply_commit`` without the final snapshot: the result shares the commit's state. For
-    the engine's own instances and for a store that keeps a copy; a commit the engine planned
+    the engine's own instances and for the port, which seals it; a commit the engine planned
     on logs with ``instance``'s content gives the instance the engine made with it."""
     if commit.instance_id != instance.id:
         raise ValueError(f"commit for {commit.instance_id} applied to {instance.id}")
@@ -348,6 +349,30 @@ def applied_unshared(instance: FormInstance, commit: Commit) -> FormInstance:
     if planned_here:
         history.derived = after
     return built(FormInstance, applied)
+
+
+def _sealed_state(state: InstanceState) -> InstanceState:
+    """``state`` with read-only containers (``seal``): itself when they are already (a commit
+    shares with the state before it the containers it did not change)."""
+    hooks, rejections, outbox = state.hooks, state.rejections, state.outbox
+    recalled, page_edits = state.recalled, state.page_edits
+    if (
+        type(hooks) is Sealed
+        and type(outbox) is Sealed
+        and type(rejections) is SealedList
+        and type(recalled) is Sealed
+        and type(page_edits) is SealedList
+    ):
+        return state
+    values = {
+        **state.__dict__,
+        "hooks": seal(hooks),
+        "rejections": seal(rejections),
+        "outbox": seal(outbox),
+        "recalled": seal(recalled),
+        "page_edits": seal(page_edits),
+    }
+    return built(InstanceState, values)
 
 
 def with_changes(

@@ -1,7 +1,9 @@
 """Plain structures the engine copies on every commit, and what they carry.
 
 ``Marked`` is a dict that carries what the engine derived from its content (``derived``) and
-drops it the moment the content changes; ``replaced``, ``constructed`` and ``built`` copy and
+drops it the moment the content changes; ``Sealed`` and ``SealedList`` are the read-only dict
+and list an instance's containers become once a store holds or hands them out (``seal``), so
+that they can be shared instead of copied; ``replaced``, ``constructed`` and ``built`` copy and
 build pydantic models from parts already validated, without validating them again.
 """
 
@@ -136,6 +138,52 @@ class Marked(dict[str, _V]):
     def update(self, *args: Any, **kwargs: Any) -> None:
         self._changed()
         super().update(*args, **kwargs)
+
+
+class Sealed(Marked[_V]):
+    """A ``Marked`` whose content no longer changes: every method that would change it raises
+    ``TypeError``. What it carries (``derived``, its size) may still be set: that is not its
+    content. Made by ``seal``; ``Marked.copy_of``, ``dict(s)``, ``copy.copy`` and pydantic
+    validation give a changeable copy. Compares, serialises and prints as a dict."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a sealed dict does not change: copy it (Marked.copy_of, dict(...))")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
+
+
+class SealedList(list[_V]):
+    """A list whose content no longer changes: every method that would change it raises
+    ``TypeError``. ``list(s)``, ``copy.copy`` and pydantic validation give a changeable copy.
+    Compares, serialises and prints as a list."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a sealed list does not change: copy it (list(...))")
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = extend = insert = pop = remove = reverse = sort = clear = _refuse
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (list, (list(self),))
+
+
+def seal(container: Any) -> Any:
+    """``container`` (a dict or list of an instance) read-only: itself when it is already;
+    a ``Marked`` sealed in place (O(1), what it carries kept: whoever holds it may no longer
+    change it); any other dict or list copied into a ``Sealed`` or ``SealedList``."""
+    kind = type(container)
+    if kind is Sealed or kind is SealedList:
+        return container
+    if kind is Marked:
+        container.__class__ = Sealed  # same layout: a change of type, not a copy
+        return container
+    if isinstance(container, list):
+        return SealedList(container)
+    return Sealed(container)
 
 
 _ABSENT: Any = object()

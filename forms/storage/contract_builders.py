@@ -4,11 +4,11 @@ suites and any test that needs a stored instance (importable without pytest).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 
 from forms.instance import (
     CallRecord,
@@ -147,3 +147,16 @@ def put_state(store: Committing, instance_id: str, state: InstanceState) -> None
 def page_ids(page: Any) -> list[str]:
     """The ids of a listing page's instances (an index's page), in order."""
     return [instance.id for instance in page.instances]
+
+
+def attempted(*changes: Callable[[], object]) -> int:
+    """Make each change a caller may try on an instance it holds, and count those refused
+    (``TypeError``: a read-only container; ``ValidationError``: a frozen model). The promise
+    is that none reaches the store: refused, or made on the caller's own copy."""
+    refused = 0
+    for change in changes:
+        try:
+            change()
+        except (TypeError, ValidationError):
+            refused += 1
+    return refused

@@ -17,6 +17,7 @@ from forms.storage.contract_builders import (
     T0,
     append_values,
     at,
+    attempted,
     busy_state,
     dumped_revisions,
     make_instance,
@@ -145,10 +146,12 @@ class CommitContract:
             store.commit(append_values(stale, "name", ["second"], at(2)))
         current = caught.value.current
         assert current is not None
-        # WHEN the carried instance is mutated
-        current.history.clear()
-        current.state.outbox.clear()
-        current.version = 99
+        # WHEN the caller tries to change the carried instance
+        attempted(
+            current.history.clear,
+            current.state.outbox.clear,
+            lambda: setattr(current, "version", 99),
+        )
         # THEN the store is unaffected
         assert store.get("inst-1").model_dump_json() == stored
 

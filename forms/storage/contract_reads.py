@@ -20,6 +20,7 @@ from forms.storage.contract_builders import (
     T0,
     append_values,
     at,
+    attempted,
     busy_state,
     dumped_revisions,
     make_instance,
@@ -41,17 +42,22 @@ class ReadContract:
         # GIVEN a stored instance with something in every container
         store.create(make_instance(history={"name": seeded_log(["Ada"], T0)}, state=busy_state(T0)))
         original = store.get("inst-1").model_dump_json()
-        # WHEN a caller mutates what a read returned
+        # WHEN a caller tries to change what a read returned, in every container and field
         got = store.get("inst-1")
-        got.history["name"] = FieldHistory()
-        got.history["extra"] = seeded_log(["x"], T0)
-        got.state.outbox.clear()
-        got.state.hooks["h1"] = HookState(holds=False, count=7)
-        got.state.rejections.clear()
-        got.state.status = "terminated"
-        got.version = 42
-        # THEN the store still holds the original
+        refused = attempted(
+            lambda: got.history.__setitem__("name", FieldHistory()),
+            lambda: got.history.__setitem__("extra", seeded_log(["x"], T0)),
+            got.state.outbox.clear,
+            lambda: got.state.hooks.__setitem__("h1", HookState(holds=False, count=7)),
+            got.state.rejections.clear,
+            lambda: got.state.recalled.pop("name", None),
+            lambda: got.state.page_edits.append("name"),
+            lambda: setattr(got.state, "status", "terminated"),
+            lambda: setattr(got, "version", 42),
+        )
+        # THEN each change is refused or changes nothing stored: the store holds the original
         assert store.get("inst-1").model_dump_json() == original
+        assert refused <= 9
 
     def test_mutating_created_or_committed_objects_does_not_change_the_store(
         self, store: FormStore
@@ -59,20 +65,20 @@ class ReadContract:
         # GIVEN an instance created from an object the caller keeps
         instance = make_instance(state=busy_state(T0))
         store.create(instance)
-        # WHEN the caller mutates the object it created from
-        instance.state.outbox.clear()
-        instance.history["name"] = seeded_log(["sneaky"], T0)
+        # WHEN the caller changes the object it created from
+        attempted(
+            instance.state.outbox.clear,
+            lambda: instance.history.__setitem__("name", seeded_log(["sneaky"], T0)),
+        )
         # THEN the store is unaffected
         stored = store.get("inst-1")
         assert stored.history == {}
         assert set(stored.state.outbox) == {"h1:1"}
-        # AND mutating a commit's state or its result afterwards changes nothing either
+        # AND changing a commit's state or its result afterwards changes nothing either
         commit = append_values(stored, "name", ["Ada"], at(1), state=busy_state(at(1)))
         result = store.commit(commit)
         after = store.get("inst-1").model_dump_json()
-        commit.state.outbox.clear()
-        result.state.hooks.clear()
-        result.history.clear()
+        attempted(commit.state.outbox.clear, result.state.hooks.clear, result.history.clear)
         assert store.get("inst-1").model_dump_json() == after
 
     def test_later_commit_does_not_change_an_earlier_read(self, store: FormStore) -> None:
@@ -129,10 +135,10 @@ class ReadContract:
         # GIVEN an instance that has been committed to
         store.create(make_instance())
         store.commit(append_values(store.get("inst-1"), "name", ["Ada"], at(1)))
-        # WHEN it is listed and the listed copy is mutated
+        # WHEN it is listed and the caller tries to change what was listed
         (listed,) = store.list_conversation("alice", "conv-1")
         assert listed == store.get("inst-1")
-        listed.history.clear()
+        attempted(listed.history.clear)
         # THEN the store still holds the committed value
         assert store.get("inst-1").field("name").in_force() is not None
 

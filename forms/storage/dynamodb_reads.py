@@ -124,7 +124,8 @@ class InstanceReads:
             history=history,
             state=InstanceState.model_validate_json(item["state"]["S"]),
         )
-        return Known(instance, {f: head.model_dump_json() for f, head in heads.items()})
+        # sealed once (``FormInstance.snapshot``): every read of this version hands it out as is
+        return Known(instance.snapshot(), {f: head.model_dump_json() for f, head in heads.items()})
 
     def _log_reader(
         self, instance_id: str, version: int, counts: Mapping[str, int]

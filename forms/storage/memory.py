@@ -1,13 +1,14 @@
 """An in-process ``FormStore``: a dict behind one lock.
 
 Production code, not a test fake: it backs the unit tests and single-process deployments.
-Instances go in and come out as ``FormInstance.snapshot()`` copies. Field logs are immutable
-tuples shared between snapshots, so a read or a commit costs O(fields), never O(revisions).
+Instances go in and come out read-only (``FormInstance.snapshot()``: frozen models, sealed
+containers), so the store keeps and hands out the very same objects: a read copies nothing,
+and a commit shares with the instance before it every container and field log it left alone.
 The port (``FormStore``) applies a commit once, on the stored instance ``_planned_on`` hands it
-(a recorded call refused there first); ``_write`` keeps a copy of the instance it makes (the one
-the engine built with it, when the engine planned it on what is stored) after checking, under
-the lock, that the stored version is still the one expected, and the port returns that
-instance, which is the caller's (it shares the commit's state). A commit that
+(a recorded call refused there first); ``_write`` keeps the instance it makes (the one the
+engine built with it, when the engine planned it on what is stored, sealed) after checking,
+under the lock, that the stored version is still the one expected, and the port returns that
+same instance to the caller. A commit that
 leaves the status, the definition version and the outbox as they were (most answers) keeps
 the instance's places in the indexes as they stood (``same_places``). A call's record is read
 (and, when deferred, made: its result rendered) only for a write this store is about to make,
@@ -94,11 +95,11 @@ class InMemoryFormStore(
         return CallRecord.model_validate_json(found) if found is not None else None
 
     def _read_instance(self, instance_id: str) -> FormInstance | None:
-        with self._lock:  # a stored instance is replaced, never changed: the port copies it
+        with self._lock:  # a stored instance is replaced, never changed, and read-only
             return self._instances.get(instance_id)
 
     def _read_conversation(self, principal: str, conversation_id: str) -> list[FormInstance]:
-        with self._lock:  # likewise: the port sorts and copies them
+        with self._lock:  # likewise: the port sorts them
             ids = self._by_conversation.get((principal, conversation_id), [])
             return [self._instances[i] for i in ids]
 
@@ -124,7 +125,7 @@ class InMemoryFormStore(
             if target is not None and target.id in self._instances:
                 raise AlreadyExists(f"instance {target.id} already exists")
             record = _record_text(commit.call)  # the call's result rendered: the write is made
-            kept = after.snapshot()
+            kept = after.snapshot()  # itself: the port sealed it (a subclass's call may not)
             if target is not None:
                 self._hand_over(key, current, kept, target, commit.call, record)
                 return
@@ -187,7 +188,7 @@ class InMemoryFormStore(
             with self._lock:  # each page as stored when it is read, like a paged scan
                 page = [self._instances[i] for i in ids[start : start + self.page_size]]
                 found = [
-                    (i.id, i.state.model_copy(deep=True))
+                    (i.id, i.state)
                     for i in page
                     if any(e.status == "pending" for e in i.state.outbox.values())
                 ]
@@ -277,7 +278,7 @@ class InMemoryFormStore(
             self._calls.setdefault(key, {})[call.call_id] = record
 
     def _load(self, instance_id: str) -> FormInstance:
-        """The stored instance itself (never handed out); the caller holds the lock."""
+        """The stored instance itself; the caller holds the lock."""
         try:
             return self._instances[instance_id]
         except KeyError:

@@ -35,7 +35,9 @@ class FormStore(CallRecords, ABC):
        or nothing is (a rejected commit, for a conflict or a bad cursor, leaves no trace).
     4. **Reads are snapshots.** Nothing a caller does to a returned instance (or to one it handed
        in) changes what is stored, and nothing the store does later changes an instance it has
-       already returned.
+       already returned. The port keeps it by construction rather than by copying: what it
+       takes in and hands out is read-only (``FormInstance.snapshot``: frozen models, ``Sealed``
+       and ``SealedList`` containers), so a store keeps and hands out the very same instance.
     5. **A tool-call id is recorded once per conversation.** A create or commit that carries a
        call (``NewCall``) stores its record in the same all-or-nothing write, and fails with
        ``CallRecorded`` (carrying the first record, storing nothing) when the principal's
@@ -52,16 +54,16 @@ class FormStore(CallRecords, ABC):
     transactions), encryption, and any multi-tenancy beyond the ``principal`` field that
     ``list_conversation`` filters on.
 
-    The port holds the logic (the copies taken in and handed out, ``NotFound``, a commit
-    planned with ``applied_unshared``, a handover kept in its conversation, a list's order, a
-    taken call id read back as ``CallRecorded``); an adapter implements the primitives below
-    the line (``FORM_STORE_PRIMITIVES``; ``_planned_on`` it may). A wrapper that overrides
+    The port holds the logic (the read-only snapshots taken in and handed out, ``NotFound``, a
+    commit planned with ``applied_unshared``, a handover kept in its conversation, a list's
+    order, a taken call id read back as ``CallRecorded``); an adapter implements the primitives
+    below the line (``FORM_STORE_PRIMITIVES``; ``_planned_on`` it may). A wrapper that overrides
     every public method need not implement them, so they raise ``NotImplementedError`` rather
     than being abstract.
     """
 
     def create(self, instance: FormInstance, call: NewCall | None = None) -> None:
-        """Store a new instance as given (a snapshot of it), with ``call`` recorded.
+        """Store a new instance as given (its read-only snapshot), with ``call`` recorded.
 
         The instance may already carry revisions and any version: starting a form with seed
         values is one atomic create. Raises ``AlreadyExists`` when the id is taken, leaving the
@@ -79,14 +81,14 @@ class FormStore(CallRecords, ABC):
         return self._read_call(principal, conversation_id, call_id)
 
     def get(self, instance_id: str) -> FormInstance:
-        """A snapshot of the stored instance. Raises ``NotFound`` when there is none."""
+        """The stored instance, read-only (shared, not copied). ``NotFound`` when there is none."""
         found = self._read_instance(instance_id)
         if found is None:
             raise NotFound(f"instance {instance_id} not found")
         return found.snapshot()
 
     def list_conversation(self, principal: str, conversation_id: str) -> list[FormInstance]:
-        """Snapshots of every instance of this principal in this conversation, oldest first.
+        """Every instance of this principal in this conversation, read-only, oldest first.
 
         Ordered by ``created_at``, then ``id``. Instances of another principal that happen to
         use the same conversation id are never returned. An unknown pair gives an empty list.
@@ -95,8 +97,9 @@ class FormStore(CallRecords, ABC):
         return [i.snapshot() for i in sorted(found, key=lambda i: (i.created_at, i.id))]
 
     def commit(self, commit: Commit) -> FormInstance:
-        """Apply ``commit`` atomically and return the instance stored after it, the caller's
-        (nothing the store keeps: the adapter stores a copy).
+        """Apply ``commit`` atomically and return the instance stored after it: read-only, the
+        very one the in-memory adapter keeps (the instance the engine made, when it planned the
+        commit on what is stored; sealed, not copied).
 
         Raises ``NotFound`` for an unknown instance, ``CallRecorded`` when the commit carries a
         call whose id the instance's conversation already recorded (checked first),
@@ -107,12 +110,12 @@ class FormStore(CallRecords, ABC):
         """
         stored, applied = self._plan(commit)
         self._write(commit, stored, applied, None)
-        return applied  # the adapter keeps its own copy: this one is the caller's
+        return applied  # read-only: the caller and the adapter may both hold it
 
     def hand_over(self, commit: Commit, target: FormInstance) -> FormInstance:
         """Apply ``commit`` (the source's closing commit) and create ``target`` (the instance
         that takes over, in the same principal's conversation) in one all-or-nothing write,
-        and return the source as stored after, the caller's as ``commit``'s result is
+        and return the source as stored after, read-only as ``commit``'s result is
         (``forms.handover``).
 
         Both halves or neither: a commit that fails for any reason ``commit`` fails for
@@ -130,10 +133,11 @@ class FormStore(CallRecords, ABC):
     def _plan(
         self, commit: Commit, target: FormInstance | None = None
     ) -> tuple[FormInstance, FormInstance]:
-        """The instance ``commit`` is planned on and the instance it makes of it, unshared
-        (it shares the commit's state: the caller's). ``NotFound``; ``ValueError`` for a
-        target outside the source's conversation or a cursor outside its log; ``Conflict``
-        (carrying a copy) when the version planned on is not the one expected."""
+        """The instance ``commit`` is planned on and the instance it makes of it, read-only
+        (``snapshot``: the containers the commit brings sealed, those it kept shared).
+        ``NotFound``; ``ValueError`` for a target outside the source's conversation or a cursor
+        outside its log; ``Conflict`` (carrying the stored instance) when the version planned
+        on is not the one expected."""
         stored = self._planned_on(commit)
         if stored is None:
             raise NotFound(f"instance {commit.instance_id} not found")
@@ -142,7 +146,7 @@ class FormStore(CallRecords, ABC):
             stored.conversation_id,
         ):
             raise ValueError("a handover starts its target in the source's conversation")
-        return stored, applied_unshared(stored, commit)
+        return stored, applied_unshared(stored, commit).snapshot()
 
     # ------------------------------------------------------------------ primitives
 
@@ -154,7 +158,7 @@ class FormStore(CallRecords, ABC):
         return self._read_instance(commit.instance_id)
 
     def _add(self, instance: FormInstance, call: NewCall | None) -> None:
-        """Store ``instance`` (the port's copy, the adapter's to keep) and ``call``'s record at
+        """Store ``instance`` (read-only: the adapter's to keep) and ``call``'s record at
         once, unless its id is taken (``AlreadyExists``) or the call's is (``CallRecorded``);
         ``SizeLimit`` (``check_instance``) first. Nothing stored on any of them."""
         raise NotImplementedError
@@ -162,9 +166,9 @@ class FormStore(CallRecords, ABC):
     def _write(
         self, commit: Commit, stored: FormInstance, after: FormInstance, target: FormInstance | None
     ) -> None:
-        """Store ``after`` (what ``commit`` makes of ``stored``: the adapter keeps a copy of
-        it, since the port hands it to the caller), ``target`` when a handover starts one (the
-        port's copy, the adapter's to keep), and the call's record, at once, only if the
+        """Store ``after`` (what ``commit`` makes of ``stored``, read-only: the adapter may
+        keep it as it is, the port hands the same instance to the caller), ``target`` when a
+        handover starts one (read-only too), and the call's record, at once, only if the
         stored version is still ``commit.expected_version``. Otherwise ``CallRecorded`` (the
         call's id is taken), ``Conflict`` (with the instance stored now) or ``AlreadyExists``
         (the target's id is taken), and nothing stored. ``SizeLimit`` (``check_instance``)
@@ -173,12 +177,12 @@ class FormStore(CallRecords, ABC):
         raise NotImplementedError
 
     def _read_instance(self, instance_id: str) -> FormInstance | None:
-        """The stored instance (the port hands out a snapshot of it), or None."""
+        """The stored instance (the port hands out its snapshot: itself, once sealed), or None."""
         raise NotImplementedError
 
     def _read_conversation(self, principal: str, conversation_id: str) -> list[FormInstance]:
         """Every stored instance of this principal's conversation, in any order (the port
-        hands out snapshots of them)."""
+        hands out their snapshots)."""
         raise NotImplementedError
 
 

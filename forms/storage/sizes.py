@@ -213,7 +213,7 @@ def _instance_bound(instance: FormInstance) -> int:
     hook states' part as ``Marked`` keeps it, each frozen entry's size measured once."""
     state = instance.state
     hooks = state.hooks
-    kept = hooks.size if type(hooks) is Marked else None
+    kept = hooks.size if isinstance(hooks, Marked) else None
     size = _IDENTITY + _REST + max((_hooks_bytes(hooks) if kept is None else kept) - 1, 0)
     if state.outbox or state.rejections or state.recalled or state.override is not None:
         size += sum(map(_model_bytes, state.rejections)) + len(state.rejections)

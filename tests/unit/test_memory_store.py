@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from forms import FormInstance, compile_form
 from forms.engine import Transition
@@ -45,17 +46,27 @@ def test_commit_shares_untouched_logs_instead_of_copying_them() -> None:
     assert store.get("inst-1").history["big"].revisions is before.history["big"].revisions
 
 
-def test_reads_are_distinct_objects_with_distinct_containers() -> None:
+def test_reads_share_one_read_only_instance() -> None:
     # GIVEN a stored instance
     store = InMemoryFormStore()
     store.create(make_instance())
     # WHEN it is read twice
     first, second = store.get("inst-1"), store.get("inst-1")
-    # THEN no mutable container is shared between the reads
-    assert first is not second
-    assert first.history is not second.history
-    assert first.state is not second.state
-    assert first.state.outbox is not second.state.outbox
+    # THEN both reads are the instance the store keeps, not copies of it
+    assert first is second
+    # AND nothing in it can be changed: every container and the model refuse
+    for change in (
+        first.history.clear,
+        first.state.outbox.clear,
+        first.state.hooks.clear,
+        first.state.recalled.clear,
+        first.state.rejections.clear,
+        first.state.page_edits.clear,
+    ):
+        with pytest.raises(TypeError):
+            change()
+    with pytest.raises(ValidationError):
+        first.version = 5  # type: ignore[misc]
 
 
 def _planned_on_a_read() -> tuple[InMemoryFormStore, FormInstance, Transition]:
@@ -72,16 +83,19 @@ def test_a_commit_the_engine_planned_on_what_is_stored_is_applied_once() -> None
     store, read, step = _planned_on_a_read()
     # WHEN it is committed
     result = store.commit(step.commit)
-    # THEN the store hands back the instance the engine built, and keeps a copy of it
-    assert result is step.after
+    # THEN the store hands back the instance the engine built (its logs and hook states, as
+    # built: not applied again, nor copied), and keeps that very instance
+    assert result.history is step.after.history
+    assert result.state.hooks is step.after.state.hooks
+    assert result == step.after
     kept = store.get("fi_1")
-    assert kept == result == apply_commit(read, step.commit)
-    # AND the copy shares no container with it
-    result.state.hooks.clear()
-    result.state.outbox.clear()
-    result.state.rejections.clear()
-    result.history.clear()
-    assert store.get("fi_1") == kept
+    assert kept is result
+    assert kept == apply_commit(read, step.commit)
+    # AND none of it can be changed any more
+    with pytest.raises(TypeError):
+        result.state.hooks.clear()
+    with pytest.raises(TypeError):
+        result.history.clear()
 
 
 def test_a_planned_commit_on_another_instance_is_applied_to_what_is_stored() -> None:

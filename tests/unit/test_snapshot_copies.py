@@ -1,5 +1,7 @@
-"""The copies the in-memory store makes: every one it needs to keep what it hands out apart
-from what it keeps (the port's snapshot promise), and no more (issue 26 item 1)."""
+"""The copies the in-memory store makes: none but what sealing a plain container needs. An
+instance a store holds or hands out is read-only (frozen models, ``Sealed`` and ``SealedList``
+containers), so it is shared instead of copied and the port's snapshot promise holds by
+construction (issue 26 item 1)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import pytest
 from forms import Commit, FormInstance, InMemoryFormStore
 from forms.errors import ConflictError
 from forms.instance import InstanceState
-from forms.marked import replaced
+from forms.marked import Marked, Sealed, SealedList, replaced, seal
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 
@@ -30,39 +32,65 @@ def stored(store: InMemoryFormStore) -> FormInstance:
     return store.get("fi_1")
 
 
-def test_a_reads_page_edits_are_the_callers() -> None:
+def test_a_reads_page_edits_refuse_a_change() -> None:
     # GIVEN a stored instance whose person edited a field on their page
     store = InMemoryFormStore()
     got = stored(store)
-    # WHEN the caller changes the list it read
-    got.state.page_edits.append("email")
-    # THEN the store still holds its own
+    # WHEN the caller tries to change the list it read
+    with pytest.raises(TypeError):
+        got.state.page_edits.append("email")
+    # THEN the store still holds its own, and a copy of it is the caller's to change
+    assert store.get("fi_1").state.page_edits == ["name"]
+    mine = list(got.state.page_edits)
+    mine.append("email")
     assert store.get("fi_1").state.page_edits == ["name"]
 
 
-def test_a_lost_race_copies_the_stored_instance_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_lost_race_hands_out_the_stored_instance_itself() -> None:
     # GIVEN a commit planned on version 0 of an instance that is at version 1 now
     store = InMemoryFormStore()
     first = stored(store)
     later = replaced(first.state, updated_at=T0.replace(hour=1))
     store.commit(Commit(instance_id="fi_1", expected_version=0, state=later))
-    copies = 0
-    snapshot = FormInstance.snapshot
-
-    def counted(self: FormInstance) -> FormInstance:
-        nonlocal copies
-        copies += 1
-        return snapshot(self)
-
-    monkeypatch.setattr(FormInstance, "snapshot", counted)
     # WHEN it is committed
     with pytest.raises(ConflictError) as lost:
         store.commit(Commit(instance_id="fi_1", expected_version=0, state=first.state))
-    # THEN the conflict carries the instance as stored, copied once
+    # THEN the conflict carries the instance as stored: the very one a read gives, not a copy
     current = lost.value.current
-    assert copies == 1
     assert current is not None and current.version == 1
-    # AND that copy is the caller's
-    current.state.page_edits.clear()
-    monkeypatch.undo()
-    assert store.get("fi_1").state.page_edits == ["name"]
+    assert current is store.get("fi_1")
+
+
+def test_a_snapshot_of_a_sealed_instance_is_the_instance() -> None:
+    # GIVEN an instance a store handed out
+    store = InMemoryFormStore()
+    got = stored(store)
+    # WHEN / THEN a snapshot of it costs nothing: it is itself
+    assert got.snapshot() is got
+
+
+def test_a_snapshot_seals_plain_containers_by_copying_and_marked_ones_in_place() -> None:
+    # GIVEN an instance with plain containers, and one whose logs are a Marked dict
+    plain = FormInstance(
+        id="fi_1",
+        form_id="f",
+        form_version=1,
+        principal="alice",
+        conversation_id="conv-1",
+        created_at=T0,
+        state=InstanceState(updated_at=T0, page_edits=["name"]),
+    )
+    logs: Marked[object] = Marked()
+    logs.derived = "what the engine derived"
+    marked = plain.model_copy(update={"history": logs})
+    # WHEN they are snapshot
+    sealed, also = plain.snapshot(), marked.snapshot()
+    # THEN plain containers are copied into read-only ones, the caller's left as they were
+    assert type(sealed.state.page_edits) is SealedList and sealed.state.page_edits == ["name"]
+    assert type(plain.state.page_edits) is list
+    # AND a Marked dict is sealed in place, keeping what it carries
+    assert also.history is logs and type(logs) is Sealed
+    assert logs.derived == "what the engine derived"
+    # AND sealing is idempotent, and serialises as the plain containers did
+    assert seal(logs) is logs
+    assert sealed.model_dump_json() == plain.model_dump_json()
