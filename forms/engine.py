@@ -92,7 +92,7 @@ from forms.instance import (
     with_changes,
 )
 from forms.knock_on import raise_entries
-from forms.marked import Marked, constructed, replaced
+from forms.marked import Marked, built, replaced
 from forms.state import FormState, Values
 
 __all__ = ["Evaluation", "Transition", "evaluate", "evaluate_from_scratch", "transition"]
@@ -115,8 +115,8 @@ def evaluate(
     core = core_for(form, instance.history)
     applies, complete = core.step_applies, core.step_complete
     override = instance.state.override
-    revisit = _revisit(override, applies)
-    open_step = overridden_step(override, applies, complete, revisit)
+    revisit = None if override is None else _revisit(override, applies)
+    open_step = None if override is None else overridden_step(override, applies, complete, revisit)
     if open_step is None:
         open_step = core.open_step()  # the first step still to do, without a walk
     hooks, edges, flipped = core_edges(form, instance, previous, core, open_step)
@@ -282,14 +282,16 @@ class Transition(NamedTuple):
 
 def _commit_on(base: FormInstance, fields: Marked[FieldChange], state: InstanceState) -> Commit:
     """A commit of ``fields`` and ``state`` on ``base``'s version, built from validated parts."""
-    return constructed(
+    return built(
         Commit,
-        instance_id=base.id,
-        expected_version=base.version,
-        fields=fields,
-        state=state,
-        form_version=None,
-        call=None,
+        {
+            "instance_id": base.id,
+            "expected_version": base.version,
+            "fields": fields,
+            "state": state,
+            "form_version": None,
+            "call": None,
+        },
     )
 
 

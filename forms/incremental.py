@@ -110,12 +110,6 @@ def advance(core: Core, history: Mapping[str, FieldHistory], changed: Iterable[s
     return _Pass(core.form, history, core).incremental(changed)
 
 
-def mark(history: Mapping[str, FieldHistory], core: Core) -> None:
-    """Leave ``core`` on ``history`` (the logs it describes), when they can carry it."""
-    if isinstance(history, Marked):
-        history.derived = core
-
-
 class _Pass:
     """One derivation: from nothing (every item visited), or from a core (items scheduled)."""
 
@@ -232,9 +226,10 @@ class _Pass:
         self, base: Core, written: list[str]
     ) -> tuple[tuple[datetime, int, str] | None, dict[str, tuple[datetime, int]]]:
         """``newest`` and ``redo`` after the writes: only the written logs moved."""
+        form, history = self.form, self.history
         redo = base.redo
         for field_id in written:
-            target = redo_at(self.history.get(field_id), self.form.fields[field_id])
+            target = redo_at(history.get(field_id), form.fields[field_id])
             if redo.get(field_id) == target:
                 continue  # the core before's (shared) stands
             redo = dict(redo) if redo is base.redo else redo
@@ -243,13 +238,12 @@ class _Pass:
             else:
                 redo[field_id] = target
         newest = base.newest
-        fresh = newest_answer(self.form, self.history, written)
-        moved_back = newest is not None and (fresh is None or fresh[:2] < newest[:2])
-        if newest is not None and newest[2] in written and moved_back:
+        fresh = newest_answer(form, history, written)
+        if newest is None or (fresh is not None and fresh[:2] > newest[:2]):
+            return fresh, redo
+        if newest[2] in written and (fresh is None or fresh[:2] < newest[:2]):
             # the newest answer moved back in time: any field may hold the newest one now
-            return newest_answer(self.form, self.history, self.form.fields), redo
-        if fresh is not None and (newest is None or fresh[:2] > newest[:2]):
-            newest = fresh
+            return newest_answer(form, history, form.fields), redo
         return newest, redo
 
     # ---------------------------------------------------------------- visits
@@ -307,27 +301,29 @@ class _Pass:
         return outcome, (frozenset(field_reads), frozenset(step_reads))
 
     def _field(self, si: int, field: CompiledField) -> None:
+        field_id = field.id
         item = (si, 1, field.index)
         ok = self.applies[field.step]
-        reads = _NO_READS
-        if ok and field.when is not None:
-            reader = f"field {field.id!r} when"
-            ok, reads = self._watched(field.when, field.when_arity, field.index, si, reader)
         if field.when is not None:
+            reads = _NO_READS
+            if ok:
+                reader = f"field {field_id!r} when"
+                ok, reads = self._watched(field.when, field.when_arity, field.index, si, reader)
             self._note_reads(item, *reads)
-        history = self.history.get(field.id)
+        history = self.history.get(field_id)
         revision = history.in_force() if history is not None else None
-        before = self.fields.get(field.id)
+        before = self.fields.get(field_id)
         if before is not None and before.applies == ok and before.revision is revision:
             return  # the same answer on a field that applies as before: every reading stays
-        was_live = field.id in self.live
+        live = self.live
+        was_live = field_id in live
         now_live, typed, status, blocks = reading(field, ok, revision)
         if now_live:
             if not (was_live and before is not None and before.revision is revision):
-                self.live[field.id] = typed
+                live[field_id] = typed
         elif was_live:
-            del self.live[field.id]
-        self.fields[field.id] = FieldEval(field.id, ok, status, revision)
+            del live[field_id]
+        self.fields[field_id] = FieldEval(field_id, ok, status, revision)
         was_blocking = before is not None and _blocked(field, before.status)
         if blocks != was_blocking:
             self.missing[field.step] = self.missing.get(field.step, 0) + (1 if blocks else -1)
@@ -336,13 +332,14 @@ class _Pass:
         if self.base is None:
             return
         if was_live != now_live:
-            self.flipped.add(field.id)
-        if was_live != now_live or (
-            now_live and before is not None and before.revision is not revision
-        ):
-            self._readers(self.field_readers.get(field.id, _EMPTY), item)
-            if self.reads_all:
-                self._readers(frozenset(r for r in self.reads_all if r > item), item)
+            self.flipped.add(field_id)
+        elif not now_live or before is None or before.revision is revision:
+            return  # what predicates see of it is unchanged
+        readers = self.field_readers.get(field_id)
+        if readers:
+            self._readers(readers, item)
+        if self.reads_all:
+            self._readers(frozenset(r for r in self.reads_all if r > item), item)
 
     def _completion(self, si: int) -> None:
         step_id = self.steps[si]

@@ -30,20 +30,21 @@ class Values:
     __slots__ = ("_horizon", "_index", "_reader", "_reads", "_values")
 
     def __init__(self, values: Mapping[str, Any], index: Mapping[str, int]) -> None:
-        object.__setattr__(self, "_values", values)
-        object.__setattr__(self, "_index", index)
-        object.__setattr__(self, "_horizon", len(index))
-        object.__setattr__(self, "_reader", "")
-        object.__setattr__(self, "_reads", None)
+        # set through the slots themselves (``__setattr__`` refuses): one is made per commit
+        _set_values(self, values)
+        _set_index(self, index)
+        _set_horizon(self, len(index))
+        _set_reader(self, "")
+        _set_reads(self, None)
 
     def _limit(self, horizon: int, reader: str) -> None:
-        object.__setattr__(self, "_horizon", horizon)
-        object.__setattr__(self, "_reader", reader)
+        _set_horizon(self, horizon)
+        _set_reader(self, reader)
 
     def _record(self, reads: set[str] | None) -> None:
         """Note every field read from now on in ``reads`` (None: stop noting). Incremental
         evaluation learns from it what each predicate depends on."""
-        object.__setattr__(self, "_reads", reads)
+        _set_reads(self, reads)
 
     def __getattr__(self, name: str) -> Any:
         position = self._index.get(name)
@@ -71,6 +72,12 @@ class Values:
         }
         return f"Values({live!r})"
 
+
+_set_values = Values._values.__set__  # type: ignore[attr-defined]
+_set_index = Values._index.__set__  # type: ignore[attr-defined]
+_set_horizon = Values._horizon.__set__  # type: ignore[attr-defined]
+_set_reader = Values._reader.__set__  # type: ignore[attr-defined]
+_set_reads = Values._reads.__set__  # type: ignore[attr-defined]
 
 READS_ALL = "*"
 """Noted as read by a predicate that looked at every value at once (``repr(v)``)."""
