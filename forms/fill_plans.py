@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, get_args
+from typing import Any, NamedTuple, get_args
 
 from forms.compiled import CompiledForm
 from forms.instance import FieldChange, Revision, RevisionKind, Source
@@ -29,9 +29,9 @@ DECIDERS = frozenset({"approver", "operator", "migration"})
 RETRACT_HINT = 'to clear an answer, call form_revise with action "retract"; never write "" or null'
 
 
-@dataclass(frozen=True, slots=True)
-class Author:
-    """Who is writing: the provenance stamped on every revision of this call."""
+class Author(NamedTuple):
+    """Who is writing: the provenance stamped on every revision of this call. A named tuple
+    (immutable, and built at a fraction of a frozen dataclass's cost): one per write call."""
 
     source: Source
     actor: str | None = None

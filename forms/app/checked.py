@@ -18,17 +18,17 @@ on every path (``tests/functional/test_checked_calls.py`` counts them).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from forms.app.conversation import Caller
 from forms.errors import BadRequest
 from forms.surface.tools import TOOLS_BY_NAME, ToolSpec, check_id
 
 
-@dataclass(frozen=True, slots=True)
-class CheckedCall:
+class CheckedCall(NamedTuple):
     """One tool call as checked: the verified caller (its conversation id well formed), the
-    tool's spec, and the tool-call id (well formed)."""
+    tool's spec, and the tool-call id (well formed). A named tuple: immutable, and built at
+    a fraction of a frozen dataclass's cost, once per call."""
 
     caller: Caller
     spec: ToolSpec

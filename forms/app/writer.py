@@ -70,4 +70,4 @@ class Writer:
 def call_author(caller: Caller, call: CallId) -> Author:
     """Who writes through this call: the caller's source and principal, and the call's id."""
     source: Any = caller.source
-    return Author(source=source, actor=caller.principal, tool_call_id=call.id)
+    return Author(source, caller.principal, call.id)
