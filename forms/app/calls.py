@@ -25,7 +25,7 @@ from forms.call_records import Once
 from forms.errors import BadRequest, ToolCallConflict, ToolCallExpired, TooManyConflicts
 from forms.instance import CallRecord, FormInstance, NewCall
 from forms.marked import constructed
-from forms.surface.results import Result, as_json, is_plain
+from forms.surface.results import Result, as_json
 from forms.surface.tools import WRITES
 
 DEFAULT_REPLAY_WINDOW = timedelta(hours=24)
@@ -118,22 +118,40 @@ def _record(call: CallId, result: Result, instance_id: str | None, now: datetime
 
 
 def record_json(call: CallId, result: Result, instance_id: str | None, now: datetime) -> str:
-    """The text of ``_record(...).model_dump_json()``, in one pass when ``result`` is plain
-    JSON data (``is_plain``, as nearly every result is): pydantic's serialiser of the record's
-    fields in their order, the one the model's dump runs for such data and for ``at``, with
-    no copy of the result and no model. A result of anything else (a number with a fraction,
-    say, whose text the model's round trip decides) goes through the model."""
-    if is_plain(result):
-        return to_json(
-            {
-                "tool": call.tool,
-                "fingerprint": call.fingerprint,
-                "result": result,
-                "at": now,
-                "instance_id": instance_id,
-            }
-        ).decode()
+    """The text of ``_record(...).model_dump_json()``, in one pass when ``result`` holds JSON's
+    own types only (``_native``, as nearly every result does): pydantic's serialiser of the
+    record's fields in their order, the one the model's dump runs for such data and for
+    ``at`` (infinities as ``null`` too), with no copy of the result and no model. A result
+    holding anything else (a decimal or a date, which the model's copy turns into text first)
+    goes through the model."""
+    if _native(result):
+        record = {
+            "tool": call.tool,
+            "fingerprint": call.fingerprint,
+            "result": result,
+            "at": now,
+            "instance_id": instance_id,
+        }
+        return to_json(record, inf_nan_mode="null").decode()
     return _record(call, result, instance_id, now).model_dump_json()
+
+
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
+def _native(value: object) -> bool:
+    """Whether ``value`` is made of dicts with text keys, lists, tuples, text, numbers,
+    booleans and None only: what a JSON round trip gives back equal (``as_json``'s copy), so
+    serialised as it is it gives the record's text. Scalars are checked in the loops, not by
+    a call each: this runs on every write."""
+    if type(value) is dict:
+        for key, item in value.items():
+            if type(key) is not str or (type(item) not in _SCALARS and not _native(item)):
+                return False
+        return True
+    if type(value) is list or type(value) is tuple:
+        return all(type(item) in _SCALARS or _native(item) for item in value)
+    return type(value) in _SCALARS
 
 
 class Rendering(Once[Result]):

@@ -353,20 +353,6 @@ def _plain(value: Any) -> Any:
 _OTHER: Any = object()
 
 
-def is_plain(value: Any) -> bool:
-    """Whether ``as_json`` would give ``value`` back as it is (an equal copy): dicts with
-    text keys, lists, tuples, text, integers, booleans and None all the way down. Checked
-    without a copy: such data serialises to the same JSON text whoever serialises it."""
-    kind = type(value)
-    if kind in _SCALARS:
-        return True
-    if kind is dict:
-        return all(type(key) is str and is_plain(item) for key, item in value.items())
-    if kind is list or kind is tuple:
-        return all(is_plain(item) for item in value)
-    return False
-
-
 def describe_validation(exc: ValidationError) -> str:
     problems = []
     for error in exc.errors(include_url=False)[:3]:

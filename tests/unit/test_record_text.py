@@ -1,8 +1,8 @@
 """A call record's JSON text made without the model (``forms.app.calls.record_json``, the text
 ``NewCall.record_json`` gives a store) is the model's ``model_dump_json()`` byte for byte:
 for every result of the pinned transcript (``render_golden.json``), for results holding what
-only the model's round trip decides (numbers with a fraction, infinities, decimals, dates,
-tuples, keys that are not text), at several times and with or without an instance."""
+the model's round trip turns into something else (infinities, decimals, dates, tuples, keys
+that are not text), numbers with a fraction, at several times and with or without an instance."""
 
 from __future__ import annotations
 
@@ -30,7 +30,11 @@ ODD: tuple[Any, ...] = (
     1.5,
     1e16,
     1e-7,
+    -0.0,
+    5e-324,
+    1 / 3,
     float("inf"),
+    float("-inf"),
     float("nan"),
     Decimal("12.50"),
     datetime(2026, 1, 2, tzinfo=UTC),
