@@ -119,10 +119,24 @@ def status_line(
         lines = [f"{tag} all answered, not complete"]
     else:
         lines = _open_step_lines(form, parts, ev, form.steps[ev.open_step], tag)
-    lines.extend(memory_lines(form, instance, ev))
-    if instance.state.page_edits:
+    state = instance.state
+    # each of these is rare on a write: asked for only when there is something to say
+    if state.recalled:
+        lines.extend(memory_lines(form, instance, ev))
+    if state.page_edits:
         lines.append(page_line(form, instance))
-    waits = []
+    if ev.waiting:
+        waiting = _waiting_line(form, instance, ev)
+        if waiting:
+            lines.append(waiting)
+    if ev.active_rejections:
+        lines.extend(f"! {inline(r.message)}" for r in ev.active_rejections)
+    return "\n".join(lines)
+
+
+def _waiting_line(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> str | None:
+    """What the form waits for (an approval, or a hook still running, failed or stopped)."""
+    waits: list[str] = []
     for hook_id in ev.waiting:
         hook = form.hook(hook_id)
         if hook is None:
@@ -139,10 +153,9 @@ def status_line(
             waits.append(f"{_brief(hook.title)} (failed on our side; an operator has to retry it)")
         else:
             waits.append(f"{_brief(hook.title)} (running)")
-    if waits:
-        lines.append("waiting: " + " · ".join(waits) + "; the form cannot complete until then")
-    lines.extend(f"! {inline(r.message)}" for r in ev.active_rejections)
-    return "\n".join(lines)
+    if not waits:
+        return None
+    return "waiting: " + " · ".join(waits) + "; the form cannot complete until then"
 
 
 def _open_step_lines(
