@@ -70,6 +70,7 @@ __all__ = [
     "applied_unshared",
     "apply_commit",
     "replace_instance",
+    "sealed_in_place",
     "stopped",
     "with_changes",
 ]
@@ -279,11 +280,9 @@ class FormInstance(BaseModel):
         return self.history.get(field_id) or _EMPTY_HISTORY
 
     def snapshot(self) -> FormInstance:
-        """This instance with nothing in it that can change, to share instead of copying:
-        itself when its containers are read-only already (``Sealed``, ``SealedList``: every
-        instance a store holds or hands out), else a copy holding read-only ones (``seal``: a
-        ``Marked`` is sealed in place, what the engine derived from it kept; a plain dict or
-        list is copied). The model itself is frozen, so the result can be handed to anyone."""
+        """This instance read-only, to share instead of copy: itself when its containers are
+        sealed already (every instance a store holds or hands out), else a copy holding sealed
+        ones (``seal``: a ``Marked`` sealed in place, a plain dict or list copied)."""
         state = self.state
         sealed = _sealed_state(state)
         history = self.history
@@ -351,28 +350,31 @@ def applied_unshared(instance: FormInstance, commit: Commit) -> FormInstance:
     return built(FormInstance, applied)
 
 
+_CONTAINERS = ("hooks", "rejections", "outbox", "recalled", "page_edits")  # its dicts, lists
+_SEALED = (Sealed, SealedList)
+
+
 def _sealed_state(state: InstanceState) -> InstanceState:
-    """``state`` with read-only containers (``seal``): itself when they are already (a commit
-    shares with the state before it the containers it did not change)."""
-    hooks, rejections, outbox = state.hooks, state.rejections, state.outbox
-    recalled, page_edits = state.recalled, state.page_edits
-    if (
-        type(hooks) is Sealed
-        and type(outbox) is Sealed
-        and type(rejections) is SealedList
-        and type(recalled) is Sealed
-        and type(page_edits) is SealedList
-    ):
+    """``state`` with sealed containers (``seal``): itself when they are already."""
+    values = state.__dict__
+    if all(type(values[name]) in _SEALED for name in _CONTAINERS):
         return state
-    values = {
-        **state.__dict__,
-        "hooks": seal(hooks),
-        "rejections": seal(rejections),
-        "outbox": seal(outbox),
-        "recalled": seal(recalled),
-        "page_edits": seal(page_edits),
-    }
-    return built(InstanceState, values)
+    return built(InstanceState, {**values, **{name: seal(values[name]) for name in _CONTAINERS}})
+
+
+def sealed_in_place(instance: FormInstance) -> FormInstance:
+    """``instance`` read-only where it stands: each container replaced, in its model's
+    ``__dict__``, by a sealed one with the same content (``seal``). For the instance a commit
+    makes (the engine's, whose state is the commit's): its maker sees the content it built,
+    and a plain container it still holds stops being the instance's. No model is built."""
+    values = instance.state.__dict__
+    for name in _CONTAINERS:
+        container = values[name]
+        if type(container) not in _SEALED:
+            values[name] = seal(container)
+    if type(instance.history) is not Sealed:
+        instance.__dict__["history"] = seal(instance.history)
+    return instance
 
 
 def with_changes(

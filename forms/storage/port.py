@@ -13,6 +13,7 @@ from forms.instance import (
     InstanceState,
     NewCall,
     applied_unshared,
+    sealed_in_place,
 )
 from forms.storage.calls import CALL_PRIMITIVES, CallRecords
 
@@ -134,7 +135,7 @@ class FormStore(CallRecords, ABC):
         self, commit: Commit, target: FormInstance | None = None
     ) -> tuple[FormInstance, FormInstance]:
         """The instance ``commit`` is planned on and the instance it makes of it, read-only
-        (``snapshot``: the containers the commit brings sealed, those it kept shared).
+        (``sealed_in_place``: the containers the commit brings sealed, no copy of the model).
         ``NotFound``; ``ValueError`` for a target outside the source's conversation or a cursor
         outside its log; ``Conflict`` (carrying the stored instance) when the version planned
         on is not the one expected."""
@@ -146,7 +147,7 @@ class FormStore(CallRecords, ABC):
             stored.conversation_id,
         ):
             raise ValueError("a handover starts its target in the source's conversation")
-        return stored, applied_unshared(stored, commit).snapshot()
+        return stored, sealed_in_place(applied_unshared(stored, commit))
 
     # ------------------------------------------------------------------ primitives
 

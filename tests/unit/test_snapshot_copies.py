@@ -11,7 +11,7 @@ import pytest
 
 from forms import Commit, FormInstance, InMemoryFormStore
 from forms.errors import ConflictError
-from forms.instance import InstanceState
+from forms.instance import InstanceState, sealed_in_place
 from forms.marked import Marked, Sealed, SealedList, replaced, seal
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
@@ -94,3 +94,30 @@ def test_a_snapshot_seals_plain_containers_by_copying_and_marked_ones_in_place()
     # AND sealing is idempotent, and serialises as the plain containers did
     assert seal(logs) is logs
     assert sealed.model_dump_json() == plain.model_dump_json()
+
+
+def test_a_commit_s_instance_is_sealed_where_it_stands() -> None:
+    # GIVEN an instance as a commit makes it: a plain outbox, a Marked dict of hook states
+    hooks: Marked[object] = Marked()
+    made = FormInstance(
+        id="fi_1",
+        form_id="f",
+        form_version=1,
+        principal="alice",
+        conversation_id="conv-1",
+        created_at=T0,
+        state=InstanceState(updated_at=T0),
+    )
+    state = made.state
+    mine = state.outbox
+    state.__dict__["hooks"] = hooks
+    # WHEN it is sealed in place
+    sealed = sealed_in_place(made)
+    # THEN it is the same instance and state, every container read-only, same content
+    assert sealed is made and sealed.state is state
+    assert state.hooks is hooks and type(hooks) is Sealed
+    assert type(state.outbox) is Sealed and state.outbox == mine
+    assert type(made.history) is Sealed
+    # AND the plain dict its maker held is no longer the instance's
+    mine["x"] = "y"  # type: ignore[assignment]
+    assert state.outbox == {}
