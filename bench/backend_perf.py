@@ -259,14 +259,16 @@ def render(
         "",
         "## 3. Cold start: handler import time",
         "",
-        f"{plan.import_runs} rounds, each timing every row once in a fresh interpreter "
-        "(its CPU time, interpreter start-up excluded), `import boto3` first; a row's ratio "
-        "is to the boto3 of its own round and bytecode mode: median over the rounds, range "
-        "in brackets. "
+        f"{plan.import_runs} rounds, each timing every row {cold_start.REPEATS} times in fresh "
+        "interpreters (their CPU time, interpreter start-up excluded), each timing beside one "
+        "of `import boto3` in the same bytecode mode (B V B V B); a round's ratio is the "
+        "least of the row's timings over the least of the boto3 timings beside them: median "
+        "over the rounds, range in brackets. "
         "Bytecode *cached*: a warm `__pycache__`, as the Lambda artifact ships it; *none*: "
         "every module compiled from source (no `.pyc` read or written). *Lambda-like* sets "
         "`LAMBDA_TASK_ROOT` and friends, so tracing is on (as `Tracing: Active` makes it in "
-        "AWS): the Tracer imports the X-Ray SDK on the first invocation, which the "
+        "AWS), and an Extensions API the handlers register with as they initialise: the "
+        "Tracer imports the X-Ray SDK on the first invocation, which the "
         "*first GET /tools* rows include. *loaded*: the heavy modules present afterwards. "
         f"The goal (issue 26): every handler's import under {cold_start.TARGET}× "
         "`import boto3` in every round (*meets*); *misses* when the median is over it, "

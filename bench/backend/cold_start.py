@@ -11,9 +11,11 @@ handler's among them, under ``TARGET`` (1.3) times ``import boto3``, by a margin
 cannot flip: a row meets it when the highest of its rounds' ratios is under it, misses it when
 its median is over it, and is "within noise" in between. Absolute times do not
 carry from one run to the next, and on a shared machine not from one second to the next either:
-every figure is timed between two ``import boto3``, in the same bytecode mode (a round is
-B V1 B V2 ... B, the figures in reverse order every other round), and reported as its ratio to
-the mean of those two: the median over the rounds and the range (lowest-highest) as the noise.
+every figure is timed ``REPEATS`` times in a round, each timing beside one of ``import
+boto3`` in the same bytecode mode (B V B V B), and the round's ratio is the least of the
+figure's timings over the least of the boto3 timings beside them (the figures in reverse order
+every other round); reported as the median over the rounds and the range (lowest-highest) as
+the noise.
 Never against a boto3 time from another run. The child imports nothing before the clock starts
 but ``sys`` and ``time``: a module both sides import (``json``) is in both figures.
 
@@ -66,6 +68,10 @@ PYDANTIC_LAYER = "aws_lambda_powertools.event_handler.openapi.params"
 BASELINE = "import boto3"
 MODES = ("cached", "none")
 """Bytecode modes: a warm ``__pycache__``, or none at all."""
+REPEATS = 2
+"""Timings of each figure in a round, beside as many of ``import boto3`` and one more: in one run
+on this shared machine (load 3-4 on 2 cores), ``import formwork.aws.api``'s rounds spread over
+1.10-1.56 with one timing each, 1.11-1.25 with the least of two."""
 
 _HANDLER_DEF = re.compile(r"^def (lambda_handler|handler)\(", re.MULTILINE)
 _WATCHED = {
@@ -272,14 +278,17 @@ def variants(modules: Sequence[str] | None = None) -> list[Variant]:
     return found
 
 
-def measure(runs: int) -> list[ColdRow]:
-    """``runs`` rounds. In each round and bytecode mode, ``import boto3`` is timed before the
-    first figure and again after each one (B V1 B V2 ... Vn B), and a figure's reference is the
-    mean of the two boto3 timings beside it: when other work on the machine slows it down for a
-    few seconds, a figure and its reference are slowed together, not a figure against a boto3
-    timed many seconds before. Even rounds take the figures in the listed order, odd rounds in
-    reverse, so that no figure always has the same place in a round. One round first, of the
-    cached figures only, writes the bytecode and is dropped."""
+def measure(runs: int, repeats: int = REPEATS) -> list[ColdRow]:
+    """``runs`` rounds. In each round and bytecode mode, every figure is timed ``repeats``
+    times, each timing followed by one of ``import boto3``, the first preceded by one too
+    (B V B V B for two), and the round's ratio is the least of the figure's timings over the
+    least of those boto3 timings. Beside each other, a figure and its reference are timed under
+    the same load; the least of a few timings is the one other work on the machine slowed the
+    least (it can only add CPU time: cache misses, a shared core), on each side alike, and
+    taking it from one more boto3 timing than figure timings errs against the handler. Even
+    rounds take the figures in the listed order, odd rounds in reverse, so that no figure
+    always has the same place in a round. One round first, of the cached figures only, writes
+    the bytecode and is dropped."""
     chosen = variants()
     samples: dict[Variant, list[float]] = defaultdict(list)
     references: dict[Variant, list[float]] = defaultdict(list)
@@ -292,23 +301,26 @@ def measure(runs: int) -> list[ColdRow]:
         def timed(variant: Variant) -> float:
             env = environment(variant.lambda_like, variant.mode, empty, runtime_api, variant.module)
             seconds, loaded[variant] = time_statement(variant, env)
-            samples[variant].append(seconds)
             return seconds
 
         for variant in chosen:
             if variant.mode == "cached":
                 timed(variant)
-        samples.clear()
         for number in range(runs):
             for mode in MODES:
                 boto3 = next(v for v in chosen if v.is_baseline and v.mode == mode)
                 figures = [v for v in chosen if v.mode == mode and v is not boto3]
-                before = timed(boto3)
+                beside = [timed(boto3)]
                 for variant in figures if number % 2 == 0 else reversed(figures):
-                    timed(variant)
-                    after = timed(boto3)
-                    references[variant].append((before + after) / 2)
-                    before = after
+                    mine = []
+                    for _ in range(repeats):
+                        mine.append(timed(variant))
+                        beside.append(timed(boto3))
+                    samples[variant].append(min(mine))
+                    references[variant].append(min(beside))
+                    samples[boto3].extend(beside[:-1])
+                    beside = beside[-1:]
+                samples[boto3].extend(beside)
         if any(Path(empty).iterdir()):
             raise SystemExit("bench: bytecode was written in the no-bytecode mode")
     return summarise(chosen, samples, loaded, references)
@@ -498,8 +510,9 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description="Handler import time against import boto3.")
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--repeats", type=int, default=REPEATS, help="timings of a figure a round")
     args = parser.parse_args(argv)
-    rows = measure(args.rounds)
+    rows = measure(args.rounds, args.repeats)
     said = target(rows)[1]
     print(render(rows), render_layers(rows), f"Goal: {said}.", sep="\n\n")
     return 0

@@ -8,6 +8,7 @@ import socket
 
 import pytest
 
+from bench.backend import cold_start
 from bench.backend.cold_start import Variant, environment, summarise
 from bench.backend.extensions_api import extensions_api
 
@@ -62,3 +63,30 @@ def test_the_stand_in_registers_and_holds_the_next_event_until_the_caller_leaves
         with pytest.raises(TimeoutError):
             waiting.recv(1)
         waiting.close()
+
+
+def test_a_round_divides_the_least_of_a_figures_timings_by_the_least_of_boto3s_beside_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN one handler and boto3, in the cached mode only, and the timings they will take:
+    # the warm-up round (boto3, api), then one round: B V B V B
+    boto3 = Variant("import boto3", "import boto3", False, "cached")
+    api = Variant("import formwork.aws.api", "import formwork.aws.api", False, "cached", "", True)
+    timings = iter([0.1, 0.1, 0.12, 0.30, 0.11, 0.13, 0.10])
+    timed: list[str] = []
+
+    def fake_time(variant: Variant, env: dict[str, str]) -> tuple[float, tuple[str, ...]]:
+        timed.append(variant.label)
+        return next(timings), ()
+
+    monkeypatch.setattr(cold_start, "variants", lambda: [boto3, api])
+    monkeypatch.setattr(cold_start, "MODES", ("cached",))
+    monkeypatch.setattr(cold_start, "time_statement", fake_time)
+    # WHEN one round is measured, two timings each
+    rows = cold_start.measure(1, repeats=2)
+    # THEN the figure and boto3 alternate, boto3 on both sides
+    assert timed[2:] == ["import boto3", api.label, "import boto3", api.label, "import boto3"]
+    # AND the round's ratio is the least of the figure's timings (0.30, 0.13) over the least of
+    # boto3's (0.12, 0.11, 0.10); the baseline's median is over its timings of the round
+    assert rows[1].ratios == pytest.approx((1.3,))
+    assert rows[0].median == pytest.approx(0.11)
