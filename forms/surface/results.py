@@ -42,9 +42,13 @@ def error_result(error: ToolError) -> Result:
 
 def fill_result(form: CompiledForm, step: Transition, plan: FillPlan, verb: str) -> Result:
     ev = step.evaluation
-    held = [f for f in plan.captured if ev.fields[f].status == "held"]
-    declined = [f for f in plan.declined if f not in held]
-    kept = [f for f in plan.captured if f not in held and f not in plan.declined]
+    readings, captured = ev.fields, plan.captured
+    held = [f for f in captured if readings[f].status == "held"]
+    if held or plan.declined:
+        declined = [f for f in plan.declined if f not in held]
+        kept = [f for f in captured if f not in held and f not in plan.declined]
+    else:  # most fills: every captured answer is kept (not changed below)
+        declined, kept = [], captured
     saved = f"saved {len(kept)}" + (f" ({', '.join(kept)})" if kept else "")
     if verb == "Started":
         parts = [f"Started {inline(form.title)}" + (f"; {saved}" if kept else "")]
@@ -275,14 +279,15 @@ def recalled_summary(
 
 def finish(form: CompiledForm, step: Transition, result: Result) -> Result:
     instance = step.after
-    orphaned, restored = step.orphaned(), step.restored()
-    if orphaned:
-        result["now_held"] = {
-            f: "no longer applies after this change; kept, and back if it applies again"
-            for f in orphaned
-        }
-    if restored:
-        result["restored"] = {f: "applies again; its earlier answer is back" for f in restored}
+    if step.evaluation.flipped:  # answers held or restored are among the fields that flipped
+        orphaned, restored = step.orphaned(), step.restored()
+        if orphaned:
+            result["now_held"] = {
+                f: "no longer applies after this change; kept, and back if it applies again"
+                for f in orphaned
+            }
+        if restored:
+            result["restored"] = {f: "applies again; its earlier answer is back" for f in restored}
     if step.dispatch:
         result["fired"] = [e.key for e in step.dispatch]
     if instance.state.status != "open":
