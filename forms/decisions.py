@@ -26,12 +26,13 @@ def withdraw_stale_approvals(
     hooks: Mapping[str, HookState],
     now: datetime,
     closed: bool,
-) -> dict[str, OutboxEntry]:
+) -> Mapping[str, OutboxEntry]:
     """Close the pending approvals no decision is owed for any more: the crossing ended (a
     correction took the form back under the threshold, say), a new crossing superseded it
     (an answer it was asked on changed: the new one has its own key), or the form closed.
-    No decision, and no timeout outcome, may be written for them afterwards."""
-    result = dict(outbox)
+    No decision, and no timeout outcome, may be written for them afterwards. ``outbox``
+    itself when none is (an instance's containers are not changed in place: it is shared)."""
+    result: dict[str, OutboxEntry] | None = None
     for key, entry in outbox.items():
         if entry.kind != "approval" or entry.status != "pending":
             continue
@@ -44,10 +45,11 @@ def withdraw_stale_approvals(
             why = "an answer it was asked on changed; a new approval replaces it"
         else:
             continue
+        result = dict(outbox) if result is None else result
         result[key] = entry.model_copy(
             update={"status": "done", "finished_at": now, "error": f"withdrawn: {why}"}
         )
-    return result
+    return outbox if result is None else result
 
 
 WITHDRAWN_ON_CLOSE = "withdrawn: the form closed"

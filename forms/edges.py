@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Collection, Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from forms.compiled import CompiledForm, Hook
 from forms.evaluation import Evaluation, call_predicate
@@ -33,9 +33,9 @@ def hook_edges(
     complete: Mapping[str, bool],
     open_step: str | None,
     live: Mapping[str, Any],
-) -> tuple[dict[str, HookState], list[Hook]]:
+) -> tuple[Mapping[str, HookState], list[Hook]]:
     """Conditions and counters for every hook but the form's (which needs readiness)."""
-    hooks: dict[str, HookState] = Marked()
+    hooks: Mapping[str, HookState] = Marked()
     rising: list[Hook] = []
     fired = _fired(form, previous)
     state = FormState(form.step_index, applies, complete, fired, False, open_step)
@@ -50,7 +50,9 @@ def hook_edges(
             holds = call_predicate(checkpoint.when, checkpoint.when_arity, values, state, reader)
         else:
             continue
-        _edge(instance, hook, previous, holds, live, hooks, rising, fired)
+        hooks = _put(
+            hooks, previous, hook.id, _edge(instance, hook, previous, holds, live, rising, fired)
+        )
     return hooks, rising
 
 
@@ -60,62 +62,80 @@ def core_edges(
     previous: Mapping[str, HookState],
     core: Core,
     open_step: str | None,
-) -> tuple[dict[str, HookState], list[Hook], tuple[str, ...]]:
+) -> tuple[Mapping[str, HookState], list[Hook], tuple[str, ...]]:
     """``hook_edges`` over a core, and the fields whose answer flipped (live or not) against
     ``previous``, looking again only at the hooks whose condition can differ from it.
 
     ``previous`` may carry the core its field and step conditions were derived from
-    (``Marked.derived``, left by the commit that stored it): this core itself, or the one it
-    was derived from, whose differences it lists. A hook outside those differences holds as
-    it did, so its state is the one before (no edge); checkpoints are always asked again
-    (their predicates read anything, ``fired`` included). Otherwise every hook is looked at.
+    (``Marked.derived``, left by the commit that stored it): one with this core's token (they
+    agree on those conditions), or with the token of the core this one was derived from,
+    whose differences it lists. A hook outside those differences holds as it did, so its
+    state is the one before (no edge); checkpoints are always asked again (their predicates
+    read anything, ``fired`` included). Otherwise every hook is looked at. The states are
+    ``previous`` itself while none differs (it is never changed in place: copied on the
+    first difference, and the copy marked with this core).
     """
     basis = getattr(previous, "derived", None)
+    if not isinstance(basis, Core) or basis.form is not form:
+        return _walked(form, instance, previous, core, open_step)
+    if basis.token not in (core.token, core.parent):
+        return _walked(form, instance, previous, core, open_step)
     live = core.live
-    if basis is core:
-        changed_fields: Collection[str] = ()
-        changed_steps: Collection[str] = ()
-    elif isinstance(basis, Core) and basis.form is form and basis.token == core.parent:
-        changed_fields, changed_steps = core.flipped, core.completion_flipped
-    else:
-        values = Values(live, form.field_index)
-        hooks, rising = hook_edges(
-            form, instance, previous, values, core.step_applies, core.step_complete, open_step, live
-        )
-        flipped = tuple(
-            h.target
-            for h in form.hooks
-            if h.kind == "field" and hooks[h.id].holds != previous.get(h.id, NEVER).holds
-        )
-        return _marked(hooks, core), rising, flipped
-    hooks = Marked.copy_of(previous)  # with its size (``forms.storage.sizes``); marked below
-    rising = []
+    same = basis.token == core.token  # then nothing flipped since: the hooks agree
+    changed_fields: Collection[str] = () if same else core.flipped
+    changed_steps: Collection[str] = () if same else core.completion_flipped
+    hooks = previous  # copied on the first change (``_put``)
+    rising: list[Hook] = []
     fired: dict[str, int] = {}  # only checkpoints read it: filled below when there are some
     for field_id in changed_fields:
         hook = form.field_hooks[field_id]
-        _edge(instance, hook, previous, field_id in live, live, hooks, rising, fired)
+        state = _edge(instance, hook, previous, field_id in live, live, rising, fired)
+        hooks = _put(hooks, previous, hook.id, state)
     for step_id in changed_steps:
         hook = form.step_hooks[step_id]
-        _edge(instance, hook, previous, core.step_complete[step_id], live, hooks, rising, fired)
+        state = _edge(instance, hook, previous, core.step_complete[step_id], live, rising, fired)
+        hooks = _put(hooks, previous, hook.id, state)
     if form.checkpoint_runs:
         fired = _fired(form, previous)
         values = Values(live, form.field_index)
-        state = FormState(
+        seen = FormState(
             form.step_index, core.step_applies, core.step_complete, fired, False, open_step
         )
         for hook, checkpoint, reader in form.checkpoint_runs:
-            holds = call_predicate(checkpoint.when, checkpoint.when_arity, values, state, reader)
-            _edge(instance, hook, previous, holds, live, hooks, rising, fired)
+            holds = call_predicate(checkpoint.when, checkpoint.when_arity, values, seen, reader)
+            state = _edge(instance, hook, previous, holds, live, rising, fired)
+            hooks = _put(hooks, previous, hook.id, state)
     if len(rising) > 1:
         position = form.hook_position
         rising.sort(key=lambda h: position[h.id])
+    hooks = hooks if hooks is previous else _marked(hooks, core)
     if not changed_fields:
-        return _marked(hooks, core), rising, ()
-    flipped = tuple(sorted(changed_fields, key=form.field_index.__getitem__))
-    return _marked(hooks, core), rising, flipped
+        return hooks, rising, ()
+    return hooks, rising, tuple(sorted(changed_fields, key=form.field_index.__getitem__))
 
 
-def _marked(hooks: dict[str, HookState], core: Core) -> dict[str, HookState]:
+def _walked(
+    form: CompiledForm,
+    instance: FormInstance,
+    previous: Mapping[str, HookState],
+    core: Core,
+    open_step: str | None,
+) -> tuple[Mapping[str, HookState], list[Hook], tuple[str, ...]]:
+    """``core_edges`` when ``previous`` carries no core to compare with: every hook."""
+    live = core.live
+    values = Values(live, form.field_index)
+    hooks, edges = hook_edges(
+        form, instance, previous, values, core.step_applies, core.step_complete, open_step, live
+    )
+    flipped = tuple(
+        h.target
+        for h in form.hooks
+        if h.kind == "field" and hooks[h.id].holds != previous.get(h.id, NEVER).holds
+    )
+    return _marked(hooks, core), edges, flipped
+
+
+def _marked(hooks: Mapping[str, HookState], core: Core) -> Marked[HookState]:
     marked = hooks if isinstance(hooks, Marked) else Marked(hooks)
     marked.derived = core
     return marked
@@ -134,11 +154,10 @@ def _edge(
     previous: Mapping[str, HookState],
     holds: bool,
     live: Mapping[str, Any],
-    hooks: dict[str, HookState],
     rising: list[Hook],
     fired: dict[str, int],
-) -> None:
-    """Record ``hook``'s state for a condition that ``holds`` (or not), and its edge."""
+) -> HookState:
+    """``hook``'s state for a condition that ``holds`` (or not), its edge recorded."""
     before = previous.get(hook.id, NEVER)
     basis = basis_of(instance, hook.binds, live) if holds and hook.binds else None
     rebased = before.basis is not None and basis is not None and before.basis != basis
@@ -147,15 +166,24 @@ def _edge(
         rising.append(hook)
         if hook.kind == "checkpoint":
             fired[hook.target] = count
-    _put(hooks, hook.id, _hook_state(before, holds, count, basis))
+    return _hook_state(before, holds, count, basis)
 
 
-def _put(hooks: dict[str, HookState], hook_id: str, state: HookState) -> None:
-    """Set ``hook_id``'s state in ``hooks``, leaving them untouched when they hold that very
-    state already (a copy of the states before, whose hooks mostly hold as they did): what
-    ``hooks`` carries then stays."""
-    if hooks.get(hook_id) is not state:
-        hooks[hook_id] = state
+def _put(
+    hooks: Mapping[str, HookState],
+    previous: Mapping[str, HookState],
+    hook_id: str,
+    state: HookState,
+) -> Mapping[str, HookState]:
+    """``hooks`` with ``hook_id``'s state set: ``hooks`` themselves, untouched when they hold
+    that very state already (most hooks hold as they did: what ``hooks`` carries then stays),
+    or set in a copy when they are ``previous`` (the states before, never changed in place)."""
+    if hooks.get(hook_id) is state:
+        return hooks
+    # the one mapping never written is ``previous``; any other is a copy of this commit's own
+    own = Marked.copy_of(previous) if hooks is previous else cast(dict[str, HookState], hooks)
+    own[hook_id] = state  # a Marked.copy_of keeps the size (``forms.storage.sizes``)
+    return own
 
 
 NEVER = HookState()
@@ -239,14 +267,15 @@ FORM_CLOSED = "form.closed"
 def form_edges(
     form: CompiledForm,
     previous: Mapping[str, HookState],
-    hooks: dict[str, HookState],
+    hooks: Mapping[str, HookState],
     rising: list[Hook],
     ready: bool,
     closed: bool,
-) -> tuple[dict[str, HookState], tuple[Hook, ...]]:
+) -> tuple[Mapping[str, HookState], tuple[Hook, ...]]:
     """The form-level hooks, last: completion (readiness) and closing (status not open).
 
-    What ``hooks`` carries (``Marked.derived``) stays: it is about the other hooks."""
+    What ``hooks`` carries (``Marked.derived``) stays: it is about the other hooks. When they
+    are ``previous`` itself, a change is made in a copy (``_put``)."""
     derived = getattr(hooks, "derived", None)
     for hook_id, holds in ((FORM_COMPLETE, ready), (FORM_CLOSED, closed)):
         before = previous.get(hook_id, NEVER)
@@ -256,8 +285,8 @@ def form_edges(
             assert hook is not None
             rising.append(hook)
             count += 1
-        _put(hooks, hook_id, _hook_state(before, holds, count))
-    if isinstance(hooks, Marked):
+        hooks = _put(hooks, previous, hook_id, _hook_state(before, holds, count))
+    if hooks is not previous and isinstance(hooks, Marked):
         hooks.derived = derived
     return hooks, tuple(rising)
 

@@ -151,7 +151,7 @@ def _concluded(
     previous: Mapping[str, HookState],
     decided: _Decided,
     answered: bool,
-    hooks: dict[str, HookState],
+    hooks: Mapping[str, HookState],
     edges: list[Hook],
     flipped: tuple[str, ...],
 ) -> Evaluation:
@@ -371,7 +371,7 @@ def transition(
         status, reason = "completed", "complete"
         evaluation = closed_edge(form, evaluation, base.state.hooks, closed=True)
     outbox = withdraw_stale_approvals(state.outbox, evaluation.hooks, now, status != "open")
-    added, stopped = raise_entries(provisional, evaluation, outbox, now, cause)
+    added, stopped, outbox = raise_entries(provisional, evaluation, outbox, now, cause)
     new_state = replaced(
         state,
         hooks=evaluation.hooks,  # the evaluation's own (read-only); a store keeps a copy

@@ -60,12 +60,14 @@ _tokens = itertools.count(1)
 class Core(NamedTuple):
     """The readings of one form over one set of field logs, and what each predicate read.
 
-    ``token`` names this core; ``parent`` the core it was derived from (None: from nothing),
-    and ``flipped`` / ``completion_flipped`` the fields whose liveness and the steps whose
-    completeness differ from that parent's. ``newest`` and ``redo`` are what the undo/redo
-    line of the views needs: the field whose answer in force is the newest, and the fields
-    with a redo available, each with the time of the entry in question. A named tuple: one
-    is built on every commit, at a fraction of a frozen dataclass's cost.
+    ``token`` names what field and step hooks read of it, its fields' liveness and its steps'
+    completeness: a core derived with neither changed keeps its parent's token, so cores with
+    one token agree on every such hook. ``parent`` is the token of the core it was derived
+    from (None: from nothing), ``flipped`` / ``completion_flipped`` the fields whose liveness
+    and the steps whose completeness differ from that one's. ``newest`` and ``redo`` are what
+    the undo/redo line of the views needs: the field whose answer in force is the newest, and
+    the fields with a redo available, each with the time of the entry in question. A named
+    tuple: one is built on every commit, at a fraction of a frozen dataclass's cost.
     """
 
     form: CompiledForm
@@ -202,10 +204,12 @@ class _Pass:
         newest: tuple[datetime, int, str] | None,
         redo: dict[str, tuple[datetime, int]],
     ) -> Core:
+        base, flipped, completion_flipped = self.base, self.flipped, self.completion_flipped
+        same = base is not None and not flipped and not completion_flipped
         return Core(  # by position: a named tuple built by keyword costs several times as much
             self.form,
-            next(_tokens),
-            None if self.base is None else self.base.token,
+            base.token if same and base is not None else next(_tokens),
+            None if base is None else base.token,
             self.fields,
             self.live,
             self.applies,
@@ -216,8 +220,8 @@ class _Pass:
             self.field_readers,
             self.step_readers,
             self.reads_all,
-            frozenset(self.flipped) if self.flipped else _NONE,
-            frozenset(self.completion_flipped) if self.completion_flipped else _NONE,
+            frozenset(flipped) if flipped else _NONE,
+            frozenset(completion_flipped) if completion_flipped else _NONE,
             newest,
             redo,
         )

@@ -24,22 +24,23 @@ __all__ = ["raise_entries"]
 def raise_entries(
     provisional: FormInstance,
     evaluation: Evaluation,
-    outbox: dict[str, OutboxEntry],
+    outbox: Mapping[str, OutboxEntry],
     now: datetime,
     cause: str | None,
-) -> tuple[list[OutboxEntry], list[OutboxEntry]]:
-    """The entries ``evaluation``'s rising edges raise on ``provisional``, put in ``outbox``
-    (the commit's own copy): those to dispatch, and those stopped at the knock-on limit.
-    Depth and the loop are read from ``provisional.state.outbox``, the outbox before them."""
+) -> tuple[list[OutboxEntry], list[OutboxEntry], Mapping[str, OutboxEntry]]:
+    """The entries ``evaluation``'s rising edges raise on ``provisional``: those to dispatch,
+    those stopped at the knock-on limit, and ``outbox`` with both (a copy; ``outbox`` itself
+    when nothing is raised). Depth and the loop are read from ``provisional.state.outbox``,
+    the outbox before them."""
     added: list[OutboxEntry] = []
     stopped: list[OutboxEntry] = []
-    if not evaluation.rising:
-        return added, stopped
+    dispatched = [hook for hook in evaluation.rising if hook.dispatched]
+    if not dispatched:
+        return added, stopped, outbox
     before = provisional.state.outbox
     depth = _depth(before, cause)
-    for hook in evaluation.rising:
-        if not hook.dispatched:
-            continue
+    result = dict(outbox)
+    for hook in dispatched:
         occurrence = evaluation.hooks[hook.id].count
         key = idempotency_key(provisional.id, hook.id, occurrence)
         approval = hook.approval
@@ -60,8 +61,8 @@ def raise_entries(
             stopped.append(entry)
         else:
             added.append(entry)
-        outbox[key] = entry
-    return added, stopped
+        result[key] = entry
+    return added, stopped, result
 
 
 def _depth(outbox: Mapping[str, OutboxEntry], cause: str | None) -> int:
