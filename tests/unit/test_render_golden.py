@@ -154,6 +154,39 @@ def memory() -> Recorder:
     return r
 
 
+def reads() -> Recorder:
+    """Reads (no record): the open step, the outline, a step, a field, on open and closed
+    instances, with held answers, memory's marks and undo and redo."""
+    r = Recorder("reads", service_for(travel_claim), Caller("ana", "c1"))
+    form = "travel-claim"
+    r("form_start", form=form)
+    r("form_read", form=form)
+    r("form_fill", form=form, values={"full_name": "Ada Lovelace", "staff_id": "AB1234"})
+    r("form_fill", form=form, values={"mode": "car", "distance_km": 120, "destination": "Porto"})
+    r("form_fill", form=form, values={"mode": "air", "flight_number": "TP12", "total": "99.5"})
+    r("form_read", form=form)
+    r("form_read", form=form, part="outline")
+    r("form_read", form=form, part="travel")
+    r("form_read", form=form, part="distance_km")
+    r("form_revise", form=form, field="mode", action="undo")
+    r("form_read", form=form, part="mode")
+    r("form_read", form=form, part="outline")
+    r("form_fill", form=form, values={"departure_date": "2026-03-01", "return_date": "2026-03-04"})
+    r("form_fill", form=form, values={"cost_centre": "CC-104", "manager_email": "j@example.com"})
+    r("form_fill", form=form, values={"receipts_attached": True, "purpose": "a\ttalk"}, submit=True)
+    r("form_read", form=form, instance="fi_1")
+    r("form_read", form=form, instance="fi_1", part="outline")
+    r("form_read", form=form, instance="fi_1", part="full_name")
+    service = memory_service(health_check, facts=alice_said(RecordingFacts()))
+    m = Recorder("reads", service, ALICE)
+    m("form_start", form="health-check")
+    m("form_read", form="health-check")
+    m("form_read", form="health-check", part="outline")
+    m("form_read", form="health-check", part="weight_kg")
+    r.entries.extend(m.entries)
+    return r
+
+
 SCENARIOS: tuple[Callable[[], Recorder], ...] = (
     travel,
     lambda: synthetic(50, True, None),
@@ -162,6 +195,7 @@ SCENARIOS: tuple[Callable[[], Recorder], ...] = (
     trip,
     purchase,
     memory,
+    reads,  # last: the transcript's write entries above stay where they were
 )
 
 
