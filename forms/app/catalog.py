@@ -72,22 +72,21 @@ class Catalog:
 
     def latest(self, name: str, principal: str | None = None) -> CompiledForm:
         """The current version of the form ``name`` denotes, for ``principal``."""
-        try:
+        # Asked first, not by catching the registry's UnknownForm: building that error ranks
+        # close names (difflib), hundreds of microseconds a call on every tenant's form.
+        if principal is None or self.registry.serves(name):
             return self.registry.latest(name)
-        except UnknownForm as unknown:
-            if principal is None:
-                raise
-            tenant = tenant_key(principal)
-            catalog = self._catalog(tenant)
-            form_id = _resolve(name, catalog)
-            if form_id is None:
-                known = [f.id for f in self.registry.forms()] + list(catalog)
-                raise UnknownForm(
-                    f"no form {name!r}",
-                    f"forms you can start: {', '.join(known) or 'none'}",
-                    rank(name, {f: (f,) for f in known}),
-                ) from unknown
-            return self._version(tenant, form_id, catalog[form_id])
+        tenant = tenant_key(principal)
+        catalog = self._catalog(tenant)
+        form_id = _resolve(name, catalog)
+        if form_id is None:
+            known = [f.id for f in self.registry.forms()] + list(catalog)
+            raise UnknownForm(
+                f"no form {name!r}",
+                f"forms you can start: {', '.join(known) or 'none'}",
+                rank(name, {f: (f,) for f in known}),
+            )
+        return self._version(tenant, form_id, catalog[form_id])
 
     def forms(self, principal: str | None = None) -> list[CompiledForm]:
         """The latest version of every form ``principal`` can start: code forms first."""

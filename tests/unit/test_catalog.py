@@ -152,3 +152,23 @@ def test_documents_fact_keys_are_checked_with_the_registry_s_vocabulary() -> Non
     # AND a catalog over Formwork's keys refuses it, naming the key
     with pytest.raises(InvalidFormDefinition, match=r"unknown fact key 'person\.blood_type'"):
         catalog().publish(ANA, blood, at=T0)
+
+
+def test_a_tenant_form_is_found_without_ranking_close_names(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN acme's published form, and suggestions for a name nobody serves made unavailable
+    forms = catalog()
+    forms.publish(ANA, document(), at=T0)
+
+    def no_suggestions(*_: object) -> object:
+        raise AssertionError("close names ranked for a name that resolves")
+
+    monkeypatch.setattr("forms.registry.rank", no_suggestions)
+    monkeypatch.setattr("forms.app.catalog.rank", no_suggestions)
+    # WHEN acme's principals ask for it, by id or a spelling, as every tool call does
+    # THEN it resolves without an error built and thrown away on the way (ranking close names
+    # costs hundreds of microseconds a call)
+    assert forms.latest("intake", ANA).id == "intake"
+    assert forms.latest("Intake", ANA).id == "intake"
+    assert forms.latest("travel-claim", ANA).id == "travel-claim"
