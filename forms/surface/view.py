@@ -19,7 +19,8 @@ What undo and redo would do is one line each at view level, not a flag on every 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from forms.compiled import CompiledField, CompiledForm
 from forms.evaluation import Evaluation, FieldEval, refusal
@@ -40,6 +41,7 @@ __all__ = [
     "DECIDED_BY",
     "closed_view",
     "field_row",
+    "field_texts",
     "field_view",
     "outline_view",
     "show",
@@ -53,37 +55,71 @@ DECIDED_BY = "an approver; not asked, not written by the agent"
 """What a read's row says of a field only an approver's decision writes."""
 
 
+class FieldTexts(NamedTuple):
+    """What a field's row shows of its definition, each on one line (``inline``): made once
+    per compiled form for the reads (``field_texts``), as every read shows the same few."""
+
+    label: str
+    type: str
+    """The type string, `` (optional)`` after it for an optional field."""
+    ask: str | None
+    offered: bool
+
+
+def texts_of(field: CompiledField) -> FieldTexts:
+    kind = inline(field.type.type_string) + (" (optional)" if field.optional else "")
+    ask = inline(field.ask) if field.ask else None
+    return FieldTexts(inline(field.label), kind, ask, field.offered)
+
+
+_TEXTS = "_view_field_texts"
+
+
+def field_texts(form: CompiledForm) -> Mapping[str, FieldTexts]:
+    """Each field's ``FieldTexts`` by id, made on the first call and kept on the form (as a
+    cached property keeps its value: the compiled form is immutable)."""
+    texts: Mapping[str, FieldTexts] | None = vars(form).get(_TEXTS)
+    if texts is None:
+        texts = vars(form)[_TEXTS] = {f: texts_of(field) for f, field in form.fields.items()}
+    return texts
+
+
 def field_row(
     field: CompiledField,
     fe: FieldEval,
     detail: bool = True,
     closed: bool = False,
     memory: Recollection | None = None,
+    texts: FieldTexts | None = None,
 ) -> dict[str, Any]:
     """One field as the agent sees it: id, label, type, status, and the value if any.
 
     On a closed instance nothing is still to ask: such a field reads ``unanswered``.
     ``memory`` is what memory filled or offered there that still stands (``standing``). A
     field only an approver decides says so (``decided_by``): it is not asked, nor written by
-    the agent.
+    the agent. ``texts``: the field's ``FieldTexts`` when the caller has them.
     """
-    row: dict[str, Any] = {"id": field.id, "label": inline(field.label)}
-    if detail and not closed:
-        row["type"] = inline(field.type.type_string) + (" (optional)" if field.optional else "")
-    status: FieldRowStatus = "unanswered" if closed and fe.status in STILL_TO_ASK else fe.status
-    row["status"] = status
-    if fe.revision is not None and fe.revision.kind == "value":
-        row["value"] = fe.revision.value
-    if fe.status == "invalid":
+    shown = texts if texts is not None else texts_of(field)
+    row: dict[str, Any] = {"id": field.id, "label": shown.label}
+    asking = detail and not closed
+    if asking:
+        row["type"] = shown.type
+    status: FieldRowStatus = fe.status
+    to_ask = status in STILL_TO_ASK
+    row["status"] = "unanswered" if closed and to_ask else status
+    revision = fe.revision
+    if revision is not None and revision.kind == "value":
+        row["value"] = revision.value
+    if status == "invalid":
         row["reason"] = "kept from an earlier version, which accepted it; now: " + inline(
-            refusal(field, fe.revision) or ""
+            refusal(field, revision) or ""
         )
     if memory is not None:
         row["memory"] = memory_mark(memory)
-    if not field.offered:
+    if not shown.offered:
         row["decided_by"] = DECIDED_BY
-    elif detail and not closed and field.ask and fe.status in STILL_TO_ASK:
-        row["ask"] = inline(field.ask)
+    elif asking and shown.ask is not None and to_ask:
+        row["ask"] = shown.ask
     return row
 
 
@@ -142,9 +178,14 @@ def step_view(
     view["state"] = step_state(instance, ev, step.id)
     if step.guidance:
         view["guidance"] = inline(step.guidance)
-    marks = standing(form, instance, ev)
+    marks, texts, fields, readings = (
+        standing(form, instance, ev),
+        field_texts(form),
+        form.fields,
+        ev.fields,
+    )
     view["fields"] = [
-        field_row(form.fields[f], ev.fields[f], memory=marks.get(f)) for f in step.fields
+        field_row(fields[f], readings[f], memory=marks.get(f), texts=texts[f]) for f in step.fields
     ]
     view.update(undo_redo(form, instance))
     return view
@@ -155,7 +196,7 @@ def outline_view(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> 
     (``"2/3 required"``, over required fields that apply), and every field with its status;
     gated parts marked as such."""
     steps: list[dict[str, Any]] = []
-    marks = standing(form, instance, ev)
+    marks, texts = standing(form, instance, ev), field_texts(form)
     for step in form.steps.values():
         entry: dict[str, Any] = {"step": step.id, "title": inline(step.title)}
         preview = step_preview(form, step, ev)
@@ -173,7 +214,7 @@ def outline_view(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> 
         if progress is not None:
             entry["progress"] = progress
         entry["fields"] = [
-            field_row(form.fields[f], ev.fields[f], detail=False, memory=marks.get(f))
+            field_row(form.fields[f], ev.fields[f], False, memory=marks.get(f), texts=texts[f])
             for f in step.fields
         ]
         steps.append(entry)
