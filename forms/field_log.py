@@ -3,7 +3,7 @@
 A ``FieldHistory`` is what ``FormInstance.history`` holds per field (``forms.instance``): plain
 data when stored, and in memory a log that may share its entries with the longer logs appended
 after it, or load them only when first read. ``Revision`` is one entry; ``Source`` says who
-wrote it.
+wrote it. ``with_changes`` applies a commit's changes to an instance's logs.
 """
 
 from __future__ import annotations
@@ -11,10 +11,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, JsonValue
 from pydantic_core import core_schema
+
+from forms.marked import Marked
+
+if TYPE_CHECKING:
+    from forms.instance import FieldChange
 
 RevisionKind = Literal["value", "retraction", "decline"]
 Source = Literal[
@@ -251,6 +256,21 @@ class FieldHistory:
         )
 
 
+def with_changes(
+    history: Mapping[str, FieldHistory], changes: Mapping[str, FieldChange]
+) -> Marked[FieldHistory]:
+    """``history`` (an instance's logs) with ``changes`` (a commit's) applied: a new mapping
+    sharing the logs it leaves alone (``ValueError`` for a cursor outside its log)."""
+    result: Marked[FieldHistory] = Marked(history)
+    for field_id, change in changes.items():
+        old = history.get(field_id, _EMPTY)
+        try:
+            result[field_id] = old.appended(change.append, change.cursor)
+        except ValueError:
+            raise ValueError(f"field {field_id}: cursor {change.cursor} outside its log") from None
+    return result
+
+
 class _LogData(Frozen):
     """A ``FieldHistory`` as data: how it is validated and serialised."""
 
@@ -285,3 +305,6 @@ def _once(load: Callable[[], tuple[Revision, ...]]) -> Callable[[], tuple[Revisi
 
 def _is_done(load: Callable[[], tuple[Revision, ...]]) -> bool:
     return isinstance(load, _Once) and load.done is not None
+
+
+_EMPTY = FieldHistory()

@@ -27,7 +27,6 @@ from here too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
 
@@ -41,9 +40,10 @@ from forms.field_log import (
     Revision,
     RevisionKind,
     Source,
+    with_changes,
 )
 from forms.keys import parse_key
-from forms.marked import Marked, Sealed, SealedList, built, seal
+from forms.marked import Sealed, SealedList, built, seal
 from forms.statuses import EntryStatus, Status
 
 __all__ = [
@@ -357,7 +357,13 @@ _SEALED = (Sealed, SealedList)
 def _sealed_state(state: InstanceState) -> InstanceState:
     """``state`` with sealed containers (``seal``): itself when they are already."""
     values = state.__dict__
-    if all(type(values[name]) in _SEALED for name in _CONTAINERS):
+    if (  # spelled out: on every read, where a loop over the names costs twice as much
+        type(values["hooks"]) is Sealed
+        and type(values["outbox"]) is Sealed
+        and type(values["recalled"]) is Sealed
+        and type(values["rejections"]) is SealedList
+        and type(values["page_edits"]) is SealedList
+    ):
         return state
     return built(InstanceState, {**values, **{name: seal(values[name]) for name in _CONTAINERS}})
 
@@ -375,20 +381,6 @@ def sealed_in_place(instance: FormInstance) -> FormInstance:
     if type(instance.history) is not Sealed:
         instance.__dict__["history"] = seal(instance.history)
     return instance
-
-
-def with_changes(
-    history: Mapping[str, FieldHistory], changes: Mapping[str, FieldChange]
-) -> Marked[FieldHistory]:
-    """``history`` with ``changes`` applied (``ValueError`` for a cursor outside its log)."""
-    result: Marked[FieldHistory] = Marked(history)
-    for field_id, change in changes.items():
-        old = history.get(field_id, _EMPTY_HISTORY)
-        try:
-            result[field_id] = old.appended(change.append, change.cursor)
-        except ValueError:
-            raise ValueError(f"field {field_id}: cursor {change.cursor} outside its log") from None
-    return result
 
 
 def replace_instance(instance: FormInstance, **changes: Any) -> FormInstance:

@@ -95,7 +95,9 @@ class FormStore(CallRecords, ABC):
         use the same conversation id are never returned. An unknown pair gives an empty list.
         """
         found = self._read_conversation(principal, conversation_id)
-        return [i.snapshot() for i in sorted(found, key=lambda i: (i.created_at, i.id))]
+        if len(found) > 1:  # most conversations hold one instance: nothing to order
+            found = sorted(found, key=lambda i: (i.created_at, i.id))
+        return [i.snapshot() for i in found]
 
     def commit(self, commit: Commit) -> FormInstance:
         """Apply ``commit`` atomically and return the instance stored after it: read-only, the
