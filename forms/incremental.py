@@ -51,9 +51,11 @@ Visit = tuple[int, int, int]
 """A visit, ordered as definition order runs: ``(step, 0, 0)`` a step's predicate, ``(step, 1,
 field)`` a field, ``(step, 2, 0)`` the step's completion (positions, not ids)."""
 
+Reads = tuple[frozenset[str], frozenset[str]]  # what a predicate read: fields, then steps
+
 _EMPTY: frozenset[Visit] = frozenset()
 _NONE: frozenset[str] = frozenset()
-_NO_READS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+_NO_READS: Reads = (frozenset(), frozenset())
 _tokens = itertools.count(1)
 
 
@@ -79,7 +81,7 @@ class Core(NamedTuple):
     step_complete: dict[str, bool]
     missing: dict[str, int]
     steps: StepSummary
-    reads: dict[Visit, tuple[frozenset[str], frozenset[str]]]
+    reads: dict[Visit, Reads]
     field_readers: dict[str, frozenset[Visit]]
     step_readers: dict[str, frozenset[Visit]]
     reads_all: frozenset[Visit]
@@ -129,19 +131,13 @@ class _Pass:
         self.complete: dict[str, bool] = {} if base is None else dict(base.step_complete)
         self.missing: dict[str, int] = {} if base is None else dict(base.missing)
         # what predicates read: the core before's, copied on the first change (``_note_reads``)
-        self.reads: dict[Visit, tuple[frozenset[str], frozenset[str]]]
-        self.field_readers: dict[str, frozenset[Visit]]
-        self.step_readers: dict[str, frozenset[Visit]]
-        self.reads_all: frozenset[Visit]
-        if base is None:
-            self.reads, self.field_readers, self.step_readers = {}, {}, {}
-            self.reads_all = frozenset()
-        else:
-            self.reads, self.field_readers = base.reads, base.field_readers
-            self.step_readers, self.reads_all = base.step_readers, base.reads_all
+        self.reads: dict[Visit, Reads] = {} if base is None else base.reads
+        self.field_readers: dict[str, frozenset[Visit]] = {} if base is None else base.field_readers
+        self.step_readers: dict[str, frozenset[Visit]] = {} if base is None else base.step_readers
+        self.reads_all: frozenset[Visit] = frozenset() if base is None else base.reads_all
         self.own_reads = base is None
+        # what predicates see, made when the first one runs (a write nothing reads runs none)
         self.seen: tuple[Values, FormState] | None = None
-        """What predicates see, made when the first one runs (a write nothing reads runs none)."""
         self.queue: list[Visit] = []
         self.queued: set[Visit] = set()
         self.flipped: set[str] = set()
@@ -168,13 +164,17 @@ class _Pass:
     def incremental(self, changed: Iterable[str]) -> Core:
         base = self.base
         assert base is not None
-        written = [f for f in dict.fromkeys(changed) if f in self.form.fields]
-        for field_id in written:
-            field = self.form.fields[field_id]
-            self._schedule((self.form.step_index[field.step], 1, field.index))
+        fields = self.form.fields
+        written = [f for f in dict.fromkeys(changed) if f in fields]
+        if len(written) == 1:  # visited first whatever it schedules: no queue needed for it
+            field = fields[written[0]]
+            self._field(self.form.step_index[field.step], field)
+        else:
+            for field_id in written:
+                field = fields[field_id]
+                self._schedule((self.form.step_index[field.step], 1, field.index))
         while self.queue:
-            item = heapq.heappop(self.queue)
-            si, kind, position = item
+            si, kind, position = heapq.heappop(self.queue)
             if kind == 0:
                 self._step(si)
             elif kind == 1:
@@ -284,7 +284,7 @@ class _Pass:
 
     def _watched(
         self, predicate: Any, arity: int, horizon: int, si: int, reader: str
-    ) -> tuple[bool, tuple[frozenset[str], frozenset[str]]]:
+    ) -> tuple[bool, Reads]:
         """Run a step or field predicate (of step position ``si``, seeing the fields before
         ``horizon``), and what it read: the fields, then the steps it asked about."""
         field_reads: set[str] = set()
