@@ -58,7 +58,15 @@ REPORTS: tuple[Report, ...] = (
     Report(
         "engine.md",
         "python -m bench.engine_perf --publish",
-        ("forms/", *_NOT_RUN, "bench/engine_perf.py", "bench/synthetic.py"),
+        (
+            "forms/",
+            _CONTRACTS,
+            ":(exclude)forms/app/builder*.py",
+            "bench/engine_perf.py",
+            "bench/synthetic.py",
+            # the document-form cases export, compile and publish a document
+            "bench/document_forms.py",
+        ),
     ),
     Report(
         "perf.md",
