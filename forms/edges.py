@@ -86,7 +86,7 @@ def core_edges(
     changed_steps: Collection[str] = () if same else core.completion_flipped
     hooks = previous  # copied on the first change (``_put``)
     rising: list[Hook] = []
-    fired: dict[str, int] = {}  # only checkpoints read it: filled below when there are some
+    fired: dict[str, int] = {}  # checkpoints' rises; with the counts before once one needs it
     for field_id in changed_fields:
         hook = form.field_hooks[field_id]
         state = _edge(instance, hook, previous, field_id in live, live, rising, fired)
@@ -96,12 +96,13 @@ def core_edges(
         state = _edge(instance, hook, previous, core.step_complete[step_id], live, rising, fired)
         hooks = _put(hooks, previous, hook.id, state)
     if form.checkpoint_runs:
-        fired = _fired(form, previous)
         values = Values(live, form.field_index)
-        seen = FormState(
-            form.step_index, core.step_applies, core.step_complete, fired, False, open_step
-        )
+        seen: FormState | None = None  # made for the first predicate that takes the state
         for hook, checkpoint, reader in form.checkpoint_runs:
+            if seen is None and checkpoint.when_arity != 1:
+                fired = {**_fired(form, previous), **fired}  # with the rises before this one
+                applies, complete = core.step_applies, core.step_complete
+                seen = FormState(form.step_index, applies, complete, fired, False, open_step)
             holds = call_predicate(checkpoint.when, checkpoint.when_arity, values, seen, reader)
             state = _edge(instance, hook, previous, holds, live, rising, fired)
             hooks = _put(hooks, previous, hook.id, state)

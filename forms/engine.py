@@ -372,14 +372,17 @@ def transition(
         evaluation = closed_edge(form, evaluation, base.state.hooks, closed=True)
     outbox = withdraw_stale_approvals(state.outbox, evaluation.hooks, now, status != "open")
     added, stopped, outbox = raise_entries(provisional, evaluation, outbox, now, cause)
-    new_state = replaced(
-        state,
-        hooks=evaluation.hooks,  # the evaluation's own (read-only); a store keeps a copy
-        override=override,
-        outbox=outbox,
-        status=status,
-        closed_reason=reason,
-        updated_at=now,
+    new_state = built(
+        InstanceState,
+        {
+            **state.__dict__,
+            "hooks": evaluation.hooks,  # the evaluation's own: read-only, shared until changed
+            "override": override,
+            "outbox": outbox,
+            "status": status,
+            "closed_reason": reason,
+            "updated_at": now,
+        },
     )
     commit = _commit_on(base, fields, new_state)
     after = replace_instance(provisional, state=new_state)

@@ -219,11 +219,13 @@ def reading(
 
 
 def call_predicate(
-    predicate: Any, arity: int, values: Values, state: FormState, reader: str
+    predicate: Any, arity: int, values: Values, state: FormState | None, reader: str
 ) -> bool:
-    """Call a predicate with the values (and the state, if it takes two), naming it
-    ``reader`` in errors; anything it raises but a definition error is a ``PredicateError``."""
-    state._reader = reader
+    """Call a predicate with the values (and the state, if it takes two: ``state`` may be
+    None for one that takes the values alone), naming it ``reader`` in errors; anything it
+    raises but a definition error is a ``PredicateError``."""
+    if state is not None:
+        state._reader = reader
     try:
         outcome = predicate(values) if arity == 1 else predicate(values, state)
     except InvalidFormDefinition:
