@@ -280,6 +280,8 @@ def form_edges(
     derived = getattr(hooks, "derived", None)
     for hook_id, holds in ((FORM_COMPLETE, ready), (FORM_CLOSED, closed)):
         before = previous.get(hook_id, NEVER)
+        if holds == before.holds and before.basis is None and hooks.get(hook_id) is before:
+            continue  # holds as it did, and ``hooks`` has that state already (the usual case)
         count = before.count
         if holds and not before.holds:
             hook = form.hook(hook_id)
