@@ -261,7 +261,7 @@ def with_changes(
 ) -> Marked[FieldHistory]:
     """``history`` (an instance's logs) with ``changes`` (a commit's) applied: a new mapping
     sharing the logs it leaves alone (``ValueError`` for a cursor outside its log)."""
-    result: Marked[FieldHistory] = Marked(history)
+    result = Marked.copy_of(history, carry=False)
     for field_id, change in changes.items():
         old = history.get(field_id, _EMPTY)
         try:

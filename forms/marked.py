@@ -64,7 +64,7 @@ class Marked(dict[str, _V]):
     __slots__ = ("_sized", "derived")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        _dict_init(self, *args, **kwargs)  # dict's own, not through super(): on every commit
         self.derived: Any = None
         self._sized: _Sized | None = None
 
@@ -88,11 +88,15 @@ class Marked(dict[str, _V]):
         self._sized = (size, measure, _NONE_REPLACED)
 
     @classmethod
-    def copy_of(cls, source: Mapping[str, _V]) -> Marked[_V]:
-        copy = cls(source)
-        if isinstance(source, Marked):
-            copy.derived = source.derived
-            copy._sized = source._sized
+    def copy_of(cls, source: Mapping[str, _V], *, carry: bool = True) -> Marked[_V]:
+        """A copy of ``source`` carrying what it carries (unless ``carry`` is False), made
+        without ``__init__``: the engine copies hook states and field logs on every commit."""
+        copy: Marked[_V] = _dict_new(cls)
+        _dict_update(copy, source)
+        if carry and isinstance(source, Marked):
+            copy.derived, copy._sized = source.derived, source._sized
+        else:
+            copy.derived = copy._sized = None
         return copy
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -186,6 +190,9 @@ def seal(container: Any) -> Any:
     return Sealed(container)
 
 
+_dict_init = dict.__init__
+_dict_new = dict.__new__
+_dict_update = dict.update
 _ABSENT: Any = object()
 _NONE_REPLACED: Mapping[str, Any] = {}
 _Sized = tuple[int, Callable[[str, Any], int], Mapping[str, Any]]
