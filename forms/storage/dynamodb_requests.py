@@ -163,7 +163,7 @@ def query_items(
 def call_put(table: str, pk: str, call: NewCall) -> dict[str, Any]:
     """The Put action of a call's record in partition ``pk`` (a conversation's, a draft's),
     written once: its ``attribute_not_exists`` is what refuses the id a second time."""
-    item = {"pk": s(pk), "sk": s(CALL + call.call_id), "record": s(call.record.model_dump_json())}
+    item = {"pk": s(pk), "sk": s(CALL + call.call_id), "record": s(call.record_json())}
     return put_action(table, item, "attribute_not_exists(pk)")
 
 

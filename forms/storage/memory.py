@@ -290,7 +290,7 @@ def _record_text(call: NewCall | None) -> str | None:
     Read only once the write is decided and before anything of it is stored: a deferred
     record (``NewCall.deferred``) is made here, so a write that lost its compare-and-set or
     found the id taken never makes it, and one that fails to make it stores nothing."""
-    return call.record.model_dump_json() if call is not None else None
+    return call.record_json() if call is not None else None
 
 
 def same_places(before: FormInstance, after: FormInstance) -> bool:
