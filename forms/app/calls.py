@@ -94,14 +94,41 @@ def deferred_call(
     call: CallId, result: Rendering, instance_id: str | None, now: datetime
 ) -> NewCall:
     """``new_call`` for a result not rendered yet: the record, and the result with it, is
-    made when the store reads it to write it (``NewCall.deferred``), so an attempt that
-    loses its compare-and-set, or finds the id taken, renders nothing. Its JSON text is made
-    without the model (``record_json``)."""
-    return NewCall.deferred(
-        call.id,
-        lambda: _record(call, result(), instance_id, now),
-        lambda: record_json(call, result(), instance_id, now),
-    )
+    made when the store reads it to write it, so an attempt that loses its compare-and-set,
+    or finds the id taken, renders nothing. Its JSON text is made without the model
+    (``record_json``)."""
+    return _Deferred(call, result, instance_id, now)
+
+
+class _Deferred(NewCall):
+    """``NewCall.deferred(call.id, lambda: _record(...), lambda: record_json(...))`` as one
+    object: made on every write, where the two makers and their ``Once`` were four objects
+    more. The record and its text are each made on the first read, once."""
+
+    __slots__ = ("_call", "_instance_id", "_json", "_made", "_now", "_result")
+
+    def __init__(
+        self, call: CallId, result: Rendering, instance_id: str | None, now: datetime
+    ) -> None:
+        self.call_id = call.id
+        self._call, self._result, self._instance_id, self._now = call, result, instance_id, now
+        self._made: CallRecord | None = None
+        self._json: str | None = None
+
+    @property
+    def record(self) -> CallRecord:
+        if self._made is None:
+            self._made = _record(self._call, self._result(), self._instance_id, self._now)
+        return self._made
+
+    def record_json(self) -> str:
+        if self._json is None:
+            self._json = record_json(self._call, self._result(), self._instance_id, self._now)
+        return self._json
+
+    def __repr__(self) -> str:
+        made = "<not made yet>" if self._made is None else repr(self._made)
+        return f"NewCall(call_id={self.call_id!r}, record={made})"
 
 
 def _record(call: CallId, result: Result, instance_id: str | None, now: datetime) -> CallRecord:
