@@ -58,6 +58,8 @@ def locate(
             "call form_list to see this conversation's forms",
         )
     form = loop.registry.latest(form_name, caller.principal)
+    if len(mine) == 1 and mine[0].form_id == form.id:  # most conversations: its one instance
+        return mine[0], False
     ofthis = [i for i in mine if i.form_id == form.id]
     if not ofthis:
         raise UnknownForm(f"this conversation has no {form.id} yet", "call form_start to begin it")

@@ -44,7 +44,7 @@ from forms.app.writer import REMEMBERED, Writer, call_author
 from forms.compiled import CompiledForm
 from forms.engine import Transition, transition
 from forms.errors import CallRecorded, FormClosed
-from forms.instance import FormInstance, InstanceState
+from forms.instance import Commit, FormInstance, InstanceState, NewCall
 from forms.marked import replaced
 from forms.operations import (
     FillPlan,
@@ -110,7 +110,8 @@ def form_fill(
 
     def build(form: CompiledForm, instance: FormInstance, now: datetime) -> Built:
         plan = plan_fill(form, instance, args.values or {}, author, now)
-        plan_declines(form, instance, plan, args.decline or (), author, now)
+        if args.decline:  # most fills decline nothing
+            plan_declines(form, instance, plan, args.decline, author, now)
         step = _planned(form, instance, plan, now)
         if not args.submit or step.after.state.status != "open":
             return step, lambda: fill_result(form, step, plan, verb="Saved")
@@ -183,7 +184,8 @@ def write(
     transition and says how to render its result, which is rendered once, for the attempt
     that commits (``forms.app.calls.Rendering``)."""
     instance, qualify = locate(writer.loop, caller, args.form, args.instance)
-    owed = writer.owed_call(caller, instance)  # a recall that came late: delivered after
+    # a recall that came late: delivered after (only memory owes one)
+    owed = writer.owed_call(caller, instance) if writer.memory is not None else None
     try:
         return _write(writer, caller, call, build, instance, qualify, owed, guard)
     finally:
@@ -217,18 +219,17 @@ def _write(
             guard(form, current)
         step, render = build(form, current, now)
         result = _rendering(render, form, step, qualify)
-        if not step.commit.fields and step.commit.state == replaced(
-            current.state, updated_at=step.commit.state.updated_at
+        commit = step.commit
+        if not commit.fields and commit.state == replaced(
+            current.state, updated_at=commit.state.updated_at
         ):
             return Planned(result)  # nothing changes: no commit
-        state = page_edits(step.commit.state, caller.source, step.commit.fields)
-        record = deferred_call(call, result, current.id, now)
-        commit = replaced(step.commit, call=record, state=state)
+        commit = _recorded(commit, deferred_call(call, result, current.id, now), caller.source)
         # a new Transition, not dataclasses.replace (which costs more than the record)
         step = Transition(commit, step.after, step.evaluation, step.dispatch, step.before)
-        memory = writer.memory_call(caller, form)
+        memory = writer.memory_call(caller, form) if writer.memory is not None else None
         if memory is not None:
-            remembered.append((answers_to_remember(form, current, step.commit.fields), memory, now))
+            remembered.append((answers_to_remember(form, current, commit.fields), memory, now))
         return Planned(result, step)
 
     try:
@@ -244,6 +245,8 @@ def _write(
     result = rendered() if isinstance(rendered, Rendering) else rendered
     for answers, memory, at in remembered:
         memory.remember(answers, at)
+    if not done.step.dispatch:  # nothing raised (most writes): nothing to hand on
+        return result
     return dispatched(writer, result, stored, done.step.dispatch, qualify)
 
 
@@ -253,6 +256,16 @@ def _rendering(
     """The result ``render`` makes, with the status line after ``step``: rendered once, by
     the store for the record of the write it makes or by the caller after the loop."""
     return Rendering(lambda: with_status_line(render(), form, step, qualify))
+
+
+def _recorded(commit: Commit, record: NewCall, source: str) -> Commit:
+    """``commit`` carrying its call's record, with ``page_edits`` kept in step. Only the
+    person's writes, or an agent's after theirs, change those: most writes copy the commit
+    once, for the record alone."""
+    if source == "user" or commit.state.page_edits:
+        state = page_edits(commit.state, source, commit.fields)
+        return replaced(commit, call=record, state=state)
+    return replaced(commit, call=record)
 
 
 def page_edits(state: InstanceState, source: str, fields: Collection[str]) -> InstanceState:
