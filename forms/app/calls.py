@@ -15,9 +15,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
+from typing import NamedTuple
 
 from pydantic_core import to_json
 
@@ -38,10 +38,10 @@ UNRECORDED = (TooManyConflicts, ToolCallConflict, ToolCallExpired)
 already someone else's. They are never recorded as the call's result."""
 
 
-@dataclass(frozen=True, slots=True)
-class CallId:
+class CallId(NamedTuple):
     """A write tool call being answered: its tool, id, and the fingerprint of what was sent.
-    ``recorded`` false: the call binds nothing (a builder call sent without a chat)."""
+    ``recorded`` false: the call binds nothing (a builder call sent without a chat). A named
+    tuple (immutable, built at a fraction of a frozen dataclass's cost): one per write call."""
 
     tool: str
     id: str

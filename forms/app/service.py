@@ -363,8 +363,8 @@ def _failure(tool: str, exc: Exception) -> Result:
 
 
 def _args(spec: ToolSpec, payload: object) -> Any:
-    try:
-        return spec.args.model_validate(payload)
+    try:  # model_validate's own validator, without the wrapper that passes its defaults on
+        return spec.args.__pydantic_validator__.validate_python(payload)
     except ValidationError as exc:
         raise BadRequest(describe_validation(exc), "check the tool's input schema") from None
 
