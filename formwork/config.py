@@ -71,9 +71,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 
-from formwork.temporal.settings import ConfigError, TemporalSettings, invalid
+from formwork.temporal.settings import ConfigError, TemporalSettings, invalid, settings_class
 from formwork.variables import (
     DEFAULT_CONTEXT_CLAIMS,
     Variables,
@@ -157,7 +157,7 @@ _TENANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}")
 """A tenant as ``formwork.aws.auth.principal_from_event`` accepts one."""
 
 
-@dataclass(frozen=True, slots=True)
+@settings_class  # a frozen dataclass whose methods are in the bytecode (see there)
 class Settings:
     """What the tool API needs from its deployment. Checked on construction."""
 
