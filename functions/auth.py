@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 
@@ -48,8 +47,7 @@ class Unauthenticated(Exception):
         self.message = message
 
 
-@dataclass(frozen=True, slots=True)
-class Verified:
+class Verified(NamedTuple):  # a tenth of a dataclass's cost to create, at import
     """Who is calling, read once per request (``formwork.aws.http.precheck``): the principal and
     the verified claims it was read from (for ``context_from_claims``)."""
 

@@ -38,8 +38,7 @@ import binascii
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from formwork.aws.api_errors import (
     JSON_HEADERS,
@@ -107,8 +106,7 @@ builder's canvas's (``formwork.aws.canvas_pages``): a browser's, with its sessio
 token instead of a bearer token."""
 
 
-@dataclass(frozen=True, slots=True)
-class Checked:
+class Checked(NamedTuple):  # a tenth of a dataclass's cost to create, at import
     """A request that passed the checks before routing, with what they read, so that nothing
     is read twice: the event to route, who is calling (``None`` on the webhook and page
     routes, which ask for no principal), and the body as parsed. ``body_text`` is the very
