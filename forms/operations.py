@@ -33,7 +33,7 @@ from forms.fill_plans import (
     unknown_id,
 )
 from forms.instance import FieldChange, FormInstance, Revision, RevisionKind
-from forms.marked import constructed
+from forms.marked import built
 from forms.schema import Accepted
 
 __all__ = [
@@ -103,7 +103,7 @@ def plan_fill(
                 )
             )
             continue
-        outcome = _validate(compiled, field_id, raw, lenient=lenient)
+        outcome = _validate(compiled, field_id, raw, lenient)
         if isinstance(outcome, ValueRejection):
             plan.rejected.append(outcome)
             continue
@@ -116,7 +116,7 @@ def plan_fill(
 
 
 def _validate(
-    compiled: CompiledField, field_id: str, raw: object, *, lenient: bool
+    compiled: CompiledField, field_id: str, raw: object, lenient: bool
 ) -> Accepted | ValueRejection:
     """Check one value. ``lenient`` reads unambiguous encodings (``"yes"`` for ``true``): the
     agent's, a webhook's or an approver's writes. An executor's patch is code, so it is strict:
@@ -160,7 +160,7 @@ def _stage(
     elif current is not None and current.kind == "value":
         plan.replaced[field_id] = current.value
     revision = new_revision(kind, json_value, author, now, history.cursor)
-    plan.changes[field_id] = constructed(FieldChange, append=(revision,), cursor=history.count)
+    plan.changes[field_id] = built(FieldChange, {"append": (revision,), "cursor": history.count})
     plan.captured.append(field_id)
     if kind == "decline":
         plan.declined.append(field_id)

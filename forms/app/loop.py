@@ -52,6 +52,7 @@ from pydantic import JsonValue
 
 from forms.app.calls import DEFAULT_REPLAY_WINDOW, CallId, check_replay
 from forms.compiled import CompiledForm
+from forms.definition import Migration
 from forms.engine import Transition
 from forms.errors import Conflict, NotFound, TooManyConflicts, Versioned
 from forms.instance import CallRecord, FormInstance
@@ -237,7 +238,9 @@ class CommitLoop:
         migration committed on the way stands, it is what any later call would do first)."""
 
         def attempt(instance: FormInstance) -> Outcome[T]:
-            form, instance = self._migrated(instance)
+            form, chain = self.registry.for_instance(instance)
+            if chain:  # its version is gone (rare): migrated first
+                form, instance = self._migrated(form, instance, chain)
             planned = plan(form, instance, self.clock())
             if planned.step is None:
                 return Outcome(form, instance, planned.value)
@@ -259,10 +262,9 @@ class CommitLoop:
         done = self.commit(instance, _nothing)
         return done.form, done.instance
 
-    def _migrated(self, instance: FormInstance) -> tuple[CompiledForm, FormInstance]:
-        form, chain = self.registry.for_instance(instance)
-        if not chain:
-            return form, instance
+    def _migrated(
+        self, form: CompiledForm, instance: FormInstance, chain: list[Migration]
+    ) -> tuple[CompiledForm, FormInstance]:
         migrated = self.store.commit(migration_commit(form, instance, chain, self.clock()))
         return self.registry.for_instance(migrated)[0], migrated
 
