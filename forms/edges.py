@@ -104,6 +104,9 @@ def core_edges(
                 applies, complete = core.step_applies, core.step_complete
                 seen = FormState(form.step_index, applies, complete, fired, False, open_step)
             holds = call_predicate(checkpoint.when, checkpoint.when_arity, values, seen, reader)
+            before = previous.get(hook.id)
+            if before is not None and _stands(before, holds, hook):
+                continue  # its state before stands: no edge (most commits)
             state = _edge(instance, hook, previous, holds, live, rising, fired)
             hooks = _put(hooks, previous, hook.id, state)
     if len(rising) > 1:
@@ -168,6 +171,13 @@ def _edge(
         if hook.kind == "checkpoint":
             fired[hook.target] = count
     return _hook_state(before, holds, count, basis)
+
+
+def _stands(before: HookState, holds: bool, hook: Hook) -> bool:
+    """Whether a hook whose condition ``holds`` (or not) keeps its state ``before`` as it is:
+    what ``_edge`` gives then, without its look at the bound answers (none is taken but for
+    a hook that binds answers and holds)."""
+    return before.holds == holds and before.basis is None and not (holds and hook.binds)
 
 
 def _put(
@@ -277,6 +287,18 @@ def form_edges(
 
     What ``hooks`` carries (``Marked.derived``) stays: it is about the other hooks. When they
     are ``previous`` itself, a change is made in a copy (``_put``)."""
+    complete, closing = previous.get(FORM_COMPLETE), previous.get(FORM_CLOSED)
+    if (  # both hold as they did, and ``hooks`` has their states already (the usual case)
+        complete is not None
+        and closing is not None
+        and complete.holds == ready
+        and closing.holds == closed
+        and complete.basis is None
+        and closing.basis is None
+        and hooks.get(FORM_COMPLETE) is complete
+        and hooks.get(FORM_CLOSED) is closing
+    ):
+        return hooks, tuple(rising)
     derived = getattr(hooks, "derived", None)
     for hook_id, holds in ((FORM_COMPLETE, ready), (FORM_CLOSED, closed)):
         before = previous.get(hook_id, NEVER)

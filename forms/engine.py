@@ -44,16 +44,16 @@ done, so a retried executor cannot apply its effects twice.
 ``evaluate`` and ``transition`` are here; what they are built from lives beside this module:
 ``forms.evaluation`` (what an evaluation holds, and the per-step and per-field readings of step
 3), ``forms.incremental`` (step 3 re-derived from what a commit touches), ``forms.edges``
-(step 4's edges), ``forms.knock_on`` (the outbox entries they raise, and the knock-on limit)
-and ``forms.decisions`` (approval decisions withdrawn when the answers they were made on
-change).
+(step 4's edges), ``forms.knock_on`` (the outbox entries they raise, and the knock-on limit),
+``forms.decisions`` (approval decisions withdrawn when the answers they were made on
+change) and ``forms.transitions`` (what a transition gives).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from forms.compiled import CompiledForm, Hook
 from forms.decisions import stale_decisions, withdraw_stale_approvals
@@ -94,8 +94,11 @@ from forms.instance import (
 from forms.knock_on import raise_entries
 from forms.marked import Marked, built, replaced
 from forms.state import FormState, Values
+from forms.transitions import Transition
 
 __all__ = ["Evaluation", "Transition", "evaluate", "evaluate_from_scratch", "transition"]
+
+_tuple_new = tuple.__new__  # builds a named tuple from its fields in order, in C
 
 
 def evaluate(
@@ -117,13 +120,13 @@ def evaluate(
     override = instance.state.override
     revisit = None if override is None else _revisit(override, applies)
     open_step = None if override is None else overridden_step(override, applies, complete, revisit)
-    if open_step is None:
-        open_step = core.open_step()  # the first step still to do, without a walk
+    unfinished = core.steps.unfinished
+    if open_step is None and unfinished:
+        open_step = form.step_order[unfinished[0]]  # the first step still to do, without a walk
     hooks, edges, flipped = core_edges(form, instance, previous, core, open_step)
     fields = core.fields if revisit is None else _revisited(form, core, revisit)
     decided = (fields, core.live, applies, complete, open_step, revisit, core.steps)
-    answered = not core.steps.unfinished
-    return _concluded(form, instance, previous, decided, answered, hooks, edges, flipped)
+    return _concluded(form, instance, previous, decided, not unfinished, hooks, edges, flipped)
 
 
 def _revisit(override: StepOverride | None, applies: Mapping[str, bool]) -> str | None:
@@ -162,7 +165,7 @@ def _concluded(
     state = instance.state
     rejections = state.rejections
     active = tuple(r for r in rejections if rejection_active(r, hooks)) if rejections else ()
-    waiting = waiting_on(form, instance, edges, hooks)
+    waiting = waiting_on(form, instance, edges, hooks) if edges or state.outbox else ()
     ready = (
         answered
         and decided[5] is None  # no step is reopened (a revisit)
@@ -171,7 +174,8 @@ def _concluded(
         and state.status in ("open", "completed")
     )
     hooks, rising = form_edges(form, previous, hooks, edges, ready, state.status != "open")
-    return Evaluation(*decided, active, waiting, ready, hooks, rising, flipped)
+    # by position, without the named tuple's own (Python) __new__: one is made on every call
+    return _tuple_new(Evaluation, (*decided, active, waiting, ready, hooks, rising, flipped))
 
 
 def _revisited(form: CompiledForm, core: Core, revisit: str) -> dict[str, FieldEval]:
@@ -225,7 +229,7 @@ def evaluate_from_scratch(
             elif blocking(field, ok, revision):
                 done = False
         complete[step.id] = done
-    values._limit(len(form.field_index), "")
+    values._unlimit()
     override = instance.state.override
     revisit = _revisit(override, applies)
     open_step = find_open_step(form, override, applies, complete, revisit)
@@ -243,43 +247,6 @@ def evaluate_from_scratch(
     return _concluded(form, instance, previous, decided, answered, hooks, edges, flipped)
 
 
-class Transition(NamedTuple):
-    """A commit ready to store, the instance it produces, and its evaluation. A named tuple:
-    one is built on every write, at a fraction of a frozen dataclass's cost."""
-
-    commit: Commit
-    after: FormInstance
-    evaluation: Evaluation
-    dispatch: tuple[OutboxEntry, ...]
-    before: Mapping[str, HookState]
-    """The hook state the commit was computed against (the previous commit's)."""
-    stopped: tuple[OutboxEntry, ...] = ()
-    """Entries the commit recorded as failed instead of dispatching: past ``KNOCK_ON_LIMIT``."""
-
-    def orphaned(self) -> list[str]:
-        """Fields whose answer stopped applying on this commit (now held)."""
-        fields = self.evaluation.fields
-        return [
-            f for f in self.evaluation.flipped if fields[f].status == "held" and self._was_live(f)
-        ]
-
-    def restored(self) -> list[str]:
-        """Fields whose held answer applies again on this commit, without being rewritten."""
-        fields = self.evaluation.fields
-        return [
-            f
-            for f in self.evaluation.flipped
-            if f not in self.commit.fields
-            and fields[f].status == "answered"
-            and not self._was_live(f)
-            and fields[f].revision is not None
-        ]
-
-    def _was_live(self, field_id: str) -> bool:
-        before = self.before.get(f"field.{field_id}.filled")
-        return before is not None and before.holds
-
-
 def _commit_on(base: FormInstance, fields: Marked[FieldChange], state: InstanceState) -> Commit:
     """A commit of ``fields`` and ``state`` on ``base``'s version, built from validated parts."""
     return built(
@@ -293,6 +260,25 @@ def _commit_on(base: FormInstance, fields: Marked[FieldChange], state: InstanceS
             "call": None,
         },
     )
+
+
+def _entries(
+    provisional: FormInstance,
+    evaluation: Evaluation,
+    outbox: Mapping[str, OutboxEntry],
+    now: datetime,
+    status: str,
+    cause: str | None,
+) -> tuple[Sequence[OutboxEntry], Sequence[OutboxEntry], Mapping[str, OutboxEntry]]:
+    """The entries the commit raises (to dispatch, and stopped at the knock-on limit) and its
+    outbox: ``outbox`` with the approvals no decision is owed for withdrawn and those entries
+    added (``outbox`` itself when neither happens: each step is skipped when it has nothing
+    to look at)."""
+    if outbox:
+        outbox = withdraw_stale_approvals(outbox, evaluation.hooks, now, status != "open")
+    if not evaluation.rising:
+        return (), (), outbox
+    return raise_entries(provisional, evaluation, outbox, now, cause)
 
 
 def _provisional(
@@ -309,7 +295,7 @@ def _provisional(
     provisional = replace_instance(base, history=history, state=state, version=base.version + 1)
     before = core_for(form, base.history)
     history.derived = after = advance(before, history, changes)
-    fields.derived = (before, after, None)
+    fields.derived = (before, after, provisional)  # the instance the commit makes: see below
     return provisional, fields
 
 
@@ -365,13 +351,12 @@ def transition(
     ):
         override = None
     status, reason = state.status, state.closed_reason
-    rising = evaluation.rising
-    completed_now = bool(rising) and any(h.id == FORM_COMPLETE for h in rising)
-    if status == "open" and completed_now and form.closes_on_complete:
-        status, reason = "completed", "complete"
-        evaluation = closed_edge(form, evaluation, base.state.hooks, closed=True)
-    outbox = withdraw_stale_approvals(state.outbox, evaluation.hooks, now, status != "open")
-    added, stopped, outbox = raise_entries(provisional, evaluation, outbox, now, cause)
+    if evaluation.rising:
+        completed_now = any(h.id == FORM_COMPLETE for h in evaluation.rising)
+        if status == "open" and completed_now and form.closes_on_complete:
+            status, reason = "completed", "complete"
+            evaluation = closed_edge(form, evaluation, base.state.hooks, closed=True)
+    added, stopped, outbox = _entries(provisional, evaluation, state.outbox, now, status, cause)
     new_state = built(
         InstanceState,
         {
@@ -385,8 +370,11 @@ def transition(
         },
     )
     commit = _commit_on(base, fields, new_state)
-    after = replace_instance(provisional, state=new_state)
-    fields.derived = (*fields.derived[:2], after)  # what the commit makes: no store re-applies it
-    if override != provisional.state.override:
+    # The provisional instance is this transition's own (nobody else holds it): it becomes the
+    # commit's instance, its state set in place (no second model); ``fields.derived`` names it.
+    after, reevaluate = provisional, override != provisional.state.override
+    after.__dict__["state"] = new_state
+    if reevaluate:
         evaluation = evaluate(form, after, previous=base.state.hooks)
-    return Transition(commit, after, evaluation, tuple(added), base.state.hooks, tuple(stopped))
+    made = (commit, after, evaluation, tuple(added), base.state.hooks, tuple(stopped))
+    return _tuple_new(Transition, made)

@@ -13,7 +13,7 @@ version that this one refuses, on record but not counted until it is resolved).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from forms.compiled import CompiledField, CompiledForm, Hook
@@ -59,6 +59,24 @@ class StepSummary(NamedTuple):
         applicable = tuple(i for i, s in enumerate(order) if applies[s])
         return StepSummary(applicable, tuple(i for i in applicable if not complete[order[i]]))
 
+    def moved(
+        self,
+        touched: Iterable[str],
+        index: Mapping[str, int],
+        applies: Mapping[str, bool],
+        complete: Mapping[str, bool],
+    ) -> StepSummary:
+        """This summary with the ``touched`` steps (whose applicability or completeness
+        changed; ``index`` gives their positions) put in or taken out as ``applies`` and
+        ``complete`` now say: a bisection each, never a walk over the steps."""
+        applicable, unfinished = list(self.applicable), list(self.unfinished)
+        for step_id in touched:
+            si = index[step_id]
+            step_applies = applies[step_id]
+            _place(applicable, si, step_applies)
+            _place(unfinished, si, step_applies and not complete[step_id])
+        return StepSummary(tuple(applicable), tuple(unfinished))
+
     def position(self, index: int) -> tuple[int, int] | None:
         """``(k, N)``: step ``index`` is the k-th of the N steps that apply (None: it does not
         apply)."""
@@ -73,6 +91,16 @@ class StepSummary(NamedTuple):
         at = bisect_right(self.unfinished, index)
         first = self.unfinished[at : at + shown]
         return first, len(self.unfinished) - at - len(first)
+
+
+def _place(positions: list[int], position: int, member: bool) -> None:
+    """Put ``position`` in the ascending list ``positions`` or take it out, as ``member`` says."""
+    at = bisect_left(positions, position)
+    present = at < len(positions) and positions[at] == position
+    if member and not present:
+        positions.insert(at, position)
+    elif present and not member:
+        del positions[at]
 
 
 class Evaluation(NamedTuple):
@@ -216,6 +244,12 @@ def reading(
         status: FieldStatus = "no_preference" if field.no_preference else "declined"
         return False, None, status, not field.optional and not field.no_preference
     return False, None, "optional" if field.optional else "pending", not field.optional
+
+
+def blocked_as(field: CompiledField, status: str) -> bool:
+    """``blocking`` read from the status ``reading`` gave the field (never ``ask_again``,
+    which only a revisit's copy holds): no second look at the answer."""
+    return status in ("invalid", "pending") or (status == "declined" and not field.optional)
 
 
 def call_predicate(

@@ -30,22 +30,16 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from bisect import bisect_left
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
 from forms.compiled import CompiledField, CompiledForm
-from forms.evaluation import (
-    FieldEval,
-    StepSummary,
-    call_predicate,
-    reading,
-)
+from forms.evaluation import FieldEval, StepSummary, blocked_as, call_predicate, reading
 from forms.instance import FieldHistory
 from forms.marked import Marked
 from forms.state import READS_ALL, FormState, Values
-from forms.undo_targets import newest_answer, redo_at
+from forms.undo_targets import moved, newest_answer, redo_targets
 
 Visit = tuple[int, int, int]
 """A visit, ordered as definition order runs: ``(step, 0, 0)`` a step's predicate, ``(step, 1,
@@ -57,6 +51,7 @@ _EMPTY: frozenset[Visit] = frozenset()
 _NONE: frozenset[str] = frozenset()
 _NO_READS: Reads = (frozenset(), frozenset())
 _tokens = itertools.count(1)
+_tuple_new = tuple.__new__  # builds a named tuple from its fields in order, in C
 
 
 class Core(NamedTuple):
@@ -108,14 +103,40 @@ def core_for(form: CompiledForm, history: Mapping[str, FieldHistory]) -> Core:
     return core
 
 
-def advance(core: Core, history: Mapping[str, FieldHistory], changed: Iterable[str]) -> Core:
+def advance(core: Core, history: Mapping[str, FieldHistory], changed: Collection[str]) -> Core:
     """The core over ``history``, which holds the logs ``core`` describes except those of
-    ``changed``: only what can depend on them is visited again."""
+    ``changed`` (distinct field ids: a commit's changes): only what can depend on them is
+    visited again."""
     return _Pass(core.form, history, core).incremental(changed)
 
 
 class _Pass:
     """One derivation: from nothing (every item visited), or from a core (items scheduled)."""
+
+    __slots__ = (
+        "applies",
+        "base",
+        "complete",
+        "completion_flipped",
+        "field_ids",
+        "field_readers",
+        "fields",
+        "flipped",
+        "form",
+        "history",
+        "live",
+        "missing",
+        "own_reads",
+        "own_steps",
+        "queue",
+        "queued",
+        "reads",
+        "reads_all",
+        "seen",
+        "step_readers",
+        "steps",
+        "touched_steps",
+    )
 
     def __init__(
         self, form: CompiledForm, history: Mapping[str, FieldHistory], base: Core | None
@@ -125,24 +146,48 @@ class _Pass:
         self.base = base
         self.steps = form.step_order
         self.field_ids = form.field_order
-        self.fields: dict[str, FieldEval] = {} if base is None else dict(base.fields)
-        self.live: dict[str, Any] = {} if base is None else dict(base.live)
-        self.applies: dict[str, bool] = {} if base is None else dict(base.step_applies)
-        self.complete: dict[str, bool] = {} if base is None else dict(base.step_complete)
-        self.missing: dict[str, int] = {} if base is None else dict(base.missing)
-        # what predicates read: the core before's, copied on the first change (``_note_reads``)
-        self.reads: dict[Visit, Reads] = {} if base is None else base.reads
-        self.field_readers: dict[str, frozenset[Visit]] = {} if base is None else base.field_readers
-        self.step_readers: dict[str, frozenset[Visit]] = {} if base is None else base.step_readers
-        self.reads_all: frozenset[Visit] = frozenset() if base is None else base.reads_all
-        self.own_reads = base is None
-        # what predicates see, made when the first one runs (a write nothing reads runs none)
-        self.seen: tuple[Values, FormState] | None = None
         self.queue: list[Visit] = []
         self.queued: set[Visit] = set()
         self.flipped: set[str] = set()
         self.completion_flipped: set[str] = set()
         self.touched_steps: set[str] = set()
+        # what predicates see, made when the first one runs (a write nothing reads runs none)
+        self.seen: tuple[Values, FormState] | None = None
+        if base is None:
+            self.fields: dict[str, FieldEval] = {}
+            self.live: dict[str, Any] = {}
+            self.applies: dict[str, bool] = {}
+            self.complete: dict[str, bool] = {}
+            self.missing: dict[str, int] = {}
+            self.reads: dict[Visit, Reads] = {}
+            self.field_readers: dict[str, frozenset[Visit]] = {}
+            self.step_readers: dict[str, frozenset[Visit]] = {}
+            self.reads_all: frozenset[Visit] = frozenset()
+            self.own_steps = self.own_reads = True
+            return
+        # a write changes a field's readings (copied now); the steps' readings and what
+        # predicates read are the core before's, copied on the first change (``_own_steps``,
+        # ``_note_reads``): most writes change neither
+        self.fields = dict(base.fields)
+        self.live = dict(base.live)
+        self.applies = base.step_applies
+        self.complete = base.step_complete
+        self.missing = base.missing
+        self.reads = base.reads
+        self.field_readers = base.field_readers
+        self.step_readers = base.step_readers
+        self.reads_all = base.reads_all
+        self.own_steps = self.own_reads = False
+
+    def _own_steps(self) -> None:
+        """Copy the steps' readings before the first change (the core before keeps its own)."""
+        self.applies = dict(self.applies)
+        self.complete = dict(self.complete)
+        self.missing = dict(self.missing)
+        self.own_steps = True
+        if self.seen is not None:  # what predicates see follows the copies
+            state = self.seen[1]
+            state._applies, state._complete = self.applies, self.complete
 
     # ---------------------------------------------------------------- the two passes
 
@@ -153,25 +198,19 @@ class _Pass:
                 self._field(si, self.form.fields[field_id])
             self._completion(si)
         newest = newest_answer(self.form, self.history, self.form.fields)
-        redo = {}
-        for field_id, field in self.form.fields.items():
-            target = redo_at(self.history.get(field_id), field)
-            if target is not None:
-                redo[field_id] = target
         summary = StepSummary.of(self.steps, self.applies, self.complete)
-        return self._core(summary, newest, redo)
+        return self._core(summary, newest, redo_targets(self.form, self.history))
 
-    def incremental(self, changed: Iterable[str]) -> Core:
+    def incremental(self, changed: Collection[str]) -> Core:
         base = self.base
         assert base is not None
-        fields = self.form.fields
-        written = [f for f in dict.fromkeys(changed) if f in fields]
+        written = [*filter(self.form.fields.__contains__, changed)]
         if len(written) == 1:  # visited first whatever it schedules: no queue needed for it
-            field = fields[written[0]]
+            field = self.form.fields[written[0]]
             self._field(self.form.step_index[field.step], field)
         else:
             for field_id in written:
-                field = fields[field_id]
+                field = self.form.fields[field_id]
                 self._schedule((self.form.step_index[field.step], 1, field.index))
         while self.queue:
             si, kind, position = heapq.heappop(self.queue)
@@ -181,22 +220,11 @@ class _Pass:
                 self._field(si, self.form.fields[self.field_ids[position]])
             else:
                 self._completion(si)
-        newest, redo = self._moves(base, written)
-        return self._core(self._summary(base.steps), newest, redo)
-
-    def _summary(self, base: StepSummary) -> StepSummary:
-        """``base`` with the steps this pass touched (whose applicability or completeness
-        changed) put in or taken out: a bisection each, never a walk over the steps."""
-        if not self.touched_steps:
-            return base
-        applicable, unfinished = list(base.applicable), list(base.unfinished)
-        index = self.form.step_index
-        for step_id in self.touched_steps:
-            si = index[step_id]
-            applies = self.applies[step_id]
-            _place(applicable, si, applies)
-            _place(unfinished, si, applies and not self.complete[step_id])
-        return StepSummary(tuple(applicable), tuple(unfinished))
+        newest, redo = moved(self.form, self.history, base.newest, base.redo, written)
+        steps, touched = base.steps, self.touched_steps
+        if touched:
+            steps = steps.moved(touched, self.form.step_index, self.applies, self.complete)
+        return self._core(steps, newest, redo)
 
     def _core(
         self,
@@ -206,49 +234,28 @@ class _Pass:
     ) -> Core:
         base, flipped, completion_flipped = self.base, self.flipped, self.completion_flipped
         same = base is not None and not flipped and not completion_flipped
-        return Core(  # by position: a named tuple built by keyword costs several times as much
-            self.form,
-            base.token if same and base is not None else next(_tokens),
-            None if base is None else base.token,
-            self.fields,
-            self.live,
-            self.applies,
-            self.complete,
-            self.missing,
-            steps,
-            self.reads,
-            self.field_readers,
-            self.step_readers,
-            self.reads_all,
-            frozenset(flipped) if flipped else _NONE,
-            frozenset(completion_flipped) if completion_flipped else _NONE,
-            newest,
-            redo,
+        return _tuple_new(  # by position, without the named tuple's own (Python) __new__
+            Core,
+            (
+                self.form,
+                base.token if same and base is not None else next(_tokens),
+                None if base is None else base.token,
+                self.fields,
+                self.live,
+                self.applies,
+                self.complete,
+                self.missing,
+                steps,
+                self.reads,
+                self.field_readers,
+                self.step_readers,
+                self.reads_all,
+                frozenset(flipped) if flipped else _NONE,
+                frozenset(completion_flipped) if completion_flipped else _NONE,
+                newest,
+                redo,
+            ),
         )
-
-    def _moves(
-        self, base: Core, written: list[str]
-    ) -> tuple[tuple[datetime, int, str] | None, dict[str, tuple[datetime, int]]]:
-        """``newest`` and ``redo`` after the writes: only the written logs moved."""
-        form, history = self.form, self.history
-        redo = base.redo
-        for field_id in written:
-            target = redo_at(history.get(field_id), form.fields[field_id])
-            if redo.get(field_id) == target:
-                continue  # the core before's (shared) stands
-            redo = dict(redo) if redo is base.redo else redo
-            if target is None:
-                del redo[field_id]
-            else:
-                redo[field_id] = target
-        newest = base.newest
-        fresh = newest_answer(form, history, written)
-        if newest is None or (fresh is not None and fresh[:2] > newest[:2]):
-            return fresh, redo
-        if newest[2] in written and (fresh is None or fresh[:2] < newest[:2]):
-            # the newest answer moved back in time: any field may hold the newest one now
-            return newest_answer(form, history, form.fields), redo
-        return newest, redo
 
     # ---------------------------------------------------------------- visits
 
@@ -273,6 +280,8 @@ class _Pass:
             self._note_reads(item, *reads)
         if self.base is not None and self.applies.get(step.id) == applies:
             return
+        if not self.own_steps:
+            self._own_steps()
         self.applies[step.id] = applies
         self.touched_steps.add(step.id)
         self.missing.setdefault(step.id, 0)
@@ -294,26 +303,24 @@ class _Pass:
             state = FormState(form.step_index, self.applies, self.complete, None, False, None)
             self.seen = (Values(self.live, form.field_index), state)
         values, state = self.seen
-        values._limit(horizon, reader)
-        values._record(field_reads)
+        values._limit(horizon, reader, field_reads)
         state._limit(si, step_reads)
         try:
             outcome = call_predicate(predicate, arity, values, state, reader)
         finally:
-            values._record(None)
+            values._unlimit()
             state._limit(None, None)
         return outcome, (frozenset(field_reads), frozenset(step_reads))
 
     def _field(self, si: int, field: CompiledField) -> None:
         field_id = field.id
-        item = (si, 1, field.index)
         ok = self.applies[field.step]
         if field.when is not None:
             reads = _NO_READS
             if ok:
                 reader = f"field {field_id!r} when"
                 ok, reads = self._watched(field.when, field.when_arity, field.index, si, reader)
-            self._note_reads(item, *reads)
+            self._note_reads((si, 1, field.index), *reads)
         history = self.history.get(field_id)
         revision = history.in_force() if history is not None else None
         before = self.fields.get(field_id)
@@ -322,14 +329,15 @@ class _Pass:
         live = self.live
         was_live = field_id in live
         now_live, typed, status, blocks = reading(field, ok, revision)
-        if now_live:
-            if not (was_live and before is not None and before.revision is revision):
-                live[field_id] = typed
+        if now_live:  # a new revision, or one that did not apply before
+            live[field_id] = typed
         elif was_live:
             del live[field_id]
-        self.fields[field_id] = FieldEval(field_id, ok, status, revision)
-        was_blocking = before is not None and _blocked(field, before.status)
+        self.fields[field_id] = _tuple_new(FieldEval, (field_id, ok, status, revision))
+        was_blocking = before is not None and blocked_as(field, before.status)
         if blocks != was_blocking:
+            if not self.own_steps:
+                self._own_steps()
             self.missing[field.step] = self.missing.get(field.step, 0) + (1 if blocks else -1)
             if self.base is not None:
                 self._schedule((si, 2, 0))
@@ -339,6 +347,7 @@ class _Pass:
             self.flipped.add(field_id)
         elif not now_live or before is None or before.revision is revision:
             return  # what predicates see of it is unchanged
+        item = (si, 1, field.index)
         readers = self.field_readers.get(field_id)
         if readers:
             self._readers(readers, item)
@@ -350,6 +359,8 @@ class _Pass:
         complete = self.applies[step_id] and self.missing.get(step_id, 0) == 0
         if self.base is not None and self.complete.get(step_id) == complete:
             return
+        if not self.own_steps:
+            self._own_steps()
         self.complete[step_id] = complete
         self.touched_steps.add(step_id)
         if self.base is not None:
@@ -382,19 +393,3 @@ class _Pass:
             self.reads_all = (
                 self.reads_all | {item} if READS_ALL in new[0] else self.reads_all - {item}
             )
-
-
-def _blocked(field: CompiledField, status: str) -> bool:
-    """``blocking`` read from the status a core gave the field (never ``ask_again``, which
-    only a revisit's copy holds): no second look at the answer."""
-    return status in ("invalid", "pending") or (status == "declined" and not field.optional)
-
-
-def _place(positions: list[int], position: int, member: bool) -> None:
-    """Put ``position`` in the ascending list ``positions`` or take it out, as ``member`` says."""
-    at = bisect_left(positions, position)
-    present = at < len(positions) and positions[at] == position
-    if member and not present:
-        positions.insert(at, position)
-    elif present and not member:
-        del positions[at]

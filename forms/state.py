@@ -27,57 +27,59 @@ if TYPE_CHECKING:
 class Values:
     """Read-only attribute view over live, validated, typed answers."""
 
-    __slots__ = ("_horizon", "_index", "_reader", "_reads", "_values")
+    __slots__ = ("_index", "_values", "_watch")
 
     def __init__(self, values: Mapping[str, Any], index: Mapping[str, int]) -> None:
         # set through the slots themselves (``__setattr__`` refuses): one is made per commit
         _set_values(self, values)
         _set_index(self, index)
-        _set_horizon(self, len(index))
-        _set_reader(self, "")
-        _set_reads(self, None)
+        _set_watch(self, None)
 
-    def _limit(self, horizon: int, reader: str) -> None:
-        _set_horizon(self, horizon)
-        _set_reader(self, reader)
-
-    def _record(self, reads: set[str] | None) -> None:
-        """Note every field read from now on in ``reads`` (None: stop noting). Incremental
+    def _limit(self, horizon: int, reader: str, reads: set[str] | None = None) -> None:
+        """From now on, refuse fields at position ``horizon`` and after (naming ``reader`` in
+        the error), and note every field read in ``reads`` (None: do not note). Incremental
         evaluation learns from it what each predicate depends on."""
-        _set_reads(self, reads)
+        _set_watch(self, (horizon, reader, reads))
+
+    def _unlimit(self) -> None:
+        """Every field readable again, nothing noted (as made)."""
+        _set_watch(self, None)
 
     def __getattr__(self, name: str) -> Any:
         position = self._index.get(name)
         if position is None:
             raise InvalidFormDefinition(f"{name!r} is not a field of this form")
-        if position >= self._horizon:
-            raise InvalidFormDefinition(
-                f"{self._reader} reads {name!r}, which is declared after it; a predicate may "
-                "only read fields declared before the field or step it gates"
-            )
-        if self._reads is not None:
-            self._reads.add(name)
+        watch = self._watch  # one slot for the limit and the notes: set once per predicate
+        if watch is not None:
+            horizon, reader, reads = watch
+            if position >= horizon:
+                raise InvalidFormDefinition(
+                    f"{reader} reads {name!r}, which is declared after it; a predicate may "
+                    "only read fields declared before the field or step it gates"
+                )
+            if reads is not None:
+                reads.add(name)
         return self._values.get(name)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("values are read-only; return a Patch effect to change them")
 
     def __repr__(self) -> str:
-        if self._reads is not None:
-            self._reads.add(READS_ALL)
+        watch = self._watch
+        horizon = len(self._index) if watch is None else watch[0]
+        if watch is not None and watch[2] is not None:
+            watch[2].add(READS_ALL)
         live = {
             k: self._values[k]
             for k, position in self._index.items()
-            if position < self._horizon and k in self._values
+            if position < horizon and k in self._values
         }
         return f"Values({live!r})"
 
 
 _set_values = Values._values.__set__  # type: ignore[attr-defined]
 _set_index = Values._index.__set__  # type: ignore[attr-defined]
-_set_horizon = Values._horizon.__set__  # type: ignore[attr-defined]
-_set_reader = Values._reader.__set__  # type: ignore[attr-defined]
-_set_reads = Values._reads.__set__  # type: ignore[attr-defined]
+_set_watch = Values._watch.__set__  # type: ignore[attr-defined]
 
 READS_ALL = "*"
 """Noted as read by a predicate that looked at every value at once (``repr(v)``)."""

@@ -14,7 +14,7 @@ from datetime import datetime
 from forms.compiled import CompiledField, CompiledForm
 from forms.instance import FieldHistory
 
-__all__ = ["newest_answer", "redo_at"]
+__all__ = ["moved", "newest_answer", "redo_at", "redo_targets"]
 
 
 def newest_answer(
@@ -40,3 +40,45 @@ def redo_at(log: FieldHistory | None, field: CompiledField) -> tuple[datetime, i
         return None
     target = log.redo_target()
     return None if target is None else (log.entry(target).at, field.index)
+
+
+def redo_targets(
+    form: CompiledForm, history: Mapping[str, FieldHistory]
+) -> dict[str, tuple[datetime, int]]:
+    """``redo_at`` of every field that has a redo."""
+    redo = {}
+    for field_id, field in form.fields.items():
+        target = redo_at(history.get(field_id), field)
+        if target is not None:
+            redo[field_id] = target
+    return redo
+
+
+def moved(
+    form: CompiledForm,
+    history: Mapping[str, FieldHistory],
+    newest: tuple[datetime, int, str] | None,
+    redo: dict[str, tuple[datetime, int]],
+    written: list[str],
+) -> tuple[tuple[datetime, int, str] | None, dict[str, tuple[datetime, int]]]:
+    """``newest`` and ``redo`` (what a core says of the logs before) after writes to the logs
+    of ``written``: only those logs moved, so only they are asked again. ``redo`` itself
+    while no written field's redo changed (it is shared with the core before: never changed
+    in place)."""
+    shared = redo
+    for field_id in written:
+        target = redo_at(history.get(field_id), form.fields[field_id])
+        if redo.get(field_id) == target:
+            continue  # the core before's stands
+        redo = dict(redo) if redo is shared else redo
+        if target is None:
+            del redo[field_id]
+        else:
+            redo[field_id] = target
+    fresh = newest_answer(form, history, written)
+    if newest is None or (fresh is not None and fresh[:2] > newest[:2]):
+        return fresh, redo
+    if newest[2] in written and (fresh is None or fresh[:2] < newest[:2]):
+        # the newest answer moved back in time: any field may hold the newest one now
+        return newest_answer(form, history, form.fields), redo
+    return newest, redo
