@@ -88,22 +88,25 @@ __all__ = [
 BODY_METHODS = frozenset({"POST", "PUT"})
 """The methods whose body is checked before routing: every method a route takes a body with."""
 
-BODY_OPTIONAL = re.compile(
+BODY_OPTIONAL = (
     r"/builder/forms/[^/]+/publish|/memory/facts/[^/]+/confirm|/memory/page-links"
     r"|/approvals/page-links|/builder/forms/[^/]+/page-links"
     r"|/operator/hooks/[^/]+/retry|/operator/relay/failures/redrive|/operator/forms/[^/]+/migrate"
 )
 """``POST`` paths whose body may be left out (read as ``{}``): publishing and confirming a fact
-are buttons, and a link to the caller's fact editor or approver's queue names nothing."""
+are buttons, and a link to the caller's fact editor or approver's queue names nothing. A
+pattern, compiled (by ``re``, and kept) when a bodiless ``POST`` first needs it: a tool call never
+does."""
 
-PAGE_POSTS = re.compile(
+PAGE_POSTS = (
     r"/pages/forms/[^/]+|/pages/memory/(?:switch|facts/[^/]+/(?:correct|delete))"
     r"|/pages/approvals/[^/]+|/pages/canvas/[^/]+"
 )
 """The form page's posts (``formwork.aws.form_page``), the fact editor's
 (``formwork.aws.memory_pages``), an approver's decision (``formwork.aws.approval_pages``) and the
 builder's canvas's (``formwork.aws.canvas_pages``): a browser's, with its session cookie and CSRF
-token instead of a bearer token."""
+token instead of a bearer token. Each starts with ``/pages/``; compiled when a ``POST`` there
+first needs it (a tool call never does)."""
 
 
 class Checked(NamedTuple):  # a tenth of a dataclass's cost to create, at import
@@ -157,7 +160,7 @@ def precheck(event: Mapping[str, Any], settings: Settings) -> Checked:
     if (
         method == "POST"
         and event.get("body") in (None, "")
-        and BODY_OPTIONAL.fullmatch(event["rawPath"])
+        and re.fullmatch(BODY_OPTIONAL, event["rawPath"])
     ):
         text = "{}"
     else:
@@ -191,7 +194,7 @@ def is_page(event: Mapping[str, Any]) -> bool:
     parts = path.split("/")
     return method == "POST" and (
         (len(parts) == 4 and parts[:3] == ["", "pages", "enter"] and bool(parts[3]))
-        or PAGE_POSTS.fullmatch(path) is not None
+        or (path.startswith("/pages/") and re.fullmatch(PAGE_POSTS, path) is not None)
     )
 
 

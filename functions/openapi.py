@@ -104,7 +104,7 @@ def only_declared_responses(schema: "OpenAPI") -> None:
     components.schemas = {name: value for name, value in named.items() if name in wanted}
 
 
-_REF = re.compile(r'"#/components/schemas/([^"]+)"')
+_REF = r'"#/components/schemas/([^"]+)"'  # compiled by re when the document is first built
 _COMPONENTS = "#/components/schemas/{model}"
 
 
@@ -273,7 +273,7 @@ def _plain(value: Any) -> Any:
 
 
 def _referenced(text: str) -> set[str]:
-    return set(_REF.findall(text))
+    return set(re.findall(_REF, text))
 
 
 if TYPE_CHECKING:
