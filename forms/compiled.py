@@ -203,6 +203,15 @@ class CompiledForm:
         )
 
     @cached_property
+    def when_names(self) -> tuple[dict[str, str], dict[str, str]]:
+        """How each field's and each step's predicate is named in errors (``field 'x' when``),
+        by field id, then by step id: made once, not on every run of the predicate."""
+        return (
+            {f: f"field {f!r} when" for f, field in self.fields.items() if field.when is not None},
+            {s: f"step {s!r} when" for s, step in self.steps.items() if step.when is not None},
+        )
+
+    @cached_property
     def approval_hooks(self) -> tuple[Hook, ...]:
         """The hooks that wait for an approval, in dispatch order."""
         return tuple(hook for hook in self.hooks if hook.approval is not None)

@@ -118,8 +118,11 @@ def evaluate(
     core = core_for(form, instance.history)
     applies, complete = core.step_applies, core.step_complete
     override = instance.state.override
-    revisit = None if override is None else _revisit(override, applies)
-    open_step = None if override is None else overridden_step(override, applies, complete, revisit)
+    if override is None:
+        revisit = open_step = None
+    else:
+        revisit = _revisit(override, applies)
+        open_step = overridden_step(override, applies, complete, revisit)
     unfinished = core.steps.unfinished
     if open_step is None and unfinished:
         open_step = form.step_order[unfinished[0]]  # the first step still to do, without a walk

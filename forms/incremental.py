@@ -275,7 +275,7 @@ class _Pass:
         if step.when is None:
             applies = True
         else:
-            reader = f"step {step.id!r} when"
+            reader = self.form.when_names[1][step.id]
             applies, reads = self._watched(step.when, step.when_arity, step.first_field, si, reader)
             self._note_reads(item, *reads)
         if self.base is not None and self.applies.get(step.id) == applies:
@@ -318,7 +318,7 @@ class _Pass:
         if field.when is not None:
             reads = _NO_READS
             if ok:
-                reader = f"field {field_id!r} when"
+                reader = self.form.when_names[0][field_id]
                 ok, reads = self._watched(field.when, field.when_arity, field.index, si, reader)
             self._note_reads((si, 1, field.index), *reads)
         history = self.history.get(field_id)
