@@ -69,7 +69,7 @@ import threading
 from collections.abc import Mapping
 from functools import cache
 from importlib import import_module
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
@@ -81,7 +81,6 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 from aws_lambda_powertools.event_handler.openapi.params import Path
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from forms.errors import BadRequest
 from formwork import process
@@ -111,6 +110,9 @@ from formwork.aws.routing import (
     tracer,
 )
 from formwork.bootstrap import App
+
+if TYPE_CHECKING:  # an annotation only: Powertools' typing package is not imported to run
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 BODIES = CheckedBodies()
 """The resolver's body parser: the body ``precheck`` parsed, not a second parse of it."""
@@ -299,7 +301,7 @@ elsewhere)."""
 @tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
 def lambda_handler(
-    event: dict[str, Any], context: LambdaContext, *, app: App | None = None
+    event: dict[str, Any], context: "LambdaContext", *, app: App | None = None
 ) -> dict[str, Any]:
     """The Lambda entry point: API Gateway HTTP API (payload v2) event in, response out.
 
@@ -314,7 +316,7 @@ def lambda_handler(
         after_response.answered(AFTER_RESPONSE, context)
 
 
-def _serve(event: dict[str, Any], context: LambdaContext, app: App | None) -> dict[str, Any]:
+def _serve(event: dict[str, Any], context: "LambdaContext", app: App | None) -> dict[str, Any]:
     route = route_label(event) if isinstance(event, Mapping) else "unmatched"
     logger.append_keys(route=route)
     try:

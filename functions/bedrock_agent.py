@@ -54,13 +54,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from aws_lambda_powertools.event_handler import BedrockAgentResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
 from forms.app.checked import check_call
@@ -75,6 +74,9 @@ from formwork.aws.http import log_hash
 from formwork.aws.routing import APP_KEY, logger, metrics, request_app, tracer
 from formwork.bootstrap import App
 from formwork.config import Settings
+
+if TYPE_CHECKING:  # an annotation only: Powertools' typing package is not imported to run
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 PRINCIPAL_ATTRIBUTE: Final = "formwork_principal"
 """Session attribute: the user's ``sub``, as the backend's verified token has it."""
@@ -271,8 +273,7 @@ def is_agent_event(event: Any) -> bool:
 
 
 def _named_values(items: Any) -> bool:
-    """A list of ``{"name", "type", "value"}`` entries, each name and value a string, as
-    Bedrock sends parameters and a body's properties."""
+    """Bedrock's parameters or body properties: name/type/value entries, name and value strings."""
     return isinstance(items, list) and all(
         isinstance(item, Mapping)
         and isinstance(item.get("name"), str)
@@ -337,8 +338,7 @@ def _with_body(event: Mapping[str, Any]) -> dict[str, Any]:
 
 
 AFTER_RESPONSE = after_response.install("formwork.aws.bedrock_agent.lambda_handler")
-"""The after-response extension, registered while the Lambda function initialises (None
-elsewhere)."""
+"""The after-response extension, registered as the Lambda function initialises (else None)."""
 
 
 @logger.inject_lambda_context(log_event=False, clear_state=True)
