@@ -88,7 +88,6 @@ from forms.instance import (
     InstanceState,
     OutboxEntry,
     StepOverride,
-    replace_instance,
     with_changes,
 )
 from forms.knock_on import raise_entries
@@ -295,7 +294,9 @@ def _provisional(
     the store's copy of the instance carries the readings of its logs too)."""
     fields: Marked[FieldChange] = Marked(changes)
     history = with_changes(base.history, fields)
-    provisional = replace_instance(base, history=history, state=state, version=base.version + 1)
+    version = base.version + 1
+    made = {**base.__dict__, "history": history, "state": state, "version": version}
+    provisional = built(FormInstance, made)  # from validated parts: no validation
     before = core_for(form, base.history)
     history.derived = after = advance(before, history, changes)
     fields.derived = (before, after, provisional)  # the instance the commit makes: see below

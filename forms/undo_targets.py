@@ -65,17 +65,19 @@ def moved(
     of ``written``: only those logs moved, so only they are asked again. ``redo`` itself
     while no written field's redo changed (it is shared with the core before: never changed
     in place)."""
-    shared = redo
-    for field_id in written:
-        target = redo_at(history.get(field_id), form.fields[field_id])
-        if redo.get(field_id) == target:
-            continue  # the core before's stands
-        redo = dict(redo) if redo is shared else redo
-        if target is None:
-            del redo[field_id]
-        else:
-            redo[field_id] = target
-    fresh = newest_answer(form, history, written)
+    shared, fresh = redo, None
+    for field_id in written:  # each written log once: its redo, and its answer in force
+        log, field = history.get(field_id), form.fields[field_id]
+        target = redo_at(log, field)
+        if redo.get(field_id) != target:  # else the core before's stands
+            redo = dict(redo) if redo is shared else redo
+            if target is None:
+                del redo[field_id]
+            else:
+                redo[field_id] = target
+        current = log.in_force() if log is not None else None
+        if current is not None and (fresh is None or (current.at, field.index) > fresh[:2]):
+            fresh = (current.at, field.index, field_id)  # as ``newest_answer`` picks
     if newest is None or (fresh is not None and fresh[:2] > newest[:2]):
         return fresh, redo
     if newest[2] in written and (fresh is None or fresh[:2] < newest[:2]):
