@@ -27,7 +27,7 @@ the same call (same id) may be sent again."""
 class FieldRow(BaseModel):
     """A field as a read shows it (docs/tools.md); more keys may come (type, value, ask, ...)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)  # built on first use
 
     id: str
     label: str
@@ -37,7 +37,7 @@ class FieldRow(BaseModel):
 class StepRow(BaseModel):
     """A step of the outline, or the step a read shows; more keys may come."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)  # built on first use
 
     step: str
     title: str
@@ -50,7 +50,7 @@ class StepRow(BaseModel):
 class HookRow(BaseModel):
     """A hook occurrence the call fired, and where it stands (docs/dispatch.md)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)  # built on first use
 
     key: str
     status: EntryStatus
@@ -59,7 +59,7 @@ class HookRow(BaseModel):
 class HandoverRef(BaseModel):
     """The other end of a handover: a form and its instance."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)  # built on first use
 
     form: str
     instance: str
@@ -73,6 +73,7 @@ class ToolResult(BaseModel):
     model_config = ConfigDict(
         extra="allow",
         frozen=True,
+        defer_build=True,  # no tool call validates it: the API document and clients do
         json_schema_extra={
             "anyOf": [{"required": ["summary"]}, {"required": ["error", "message"]}]
         },
