@@ -5,37 +5,12 @@ commit makes, not a copy. Either way the readings are those the from-scratch wal
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any
-
 from forms import compile_form
-from forms.compiled import CompiledForm
-from forms.engine import Transition, evaluate, evaluate_from_scratch, transition
+from forms.engine import evaluate, evaluate_from_scratch
 from forms.examples.travel_claim import travel_claim
 from forms.incremental import Core, core_for
-from forms.instance import FormInstance, InstanceState, applied_unshared
-from forms.operations import Author, plan_fill
-
-T0 = datetime(2026, 3, 1, tzinfo=UTC)
-
-
-def fill(form: CompiledForm, instance: FormInstance, values: dict[str, Any]) -> Transition:
-    author = Author("agent", "test", f"c{instance.version}")
-    plan = plan_fill(form, instance, values, author, T0)
-    return transition(form, instance, plan.changes, T0)
-
-
-def started(form: CompiledForm) -> FormInstance:
-    instance = FormInstance(
-        id="fi_1",
-        form_id=form.id,
-        form_version=form.version,
-        principal="alice",
-        conversation_id="conv-1",
-        created_at=T0,
-        state=InstanceState(updated_at=T0),
-    )
-    return fill(form, instance, {"full_name": "Ada Lovelace"}).after
+from forms.instance import applied_unshared
+from tests.unit.test_engine_sharing import fill, started
 
 
 def steps_of(core: Core) -> tuple[dict[str, bool], dict[str, bool], dict[str, int]]:
