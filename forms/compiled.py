@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Literal
 
 from forms.definition import Approval, Executor, FormDef, Migration, Predicate
@@ -21,11 +21,15 @@ from forms.suggest import rank
 HookKind = Literal["field", "step", "checkpoint", "form"]
 
 
+_CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_NOT_ALNUM = re.compile(r"[^0-9a-z]+")
+
+
+@lru_cache(maxsize=4096)  # asked on every call on a tenant's form (its name, its instance's id)
 def normalise(name: str) -> str:
     """The alias key of an id, label or alias: camelCase split, lowercased, punctuation (``-``,
     ``_``, spaces) removed, so ``travel-claim``, ``travel_claim`` and ``Travel Claim`` agree."""
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name.strip())
-    return re.sub(r"[^0-9a-z]+", "", spaced.lower())
+    return _NOT_ALNUM.sub("", _CAMEL_HUMP.sub(" ", name.strip()).lower())
 
 
 @dataclass(frozen=True, slots=True)
