@@ -101,9 +101,11 @@ def deferred_call(
 
 
 class _Deferred(NewCall):
-    """``NewCall.deferred(call.id, lambda: _record(...), lambda: record_json(...))`` as one
-    object: made on every write, where the two makers and their ``Once`` were four objects
-    more. The record and its text are each made on the first read, once."""
+    """A ``NewCall`` whose record and its text are each made on the first read, once, from
+    the call's rendering: one object made on every write (where two makers and a ``Once``
+    for each were four objects more). It keeps the call and the rendering after making
+    both: a store reads the record at most once per write, and the object is dropped with
+    the commit."""
 
     __slots__ = ("_call", "_instance_id", "_json", "_made", "_now", "_result")
 

@@ -36,7 +36,7 @@ as stored after the commit (``Outcome``), so nothing the commit just produced is
 
 A plan's value may be left unrendered until the commit decision: the write tools plan a
 ``forms.app.calls.Rendering`` and a record made only when the store writes it
-(``NewCall.deferred``), so a call's result is rendered once, by the store for the write it
+(``calls.deferred_call``), so a call's result is rendered once, by the store for the write it
 makes (or by the caller when nothing is written), never for an attempt that lost its
 compare-and-set or found its call id taken (``tests/unit/test_render_once.py``).
 """

@@ -288,8 +288,9 @@ class InMemoryFormStore(
 def _record_text(call: NewCall | None) -> str | None:
     """``call``'s record as JSON text (serialised: the caller's record stays the caller's).
     Read only once the write is decided and before anything of it is stored: a deferred
-    record (``NewCall.deferred``) is made here, so a write that lost its compare-and-set or
-    found the id taken never makes it, and one that fails to make it stores nothing."""
+    record (``forms.app.calls.deferred_call``) is made here, so a write that lost its
+    compare-and-set or found the id taken never makes it, and one that fails to make it
+    stores nothing."""
     return call.record_json() if call is not None else None
 
 

@@ -175,8 +175,8 @@ class FormStore(CallRecords, ABC):
         stored version is still ``commit.expected_version``. Otherwise ``CallRecorded`` (the
         call's id is taken), ``Conflict`` (with the instance stored now) or ``AlreadyExists``
         (the target's id is taken), and nothing stored. ``SizeLimit`` (``check_instance``)
-        first; a call's record is made (``NewCall.deferred``: its result rendered) only once
-        the write is decided."""
+        first; a call's record is made (``forms.app.calls.deferred_call``: its result
+        rendered) only once the write is decided."""
         raise NotImplementedError
 
     def _read_instance(self, instance_id: str) -> FormInstance | None:
