@@ -12,10 +12,10 @@ other input under the id, an expiry after the window. A write's result is render
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from hashlib import sha256
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import NamedTuple
 
@@ -75,29 +75,22 @@ _canonical = _canonical_encoder()
 
 def fingerprint(tool: str, payload: object) -> str:
     """A digest of a call as the model sent it (before validation, so a refused input binds
-    its id too): sha256 of its canonical JSON."""
+    its id too): sha256 of its canonical JSON, the text of ``{"tool": tool, "input":
+    payload}`` with sorted keys, written here around the input's text (``input`` sorts
+    first) rather than encoded from a dict made for it: the same text, on every write."""
     try:
-        canonical = _canonical({"tool": tool, "input": payload})
+        text = _canonical(payload)
     except (ValueError, TypeError, RecursionError):  # an integer past the digit limit, say
         raise BadRequest(
             "the input cannot be read as JSON", "send plain JSON values (numbers of sane size)"
         ) from None
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    canonical = '{"input": ' + text + ', "tool": ' + encode_basestring_ascii(tool) + "}"
+    return sha256(canonical.encode()).hexdigest()
 
 
 def new_call(call: CallId, result: Result, instance_id: str | None, now: datetime) -> NewCall:
     """The record of ``call`` answered with ``result``, to store with its commit."""
     return NewCall(call_id=call.id, record=_record(call, result, instance_id, now))
-
-
-def deferred_call(
-    call: CallId, result: Rendering, instance_id: str | None, now: datetime
-) -> NewCall:
-    """``new_call`` for a result not rendered yet: the record, and the result with it, is
-    made when the store reads it to write it, so an attempt that loses its compare-and-set,
-    or finds the id taken, renders nothing. Its JSON text is made without the model
-    (``record_json``)."""
-    return _Deferred(call, result, instance_id, now)
 
 
 class _Deferred(NewCall):
@@ -110,7 +103,7 @@ class _Deferred(NewCall):
     __slots__ = ("_call", "_instance_id", "_json", "_made", "_now", "_result")
 
     def __init__(
-        self, call: CallId, result: Rendering, instance_id: str | None, now: datetime
+        self, call: CallId, result: Callable[[], Result], instance_id: str | None, now: datetime
     ) -> None:
         self.call_id = call.id
         self._call, self._result, self._instance_id, self._now = call, result, instance_id, now
@@ -131,6 +124,13 @@ class _Deferred(NewCall):
     def __repr__(self) -> str:
         made = "<not made yet>" if self._made is None else repr(self._made)
         return f"NewCall(call_id={self.call_id!r}, record={made})"
+
+
+deferred_call: Callable[[CallId, Rendering, str | None, datetime], NewCall] = _Deferred
+"""``new_call`` for a result not rendered yet: the record, and the result with it, is made
+when the store reads it to write it, so an attempt that loses its compare-and-set, or finds
+the id taken, renders nothing. Its JSON text is made without the model (``record_json``).
+The class itself, called on every write: no function in front of it."""
 
 
 def _record(call: CallId, result: Result, instance_id: str | None, now: datetime) -> CallRecord:

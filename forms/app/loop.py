@@ -122,22 +122,37 @@ class CommitPolicy:
         ``backoff`` first, until it returns or a bound is reached: then ``busy()`` is raised,
         and nothing of the call is saved (what an attempt raises besides ``Conflict``, such
         as ``CallRecorded``, leaves as it is)."""
+        try:
+            return attempt(loaded)
+        except Conflict as conflict:
+            lost: Conflict[Any] = conflict
+        return self.retried(lost, attempt, busy=busy, current=current)
+
+    def retried(
+        self,
+        conflict: Conflict[Any],
+        attempt: Callable[[S], R],
+        *,
+        busy: Callable[[], TooManyConflicts],
+        current: Callable[[Conflict[Any]], S] | None = None,
+    ) -> R:
+        """``retry`` after its first attempt lost to ``conflict``: what a caller that made
+        that attempt itself (``CommitLoop.commit``) hands on."""
         overtaken = stalled = streak = 0
-        state = loaded
         while True:
+            now = current(conflict) if current is not None else cast(S, conflict.current)
+            found = now.version if now is not None else 0
+            if self.max_overtaken is not None and found > conflict.expected:
+                overtaken, streak = overtaken + 1, 0  # another write landed: progress
+            else:
+                stalled, streak = stalled + 1, streak + 1
+            if overtaken > (self.max_overtaken or 0) or stalled > self.max_conflict_retries:
+                break
+            self.backoff(streak)
             try:
-                return attempt(state)
-            except Conflict as conflict:
-                now = current(conflict) if current is not None else cast(S, conflict.current)
-                found = now.version if now is not None else 0
-                if self.max_overtaken is not None and found > conflict.expected:
-                    overtaken, streak = overtaken + 1, 0  # another write landed: progress
-                else:
-                    stalled, streak = stalled + 1, streak + 1
-                if overtaken > (self.max_overtaken or 0) or stalled > self.max_conflict_retries:
-                    break
-                state = now
-                self.backoff(streak)
+                return attempt(now)
+            except Conflict as again:
+                conflict = again
         raise busy()
 
     def replayed(self, call: CallId, record: CallRecord, now: datetime) -> dict[str, JsonValue]:
@@ -237,24 +252,34 @@ class CommitLoop:
         ``TooManyConflicts`` when a bound is reached (nothing of this call is saved then; a
         migration committed on the way stands, it is what any later call would do first)."""
 
-        def attempt(instance: FormInstance) -> Outcome[T]:
-            form, chain = self.registry.for_instance(instance)
-            if chain:  # its version is gone (rare): migrated first
-                form, instance = self._migrated(form, instance, chain)
-            planned = plan(form, instance, self.clock())
-            if planned.step is None:
-                return Outcome(form, instance, planned.value)
-            if planned.start is None:
-                stored = self.store.commit(planned.step.commit)
-            else:
-                stored = self.store.hand_over(planned.step.commit, planned.start)
-            return Outcome(form, stored, planned.value, planned.step)
+        try:  # the first attempt called here: most writes land on it, with no closures made
+            return self._attempt(instance, plan)
+        except Conflict as conflict:
+            lost: Conflict[Any] = conflict
 
         def current(conflict: Conflict[Any]) -> FormInstance:
             stored: FormInstance | None = conflict.current
             return stored if stored is not None else self.store.get(instance.id)
 
-        return self.policy.retry(instance, attempt, busy=_busy, current=current)
+        def attempt(now: FormInstance) -> Outcome[T]:
+            return self._attempt(now, plan)
+
+        return self.policy.retried(lost, attempt, busy=_busy, current=current)
+
+    def _attempt(self, instance: FormInstance, plan: Plan[T]) -> Outcome[T]:
+        """One attempt of ``commit``: plan on ``instance`` and write what the plan decided
+        (``Conflict`` when the store moved on since ``instance``)."""
+        form, chain = self.registry.for_instance(instance)
+        if chain:  # its version is gone (rare): migrated first
+            form, instance = self._migrated(form, instance, chain)
+        planned = plan(form, instance, self.clock())
+        if planned.step is None:
+            return Outcome(form, instance, planned.value)
+        if planned.start is None:
+            stored = self.store.commit(planned.step.commit)
+        else:
+            stored = self.store.hand_over(planned.step.commit, planned.start)
+        return Outcome(form, stored, planned.value, planned.step)
 
     def settle(self, instance: FormInstance) -> tuple[CompiledForm, FormInstance]:
         """The definition ``instance`` runs on, and the instance on it: the stored instance

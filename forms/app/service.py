@@ -171,7 +171,8 @@ class FormService:
         return self._answered(f"page {post.action}", run)
 
     def _run(self, checked: CheckedCall, payload: object) -> Result:
-        caller, tool, spec = checked.caller, checked.tool, checked.spec
+        caller, spec = checked.caller, checked.spec
+        tool = spec.name  # ``checked.tool``, without the property's call
         try:
             payload = payload if payload is not None else {}
             if tool == "form_read":  # a recall owed since the start is delivered first
