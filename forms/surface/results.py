@@ -41,38 +41,33 @@ def error_result(error: ToolError) -> Result:
 
 
 def fill_result(form: CompiledForm, step: Transition, plan: FillPlan, verb: str) -> Result:
-    ev = step.evaluation
-    readings, captured = ev.fields, plan.captured
+    readings, captured = step.evaluation.fields, plan.captured
     held = [f for f in captured if readings[f].status == "held"]
     if held or plan.declined:
         declined = [f for f in plan.declined if f not in held]
         kept = [f for f in captured if f not in held and f not in plan.declined]
     else:  # most fills: every captured answer is kept (not changed below)
         declined, kept = [], captured
-    saved = f"saved {len(kept)}" + (f" ({', '.join(kept)})" if kept else "")
+    # The summary's first clause is "Started", "Saved" or "Declined": written capitalised, as
+    # the sentence starts with it (ids keep their case after it).
     if verb == "Started":
-        parts = [f"Started {inline(form.title)}" + (f"; {saved}" if kept else "")]
+        text = f"Started {inline(form.title)}"
+        if kept:
+            text += f"; saved {len(kept)} ({', '.join(kept)})"
+    elif kept:
+        text = f"Saved {len(kept)} ({', '.join(kept)})"
+    elif declined:
+        text = ""
     else:
-        parts = [saved] if kept or not declined else []
+        text = "Saved 0"
     if declined:
-        parts.append(f"declined {len(declined)} ({', '.join(declined)})")
-    if held:
-        parts.append(f"held {len(held)} that don't apply yet")
-    if plan.replaced:
-        parts.append(f"replaced {count(len(plan.replaced), 'earlier answer')}")
-    if plan.confirmed:
-        parts.append(f"confirmed {len(plan.confirmed)} from memory")
-    if plan.unchanged:
-        parts.append(f"{len(plan.unchanged)} unchanged")
-    if plan.rejected:
-        parts.append(f"rejected {len(plan.rejected)}")
-    if plan.unknown:
-        parts.append(f"{len(plan.unknown)} unknown id" + ("s" if len(plan.unknown) > 1 else ""))
+        said = f"declined {len(declined)} ({', '.join(declined)})"
+        text = f"{text}; {said}" if text else "D" + said[1:]
+    if held or plan.replaced or plan.confirmed or plan.unchanged or plan.rejected or plan.unknown:
+        text += _more_said(plan, held)
     # ok: the call landed. A start always creates the instance, whatever its values did.
-    landed = verb == "Started" or bool(plan.captured) or bool(plan.unchanged)
-    result: Result = {"ok": landed or not (plan.rejected or plan.unknown)}
-    text = "; ".join(parts)
-    result["summary"] = text[0].upper() + text[1:] + "."  # not capitalize(): ids keep case
+    landed = verb == "Started" or bool(captured) or bool(plan.unchanged)
+    result: Result = {"ok": landed or not (plan.rejected or plan.unknown), "summary": text + "."}
     if held:
         result["held"] = {f: "kept; used if it comes to apply with later answers" for f in held}
     if plan.resolved:
@@ -93,13 +88,34 @@ def fill_result(form: CompiledForm, step: Transition, plan: FillPlan, verb: str)
             for r in plan.rejected
         ]
     if plan.unknown:
-        entries, complete = unknown_entries(form, ev, plan, step.after.state.status == "open")
+        entries, complete = unknown_entries(
+            form, step.evaluation, plan, step.after.state.status == "open"
+        )
         if not complete:
             result["hint"] = OUTLINE_HINT
         result["unknown"] = entries
     if plan.unchanged:
         result["unchanged"] = list(plan.unchanged)
     return finish(form, step, result)
+
+
+def _more_said(plan: FillPlan, held: list[str]) -> str:
+    """The summary's clauses after what was saved and declined, each after ``; ``."""
+    said = ""
+    if held:
+        said += f"; held {len(held)} that don't apply yet"
+    if plan.replaced:
+        n = len(plan.replaced)
+        said += f"; replaced {n} earlier answer{'' if n == 1 else 's'}"  # count(), inline
+    if plan.confirmed:
+        said += f"; confirmed {len(plan.confirmed)} from memory"
+    if plan.unchanged:
+        said += f"; {len(plan.unchanged)} unchanged"
+    if plan.rejected:
+        said += f"; rejected {len(plan.rejected)}"
+    if plan.unknown:
+        said += f"; {len(plan.unknown)} unknown id" + ("s" if len(plan.unknown) > 1 else "")
+    return said
 
 
 OUTLINE_HINT = 'form_read with part="outline" lists every field id'
@@ -296,7 +312,7 @@ def finish(form: CompiledForm, step: Transition, result: Result) -> Result:
 
 
 def with_status_line(result: Result, form: CompiledForm, step: Transition, qualify: bool) -> Result:
-    line = status_line(form, step.after, step.evaluation, qualify=qualify)
+    line = status_line(form, step.after, step.evaluation, qualify)
     if line:
         result["status_line"] = line
     return result

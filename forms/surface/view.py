@@ -64,12 +64,17 @@ class FieldTexts(NamedTuple):
     """The type string, `` (optional)`` after it for an optional field."""
     ask: str | None
     offered: bool
+    head: dict[str, Any]
+    """A row's first keys when it shows the type (``id``, ``label``, ``type``): ``field_row``
+    starts such a row as a copy of it (never hands it out), where it set the three."""
 
 
 def texts_of(field: CompiledField) -> FieldTexts:
     kind = inline(field.type.type_string) + (" (optional)" if field.optional else "")
     ask = inline(field.ask) if field.ask else None
-    return FieldTexts(inline(field.label), kind, ask, field.offered)
+    label = inline(field.label)
+    head = {"id": field.id, "label": label, "type": kind}
+    return FieldTexts(label, kind, ask, field.offered, head)
 
 
 _TEXTS = "_view_field_texts"
@@ -100,10 +105,8 @@ def field_row(
     the agent. ``texts``: the field's ``FieldTexts`` when the caller has them.
     """
     shown = texts if texts is not None else texts_of(field)
-    row: dict[str, Any] = {"id": field.id, "label": shown.label}
     asking = detail and not closed
-    if asking:
-        row["type"] = shown.type
+    row: dict[str, Any] = shown.head.copy() if asking else {"id": field.id, "label": shown.label}
     status: FieldRowStatus = fe.status
     to_ask = status in STILL_TO_ASK
     row["status"] = "unanswered" if closed and to_ask else status
@@ -184,8 +187,8 @@ def step_view(
         form.fields,
         ev.fields,
     )
-    view["fields"] = [
-        field_row(fields[f], readings[f], memory=marks.get(f), texts=texts[f]) for f in step.fields
+    view["fields"] = [  # positional: this runs for every row of every step read
+        field_row(fields[f], readings[f], True, False, marks.get(f), texts[f]) for f in step.fields
     ]
     view.update(undo_redo(form, instance))
     return view
