@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import FrozenInstanceError
 from typing import TYPE_CHECKING
 
 from forms.errors import AmbiguousInstance, UnknownForm, UnknownInstance
@@ -14,7 +14,6 @@ if TYPE_CHECKING:  # annotations only: the Lambda handlers import ``Caller`` wit
     from forms.instance import FormInstance
 
 
-@dataclass(frozen=True, slots=True)
 class Caller:
     """Who is calling and from where. ``principal`` comes only from verified identity.
 
@@ -22,12 +21,58 @@ class Caller:
     verified claims (``formwork.aws.auth.context_from_event``: a locale, a time zone, a
     currency), each key once. ``form_start`` writes them into empty fields that declare the
     key, below every other source of a value. A tuple, not a dict: the caller stays immutable
-    and hashable, and every construction that names no context keeps working."""
+    and hashable, and every construction that names no context keeps working.
+
+    What a frozen slotted dataclass of the four would be (made, compared, hashed, printed,
+    refusing changes and copied as one), written out: the dataclass was generated when the
+    handlers imported it, on every cold start."""
+
+    __slots__ = ("context", "conversation_id", "principal", "source")
+    __match_args__ = ("principal", "conversation_id", "source", "context")
 
     principal: str
     conversation_id: str
-    source: str = "agent"
-    context: tuple[tuple[str, str], ...] = ()
+    source: str
+    context: tuple[tuple[str, str], ...]
+
+    def __init__(
+        self,
+        principal: str,
+        conversation_id: str,
+        source: str = "agent",
+        context: tuple[tuple[str, str], ...] = (),
+    ) -> None:
+        _set(self, "principal", principal)
+        _set(self, "conversation_id", conversation_id)
+        _set(self, "source", source)
+        _set(self, "context", context)
+
+    def _parts(self) -> tuple[str, str, str, tuple[tuple[str, str], ...]]:
+        return (self.principal, self.conversation_id, self.source, self.context)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._parts() == other._parts()
+
+    def __hash__(self) -> int:
+        return hash(self._parts())
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__qualname__}(principal={self.principal!r}, "
+            f"conversation_id={self.conversation_id!r}, source={self.source!r}, "
+            f"context={self.context!r})"
+        )
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[type[Caller], tuple[str, str, str, tuple[tuple[str, str], ...]]]:
+        return (type(self), self._parts())  # a copy, a deep copy and a pickle made through __init__
 
     def context_for(self, keys: Collection[str]) -> dict[str, str]:
         """The context defaults for ``keys`` (fact keys), for an agent's conversation only: a
@@ -35,6 +80,9 @@ class Caller:
         if self.source != "agent":
             return {}
         return {key: value for key, value in self.context if key in keys}
+
+
+_set = object.__setattr__
 
 
 def locate(
