@@ -13,15 +13,17 @@ show a step's position, progress and preview in the same words, from here.
 from __future__ import annotations
 
 import json
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from forms.compiled import CompiledForm, CompiledStep
+from forms.compiled import CompiledField, CompiledForm, CompiledStep
 from forms.evaluation import Evaluation, FieldEval, refusal
 from forms.instance import FormInstance, stopped
 from forms.surface.plain import clipped, inline
+from forms.surface.previews import cased, cased_preview, fixed_preview
 from forms.surface.recalled import memory_lines
 
 _MAX_SHOWN = 60
@@ -42,6 +44,7 @@ def form_tag(instance: FormInstance, qualify: bool) -> str:
 class StepParts:
     """What the status line shows of a step that the definition alone decides."""
 
+    id: str
     index: int
     title: str
     """The author's title as written (``_titled`` memoises by it)."""
@@ -54,10 +57,12 @@ class StepParts:
     """Each field the agent is asked (``offered``), in order: its id and its label as the
     line names it (``_brief``)."""
     cased: tuple[tuple[str, str], ...]
-    """The same fields with their labels as a derived preview shows them (``_cased``)."""
+    """The same fields with their labels as a derived preview shows them (``cased``)."""
     titled: str | None
-    """The step as the ``later:`` line shows it, when its author wrote the preview (the same
-    words whatever applies); None: derived from the labels of the fields that apply."""
+    """The step as the ``later:`` line shows it when no answer can change it: its author wrote
+    the preview, or the labels its preview is derived from are of fields that apply whenever
+    the step does (``fixed_preview``). None: derived on each call from the labels of the
+    fields that apply."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,38 +94,58 @@ def _parts_of(form: CompiledForm) -> FormParts:
         rows = tuple((f.id, _brief(f.label) if f.offered else None) for f in fields)
         offered = [f for f in fields if f.offered]
         steps[step.id] = StepParts(
+            id=step.id,
             index=form.step_index[step.id],
             title=step.title,
             quoted=f'"{_brief(step.title)}"',
             rows=rows,
             offered=tuple((f.id, _brief(f.label)) for f in offered),
-            cased=tuple((f.id, _cased(f.label)) for f in offered),
-            titled=_titled(step.title, inline(step.preview)) if step.preview else None,
+            cased=tuple((f.id, cased(f.label)) for f in offered),
+            titled=_fixed_titled(step, offered),
         )
     by_index = tuple(steps[s] for s in form.step_order)
     return FormParts(f"[form: {inline(form.id)}]", steps, by_index)
+
+
+def _fixed_titled(step: CompiledStep, offered: list[CompiledField]) -> str | None:
+    """``StepParts.titled``: the step as the ``later:`` line shows it when no answer can change
+    it (its author's preview, or a derived one that is fixed: ``fixed_preview``)."""
+    preview = inline(step.preview) if step.preview else fixed_preview(offered)
+    return None if preview is None else _titled(step.title, preview)
 
 
 def status_line(
     form: CompiledForm, instance: FormInstance, ev: Evaluation, qualify: bool = False
 ) -> str | None:
     """The tier-0 line(s) for one instance, or None when it is closed."""
-    if instance.state.status != "open":
+    state = instance.state
+    if state.status != "open":
         return None
-    parts = form_parts(form)
+    parts: FormParts | None = vars(form).get(_PARTS)  # form_parts, without its call
+    if parts is None:
+        parts = form_parts(form)
     if qualify or instance.form_id != form.id:
         tag = f"[form: {form_tag(instance, qualify)}]"
     else:
         tag = parts.tag
-    lines: list[str]
-    if ev.open_step is None and ev.ready:
-        lines = [f"{tag} complete (still open for corrections); submit it once the user confirms"]
-    elif ev.open_step is None:
-        lines = [f"{tag} all answered, not complete"]
+    open_step = ev.open_step
+    if open_step is not None:
+        text = _open_step_text(form, parts, parts.steps[open_step], ev, tag)
+    elif ev.ready:
+        text = f"{tag} complete (still open for corrections); submit it once the user confirms"
     else:
-        lines = _open_step_lines(form, parts, ev, form.steps[ev.open_step], tag)
-    state = instance.state
+        text = f"{tag} all answered, not complete"
     # each of these is rare on a write: asked for only when there is something to say
+    if state.recalled or state.page_edits or ev.waiting or ev.active_rejections:
+        return "\n".join([text, *_rare_lines(form, instance, ev)])
+    return text
+
+
+def _rare_lines(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> list[str]:
+    """The status line's lines after the step's: memory's, the page edits', what the form
+    waits for, and the active rejections."""
+    state = instance.state
+    lines: list[str] = []
     if state.recalled:
         lines.extend(memory_lines(form, instance, ev))
     if state.page_edits:
@@ -131,7 +156,7 @@ def status_line(
             lines.append(waiting)
     if ev.active_rejections:
         lines.extend(f"! {inline(r.message)}" for r in ev.active_rejections)
-    return "\n".join(lines)
+    return lines
 
 
 def _waiting_line(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> str | None:
@@ -158,20 +183,23 @@ def _waiting_line(form: CompiledForm, instance: FormInstance, ev: Evaluation) ->
     return "waiting: " + " · ".join(waits) + "; the form cannot complete until then"
 
 
-def _open_step_lines(
-    form: CompiledForm, parts: FormParts, ev: Evaluation, step: CompiledStep, tag: str
-) -> list[str]:
+def _open_step_text(
+    form: CompiledForm, parts: FormParts, shown: StepParts, ev: Evaluation, tag: str
+) -> str:
     """The open step's line (its pending labels, or what to check again on a revisit), a line
-    per answer this version refuses, then the ``later:`` line."""
-    shown = parts.steps[step.id]
-    place = ev.steps.position(shown.index)
-    assert place is not None, "the open step applies"
-    at = f"{tag} step {place[0]}/{place[1]} {shown.quoted}"
+    per answer this version refuses, then the ``later:`` line; one text, its lines joined."""
+    index = shown.index
+    # the step's place k/N and the steps after it, read off the evaluation's step summary
+    # here (``StepSummary.position`` and ``later``'s bisections) to save two calls a write
+    applicable, unfinished = ev.steps  # StepSummary's two position tuples
+    k = bisect_left(applicable, index)
+    assert k < len(applicable) and applicable[k] == index, "the open step applies"
     readings = ev.fields
-    if ev.revisit == step.id:
+    if ev.revisit == shown.id:
         recheck = [label for f, label in shown.offered if readings[f].status == "ask_again"]
-        at = f"{tag} back at step {place[0]}/{place[1]} {shown.quoted}: go through it again"
-        lines = [at + (" · check: " + _listed(recheck) if recheck else "")]
+        text = f"{tag} back at step {k + 1}/{len(applicable)} {shown.quoted}: go through it again"
+        if recheck:
+            text += " · check: " + _listed(recheck)
     else:
         pending: list[str] = []
         refused = False
@@ -182,13 +210,17 @@ def _open_step_lines(
                     pending.append(label)
             elif status == "invalid":
                 refused = True
-        lines = [at + (" · pending: " + _listed(pending) if pending else "")]
+        text = f"{tag} step {k + 1}/{len(applicable)} {shown.quoted}"
+        if pending:  # _listed, without its call when every label is named
+            more = len(pending) > LABELS_SHOWN
+            text += " · pending: " + (_listed(pending) if more else ", ".join(pending))
         if refused:
-            lines.extend(_invalid_lines(form, [readings[f] for f in step.fields]))
-    later = _later_line(parts, ev, shown.index)
-    if later:
-        lines.append(later)
-    return lines
+            invalid = _invalid_lines(form, [readings[f] for f, _ in shown.rows])
+            text = "\n".join([text, *invalid])
+    at = bisect_right(unfinished, index)
+    if at < len(unfinished):
+        return text + "\n" + _later_line(parts.by_index, ev, unfinished, at)
+    return text
 
 
 def page_line(form: CompiledForm, instance: FormInstance) -> str:
@@ -250,31 +282,27 @@ def step_position(form: CompiledForm, ev: Evaluation, step: CompiledStep) -> str
     return None if place is None else f"{place[0]}/{place[1]}"
 
 
-def _later_line(parts: FormParts, ev: Evaluation, open_index: int) -> str | None:
-    """``later: A (preview) · B (preview) · C (preview) · +N more steps`` over the steps after
-    the open one (at ``open_index``) that apply and are not complete; None when there is none.
-    Only the first ``LATER_STEPS`` are previewed (a preview is the costly part); the rest are
-    counted, from the evaluation's step summary: the line costs the same however many steps
-    follow."""
-    after, more = ev.steps.later(open_index, LATER_STEPS)
-    if not after:
-        return None
-    by_index, readings = parts.by_index, ev.fields
+def _later_line(
+    by_index: tuple[StepParts, ...], ev: Evaluation, unfinished: tuple[int, ...], at: int
+) -> str:
+    """``later: A (preview) · B (preview) · C (preview) · +N more steps`` over the steps that
+    apply and are not complete from ``unfinished[at]`` on (those after the open one; at least
+    one). Only the first ``LATER_STEPS`` are previewed (a preview is the costly part); the rest
+    are counted, from the evaluation's step summary: the line costs the same however many
+    steps follow."""
+    readings = ev.fields
     shown = []
-    for i in after:
+    for i in unfinished[at : at + LATER_STEPS]:
         step = by_index[i]
-        if step.titled is not None:  # the author's preview: the same words whatever applies
+        if step.titled is not None:  # the same words whatever the answers (made once)
             shown.append(step.titled)
         else:
             labels = (label for f, label in step.cased if readings[f].applies)
-            shown.append(_titled(step.title, _preview(labels)))
-    if more:
+            shown.append(_titled(step.title, cased_preview(labels)))
+    more = len(unfinished) - at - LATER_STEPS
+    if more > 0:
         shown.append(f"+{more} more step{'' if more == 1 else 's'}")
     return "later: " + " · ".join(shown)
-
-
-_PREVIEW_LABELS = 3
-_PREVIEW_CHARS = 48
 
 
 @lru_cache(maxsize=4_096)
@@ -297,41 +325,9 @@ def step_preview(form: CompiledForm, step: CompiledStep, ev: Evaluation) -> str:
 
 
 def preview_from_labels(labels: Iterable[str]) -> str:
-    """The first few labels (at most ``_PREVIEW_LABELS``, within ``_PREVIEW_CHARS``), each
-    lower-cased where that reads naturally, and ``…`` when some are left out. Reads no more
-    of ``labels`` than it needs (a step of a hundred fields costs what one of four does)."""
-    return _preview(_cased(label) for label in labels)
-
-
-def _preview(cased: Iterable[str]) -> str:
-    """``preview_from_labels`` of labels already as a preview shows them (``_cased``)."""
-    shown: list[str] = []
-    length = 0
-    for text in cased:
-        if not shown:
-            if len(text) > _PREVIEW_CHARS:
-                return text[: _PREVIEW_CHARS - 1].rstrip() + "…"
-        elif len(shown) == _PREVIEW_LABELS or length + 2 + len(text) > _PREVIEW_CHARS:
-            shown.append("…")  # a label left out
-            break
-        length += len(text) + (2 if shown else 0)
-        shown.append(text)
-    return ", ".join(shown)
-
-
-@lru_cache(maxsize=4_096)
-def _cased(label: str) -> str:
-    """A label as a preview shows it (memoised: the same few are shown on every call)."""
-    return _natural_case(inline(label))
-
-
-def _natural_case(label: str) -> str:
-    """``Departure date`` reads ``departure date`` mid-sentence; ``EU VAT number`` and
-    ``iPhone model`` keep their case (only a plain capitalised first word is lowered)."""
-    first = label.split(" ", 1)[0]
-    if len(first) > 1 and first[0].isupper() and not any(c.isupper() for c in first[1:]):
-        return label[0].lower() + label[1:]
-    return label
+    """The first few labels (``cased_preview``), each lower-cased where that reads naturally
+    (``cased``), and ``…`` when some are left out."""
+    return cased_preview(cased(label) for label in labels)
 
 
 def step_progress(form: CompiledForm, step: CompiledStep, ev: Evaluation) -> str | None:
