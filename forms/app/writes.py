@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from datetime import datetime
-from typing import cast
 
 from forms.app.after_write import (
     as_now,
@@ -266,17 +265,22 @@ class _Answer(Rendering):
     def __init__(
         self, render: Callable[[], Result], form: CompiledForm, step: Transition, qualify: bool
     ) -> None:
-        self._make: Callable[[], Result] | None = render
+        self._make = None  # ``Once``'s maker: the parts below are this one's
         self._value: Result | None = None
-        self._parts: tuple[CompiledForm, Transition, bool] | None = (form, step, qualify)
+        self._parts: tuple[Callable[[], Result], CompiledForm, Transition, bool] | None = (
+            render,
+            form,
+            step,
+            qualify,
+        )
 
     def __call__(self) -> Result:
-        parts = self._parts
-        if parts is not None:
-            render = cast(Callable[[], Result], self._make)
-            self._value = with_status_line(render(), *parts)
-            self._make = self._parts = None
-        return cast(Result, self._value)  # rendered by now
+        value = self._value
+        if value is None:  # a result is a dict, never None
+            render, form, step, qualify = self._parts  # type: ignore[misc]
+            value = self._value = with_status_line(render(), form, step, qualify)
+            self._parts = None
+        return value
 
 
 def _recorded(step: Transition, record: NewCall, source: str) -> Transition:
