@@ -84,7 +84,7 @@ def fingerprint(tool: str, payload: object) -> str:
         raise BadRequest(
             "the input cannot be read as JSON", "send plain JSON values (numbers of sane size)"
         ) from None
-    canonical = '{"input": ' + text + ', "tool": ' + encode_basestring_ascii(tool) + "}"
+    canonical = f'{{"input": {text}, "tool": {encode_basestring_ascii(tool)}}}'
     return sha256(canonical.encode()).hexdigest()
 
 
