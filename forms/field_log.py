@@ -8,6 +8,7 @@ wrote it. ``with_changes`` applies a commit's changes to an instance's logs.
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
@@ -209,7 +210,7 @@ class FieldHistory:
         count = self._count + len(more)
         if not -1 <= cursor < count:
             raise ValueError(f"cursor {cursor} outside a log of {count} entries")
-        if not self.loaded:
+        if self._base is not None and not _is_done(self._base):  # not ``self.loaded``
             prev = more[-1].prev if more else -1
             usual = bool(more) and cursor == count - 1
             if not (usual and (prev < 0 or prev >= self._based or prev in self._entries)):
@@ -219,14 +220,20 @@ class FieldHistory:
             tail = self._tail
             if len(tail) == own:
                 tail.extend(more)  # this is the newest log of the list: share it
-            elif not all(
-                own + i < len(tail) and tail[own + i] is revision for i, revision in enumerate(more)
-            ):
+            elif len(tail) < own + len(more) or not all(map(_is, tail[own:], more)):
                 tail = [*tail[:own], *more]  # an older log: a branch of its own
             # else the same entries were appended to this log already (a commit applied
             # twice: planned, then stored): share them
-        log = FieldHistory.__new__(FieldHistory)
-        log._set(self._base, self._based, self._entries, tail, count, cursor, None)
+        # the new log's slots set here, not through ``_set``: a log is appended on every write
+        log = _new_log(FieldHistory)
+        log._base = self._base
+        log._based = self._based
+        log._entries = self._entries
+        log._tail = tail
+        log._count = count
+        log._cursor = cursor
+        log._redo = None
+        log._revisions = None
         return log
 
     def __eq__(self, other: object) -> bool:
@@ -265,9 +272,10 @@ def with_changes(
     for field_id, change in changes.items():
         old = history.get(field_id, _EMPTY)
         try:
-            result[field_id] = old.appended(change.append, change.cursor)
+            log = old.appended(change.append, change.cursor)
         except ValueError:
             raise ValueError(f"field {field_id}: cursor {change.cursor} outside its log") from None
+        _dict_set(result, field_id, log)  # a fresh copy carrying nothing: no mark to drop
     return result
 
 
@@ -308,3 +316,6 @@ def _is_done(load: Callable[[], tuple[Revision, ...]]) -> bool:
 
 
 _EMPTY = FieldHistory()
+_dict_set = dict.__setitem__
+_new_log = object.__new__
+_is = operator.is_

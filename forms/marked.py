@@ -25,7 +25,12 @@ def constructed(kind: type[_Model], **values: Any) -> _Model:
 
 
 _new = object.__new__
-_set = object.__setattr__
+# A model's four slots, set through their descriptors: ``object.__setattr__`` by name looks
+# each one up first (``BaseModel.__setattr__`` refuses them on a frozen model)
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def built(kind: type[_Model], values: dict[str, Any]) -> _Model:
@@ -33,11 +38,33 @@ def built(kind: type[_Model], values: dict[str, Any]) -> _Model:
     fill, no validation), at a fraction of its cost: what a copy of a whole model needs. The
     model takes ``values`` as its own."""
     model = _new(kind)
-    _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", set(values))
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
+    _set_dict(model, values)
+    names = _ALL_FIELDS.get(kind)
+    if names is None or len(names) != len(values):
+        names = _fields_set(kind, values)
+    _set_fields_set(model, names)
+    _set_extra(model, None)
+    _set_private(model, None)
     return model
+
+
+_ALL_FIELDS: dict[type[BaseModel], set[str] | None] = {}
+"""Per frozen model class, the one set of its field names that every model ``built`` with
+all of them set shares as its ``__pydantic_fields_set__`` (None: the class is not frozen).
+Sharing is safe because pydantic adds to that set only when an attribute is set, which a
+frozen model refuses, and ``model_copy`` copies it before it adds the names it updates."""
+
+
+def _fields_set(kind: type[BaseModel], values: dict[str, Any]) -> set[str]:
+    """The fields set of a model of ``kind`` built from ``values``: the class's shared set
+    when ``values`` names all its fields and it is frozen, else a set of its own."""
+    if kind not in _ALL_FIELDS:
+        frozen = kind.model_config.get("frozen", False)
+        _ALL_FIELDS[kind] = set(kind.model_fields) if frozen else None
+    names = _ALL_FIELDS[kind]
+    if names is not None and len(names) == len(values):
+        return names
+    return set(values)
 
 
 def replaced(model: _Model, **changes: Any) -> _Model:
