@@ -43,10 +43,11 @@ done, so a retried executor cannot apply its effects twice.
 
 ``evaluate`` and ``transition`` are here; what they are built from lives beside this module:
 ``forms.evaluation`` (what an evaluation holds, and the per-step and per-field readings of step
-3), ``forms.incremental`` (step 3 re-derived from what a commit touches), ``forms.edges``
-(step 4's edges), ``forms.knock_on`` (the outbox entries they raise, and the knock-on limit),
-``forms.decisions`` (approval decisions withdrawn when the answers they were made on
-change) and ``forms.transitions`` (what a transition gives).
+3), ``forms.incremental`` (step 3 re-derived from what a commit touches, with
+``forms.one_write`` its shortcut for a write of one field that touches nothing else),
+``forms.edges`` (step 4's edges), ``forms.knock_on`` (the outbox entries they raise, and the
+knock-on limit), ``forms.decisions`` (approval decisions withdrawn when the answers they were
+made on change) and ``forms.transitions`` (what a transition gives).
 """
 
 from __future__ import annotations
@@ -92,6 +93,7 @@ from forms.instance import (
 )
 from forms.knock_on import raise_entries
 from forms.marked import Marked, built, replaced
+from forms.one_write import rewritten
 from forms.state import FormState, Values
 from forms.transitions import Transition
 
@@ -298,7 +300,8 @@ def _provisional(
     made = {**base.__dict__, "history": history, "state": state, "version": version}
     provisional = built(FormInstance, made)  # from validated parts: no validation
     before = core_for(form, base.history)
-    history.derived = after = advance(before, history, changes)
+    after = rewritten(before, history, changes)  # one answer replaced: without the pass
+    history.derived = after = advance(before, history, changes) if after is None else after
     fields.derived = (before, after, provisional)  # the instance the commit makes: see below
     return provisional, fields
 
@@ -314,14 +317,14 @@ def _settled(
     stale withdrawn (each withdrawal is a change too, so again until none is left: at most once
     per approval, whose decision a withdrawal retracts)."""
     provisional, fields = _provisional(form, base, changes, state)
-    evaluation = evaluate(form, provisional, previous=base.state.hooks)
+    evaluation = evaluate(form, provisional, base.state.hooks)
     for _ in range(len(form.approval_hooks)):
         withdrawn = stale_decisions(form, provisional, evaluation, state.outbox, now)
         if not withdrawn:
             break
         changes = {**changes, **withdrawn}
         provisional, fields = _provisional(form, base, changes, provisional.state)
-        evaluation = evaluate(form, provisional, previous=base.state.hooks)
+        evaluation = evaluate(form, provisional, base.state.hooks)
     return provisional, fields, evaluation
 
 
@@ -348,19 +351,20 @@ def transition(
         override = None
     released = state if override is state.override else replaced(state, override=override)
     provisional, fields, evaluation = _settled(form, base, changes, released, now)
-    if (
-        override is not None
-        and override.kind == "focus"
-        and evaluation.step_complete.get(override.step)
-    ):
-        override = None
+    complete = evaluation.step_complete
+    if override is not None and override.kind == "focus" and complete.get(override.step):
+        override = None  # the step a forward jump focused is complete: released
     status, reason = state.status, state.closed_reason
     if evaluation.rising:
         completed_now = any(h.id == FORM_COMPLETE for h in evaluation.rising)
         if status == "open" and completed_now and form.closes_on_complete:
             status, reason = "completed", "complete"
             evaluation = closed_edge(form, evaluation, base.state.hooks, closed=True)
-    added, stopped, outbox = _entries(provisional, evaluation, state.outbox, now, status, cause)
+    outbox: Mapping[str, OutboxEntry] = state.outbox
+    if outbox or evaluation.rising:
+        added, stopped, outbox = _entries(provisional, evaluation, outbox, now, status, cause)
+    else:  # nothing to withdraw, nothing raised (most writes)
+        added = stopped = ()
     new_state = built(
         InstanceState,
         {
@@ -379,6 +383,6 @@ def transition(
     after, reevaluate = provisional, override != provisional.state.override
     after.__dict__["state"] = new_state
     if reevaluate:
-        evaluation = evaluate(form, after, previous=base.state.hooks)
+        evaluation = evaluate(form, after, base.state.hooks)
     made = (commit, after, evaluation, tuple(added), base.state.hooks, tuple(stopped))
     return _tuple_new(Transition, made)
