@@ -217,11 +217,12 @@ class FieldHistory:
                 self._base_entries()  # anything but the usual append needs the whole log
         own = self._count - self._based
         with _APPENDING:
-            tail = self._tail
+            tail, n = self._tail, len(more)
             if len(tail) == own:
                 tail.extend(more)  # this is the newest log of the list: share it
-            elif len(tail) < own + len(more) or not all(map(_is, tail[own:], more)):
-                tail = [*tail[:own], *more]  # an older log: a branch of its own
+            elif len(tail) < own + n or not all(map(_is, tail[own : own + n], more)):
+                # an older log (the list may have grown long since): a branch of its own
+                tail = [*tail[:own], *more]
             # else the same entries were appended to this log already (a commit applied
             # twice: planned, then stored): share them
         # the new log's slots set here, not through ``_set``: a log is appended on every write
