@@ -56,6 +56,7 @@ from forms.surface.tools import ToolSpec, check_id
 from forms.surface.view import status_line
 
 _log = logging.getLogger("formwork")
+_tuple_new = tuple.__new__  # a named tuple from its fields in order, without its Python __new__
 
 
 def jittered_backoff(attempt: int, base: float = 0.005, cap: float = 0.25) -> None:
@@ -180,7 +181,8 @@ class FormService:
                 return reads.form_read(self.loop, caller, _args(spec, payload), owed)
             if tool not in WRITE_TOOLS:
                 return _READERS[tool](self.loop, caller, _args(spec, payload))
-            call = CallId(tool, checked.tool_call_id, fingerprint(tool, payload))
+            fingerprinted = (tool, checked.tool_call_id, fingerprint(tool, payload), True)
+            call = _tuple_new(CallId, fingerprinted)  # in C, as ``check_call`` makes its own
             try:
                 result = _WRITERS[tool](self._writer, caller, call, _args(spec, payload))
             except UNRECORDED:
