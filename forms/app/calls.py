@@ -13,7 +13,7 @@ other input under the id, an expiry after the window. A write's result is render
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from hashlib import sha256
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
@@ -59,15 +59,19 @@ def scoped_call_id(chat: str | None, call_id: str) -> str:
     return call_id if chat is None else f"{chat}/{call_id}"
 
 
-def _canonical_encoder() -> Callable[[object], str]:
-    """``json.dumps(..., sort_keys=True, default=str)``: the same text, so the same digests
-    as ever. Where the standard library has its C encoder, one is built once and reused (the
-    encoder object rebuilds it on every call); without a check for circular values, which
-    then end in a ``RecursionError`` instead of a ``ValueError``, refused just the same."""
+def _canonical_encoder() -> Callable[[object, int], Iterable[str]]:
+    """The chunks of ``json.dumps(..., sort_keys=True, default=str)``'s text, called with the
+    value and 0: the same text, so the same digests as ever. Where the standard library has
+    its C encoder, one is built once and reused (the encoder object rebuilds it on every
+    call); without a check for circular values, which then end in a ``RecursionError``
+    instead of a ``ValueError``, refused just the same."""
     if c_make_encoder is None:  # pragma: no cover - CPython always has it
-        return json.JSONEncoder(sort_keys=True, default=str).encode
-    chunks = c_make_encoder(None, str, encode_basestring_ascii, None, ": ", ", ", True, False, True)
-    return lambda value: "".join(chunks(value, 0))
+        encoder = json.JSONEncoder(sort_keys=True, default=str)
+        return lambda value, level: encoder.iterencode(value)
+    chunks: Callable[[object, int], Iterable[str]] = c_make_encoder(
+        None, str, encode_basestring_ascii, None, ": ", ", ", True, False, True
+    )
+    return chunks
 
 
 _canonical = _canonical_encoder()
@@ -79,7 +83,7 @@ def fingerprint(tool: str, payload: object) -> str:
     payload}`` with sorted keys, written here around the input's text (``input`` sorts
     first) rather than encoded from a dict made for it: the same text, on every write."""
     try:
-        text = _canonical(payload)
+        text = "".join(_canonical(payload, 0))
     except (ValueError, TypeError, RecursionError):  # an integer past the digit limit, say
         raise BadRequest(
             "the input cannot be read as JSON", "send plain JSON values (numbers of sane size)"
