@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from forms.compiled import CompiledField, CompiledForm, CompiledStep
+from forms.compiled import CompiledForm, CompiledStep
 from forms.evaluation import Evaluation, FieldEval, refusal
 from forms.instance import FormInstance, stopped
 from forms.surface.plain import clipped, inline
@@ -58,6 +58,9 @@ class StepParts:
     line names it (``_brief``)."""
     cased: tuple[tuple[str, str], ...]
     """The same fields with their labels as a derived preview shows them (``cased``)."""
+    fixed: str | None
+    """The preview derived from the labels when no answer can change it while the step applies
+    (``fixed_preview``); None: the author wrote one, or it depends on the answers."""
     titled: str | None
     """The step as the ``later:`` line shows it when no answer can change it: its author wrote
     the preview, or the labels its preview is derived from are of fields that apply whenever
@@ -93,6 +96,7 @@ def _parts_of(form: CompiledForm) -> FormParts:
         fields = [form.fields[f] for f in step.fields]
         rows = tuple((f.id, _brief(f.label) if f.offered else None) for f in fields)
         offered = [f for f in fields if f.offered]
+        fixed = None if step.preview else fixed_preview(offered)
         steps[step.id] = StepParts(
             id=step.id,
             index=form.step_index[step.id],
@@ -101,16 +105,17 @@ def _parts_of(form: CompiledForm) -> FormParts:
             rows=rows,
             offered=tuple((f.id, _brief(f.label)) for f in offered),
             cased=tuple((f.id, cased(f.label)) for f in offered),
-            titled=_fixed_titled(step, offered),
+            fixed=fixed,
+            titled=_fixed_titled(step, fixed),
         )
     by_index = tuple(steps[s] for s in form.step_order)
     return FormParts(f"[form: {inline(form.id)}]", steps, by_index)
 
 
-def _fixed_titled(step: CompiledStep, offered: list[CompiledField]) -> str | None:
+def _fixed_titled(step: CompiledStep, fixed: str | None) -> str | None:
     """``StepParts.titled``: the step as the ``later:`` line shows it when no answer can change
-    it (its author's preview, or a derived one that is fixed: ``fixed_preview``)."""
-    preview = inline(step.preview) if step.preview else fixed_preview(offered)
+    it (its author's preview, or a derived one that is fixed: ``StepParts.fixed``)."""
+    preview = inline(step.preview) if step.preview else fixed
     return None if preview is None else _titled(step.title, preview)
 
 
@@ -318,6 +323,9 @@ def step_preview(form: CompiledForm, step: CompiledStep, ev: Evaluation) -> str:
     collects them. Empty when nothing applies. On one line (``inline``)."""
     if step.preview:
         return inline(step.preview)
+    fixed = form_parts(form).steps[step.id].fixed
+    if fixed is not None and ev.step_applies[step.id]:  # the derivation below, made once
+        return fixed
     fields, readings = form.fields, ev.fields
     return preview_from_labels(
         fields[f].label for f in step.fields if readings[f].applies and fields[f].offered

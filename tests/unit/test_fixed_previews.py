@@ -3,9 +3,11 @@
 The status line derives the preview of a step without author text from the labels of its
 fields that apply. When every label that derivation reads is of a field with no condition of
 its own (such a field applies whenever its step does, and a step the line previews applies),
-the words are fixed: ``form_parts`` makes them once (``fixed_preview``). Here, for each shape
+the words are fixed: ``form_parts`` makes them once (``fixed_preview``), for the ``later:``
+line and for the outline (while the step applies). Here, for each shape
 (a condition early, one just past the three labels shown, one past the length budget, a long
-first label), the words made once are those the per-call derivation gives for every answer.
+first label), the words made once are those the per-call derivation gives for every answer,
+including a step's that does not apply (none).
 """
 
 from __future__ import annotations
@@ -71,6 +73,13 @@ class LongFirst(Step):
     lounge: str = field("Lounge", when=lambda v: v.mode == "air")
 
 
+class AirOnly(Step):
+    title = "Air only"
+    when = staticmethod(lambda v: v.mode == "air")  # a step that applies on one answer only
+
+    terminal: str = field("Terminal")
+
+
 class GatedOnly(Step):
     title = "Gated only"
 
@@ -81,10 +90,10 @@ shapes = FormDef(
     id="shapes",
     version=1,
     title="Shapes",
-    steps=[Start, Plain, GatedEarly, GatedFourth, GatedPastBudget, LongFirst, GatedOnly],
+    steps=[Start, Plain, GatedEarly, GatedFourth, GatedPastBudget, LongFirst, AirOnly, GatedOnly],
 )
 
-FIXED = {"start", "plain", "gated_past_budget", "long_first"}
+FIXED = {"start", "plain", "gated_past_budget", "long_first", "air_only"}
 """The steps whose derived preview no answer can change (``shapes``' step ids)."""
 
 
@@ -116,9 +125,10 @@ def test_a_preview_made_once_is_the_one_derived_on_every_call(mode: str) -> None
     form = compile_form(shapes)
     ev = evaluate(form, instance)
     applies = {f: fe.applies for f, fe in ev.fields.items()}
-    # THEN every preview made once reads as the per-call derivation does
+    # THEN every preview made once reads as the per-call derivation does on a step that
+    # applies (the only steps the later line previews)
     for step_id, part in form_parts(form).steps.items():
-        if part.titled is not None:
+        if part.titled is not None and ev.step_applies[step_id]:
             assert part.titled == derived(form, step_id, applies)
     # AND the status line's later line previews the next steps as derived
     line = svc.call(ALICE, "form_read", "read-1", {"form": "shapes"})["status_line"]
@@ -127,3 +137,23 @@ def test_a_preview_made_once_is_the_one_derived_on_every_call(mode: str) -> None
     assert line.splitlines()[1] == "later: " + " · ".join(later) + f" · +{more} more step" + (
         "s" if more > 1 else ""
     )
+
+
+@pytest.mark.parametrize("mode", ["air", "rail"])
+def test_the_outline_shows_the_derived_previews_for_every_answer(mode: str) -> None:
+    # GIVEN the form started with either answer to the gating question
+    svc = service_for(shapes)
+    form = compile_form(shapes)
+    ev = evaluate(form, instance_after(svc, mode))
+    # WHEN the agent reads the outline
+    outline = svc.call(ALICE, "form_read", "read-1", {"form": "shapes", "part": "outline"})
+    # THEN each step's preview is the one derived from its labels that apply (none for a step
+    # that does not apply), whether made once or on the call
+    for entry in outline["steps"]:
+        step = form.steps[entry["step"]]
+        labels = [
+            form.fields[f].label
+            for f in step.fields
+            if ev.fields[f].applies and form.fields[f].offered
+        ]
+        assert entry.get("preview", "") == preview_from_labels(labels), entry["step"]
