@@ -113,8 +113,8 @@ def core_edges(
         position = form.hook_position
         rising.sort(key=lambda h: position[h.id])
     hooks = hooks if hooks is previous else _marked(hooks, core)
-    if not changed_fields:
-        return hooks, rising, ()
+    if len(changed_fields) < 2:  # none, or one (a write of one field: most that flip one)
+        return hooks, rising, tuple(changed_fields)
     return hooks, rising, tuple(sorted(changed_fields, key=form.field_index.__getitem__))
 
 

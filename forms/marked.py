@@ -136,7 +136,7 @@ class Marked(dict[str, _V]):
             old = self.get(key, _ABSENT)
             if old is not value:  # noted in a new dict: copies share the one they carry
                 self._sized = (sized[0], sized[1], {**sized[2], key: old})
-        super().__setitem__(key, value)
+        _dict_set(self, key, value)  # dict's own, not through super(): hook states, per commit
 
     def _changed(self) -> None:
         self.derived = self._sized = None
@@ -220,6 +220,7 @@ def seal(container: Any) -> Any:
 _dict_init = dict.__init__
 _dict_new = dict.__new__
 _dict_update = dict.update
+_dict_set = dict.__setitem__
 _ABSENT: Any = object()
 _NONE_REPLACED: Mapping[str, Any] = {}
 _Sized = tuple[int, Callable[[str, Any], int], Mapping[str, Any]]
