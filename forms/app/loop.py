@@ -46,7 +46,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, NamedTuple, TypeVar, cast
 
 from pydantic import JsonValue
 
@@ -62,6 +62,8 @@ from forms.storage.port import FormStore
 T = TypeVar("T")
 R = TypeVar("R")
 S = TypeVar("S", bound="Versioned | None")
+
+_tuple_new = tuple.__new__  # a named tuple from its fields in order, without its Python __new__
 
 MAX_CONFLICT_RETRIES = 40
 """Retries after conflicts in which no other write landed (transactions that cancelled each
@@ -177,11 +179,11 @@ class Planned(Generic[T]):
     ``step``'s commit (``FormStore.hand_over``), or not at all."""
 
 
-@dataclass(slots=True)
-class Outcome(Generic[T]):
+class Outcome(NamedTuple, Generic[T]):
     """What the loop did: the definition the instance runs on, the instance as stored after
     the loop (committed or not), the transition committed (None when the plan wrote nothing)
-    and the value of the plan that won. Plain slots, like ``Planned``: never changed."""
+    and the value of the plan that won. A named tuple, made by the loop in C
+    (``_tuple_new``): one on every write."""
 
     form: CompiledForm
     instance: FormInstance
@@ -274,12 +276,12 @@ class CommitLoop:
             form, instance = self._migrated(form, instance, chain)
         planned = plan(form, instance, self.clock())
         if planned.step is None:
-            return Outcome(form, instance, planned.value)
+            return _tuple_new(Outcome, (form, instance, planned.value, None))
         if planned.start is None:
             stored = self.store.commit(planned.step.commit)
         else:
             stored = self.store.hand_over(planned.step.commit, planned.start)
-        return Outcome(form, stored, planned.value, planned.step)
+        return _tuple_new(Outcome, (form, stored, planned.value, planned.step))
 
     def settle(self, instance: FormInstance) -> tuple[CompiledForm, FormInstance]:
         """The definition ``instance`` runs on, and the instance on it: the stored instance
