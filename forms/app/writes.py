@@ -87,6 +87,7 @@ __all__ = [
     "write",
 ]
 
+_tuple_new = tuple.__new__  # a named tuple from its fields in order, without its Python __new__
 _author = call_author
 """Who writes through a call (``forms.app.writer.call_author``), by its old name here."""
 _named = named_fields
@@ -233,7 +234,7 @@ def _write(
         memory = writer.memory_call(caller, form) if writer.memory is not None else None
         if memory is not None:
             remembered.append((answers_to_remember(form, current, commit.fields), memory, now))
-        return Planned(result, step)
+        return _tuple_new(Planned, (result, step, None))  # in C: one on every attempt
 
     try:
         done = writer.loop.commit(instance, plan)
