@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from forms.compiled import CompiledField
 from forms.evaluation import FieldEval, blocked_as, reading
 from forms.incremental import Core, _tokens
 from forms.instance import FieldChange, FieldHistory
@@ -53,10 +54,8 @@ def rewritten(
         return None  # the pass's: nothing to replace
     now_live, typed, status, blocks = reading(field, ok, revision)
     was_live = field_id in core.live
-    if now_live or was_live:  # what predicates see of it changes: its readers would run
-        item = (form.step_index[field.step], 1, field.index)
-        if core.field_readers.get(field_id) or any(r > item for r in core.reads_all):
-            return None
+    if (now_live or was_live) and _read(core, field):
+        return None  # what predicates see of it changes, and one reads it: the pass's
     missing: dict[str, int] | None = core.missing
     if blocks != blocked_as(field, before.status):  # its step misses one answer more or less
         missing = _missing(core, field.step, blocks)
@@ -104,3 +103,14 @@ def _missing(core: Core, step_id: str, blocks: bool) -> dict[str, int] | None:
     if (core.step_applies[step_id] and missing[step_id] == 0) != core.step_complete.get(step_id):
         return None
     return missing
+
+
+def _read(core: Core, field: CompiledField) -> bool:
+    """Whether a predicate reads ``field``'s value: it read the field, or it comes after it
+    and read every value (``repr(v)``)."""
+    if core.field_readers.get(field.id):
+        return True
+    if not core.reads_all:
+        return False
+    item = (core.form.step_index[field.step], 1, field.index)
+    return any(r > item for r in core.reads_all)
