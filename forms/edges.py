@@ -68,12 +68,11 @@ def core_edges(
 
     ``previous`` may carry the core its field and step conditions were derived from
     (``Marked.derived``, left by the commit that stored it): one with this core's token (they
-    agree on those conditions), or with the token of the core this one was derived from,
-    whose differences it lists. A hook outside those differences holds as it did, so its
-    state is the one before (no edge); checkpoints are always asked again (their predicates
-    read anything, ``fired`` included). Otherwise every hook is looked at. The states are
-    ``previous`` itself while none differs (it is never changed in place: copied on the
-    first difference, and the copy marked with this core).
+    agree on those conditions), or with the token of the core this one was derived from, whose
+    differences it lists. A hook outside those differences holds as it did (no edge);
+    checkpoints are always asked again (their predicates read anything, ``fired`` included).
+    Otherwise every hook is looked at. The states are ``previous`` itself while none differs
+    (never changed in place: copied on the first difference, the copy marked with this core).
     """
     basis = getattr(previous, "derived", None)
     if not isinstance(basis, Core) or basis.form is not form:
@@ -110,10 +109,11 @@ def core_edges(
             state = _edge(instance, hook, previous, holds, live, rising, fired)
             hooks = _put(hooks, previous, hook.id, state)
     if len(rising) > 1:
-        position = form.hook_position
-        rising.sort(key=lambda h: position[h.id])
+        rising.sort(key=lambda h: form.hook_position[h.id])
     hooks = hooks if hooks is previous else _marked(hooks, core)
-    if len(changed_fields) < 2:  # none, or one (a write of one field: most that flip one)
+    if not changed_fields:
+        return hooks, rising, ()
+    if len(changed_fields) == 1:  # a write of one field (most that flip one): no sort
         return hooks, rising, tuple(changed_fields)
     return hooks, rising, tuple(sorted(changed_fields, key=form.field_index.__getitem__))
 
