@@ -55,6 +55,10 @@ class FormRegistry:
         self, definitions: Iterable[FormDef] = (), *, vocabulary: Vocabulary | None = None
     ) -> None:
         self._forms: dict[str, dict[int, CompiledForm]] = {}
+        self._latest: dict[str, CompiledForm] = {}
+        """Each form's highest version, by id, in registration order: kept in step by
+        ``register`` so the lookup every tool call makes (``latest``) is one dict read,
+        not a ``max`` over the versions."""
         self._aliases: dict[str, str] = {}
         self._vocabulary = vocabulary
         for definition in definitions:
@@ -72,7 +76,7 @@ class FormRegistry:
         problems = self._handovers(compiled)
         if problems:
             raise InvalidFormDefinition.of([f"form {compiled.id!r}: {p}" for p in problems])
-        versions = self._forms.setdefault(compiled.id, {})
+        versions = self._forms.get(compiled.id, {})
         if compiled.version in versions and versions[compiled.version] is not compiled:
             raise InvalidFormDefinition(
                 f"form {compiled.id!r} version {compiled.version} is registered twice"
@@ -82,7 +86,12 @@ class FormRegistry:
             raise InvalidFormDefinition(
                 f"form ids {self._aliases[key]!r} and {compiled.id!r} collide once normalised"
             )
+        # stored only once every check passed: a refused definition leaves nothing behind
         versions[compiled.version] = compiled
+        self._forms[compiled.id] = versions
+        latest = self._latest.get(compiled.id)
+        if latest is None or compiled.version >= latest.version:
+            self._latest[compiled.id] = compiled
         return compiled
 
     def _handovers(self, compiled: CompiledForm) -> list[str]:
@@ -92,14 +101,10 @@ class FormRegistry:
         def find(form_id: str) -> CompiledForm | None:
             if form_id == compiled.id:
                 return compiled
-            versions = self._forms.get(form_id)
-            return versions[max(versions)] if versions else None
+            return self._latest.get(form_id)
 
         problems = check_declared(compiled, find)
-        for versions in self._forms.values():
-            if not versions:
-                continue
-            other = versions[max(versions)]
+        for other in self._latest.values():
             renames = other.definition.hands_over_to.get(compiled.id)
             if other.id != compiled.id and renames is not None:
                 problems += [
@@ -110,32 +115,44 @@ class FormRegistry:
 
     def forms(self, principal: str | None = None) -> list[CompiledForm]:
         """The latest version of every form, in registration order."""
-        return [versions[max(versions)] for versions in self._forms.values()]
+        return list(self._latest.values())
 
     def serves(self, name: str) -> bool:
         """Whether ``name`` (an id or a spelling of it) denotes one of these forms."""
-        return name in self._forms or normalise(name) in self._aliases
+        return name in self._latest or normalise(name) in self._aliases
+
+    def find(self, name: str) -> CompiledForm | None:
+        """The current version of the form ``name`` denotes (its id or a spelling of it), or
+        None when it denotes none of these: ``serves`` and ``latest`` in one look-up."""
+        found = self._latest.get(name)
+        if found is None:  # a spelling of an id (rare): normalised
+            form_id = self._aliases.get(normalise(name))
+            return None if form_id is None else self._latest[form_id]
+        return found
 
     def latest(self, name: str, principal: str | None = None) -> CompiledForm:
         """The current version of the form ``name`` denotes (its id or a spelling of it)."""
-        form_id = name if name in self._forms else self._aliases.get(normalise(name))
-        if form_id is None:
-            known = ", ".join(self._forms) or "none"
-            close = rank(name, {f: (f, v[max(v)].title) for f, v in self._forms.items()})
+        found = self._latest.get(name)  # most calls name the id: ``find``'s first look-up
+        if found is not None:
+            return found
+        found = self.find(name)
+        if found is None:
+            known = ", ".join(self._latest) or "none"
+            close = rank(name, {f: (f, form.title) for f, form in self._latest.items()})
             raise UnknownForm(f"no form {name!r}", f"forms you can start: {known}", close)
-        versions = self._forms[form_id]
-        return versions[max(versions)]
+        return found
 
     def for_instance(self, instance: FormInstance) -> tuple[CompiledForm, list[Migration]]:
         """The definition to run ``instance`` on, and the migrations to apply first (if any)."""
         versions = self._forms.get(instance.form_id)
-        if not versions:
+        if versions is None:
             raise UnknownForm(
                 f"form {instance.form_id!r} is no longer served", "abandon this instance"
             )
-        if instance.form_version in versions:
-            return versions[instance.form_version], []
-        current = versions[max(versions)]
+        pinned = versions.get(instance.form_version)
+        if pinned is not None:  # most instances: on a version still served
+            return pinned, []
+        current = self._latest[instance.form_id]
         return current, migration_chain(current, instance.form_version)
 
 

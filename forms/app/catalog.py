@@ -73,9 +73,13 @@ class Catalog:
     def latest(self, name: str, principal: str | None = None) -> CompiledForm:
         """The current version of the form ``name`` denotes, for ``principal``."""
         # Asked first, not by catching the registry's UnknownForm: building that error ranks
-        # close names (difflib), hundreds of microseconds a call on every tenant's form.
-        if principal is None or self.registry.serves(name):
-            return self.registry.latest(name)
+        # close names (difflib), hundreds of microseconds a call on every tenant's form. One
+        # look-up (``find``) says whether the registry serves it and what it serves.
+        found = self.registry.find(name)
+        if found is not None:
+            return found
+        if principal is None:
+            return self.registry.latest(name)  # its UnknownForm, close names and all
         tenant = tenant_key(principal)
         catalog = self._catalog(tenant)
         form_id = _resolve(name, catalog)
