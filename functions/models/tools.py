@@ -1,8 +1,8 @@
 """The tool routes' bodies: one tool call, the tool list, a conversation's status lines, and
 what a call answers (docs/tools.md), also as a webhook's outcome."""
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations``: pydantic would compile each string annotation
+# back into its type (``typing.ForwardRef``) as the handlers import this module.
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
@@ -19,7 +19,7 @@ class ToolCallRequest(IgnoresIdentity):
     Other keys are refused (422), except the identity keys above, which are ignored.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=False)  # built at import
 
     tool_call_id: Annotated[
         str,
