@@ -12,9 +12,10 @@ Routes (``docs/http-api.md`` has the full contract):
   SDK loads with the first MCP request.
 * ``GET /openapi.json`` and ``GET /swagger``: the OpenAPI document and Swagger UI.
 * ``POST /webhooks/{source}``: an external system starts a form session; no JWT, an HMAC
-  signature instead (``formwork.aws.webhooks``, ``docs/webhooks.md``). Its modules (the route,
-  the signature scheme, the delivery log, the outbound side) load with the first webhook
-  request, not with this module: the route is declared here with its models only.
+  signature instead (``formwork.aws.webhooks``, ``docs/webhooks.md``). The route
+  (``formwork.aws.webhook_route``) is included with the first webhook or MCP request, and its
+  modules (the signature scheme, the delivery log, the outbound side) load with the first
+  webhook request, not with this module.
 * ``GET /approvals`` and ``POST /approvals/{approval_id}``: the approver's queue (what the
   caller may decide, due first) and an approver's decision on a pending approval; the
   approver's roles come from the ``ROLES_CLAIM`` claim (``roles_from_claims``). What the
@@ -55,21 +56,21 @@ This module is the function: the resolver, the checks before routing, the one ex
 handler, and ``lambda_handler``. The routes live beside it, each module with its Powertools
 ``Router``: ``formwork.aws.tool_routes`` (tools, status), ``formwork.aws.approval_routes``
 (approvals), ``formwork.aws.builder_routes`` (the builder), ``formwork.aws.memory_routes``
-(memory); the webhook route and the documents are here. The tool routes (with MCP's) and the
-webhook route are registered with this module; the others, and the document's route, with the
-first request for any other path (``include_other_routes``), so a container that serves tool
-calls never imports them. ``formwork.aws.openapi`` is the
+(memory), ``formwork.aws.mcp_routes`` (MCP), ``formwork.aws.webhook_route`` (webhooks); the
+documents are here. The tool routes are registered with this module; MCP's and the webhook
+route with the first request for either (``include_core_routes``); the others, and the
+document's route, with the first request for any other path (``include_other_routes``), so a
+container that serves tool calls never imports them. ``formwork.aws.openapi`` is the
 document's plumbing, ``formwork.aws.refusals`` maps exceptions to refusals, and
 ``formwork.aws.routing`` holds what they share (Logger, Metrics, Tracer, the request's App).
 """
 
-import json
 import re
 import threading
 from collections.abc import Mapping
 from functools import cache
 from importlib import import_module
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
@@ -78,13 +79,12 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
 )
-from aws_lambda_powertools.event_handler.openapi.params import Path
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 
 from forms.errors import BadRequest
 from formwork import process
-from formwork.aws import after_response, mcp_routes, tool_routes
+from formwork.aws import after_response, tool_routes
 from formwork.aws.auth import Unauthenticated
 from formwork.aws.http import (
     JSON_HEADERS,
@@ -97,8 +97,8 @@ from formwork.aws.http import (
     precheck_page,
     precheck_webhook,
 )
-from formwork.aws.models import ErrorBody, OpenApiDocument, WebhookOutcome
-from formwork.aws.openapi import DESCRIBED, Resolver, error_responses, json_body, openapi_settings
+from formwork.aws.models import OpenApiDocument
+from formwork.aws.openapi import Resolver, error_responses, json_body, openapi_settings
 from formwork.aws.refusals import json_error, refusal, route_label
 from formwork.aws.routing import (
     APP_KEY,
@@ -106,7 +106,6 @@ from formwork.aws.routing import (
     log_rejection,
     logger,
     metrics,
-    request_app,
     tracer,
 )
 from formwork.bootstrap import App
@@ -135,74 +134,19 @@ resolver.swagger_on_demand("/swagger")  # Powertools' enable_swagger, on the fir
 
 # ---------------------------------------------------------------------------- routes
 # In the order of the document: the tools, the webhook route, approvals, the builder, memory,
-# operators, the pages, the documents. The tools (with MCP) and the webhook route are
-# registered with the module; the rest with the first request for a path none of those serve
-# (``include_other_routes``), in the same order, so the resolver ends up the same.
+# operators, the pages, the documents. The tool routes are registered with the module; MCP's
+# and the webhook route with the first request for either (``include_core_routes``); the rest
+# with the first request for a path none of those serve (``include_other_routes``, which
+# includes MCP's and the webhook route first). Each group is included after the ones before it,
+# so the resolver ends up the same, whichever request comes first.
 
 resolver.include_router(tool_routes.router)
-resolver.include_router(mcp_routes.router)  # not in the OpenAPI document: MCP's own contract
 
-
-@resolver.post(
-    "/webhooks/<source>",
-    summary="Start a form session from a signed webhook",
-    description="An external system starts a form session for a principal and conversation "
-    "(body: form, principal, conversation_id, values, metadata). No JWT: the request is signed "
-    "as Standard Webhooks specifies (webhook-id, webhook-timestamp, webhook-signature: "
-    "HMAC-SHA256 with the source's secret; the X-Formwork-* headers are deprecated, accepted "
-    "until 2027-06-30). 201 with the instance; a re-delivery of the same body under the same "
-    "delivery id is a 200 with the first outcome. See docs/webhooks.md.",
-    responses={
-        200: json_body(WebhookOutcome, "Already handled: the first outcome, with replayed=true"),
-        201: json_body(WebhookOutcome, "Session started"),
-        400: json_body(
-            ErrorBody,
-            "A malformed webhook-id or X-Formwork-Delivery (bad_delivery_id); a body that is not "
-            "JSON (malformed_json) or holds a key twice (duplicate_key); an event that is not "
-            "API Gateway's (bad_request)",
-        ),
-        401: json_body(
-            ErrorBody,
-            "Unknown source, bad or missing signature, or a stale timestamp (no JWT authorizer "
-            "on this route)",
-        ),
-        403: json_body(
-            ErrorBody,
-            "The source's configured limits do not let it start this form, or act for this "
-            "principal's tenant",
-        ),
-        409: json_body(
-            ErrorBody,
-            "Delivery id used for another body, signed request replayed under another id, or "
-            "the delivery is still being handled (Retry-After)",
-        ),
-        413: json_body(ErrorBody, DESCRIBED[413]),
-        415: json_body(ErrorBody, DESCRIBED[415]),
-        422: json_body(
-            ErrorBody,
-            "The body is not a valid start request (invalid_payload), or names no registered "
-            "form, or form_start refused it (its error code)",
-        ),
-        503: json_body(ErrorBody, "The secret store could not be read (Retry-After)"),
-    },
-    tags=["webhooks"],
-    security=[{"webhookSignature": []}],
+CORE_ROUTES = (
+    "mcp_routes",  # not in the OpenAPI document: MCP's own contract
+    "webhook_route",
 )
-def receive_webhook(
-    source: Annotated[str, Path(description="The sending system, as configured")],
-) -> Response[str]:
-    from formwork.aws.webhooks import receive
-
-    status, body, headers = receive(
-        resolver.current_event.raw_event, source, request_app(resolver.context)
-    )
-    return Response(
-        status,
-        "application/json",
-        json.dumps(body, separators=(",", ":")),
-        headers={**JSON_HEADERS, **headers},
-    )
-
+"""The route modules under ``formwork.aws`` included by ``include_core_routes``, in order."""
 
 OTHER_ROUTES = (
     "approval_routes",
@@ -217,23 +161,45 @@ OTHER_ROUTES = (
 )
 """The route modules under ``formwork.aws`` included by ``include_other_routes``, in order."""
 
+TOOL_PATHS = re.compile(r"/tools|/conversations/[^/]+/(?:tools/[^/]+|status)")
+"""The paths the routes registered with this module answer: ``GET /tools``, a tool call and the
+status lines. No route of another module takes one of them."""
+
 CORE_PATHS = re.compile(r"/tools|/conversations/[^/]+/(?:tools/[^/]+|status|mcp)|/webhooks/[^/]+")
-"""The paths the routes registered with this module answer: ``GET /tools``, a tool call, the
-status lines, MCP and the webhook route. No other route module's route takes one of them
-(``tests/functional/test_routes.py`` holds that), so a request for one is routed exactly as it
-would be with every route included."""
+"""The paths the tool routes, MCP's and the webhook route answer (``TOOL_PATHS``, MCP's and the
+webhook's). No other route module's route takes one of them
+(``tests/unit/test_api_route_loading.py`` holds that), so a request for one is routed exactly as
+it would be with every route included."""
 
 _included = threading.Lock()
+_core_routes: list[str] = []
 _other_routes: list[str] = []
 
 
+def include_core_routes() -> None:
+    """Import MCP's route module and the webhook route's (``CORE_ROUTES``) and include their
+    routers, once per process: a container that only serves the tool routes never pays for
+    them (nor for the webhook's models)."""
+    with _included:
+        _include_core()
+
+
+def _include_core() -> None:  # with _included held
+    if not _core_routes:
+        for name in CORE_ROUTES:
+            resolver.include_router(import_module(f"formwork.aws.{name}").router)
+        _core_routes.extend(CORE_ROUTES)
+
+
 def include_other_routes() -> None:
-    """Import the other route modules (``OTHER_ROUTES``) and include their routers, then the
-    OpenAPI document's route, once per process: a container that only serves tool calls never
-    pays for their imports or their models."""
+    """Include MCP's and the webhook route (``include_core_routes``), then import the other
+    route modules (``OTHER_ROUTES``) and include their routers, then the OpenAPI document's
+    route, once per process: a container that only serves tool calls never pays for their
+    imports or their models."""
     with _included:
         if _other_routes:
             return
+        _include_core()
         for name in OTHER_ROUTES:
             resolver.include_router(import_module(f"formwork.aws.{name}").router)
         resolver.get(
@@ -333,8 +299,12 @@ def _serve(event: dict[str, Any], context: "LambdaContext", app: App | None) -> 
         resolver.append_context(  # type: ignore[no-untyped-call]
             **{APP_KEY: served, VERIFIED_KEY: checked.verified}
         )
-        if not CORE_PATHS.fullmatch(checked.event["rawPath"]):
-            include_other_routes()
+        path = checked.event["rawPath"]
+        if not TOOL_PATHS.fullmatch(path):
+            if CORE_PATHS.fullmatch(path):
+                include_core_routes()
+            else:
+                include_other_routes()
         BODIES.hold(checked)
         try:
             response = resolver.resolve(checked.event, context)

@@ -3,9 +3,10 @@
 Powertools validates requests against these models and builds the OpenAPI document from the
 same models, so the document cannot drift from what the handler accepts. One module per
 concern: what every body shares and the error bodies (``common``), the tool routes
-(``tools``), the approvals (``approvals``), the builder (``builder``) and memory
-(``memory``); every name is importable from ``formwork.aws.models`` as well. A tool's result is
-``forms.surface.ToolResult``, the one model the client and the agents read too.
+(``tools``), the webhook route (``webhooks``), the approvals (``approvals``), the builder
+(``builder``) and memory (``memory``); every name is importable from ``formwork.aws.models``
+as well. A tool's result is ``forms.surface.ToolResult``, the one model the client and the
+agents read too.
 
 Optional keys of a response are ``SkipJsonSchema[None] | ...``: the key may be absent, but is
 never ``null``. A body that is a union or a mapping subclasses ``RootModel[Any]`` and annotates
@@ -96,8 +97,8 @@ if TYPE_CHECKING:
     from formwork.aws.models.tools import (
         ToolCallRequest,
         ToolList,
-        WebhookOutcome,
     )
+    from formwork.aws.models.webhooks import WebhookOutcome
 
 _EXPORTS: dict[str, str] = {
     "FieldRow": "forms.surface.tool_result",
@@ -161,7 +162,7 @@ _EXPORTS: dict[str, str] = {
     "ConversationStatus": "forms.surface.tool_result",
     "ToolCallRequest": "formwork.aws.models.tools",
     "ToolList": "formwork.aws.models.tools",
-    "WebhookOutcome": "formwork.aws.models.tools",
+    "WebhookOutcome": "formwork.aws.models.webhooks",
 }
 """Each public name, by the module that defines it."""
 

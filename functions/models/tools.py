@@ -1,16 +1,14 @@
 """The tool routes' bodies: one tool call, the tool list, a conversation's status lines, and
-what a call answers (docs/tools.md), also as a webhook's outcome."""
+what a call answers (docs/tools.md)."""
 
 # No ``from __future__ import annotations``: pydantic would compile each string annotation
 # back into its type (``typing.ForwardRef``) as the handlers import this module.
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
-from pydantic.json_schema import SkipJsonSchema
 
-from forms.surface.tool_result import ToolResult
 from forms.surface.tools import ID_PATTERN
-from formwork.aws.models.common import ON_FIRST_USE, IgnoresIdentity
+from formwork.aws.models.common import IgnoresIdentity
 
 
 class ToolCallRequest(IgnoresIdentity):
@@ -41,21 +39,4 @@ class ToolCallRequest(IgnoresIdentity):
 class ToolList(BaseModel):
     tools: list[dict[str, Any]] = Field(
         description="Tool definitions in the requested format, in surface order"
-    )
-
-
-class WebhookOutcome(BaseModel):
-    """The 201 (and, replayed, 200) of ``POST /webhooks/{source}`` (docs/webhooks.md)."""
-
-    model_config = ON_FIRST_USE
-
-    ok: Literal[True] = True
-    delivery: str = Field(description="The delivery id (webhook-id, or X-Formwork-Delivery)")
-    form: str = Field(description="The form id started")
-    instance: str = Field(description="The form instance")
-    conversation_id: str
-    status_line: SkipJsonSchema[None] | str = None
-    result: ToolResult = Field(description="form_start's result")
-    replayed: SkipJsonSchema[None] | Literal[True] = Field(
-        default=None, description="Present on a re-delivery: the first outcome, unchanged"
     )
