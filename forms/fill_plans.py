@@ -93,6 +93,28 @@ class FillPlan:
     written to them; the offer is no longer shown."""
 
 
+def empty_plan() -> FillPlan:
+    """``FillPlan()``, made without its dataclass ``__init__`` (which calls a factory per
+    field): every write plans one. ``tests/unit/test_plan_parts.py`` holds it to
+    ``FillPlan()``."""
+    plan = _new_plan(FillPlan)
+    plan.changes = {}
+    plan.captured = []
+    plan.unchanged = []
+    plan.rejected = []
+    plan.unknown = []
+    plan.resolved = {}
+    plan.replaced = {}
+    plan.coerced = {}
+    plan.declined = []
+    plan.confirmed = []
+    plan.dismissed = []
+    return plan
+
+
+_new_plan = object.__new__
+
+
 def new_revision(
     kind: RevisionKind, value: Any, author: Author, now: datetime, prev: int
 ) -> Revision:
@@ -125,7 +147,7 @@ _SOURCES = frozenset(get_args(Source))
 
 
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-_SHORT_TEXT = MAX_VALUE_BYTES // 6 - 2
+SHORT_TEXT = MAX_VALUE_BYTES // 6 - 2
 """Text this long or shorter fits whatever it holds (a character takes at most six bytes of
 JSON, as an escape), so its size needs no encoding to check."""
 
@@ -137,7 +159,7 @@ def check_value_size(value: object) -> str | None:
         value is None
         or kind is bool
         or kind is float
-        or (kind is str and len(value) <= _SHORT_TEXT)  # type: ignore[arg-type]
+        or (kind is str and len(value) <= SHORT_TEXT)  # type: ignore[arg-type]
         or (kind is int and value.bit_length() < 10_000)  # type: ignore[attr-defined]
     ):
         return None  # a scalar that fits: nothing nests, nothing to measure

@@ -23,11 +23,13 @@ from forms.fill_plans import (
     MAX_VALUE_BYTES,
     MAX_VALUE_DEPTH,
     RETRACT_HINT,
+    SHORT_TEXT,
     Author,
     FillPlan,
     Unknown,
     ValueRejection,
     check_value_size,
+    empty_plan,
     is_blank,
     new_revision,
     unknown_id,
@@ -71,7 +73,7 @@ def plan_fill(
             f"a fill may carry at most {MAX_PATCH_FIELDS} fields; {len(patch)} were sent",
             "split the answers over several calls",
         )
-    plan = FillPlan()
+    plan = empty_plan()
     seen: dict[str, str] = {}
     fields = form.fields
     lenient = author.source != "executor"
@@ -124,11 +126,13 @@ def _validate(
 
     Only a blank points at retract: ``0`` or ``false`` may well be the answer ("0 bags").
     """
-    if is_blank(raw):
-        return ValueRejection(field_id, "a blank value is not an answer", RETRACT_HINT)
-    too_big = check_value_size(raw)
-    if too_big is not None:
-        return ValueRejection(field_id, too_big, "send a shorter answer")
+    if type(raw) is not str or len(raw) > SHORT_TEXT or not raw.strip():
+        # else a short text that is not blank (most answers): neither check could refuse it
+        if is_blank(raw):
+            return ValueRejection(field_id, "a blank value is not an answer", RETRACT_HINT)
+        too_big = check_value_size(raw)
+        if too_big is not None:
+            return ValueRejection(field_id, too_big, "send a shorter answer")
     ftype = compiled.type
     result = ftype.accept(raw) if lenient else ftype.validate(raw)
     if isinstance(result, Accepted):
@@ -152,13 +156,16 @@ def _stage(
     appended, or None."""
     history = instance.field(field_id)
     current = history.in_force()
-    if current is not None and current.kind == kind and current.value == json_value:
-        if current.by != "memory" or author.source == "memory":
+    # the entry's fields read from its ``__dict__``: a model's attribute costs several times
+    # a dict's read (its class's ``__getattr__``), and every answer written reads them
+    entry = current.__dict__ if current is not None else None
+    if entry is not None and entry["kind"] == kind and entry["value"] == json_value:
+        if entry["by"] != "memory" or author.source == "memory":
             plan.unchanged.append(field_id)
             return None
         plan.confirmed.append(field_id)
-    elif current is not None and current.kind == "value":
-        plan.replaced[field_id] = current.value
+    elif entry is not None and entry["kind"] == "value":
+        plan.replaced[field_id] = entry["value"]
     revision = new_revision(kind, json_value, author, now, history.cursor)
     plan.changes[field_id] = built(FieldChange, {"append": (revision,), "cursor": history.count})
     plan.captured.append(field_id)
@@ -219,7 +226,7 @@ def plan_revise(
         )
     history = instance.field(field_id)
     current = history.in_force()
-    plan = FillPlan()
+    plan = empty_plan()
     if action in ("retract", "decline"):
         label = form.fields[field_id].label
         if action == "decline" and not form.fields[field_id].declinable:
@@ -253,7 +260,7 @@ def plan_clear_memory(
     force), in definition order: one move per field, each undone on its own by ``undo``. The
     offers still standing are dropped (``dismissed``: they were never answers, so nothing is
     retracted for them). ``CannotRevise`` when memory left nothing standing."""
-    plan = FillPlan()
+    plan = empty_plan()
     recalled = instance.state.recalled
     for field_id in form.memory_fields:
         recollection = recalled.get(field_id)

@@ -104,7 +104,7 @@ class FieldType:
         non-string dict keys as strings, exactly as if the value had come over the wire.
         """
         outcome = self._check(value)
-        if isinstance(outcome, Accepted | Rejected):
+        if isinstance(outcome, _CHECKED):
             return outcome
         return _reject(outcome[1], self._shape, self.example)
 
@@ -115,7 +115,7 @@ class FieldType:
         invalid (``"0"`` for an integer > 0), the rejection is about that value.
         """
         outcome = self._check(value)
-        if isinstance(outcome, Accepted | Rejected):
+        if isinstance(outcome, _CHECKED):
             return outcome
         sent, errors = outcome
         fixed = coerce(sent, errors, self._shape)
@@ -137,10 +137,16 @@ class FieldType:
         except ValidationError as error:
             return json.loads(raw), error.errors(include_url=False)
         # the adapter's serializer as ``dump_python(typed, mode="json")`` calls it, minus the
-        # wrapper that passes a dozen defaults on: this runs for every answer written
-        return Accepted(self.adapter.serializer.to_python(typed, mode="json"), typed)
+        # wrapper that passes a dozen defaults on: this runs for every answer written; the
+        # named tuple made by ``tuple.__new__`` (its own ``__new__`` is Python code)
+        stored = self.adapter.serializer.to_python(typed, mode="json")
+        return _tuple_new(Accepted, (stored, typed, False))
 
 
+_CHECKED = (Accepted, Rejected)
+"""What ``_check`` returns decided, as a tuple: ``Accepted | Rejected`` would build a union
+object on every call."""
+_tuple_new = tuple.__new__
 _encode = json.JSONEncoder(allow_nan=False).encode
 """``json.dumps(value, allow_nan=False)``: the same text, from one encoder (``dumps`` builds
 a new one on each call for its non-default argument)."""
