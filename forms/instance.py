@@ -28,6 +28,7 @@ from here too.
 from __future__ import annotations
 
 from datetime import datetime
+from operator import itemgetter
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
@@ -283,12 +284,13 @@ class FormInstance(BaseModel):
         """This instance read-only, to share instead of copy: itself when its containers are
         sealed already (every instance a store holds or hands out), else a copy holding sealed
         ones (``seal``: a ``Marked`` sealed in place, a plain dict or list copied)."""
-        state = self.state
-        sealed = _sealed_state(state)
-        history = self.history
-        if sealed is state and type(history) is Sealed:
+        values = self.__dict__  # read once: a model's attribute costs several dict reads
+        history, state = values["history"], values["state"]
+        if not _all_sealed(fields := state.__dict__):
+            state = built(InstanceState, {**fields, **{n: seal(fields[n]) for n in _CONTAINERS}})
+        elif type(history) is Sealed:
             return self
-        return built(FormInstance, {**self.__dict__, "history": seal(history), "state": sealed})
+        return built(FormInstance, {**values, "history": seal(history), "state": state})
 
     def revision_count(self) -> int:
         return sum(h.count for h in self.history.values())
@@ -330,42 +332,48 @@ def applied_unshared(instance: FormInstance, commit: Commit) -> FormInstance:
     """``apply_commit`` without the final snapshot: the result shares the commit's state. For
     the engine's own instances and for the port, which seals it; a commit the engine planned
     on logs with ``instance``'s content gives the instance the engine made with it."""
-    if commit.instance_id != instance.id:
+    # ``__dict__`` read: a pydantic model's attribute costs several times (``__getattr__``)
+    values, changes = instance.__dict__, commit.__dict__
+    if changes["instance_id"] != values["id"]:
         raise ValueError(f"commit for {commit.instance_id} applied to {instance.id}")
-    if commit.expected_version != instance.version:
+    if changes["expected_version"] != values["version"]:
         raise ConflictError(instance.id, commit.expected_version, instance.snapshot())
-    version, form_version = instance.version + 1, commit.form_version or instance.form_version
-    applied = {**instance.__dict__, "version": version, "form_version": form_version}
-    applied.update(history=None, state=commit.state)  # the logs come last
+    version, form_version = values["version"] + 1, changes["form_version"] or values["form_version"]
     # The engine marks the changes it planned with what it derived from the logs it planned
     # on, from the logs after them, and the instance it made: logs carrying the first match.
-    derived: tuple[Any, Any, FormInstance | None] | None = getattr(commit.fields, "derived", None)
+    fields = changes["fields"]
+    derived: tuple[Any, Any, FormInstance | None] | None = getattr(fields, "derived", None)
     before, after, made = derived or (None, None, None)
-    planned_here = before is not None and before is getattr(instance.history, "derived", None)
-    if planned_here and made is not None and {**made.__dict__, "history": None} == applied:
-        return made
-    applied["history"] = history = with_changes(instance.history, commit.fields)
+    planned_here = before is not None and before is getattr(values["history"], "derived", None)
+    if planned_here and made is not None:
+        # the instance applying would build, but for its logs (which match), is ``made``'s:
+        # its fields compared as two dicts' would be (first by identity), none built
+        kept, moved = made.__dict__, (version, form_version, changes["state"])
+        if _IDENTITY(kept) == _IDENTITY(values) and _MOVED(kept) == moved:
+            return made
+    history = with_changes(values["history"], fields)
     if planned_here:
         history.derived = after
-    return built(FormInstance, applied)
+    parts = {"version": version, "form_version": form_version, "history": history}
+    return built(FormInstance, {**values, **parts, "state": changes["state"]})
 
 
+# a FormInstance's fields but its logs: those a commit never changes, and those it moves
+_IDENTITY = itemgetter("id", "form_id", "principal", "conversation_id", "created_at")
+_MOVED = itemgetter("version", "form_version", "state")
 _CONTAINERS = ("hooks", "rejections", "outbox", "recalled", "page_edits")  # its dicts, lists
-_SEALED = (Sealed, SealedList)
 
 
-def _sealed_state(state: InstanceState) -> InstanceState:
-    """``state`` with sealed containers (``seal``): itself when they are already."""
-    values = state.__dict__
-    if (  # spelled out: on every read, where a loop over the names costs twice as much
+def _all_sealed(values: dict[str, Any]) -> bool:
+    """Whether a state's containers (its ``__dict__``'s) are sealed already (spelled out:
+    on every read and commit, where a loop over the names costs twice as much)."""
+    return (
         type(values["hooks"]) is Sealed
         and type(values["outbox"]) is Sealed
         and type(values["recalled"]) is Sealed
         and type(values["rejections"]) is SealedList
         and type(values["page_edits"]) is SealedList
-    ):
-        return state
-    return built(InstanceState, {**values, **{name: seal(values[name]) for name in _CONTAINERS}})
+    )
 
 
 def sealed_in_place(instance: FormInstance) -> FormInstance:
@@ -373,13 +381,13 @@ def sealed_in_place(instance: FormInstance) -> FormInstance:
     ``__dict__``, by a sealed one with the same content (``seal``). For the instance a commit
     makes (the engine's, whose state is the commit's): its maker sees the content it built,
     and a plain container it still holds stops being the instance's. No model is built."""
-    values = instance.state.__dict__
-    for name in _CONTAINERS:
-        container = values[name]
-        if type(container) not in _SEALED:
-            values[name] = seal(container)
-    if type(instance.history) is not Sealed:
-        instance.__dict__["history"] = seal(instance.history)
+    fields = instance.__dict__
+    values = fields["state"].__dict__
+    if not _all_sealed(values):  # the usual commit brings its hook states as they were
+        for name in _CONTAINERS:
+            values[name] = seal(values[name])  # itself when sealed already
+    if type(fields["history"]) is not Sealed:
+        fields["history"] = seal(fields["history"])
     return instance
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from operator import itemgetter
 
 from forms.errors import AlreadyExists, CallRecorded, ConflictError, NotFound
 from forms.instance import (
@@ -104,10 +105,12 @@ class InMemoryFormStore(
             return [self._instances[i] for i in ids]
 
     def _planned_on(self, commit: Commit) -> FormInstance | None:
+        changes = commit.__dict__  # read once: a model's attribute costs several dict reads
         with self._lock:  # a recorded call is refused first, whatever version it expects
-            stored = self._instances.get(commit.instance_id)
-            if stored is not None:
-                self._check_call((stored.principal, stored.conversation_id), commit.call)
+            stored = self._instances.get(changes["instance_id"])
+            call = changes["call"]
+            if stored is not None and call is not None:
+                self._check_call(_CONVERSATION(stored.__dict__), call)
             return stored
 
     def _write(
@@ -116,23 +119,35 @@ class InMemoryFormStore(
         check_instance(after)  # SizeLimit: nothing stored
         if target is not None:
             check_instance(target)
-        key = (stored.principal, stored.conversation_id)
+        changes, values = commit.__dict__, stored.__dict__  # a model's attributes cost more
+        key, instance_id = _CONVERSATION(values), values["id"]
+        call, expected = changes["call"], changes["expected_version"]
         with self._lock:  # both halves of a handover under the one lock
-            current = self._load(stored.id)
-            if current.version != commit.expected_version:  # moved on since it was planned
-                raise ConflictError(stored.id, commit.expected_version, current.snapshot())
-            self._check_call(key, commit.call)
+            current = self._instances.get(instance_id)  # ``_load``, ``_check_call`` and
+            if current is None:  # ``_keep_call`` spelled out: on every write
+                raise NotFound(f"instance {instance_id} not found")
+            if current.__dict__["version"] != expected:  # moved on since it was planned
+                raise ConflictError(instance_id, expected, current.snapshot())
+            calls = self._calls.get(key)
+            if call is not None and calls is not None and call.call_id in calls:
+                raise CallRecorded(
+                    call.call_id, CallRecord.model_validate_json(calls[call.call_id])
+                )
             if target is not None and target.id in self._instances:
                 raise AlreadyExists(f"instance {target.id} already exists")
-            record = _record_text(commit.call)  # the call's result rendered: the write is made
+            # ``_record_text``: the call's result rendered, now that the write is made
+            record = call.record_json() if call is not None else None
             kept = after.snapshot()  # itself: the port sealed it (a subclass's call may not)
             if target is not None:
-                self._hand_over(key, current, kept, target, commit.call, record)
+                self._hand_over(key, current, kept, target, call, record)
                 return
-            self._instances[kept.id] = kept
+            self._instances[instance_id] = kept
             if not same_places(current, kept):
                 self._place(kept)
-            self._keep_call(key, commit.call, record)
+            if call is not None and record is not None:
+                if calls is None:
+                    calls = self._calls[key] = {}
+                calls[call.call_id] = record
 
     def _hand_over(
         self,
@@ -285,6 +300,13 @@ class InMemoryFormStore(
             raise NotFound(f"instance {instance_id} not found") from None
 
 
+_CONVERSATION: Callable[[dict[str, object]], _ConversationKey] = itemgetter(
+    "principal", "conversation_id"
+)
+"""An instance's conversation (from its ``__dict__``): the key its instances and call records
+are kept under."""
+
+
 def _record_text(call: NewCall | None) -> str | None:
     """``call``'s record as JSON text (serialised: the caller's record stays the caller's).
     Read only once the write is decided and before anything of it is stored: a deferred
@@ -300,9 +322,10 @@ def same_places(before: FormInstance, after: FormInstance) -> bool:
     status, its definition version and its outbox alone (``approval_place``, ``failed_place``,
     ``open_place``, ``due_place``), so a commit that changes none of those (most answers)
     moves nothing, and is not placed again."""
-    was, now = before.state, after.state
+    old, new = before.__dict__, after.__dict__  # a model's attributes cost more: on every write
+    was, now = old["state"].__dict__, new["state"].__dict__
     return (
-        before.form_version == after.form_version
-        and was.status == now.status
-        and (was.outbox is now.outbox or was.outbox == now.outbox)
+        old["form_version"] == new["form_version"]
+        and was["status"] == now["status"]
+        and (was["outbox"] is now["outbox"] or was["outbox"] == now["outbox"])
     )

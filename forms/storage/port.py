@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
+from datetime import datetime
 
 from forms.errors import NotFound
 from forms.instance import (
@@ -95,9 +96,9 @@ class FormStore(CallRecords, ABC):
         use the same conversation id are never returned. An unknown pair gives an empty list.
         """
         found = self._read_conversation(principal, conversation_id)
-        if len(found) > 1:  # most conversations hold one instance: nothing to order
-            found = sorted(found, key=lambda i: (i.created_at, i.id))
-        return [i.snapshot() for i in found]
+        if len(found) == 1:  # most conversations hold one instance: nothing to order
+            return [found[0].snapshot()]
+        return [i.snapshot() for i in sorted(found, key=_oldest_first)]
 
     def commit(self, commit: Commit) -> FormInstance:
         """Apply ``commit`` atomically and return the instance stored after it: read-only, the
@@ -111,7 +112,10 @@ class FormStore(CallRecords, ABC):
         log), and ``SizeLimit`` when the instance would pass one stored item. Nothing is
         stored in any of those cases.
         """
-        stored, applied = self._plan(commit)
+        stored = self._planned_on(commit)  # ``_plan``'s steps, without its handover's check
+        if stored is None:
+            raise NotFound(f"instance {commit.instance_id} not found")
+        applied = sealed_in_place(applied_unshared(stored, commit))
         self._write(commit, stored, applied, None)
         return applied  # read-only: the caller and the adapter may both hold it
 
@@ -187,6 +191,10 @@ class FormStore(CallRecords, ABC):
         """Every stored instance of this principal's conversation, in any order (the port
         hands out their snapshots)."""
         raise NotImplementedError
+
+
+def _oldest_first(instance: FormInstance) -> tuple[datetime, str]:
+    return instance.created_at, instance.id
 
 
 FORM_STORE_PRIMITIVES = (

@@ -23,13 +23,15 @@ What is measured, per aggregate:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from operator import itemgetter
 
 from pydantic import BaseModel, TypeAdapter
 
 from forms.errors import SizeLimit
 from forms.instance import FormInstance, HookState, InstanceState
-from forms.marked import Marked, built
+from forms.marked import Marked, Sealed, built
 
 ITEM_LIMIT = 350_000
 """Bytes of JSON one stored item may hold (DynamoDB takes 400 KB with its keys and names)."""
@@ -208,27 +210,76 @@ def _key_bytes(key: str) -> int:
     return 6 * len(key) + 3
 
 
+_CONTAINED: dict[int, tuple[object, int]] = {}
+
+
+def _entries_bound(entries: Mapping[str, BaseModel]) -> int:
+    """At least the JSON bytes of ``entries``' ``"key":{...},`` (an outbox, recollections).
+
+    Memoised per sealed dict, as ``_model_bytes`` is per model: a sealed dict's content never
+    changes, and a commit that changes none of its entries shares the dict of the one before
+    it (an outbox grows with every hook occurrence), so a commit measures it only when it
+    changed. The entry keeps the dict alive, so its id cannot be reused."""
+    sealed = type(entries) is Sealed
+    if sealed:
+        hit = _CONTAINED.get(id(entries))
+        if hit is not None and hit[0] is entries:
+            return hit[1]
+    size = 0
+    for key, entry in entries.items():
+        size += _key_bytes(key) + _model_bytes(entry) + 1
+    if sealed:
+        if len(_CONTAINED) >= _MEASURED_LIMIT:
+            _CONTAINED.clear()
+        _CONTAINED[id(entries)] = (entries, size)
+    return size
+
+
+_FIXED = _IDENTITY + _REST
+
+
 def _instance_bound(instance: FormInstance) -> int:
     """At least ``instance_bytes(instance)``, at the cost of what the last commit changed: the
-    hook states' part as ``Marked`` keeps it, each frozen entry's size measured once."""
-    state = instance.state
-    hooks = state.hooks
+    hook states' part as ``Marked`` keeps it, each frozen entry's size measured once (and a
+    sealed outbox's or recollections' total, while a commit shares it)."""
+    fields = instance.__dict__  # read once: a model's attribute costs several dict reads
+    state = fields["state"]
+    values = state.__dict__
+    hooks = values["hooks"]
     kept = hooks.size if isinstance(hooks, Marked) else None
-    size = _IDENTITY + _REST + max((_hooks_bytes(hooks) if kept is None else kept) - 1, 0)
-    if state.outbox or state.rejections or state.recalled or state.override is not None:
-        size += sum(map(_model_bytes, state.rejections)) + len(state.rejections)
-        for entries in (state.outbox, state.recalled):
-            for key, entry in entries.items():
-                size += _key_bytes(key) + _model_bytes(entry) + 1
-        if state.override is not None:
-            size += _model_bytes(state.override)
+    size = _FIXED + max((_hooks_bytes(hooks) if kept is None else kept) - 1, 0)
+    if (
+        values["outbox"]
+        or values["rejections"]
+        or values["recalled"]
+        or values["override"] is not None
+        or values["closed_reason"] is not None
+        or values["recall_owed"] is not None
+        or values["page_edits"]
+    ):  # most states of an open form hold none of these
+        size += _rest_bound(state)
+    history = fields["history"]
+    text = "".join(_IDS(fields)) + "".join(history)
+    return size + (len(text) if text.isascii() else len(text.encode())) + _PLACE * len(history)
+
+
+_IDS = itemgetter("id", "form_id", "principal", "conversation_id")
+
+
+def _rest_bound(state: InstanceState) -> int:
+    """At least the bytes of a state's outbox, rejections, recollections, override, closing
+    reason, owed recall and page edits, beyond what ``_REST`` counts of them."""
+    size = sum(map(_model_bytes, state.rejections)) + len(state.rejections)
+    if state.outbox:
+        size += _entries_bound(state.outbox)
+    if state.recalled:
+        size += _entries_bound(state.recalled)
+    if state.override is not None:
+        size += _model_bytes(state.override)
     if state.closed_reason is not None:
         size += _key_bytes(state.closed_reason)
     if state.recall_owed is not None:
         size += _model_bytes(state.recall_owed)
     if state.page_edits:
         size += sum(_key_bytes(field_id) for field_id in state.page_edits)
-    history = instance.history
-    ids = "".join((instance.id, instance.form_id, instance.principal, instance.conversation_id))
-    text = ids + "".join(history)
-    return size + (len(text) if text.isascii() else len(text.encode())) + _PLACE * len(history)
+    return size
