@@ -129,7 +129,7 @@ LAYERS = (
     ("formwork.aws.models.tools", "the tool routes' models and the error bodies"),
     ("formwork.process", "the composition root (formwork.bootstrap, config)"),
     ("formwork.aws.tool_routes", "the tool routes (routing, refusals, openapi, http, auth)"),
-    ("formwork.aws.api", "MCP's routes, the webhook route, the resolver: formwork.aws.api"),
+    ("formwork.aws.api", "the resolver and the after-response extension: formwork.aws.api"),
 )
 """``import formwork.aws.api``, one layer at a time: each is timed with the ones above it (bytecode
 cached, local), so what a layer adds is the difference to the row before. A layer includes

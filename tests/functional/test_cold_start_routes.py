@@ -10,14 +10,12 @@ Each test runs a fresh interpreter (a module imported once stays imported).
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.functional.test_cold_start import run as cold_start_run
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "tests" / "events"
@@ -46,20 +44,8 @@ includes every route)."""
 
 
 def run(code: str) -> Any:
-    """Run ``code`` in a fresh interpreter at the repository root; the JSON of its last line."""
-    env = {k: v for k, v in os.environ.items() if k not in ("LAMBDA_TASK_ROOT", "AWS_SAM_LOCAL")}
-    env["POWERTOOLS_TRACE_DISABLED"] = "true"
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    """``test_cold_start.run`` with tracing off (outside Lambda): the JSON of the last line."""
+    return cold_start_run(code, {"POWERTOOLS_TRACE_DISABLED": "true"})
 
 
 def serving(*paths: str) -> str:

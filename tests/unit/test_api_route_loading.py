@@ -1,7 +1,9 @@
 """The tool API registers its tool routes with the module and the others on first need.
 
-``formwork.aws.api.CORE_PATHS`` says which paths the routes registered at import serve; a request
-for any other path includes every other route module first (``include_other_routes``). That is
+``formwork.aws.api.CORE_PATHS`` says which paths the core routes serve: the tool routes,
+registered at import, and MCP's and the webhook route, included with the first request for
+either (``include_core_routes``); a request for any other path includes every other route
+module first (``include_other_routes``). That is
 only sound when no other route takes a core path: these tests hold it, and that a cold start
 which serves tool calls imports none of the other route modules.
 """
