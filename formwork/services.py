@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 from formwork.config import Settings
 
@@ -42,44 +42,53 @@ if TYPE_CHECKING:
     from formwork.webhooks import DeliveryLog, SecretSource
 
 
-class Parts(TypedDict, total=False):
-    """The parts ``bootstrap`` takes by name, each used as it is (None: built on first use).
-    ``clock`` (Unix seconds) is the time of every service the App builds, its pages' links and
-    its webhooks; ``timer`` (monotonic seconds) measures durations; ``new_id`` names new
-    instances; ``new_token`` draws the random ids of page links, sessions and posts;
-    ``backoff`` waits before retry ``attempt`` of a conflicted commit; ``commit_policy`` is
-    how every aggregate's commit loop retries and replays (built on ``backoff`` and the
-    replay window when not given; a given ``service`` brings its own); ``behind`` tracks the
-    work calls leave behind their answers; ``storage`` is where every store not given is kept;
-    ``secrets`` and ``notify_secrets`` are the inbound and outbound secrets."""
+# Only type checkers read ``Parts`` (``bootstrap``'s ``**given: Unpack[Parts]``): made at run
+# time, a TypedDict compiles each of its string annotations (``typing.ForwardRef``), about 3M
+# instructions of every cold start; at run time it is the plain dict ``bootstrap`` receives.
+if TYPE_CHECKING:
+    from typing import TypedDict
 
-    registry: FormRegistry | None
-    store: FormStore | None
-    storage: Storage | None
-    outbox_scan: OutboxScan | None
-    dynamodb_client: Any
-    clock: Callable[[], float] | None
-    timer: Callable[[], float] | None
-    new_id: Callable[[], str] | None
-    new_token: Callable[[int], str] | None
-    backoff: Callable[[int], None] | None
-    commit_policy: CommitPolicy | None
-    behind: Behind | None
-    webhook_settings: WebhookSettings | None
-    delivery_log: DeliveryLog | None
-    secrets: SecretSource | None
-    notify_secrets: SecretSource | None
-    documents: FormDocumentStore | None
-    drafts: DraftStore | None
-    page_links: PageLinkLedger | None
-    catalog: Catalog | None
-    builder: BuilderService | None
-    facts: FactStore | None
-    vocabulary: Vocabulary | None
-    decay_policy: DecayPolicy | None
-    failure_queue: FailureQueue | None
-    sweeper: Sweeper | None
-    migration_starter: MigrationStarter | None
+    class Parts(TypedDict, total=False):
+        """The parts ``bootstrap`` takes by name, each used as it is (None: built on first use).
+        ``clock`` (Unix seconds) is the time of every service the App builds, its pages' links and
+        its webhooks; ``timer`` (monotonic seconds) measures durations; ``new_id`` names new
+        instances; ``new_token`` draws the random ids of page links, sessions and posts;
+        ``backoff`` waits before retry ``attempt`` of a conflicted commit; ``commit_policy`` is
+        how every aggregate's commit loop retries and replays (built on ``backoff`` and the
+        replay window when not given; a given ``service`` brings its own); ``behind`` tracks the
+        work calls leave behind their answers; ``storage`` is where every store not given is kept;
+        ``secrets`` and ``notify_secrets`` are the inbound and outbound secrets."""
+
+        registry: FormRegistry | None
+        store: FormStore | None
+        storage: Storage | None
+        outbox_scan: OutboxScan | None
+        dynamodb_client: Any
+        clock: Callable[[], float] | None
+        timer: Callable[[], float] | None
+        new_id: Callable[[], str] | None
+        new_token: Callable[[int], str] | None
+        backoff: Callable[[int], None] | None
+        commit_policy: CommitPolicy | None
+        behind: Behind | None
+        webhook_settings: WebhookSettings | None
+        delivery_log: DeliveryLog | None
+        secrets: SecretSource | None
+        notify_secrets: SecretSource | None
+        documents: FormDocumentStore | None
+        drafts: DraftStore | None
+        page_links: PageLinkLedger | None
+        catalog: Catalog | None
+        builder: BuilderService | None
+        facts: FactStore | None
+        vocabulary: Vocabulary | None
+        decay_policy: DecayPolicy | None
+        failure_queue: FailureQueue | None
+        sweeper: Sweeper | None
+        migration_starter: MigrationStarter | None
+
+else:
+    Parts = dict
 
 
 # ---------------------------------------------------------------------------- the services
