@@ -23,6 +23,9 @@ from forms.instance import FormInstance, HookState, Rejection, stopped
 from forms.marked import Marked, built
 from forms.state import FormState, Values
 
+# A hook state's __dict__, read once where several of its fields are: a model's attributes cost
+# ~10x (BaseModel.__getattr__ blocks 3.11's specialisation).
+
 
 def hook_edges(
     form: CompiledForm,
@@ -163,21 +166,26 @@ def _edge(
 ) -> HookState:
     """``hook``'s state for a condition that ``holds`` (or not), its edge recorded."""
     before = previous.get(hook.id, NEVER)
+    known = before.__dict__
     basis = basis_of(instance, hook.binds, live) if holds and hook.binds else None
-    rebased = before.basis is not None and basis is not None and before.basis != basis
-    count = before.count + 1 if holds and (not before.holds or rebased) else before.count
-    if count != before.count:
+    rebased = basis is not None and known["basis"] is not None and known["basis"] != basis
+    count = was = known["count"]
+    if holds and (not known["holds"] or rebased):
+        count += 1
         rising.append(hook)
         if hook.kind == "checkpoint":
             fired[hook.target] = count
-    return _hook_state(before, holds, count, basis)
+    if known["holds"] == holds and count == was and known["basis"] == basis:
+        return before  # nothing changed (the common case)
+    return built(HookState, {"holds": holds, "count": count, "basis": basis})
 
 
 def _stands(before: HookState, holds: bool, hook: Hook) -> bool:
     """Whether a hook whose condition ``holds`` (or not) keeps its state ``before`` as it is:
     what ``_edge`` gives then, without its look at the bound answers (none is taken but for
     a hook that binds answers and holds)."""
-    return before.holds == holds and before.basis is None and not (holds and hook.binds)
+    known = before.__dict__
+    return known["holds"] == holds and known["basis"] is None and not (holds and hook.binds)
 
 
 def _put(
@@ -203,7 +211,8 @@ NEVER = HookState()
 
 def _hook_state(before: HookState, holds: bool, count: int, basis: str | None = None) -> HookState:
     """The new state of a hook, reusing the old object when nothing changed (the common case)."""
-    if before.holds == holds and before.count == count and before.basis == basis:
+    known = before.__dict__
+    if known["holds"] == holds and known["count"] == count and known["basis"] == basis:
         return before
     return built(HookState, {"holds": holds, "count": count, "basis": basis})
 
@@ -291,10 +300,10 @@ def form_edges(
     if (  # both hold as they did, and ``hooks`` has their states already (the usual case)
         complete is not None
         and closing is not None
-        and complete.holds == ready
-        and closing.holds == closed
-        and complete.basis is None
-        and closing.basis is None
+        and (was := complete.__dict__)["holds"] == ready
+        and (closed_was := closing.__dict__)["holds"] == closed
+        and was["basis"] is None
+        and closed_was["basis"] is None
         and hooks.get(FORM_COMPLETE) is complete
         and hooks.get(FORM_CLOSED) is closing
     ):

@@ -101,6 +101,9 @@ __all__ = ["Evaluation", "Transition", "evaluate", "evaluate_from_scratch", "tra
 
 _tuple_new = tuple.__new__  # builds a named tuple from its fields in order, in C
 
+# A model's __dict__, read once where several of its fields are: its attributes cost ~10x
+# (BaseModel.__getattr__ blocks 3.11's specialisation).
+
 
 def evaluate(
     form: CompiledForm,
@@ -115,10 +118,12 @@ def evaluate(
     what the logs carry (``forms.incremental``), and only the hooks whose condition can differ
     from ``previous`` are looked at again.
     """
-    previous = instance.state.hooks if previous is None else previous
-    core = core_for(form, instance.history)
+    known = instance.__dict__
+    state = known["state"]
+    previous = state.hooks if previous is None else previous
+    core = core_for(form, known["history"])
     applies, complete = core.step_applies, core.step_complete
-    override = instance.state.override
+    override = state.override
     if override is None:
         revisit = open_step = None
     else:
@@ -166,18 +171,19 @@ def _concluded(
     field is answered), with the field, step and checkpoint hooks' states (``hooks``) and
     rising ``edges``, completed with the rejections in force, the hooks still running,
     readiness and the form's own hooks."""
-    state = instance.state
-    rejections = state.rejections
+    state = instance.__dict__["state"].__dict__
+    rejections = state["rejections"]
     active = tuple(r for r in rejections if rejection_active(r, hooks)) if rejections else ()
-    waiting = waiting_on(form, instance, edges, hooks) if edges or state.outbox else ()
+    waiting = waiting_on(form, instance, edges, hooks) if edges or state["outbox"] else ()
+    status = state["status"]
     ready = (
         answered
         and decided[5] is None  # no step is reopened (a revisit)
         and not active
         and not waiting
-        and state.status in ("open", "completed")
+        and status in ("open", "completed")
     )
-    hooks, rising = form_edges(form, previous, hooks, edges, ready, state.status != "open")
+    hooks, rising = form_edges(form, previous, hooks, edges, ready, status != "open")
     # by position, without the named tuple's own (Python) __new__: one is made on every call
     return _tuple_new(Evaluation, (*decided, active, waiting, ready, hooks, rising, flipped))
 
@@ -253,11 +259,12 @@ def evaluate_from_scratch(
 
 def _commit_on(base: FormInstance, fields: Marked[FieldChange], state: InstanceState) -> Commit:
     """A commit of ``fields`` and ``state`` on ``base``'s version, built from validated parts."""
+    known = base.__dict__
     return built(
         Commit,
         {
-            "instance_id": base.id,
-            "expected_version": base.version,
+            "instance_id": known["id"],
+            "expected_version": known["version"],
             "fields": fields,
             "state": state,
             "form_version": None,
@@ -295,11 +302,11 @@ def _provisional(
     and the changes to commit, marked with what the engine derived before and after them (so
     the store's copy of the instance carries the readings of its logs too)."""
     fields: Marked[FieldChange] = Marked(changes)
-    history = with_changes(base.history, fields)
-    version = base.version + 1
-    made = {**base.__dict__, "history": history, "state": state, "version": version}
+    known = base.__dict__
+    history = with_changes(known["history"], fields)
+    made = {**known, "history": history, "state": state, "version": known["version"] + 1}
     provisional = built(FormInstance, made)  # from validated parts: no validation
-    before = core_for(form, base.history)
+    before = core_for(form, known["history"])
     after = rewritten(before, history, changes)  # one answer replaced: without the pass
     history.derived = after = advance(before, history, changes) if after is None else after
     fields.derived = (before, after, provisional)  # the instance the commit makes: see below
@@ -312,19 +319,20 @@ def _settled(
     changes: Mapping[str, FieldChange],
     state: InstanceState,
     now: datetime,
+    previous: Mapping[str, HookState],
 ) -> tuple[FormInstance, Marked[FieldChange], Evaluation]:
-    """``changes`` applied on ``base`` with ``state`` and evaluated, with the decisions they make
-    stale withdrawn (each withdrawal is a change too, so again until none is left: at most once
-    per approval, whose decision a withdrawal retracts)."""
+    """``changes`` applied on ``base`` with ``state`` and evaluated against ``previous`` (its
+    hook states), with the decisions they make stale withdrawn (each withdrawal is a change
+    too, so again until none is left: at most once per approval, whose decision it retracts)."""
     provisional, fields = _provisional(form, base, changes, state)
-    evaluation = evaluate(form, provisional, base.state.hooks)
+    evaluation = evaluate(form, provisional, previous)
     for _ in range(len(form.approval_hooks)):
         withdrawn = stale_decisions(form, provisional, evaluation, state.outbox, now)
         if not withdrawn:
             break
         changes = {**changes, **withdrawn}
-        provisional, fields = _provisional(form, base, changes, provisional.state)
-        evaluation = evaluate(form, provisional, base.state.hooks)
+        provisional, fields = _provisional(form, base, changes, state)  # its state, as before
+        evaluation = evaluate(form, provisional, previous)
     return provisional, fields, evaluation
 
 
@@ -345,22 +353,25 @@ def transition(
     rejections, closing). ``cause`` is the hook occurrence whose effects this commit applies:
     the entries it adds record it, so a tool result can report knock-on hooks.
     """
-    state = base.state if state is None else state
-    override = state.override
+    stored = base.__dict__["state"]
+    previous = stored.hooks  # what every edge of this commit is detected against
+    state = stored if state is None else state
+    known = state.__dict__
+    override = known["override"]
     if override is not None and override.kind == "revisit" and override.step in touched_steps:
         override = None
-    released = state if override is state.override else replaced(state, override=override)
-    provisional, fields, evaluation = _settled(form, base, changes, released, now)
-    complete = evaluation.step_complete
+    released = state if override is known["override"] else replaced(state, override=override)
+    provisional, fields, evaluation = _settled(form, base, changes, released, now, previous)
+    held, complete = override, evaluation.step_complete  # held: the provisional's override
     if override is not None and override.kind == "focus" and complete.get(override.step):
         override = None  # the step a forward jump focused is complete: released
-    status, reason = state.status, state.closed_reason
+    status, reason = known["status"], known["closed_reason"]
     if evaluation.rising:
         completed_now = any(h.id == FORM_COMPLETE for h in evaluation.rising)
         if status == "open" and completed_now and form.closes_on_complete:
             status, reason = "completed", "complete"
-            evaluation = closed_edge(form, evaluation, base.state.hooks, closed=True)
-    outbox: Mapping[str, OutboxEntry] = state.outbox
+            evaluation = closed_edge(form, evaluation, previous, closed=True)
+    outbox: Mapping[str, OutboxEntry] = known["outbox"]
     if outbox or evaluation.rising:
         added, stopped, outbox = _entries(provisional, evaluation, outbox, now, status, cause)
     else:  # nothing to withdraw, nothing raised (most writes)
@@ -368,7 +379,7 @@ def transition(
     new_state = built(
         InstanceState,
         {
-            **state.__dict__,
+            **known,
             "hooks": evaluation.hooks,  # the evaluation's own: read-only, shared until changed
             "override": override,
             "outbox": outbox,
@@ -380,9 +391,8 @@ def transition(
     commit = _commit_on(base, fields, new_state)
     # The provisional instance is this transition's own (nobody else holds it): it becomes the
     # commit's instance, its state set in place (no second model); ``fields.derived`` names it.
-    after, reevaluate = provisional, override != provisional.state.override
-    after.__dict__["state"] = new_state
-    if reevaluate:
-        evaluation = evaluate(form, after, base.state.hooks)
-    made = (commit, after, evaluation, tuple(added), base.state.hooks, tuple(stopped))
+    provisional.__dict__["state"] = new_state
+    if override is not held:  # a focus released above: the provisional evaluation had it
+        evaluation = evaluate(form, provisional, previous)
+    made = (commit, provisional, evaluation, tuple(added), previous, tuple(stopped))
     return _tuple_new(Transition, made)
