@@ -144,16 +144,16 @@ class FormRegistry:
 
     def for_instance(self, instance: FormInstance) -> tuple[CompiledForm, list[Migration]]:
         """The definition to run ``instance`` on, and the migrations to apply first (if any)."""
-        versions = self._forms.get(instance.form_id)
+        values = instance.__dict__  # a pydantic attribute costs several dict reads
+        form_id, version = values["form_id"], values["form_version"]
+        versions = self._forms.get(form_id)
         if versions is None:
-            raise UnknownForm(
-                f"form {instance.form_id!r} is no longer served", "abandon this instance"
-            )
-        pinned = versions.get(instance.form_version)
+            raise UnknownForm(f"form {form_id!r} is no longer served", "abandon this instance")
+        pinned = versions.get(version)
         if pinned is not None:  # most instances: on a version still served
             return pinned, []
-        current = self._latest[instance.form_id]
-        return current, migration_chain(current, instance.form_version)
+        current = self._latest[form_id]
+        return current, migration_chain(current, version)
 
 
 def migration_chain(current: CompiledForm, version: int) -> list[Migration]:

@@ -88,6 +88,9 @@ __all__ = [
 ]
 
 _tuple_new = tuple.__new__  # a named tuple from its fields in order, without its Python __new__
+# Where a hot path reads several fields of one pydantic model, it reads the model's ``__dict__``
+# once and indexes it: each attribute read, ``__dict__`` included, costs about four dict reads
+# (the class's ``__getattr__`` keeps 3.11 from specialising the lookup).
 _author = call_author
 """Who writes through a call (``forms.app.writer.call_author``), by its old name here."""
 _named = named_fields
@@ -108,13 +111,15 @@ def form_fill(
     writer: Writer, caller: Caller, call: CallId, args: FormFillArgs, guard: Guard | None = None
 ) -> Result:
     author = _author(caller, call)  # the call's, whatever attempt plans
+    given = args.__dict__
+    values, decline, submit = given["values"] or {}, given["decline"], given["submit"]
 
     def build(form: CompiledForm, instance: FormInstance, now: datetime) -> Built:
-        plan = plan_fill(form, instance, args.values or {}, author, now)
-        if args.decline:  # most fills decline nothing
-            plan_declines(form, instance, plan, args.decline, author, now)
+        plan = plan_fill(form, instance, values, author, now)
+        if decline:  # most fills decline nothing
+            plan_declines(form, instance, plan, decline, author, now)
         step = _planned(form, instance, plan, now)
-        if not args.submit or step.after.state.status != "open":
+        if not submit or step.after.state.status != "open":
             return step, lambda: fill_result(form, step, plan, verb="Saved")
         refusal = not_ready(form, step.evaluation)
         if refusal is not None:
@@ -184,7 +189,8 @@ def write(
     record, so a retry of it is refused by the store and replayed. ``build`` plans the
     transition and says how to render its result, which is rendered once, for the attempt
     that commits (``forms.app.calls.Rendering``)."""
-    instance, qualify = locate(writer.loop, caller, args.form, args.instance)
+    given = args.__dict__
+    instance, qualify = locate(writer.loop, caller, given["form"], given["instance"])
     # a recall that came late: delivered after (only memory owes one)
     owed = writer.owed_call(caller, instance) if writer.memory is not None else None
     try:
@@ -208,7 +214,8 @@ def _write(
 
     def plan(form: CompiledForm, current: FormInstance, now: datetime) -> Planned[Rendering]:
         remembered.clear()  # what the plan that commits wrote, not an earlier attempt
-        if current.state.status != "open":
+        held = current.__dict__
+        if held["state"].status != "open":
             raise FormClosed(
                 f"this {current.form_id} is {current.state.status_text()}; it takes no more "
                 "changes",
@@ -221,12 +228,11 @@ def _write(
         step, render = build(form, current, now)
         result = _Answer(render, form, step, qualify)
         commit = step.commit
-        if not commit.fields and commit.state == replaced(
-            current.state, updated_at=commit.state.updated_at
-        ):
+        made = commit.__dict__
+        if not made["fields"] and _unchanged(made["state"], held["state"]):
             return Planned(result)  # nothing changes: no commit
-        record = deferred_call(call, result, current.id, now)
-        if caller.source == "user" or commit.state.page_edits:
+        record = deferred_call(call, result, held["id"], now)
+        if caller.source == "user" or made["state"].page_edits:
             step = _recorded(step, record, caller.source)
             commit = step.commit
         else:  # most writes: the commit ``transition`` made for this attempt, set in place
@@ -282,6 +288,26 @@ class _Answer(Rendering):
             value = self._value = with_status_line(render(), form, step, qualify)
             self._parts = None
         return value
+
+
+def _unchanged(made: InstanceState, held: InstanceState) -> bool:
+    """Whether ``made`` is ``held`` but for its ``updated_at``: the answer of ``made ==
+    replaced(held, updated_at=made.updated_at)``, which builds a model and compares it field
+    by field. When each of ``held``'s fields is the very object ``made`` holds, that
+    comparison is true (a dict's equality takes an object as equal to itself, and the state
+    has no extra or private attributes), so it is made only when one is not the same."""
+    mine, theirs = made.__dict__, held.__dict__
+    if type(made) is type(held) and len(mine) == len(theirs):
+        for name, value in theirs.items():
+            if mine.get(name, _ABSENT) is not value and name != "updated_at":
+                break
+        else:
+            if "updated_at" in mine:
+                return True
+    return made == replaced(held, updated_at=mine["updated_at"])
+
+
+_ABSENT = object()
 
 
 def _recorded(step: Transition, record: NewCall, source: str) -> Transition:

@@ -123,13 +123,14 @@ def status_line(
     form: CompiledForm, instance: FormInstance, ev: Evaluation, qualify: bool = False
 ) -> str | None:
     """The tier-0 line(s) for one instance, or None when it is closed."""
-    state = instance.state
-    if state.status != "open":
+    values = instance.__dict__  # a pydantic attribute costs several dict reads
+    state = values["state"].__dict__
+    if state["status"] != "open":
         return None
     parts: FormParts | None = vars(form).get(_PARTS)  # form_parts, without its call
     if parts is None:
         parts = form_parts(form)
-    if qualify or instance.form_id != form.id:
+    if qualify or values["form_id"] != form.id:
         tag = f"[form: {form_tag(instance, qualify)}]"
     else:
         tag = parts.tag
@@ -141,7 +142,7 @@ def status_line(
     else:
         text = f"{tag} all answered, not complete"
     # each of these is rare on a write: asked for only when there is something to say
-    if state.recalled or state.page_edits or ev.waiting or ev.active_rejections:
+    if state["recalled"] or state["page_edits"] or ev.waiting or ev.active_rejections:
         return "\n".join([text, *_rare_lines(form, instance, ev)])
     return text
 
