@@ -13,7 +13,7 @@ module.
 from __future__ import annotations
 
 import re
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, FrozenInstanceError, dataclass, field, fields
 from typing import Any, NoReturn, Protocol, TypeVar, dataclass_transform
 
 DEFAULT_TEMPORAL_ADDRESS = "localhost:7233"
@@ -41,18 +41,25 @@ _T = TypeVar("_T")
 
 @dataclass_transform(frozen_default=True, field_specifiers=(field,))
 def settings_class(cls: type[_T]) -> type[_T]:
-    """``@dataclass(frozen=True, slots=True)``, with ``__init__``, ``__repr__``, ``__eq__`` and
-    ``__hash__`` that behave as the generated ones but are written out here: dataclass makes
+    """``@dataclass(frozen=True, slots=True)``, with ``__init__``, ``__repr__``, ``__eq__``,
+    ``__hash__`` and the frozen class's ``__setattr__``, ``__delattr__``, ``__getstate__`` and
+    ``__setstate__`` that behave as the generated ones but are written out here: dataclass makes
     those by compiling their source as it creates the class, on every cold start (about 4 ms
     of CPU for ``Settings``' thirty fields and ``TemporalSettings``' ten, a twentieth of
     ``import boto3``); here they are in the module's bytecode. A settings class is made once
-    and read all the time, so that they look their fields up when called costs nothing."""
-    made = dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)(cls)
+    and read all the time, so that they look their fields up when called costs nothing.
+    (Assigning or deleting any attribute is ``FrozenInstanceError``; ``__dataclass_params__``
+    says ``frozen=False``, as it says ``init=False``: nothing reads it.)"""
+    made = dataclass(slots=True, init=False, repr=False, eq=False)(cls)
     for name, method in (
         ("__init__", _init),
         ("__repr__", _repr),
         ("__eq__", _eq),
         ("__hash__", _hash),
+        ("__setattr__", _setattr),
+        ("__delattr__", _delattr),
+        ("__getstate__", _getstate),
+        ("__setstate__", _setstate),
     ):
         setattr(made, name, method)
     return made
@@ -102,6 +109,25 @@ def _eq(self: Any, other: object) -> object:
 
 def _hash(self: Any) -> int:
     return hash(_values(self))
+
+
+def _setattr(self: Any, name: str, value: Any) -> None:
+    raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _delattr(self: Any, name: str) -> None:
+    raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+def _getstate(self: Any) -> list[Any]:
+    """Pickling: the fields' values, in their order (a list, as dataclass's)."""
+    return [getattr(self, f.name) for f in fields(self)]
+
+
+def _setstate(self: Any, state: Any) -> None:
+    """Unpickling: the fields from ``_getstate``'s values."""
+    for spec, value in zip(fields(self), state, strict=False):
+        object.__setattr__(self, spec.name, value)
 
 
 @settings_class
