@@ -153,8 +153,9 @@ MAX_MEMORY_DEADLINE_MS = 5_000
 """Recall's deadline is well under a tool call's budget: past it the form opens without memory."""
 _ROLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,127}")
 """A role as ``formwork.aws.approval_routes.roles_from_claims`` reads one from the claims."""
-_TENANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}")
-"""A tenant as ``formwork.aws.auth.principal_from_event`` accepts one."""
+_TENANT = r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,63}"
+"""A tenant as ``formwork.aws.auth.principal_from_event`` accepts one. A pattern ``re`` compiles
+when first used, not at import: only a deployment with a platform tenant reads it."""
 
 
 @settings_class  # a frozen dataclass whose methods are in the bytecode (see there)
@@ -259,7 +260,7 @@ class Settings:
         """The roles of the operator routes and of publishing, and the platform's tenant."""
         if not isinstance(self.operator_role, str) or not _ROLE.fullmatch(self.operator_role):
             invalid("FORMWORK_OPERATOR_ROLE", str(self.operator_role), _ROLE_EXPECTED)
-        if self.platform_tenant is not None and not _TENANT.fullmatch(self.platform_tenant):
+        if self.platform_tenant is not None and not re.fullmatch(_TENANT, self.platform_tenant):
             invalid(
                 "FORMWORK_PLATFORM_TENANT",
                 self.platform_tenant,

@@ -22,8 +22,9 @@ DEFAULT_TASK_QUEUE = "formwork-hooks"
 
 _ADDRESS = re.compile(r"[A-Za-z0-9_.\[\]:-]+:\d{1,5}")
 _NAME = re.compile(r"[A-Za-z0-9_.@-]{1,200}")
-_SECRET_ID = re.compile(r"[A-Za-z0-9/_+=.@:-]{1,2048}")
-"""A Secrets Manager ``SecretId``: a secret's name or its ARN."""
+_SECRET_ID = r"[A-Za-z0-9/_+=.@:-]{1,2048}"
+"""A Secrets Manager ``SecretId``: a secret's name or its ARN. A pattern ``re`` compiles when
+first used, not at import: only a deployment whose Temporal credentials are a secret reads it."""
 
 
 class ConfigError(ValueError):
@@ -174,7 +175,7 @@ class TemporalSettings:
                 "both TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH, or neither",
             )
         if self.secret_id is not None:
-            if not _SECRET_ID.fullmatch(self.secret_id):
+            if not re.fullmatch(_SECRET_ID, self.secret_id):
                 invalid(
                     "FORMWORK_TEMPORAL_SECRET_ID",
                     self.secret_id,
