@@ -5,35 +5,25 @@ Nothing an attempt that lost holds is reused by the next."""
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
-from forms import Commit, FormDef, FormInstance, InMemoryFormStore, Step, field
+from forms import Commit, FormDef, FormInstance, Step, field
 from forms.app.conversation import Caller
-from forms.marked import replaced
 from tests.support import service_for
+from tests.unit.test_render_once import Overtaking
 
 
-class Seeing(InMemoryFormStore):
-    """The in-memory store, noting every commit it is handed; before each of the next
-    ``lose`` commits that carry a call, a rival write lands (a real commit), so the store's
-    own compare-and-set refuses the commit it was handed."""
+class Seeing(Overtaking):
+    """``Overtaking``'s store (a rival write lands before each of the next ``lose`` commits
+    that carry a call), noting every commit it is handed that carries one."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.lose = 0
         self.seen: list[Commit] = []
 
     def commit(self, commit: Commit) -> FormInstance:
         if commit.call is not None:
             self.seen.append(commit)
-        if self.lose and commit.call is not None:
-            self.lose -= 1
-            stored = self.get(commit.instance_id)
-            later = replaced(stored.state, updated_at=stored.state.updated_at + timedelta(1))
-            super().commit(
-                Commit(instance_id=stored.id, expected_version=stored.version, state=later)
-            )
         return super().commit(commit)
 
 
