@@ -169,15 +169,13 @@ def _edge(
     known = before.__dict__
     basis = basis_of(instance, hook.binds, live) if holds and hook.binds else None
     rebased = basis is not None and known["basis"] is not None and known["basis"] != basis
-    count = was = known["count"]
+    count = known["count"]
     if holds and (not known["holds"] or rebased):
         count += 1
         rising.append(hook)
         if hook.kind == "checkpoint":
             fired[hook.target] = count
-    if known["holds"] == holds and count == was and known["basis"] == basis:
-        return before  # nothing changed (the common case)
-    return built(HookState, {"holds": holds, "count": count, "basis": basis})
+    return _hook_state(before, holds, count, basis)
 
 
 def _stands(before: HookState, holds: bool, hook: Hook) -> bool:
