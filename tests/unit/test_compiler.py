@@ -693,7 +693,11 @@ def test_checkpoint_with_three_parameters_is_rejected() -> None:
             [Checkpoint("cap", when=lambda v: True), Checkpoint("cap", when=lambda v: False)],
             "checkpoint id 'cap' is used twice",
         ),
-        ([Checkpoint("cap", when="always")], "checkpoint 'cap': when/run must be callable"),
+        (
+            # deliberately not callable: the compiler's check is what is under test
+            [Checkpoint("cap", when="always")],  # type: ignore[arg-type]
+            "checkpoint 'cap': when/run must be callable",
+        ),
     ],
 )
 def test_bad_checkpoints_are_rejected(checkpoints: list[Checkpoint], fragment: str) -> None:

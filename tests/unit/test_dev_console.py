@@ -51,7 +51,8 @@ def test_a_warning_is_one_line_naming_the_function(records: tuple[Logger, io.Str
 def test_an_error_keeps_its_traceback(records: tuple[Logger, io.StringIO]) -> None:
     logger, buffer = records
     try:
-        {}["missing"]
+        empty: dict[str, int] = {}
+        empty["missing"]
     except KeyError:
         logger.exception("unhandled error in a route")
     (line,) = lines(buffer)

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from pydantic import JsonValue
 
 from forms import Caller
 from forms.documents import (
@@ -54,6 +55,19 @@ def item(draft: FormDocument, item_id: str) -> dict[str, Any]:
             if found.id == item_id:
                 return found.model_dump(mode="json", by_alias=True, exclude_none=True)
     raise KeyError(item_id)
+
+
+def dig(value: JsonValue, *path: str | int) -> JsonValue:
+    """The part of a JSON result at ``path``: each ``str`` a key of an object, each ``int`` an
+    index of an array (asserted, so the shape the test expects is checked as it is read)."""
+    for key in path:
+        if isinstance(key, str):
+            assert isinstance(value, dict), f"{key!r} of {value!r}"
+            value = value[key]
+        else:
+            assert isinstance(value, list), f"[{key}] of {value!r}"
+            value = value[key]
+    return value
 
 
 def ids(draft: FormDocument, step: int = 0) -> list[str]:
@@ -270,8 +284,10 @@ def test_model_typical_strings_are_read_as_numbers_and_booleans_and_reported(
         "aliases": [],
         "layout": None,
     }
-    assert {"at": "field.layout.w", "sent": "6", "stored": 6} in done.notes["coerced"]
-    assert {"at": "field.required", "sent": "false", "stored": False} in done.notes["coerced"]
+    coerced = done.notes["coerced"]
+    assert isinstance(coerced, list)
+    assert {"at": "field.layout.w", "sent": "6", "stored": 6} in coerced
+    assert {"at": "field.required", "sent": "false", "stored": False} in coerced
     yes = apply_edit(
         done.document, "update_field", {"field": "guests", "updates": {"required": " Yes "}}
     )
@@ -690,13 +706,13 @@ def test_inspect_reads_the_live_draft_so_add_then_rule_works_in_one_turn(
     condition = {"field": "role", "op": "answered"}
     draft = edit(draft, "set_conditional_logic", target="field", id="years", when=condition)
     # AND the outline shows it in a few words, and who reads role
-    outline = inspect(draft, "form")["form"]
-    assert outline["steps"][1]["items"] == [
+    outline = inspect(draft, "form")
+    assert dig(outline, "form", "steps", 1, "items") == [
         'portfolio: url "Portfolio" when role equals "designer"',
         'years: integer "Years" when role answered',
     ]
     assert inspect(draft, "field", "role")["read_by"] == ['field "portfolio"', 'field "years"']
-    assert inspect(draft, "step", selection=Selection(step="work"))["step"]["id"] == "work"
+    assert dig(inspect(draft, "step", selection=Selection(step="work")), "step", "id") == "work"
 
 
 def test_checkpoints_are_set_by_id_and_checked_like_rules(gated: FormDocument) -> None:
@@ -711,7 +727,7 @@ def test_checkpoints_are_set_by_id_and_checked_like_rules(gated: FormDocument) -
     # THEN the step it jumps to, and the field it reads, cannot be deleted from under it
     assert 'checkpoint "designers"' in refused(done.document, "delete_step", step="you").message
     # AND a checkpoint naming what is not there is refused with the closest name
-    wrong = {**cap, "then": [{"action": "jump", "step": "yuo"}]}
+    wrong: dict[str, Any] = {**cap, "then": [{"action": "jump", "step": "yuo"}]}
     error = refused(done.document, "set_checkpoint", **wrong)
     assert error.code == "invalid_rule" and "jumps to 'yuo'" in error.message
     # AND setting it again by id replaces it; deleting it frees the step
@@ -745,7 +761,7 @@ def test_a_checkpoints_sentence_names_what_each_action_does(gated: FormDocument)
         'jump to work, fail "Designers need a…", terminate "No designers".'
     )
     # AND the outline inspect_form reads says the same
-    assert inspect(done.document, "form")["form"]["checkpoints"] == [
+    assert dig(inspect(done.document, "form"), "form", "checkpoints") == [
         'designers: when role equals "designer" -> run notify_recruiter, jump to work, '
         'fail "Designers need a…", terminate "No designers"'
     ]

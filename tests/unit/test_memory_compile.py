@@ -8,7 +8,7 @@ import sys
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, cast
 
 import pytest
 from pydantic import Field
@@ -25,7 +25,7 @@ def form_of(*fields: tuple[str, object, object], form_id: str = "probe") -> Form
     """A one-step form whose fields are (name, annotation, field(...))."""
     namespace: dict[str, object] = {"__annotations__": {n: a for n, a, _ in fields}}
     namespace.update({n: spec for n, _, spec in fields})
-    step = type("Details", (Step,), namespace)
+    step = cast("type[Step]", type("Details", (Step,), namespace))
     step.__step_settings__ = {"title": "Details"}
     return FormDef(id=form_id, version=1, title="Probe", steps=[step])
 

@@ -296,10 +296,11 @@ def test_without_a_migration_the_instance_reports_a_version_mismatch() -> None:
     before = world.store.get(instance)
     v2 = world.deploy(pets_v2_without_migration)
     # WHEN the model reads or writes it
-    for tool, payload in [
+    calls: list[tuple[str, dict[str, Any]]] = [
         ("form_read", {"form": "pets"}),
         ("form_fill", {"form": "pets", "values": {"owner": "Bob"}}),
-    ]:
+    ]
+    for tool, payload in calls:
         result = world.call(v2, tool, **payload)
         # THEN it gets version_mismatch as data, and nothing is stored
         assert result["ok"] is False
