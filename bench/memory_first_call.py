@@ -120,7 +120,7 @@ def _instrument(probe: _Probe, variant: str) -> None:
     """Wrap the builders and memory's steps so the probe sees them (nothing else changes)."""
     import formwork.application as application_module
     from forms.app import memory as memory_module
-    from forms.memory import vocabulary as vocabulary_module
+    from forms import vocabulary as vocabulary_module
 
     build_client = application_module.build_dynamodb_client  # type: ignore[attr-defined]
 
