@@ -162,7 +162,9 @@ def test_the_client_extra_talks_to_the_api_without_any_cloud_sdk(
     app = app_for(service_for(travel_claim))
 
     def function(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        return lambda_handler(event, context, app=app)
+        # Powertools' decorators leave the handler typed (...) -> Any: its own annotation here
+        response: dict[str, Any] = lambda_handler(event, context, app=app)
+        return response
 
     client = venv("client")
     with LocalGateway(function, port=0) as api:
@@ -210,7 +212,9 @@ def test_the_mcp_extra_serves_formwork_mcp_over_stdio_without_any_cloud_sdk(
     app = app_for(service_for(travel_claim))
 
     def function(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        return lambda_handler(event, context, app=app)
+        # Powertools' decorators leave the handler typed (...) -> Any: its own annotation here
+        response: dict[str, Any] = lambda_handler(event, context, app=app)
+        return response
 
     installed = venv("mcp")
     with LocalGateway(function, port=0) as api:

@@ -196,7 +196,7 @@ def test_a_host_fills_a_claim_to_submission_over_streamable_http(
 
 def test_a_call_resent_under_the_hosts_id_is_a_replay(stack: LocalStack, conversation: str) -> None:
     async def test() -> None:
-        meta = {TOOL_CALL_ID_META: "toolu_01A"}
+        meta = cast("types.RequestParamsMeta", {TOOL_CALL_ID_META: "toolu_01A"})
         args = {"form": "travel-claim", "values": {"destination": "Lisbon"}}
         async with over_http(stack, conversation) as mcp:
             await mcp.call_tool("form_start", {"form": "travel-claim"})
@@ -249,7 +249,7 @@ def answering(action: str, content: dict[str, Any] | None = None) -> tuple[Any, 
         context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult:
         asked.append(params)
-        return types.ElicitResult(action=action, content=content)  # type: ignore[arg-type]
+        return types.ElicitResult(action=action, content=content)
 
     return elicit, asked
 

@@ -10,13 +10,12 @@ from typing import Any
 from forms.app.builder import BuilderService
 from forms.documents import Selection
 from forms.storage.selections import InMemorySelectionStore
-from formwork.agents import BuilderAgent, HttpBackend, ServiceBackend
+from formwork.agents import BuilderAgent, HttpBackend, Provider, ServiceBackend
 from formwork.agents.backends import KeepsSelection
 from tests.unit.test_builder_agent import (
     ANA,
     FORM,
     PROVIDERS,
-    Provider,
     Recorded,
     items,
     service,  # noqa: F401 (a fixture, used by name)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
-from mcp.client.session import ClientRequestContext
+from mcp.client.session import ClientRequestContext, ElicitationFnT
 from mcp.shared.exceptions import MCPError
 from mcp_types._v2025_11_25 import PrimitiveSchemaDefinition
 from pydantic import TypeAdapter
@@ -44,7 +44,7 @@ SPEC_KEYS = {
     "format",
 }
 
-Elicit = Callable[[ClientRequestContext, types.ElicitRequestParams], Awaitable[types.ElicitResult]]
+Elicit = ElicitationFnT
 
 
 def run(test: Callable[[], Awaitable[None]]) -> None:
@@ -69,7 +69,7 @@ def answering(content: dict[str, Any] | None, action: str = "accept") -> tuple[E
         context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult:
         asked.append(params)
-        return types.ElicitResult(action=action, content=content)  # type: ignore[arg-type]
+        return types.ElicitResult(action=action, content=content)
 
     return elicit, asked
 
@@ -144,7 +144,8 @@ def test_an_unknown_tool_is_a_protocol_error() -> None:
 def test_the_hosts_tool_call_id_makes_a_retry_a_replay(mode: str) -> None:
     async def test() -> None:
         service = make_service()
-        meta = {TOOL_CALL_ID_META: "toolu_01"}
+        # _meta is an open map (extra_items=Any), which mypy does not model: a cast, as the SDK does
+        meta = cast("types.RequestParamsMeta", {TOOL_CALL_ID_META: "toolu_01"})
         async with client(service, mode) as mcp:
             first = await mcp.call_tool("form_start", {"form": "travel-claim"}, meta=meta)
             again = await mcp.call_tool("form_start", {"form": "travel-claim"}, meta=meta)
