@@ -35,6 +35,9 @@ COMPLETE: dict[str, Any] = {
     "receipts_attached": True,
 }
 
+FormFields = dict[str, str | float | bool]
+"""A page form's fields as the request context posts them (``APIRequestContext.post(form=)``)."""
+
 
 @pytest.fixture
 def alice(stack: LocalStack) -> Iterator[Agent]:
@@ -127,7 +130,7 @@ def test_a_post_sent_twice_applies_once(page: Page, alice: Agent) -> None:
     instance = alice.start({"full_name": "Alice Smith"})
     open_form(page, alice.link(instance))
     form = row(page, "full_name").locator("form.answer")
-    fields: dict[str, str] = form.evaluate(
+    fields: FormFields = form.evaluate(
         "(f) => Object.fromEntries([...new FormData(f)].filter(([k]) => k !== 'value'))"
     )
     fields |= {"value": "Alice Smyth", "action": "answer"}  # what pressing Save adds
@@ -146,7 +149,7 @@ def test_a_double_send_sends_once(page: Page, alice: Agent) -> None:
     instance = alice.start(COMPLETE)
     open_form(page, alice.link(instance))
     form = page.locator("section.send form")
-    fields: dict[str, str] = form.evaluate("(f) => Object.fromEntries(new FormData(f))")
+    fields: FormFields = form.evaluate("(f) => Object.fromEntries(new FormData(f))")
     # WHEN its Send is posted twice (a double click on a slow network, a resend)
     answers = [
         page.request.post(page.url.split("?")[0], form=fields, max_redirects=0) for _ in range(2)

@@ -921,8 +921,12 @@ def test_the_request_models_take_what_a_fact_holds() -> None:
     from forms.memory.facts import FactValue, Words
     from formwork.aws.models import MAX_FACT_TEXT_CHARS, MAX_WORDS_CHARS, FactValueIn
 
-    for text, limit in [(FactValue, MAX_FACT_TEXT_CHARS), (FactValueIn, MAX_FACT_TEXT_CHARS)]:
-        TypeAdapter(text).validate_python("x" * limit)
+    # each adapter made where its type is named (mypy types a list of the unions as UnionType)
+    for text, limit in [
+        (TypeAdapter(FactValue), MAX_FACT_TEXT_CHARS),
+        (TypeAdapter(FactValueIn), MAX_FACT_TEXT_CHARS),
+    ]:
+        text.validate_python("x" * limit)
     assert TypeAdapter(Words).validate_python("x" * MAX_WORDS_CHARS)
     for adapter in (TypeAdapter(FactValue), TypeAdapter(FactValueIn)):
         with pytest.raises(ValueError):
