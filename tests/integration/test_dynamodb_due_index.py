@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from forms.storage.contract import at
+from forms.storage.contract_builders import put_state
 from forms.storage.due_contract import (
     DueIndexContract,
     DueStore,
     entry,
     holding,
-    put_state,
     with_outbox,
 )
 from forms.storage.dynamodb import DynamoDBFormStore, home_key

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from forms.storage.contract_builders import put_state
 from forms.storage.dynamodb import DynamoDBFormStore, home_key
 from forms.storage.failed_hooks_contract import (
     FailedHookIndexContract,
@@ -14,7 +15,6 @@ from forms.storage.failed_hooks_contract import (
     broken,
     holding,
     hook,
-    put_state,
 )
 
 

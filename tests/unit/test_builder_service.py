@@ -192,7 +192,8 @@ def test_inspect_form_reads_the_live_draft_and_records_nothing(
     turn = started(builder)
     store.take()
     outline = builder.call(ANA, FORM, "inspect_form", "look", {})
-    assert outline["ok"] and outline["form"]["title"] == "Contact us"
+    form = outline["form"]
+    assert outline["ok"] and isinstance(form, dict) and form["title"] == "Contact us"
     assert store.take() == ["get"]
     assert store.inner.get_call("acme", FORM, "look") is None
     assert turn("inspect_form", scope="step")["step"]["id"] == "contact"  # the only step
@@ -439,7 +440,8 @@ def test_the_draft_is_the_form_its_calls_name(builder: BuilderService) -> None:
     assert made["ok"]
     assert builder.draft(ANA, "job-application").document.id == "job-application"
     other = builder.call(ANA, "intake", "create_form", "c2", {"title": "X", "id": "not-intake"})
-    assert other["error"] == "invalid" and "'intake'" in other["message"]
+    message = other["message"]
+    assert other["error"] == "invalid" and isinstance(message, str) and "'intake'" in message
     with pytest.raises(NotFound):
         builder.draft(ANA, "intake")
 
@@ -541,7 +543,7 @@ def test_the_builder_checks_fact_keys_against_the_deployments_vocabulary(store: 
         InMemoryFormDocumentStore(),
         timer=lambda: 0.0,
     )
-    field = {
+    field: dict[str, Any] = {
         "kind": "single_choice",
         "id": "blood",
         "label": "Blood type",

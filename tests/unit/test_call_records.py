@@ -109,7 +109,8 @@ def test_replays_are_answered_for_the_window_then_expire_without_applying() -> N
     late = svc.call(ALICE, "form_fill", "old", old)
     assert late["error"] == "tool_call_expired"
     (instance,) = svc.store.list_conversation("alice", "conv-1")
-    assert instance.field("destination").in_force().value == "Rome"
+    in_force = instance.field("destination").in_force()
+    assert in_force is not None and in_force.value == "Rome"
 
 
 def test_many_writers_cannot_push_an_old_call_out_of_the_window() -> None:
@@ -126,7 +127,8 @@ def test_many_writers_cannot_push_an_old_call_out_of_the_window() -> None:
     # WHEN the first call is retried / THEN it is a replay: OLD -> NEW -> OLD cannot happen
     assert svc.call(ALICE, "form_fill", "old", old)["replayed"] is True
     (instance,) = svc.store.list_conversation("alice", "conv-1")
-    assert instance.field("destination").in_force().value == "Rome"
+    in_force = instance.field("destination").in_force()
+    assert in_force is not None and in_force.value == "Rome"
 
 
 def test_call_ids_are_per_conversation_and_principal() -> None:

@@ -214,7 +214,7 @@ def test_the_responses_shape_validates_for_every_tool_set() -> None:
 
 def values_of(fmt: StrictFormat, forms: Sequence[CompiledForm], tool: str) -> dict[str, Any]:
     by_name = dict(zip([t.name for t in TOOLS], parameters(fmt, forms), strict=True))
-    return cast(dict[str, Any], by_name[tool])
+    return by_name[tool]
 
 
 @pytest.mark.parametrize("form", FORMS, ids=[f.id for f in FORMS])

@@ -211,7 +211,7 @@ def test_form_fill_saves_any_fields_of_any_step() -> None:
 def test_form_revise_moves_through_the_log() -> None:
     h = Harness()
     h.start(name="Ann", notes="hello")
-    steps = [
+    steps: list[tuple[dict[str, Any], str]] = [
         ({"field": "name", "action": "set", "value": "Bob"}, 'Set Name to "Bob".'),
         ({"field": "name", "action": "undo"}, 'Undo on Name: now "Ann" (answered).'),
         ({"field": "name", "action": "redo"}, 'Redo on Name: now "Bob" (answered).'),
