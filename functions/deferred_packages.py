@@ -7,9 +7,10 @@ has (AppSync's with ``asyncio``, Bedrock's, VPC Lattice's, the HTTP resolver's),
 ``aws_lambda_powertools/utilities/data_classes/__init__.py``, which imports the data class of
 every event source Lambda knows (S3, SQS, Kinesis, CodePipeline, ...). A tool call uses one
 resolver and one event class; together the rest were about a tenth of ``import
-formwork.aws.api``.
+formwork.aws.api``. The batch utility's ``__init__`` imports its processors, the async one
+with ``asyncio``: the relay takes only its exceptions (``formwork.aws.relay.partial_response``).
 
-Both ``__init__`` files only re-export names from their submodules. ``install`` puts a finder
+These ``__init__`` files only re-export names from their submodules. ``install`` puts a finder
 first on ``sys.meta_path`` that, for the packages in ``DEFERRED`` and nothing else, returns
 the package's own spec with a loader that runs no code at import: the package module gets a
 PEP 562 ``__getattr__`` that imports a re-exported name from the submodule its ``__init__``
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 DEFERRED = frozenset(
     {
         "aws_lambda_powertools.event_handler",
+        "aws_lambda_powertools.utilities.batch",
         "aws_lambda_powertools.utilities.data_classes",
     }
 )

@@ -2,18 +2,17 @@
 
 Two Lambda handlers. With ``FORMWORK_DISPATCH=temporal``:
 
-* ``lambda_handler``: the table's DynamoDB stream (Powertools ``BatchProcessor`` for
-  DynamoDB Streams, partial failures reported with ``ReportBatchItemFailures``). For each
-  instance home item written, the entries of its outbox that need a run are started
-  (``TemporalDispatcher.send``, no waiting) and marked dispatched: executors pending and never
-  dispatched, or dispatched at least ``FORMWORK_REDISPATCH_AFTER_SECONDS`` ago and still
-  pending (``due_entries``); approvals never dispatched, or still pending that long past
-  their deadline (``due_approval_runs``). Each key's run is looked at first
-  (``formwork.temporal.starter``, ``look_first``): one still going, such as the run a tool call is
-  waiting for (its entry says never dispatched until the wait ends), is neither started nor
-  marked.
-  A record whose dispatch fails is reported; Lambda retries from it, and after its retries
-  the batch's coordinates go to the on-failure queue.
+* ``lambda_handler``: the table's DynamoDB stream (partial failures reported with
+  ``ReportBatchItemFailures`` as Powertools' ``BatchProcessor`` reports them:
+  ``partial_response``). For each instance home item written, the entries of its outbox that
+  need a run are started (``TemporalDispatcher.send``, no waiting) and marked dispatched:
+  executors pending and never dispatched, or dispatched at least
+  ``FORMWORK_REDISPATCH_AFTER_SECONDS`` ago and still pending (``due_entries``); approvals never
+  dispatched, or still pending that long past their deadline (``due_approval_runs``). Each key's
+  run is looked at first (``formwork.temporal.starter``, ``look_first``): one still going, such
+  as the run a tool call is waiting for (its entry says never dispatched until the wait ends),
+  is neither started nor marked. A record whose dispatch fails is reported; Lambda retries from
+  it, and after its retries the batch's coordinates go to the on-failure queue.
 * ``sweep_handler``: on a schedule, for what the stream can no longer deliver (a batch that
   exhausted its retries, records past the stream's 24-hour retention, a relay that was down).
   With ``{"instance_ids": [...]}`` it looks at those instances only; otherwise it reads the
@@ -38,17 +37,18 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
-from aws_lambda_powertools.utilities.batch import (
-    BatchProcessor,
-    EventType,
-    process_partial_response,
+from aws_lambda_powertools.utilities.batch.exceptions import (
+    BatchProcessingError,
+    ExceptionInfo,
+    UnexpectedBatchTypeError,
 )
 from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import (
     DynamoDBRecord,
@@ -215,14 +215,63 @@ def lambda_handler(
     event: dict[str, Any], context: Any, *, app: App | None = None
 ) -> dict[str, Any]:
     """DynamoDB Streams batches; reports the records that could not be dispatched."""
+    del context
     current = relay(app if app is not None else process.app())
-    processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
-    response: dict[str, Any] = dict(
-        process_partial_response(
-            event=event, record_handler=current.on_record, processor=processor, context=context
+    return partial_response(event, current.on_record)
+
+
+def partial_response(
+    event: dict[str, Any], on_record: Callable[[DynamoDBRecord], None]
+) -> dict[str, Any]:
+    """``on_record`` for each record of a DynamoDB Streams batch, in order; the records it
+    raised for are reported as failed (``batchItemFailures``, by sequence number), and when
+    every record failed the whole batch is (``BatchProcessingError``).
+
+    What Powertools' ``process_partial_response`` with a ``BatchProcessor`` for DynamoDB
+    Streams answers and raises, for the same event (``tests/unit/test_relay_batch.py`` holds
+    that), written out because ``aws_lambda_powertools.utilities.batch`` imports ``asyncio``
+    (with ``ssl``, ``socket`` and ``subprocess``) for its async processor: 0.15x ``import
+    boto3`` on the relay's cold start, which the stream relay never uses.
+    """
+    try:
+        records = event.get("Records", [])
+    except AttributeError as error:
+        raise ValueError(_INVALID_EVENT) from error
+    if not records or not isinstance(records, list):
+        raise UnexpectedBatchTypeError(_UNEXPECTED_BATCH)
+    failed: list[DynamoDBRecord] = []
+    exceptions: list[ExceptionInfo] = []
+    for raw in records:
+        record = DynamoDBRecord(raw)
+        try:
+            on_record(record)
+        except Exception:
+            failed.append(record)
+            exceptions.append(sys.exc_info())
+    if failed and len(failed) == len(records):
+        raise BatchProcessingError(
+            msg=f"All records failed processing. {len(exceptions)} individual errors logged "
+            "separately below.",
+            child_exceptions=exceptions,
         )
-    )
-    return response
+    # As Powertools reads it: a failed record without a ``dynamodb`` key raises here too.
+    return {
+        "batchItemFailures": [
+            {"itemIdentifier": cast("Any", record.dynamodb).sequence_number} for record in failed
+        ]
+    }
+
+
+_INVALID_EVENT = (
+    "Invalid event format. Please ensure batch event is a valid DynamoDBStreams event. \n"
+    "See sample events in our documentation for either SQS, KinesisDataStreams, DynamoDBStreams, "
+    "Kafka: \n https://docs.powertools.aws.dev/lambda/python/latest/utilities/batch/"
+    "#processing-messages-from-sqs"
+)
+_UNEXPECTED_BATCH = (
+    "Unexpected batch event type. Possible values are: SQS, KinesisDataStreams, "
+    "DynamoDBStreams, Kafka"
+)
 
 
 def sweep_handler(
