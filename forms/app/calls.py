@@ -88,8 +88,14 @@ def fingerprint(tool: str, payload: object) -> str:
         raise BadRequest(
             "the input cannot be read as JSON", "send plain JSON values (numbers of sane size)"
         ) from None
-    canonical = f'{{"input": {text}, "tool": {encode_basestring_ascii(tool)}}}'
-    return sha256(canonical.encode()).hexdigest()
+    tail = _TAILS.get(tool)
+    if tail is None:  # a tool not in the list: its name encoded here
+        tail = f', "tool": {encode_basestring_ascii(tool)}}}'
+    return sha256(f'{{"input": {text}{tail}'.encode()).hexdigest()
+
+
+_TAILS = {tool: f', "tool": {encode_basestring_ascii(tool)}}}' for tool in WRITES}
+"""What follows the input in a write tool's canonical text, its name encoded, made once."""
 
 
 def new_call(call: CallId, result: Result, instance_id: str | None, now: datetime) -> NewCall:

@@ -18,11 +18,12 @@ on every path (``tests/functional/test_checked_calls.py`` counts them).
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from forms.app.conversation import Caller
 from forms.errors import BadRequest
-from forms.surface.tools import TOOLS_BY_NAME, ToolSpec, check_id
+from forms.surface.tools import ID_PATTERN, TOOLS_BY_NAME, ToolSpec, check_id
 
 
 class CheckedCall(NamedTuple):
@@ -45,11 +46,25 @@ _tuple_new = tuple.__new__
 code, about twice the cost): what every call's checked parts are made with."""
 
 
+_ID = ID_PATTERN.removeprefix("^").removesuffix("$")
+_ids_well_formed = re.compile(f"{_ID} {_ID}").fullmatch
+"""Whether ``"<conversation id> <tool-call id>"`` is two ids ``check_id`` takes: one match of
+both (an id holds no space, so the one space is the border), where a match of each paid the
+regex engine's start-up twice (~2k instructions a call). ``tests/functional/test_checked_calls.py``
+counts its calls (once per call that names its parts) and holds it to ``check_id`` of each."""
+
+
 def check_call(caller: Caller, tool: str, tool_call_id: str) -> CheckedCall:
     """The call, checked: the conversation id and the tool-call id well formed, the tool one
     of the tools; ``BadRequest`` for the first that is not (in that order)."""
-    check_id(caller.conversation_id, "conversation id")
-    check_id(tool_call_id, "tool_call_id")
+    conversation_id = caller.conversation_id
+    if (
+        type(conversation_id) is not str
+        or type(tool_call_id) is not str
+        or _ids_well_formed(f"{conversation_id} {tool_call_id}") is None
+    ):  # one is not (or is text of a subclass): each on its own, for the error that says which
+        check_id(conversation_id, "conversation id")
+        check_id(tool_call_id, "tool_call_id")
     spec = TOOLS_BY_NAME.get(tool)
     if spec is None:
         known = ", ".join(TOOLS_BY_NAME)

@@ -14,6 +14,7 @@ import pytest
 
 from forms.app import checked
 from forms.app.conversation import Caller
+from forms.errors import BadRequest
 from forms.surface.tools import check_id
 from formwork.aws.bedrock_agent import lambda_handler
 from formwork.aws.local import LocalContext
@@ -21,17 +22,28 @@ from formwork.bootstrap import App
 from tests.functional.conftest import ALICE, Api, build_event, load_event
 from tests.support import service_for
 
+IDS = ["conversation id", "tool_call_id"]
+"""What ``check_call`` checks of a call's ids, in order."""
+
 
 @pytest.fixture
 def checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """What ``check_call`` checks, by name, in order, from here on."""
+    """What ``check_call`` checks, by name, in order, from here on: both ids at once (one
+    match of the two, ``IDS``), or one id on its own (``check_id``, when the two did not
+    match, for the error that says which)."""
     seen: list[str] = []
+    both = checked._ids_well_formed
 
     def counted(value: str, what: str) -> str:
         seen.append(what)
         return check_id(value, what)
 
+    def counted_both(ids: str) -> object:
+        seen.extend(IDS)
+        return both(ids)
+
     monkeypatch.setattr(checked, "check_id", counted)
+    monkeypatch.setattr(checked, "_ids_well_formed", counted_both)
     return seen
 
 
@@ -75,7 +87,7 @@ def test_a_bedrock_invocation_is_checked_once_in_its_shell(app: App, checks: lis
     response: dict[str, Any] = lambda_handler(start, LocalContext(), app=app)
     # THEN the conversation id and the tool-call id were each checked once
     assert response["response"]["httpStatusCode"] == 200
-    assert checks == ["conversation id", "tool_call_id"]
+    assert checks == IDS
 
 
 def test_a_call_naming_its_parts_is_checked_once_by_the_service(checks: list[str]) -> None:
@@ -84,9 +96,49 @@ def test_a_call_naming_its_parts_is_checked_once_by_the_service(checks: list[str
     # WHEN a caller that checked nothing calls a tool
     assert service.call(alice, "form_list", "c1", {})["ok"] is True
     # THEN the service checked each part once
-    assert checks == ["conversation id", "tool_call_id"]
+    assert checks == IDS
     # AND a malformed one, or a tool that is not one, is refused as data, nothing run
     bad = service.call(Caller("acme/alice", "no spaces"), "form_list", "c2", {})
     unknown = service.call(alice, "form_lists", "c3", {})
     assert (bad["error"], unknown["error"]) == ("bad_request", "bad_request")
     assert unknown["message"] == "there is no tool 'form_lists'"
+    assert bad["message"].startswith("conversation id must be")
+
+
+@pytest.mark.parametrize(
+    ("conversation", "call_id", "refused"),
+    [
+        ("conv-1", "c1", None),
+        ("no spaces", "c1", "conversation id"),
+        ("conv-1", "c 1", "tool_call_id"),
+        ("conv-1 c1", "c1", "conversation id"),
+        ("conv-1", "", "tool_call_id"),
+        ("", "c1", "conversation id"),
+        ("conv-1\n", "c1", "conversation id"),
+        ("conv-1", "c1\n", "tool_call_id"),
+        ("a" * 128, "b" * 128, None),
+        ("a" * 129, "c1", "conversation id"),
+        ("conv-1", "-c1", "tool_call_id"),
+        ("bad!", "bad!", "conversation id"),
+    ],
+)
+def test_both_ids_checked_at_once_refuse_as_each_alone(
+    conversation: str, call_id: str, refused: str | None
+) -> None:
+    # WHEN the two ids are checked together, THEN the call passes exactly when each passes
+    # alone, and a refusal names the first that does not (the same error as ``check_id``'s)
+    caller = Caller("acme/alice", conversation)
+    alone: str | None = None
+    for value, what in ((conversation, "conversation id"), (call_id, "tool_call_id")):
+        try:
+            check_id(value, what)
+        except BadRequest:
+            alone = what
+            break
+    assert alone == refused
+    if refused is None:
+        assert checked.check_call(caller, "form_fill", call_id).tool_call_id == call_id
+        return
+    with pytest.raises(BadRequest) as error:
+        checked.check_call(caller, "form_fill", call_id)
+    assert error.value.args[0].startswith(refused + " must be")
