@@ -16,8 +16,9 @@ importable from here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from datetime import datetime
+from typing import Any
 
 from forms.app.after_write import (
     as_now,
@@ -97,9 +98,15 @@ _named = named_fields
 """The fields a start's call named (``forms.app.starts.named_fields``), by its old name here."""
 
 
-Built = tuple[Transition, Callable[[], Result]]
-"""What a write tool's ``build`` plans: the transition, and how to render its result (called
-only for the attempt whose write is made, or that writes nothing: ``forms.app.calls.Rendering``)."""
+Built = tuple[Transition, Rendering]
+"""What a write tool's ``build`` plans: the transition, and its result with the status line
+after it, rendered once and only for the attempt whose write is made, or that writes nothing
+(``forms.app.calls.Rendering``: a ``Once`` of a closure that renders the result and adds the
+line, where a ``Rendering`` subclass held the render and its parts beside ``Once``'s maker)."""
+
+Build = Callable[[CompiledForm, FormInstance, datetime, bool], Built]
+"""``build(form, instance, now, qualify)``: a write tool's plan on the instance as stored;
+``qualify``, whether the status line names the instance (``locate``)."""
 
 Guard = Callable[[CompiledForm, FormInstance], None]
 """A check a caller adds to a write, run on the instance each attempt plans on, before
@@ -114,27 +121,42 @@ def form_fill(
     given = args.__dict__
     values, decline, submit = given["values"] or {}, given["decline"], given["submit"]
 
-    def build(form: CompiledForm, instance: FormInstance, now: datetime) -> Built:
+    def build(form: CompiledForm, instance: FormInstance, now: datetime, qualify: bool) -> Built:
         plan = plan_fill(form, instance, values, author, now)
         if decline:  # most fills decline nothing
             plan_declines(form, instance, plan, decline, author, now)
         step = _planned(form, instance, plan, now)
         if not submit or step.after.state.status != "open":
-            return step, lambda: fill_result(form, step, plan, verb="Saved")
+            return step, Rendering(
+                lambda: with_status_line(
+                    fill_result(form, step, plan, verb="Saved"), form, step, qualify
+                )
+            )
         refusal = not_ready(form, step.evaluation)
         if refusal is not None:
-            return step, lambda: {
-                **fill_result(form, step, plan, verb="Saved"),
-                "submitted": False,
-                "not_submitted": refusal,
-            }
+            return step, Rendering(
+                lambda: with_status_line(
+                    {
+                        **fill_result(form, step, plan, verb="Saved"),
+                        "submitted": False,
+                        "not_submitted": refusal,
+                    },
+                    form,
+                    step,
+                    qualify,
+                )
+            )
         state = instance.state.model_copy(
             update={"status": "completed", "closed_reason": "submitted"}
         )
         submitted = _planned(form, instance, plan, now, state)
-        return submitted, lambda: submitted_result(form, submitted, plan)
+        return submitted, Rendering(
+            lambda: with_status_line(
+                submitted_result(form, submitted, plan), form, submitted, qualify
+            )
+        )
 
-    return write(writer, caller, call, args, build, guard)
+    return write(writer, caller, call, given, build, guard)
 
 
 def form_revise(
@@ -142,36 +164,43 @@ def form_revise(
 ) -> Result:
     author = _author(caller, call)
 
-    def build(form: CompiledForm, instance: FormInstance, now: datetime) -> Built:
+    def build(form: CompiledForm, instance: FormInstance, now: datetime, qualify: bool) -> Built:
         if args.field is None:  # clear_memory: every answer memory filled, no field named
             plan = plan_revise(form, instance, "", args.action, args.value, author, now)
             recalled = {f: r for f, r in instance.state.recalled.items() if f not in plan.dismissed}
             state = replaced(instance.state, recalled=recalled)
             step = _planned(form, instance, plan, now, state)
-            return step, lambda: cleared_result(form, step, plan)
+            return step, Rendering(
+                lambda: with_status_line(cleared_result(form, step, plan), form, step, qualify)
+            )
         field_id = resolve_field(form, args.field)
         plan = plan_revise(form, instance, field_id, args.action, args.value, author, now)
         if field_id != args.field:
             plan.resolved[args.field] = field_id
         revised = _planned(form, instance, plan, now)
-        return revised, lambda: revise_result(form, revised, plan, args.action, field_id)
+        return revised, Rendering(
+            lambda: with_status_line(
+                revise_result(form, revised, plan, args.action, field_id), form, revised, qualify
+            )
+        )
 
-    return write(writer, caller, call, args, build, guard)
+    return write(writer, caller, call, args.__dict__, build, guard)
 
 
 def form_abandon(writer: Writer, caller: Caller, call: CallId, args: FormAbandonArgs) -> Result:
-    def build(form: CompiledForm, instance: FormInstance, now: datetime) -> Built:
+    def build(form: CompiledForm, instance: FormInstance, now: datetime, qualify: bool) -> Built:
         state = instance.state.model_copy(
             update={"status": "abandoned", "closed_reason": args.reason.strip()}
         )
         step = transition(form, instance, {}, now, state=state)
         why = inline(args.reason.strip())
-        return step, lambda: {
-            "ok": True,
-            "summary": f"Abandoned {inline(form.title)}: {why}. Answers are kept.",
-        }
+        return step, Rendering(lambda: with_status_line(_abandoned(form, why), form, step, qualify))
 
-    return write(writer, caller, call, args, build)
+    return write(writer, caller, call, args.__dict__, build)
+
+
+def _abandoned(form: CompiledForm, why: str) -> Result:
+    return {"ok": True, "summary": f"Abandoned {inline(form.title)}: {why}. Answers are kept."}
 
 
 # ------------------------------------------------------------------ plumbing
@@ -181,15 +210,15 @@ def write(
     writer: Writer,
     caller: Caller,
     call: CallId,
-    args: FormFillArgs | FormReviseArgs | FormAbandonArgs,
-    build: Callable[[CompiledForm, FormInstance, datetime], Built],
+    given: Mapping[str, Any],
+    build: Build,
     guard: Guard | None = None,
 ) -> Result:
     """A write tool's call, through the one commit loop: the commit carries the call's
-    record, so a retry of it is refused by the store and replayed. ``build`` plans the
-    transition and says how to render its result, which is rendered once, for the attempt
-    that commits (``forms.app.calls.Rendering``)."""
-    given = args.__dict__
+    record, so a retry of it is refused by the store and replayed. ``given`` is the tool's
+    arguments (their model's ``__dict__``: its ``form`` and ``instance`` locate it). ``build``
+    plans the transition and its result, which is rendered once, for the attempt that
+    commits (``forms.app.calls.Rendering``)."""
     instance, qualify = locate(writer.loop, caller, given["form"], given["instance"])
     # a recall that came late: delivered after (only memory owes one)
     owed = writer.owed_call(caller, instance) if writer.memory is not None else None
@@ -204,7 +233,7 @@ def _write(
     writer: Writer,
     caller: Caller,
     call: CallId,
-    build: Callable[[CompiledForm, FormInstance, datetime], Built],
+    build: Build,
     instance: FormInstance,
     qualify: bool,
     owed: MemoryCall | None,
@@ -225,8 +254,7 @@ def _write(
             )
         if guard is not None:
             guard(form, current)
-        step, render = build(form, current, now)
-        result = _Answer(render, form, step, qualify)
+        step, result = build(form, current, now, qualify)
         commit = step.commit
         made = commit.__dict__
         if not made["fields"] and _unchanged(made["state"], held["state"]):
@@ -236,7 +264,7 @@ def _write(
             step = _recorded(step, record, caller.source)
             commit = step.commit
         else:  # most writes: the commit ``transition`` made for this attempt, set in place
-            commit.__dict__["call"] = record  # (nobody else holds it: see ``_recorded``)
+            made["call"] = record  # (nobody else holds it: see ``_recorded``)
         memory = writer.memory_call(caller, form) if writer.memory is not None else None
         if memory is not None:
             remembered.append((answers_to_remember(form, current, commit.fields), memory, now))
@@ -258,36 +286,6 @@ def _write(
     if not done.step.dispatch:  # nothing raised (most writes): nothing to hand on
         return result
     return dispatched(writer, result, stored, done.step.dispatch, qualify)
-
-
-class _Answer(Rendering):
-    """The result ``render()`` makes, with the status line after ``step``: rendered once, by
-    the store for the record of the write it makes or by the caller after the loop. One
-    object a write (a closure over the four and a ``Rendering`` of it were two, and two
-    calls more to render). Once rendered, it drops what it rendered from, as ``Once`` drops
-    its maker: the step's commit carries the record that holds this."""
-
-    __slots__ = ("_parts",)
-
-    def __init__(
-        self, render: Callable[[], Result], form: CompiledForm, step: Transition, qualify: bool
-    ) -> None:
-        self._make = None  # ``Once``'s maker: the parts below are this one's
-        self._value: Result | None = None
-        self._parts: tuple[Callable[[], Result], CompiledForm, Transition, bool] | None = (
-            render,
-            form,
-            step,
-            qualify,
-        )
-
-    def __call__(self) -> Result:
-        value = self._value
-        if value is None:  # a result is a dict, never None
-            render, form, step, qualify = self._parts  # type: ignore[misc]
-            value = self._value = with_status_line(render(), form, step, qualify)
-            self._parts = None
-        return value
 
 
 def _unchanged(made: InstanceState, held: InstanceState) -> bool:
