@@ -1,7 +1,8 @@
 """The one commit loop: load, plan, compare-and-set, and on a conflict, again, for every
 aggregate (instances, drafts, facts).
 
-``CommitPolicy.retry`` is the loop itself, whatever is written: an attempt plans on what was
+``CommitPolicy.retry_with`` is the loop itself (``retry`` for an attempt that takes nothing but
+what is stored), whatever is written, its first attempt included: an attempt plans on what was
 loaded and writes compare-and-set, with the call's record in the same write; a lost race
 (``forms.errors.Conflict``, which carries what is stored now) is planned again on what it
 carries, within the one budget below and with the one backoff. A write whose call id the store
@@ -62,6 +63,7 @@ from forms.storage.port import FormStore
 T = TypeVar("T")
 R = TypeVar("R")
 S = TypeVar("S", bound="Versioned | None")
+G = TypeVar("G")
 
 _tuple_new = tuple.__new__  # a named tuple from its fields in order, without its Python __new__
 
@@ -123,23 +125,25 @@ class CommitPolicy:
         is stored now (``current(conflict)``; by default what the conflict carries), waiting
         ``backoff`` first, until it returns or a bound is reached: then ``busy()`` is raised,
         and nothing of the call is saved (what an attempt raises besides ``Conflict``, such
-        as ``CallRecorded``, leaves as it is)."""
-        try:
-            return attempt(loaded)
-        except Conflict as conflict:
-            lost: Conflict[Any] = conflict
-        return self.retried(lost, attempt, busy=busy, current=current)
+        as ``CallRecorded``, leaves as it is). ``retry_with`` with nothing given."""
+        return self.retry_with(loaded, _alone, attempt, busy, current)
 
-    def retried(
+    def retry_with(
         self,
-        conflict: Conflict[Any],
-        attempt: Callable[[S], R],
-        *,
+        loaded: S,
+        attempt: Callable[[S, G], R],
+        given: G,
         busy: Callable[[], TooManyConflicts],
         current: Callable[[Conflict[Any]], S] | None = None,
     ) -> R:
-        """``retry`` after its first attempt lost to ``conflict``: what a caller that made
-        that attempt itself (``CommitLoop.commit``) hands on."""
+        """``retry`` of ``attempt(loaded, given)``: the one loop, first attempt included.
+        ``given`` is what every attempt is handed besides what is stored
+        (``CommitLoop.commit``'s plan), so a caller makes no closure to bind it; the
+        arguments are positional, so the call is one Python frame pushed in place."""
+        try:  # most writes land on the first attempt
+            return attempt(loaded, given)
+        except Conflict as lost:
+            conflict: Conflict[Any] = lost
         overtaken = stalled = streak = 0
         while True:
             now = current(conflict) if current is not None else cast(S, conflict.current)
@@ -152,7 +156,7 @@ class CommitPolicy:
                 break
             self.backoff(streak)
             try:
-                return attempt(now)
+                return attempt(now, given)
             except Conflict as again:
                 conflict = again
         raise busy()
@@ -252,19 +256,13 @@ class CommitLoop:
         ``TooManyConflicts`` when a bound is reached (nothing of this call is saved then; a
         migration committed on the way stands, it is what any later call would do first)."""
 
-        try:  # the first attempt called here: most writes land on it, with no closures made
-            return self._attempt(instance, plan)
-        except Conflict as conflict:
-            lost: Conflict[Any] = conflict
+        return self.policy.retry_with(instance, self._attempt, plan, _busy, self._stored)
 
-        def current(conflict: Conflict[Any]) -> FormInstance:
-            stored: FormInstance | None = conflict.current
-            return stored if stored is not None else self.store.get(instance.id)
-
-        def attempt(now: FormInstance) -> Outcome[T]:
-            return self._attempt(now, plan)
-
-        return self.policy.retried(lost, attempt, busy=_busy, current=current)
+    def _stored(self, conflict: Conflict[Any]) -> FormInstance:
+        """What a lost race of ``commit`` plans on next: the instance it carries, or, when it
+        carries none, the stored one (``NotFound`` when there is none)."""
+        stored: FormInstance | None = conflict.current
+        return stored if stored is not None else self.store.get(conflict.subject)
 
     def _attempt(self, instance: FormInstance, plan: Plan[T]) -> Outcome[T]:
         """One attempt of ``commit``: plan on ``instance`` and write what the plan decided
@@ -272,14 +270,15 @@ class CommitLoop:
         form, chain = self.registry.for_instance(instance)
         if chain:  # its version is gone (rare): migrated first
             form, instance = self._migrated(form, instance, chain)
-        planned = plan(form, instance, self.clock())
-        if planned.step is None:
-            return _tuple_new(Outcome, (form, instance, planned.value, None))
-        if planned.start is None:
-            stored = self.store.commit(planned.step.commit)
+        # unpacked, not read by name: a named tuple's field read is a descriptor call
+        value, step, start = plan(form, instance, self.clock())
+        if step is None:
+            return _tuple_new(Outcome, (form, instance, value, None))
+        if start is None:
+            stored = self.store.commit(step.commit)
         else:
-            stored = self.store.hand_over(planned.step.commit, planned.start)
-        return _tuple_new(Outcome, (form, stored, planned.value, planned.step))
+            stored = self.store.hand_over(step.commit, start)
+        return _tuple_new(Outcome, (form, stored, value, step))
 
     def settle(self, instance: FormInstance) -> tuple[CompiledForm, FormInstance]:
         """The definition ``instance`` runs on, and the instance on it: the stored instance
@@ -292,6 +291,11 @@ class CommitLoop:
     ) -> tuple[CompiledForm, FormInstance]:
         migrated = self.store.commit(migration_commit(form, instance, chain, self.clock()))
         return self.registry.for_instance(migrated)[0], migrated
+
+
+def _alone(loaded: S, attempt: Callable[[S], R]) -> R:
+    """An attempt that takes what is stored alone (``CommitPolicy.retry``'s)."""
+    return attempt(loaded)
 
 
 def _busy() -> TooManyConflicts:

@@ -274,18 +274,19 @@ def _write(
         done = writer.loop.commit(instance, plan)
     except CallRecorded as taken:
         return replay(writer, caller, call, taken.record, seen=(instance, qualify))
-    rendered: Rendering | Result = done.value  # rendered already when the write was made
-    stored = done.instance
+    _, stored, value, written = done  # unpacked: a named tuple's field read is a descriptor call
+    rendered: Rendering | Result = value  # rendered already when the write was made
     if owed is not None:
-        rendered, stored = late_recall(writer.loop, owed, done.value(), stored, qualify)
-    if done.step is None:  # nothing written: rendered only if the call's id is not taken
+        rendered, stored = late_recall(writer.loop, owed, value(), stored, qualify)
+    if written is None:  # nothing written: rendered only if the call's id is not taken
         return record_alone(writer, caller, call, rendered, instance.id, seen=(stored, qualify))
     result = rendered() if isinstance(rendered, Rendering) else rendered
     for answers, memory, at in remembered:
         memory.remember(answers, at)
-    if not done.step.dispatch:  # nothing raised (most writes): nothing to hand on
+    dispatch = written.dispatch
+    if not dispatch:  # nothing raised (most writes): nothing to hand on
         return result
-    return dispatched(writer, result, stored, done.step.dispatch, qualify)
+    return dispatched(writer, result, stored, dispatch, qualify)
 
 
 def _unchanged(made: InstanceState, held: InstanceState) -> bool:
