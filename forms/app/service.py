@@ -172,7 +172,7 @@ class FormService:
         return self._answered(f"page {post.action}", run)
 
     def _run(self, checked: CheckedCall, payload: object) -> Result:
-        caller, spec = checked.caller, checked.spec
+        caller, spec, tool_call_id = checked  # unpacked: a field read by name is a call
         tool = spec.name  # ``checked.tool``, without the property's call
         try:
             payload = payload if payload is not None else {}
@@ -181,7 +181,7 @@ class FormService:
                 return reads.form_read(self.loop, caller, _args(spec, payload), owed)
             if tool not in WRITE_TOOLS:
                 return _READERS[tool](self.loop, caller, _args(spec, payload))
-            fingerprinted = (tool, checked.tool_call_id, fingerprint(tool, payload), True)
+            fingerprinted = (tool, tool_call_id, fingerprint(tool, payload), True)
             call = _tuple_new(CallId, fingerprinted)  # in C, as ``check_call`` makes its own
             try:
                 result = _WRITERS[tool](self._writer, caller, call, _args(spec, payload))
@@ -366,10 +366,22 @@ def _failure(tool: str, exc: Exception) -> Result:
 
 
 def _args(spec: ToolSpec, payload: object) -> Any:
-    try:  # model_validate's own validator, without the wrapper that passes its defaults on
-        return spec.args.__pydantic_validator__.validate_python(payload)
+    model = spec.args
+    validate = _VALIDATE.get(model)
+    if validate is None:  # the model's first call in this process: its validator is built now
+        # (model_validate's own, without the wrapper that passes its defaults on)
+        validate = _VALIDATE[model] = model.__pydantic_validator__.validate_python
+    try:
+        return validate(payload)
     except ValidationError as exc:
         raise BadRequest(describe_validation(exc), "check the tool's input schema") from None
+
+
+_VALIDATE: dict[type, Callable[[object], Any]] = {}
+"""Each arguments' model's validator, by the model, kept from its first call: the model
+class's ``__pydantic_validator__`` is read through pydantic's metaclass, which keeps the
+lookup from being cached (~1k instructions a call). Built on first use, not at import (the
+models defer their build: a cold start builds only the one it needs)."""
 
 
 _READERS: dict[str, Callable[[CommitLoop, Caller, Any], Result]] = {
