@@ -343,3 +343,19 @@ def closed_edge(
     hooks[FORM_CLOSED] = _hook_state(before, closed, count)
     hooks.derived = derived
     return evaluation._replace(hooks=hooks, rising=tuple(rising))
+
+
+def closing(
+    form: CompiledForm,
+    evaluation: Evaluation,
+    previous: Mapping[str, HookState],
+    status: str,
+    reason: str | None,
+) -> tuple[str, str | None, Evaluation]:
+    """The status, reason and evaluation after a commit with rising edges: a rising form
+    completion closes an open instance as completed (unless the definition keeps completed
+    forms open), its closing edge rising in the same commit."""
+    completed_now = any(h.id == FORM_COMPLETE for h in evaluation.rising)
+    if status == "open" and completed_now and form.closes_on_complete:
+        return "completed", "complete", closed_edge(form, evaluation, previous, closed=True)
+    return status, reason, evaluation

@@ -52,16 +52,15 @@ made on change) and ``forms.transitions`` (what a transition gives).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 from forms.compiled import CompiledForm, Hook
 from forms.decisions import stale_decisions, withdraw_stale_approvals
 from forms.edges import (
-    FORM_COMPLETE,
     NEVER,
-    closed_edge,
+    closing,
     core_edges,
     form_edges,
     hook_edges,
@@ -69,15 +68,17 @@ from forms.edges import (
     waiting_on,
 )
 from forms.evaluation import (
+    Decided,
     Evaluation,
-    FieldEval,
     StepSummary,
+    asked_again,
     blocking,
     call_predicate,
     counts,
     field_eval,
     find_open_step,
     overridden_step,
+    revisited_step,
     typed_value,
 )
 from forms.incremental import Core, advance, core_for
@@ -88,11 +89,10 @@ from forms.instance import (
     HookState,
     InstanceState,
     OutboxEntry,
-    StepOverride,
     with_changes,
 )
 from forms.knock_on import raise_entries
-from forms.marked import Marked, built, replaced
+from forms.marked import Marked, built, fresh, replaced
 from forms.one_write import rewritten
 from forms.state import FormState, Values
 from forms.transitions import Transition
@@ -119,59 +119,53 @@ def evaluate(
     from ``previous`` are looked at again.
     """
     known = instance.__dict__
-    state = known["state"]
-    previous = state.hooks if previous is None else previous
-    core = core_for(form, known["history"])
+    state = known["state"].__dict__
+    previous = state["hooks"] if previous is None else previous
+    return _evaluated(form, instance, state, core_for(form, known["history"]), previous)
+
+
+def _evaluated(
+    form: CompiledForm,
+    instance: FormInstance,
+    state: dict[str, Any],
+    core: Core,
+    previous: Mapping[str, HookState],
+) -> Evaluation:
+    """``evaluate`` of ``instance`` over ``core`` (the core of its logs), ``state`` its
+    state's ``__dict__``: the caller that has them in hand passes them, where a model's
+    attribute costs ~10x a dict's."""
     applies, complete = core.step_applies, core.step_complete
-    override = state.override
+    override = state["override"]
     if override is None:
         revisit = open_step = None
     else:
-        revisit = _revisit(override, applies)
+        revisit = revisited_step(override, applies)
         open_step = overridden_step(override, applies, complete, revisit)
     unfinished = core.steps.unfinished
     if open_step is None and unfinished:
         open_step = form.step_order[unfinished[0]]  # the first step still to do, without a walk
     hooks, edges, flipped = core_edges(form, instance, previous, core, open_step)
-    fields = core.fields if revisit is None else _revisited(form, core, revisit)
+    fields = core.fields if revisit is None else asked_again(form, core.fields, revisit)
     decided = (fields, core.live, applies, complete, open_step, revisit, core.steps)
-    return _concluded(form, instance, previous, decided, not unfinished, hooks, edges, flipped)
-
-
-def _revisit(override: StepOverride | None, applies: Mapping[str, bool]) -> str | None:
-    """The step a backward jump reopened, while it applies."""
-    if override is not None and override.kind == "revisit" and applies.get(override.step):
-        return override.step
-    return None
-
-
-_Decided = tuple[
-    Mapping[str, FieldEval],
-    Mapping[str, Any],
-    Mapping[str, bool],
-    Mapping[str, bool],
-    str | None,
-    str | None,
-    StepSummary,
-]
-"""What step 3 decided: the first seven attributes of an ``Evaluation`` (a plain tuple)."""
+    answered = not unfinished
+    return _concluded(form, instance, state, previous, decided, answered, hooks, edges, flipped)
 
 
 def _concluded(
     form: CompiledForm,
     instance: FormInstance,
+    state: dict[str, Any],
     previous: Mapping[str, HookState],
-    decided: _Decided,
+    decided: Decided,
     answered: bool,
     hooks: Mapping[str, HookState],
     edges: list[Hook],
     flipped: tuple[str, ...],
 ) -> Evaluation:
-    """The evaluation of what step 3 ``decided`` (``answered``: every applicable required
-    field is answered), with the field, step and checkpoint hooks' states (``hooks``) and
-    rising ``edges``, completed with the rejections in force, the hooks still running,
-    readiness and the form's own hooks."""
-    state = instance.__dict__["state"].__dict__
+    """The evaluation of what step 3 ``decided`` on ``instance`` (``state``: its state's
+    ``__dict__``; ``answered``: every applicable required field is answered), with the field,
+    step and checkpoint hooks' states (``hooks``) and rising ``edges``, completed with the
+    rejections in force, the hooks still running, readiness and the form's own hooks."""
     rejections = state["rejections"]
     active = tuple(r for r in rejections if rejection_active(r, hooks)) if rejections else ()
     waiting = waiting_on(form, instance, edges, hooks) if edges or state["outbox"] else ()
@@ -186,16 +180,6 @@ def _concluded(
     hooks, rising = form_edges(form, previous, hooks, edges, ready, status != "open")
     # by position, without the named tuple's own (Python) __new__: one is made on every call
     return _tuple_new(Evaluation, (*decided, active, waiting, ready, hooks, rising, flipped))
-
-
-def _revisited(form: CompiledForm, core: Core, revisit: str) -> dict[str, FieldEval]:
-    """The core's field statuses with the answers of the revisited step to ask again."""
-    fields = dict(core.fields)
-    for field_id in form.steps[revisit].fields:
-        fe = fields[field_id]
-        if fe.status == "answered":
-            fields[field_id] = FieldEval(field_id, fe.applies, "ask_again", fe.revision)
-    return fields
 
 
 def evaluate_from_scratch(
@@ -241,7 +225,7 @@ def evaluate_from_scratch(
         complete[step.id] = done
     values._unlimit()
     override = instance.state.override
-    revisit = _revisit(override, applies)
+    revisit = revisited_step(override, applies)
     open_step = find_open_step(form, override, applies, complete, revisit)
     fields = {
         fid: field_eval(form.fields[fid], field_applies[fid], instance, revisit)
@@ -254,12 +238,15 @@ def evaluate_from_scratch(
     summary = StepSummary.of(form.step_order, applies, complete)
     decided = (fields, live, applies, complete, open_step, revisit, summary)
     answered = all(complete[s] or not applies[s] for s in form.steps)
-    return _concluded(form, instance, previous, decided, answered, hooks, edges, flipped)
+    state_known = instance.state.__dict__
+    return _concluded(
+        form, instance, state_known, previous, decided, answered, hooks, edges, flipped
+    )
 
 
-def _commit_on(base: FormInstance, fields: Marked[FieldChange], state: InstanceState) -> Commit:
-    """A commit of ``fields`` and ``state`` on ``base``'s version, built from validated parts."""
-    known = base.__dict__
+def _commit_on(known: dict[str, Any], fields: Marked[FieldChange], state: InstanceState) -> Commit:
+    """A commit of ``fields`` and ``state`` on the version of the instance whose ``__dict__``
+    is ``known``, built from validated parts."""
     return built(
         Commit,
         {
@@ -280,7 +267,7 @@ def _entries(
     now: datetime,
     status: str,
     cause: str | None,
-) -> tuple[Sequence[OutboxEntry], Sequence[OutboxEntry], Mapping[str, OutboxEntry]]:
+) -> tuple[tuple[OutboxEntry, ...], tuple[OutboxEntry, ...], Mapping[str, OutboxEntry]]:
     """The entries the commit raises (to dispatch, and stopped at the knock-on limit) and its
     outbox: ``outbox`` with the approvals no decision is owed for withdrawn and those entries
     added (``outbox`` itself when neither happens: each step is skipped when it has nothing
@@ -289,50 +276,56 @@ def _entries(
         outbox = withdraw_stale_approvals(outbox, evaluation.hooks, now, status != "open")
     if not evaluation.rising:
         return (), (), outbox
-    return raise_entries(provisional, evaluation, outbox, now, cause)
+    added, stopped, outbox = raise_entries(provisional, evaluation, outbox, now, cause)
+    return tuple(added), tuple(stopped), outbox
 
 
 def _provisional(
     form: CompiledForm,
-    base: FormInstance,
+    base: dict[str, Any],
     changes: Mapping[str, FieldChange],
     state: InstanceState,
-) -> tuple[FormInstance, Marked[FieldChange]]:
-    """``base`` with ``changes`` and ``state`` applied, for evaluation (nobody else holds it),
-    and the changes to commit, marked with what the engine derived before and after them (so
-    the store's copy of the instance carries the readings of its logs too)."""
-    fields: Marked[FieldChange] = Marked(changes)
-    known = base.__dict__
-    history = with_changes(known["history"], fields)
-    made = {**known, "history": history, "state": state, "version": known["version"] + 1}
+) -> tuple[FormInstance, Marked[FieldChange], Core]:
+    """The instance whose ``__dict__`` is ``base`` with ``changes`` and ``state`` applied, for
+    evaluation (nobody else holds it), the changes to commit, marked with what the engine
+    derived before and after them (so the store's copy of the instance carries the readings
+    of its logs too), and the core after them."""
+    fields: Marked[FieldChange] = fresh(changes)
+    logs = base["history"]
+    history = with_changes(logs, fields)
+    made = {**base, "history": history, "state": state, "version": base["version"] + 1}
     provisional = built(FormInstance, made)  # from validated parts: no validation
-    before = core_for(form, known["history"])
+    before = core_for(form, logs)
     after = rewritten(before, history, changes)  # one answer replaced: without the pass
     history.derived = after = advance(before, history, changes) if after is None else after
     fields.derived = (before, after, provisional)  # the instance the commit makes: see below
-    return provisional, fields
+    return provisional, fields, after
 
 
 def _settled(
     form: CompiledForm,
-    base: FormInstance,
+    base: dict[str, Any],
     changes: Mapping[str, FieldChange],
     state: InstanceState,
     now: datetime,
     previous: Mapping[str, HookState],
 ) -> tuple[FormInstance, Marked[FieldChange], Evaluation]:
-    """``changes`` applied on ``base`` with ``state`` and evaluated against ``previous`` (its
-    hook states), with the decisions they make stale withdrawn (each withdrawal is a change
-    too, so again until none is left: at most once per approval, whose decision it retracts)."""
-    provisional, fields = _provisional(form, base, changes, state)
-    evaluation = evaluate(form, provisional, previous)
+    """``changes`` applied on the instance whose ``__dict__`` is ``base``, with ``state``,
+    and evaluated against ``previous`` (its hook states), with the decisions they make stale
+    withdrawn (each withdrawal is a change too, so again until none is left: at most once per
+    approval, whose decision it retracts)."""
+    known = state.__dict__
+    provisional, fields, core = _provisional(form, base, changes, state)
+    evaluation = _evaluated(form, provisional, known, core, previous)
+    if not form.approval_hooks:
+        return provisional, fields, evaluation  # no decision to withdraw (most forms)
     for _ in range(len(form.approval_hooks)):
-        withdrawn = stale_decisions(form, provisional, evaluation, state.outbox, now)
+        withdrawn = stale_decisions(form, provisional, evaluation, known["outbox"], now)
         if not withdrawn:
             break
         changes = {**changes, **withdrawn}
-        provisional, fields = _provisional(form, base, changes, state)  # its state, as before
-        evaluation = evaluate(form, provisional, previous)
+        provisional, fields, core = _provisional(form, base, changes, state)  # its state
+        evaluation = _evaluated(form, provisional, known, core, previous)
     return provisional, fields, evaluation
 
 
@@ -353,26 +346,25 @@ def transition(
     rejections, closing). ``cause`` is the hook occurrence whose effects this commit applies:
     the entries it adds record it, so a tool result can report knock-on hooks.
     """
-    stored = base.__dict__["state"]
-    previous = stored.hooks  # what every edge of this commit is detected against
+    based = base.__dict__
+    stored = based["state"]
     state = stored if state is None else state
     known = state.__dict__
+    previous = known["hooks"] if state is stored else stored.__dict__["hooks"]  # edges' basis
     override = known["override"]
     if override is not None and override.kind == "revisit" and override.step in touched_steps:
         override = None
     released = state if override is known["override"] else replaced(state, override=override)
-    provisional, fields, evaluation = _settled(form, base, changes, released, now, previous)
+    provisional, fields, evaluation = _settled(form, based, changes, released, now, previous)
     held, complete = override, evaluation.step_complete  # held: the provisional's override
     if override is not None and override.kind == "focus" and complete.get(override.step):
         override = None  # the step a forward jump focused is complete: released
     status, reason = known["status"], known["closed_reason"]
-    if evaluation.rising:
-        completed_now = any(h.id == FORM_COMPLETE for h in evaluation.rising)
-        if status == "open" and completed_now and form.closes_on_complete:
-            status, reason = "completed", "complete"
-            evaluation = closed_edge(form, evaluation, previous, closed=True)
+    rising = evaluation.rising
+    if rising:
+        status, reason, evaluation = closing(form, evaluation, previous, status, reason)
     outbox: Mapping[str, OutboxEntry] = known["outbox"]
-    if outbox or evaluation.rising:
+    if outbox or rising:
         added, stopped, outbox = _entries(provisional, evaluation, outbox, now, status, cause)
     else:  # nothing to withdraw, nothing raised (most writes)
         added = stopped = ()
@@ -388,11 +380,11 @@ def transition(
             "updated_at": now,
         },
     )
-    commit = _commit_on(base, fields, new_state)
+    commit = _commit_on(based, fields, new_state)
     # The provisional instance is this transition's own (nobody else holds it): it becomes the
     # commit's instance, its state set in place (no second model); ``fields.derived`` names it.
     provisional.__dict__["state"] = new_state
     if override is not held:  # a focus released above: the provisional evaluation had it
         evaluation = evaluate(form, provisional, previous)
-    made = (commit, provisional, evaluation, tuple(added), previous, tuple(stopped))
+    made = (commit, provisional, evaluation, added, previous, stopped)
     return _tuple_new(Transition, made)

@@ -274,6 +274,37 @@ def no_preference(field: CompiledField, revision: Revision | None) -> bool:
     return field.no_preference and revision is not None and revision.kind == "decline"
 
 
+def revisited_step(override: StepOverride | None, applies: Mapping[str, bool]) -> str | None:
+    """The step a backward jump reopened, while it applies."""
+    if override is not None and override.kind == "revisit" and applies.get(override.step):
+        return override.step
+    return None
+
+
+def asked_again(
+    form: CompiledForm, fields: Mapping[str, FieldEval], revisit: str
+) -> dict[str, FieldEval]:
+    """``fields`` (the field statuses) with the answers of the revisited step to ask again."""
+    fields = dict(fields)
+    for field_id in form.steps[revisit].fields:
+        fe = fields[field_id]
+        if fe.status == "answered":
+            fields[field_id] = FieldEval(field_id, fe.applies, "ask_again", fe.revision)
+    return fields
+
+
+Decided = tuple[
+    Mapping[str, FieldEval],
+    Mapping[str, Any],
+    Mapping[str, bool],
+    Mapping[str, bool],
+    str | None,
+    str | None,
+    StepSummary,
+]
+"""What step 3 decided: the first seven attributes of an ``Evaluation`` (a plain tuple)."""
+
+
 def overridden_step(
     override: StepOverride | None,
     applies: Mapping[str, bool],

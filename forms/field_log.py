@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, GetCoreSchemaHandler, JsonValue
 from pydantic_core import core_schema
 
-from forms.marked import Marked
+from forms.marked import Marked, fresh
 
 if TYPE_CHECKING:
     from forms.instance import FieldChange
@@ -269,7 +269,7 @@ def with_changes(
 ) -> Marked[FieldHistory]:
     """``history`` (an instance's logs) with ``changes`` (a commit's) applied: a new mapping
     sharing the logs it leaves alone (``ValueError`` for a cursor outside its log)."""
-    result = Marked.copy_of(history, carry=False)
+    result = fresh(history)
     for field_id, change in changes.items():
         old = history.get(field_id, _EMPTY)
         made = change.__dict__  # a model's attributes cost ~10x a dict's (BaseModel.__getattr__)

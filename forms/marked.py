@@ -67,6 +67,15 @@ def _fields_set(kind: type[BaseModel], values: dict[str, Any]) -> set[str]:
     return set(values)
 
 
+def fresh(source: Mapping[str, _V]) -> Marked[_V]:
+    """A ``Marked`` holding ``source``'s entries and carrying nothing: ``Marked(source)``
+    without its ``__init__`` (a Python call with ``*args``), for the maps of every commit."""
+    made: Marked[_V] = _dict_new(Marked)
+    _dict_update(made, source)
+    made.derived = made._sized = None
+    return made
+
+
 def replaced(model: _Model, **changes: Any) -> _Model:
     """``model.model_copy(update=changes)`` (a shallow copy with some fields replaced, not
     validated) at a fraction of its cost, for copies on the path of every commit."""
