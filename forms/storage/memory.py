@@ -12,7 +12,8 @@ same instance to the caller. A commit that
 leaves the status, the definition version and the outbox as they were (most answers) keeps
 the instance's places in the indexes as they stood (``same_places``). A call's record is read
 (and, when deferred, made: its result rendered) only for a write this store is about to make,
-after the version and the call id are checked and before anything of it is stored.
+after the version and the call id are checked and before anything of it is stored: every
+write refuses a taken id with ``_refuse_taken`` and keeps its record with ``_keep_call``.
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ _ConversationKey = tuple[str, str]
 class InMemoryFormStore(
     FormStore, OutboxScan, ApprovalIndex, FailedHookIndex, OpenFormIndex, DueIndex
 ):
-    """A thread-safe ``FormStore`` held in memory; every method runs under one lock. It is
-    also its own ``OutboxScan`` (pages of ``page_size`` instances, in creation order) and its
+    """A thread-safe ``FormStore`` held in memory; every method runs under one lock (but
+    ``_planned_on``, whose reads ``_write`` makes again under it). It is also its own ``OutboxScan`` (pages of ``page_size`` instances, in creation order) and its
     own ``ApprovalIndex`` (each partition's places kept beside the instances, updated by the
     write that stores the instance)."""
 
@@ -71,23 +72,24 @@ class InMemoryFormStore(
 
     def _add(self, instance: FormInstance, call: NewCall | None) -> None:
         check_instance(instance)  # SizeLimit: nothing stored
-        key = (instance.principal, instance.conversation_id)
+        key = _CONVERSATION(instance.__dict__)
         with self._lock:
             if instance.id in self._instances:
                 raise AlreadyExists(f"instance {instance.id} already exists")
-            self._check_call(key, call)
-            record = _record_text(call)
+            calls = self._calls.get(key)
+            _refuse_taken(calls, call)
+            self._keep_call(key, calls, call)
             self._instances[instance.id] = instance
             self._by_conversation.setdefault(key, []).append(instance.id)
             self._place(instance)
-            self._keep_call(key, call, record)
 
     def _add_call(self, principal: str, conversation_id: str, call: NewCall) -> bool:
         key = (principal, conversation_id)
         with self._lock:
-            if call.call_id in self._calls.get(key, {}):
+            calls = self._calls.get(key)
+            if calls is not None and call.call_id in calls:
                 return False
-            self._keep_call(key, call, _record_text(call))
+            self._keep_call(key, calls, call)
             return True
 
     def _read_call(self, principal: str, conversation_id: str, call_id: str) -> CallRecord | None:
@@ -101,17 +103,24 @@ class InMemoryFormStore(
 
     def _read_conversation(self, principal: str, conversation_id: str) -> list[FormInstance]:
         with self._lock:  # likewise: the port sorts them
-            ids = self._by_conversation.get((principal, conversation_id), [])
-            return [self._instances[i] for i in ids]
+            ids = self._by_conversation.get((principal, conversation_id))
+            if ids is None:
+                return []
+            instances = self._instances
+            if len(ids) == 1:  # most conversations: no comprehension (a function call) to run
+                return [instances[ids[0]]]
+            return [instances[i] for i in ids]
 
     def _planned_on(self, commit: Commit) -> FormInstance | None:
+        # No lock: one read of each dict is atomic, and ``_write`` checks the version and the
+        # call id again under the lock (a recorded call is refused here first, whatever
+        # version it expects)
         changes = commit.__dict__  # read once: a model's attribute costs several dict reads
-        with self._lock:  # a recorded call is refused first, whatever version it expects
-            stored = self._instances.get(changes["instance_id"])
-            call = changes["call"]
-            if stored is not None and call is not None:
-                self._check_call(_CONVERSATION(stored.__dict__), call)
-            return stored
+        stored = self._instances.get(changes["instance_id"])
+        call = changes["call"]
+        if stored is not None and call is not None:
+            _refuse_taken(self._calls.get(_CONVERSATION(stored.__dict__)), call)
+        return stored
 
     def _write(
         self, commit: Commit, stored: FormInstance, after: FormInstance, target: FormInstance | None
@@ -122,32 +131,27 @@ class InMemoryFormStore(
         changes, values = commit.__dict__, stored.__dict__  # a model's attributes cost more
         key, instance_id = _CONVERSATION(values), values["id"]
         call, expected = changes["call"], changes["expected_version"]
-        with self._lock:  # both halves of a handover under the one lock
-            current = self._instances.get(instance_id)  # ``_load``, ``_check_call`` and
-            if current is None:  # ``_keep_call`` spelled out: on every write
+        lock = self._lock
+        lock.acquire()  # not ``with``: its ``__exit__`` call costs as much again, on every write
+        try:  # both halves of a handover under the one lock
+            current = self._instances.get(instance_id)
+            if current is None:
                 raise NotFound(f"instance {instance_id} not found")
             if current.__dict__["version"] != expected:  # moved on since it was planned
-                raise ConflictError(instance_id, expected, current.snapshot())
+                raise ConflictError(instance_id, expected, current)
             calls = self._calls.get(key)
-            if call is not None and calls is not None and call.call_id in calls:
-                raise CallRecorded(
-                    call.call_id, CallRecord.model_validate_json(calls[call.call_id])
-                )
-            if target is not None and target.id in self._instances:
-                raise AlreadyExists(f"instance {target.id} already exists")
-            # ``_record_text``: the call's result rendered, now that the write is made
-            record = call.record_json() if call is not None else None
-            kept = after.snapshot()  # itself: the port sealed it (a subclass's call may not)
+            _refuse_taken(calls, call)
             if target is not None:
-                self._hand_over(key, current, kept, target, call, record)
+                if target.id in self._instances:
+                    raise AlreadyExists(f"instance {target.id} already exists")
+                self._hand_over(key, current, after, target, calls, call)
                 return
-            self._instances[instance_id] = kept
-            if not same_places(current, kept):
-                self._place(kept)
-            if call is not None and record is not None:
-                if calls is None:
-                    calls = self._calls[key] = {}
-                calls[call.call_id] = record
+            self._keep_call(key, calls, call)  # first: a record not made stores nothing
+            self._instances[instance_id] = after  # itself: the port sealed it (read-only)
+            if not same_places(current, after):
+                self._place(after)
+        finally:
+            lock.release()
 
     def _hand_over(
         self,
@@ -155,19 +159,19 @@ class InMemoryFormStore(
         stored: FormInstance,
         kept: FormInstance,
         target: FormInstance,
+        calls: dict[str, str] | None,
         call: NewCall | None,
-        record: str | None,
     ) -> None:
         """Store ``target``, ``kept`` (the source after its closing commit) and the call's
         record, or, when that fails half-way, undo what landed, so neither stands; the caller
         holds the lock."""
         try:
+            self._keep_call(key, calls, call)
             self._instances[target.id] = target
             self._by_conversation.setdefault(key, []).append(target.id)
             self._place(target)
             self._instances[kept.id] = kept
             self._place(kept)
-            self._keep_call(key, call, record)
         except BaseException:
             self._unplace(target.id)
             self._instances.pop(target.id, None)
@@ -279,25 +283,21 @@ class InMemoryFormStore(
             self._due_places[instance.id] = due
             self._due.setdefault(due.partition, {})[due.sort] = instance.id
 
-    def _check_call(self, key: _ConversationKey, call: NewCall | None) -> None:
-        """Raise ``CallRecorded`` if ``call``'s id is taken; the caller holds the lock."""
+    def _keep_call(
+        self, key: _ConversationKey, calls: dict[str, str] | None, call: NewCall | None
+    ) -> None:
+        """Make ``call``'s record and keep it under ``key``, whose records are ``calls``
+        (None: none yet); the caller holds the lock and refused a taken id
+        (``_refuse_taken``). Called only once the write is decided and before anything else
+        of it is stored: a deferred record (``forms.app.calls.deferred_call``: its result
+        rendered) is made only for a write that lands, and one that fails to be made stores
+        nothing."""
         if call is None:
             return
-        first = self._calls.get(key, {}).get(call.call_id)
-        if first is not None:
-            raise CallRecorded(call.call_id, CallRecord.model_validate_json(first))
-
-    def _keep_call(self, key: _ConversationKey, call: NewCall | None, record: str | None) -> None:
-        """Keep ``call``'s record, as ``_record_text`` wrote it; the caller holds the lock."""
-        if call is not None and record is not None:
-            self._calls.setdefault(key, {})[call.call_id] = record
-
-    def _load(self, instance_id: str) -> FormInstance:
-        """The stored instance itself; the caller holds the lock."""
-        try:
-            return self._instances[instance_id]
-        except KeyError:
-            raise NotFound(f"instance {instance_id} not found") from None
+        record = call.record_json()
+        if calls is None:
+            calls = self._calls[key] = {}
+        calls[call.call_id] = record
 
 
 _CONVERSATION: Callable[[dict[str, object]], _ConversationKey] = itemgetter(
@@ -307,13 +307,13 @@ _CONVERSATION: Callable[[dict[str, object]], _ConversationKey] = itemgetter(
 are kept under."""
 
 
-def _record_text(call: NewCall | None) -> str | None:
-    """``call``'s record as JSON text (serialised: the caller's record stays the caller's).
-    Read only once the write is decided and before anything of it is stored: a deferred
-    record (``forms.app.calls.deferred_call``) is made here, so a write that lost its
-    compare-and-set or found the id taken never makes it, and one that fails to make it
-    stores nothing."""
-    return call.record_json() if call is not None else None
+def _refuse_taken(calls: dict[str, str] | None, call: NewCall | None) -> None:
+    """``CallRecorded`` (with the first record, read back) when ``calls``, a conversation's
+    records, hold ``call``'s id already."""
+    if call is not None and calls is not None:
+        first = calls.get(call.call_id)
+        if first is not None:
+            raise CallRecorded(call.call_id, CallRecord.model_validate_json(first))
 
 
 def same_places(before: FormInstance, after: FormInstance) -> bool:

@@ -56,7 +56,7 @@ class FormStore(CallRecords, ABC):
     transactions), encryption, and any multi-tenancy beyond the ``principal`` field that
     ``list_conversation`` filters on.
 
-    The port holds the logic (the read-only snapshots taken in and handed out, ``NotFound``, a
+    The port holds the logic (the read-only snapshots taken in, ``NotFound``, a
     commit planned with ``applied_unshared``, a handover kept in its conversation, a list's
     order, a taken call id read back as ``CallRecorded``); an adapter implements the primitives
     below the line (``FORM_STORE_PRIMITIVES``; ``_planned_on`` it may). A wrapper that overrides
@@ -87,7 +87,7 @@ class FormStore(CallRecords, ABC):
         found = self._read_instance(instance_id)
         if found is None:
             raise NotFound(f"instance {instance_id} not found")
-        return found.snapshot()
+        return found  # read-only as the adapter hands it out
 
     def list_conversation(self, principal: str, conversation_id: str) -> list[FormInstance]:
         """Every instance of this principal in this conversation, read-only, oldest first.
@@ -95,10 +95,10 @@ class FormStore(CallRecords, ABC):
         Ordered by ``created_at``, then ``id``. Instances of another principal that happen to
         use the same conversation id are never returned. An unknown pair gives an empty list.
         """
-        found = self._read_conversation(principal, conversation_id)
-        if len(found) == 1:  # most conversations hold one instance: nothing to order
-            return [found[0].snapshot()]
-        return [i.snapshot() for i in sorted(found, key=_oldest_first)]
+        found = self._read_conversation(principal, conversation_id)  # read-only, a new list
+        if len(found) < 2:  # most conversations hold one instance: nothing to order
+            return found
+        return sorted(found, key=_oldest_first)
 
     def commit(self, commit: Commit) -> FormInstance:
         """Apply ``commit`` atomically and return the instance stored after it: read-only, the
@@ -184,12 +184,15 @@ class FormStore(CallRecords, ABC):
         raise NotImplementedError
 
     def _read_instance(self, instance_id: str) -> FormInstance | None:
-        """The stored instance (the port hands out its snapshot: itself, once sealed), or None."""
+        """The stored instance, read-only (what the port took in, or sealed with
+        ``FormInstance.snapshot`` when the adapter parsed it), or None: the port hands it out
+        as it is."""
         raise NotImplementedError
 
     def _read_conversation(self, principal: str, conversation_id: str) -> list[FormInstance]:
-        """Every stored instance of this principal's conversation, in any order (the port
-        hands out their snapshots)."""
+        """Every stored instance of this principal's conversation, in any order, each
+        read-only as ``_read_instance`` hands it out, in a list of the caller's own (the port
+        hands it out, sorted when it holds two or more)."""
         raise NotImplementedError
 
 
