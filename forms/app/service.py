@@ -4,17 +4,16 @@
 (in-process, Lambda, MCP) call ``FormService.call`` with a verified principal, a conversation
 id, a tool name, a tool-call id and the model's input, and get a result back; a shell that
 checked those itself hands a ``CheckedCall`` to ``FormService.call_checked`` instead
-(``forms.app.checked``), so each is checked once per call. Every failure a
-caller can cause comes back as data (``ok: false`` with an error code, a message and a hint);
-nothing the model sends can raise out of ``call``.
+(``forms.app.checked``), so each is checked once per call. Every failure a caller can cause
+comes back as data (``ok: false``, an error code, a message and a hint): nothing the model
+sends can raise out of ``call``.
 
-Every write goes through one commit loop (``forms.app.loop``); the write tools
-(``forms.app.writes``), hook runs (``forms.app.hooks``) and approval decisions
-(``forms.app.approvals``) are built on it, and the read tools live in ``forms.app.reads``. A
-write tool's call is recorded under its tool-call id, per conversation, whatever its outcome
-(``forms.app.calls``): the store refuses a second record of an id, so a retried call returns
-its first result (within the replay window) and applies nothing twice, even when the retries
-race.
+Every write goes through one commit loop (``forms.app.loop``): the write tools
+(``forms.app.writes``), hook runs (``forms.app.hooks``), approval decisions
+(``forms.app.approvals``); the read tools are ``forms.app.reads``. A write tool's call is
+recorded under its tool-call id, per conversation, whatever its outcome (``forms.app.calls``):
+the store refuses a second record of an id, so a retried call returns its first result (within
+the replay window) and applies nothing twice, even when the retries race.
 
 ``memory`` (``forms.app.memory.Memory``: the fact store, vocabulary, decay policy and a
 deadline) turns memory on for the deployment: ``form_start`` fills and offers fields that
@@ -142,7 +141,7 @@ class FormService:
     def call(self, caller: Caller, tool: str, tool_call_id: str, payload: object) -> Result:
         """Run one tool call, its conversation id, tool and tool-call id checked here
         (``forms.app.checked.check_call``); every failure comes back as data."""
-        try:  # ``_answered``'s net, spelled out: no closure on the path of every call
+        try:  # every failure as data (``_failure``), with no closure on the path of every call
             return self._run(check_call(caller, tool, tool_call_id), payload)
         except Exception as exc:
             return _failure(tool, exc)
@@ -159,8 +158,7 @@ class FormService:
         """Run one of the person's moves from their form page (``forms.app.page_writes``):
         the tools' write path, by ``user``, recorded under the post's key like a tool call
         (so the same post sent again gets the same answer); every failure comes back as data."""
-
-        def run() -> Result:
+        try:
             call = page_call(post)
             try:
                 return page_write(self._writer, caller, instance_id, post, call)
@@ -168,8 +166,8 @@ class FormService:
                 raise
             except ToolError as exc:
                 return writes.record_alone(self._writer, caller, call, error_result(exc), None)
-
-        return self._answered(f"page {post.action}", run)
+        except Exception as exc:
+            return _failure(f"page {post.action}", exc)
 
     def _run(self, checked: CheckedCall, payload: object) -> Result:
         caller, spec, tool_call_id = checked  # unpacked: a field read by name is a call
@@ -192,13 +190,6 @@ class FormService:
             return result
         except ToolError as exc:
             return error_result(exc)
-
-    def _answered(self, tool: str, run: Callable[[], Result]) -> Result:
-        """``run``'s result, or the failure it raised as data."""
-        try:
-            return run()
-        except Exception as exc:
-            return _failure(tool, exc)
 
     def status(self, caller: Caller) -> list[str]:
         """The tier-0 status lines of the conversation's open forms (for the system prompt)."""
@@ -366,22 +357,18 @@ def _failure(tool: str, exc: Exception) -> Result:
 
 
 def _args(spec: ToolSpec, payload: object) -> Any:
-    model = spec.args
-    validate = _VALIDATE.get(model)
-    if validate is None:  # the model's first call in this process: its validator is built now
-        # (model_validate's own, without the wrapper that passes its defaults on)
-        validate = _VALIDATE[model] = model.__pydantic_validator__.validate_python
+    validate = _VALIDATE.get(spec.args)
+    if validate is None:  # model_validate's own validator, without its wrapper; read through
+        # pydantic's metaclass (~1k instructions), so kept from the model's first call (its
+        # build deferred to then: a cold start builds only the one it needs)
+        validate = _VALIDATE[spec.args] = spec.args.__pydantic_validator__.validate_python
     try:
         return validate(payload)
     except ValidationError as exc:
         raise BadRequest(describe_validation(exc), "check the tool's input schema") from None
 
 
-_VALIDATE: dict[type, Callable[[object], Any]] = {}
-"""Each arguments' model's validator, by the model, kept from its first call: the model
-class's ``__pydantic_validator__`` is read through pydantic's metaclass, which keeps the
-lookup from being cached (~1k instructions a call). Built on first use, not at import (the
-models defer their build: a cold start builds only the one it needs)."""
+_VALIDATE: dict[type, Callable[[object], Any]] = {}  # each arguments' model's, by the model
 
 
 _READERS: dict[str, Callable[[CommitLoop, Caller, Any], Result]] = {
