@@ -20,9 +20,9 @@ from forms.errors import SizeLimit, ToolError
 from forms.evaluation import Evaluation
 from forms.instance import FormInstance, OutboxEntry
 from forms.operations import FillPlan
-from forms.statuses import STILL_TO_ASK
 from forms.surface.plain import inline
 from forms.surface.status_line import status_line
+from forms.surface.unknown_ids import OUTLINE_HINT, unknown_entries
 
 Result = dict[str, Any]
 
@@ -41,6 +41,44 @@ def error_result(error: ToolError) -> Result:
 
 
 def fill_result(form: CompiledForm, step: Transition, plan: FillPlan, verb: str) -> Result:
+    """What a fill (a start's, or a save's: ``verb``) answers: its summary sentence, what it
+    held, resolved, replaced, coerced, confirmed, refused, did not know or left unchanged, and
+    what the commit changed besides (``finish``)."""
+    readings, captured = step.evaluation.fields, plan.captured
+    for f in captured:
+        if readings[f].status == "held":
+            return _reported(form, step, plan, verb)
+    if (
+        plan.declined
+        or plan.confirmed
+        or plan.unchanged
+        or plan.rejected
+        or plan.unknown
+        or plan.resolved
+        or plan.coerced
+    ):
+        return _reported(form, step, plan, verb)
+    # Most fills: every captured answer kept, and nothing to say but what was saved and what
+    # it replaced. ``_reported`` gives the same summary and keys (``test_fill_summary.py``),
+    # from more passes and tests than such a fill needs.
+    if verb == "Started":
+        text = f"Started {inline(form.title)}"
+        if captured:
+            text = f"{text}; saved {len(captured)} ({', '.join(captured)})"
+    elif captured:
+        text = f"Saved {len(captured)} ({', '.join(captured)})"
+    else:
+        text = "Saved 0"
+    replaced = plan.replaced
+    if replaced:
+        n = len(replaced)
+        text = f"{text}; replaced {n} earlier answer{'' if n == 1 else 's'}."
+        return finish(form, step, {"ok": True, "summary": text, "replaced": replaced.copy()})
+    return finish(form, step, {"ok": True, "summary": text + "."})
+
+
+def _reported(form: CompiledForm, step: Transition, plan: FillPlan, verb: str) -> Result:
+    """``fill_result`` of a fill with more to say than what it saved and replaced."""
     readings, captured = step.evaluation.fields, plan.captured
     held = [f for f in captured if readings[f].status == "held"]
     if held or plan.declined:
@@ -116,55 +154,6 @@ def _more_said(plan: FillPlan, held: list[str]) -> str:
     if plan.unknown:
         said += f"; {len(plan.unknown)} unknown id" + ("s" if len(plan.unknown) > 1 else "")
     return said
-
-
-OUTLINE_HINT = 'form_read with part="outline" lists every field id'
-"""The way on when the unknown entries of a fill leave the agent nothing to send."""
-
-STILL_TO_ASK_LIMIT = 8
-"""Ids an unknown entry names when nothing is close: enough for the open step and the next."""
-
-
-def still_to_ask(form: CompiledForm, ev: Evaluation) -> list[str]:
-    """Fields that apply and have no answer yet (the agent may write them): the open step's
-    first, then required before optional, in definition order."""
-    open_step = ev.open_step
-    ids = [f for f, fe in ev.fields.items() if fe.status in STILL_TO_ASK and form.fields[f].offered]
-    return sorted(
-        ids,
-        key=lambda f: (
-            form.fields[f].step != open_step,
-            form.fields[f].optional,
-            form.fields[f].index,
-        ),
-    )
-
-
-def unknown_entries(
-    form: CompiledForm, ev: Evaluation, plan: FillPlan, is_open: bool = True
-) -> tuple[list[Result], bool]:
-    """One entry per id that named no field, and whether they leave the agent something to send.
-
-    An entry names the fields it most likely meant (``did_you_mean``) or, when none is close,
-    the ids still to ask (``still_to_ask``, after this call's answers), so the agent can pick
-    the one it meant without reading the outline first. ``False`` when an entry has neither, or
-    its list was cut at ``STILL_TO_ASK_LIMIT``: then the outline is the way on. A form this
-    call closed takes no more answers: nothing is listed, and nothing points at the outline."""
-    remaining = still_to_ask(form, ev) if is_open else []
-    shown = remaining[:STILL_TO_ASK_LIMIT]
-    entries: list[Result] = []
-    complete = True
-    for u in plan.unknown:
-        entry: Result = {"sent": u.sent}
-        if u.did_you_mean:
-            entry["did_you_mean"] = list(u.did_you_mean)
-        elif shown:
-            entry["still_to_ask"] = shown
-            complete = complete and len(remaining) <= len(shown)
-        elif is_open:
-            complete = False
-        entries.append(entry)
-    return entries, complete
 
 
 def closed_since(result: Result) -> Result:
@@ -294,8 +283,10 @@ def recalled_summary(
 
 
 def finish(form: CompiledForm, step: Transition, result: Result) -> Result:
-    instance = step.after
-    if step.evaluation.flipped:  # answers held or restored are among the fields that flipped
+    """``result`` with what the commit did besides the call's own answers: the answers it held
+    or brought back, the hooks it fired, and the form's closing."""
+    ev = step.evaluation
+    if ev.flipped and _held_or_back(step, ev):
         orphaned, restored = step.orphaned(), step.restored()
         if orphaned:
             result["now_held"] = {
@@ -306,9 +297,22 @@ def finish(form: CompiledForm, step: Transition, result: Result) -> Result:
             result["restored"] = {f: "applies again; its earlier answer is back" for f in restored}
     if step.dispatch:
         result["fired"] = [e.key for e in step.dispatch]
-    if instance.state.status != "open":
-        result["closed"] = instance.state.status
+    status = step.after.state.status
+    if status != "open":
+        result["closed"] = status
     return result
+
+
+def _held_or_back(step: Transition, ev: Evaluation) -> bool:
+    """Whether a field that flipped may be one ``Transition.orphaned`` or ``restored`` lists:
+    an answer held now, or one that applies again that this commit did not write. Most
+    flips are neither (a first answer goes live), and the two lists cost a pass each."""
+    fields = ev.fields
+    for f in ev.flipped:
+        status = fields[f].status
+        if status == "held" or (status == "answered" and f not in step.commit.fields):
+            return True
+    return False
 
 
 def with_status_line(result: Result, form: CompiledForm, step: Transition, qualify: bool) -> Result:

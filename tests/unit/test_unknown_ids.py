@@ -28,7 +28,7 @@ from forms.examples.purchase_request import purchase_request
 from forms.examples.travel_claim import travel_claim
 from forms.instance import FormInstance, InstanceState
 from forms.operations import FillPlan, Unknown
-from forms.surface.results import unknown_entries
+from forms.surface.unknown_ids import unknown_entries
 from tests.support import service_for
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
