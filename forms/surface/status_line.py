@@ -7,7 +7,7 @@ hears early), then how many more there are. Its length does not grow with the nu
 A closed instance drops out. An answer memory filled is marked as such (``from memory,
 unconfirmed``) until the user confirms it, and a value memory only offers is shown for the
 agent to ask about, never as an answer. The reads (tier 1) are ``forms.surface.view``; they
-show a step's position, progress and preview in the same words, from here.
+show a step's position, progress and preview in the same words.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from forms.compiled import CompiledForm, CompiledStep
 from forms.evaluation import Evaluation, FieldEval, refusal
@@ -66,16 +66,27 @@ class StepParts:
     the preview, or the labels its preview is derived from are of fields that apply whenever
     the step does (``fixed_preview``). None: derived on each call from the labels of the
     fields that apply."""
+    head: str
+    """The open step's place and title when every step applies: `` step 2/4 "Trip"``."""
+    ahead: int
+    """How many steps follow it."""
+    later: str | None
+    """The ``later:`` line while every step after it applies and is still to do, when each
+    one it previews is ``titled``; None: made on each call (or there is no step after it)."""
 
 
 @dataclass(frozen=True, slots=True)
 class FormParts:
-    """The status line's parts a compiled form decides alone, made once per form: the tag,
-    and each step's (``StepParts``), by id and by position."""
+    """The status line's parts a compiled form decides alone, made once per form: its id,
+    the tag, and each step's (``StepParts``), by id and by position."""
 
+    id: str
+    """The form's id (a slot: the compiled form's own attribute costs several times more)."""
     tag: str
     steps: Mapping[str, StepParts]
     by_index: tuple[StepParts, ...]
+    count: int
+    """How many steps the form has."""
 
 
 _PARTS = "_status_line_parts"
@@ -84,32 +95,52 @@ _PARTS = "_status_line_parts"
 def form_parts(form: CompiledForm) -> FormParts:
     """``form``'s parts, made on the first call and kept on the form (as a cached property
     keeps its value: the compiled form is immutable, and a new version is a new object)."""
-    parts: FormParts | None = vars(form).get(_PARTS)
-    if parts is None:
+    try:
+        parts: FormParts = form._status_line_parts  # type: ignore[attr-defined]
+    except AttributeError:  # (an attribute read costs a third of ``vars(form).get``)
         parts = vars(form)[_PARTS] = _parts_of(form)
     return parts
 
 
 def _parts_of(form: CompiledForm) -> FormParts:
     steps: dict[str, StepParts] = {}
+    count = len(form.steps)
+    made = []
     for step in form.steps.values():
         fields = [form.fields[f] for f in step.fields]
-        rows = tuple((f.id, _brief(f.label) if f.offered else None) for f in fields)
         offered = [f for f in fields if f.offered]
         fixed = None if step.preview else fixed_preview(offered)
+        made.append((step, fields, offered, fixed, _fixed_titled(step, fixed)))
+    titles = [titled for *_, titled in made]
+    for step, fields, offered, fixed, titled in made:
+        index = form.step_index[step.id]
+        quoted = f'"{_brief(step.title)}"'
         steps[step.id] = StepParts(
             id=step.id,
-            index=form.step_index[step.id],
+            index=index,
             title=step.title,
-            quoted=f'"{_brief(step.title)}"',
-            rows=rows,
+            quoted=quoted,
+            rows=tuple((f.id, _brief(f.label) if f.offered else None) for f in fields),
             offered=tuple((f.id, _brief(f.label)) for f in offered),
             cased=tuple((f.id, cased(f.label)) for f in offered),
             fixed=fixed,
-            titled=_fixed_titled(step, fixed),
+            titled=titled,
+            head=f" step {index + 1}/{count} {quoted}",
+            ahead=count - index - 1,
+            later=_fixed_later(titles, index + 1),
         )
     by_index = tuple(steps[s] for s in form.step_order)
-    return FormParts(f"[form: {inline(form.id)}]", steps, by_index)
+    return FormParts(form.id, f"[form: {inline(form.id)}]", steps, by_index, count)
+
+
+def _fixed_later(titles: list[str | None], start: int) -> str | None:
+    """``StepParts.later``: the ``later:`` line over the steps from position ``start`` on
+    (``titles``: each step as ``titled``), when they all apply and are still to do; None when
+    there is none, or one it previews is not ``titled``."""
+    shown = titles[start : start + LATER_STEPS]
+    if not shown or None in shown:
+        return None
+    return _later_text(cast(list[str], shown), len(titles) - start - LATER_STEPS)
 
 
 def _fixed_titled(step: CompiledStep, fixed: str | None) -> str | None:
@@ -127,10 +158,11 @@ def status_line(
     state = values["state"].__dict__
     if state["status"] != "open":
         return None
-    parts: FormParts | None = vars(form).get(_PARTS)  # form_parts, without its call
-    if parts is None:
+    try:  # form_parts, without its call
+        parts: FormParts = form._status_line_parts  # type: ignore[attr-defined]
+    except AttributeError:
         parts = form_parts(form)
-    if qualify or values["form_id"] != form.id:
+    if qualify or values["form_id"] != parts.id:
         tag = f"[form: {form_tag(instance, qualify)}]"
     else:
         tag = parts.tag
@@ -198,14 +230,15 @@ def _open_step_text(
     # the step's place k/N and the steps after it, read off the evaluation's step summary
     # here (``StepSummary.position`` and ``later``'s bisections) to save two calls a write
     applicable, unfinished = ev.steps  # StepSummary's two position tuples
-    k = bisect_left(applicable, index)
-    assert k < len(applicable) and applicable[k] == index, "the open step applies"
+    if len(applicable) == parts.count:  # every step applies: k is its own place (made once)
+        head = shown.head
+    else:
+        k = bisect_left(applicable, index)
+        assert k < len(applicable) and applicable[k] == index, "the open step applies"
+        head = f" step {k + 1}/{len(applicable)} {shown.quoted}"
     readings = ev.fields
     if ev.revisit == shown.id:
-        recheck = [label for f, label in shown.offered if readings[f].status == "ask_again"]
-        text = f"{tag} back at step {k + 1}/{len(applicable)} {shown.quoted}: go through it again"
-        if recheck:
-            text += " · check: " + _listed(recheck)
+        text = _revisit_text(shown, readings, f"{tag} back at{head}")
     else:
         pending: list[str] = []
         refused = False
@@ -216,17 +249,28 @@ def _open_step_text(
                     pending.append(label)
             elif status == "invalid":
                 refused = True
-        text = f"{tag} step {k + 1}/{len(applicable)} {shown.quoted}"
         if pending:  # _listed, without its call when every label is named
-            more = len(pending) > LABELS_SHOWN
-            text += " · pending: " + (_listed(pending) if more else ", ".join(pending))
+            listed = _listed(pending) if len(pending) > LABELS_SHOWN else ", ".join(pending)
+            text = f"{tag}{head} · pending: {listed}"
+        else:
+            text = tag + head
         if refused:
-            invalid = _invalid_lines(form, [readings[f] for f, _ in shown.rows])
-            text = "\n".join([text, *invalid])
-    at = bisect_right(unfinished, index)
-    if at < len(unfinished):
-        return text + "\n" + _later_line(parts.by_index, ev, unfinished, at)
-    return text
+            text = "\n".join([text, *_invalid_lines(form, readings, shown.rows)])
+    # the steps still to do after it: the open step is nearly always the first of them
+    at = 1 if unfinished and unfinished[0] == index else bisect_right(unfinished, index)
+    left = len(unfinished) - at
+    if not left:
+        return text
+    if left == shown.ahead and shown.later is not None:  # all of them (the line made once)
+        return f"{text}\n{shown.later}"
+    return _with_later(text, parts.by_index, readings, unfinished, at)
+
+
+def _revisit_text(shown: StepParts, readings: Mapping[str, FieldEval], head: str) -> str:
+    """The open step's first line on a revisit: what to go through again, and what to check."""
+    recheck = [label for f, label in shown.offered if readings[f].status == "ask_again"]
+    text = f"{head}: go through it again"
+    return f"{text} · check: {_listed(recheck)}" if recheck else text
 
 
 def page_line(form: CompiledForm, instance: FormInstance) -> str:
@@ -281,22 +325,18 @@ lists every step. Bounded, so the line (in every result and every system prompt)
 same on a form of 100 steps as on one of 5."""
 
 
-def step_position(form: CompiledForm, ev: Evaluation, step: CompiledStep) -> str | None:
-    """``k/N``: the step's place among the steps that apply (None: it does not apply), from
-    the evaluation's step summary (no walk over the steps)."""
-    place = ev.steps.position(form.step_index[step.id])
-    return None if place is None else f"{place[0]}/{place[1]}"
-
-
-def _later_line(
-    by_index: tuple[StepParts, ...], ev: Evaluation, unfinished: tuple[int, ...], at: int
+def _with_later(
+    text: str,
+    by_index: tuple[StepParts, ...],
+    readings: Mapping[str, FieldEval],
+    unfinished: tuple[int, ...],
+    at: int,
 ) -> str:
-    """``later: A (preview) · B (preview) · C (preview) · +N more steps`` over the steps that
-    apply and are not complete from ``unfinished[at]`` on (those after the open one; at least
-    one). Only the first ``LATER_STEPS`` are previewed (a preview is the costly part); the rest
-    are counted, from the evaluation's step summary: the line costs the same however many
-    steps follow."""
-    readings = ev.fields
+    """``text``, then the line ``later: A (preview) · B (preview) · C (preview) · +N more
+    steps`` over the steps that apply and are not complete from ``unfinished[at]`` on (those
+    after the open one; at least one). Only the first ``LATER_STEPS`` are previewed (a preview
+    is the costly part); the rest are counted, from the evaluation's step summary: the line
+    costs the same however many steps follow."""
     shown = []
     for i in unfinished[at : at + LATER_STEPS]:
         step = by_index[i]
@@ -305,7 +345,11 @@ def _later_line(
         else:
             labels = (label for f, label in step.cased if readings[f].applies)
             shown.append(_titled(step.title, cased_preview(labels)))
-    more = len(unfinished) - at - LATER_STEPS
+    return f"{text}\n{_later_text(shown, len(unfinished) - at - LATER_STEPS)}"
+
+
+def _later_text(shown: list[str], more: int) -> str:
+    """The ``later:`` line of the steps ``shown`` and ``more`` after them."""
     if more > 0:
         shown.append(f"+{more} more step{'' if more == 1 else 's'}")
     return "later: " + " · ".join(shown)
@@ -316,44 +360,13 @@ def _titled(title: str, preview: str) -> str:
     return f"{_brief(title)} ({clipped(preview, STATUS_TEXT_CHARS)})" if preview else _brief(title)
 
 
-def step_preview(form: CompiledForm, step: CompiledStep, ev: Evaluation) -> str:
-    """What a step collects, in a few words: the author's ``preview`` when there is one (the
-    author owns it, and it is shown as written whatever applies), else a phrase derived from
-    the labels of the step's fields that apply with the current answers, so it never names a
-    field a rule has turned off. Fields only an approver writes are left out: the agent never
-    collects them. Empty when nothing applies. On one line (``inline``)."""
-    if step.preview:
-        return inline(step.preview)
-    fixed = form_parts(form).steps[step.id].fixed
-    if fixed is not None and ev.step_applies[step.id]:  # the derivation below, made once
-        return fixed
-    fields, readings = form.fields, ev.fields
-    return preview_from_labels(
-        fields[f].label for f in step.fields if readings[f].applies and fields[f].offered
-    )
-
-
-def preview_from_labels(labels: Iterable[str]) -> str:
-    """The first few labels (``cased_preview``), each lower-cased where that reads naturally
-    (``cased``), and ``…`` when some are left out."""
-    return cased_preview(cased(label) for label in labels)
-
-
-def step_progress(form: CompiledForm, step: CompiledStep, ev: Evaluation) -> str | None:
-    """``answered/total required`` over the step's required fields that apply, counted as the
-    engine counts them for completion (a live answer, or "no preference" where the field takes
-    one); None when none applies (a step that does not apply, or one of optional fields)."""
-    required = [f for f in step.fields if ev.fields[f].applies and not form.fields[f].optional]
-    if not required:
-        return None
-    answered = sum(1 for f in required if f in ev.live or ev.fields[f].status == "no_preference")
-    return f"{answered}/{len(required)} required"
-
-
-def _invalid_lines(form: CompiledForm, fields: list[FieldEval]) -> list[str]:
-    """One line per field of the open step holding an answer this version refuses."""
+def _invalid_lines(
+    form: CompiledForm, readings: Mapping[str, FieldEval], rows: Iterable[tuple[str, str | None]]
+) -> list[str]:
+    """One line per field of the open step (``rows``) holding an answer this version refuses."""
     lines = []
-    for fe in fields:
+    for f, _ in rows:
+        fe = readings[f]
         if fe.status == "invalid" and fe.revision is not None:
             field = form.fields[fe.id]
             why = inline(refusal(field, fe.revision) or "")

@@ -19,23 +19,18 @@ What undo and redo would do is one line each at view level, not a flag on every 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from forms.compiled import CompiledField, CompiledForm
+from forms.compiled import CompiledField, CompiledForm, CompiledStep
 from forms.evaluation import Evaluation, FieldEval, refusal
 from forms.incremental import Core
 from forms.instance import FieldHistory, FormInstance, Recollection, Revision
 from forms.statuses import STILL_TO_ASK, FieldRowStatus, StepState
 from forms.surface.plain import inline
+from forms.surface.previews import cased, cased_preview
 from forms.surface.recalled import memory_mark, standing
-from forms.surface.status_line import (
-    show,
-    status_line,
-    step_position,
-    step_preview,
-    step_progress,
-)
+from forms.surface.status_line import form_parts, show, status_line
 
 __all__ = [
     "DECIDED_BY",
@@ -331,3 +326,44 @@ def undo_redo(form: CompiledForm, instance: FormInstance) -> dict[str, str]:
         assert target is not None
         lines["redo"] = f"{redo_pick[2]} forward to {_describe_target(history, target)}"
     return lines
+
+
+def step_position(form: CompiledForm, ev: Evaluation, step: CompiledStep) -> str | None:
+    """``k/N``: the step's place among the steps that apply (None: it does not apply), from
+    the evaluation's step summary (no walk over the steps)."""
+    place = ev.steps.position(form.step_index[step.id])
+    return None if place is None else f"{place[0]}/{place[1]}"
+
+
+def step_preview(form: CompiledForm, step: CompiledStep, ev: Evaluation) -> str:
+    """What a step collects, in a few words: the author's ``preview`` when there is one (the
+    author owns it, and it is shown as written whatever applies), else a phrase derived from
+    the labels of the step's fields that apply with the current answers, so it never names a
+    field a rule has turned off. Fields only an approver writes are left out: the agent never
+    collects them. Empty when nothing applies. On one line (``inline``)."""
+    if step.preview:
+        return inline(step.preview)
+    fixed = form_parts(form).steps[step.id].fixed
+    if fixed is not None and ev.step_applies[step.id]:  # the derivation below, made once
+        return fixed
+    fields, readings = form.fields, ev.fields
+    return preview_from_labels(
+        fields[f].label for f in step.fields if readings[f].applies and fields[f].offered
+    )
+
+
+def preview_from_labels(labels: Iterable[str]) -> str:
+    """The first few labels (``cased_preview``), each lower-cased where that reads naturally
+    (``cased``), and ``…`` when some are left out."""
+    return cased_preview(cased(label) for label in labels)
+
+
+def step_progress(form: CompiledForm, step: CompiledStep, ev: Evaluation) -> str | None:
+    """``answered/total required`` over the step's required fields that apply, counted as the
+    engine counts them for completion (a live answer, or "no preference" where the field takes
+    one); None when none applies (a step that does not apply, or one of optional fields)."""
+    required = [f for f in step.fields if ev.fields[f].applies and not form.fields[f].optional]
+    if not required:
+        return None
+    answered = sum(1 for f in required if f in ev.live or ev.fields[f].status == "no_preference")
+    return f"{answered}/{len(required)} required"

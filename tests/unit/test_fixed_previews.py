@@ -19,7 +19,8 @@ import pytest
 
 from forms import Caller, FormDef, FormService, Step, compile_form, evaluate, field
 from forms.compiled import CompiledForm
-from forms.surface.status_line import _titled, form_parts, preview_from_labels
+from forms.surface.status_line import _titled, form_parts
+from forms.surface.view import preview_from_labels
 from tests.support import service_for
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

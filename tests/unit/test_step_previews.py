@@ -18,7 +18,7 @@ from forms import (
     field,
 )
 from forms.examples.purchase_request import purchase_request
-from forms.surface.status_line import preview_from_labels
+from forms.surface.view import preview_from_labels
 from tests.support import service_for
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
