@@ -285,11 +285,11 @@ def _provisional(
     base: dict[str, Any],
     changes: Mapping[str, FieldChange],
     state: InstanceState,
-) -> tuple[FormInstance, Marked[FieldChange], Core]:
+) -> tuple[FormInstance, Marked[FieldChange], Core, dict[str, Any]]:
     """The instance whose ``__dict__`` is ``base`` with ``changes`` and ``state`` applied, for
     evaluation (nobody else holds it), the changes to commit, marked with what the engine
     derived before and after them (so the store's copy of the instance carries the readings
-    of its logs too), and the core after them."""
+    of its logs too), the core after them and the new instance's ``__dict__``."""
     fields: Marked[FieldChange] = fresh(changes)
     logs = base["history"]
     history = with_changes(logs, fields)
@@ -299,7 +299,7 @@ def _provisional(
     after = rewritten(before, history, changes)  # one answer replaced: without the pass
     history.derived = after = advance(before, history, changes) if after is None else after
     fields.derived = (before, after, provisional)  # the instance the commit makes: see below
-    return provisional, fields, after
+    return provisional, fields, after, made
 
 
 def _settled(
@@ -307,26 +307,27 @@ def _settled(
     base: dict[str, Any],
     changes: Mapping[str, FieldChange],
     state: InstanceState,
+    known: dict[str, Any],
     now: datetime,
     previous: Mapping[str, HookState],
-) -> tuple[FormInstance, Marked[FieldChange], Evaluation]:
-    """``changes`` applied on the instance whose ``__dict__`` is ``base``, with ``state``,
-    and evaluated against ``previous`` (its hook states), with the decisions they make stale
-    withdrawn (each withdrawal is a change too, so again until none is left: at most once per
-    approval, whose decision it retracts)."""
-    known = state.__dict__
-    provisional, fields, core = _provisional(form, base, changes, state)
+) -> tuple[FormInstance, Marked[FieldChange], Evaluation, dict[str, Any]]:
+    """``changes`` applied on the instance whose ``__dict__`` is ``base``, with ``state``
+    (whose ``__dict__`` is ``known``), and evaluated against ``previous`` (its hook states),
+    with the decisions they make stale withdrawn (each withdrawal is a change too, so again
+    until none is left: at most once per approval, whose decision it retracts); and the new
+    instance's ``__dict__``."""
+    provisional, fields, core, made = _provisional(form, base, changes, state)
     evaluation = _evaluated(form, provisional, known, core, previous)
     if not form.approval_hooks:
-        return provisional, fields, evaluation  # no decision to withdraw (most forms)
+        return provisional, fields, evaluation, made  # no decision to withdraw (most forms)
     for _ in range(len(form.approval_hooks)):
         withdrawn = stale_decisions(form, provisional, evaluation, known["outbox"], now)
         if not withdrawn:
             break
         changes = {**changes, **withdrawn}
-        provisional, fields, core = _provisional(form, base, changes, state)  # its state
+        provisional, fields, core, made = _provisional(form, base, changes, state)
         evaluation = _evaluated(form, provisional, known, core, previous)
-    return provisional, fields, evaluation
+    return provisional, fields, evaluation, made
 
 
 def transition(
@@ -355,7 +356,9 @@ def transition(
     if override is not None and override.kind == "revisit" and override.step in touched_steps:
         override = None
     released = state if override is known["override"] else replaced(state, override=override)
-    provisional, fields, evaluation = _settled(form, based, changes, released, now, previous)
+    seen = known if released is state else released.__dict__
+    settled = _settled(form, based, changes, released, seen, now, previous)
+    provisional, fields, evaluation, made = settled
     held, complete = override, evaluation.step_complete  # held: the provisional's override
     if override is not None and override.kind == "focus" and complete.get(override.step):
         override = None  # the step a forward jump focused is complete: released
@@ -383,8 +386,7 @@ def transition(
     commit = _commit_on(based, fields, new_state)
     # The provisional instance is this transition's own (nobody else holds it): it becomes the
     # commit's instance, its state set in place (no second model); ``fields.derived`` names it.
-    provisional.__dict__["state"] = new_state
+    made["state"] = new_state
     if override is not held:  # a focus released above: the provisional evaluation had it
         evaluation = evaluate(form, provisional, previous)
-    made = (commit, provisional, evaluation, added, previous, stopped)
-    return _tuple_new(Transition, made)
+    return _tuple_new(Transition, (commit, provisional, evaluation, added, previous, stopped))

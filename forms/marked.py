@@ -40,7 +40,7 @@ def built(kind: type[_Model], values: dict[str, Any]) -> _Model:
     model = _new(kind)
     _set_dict(model, values)
     names = _ALL_FIELDS.get(kind)
-    if names is None or len(names) != len(values):
+    if names is None or len(names) != len(values):  # the one check: _fields_set does not redo it
         names = _fields_set(kind, values)
     _set_fields_set(model, names)
     _set_extra(model, None)
@@ -56,12 +56,13 @@ frozen model refuses, and ``model_copy`` copies it before it adds the names it u
 
 
 def _fields_set(kind: type[BaseModel], values: dict[str, Any]) -> set[str]:
-    """The fields set of a model of ``kind`` built from ``values``: the class's shared set
-    when ``values`` names all its fields and it is frozen, else a set of its own."""
-    if kind not in _ALL_FIELDS:
-        frozen = kind.model_config.get("frozen", False)
-        _ALL_FIELDS[kind] = set(kind.model_fields) if frozen else None
-    names = _ALL_FIELDS[kind]
+    """The fields set of a model of ``kind`` built from ``values``, where ``built`` found no
+    shared set of the same size: the class's shared set when ``kind`` is met for the first
+    time, is frozen and ``values`` names all its fields, else a set of its own."""
+    if kind in _ALL_FIELDS:  # a class seen before: ``built`` compared the sizes already
+        return set(values)
+    frozen = kind.model_config.get("frozen", False)
+    names = _ALL_FIELDS[kind] = set(kind.model_fields) if frozen else None
     if names is not None and len(names) == len(values):
         return names
     return set(values)

@@ -27,29 +27,31 @@ if TYPE_CHECKING:
 class Values:
     """Read-only attribute view over live, validated, typed answers."""
 
-    __slots__ = ("_index", "_values", "_watch")
+    # One slot holds the values, the index and the watch (None, or the limit and the notes),
+    # set through the slot itself (``__setattr__`` refuses): a slot's ``__set__`` is a Python
+    # call, and one Values is made per commit.
+    __slots__ = ("_seen",)
 
     def __init__(self, values: Mapping[str, Any], index: Mapping[str, int]) -> None:
-        # set through the slots themselves (``__setattr__`` refuses): one is made per commit
-        _set_values(self, values)
-        _set_index(self, index)
-        _set_watch(self, None)
+        _set_seen(self, (values, index, None))
 
     def _limit(self, horizon: int, reader: str, reads: set[str] | None = None) -> None:
         """From now on, refuse fields at position ``horizon`` and after (naming ``reader`` in
         the error), and note every field read in ``reads`` (None: do not note). Incremental
         evaluation learns from it what each predicate depends on."""
-        _set_watch(self, (horizon, reader, reads))
+        values, index, _ = self._seen
+        _set_seen(self, (values, index, (horizon, reader, reads)))
 
     def _unlimit(self) -> None:
         """Every field readable again, nothing noted (as made)."""
-        _set_watch(self, None)
+        values, index, _ = self._seen
+        _set_seen(self, (values, index, None))
 
     def __getattr__(self, name: str) -> Any:
-        position = self._index.get(name)
+        values, index, watch = self._seen
+        position = index.get(name)
         if position is None:
             raise InvalidFormDefinition(f"{name!r} is not a field of this form")
-        watch = self._watch  # one slot for the limit and the notes: set once per predicate
         if watch is not None:
             horizon, reader, reads = watch
             if position >= horizon:
@@ -59,27 +61,21 @@ class Values:
                 )
             if reads is not None:
                 reads.add(name)
-        return self._values.get(name)
+        return values.get(name)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("values are read-only; return a Patch effect to change them")
 
     def __repr__(self) -> str:
-        watch = self._watch
-        horizon = len(self._index) if watch is None else watch[0]
+        values, index, watch = self._seen
+        horizon = len(index) if watch is None else watch[0]
         if watch is not None and watch[2] is not None:
             watch[2].add(READS_ALL)
-        live = {
-            k: self._values[k]
-            for k, position in self._index.items()
-            if position < horizon and k in self._values
-        }
+        live = {k: values[k] for k, position in index.items() if position < horizon and k in values}
         return f"Values({live!r})"
 
 
-_set_values = Values._values.__set__  # type: ignore[attr-defined]
-_set_index = Values._index.__set__  # type: ignore[attr-defined]
-_set_watch = Values._watch.__set__  # type: ignore[attr-defined]
+_set_seen = Values._seen.__set__  # type: ignore[attr-defined]
 
 READS_ALL = "*"
 """Noted as read by a predicate that looked at every value at once (``repr(v)``)."""
