@@ -44,7 +44,7 @@ from forms.field_log import (
     with_changes,
 )
 from forms.keys import parse_key
-from forms.marked import Sealed, SealedList, built, seal
+from forms.marked import Marked, Sealed, SealedList, built, seal
 from forms.statuses import EntryStatus, Status
 
 __all__ = [
@@ -341,23 +341,24 @@ def applied_unshared(instance: FormInstance, commit: Commit) -> FormInstance:
     version, form_version = values["version"] + 1, changes["form_version"] or values["form_version"]
     # The engine marks the changes it planned with what it derived from the logs it planned
     # on, from the logs after them, and the instance it made: logs carrying the first match.
-    fields = changes["fields"]
-    derived: tuple[Any, Any, FormInstance | None] | None = getattr(fields, "derived", None)
+    fields, logs = changes["fields"], values["history"]
+    derived: _Derived | None = fields.derived if isinstance(fields, Marked) else None
     before, after, made = derived or (None, None, None)
-    planned_here = before is not None and before is getattr(values["history"], "derived", None)
+    planned_here = before is not None and isinstance(logs, Marked) and before is logs.derived
     if planned_here and made is not None:
         # the instance applying would build, but for its logs (which match), is ``made``'s:
         # its fields compared as two dicts' would be (first by identity), none built
         kept, moved = made.__dict__, (version, form_version, changes["state"])
         if _IDENTITY(kept) == _IDENTITY(values) and _MOVED(kept) == moved:
             return made
-    history = with_changes(values["history"], fields)
+    history = with_changes(logs, fields)
     if planned_here:
         history.derived = after
     parts = {"version": version, "form_version": form_version, "history": history}
     return built(FormInstance, {**values, **parts, "state": changes["state"]})
 
 
+_Derived = tuple[Any, Any, "FormInstance | None"]  # a mark, read from the slot (no getattr)
 # a FormInstance's fields but its logs: those a commit never changes, and those it moves
 _IDENTITY = itemgetter("id", "form_id", "principal", "conversation_id", "created_at")
 _MOVED = itemgetter("version", "form_version", "state")
@@ -365,8 +366,7 @@ _CONTAINERS = ("hooks", "rejections", "outbox", "recalled", "page_edits")  # its
 
 
 def _all_sealed(values: dict[str, Any]) -> bool:
-    """Whether a state's containers (its ``__dict__``'s) are sealed already (spelled out:
-    on every read and commit, where a loop over the names costs twice as much)."""
+    """Whether a state's containers (its ``__dict__``'s) are sealed (spelled out: a loop is 2x)."""
     return (
         type(values["hooks"]) is Sealed
         and type(values["outbox"]) is Sealed

@@ -44,8 +44,9 @@ class InMemoryFormStore(
     FormStore, OutboxScan, ApprovalIndex, FailedHookIndex, OpenFormIndex, DueIndex
 ):
     """A thread-safe ``FormStore`` held in memory; every method runs under one lock (but
-    ``_planned_on``, whose reads ``_write`` makes again under it). It is also its own ``OutboxScan`` (pages of ``page_size`` instances, in creation order) and its
-    own ``ApprovalIndex`` (each partition's places kept beside the instances, updated by the
+    ``_planned_on``, whose reads ``_write`` makes again under it). It is also its own
+    ``OutboxScan`` (pages of ``page_size`` instances, in creation order) and its own
+    ``ApprovalIndex`` (each partition's places kept beside the instances, updated by the
     write that stores the instance)."""
 
     def __init__(self, *, page_size: int = 100) -> None:
@@ -102,7 +103,9 @@ class InMemoryFormStore(
             return self._instances.get(instance_id)
 
     def _read_conversation(self, principal: str, conversation_id: str) -> list[FormInstance]:
-        with self._lock:  # likewise: the port sorts them
+        lock = self._lock  # likewise (the port sorts them); not ``with``, as in ``_write``
+        lock.acquire()
+        try:
             ids = self._by_conversation.get((principal, conversation_id))
             if ids is None:
                 return []
@@ -110,6 +113,8 @@ class InMemoryFormStore(
             if len(ids) == 1:  # most conversations: no comprehension (a function call) to run
                 return [instances[ids[0]]]
             return [instances[i] for i in ids]
+        finally:
+            lock.release()
 
     def _planned_on(self, commit: Commit) -> FormInstance | None:
         # No lock: one read of each dict is atomic, and ``_write`` checks the version and the
@@ -137,7 +142,9 @@ class InMemoryFormStore(
             current = self._instances.get(instance_id)
             if current is None:
                 raise NotFound(f"instance {instance_id} not found")
-            if current.__dict__["version"] != expected:  # moved on since it was planned
+            # moved on since it was planned (``stored`` itself is at ``expected``: the port
+            # applied the commit to it, ``applied_unshared`` refusing any other version)
+            if current is not stored and current.__dict__["version"] != expected:
                 raise ConflictError(instance_id, expected, current)
             calls = self._calls.get(key)
             _refuse_taken(calls, call)

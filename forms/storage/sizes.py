@@ -246,8 +246,10 @@ def _instance_bound(instance: FormInstance) -> int:
     state = fields["state"]
     values = state.__dict__
     hooks = values["hooks"]
-    kept = hooks.size if isinstance(hooks, Marked) else None
-    size = _FIXED + max((_hooks_bytes(hooks) if kept is None else kept) - 1, 0)
+    kept = hooks.size if type(hooks) is Sealed else None  # a stored state's: sized once
+    if kept is None:
+        kept = _hooks_bytes(hooks)
+    size = _FIXED + (kept - 1 if kept else 0)  # no comma after the last (no ``max`` call)
     if (
         values["outbox"]
         or values["rejections"]
