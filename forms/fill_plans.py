@@ -120,21 +120,22 @@ def new_revision(
 ) -> Revision:
     """A new entry; not validated again when every part already has its type (a scalar of
     validated JSON, a known source, a time), so anything else is refused as it always was."""
+    source, actor, tool_call_id = author  # one unpacking, where each field is a read
     parts = {
         "kind": kind,
         "value": value,
-        "by": author.source,
-        "actor": author.actor,
-        "tool_call_id": author.tool_call_id,
+        "by": source,
+        "actor": actor,
+        "tool_call_id": tool_call_id,
         "at": now,
         "prev": prev,
         "note": None,
     }
     if (
         type(value) in _SCALARS
-        and author.source in _SOURCES
-        and type(author.actor) in _TEXT
-        and type(author.tool_call_id) in _TEXT
+        and source in _SOURCES
+        and type(actor) in _TEXT
+        and type(tool_call_id) in _TEXT
         and type(now) is datetime
     ):
         return built(Revision, parts)

@@ -34,9 +34,9 @@ from forms.fill_plans import (
     new_revision,
     unknown_id,
 )
-from forms.instance import FieldChange, FormInstance, Revision, RevisionKind
+from forms.instance import FieldChange, FieldHistory, FormInstance, Revision, RevisionKind
 from forms.marked import built
-from forms.schema import Accepted
+from forms.schema import Rejected
 
 __all__ = [
     "MAX_PATCH_FIELDS",
@@ -75,87 +75,98 @@ def plan_fill(
         )
     plan = empty_plan()
     seen: dict[str, str] = {}
-    fields = form.fields
+    fields, logs = form.fields, instance.history
     lenient = author.source != "executor"
     for sent, raw in patch.items():
-        field_id = sent if sent in fields else form.resolve_field(sent)
+        field_id = sent if sent in fields else _resolved(form, plan, sent, raw)
         if field_id is None:
-            plan.unknown.append(unknown_id(form, sent, raw))
             continue
-        if field_id != sent:
-            plan.resolved[sent] = field_id
         if field_id in seen:
-            plan.rejected.append(
-                ValueRejection(
-                    sent,
-                    f"names {field_id} again (already sent as {seen[field_id]!r}); this copy "
-                    "was ignored",
-                    "send each field once",
-                )
-            )
+            plan.rejected.append(_again(sent, field_id, seen[field_id]))
             continue
         seen[field_id] = sent
         compiled = fields[field_id]
         if compiled.decided_by_approver and author.source not in DECIDERS:
-            plan.rejected.append(
-                ValueRejection(
-                    field_id,
-                    f"{compiled.label} is decided by an approver, not written",
-                    "tell the user it is awaiting approval; the decision will show in the form",
-                )
-            )
+            plan.rejected.append(_decided(compiled, field_id))
             continue
-        outcome = _validate(compiled, field_id, raw, lenient)
-        if isinstance(outcome, ValueRejection):
-            plan.rejected.append(outcome)
+        # a short text that is not blank (most answers): neither check could refuse it
+        if type(raw) is not str or len(raw) > SHORT_TEXT or not raw.strip():
+            unfit = _unfit(field_id, raw)
+            if unfit is not None:
+                plan.rejected.append(unfit)
+                continue
+        # strict for an executor: its patch is code, and a value in the wrong encoding there
+        # is a bug to report; the agent's, a webhook's or an approver's are read leniently
+        outcome = compiled.type.accept(raw) if lenient else compiled.type.validate(raw)
+        if isinstance(outcome, Rejected):
+            plan.rejected.append(ValueRejection(field_id, outcome.message, outcome.hint))
             continue
-        if outcome.coerced:
-            plan.coerced[field_id] = {"sent": raw, "stored": outcome.json_value}
-        revision = _stage(plan, instance, field_id, "value", outcome.json_value, author, now)
+        stored, typed, coerced = outcome  # unpacked: each field a named tuple's read costs more
+        if coerced:
+            plan.coerced[field_id] = {"sent": raw, "stored": stored}
+        revision = _stage(plan, logs, field_id, "value", stored, author, now)
         if revision is not None:  # validated once: the engine reads it from the memo
-            remember_reading(compiled, revision, outcome.typed)
+            remember_reading(compiled, revision, typed)
     return plan
 
 
-def _validate(
-    compiled: CompiledField, field_id: str, raw: object, lenient: bool
-) -> Accepted | ValueRejection:
-    """Check one value. ``lenient`` reads unambiguous encodings (``"yes"`` for ``true``): the
-    agent's, a webhook's or an approver's writes. An executor's patch is code, so it is strict:
-    a value in the wrong encoding there is a bug to report, not to read charitably.
+def _resolved(form: CompiledForm, plan: FillPlan, sent: str, raw: object) -> str | None:
+    """The field ``sent`` names when it is not an id (an alias; noted in ``resolved``), or
+    None when it names none (noted in ``unknown``)."""
+    field_id = form.resolve_field(sent)
+    if field_id is None:
+        plan.unknown.append(unknown_id(form, sent, raw))
+    elif field_id != sent:
+        plan.resolved[sent] = field_id
+    return field_id
 
-    Only a blank points at retract: ``0`` or ``false`` may well be the answer ("0 bags").
-    """
-    if type(raw) is not str or len(raw) > SHORT_TEXT or not raw.strip():
-        # else a short text that is not blank (most answers): neither check could refuse it
-        if is_blank(raw):
-            return ValueRejection(field_id, "a blank value is not an answer", RETRACT_HINT)
-        too_big = check_value_size(raw)
-        if too_big is not None:
-            return ValueRejection(field_id, too_big, "send a shorter answer")
-    ftype = compiled.type
-    result = ftype.accept(raw) if lenient else ftype.validate(raw)
-    if isinstance(result, Accepted):
-        return result
-    return ValueRejection(field_id, result.message, result.hint)
+
+def _again(sent: str, field_id: str, first: str) -> ValueRejection:
+    return ValueRejection(
+        sent,
+        f"names {field_id} again (already sent as {first!r}); this copy was ignored",
+        "send each field once",
+    )
+
+
+def _decided(compiled: CompiledField, field_id: str) -> ValueRejection:
+    return ValueRejection(
+        field_id,
+        f"{compiled.label} is decided by an approver, not written",
+        "tell the user it is awaiting approval; the decision will show in the form",
+    )
+
+
+def _unfit(field_id: str, raw: object) -> ValueRejection | None:
+    """Why a value cannot be an answer whatever the field's type, or None. Only a blank points
+    at retract: ``0`` or ``false`` may well be the answer ("0 bags")."""
+    if is_blank(raw):
+        return ValueRejection(field_id, "a blank value is not an answer", RETRACT_HINT)
+    too_big = check_value_size(raw)
+    if too_big is not None:
+        return ValueRejection(field_id, too_big, "send a shorter answer")
+    return None
 
 
 def _stage(
     plan: FillPlan,
-    instance: FormInstance,
+    logs: Mapping[str, FieldHistory],
     field_id: str,
     kind: RevisionKind,
     json_value: Any,
     author: Author,
     now: datetime,
 ) -> Revision | None:
-    """Append a revision of ``kind`` to a field's log, unless the same is in force already
-    (then the field is ``unchanged``); an answer it replaces is noted in ``replaced``. The same
-    value sent again over an answer memory filled is a confirmation: it is appended, so the
-    answer in force is the writer's and no longer marked as from memory. The revision
-    appended, or None."""
-    history = instance.field(field_id)
-    current = history.in_force()
+    """Append a revision of ``kind`` to a field's log (in ``logs``, an instance's history),
+    unless the same is in force already (then the field is ``unchanged``); an answer it
+    replaces is noted in ``replaced``. The same value sent again over an answer memory filled
+    is a confirmation: it is appended, so the answer in force is the writer's and no longer
+    marked as from memory. The revision appended, or None."""
+    log = logs.get(field_id)
+    if log is None:  # never written: what an empty log answers
+        current, cursor, count = None, -1, 0
+    else:
+        current, cursor, count = log.in_force(), log.cursor, log.count
     # the entry's fields read from its ``__dict__``: a model's attribute costs several times
     # a dict's read (its class's ``__getattr__``), and every answer written reads them
     entry = current.__dict__ if current is not None else None
@@ -166,8 +177,8 @@ def _stage(
         plan.confirmed.append(field_id)
     elif entry is not None and entry["kind"] == "value":
         plan.replaced[field_id] = entry["value"]
-    revision = new_revision(kind, json_value, author, now, history.cursor)
-    plan.changes[field_id] = built(FieldChange, {"append": (revision,), "cursor": history.count})
+    revision = new_revision(kind, json_value, author, now, cursor)
+    plan.changes[field_id] = built(FieldChange, {"append": (revision,), "cursor": count})
     plan.captured.append(field_id)
     if kind == "decline":
         plan.declined.append(field_id)
@@ -240,7 +251,7 @@ def plan_revise(
                 "nothing to take back; read the field to see its revisions",
             )
         kind: RevisionKind = "retraction" if action == "retract" else "decline"
-        _stage(plan, instance, field_id, kind, None, author, now)
+        _stage(plan, instance.history, field_id, kind, None, author, now)
         return plan
     target = history.undo_target() if action == "undo" else history.redo_target()
     if target is None:
@@ -267,7 +278,7 @@ def plan_clear_memory(
         if recollection is None or not recollection.stands(instance.field(field_id)):
             continue
         if recollection.use == "fill":
-            _stage(plan, instance, field_id, "retraction", None, author, now)
+            _stage(plan, instance.history, field_id, "retraction", None, author, now)
         else:
             plan.dismissed.append(field_id)
     if not plan.captured and not plan.dismissed:
@@ -286,8 +297,16 @@ def touched_steps(
     A revisit is released by the next write into the reopened step; confirming an answer by
     sending it again is such a write, even though it appends nothing.
     """
-    written = [*changes, *unchanged]
-    return {form.fields[f].step for f in written if f in form.fields}
+    # plain loops, not a comprehension over the two joined: every write asks, most of them
+    # with one field (and ``in`` then ``[]`` on the fields' proxy: its ``get`` is a method call)
+    fields, steps = form.fields, set()
+    for field_id in changes:
+        if field_id in fields:
+            steps.add(fields[field_id].step)
+    for field_id in unchanged:
+        if field_id in fields:
+            steps.add(fields[field_id].step)
+    return steps
 
 
 def plan_declines(
@@ -332,5 +351,5 @@ def plan_declines(
                 ValueRejection(field_id, f"{compiled.label} {refusal[0]}", refusal[1])
             )
             continue
-        _stage(plan, instance, field_id, "decline", None, author, now)
+        _stage(plan, instance.history, field_id, "decline", None, author, now)
     return plan

@@ -49,7 +49,7 @@ in ``forms.type_strings``, the default bounds in ``forms.number_bounds``, the en
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, cast
 
@@ -96,6 +96,9 @@ class FieldType:
     _shape: Node = field(repr=False)  # schema variant for describing: a Decimal is one node
     _validator: SchemaValidator = field(repr=False)  # the adapter's, plus the default bounds
     example: str | None = None
+    _serialize: Callable[..., Any] | None = field(default=None, repr=False)
+    """The adapter's serializer as ``dump_python(typed, mode="json")`` calls it, or None where
+    that gives back the value validated as it is (a plain text, integer or boolean)."""
 
     def validate(self, value: object) -> Accepted | Rejected:
         """Validate a JSON-like value strictly; never raises for bad input.
@@ -128,18 +131,19 @@ class FieldType:
 
     def _check(self, value: object) -> Accepted | Rejected | tuple[Any, list[ErrorDetails]]:
         """Accepted, Rejected before validating, or the value as JSON with pydantic's errors."""
-        try:
-            raw = _encode(value)
+        try:  # a text (most answers) as the encoder's own ``encode`` would write it
+            raw = _encode_text(value) if type(value) is str else _encode(value)
         except (TypeError, ValueError, RecursionError):
             return Rejected(f"expected a JSON value, got {_unencodable(value)}", None)
         try:
             typed = self._validator.validate_json(raw, strict=True)
         except ValidationError as error:
             return json.loads(raw), error.errors(include_url=False)
-        # the adapter's serializer as ``dump_python(typed, mode="json")`` calls it, minus the
-        # wrapper that passes a dozen defaults on: this runs for every answer written; the
-        # named tuple made by ``tuple.__new__`` (its own ``__new__`` is Python code)
-        stored = self.adapter.serializer.to_python(typed, mode="json")
+        # the serializer without the wrapper of ``dump_python``, which passes a dozen defaults
+        # on (this runs for every answer written), and not at all for a plain text, integer or
+        # boolean; the named tuple made by ``tuple.__new__`` (its own ``__new__`` is Python)
+        serialize = self._serialize
+        stored = typed if serialize is None else serialize(typed, mode="json")
         return _tuple_new(Accepted, (stored, typed, False))
 
 
@@ -150,6 +154,11 @@ _tuple_new = tuple.__new__
 _encode = json.JSONEncoder(allow_nan=False).encode
 """``json.dumps(value, allow_nan=False)``: the same text, from one encoder (``dumps`` builds
 a new one on each call for its non-default argument)."""
+_encode_text = json.encoder.encode_basestring_ascii
+"""What the encoder's ``encode`` returns for a ``str``, called without its Python layer."""
+_AS_VALIDATED = frozenset({"str", "int", "bool"})
+"""Core schema types whose validated value (strict, from JSON: an exact ``str``, ``int`` or
+``bool``) is its own JSON-mode dump, unless the schema names a serializer of its own."""
 
 
 def field_type(annotation: Any, example: str | None = None) -> FieldType:
@@ -176,7 +185,12 @@ def field_type(annotation: Any, example: str | None = None) -> FieldType:
     type_string = describe(shape, shape)
     if example is not None:
         type_string = with_example(shape, type_string, example)
-    return FieldType(annotation, adapter, optional, type_string, schema, shape, validator, example)
+    core = adapter.core_schema
+    as_validated = core["type"] in _AS_VALIDATED and "serialization" not in core
+    serialize = None if as_validated else adapter.serializer.to_python
+    return FieldType(
+        annotation, adapter, optional, type_string, schema, shape, validator, example, serialize
+    )
 
 
 def _unencodable(value: object) -> str:

@@ -66,21 +66,35 @@ def moved(
     while no written field's redo changed (it is shared with the core before: never changed
     in place)."""
     shared, fresh = redo, None
+    fields = form.fields
     for field_id in written:  # each written log once: its redo, and its answer in force
-        log, field = history.get(field_id), form.fields[field_id]
-        target = redo_at(log, field)
+        log, field = history.get(field_id), fields[field_id]
+        if log is None:
+            target = current = None
+        else:
+            # the usual write appends its entry and leaves it in force at the log's end, where
+            # nothing can be above it to redo: ``redo_at`` is asked only after any other move
+            target = None if log.cursor == log.count - 1 else redo_at(log, field)
+            current = log.in_force()
         if redo.get(field_id) != target:  # else the core before's stands
             redo = dict(redo) if redo is shared else redo
             if target is None:
                 del redo[field_id]
             else:
                 redo[field_id] = target
-        current = log.in_force() if log is not None else None
-        if current is not None and (fresh is None or (current.at, field.index) > fresh[:2]):
-            fresh = (current.at, field.index, field_id)  # as ``newest_answer`` picks
-    if newest is None or (fresh is not None and fresh[:2] > newest[:2]):
+        if current is not None:
+            at = current.at  # read once: a model's attribute costs several dict reads
+            if fresh is None or (at, field.index) > fresh[:2]:
+                fresh = (at, field.index, field_id)  # as ``newest_answer`` picks
+    if newest is None or (fresh is not None and _later(fresh, newest)):
         return fresh, redo
-    if newest[2] in written and (fresh is None or fresh[:2] < newest[:2]):
+    if newest[2] in written and (fresh is None or _later(newest, fresh)):
         # the newest answer moved back in time: any field may hold the newest one now
         return newest_answer(form, history, form.fields), redo
     return newest, redo
+
+
+def _later(one: tuple[datetime, int, str], other: tuple[datetime, int, str]) -> bool:
+    """``one[:2] > other[:2]`` (by time, then position), without the two slices."""
+    at, other_at = one[0], other[0]
+    return at > other_at if at != other_at else one[1] > other[1]
