@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, cast
 
-from forms.compiled import CompiledForm, CompiledStep
+from forms.compiled import CompiledForm, CompiledStep, keep_on
 from forms.evaluation import Evaluation, FieldEval, refusal
 from forms.instance import FormInstance, stopped
 from forms.surface.plain import clipped, inline
@@ -97,8 +97,8 @@ def form_parts(form: CompiledForm) -> FormParts:
     keeps its value: the compiled form is immutable, and a new version is a new object)."""
     try:
         parts: FormParts = form._status_line_parts  # type: ignore[attr-defined]
-    except AttributeError:  # (an attribute read costs a third of ``vars(form).get``)
-        parts = vars(form)[_PARTS] = _parts_of(form)
+    except AttributeError:  # (read as a plain attribute: cheaper than ``getattr`` by name)
+        parts = keep_on(form, _PARTS, _parts_of(form))
     return parts
 
 

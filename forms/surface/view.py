@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from forms.compiled import CompiledField, CompiledForm, CompiledStep
+from forms.compiled import CompiledField, CompiledForm, CompiledStep, keep_on
 from forms.evaluation import Evaluation, FieldEval, refusal
 from forms.incremental import Core
 from forms.instance import FieldHistory, FormInstance, Recollection, Revision
@@ -78,9 +78,10 @@ _TEXTS = "_view_field_texts"
 def field_texts(form: CompiledForm) -> Mapping[str, FieldTexts]:
     """Each field's ``FieldTexts`` by id, made on the first call and kept on the form (as a
     cached property keeps its value: the compiled form is immutable)."""
-    texts: Mapping[str, FieldTexts] | None = vars(form).get(_TEXTS)
-    if texts is None:
-        texts = vars(form)[_TEXTS] = {f: texts_of(field) for f, field in form.fields.items()}
+    try:
+        texts: Mapping[str, FieldTexts] = form._view_field_texts  # type: ignore[attr-defined]
+    except AttributeError:
+        texts = keep_on(form, _TEXTS, {f: texts_of(field) for f, field in form.fields.items()})
     return texts
 
 
