@@ -295,7 +295,9 @@ def _provisional(
     history = with_changes(logs, fields)
     made = {**base, "history": history, "state": state, "version": base["version"] + 1}
     provisional = built(FormInstance, made)  # from validated parts: no validation
-    before = core_for(form, logs)
+    before = getattr(logs, "derived", None)  # what ``core_for`` looks at first, without its call
+    if not isinstance(before, Core) or before.form is not form:
+        before = core_for(form, logs)
     after = rewritten(before, history, changes)  # one answer replaced: without the pass
     history.derived = after = advance(before, history, changes) if after is None else after
     fields.derived = (before, after, provisional)  # the instance the commit makes: see below

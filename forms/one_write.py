@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from forms.compiled import CompiledField
-from forms.evaluation import FieldEval, blocked_as, reading
+from forms.evaluation import FieldEval, reading
 from forms.incremental import Core, _tokens
 from forms.instance import FieldChange, FieldHistory
 from forms.undo_targets import moved
@@ -46,18 +46,20 @@ def rewritten(
     field = form.fields.get(field_id)
     if field is None or field.when is not None:
         return None  # not a field of this version, or a predicate to run and watch
-    ok = core.step_applies[field.step]
-    log = history.get(field_id)
+    ok, log = core.step_applies[field.step], history.get(field_id)
     revision = log.in_force() if log is not None else None
     before = core.fields.get(field_id)
     if before is None or before.revision is revision:
         return None  # the pass's: nothing to replace
     now_live, typed, status, blocks = reading(field, ok, revision)
     was_live = field_id in core.live
-    if (now_live or was_live) and _read(core, field):
+    if (now_live or was_live) and (  # ``_read``'s first looks, without its call
+        core.field_readers.get(field_id) or (core.reads_all and _read(core, field))
+    ):
         return None  # what predicates see of it changes, and one reads it: the pass's
     missing: dict[str, int] | None = core.missing
-    if blocks != blocked_as(field, before.status):  # its step misses one answer more or less
+    was = before.status  # ``blocked_as(field, was)`` spelled out: no call, on every write
+    if blocks != (was in ("invalid", "pending") or (was == "declined" and not field.optional)):
         missing = _missing(core, field.step, blocks)
     if missing is None:
         return None  # the step's completion flips: the pass's
