@@ -119,8 +119,8 @@ class _Probe:
 def _instrument(probe: _Probe, variant: str) -> None:
     """Wrap the builders and memory's steps so the probe sees them (nothing else changes)."""
     import formwork.application as application_module
-    from forms.app import memory as memory_module
     from forms import vocabulary as vocabulary_module
+    from forms.app import memory as memory_module
 
     build_client = application_module.build_dynamodb_client  # type: ignore[attr-defined]
 
