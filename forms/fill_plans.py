@@ -95,7 +95,7 @@ class FillPlan:
 
 def empty_plan() -> FillPlan:
     """``FillPlan()``, made without its dataclass ``__init__`` (which calls a factory per
-    field): every write plans one. ``tests/unit/test_plan_parts.py`` holds it to
+    field): every write plans one. ``tests/unit/test_write_shortcuts.py`` holds it to
     ``FillPlan()``."""
     plan = _new_plan(FillPlan)
     plan.changes = {}
