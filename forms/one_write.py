@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from forms.compiled import CompiledField
-from forms.evaluation import FieldEval, reading
+from forms.evaluation import FieldEval, blocked_as, reading
 from forms.incremental import Core, _tokens
 from forms.instance import FieldChange, FieldHistory
 from forms.undo_targets import moved
@@ -53,13 +53,12 @@ def rewritten(
         return None  # the pass's: nothing to replace
     now_live, typed, status, blocks = reading(field, ok, revision)
     was_live = field_id in core.live
-    if (now_live or was_live) and (  # ``_read``'s first looks, without its call
-        core.field_readers.get(field_id) or (core.reads_all and _read(core, field))
+    if (now_live or was_live) and (  # a predicate read it, or one after it read every value
+        core.field_readers.get(field_id) or (core.reads_all and _read_by_all(core, field))
     ):
         return None  # what predicates see of it changes, and one reads it: the pass's
     missing: dict[str, int] | None = core.missing
-    was = before.status  # ``blocked_as(field, was)`` spelled out: no call, on every write
-    if blocks != (was in ("invalid", "pending") or (was == "declined" and not field.optional)):
+    if blocks != blocked_as(field, before.status):  # its step misses one answer more or less
         missing = _missing(core, field.step, blocks)
     if missing is None:
         return None  # the step's completion flips: the pass's
@@ -107,12 +106,9 @@ def _missing(core: Core, step_id: str, blocks: bool) -> dict[str, int] | None:
     return missing
 
 
-def _read(core: Core, field: CompiledField) -> bool:
-    """Whether a predicate reads ``field``'s value: it read the field, or it comes after it
-    and read every value (``repr(v)``)."""
-    if core.field_readers.get(field.id):
-        return True
-    if not core.reads_all:
-        return False
+def _read_by_all(core: Core, field: CompiledField) -> bool:
+    """Whether a predicate that read every value (``repr(v)``) comes after ``field``; the
+    caller looked at ``core.reads_all`` (and at the field's own readers) first, with no call
+    in the common case."""
     item = (core.form.step_index[field.step], 1, field.index)
     return any(r > item for r in core.reads_all)
