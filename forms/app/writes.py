@@ -98,15 +98,13 @@ _named = named_fields
 """The fields a start's call named (``forms.app.starts.named_fields``), by its old name here."""
 
 
-Built = tuple[Transition, Rendering]
-"""What a write tool's ``build`` plans: the transition, and its result with the status line
-after it, rendered once and only for the attempt whose write is made, or that writes nothing
-(``forms.app.calls.Rendering``: a ``Once`` of a closure that renders the result and adds the
-line, where a ``Rendering`` subclass held the render and its parts beside ``Once``'s maker)."""
+Built = tuple[Transition, Callable[[], Result]]
+"""What a write tool's ``build`` plans: the transition, and how to render its result (the
+status line is added after it by ``_write``, for every tool alike, in the one ``Rendering``
+called only for the attempt whose write is made, or that writes nothing)."""
 
-Build = Callable[[CompiledForm, FormInstance, datetime, bool], Built]
-"""``build(form, instance, now, qualify)``: a write tool's plan on the instance as stored;
-``qualify``, whether the status line names the instance (``locate``)."""
+Build = Callable[[CompiledForm, FormInstance, datetime], Built]
+"""``build(form, instance, now)``: a write tool's plan on the instance as stored."""
 
 Guard = Callable[[CompiledForm, FormInstance], None]
 """A check a caller adds to a write, run on the instance each attempt plans on, before
@@ -121,40 +119,25 @@ def form_fill(
     given = args.__dict__
     values, decline, submit = given["values"] or {}, given["decline"], given["submit"]
 
-    def build(form: CompiledForm, instance: FormInstance, now: datetime, qualify: bool) -> Built:
+    def build(form: CompiledForm, instance: FormInstance, now: datetime) -> Built:
         plan = plan_fill(form, instance, values, author, now)
         if decline:  # most fills decline nothing
             plan_declines(form, instance, plan, decline, author, now)
         step = _planned(form, instance, plan, now)
         if not submit or step.after.state.status != "open":
-            return step, Rendering(
-                lambda: with_status_line(
-                    fill_result(form, step, plan, verb="Saved"), form, step, qualify
-                )
-            )
+            return step, lambda: fill_result(form, step, plan, verb="Saved")
         refusal = not_ready(form, step.evaluation)
         if refusal is not None:
-            return step, Rendering(
-                lambda: with_status_line(
-                    {
-                        **fill_result(form, step, plan, verb="Saved"),
-                        "submitted": False,
-                        "not_submitted": refusal,
-                    },
-                    form,
-                    step,
-                    qualify,
-                )
-            )
+            return step, lambda: {
+                **fill_result(form, step, plan, verb="Saved"),
+                "submitted": False,
+                "not_submitted": refusal,
+            }
         state = instance.state.model_copy(
             update={"status": "completed", "closed_reason": "submitted"}
         )
         submitted = _planned(form, instance, plan, now, state)
-        return submitted, Rendering(
-            lambda: with_status_line(
-                submitted_result(form, submitted, plan), form, submitted, qualify
-            )
-        )
+        return submitted, lambda: submitted_result(form, submitted, plan)
 
     return write(writer, caller, call, given, build, guard)
 
@@ -164,37 +147,31 @@ def form_revise(
 ) -> Result:
     author = _author(caller, call)
 
-    def build(form: CompiledForm, instance: FormInstance, now: datetime, qualify: bool) -> Built:
+    def build(form: CompiledForm, instance: FormInstance, now: datetime) -> Built:
         if args.field is None:  # clear_memory: every answer memory filled, no field named
             plan = plan_revise(form, instance, "", args.action, args.value, author, now)
             recalled = {f: r for f, r in instance.state.recalled.items() if f not in plan.dismissed}
             state = replaced(instance.state, recalled=recalled)
             step = _planned(form, instance, plan, now, state)
-            return step, Rendering(
-                lambda: with_status_line(cleared_result(form, step, plan), form, step, qualify)
-            )
+            return step, lambda: cleared_result(form, step, plan)
         field_id = resolve_field(form, args.field)
         plan = plan_revise(form, instance, field_id, args.action, args.value, author, now)
         if field_id != args.field:
             plan.resolved[args.field] = field_id
         revised = _planned(form, instance, plan, now)
-        return revised, Rendering(
-            lambda: with_status_line(
-                revise_result(form, revised, plan, args.action, field_id), form, revised, qualify
-            )
-        )
+        return revised, lambda: revise_result(form, revised, plan, args.action, field_id)
 
     return write(writer, caller, call, args.__dict__, build, guard)
 
 
 def form_abandon(writer: Writer, caller: Caller, call: CallId, args: FormAbandonArgs) -> Result:
-    def build(form: CompiledForm, instance: FormInstance, now: datetime, qualify: bool) -> Built:
+    def build(form: CompiledForm, instance: FormInstance, now: datetime) -> Built:
         state = instance.state.model_copy(
             update={"status": "abandoned", "closed_reason": args.reason.strip()}
         )
         step = transition(form, instance, {}, now, state=state)
         why = inline(args.reason.strip())
-        return step, Rendering(lambda: with_status_line(_abandoned(form, why), form, step, qualify))
+        return step, lambda: _abandoned(form, why)
 
     return write(writer, caller, call, args.__dict__, build)
 
@@ -254,7 +231,9 @@ def _write(
             )
         if guard is not None:
             guard(form, current)
-        step, result = build(form, current, now, qualify)
+        step, render = build(form, current, now)
+        shown = step  # the transition the line shows (``step`` may become its recorded copy)
+        result = Rendering(lambda: with_status_line(render(), form, shown, qualify))
         commit = step.commit
         made = commit.__dict__
         if not made["fields"] and _unchanged(made["state"], held["state"]):
