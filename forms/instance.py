@@ -25,8 +25,6 @@ A field's log (``Revision``, ``FieldHistory``) lives in ``forms.field_log`` and 
 from here too.
 """
 
-from __future__ import annotations
-
 from datetime import datetime
 from operator import itemgetter
 from typing import Any, Literal
@@ -35,14 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from forms.call_records import CallRecord, NewCall
 from forms.errors import ConflictError
-from forms.field_log import (
-    FieldHistory,
-    Frozen,
-    Revision,
-    RevisionKind,
-    Source,
-    with_changes,
-)
+from forms.field_log import FieldHistory, Frozen, Revision, RevisionKind, Source, with_changes
 from forms.keys import parse_key
 from forms.marked import Marked, Sealed, SealedList, built, seal
 from forms.statuses import EntryStatus, Status
@@ -79,7 +70,15 @@ __all__ = [
 EntryKind = Literal["executor", "approval"]
 
 
-class HookState(Frozen):
+class _Part(Frozen):
+    """A part of an instance's record. The models here build their validators when first used
+    (``defer_build``), and their annotations are real, not strings pydantic evaluates back: the
+    stream relay's cold start imports them, and its first batch validates ``InstanceState``."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class HookState(_Part):
     """Per hook: whether its condition held after the last commit, and how many edges it has had.
 
     ``basis``, for an approval checkpoint while it holds: a digest of the answers its decision
@@ -91,7 +90,7 @@ class HookState(Frozen):
     basis: str | None = None
 
 
-class OutboxEntry(Frozen):
+class OutboxEntry(_Part):
     """One hook occurrence to dispatch. Written in the same commit as the answer that caused it."""
 
     key: str
@@ -136,7 +135,7 @@ def stopped(entry: OutboxEntry) -> bool:
     return entry.status == "failed" and entry.depth > KNOCK_ON_LIMIT
 
 
-class StepOverride(Frozen):
+class StepOverride(_Part):
     """Where a jump left the conversation.
 
     ``focus`` (a forward jump) holds until that step is complete; ``revisit`` (a backward jump)
@@ -148,7 +147,7 @@ class StepOverride(Frozen):
     by: str
 
 
-class Rejection(Frozen):
+class Rejection(_Part):
     """A ``Fail`` effect: a message the agent must relay, active while its hook holds."""
 
     key: str
@@ -162,7 +161,7 @@ class Rejection(Frozen):
         return parse_key(self.key).occurrence
 
 
-class Recollection(Frozen):
+class Recollection(_Part):
     """What memory did for one field when the form started, and where the value came from.
 
     A ``fill`` wrote ``value`` into the empty field as a revision ``by: memory`` (its index in
@@ -200,7 +199,7 @@ class Recollection(Frozen):
         return f"said {self.stated_at.date().isoformat()}"
 
 
-class RecallOwed(Frozen):
+class RecallOwed(_Part):
     """Memory's read missed its deadline when the form started, so the recall is owed: the
     next call of the agent's conversation on the instance delivers it, as offers only (the user
     may have answered in between). ``since``: when the form started; ``named``: the fields the
@@ -210,7 +209,7 @@ class RecallOwed(Frozen):
     named: tuple[str, ...] = ()
 
 
-class HandoverLink(Frozen):
+class HandoverLink(_Part):
     """The other end of a handover (``forms.handover``): on the instance handed over, the one
     that took over (``to``); on that one, where it came from (``from``)."""
 
@@ -231,7 +230,7 @@ class HandoverLink(Frozen):
 class InstanceState(BaseModel):
     """Everything about an instance except the field logs. A commit replaces it whole."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     status: Status = "open"
     closed_reason: str | None = None
@@ -264,7 +263,7 @@ class InstanceState(BaseModel):
 class FormInstance(BaseModel):
     """One conversation's run of one form definition version."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     id: str
     form_id: str
@@ -280,7 +279,7 @@ class FormInstance(BaseModel):
         """The log of ``field_id`` (an empty one when nothing was ever written)."""
         return self.history.get(field_id) or _EMPTY_HISTORY
 
-    def snapshot(self) -> FormInstance:
+    def snapshot(self) -> "FormInstance":
         """This instance read-only, to share instead of copy: itself when its containers are
         sealed already (every instance a store holds or hands out), else a copy holding sealed
         ones (``seal``: a ``Marked`` sealed in place, a plain dict or list copied)."""
@@ -296,14 +295,14 @@ class FormInstance(BaseModel):
         return sum(h.count for h in self.history.values())
 
 
-class FieldChange(Frozen):
+class FieldChange(_Part):
     """Per field: entries to append (oldest first) and the cursor to leave in force."""
 
     append: tuple[Revision, ...] = ()
     cursor: int
 
 
-class Commit(Frozen):
+class Commit(_Part):
     """An all-or-nothing change to one instance, applied only if ``expected_version`` matches."""
 
     instance_id: str
