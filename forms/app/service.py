@@ -30,10 +30,9 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from pydantic import ValidationError
-
 from forms.app import approvals, handovers, hooks, reads, writes
 from forms.app.approvals import Approver
+from forms.app.arguments import arguments
 from forms.app.calls import UNRECORDED, WRITE_TOOLS, CallId, fingerprint
 from forms.app.checked import CheckedCall, check_call
 from forms.app.conversation import Caller
@@ -50,8 +49,8 @@ from forms.registry import Forms
 from forms.storage.approvals import ApprovalIndex
 from forms.storage.port import FormStore
 from forms.surface.plain import inline
-from forms.surface.results import Result, describe_validation, error_result
-from forms.surface.tools import ToolSpec, check_id
+from forms.surface.results import Result, error_result
+from forms.surface.tools import check_id
 from forms.surface.view import status_line
 
 _log = logging.getLogger("formwork")
@@ -176,13 +175,13 @@ class FormService:
             payload = payload if payload is not None else {}
             if tool == "form_read":  # a recall owed since the start is delivered first
                 owed = writes.owed_recall(self._writer, caller)
-                return reads.form_read(self.loop, caller, _args(spec, payload), owed)
+                return reads.form_read(self.loop, caller, arguments(spec, payload), owed)
             if tool not in WRITE_TOOLS:
-                return _READERS[tool](self.loop, caller, _args(spec, payload))
+                return _READERS[tool](self.loop, caller, arguments(spec, payload))
             fingerprinted = (tool, tool_call_id, fingerprint(tool, payload), True)
             call = _tuple_new(CallId, fingerprinted)  # in C, as ``check_call`` makes its own
             try:
-                result = _WRITERS[tool](self._writer, caller, call, _args(spec, payload))
+                result = _WRITERS[tool](self._writer, caller, call, arguments(spec, payload))
             except UNRECORDED:
                 raise
             except ToolError as exc:
@@ -354,21 +353,6 @@ def _failure(tool: str, exc: Exception) -> Result:
         "hint": "read the form to see what was saved, then retry once; if it fails "
         "again, tell the user",
     }
-
-
-def _args(spec: ToolSpec, payload: object) -> Any:
-    validate = _VALIDATE.get(spec.args)
-    if validate is None:  # model_validate's own validator, without its wrapper; read through
-        # pydantic's metaclass (~1k instructions), so kept from the model's first call (its
-        # build deferred to then: a cold start builds only the one it needs)
-        validate = _VALIDATE[spec.args] = spec.args.__pydantic_validator__.validate_python
-    try:
-        return validate(payload)
-    except ValidationError as exc:
-        raise BadRequest(describe_validation(exc), "check the tool's input schema") from None
-
-
-_VALIDATE: dict[type, Callable[[object], Any]] = {}  # each arguments' model's, by the model
 
 
 _READERS: dict[str, Callable[[CommitLoop, Caller, Any], Result]] = {
