@@ -70,9 +70,12 @@ class StepParts:
     """The open step's place and title when every step applies: `` step 2/4 "Trip"``."""
     ahead: int
     """How many steps follow it."""
+    rest: int
+    """How many steps there are from it on (itself and those after it)."""
     later: str | None
-    """The ``later:`` line while every step after it applies and is still to do, when each
-    one it previews is ``titled``; None: made on each call (or there is no step after it)."""
+    """A line break and the ``later:`` line, while every step after it applies and is still
+    to do, when each one it previews is ``titled``; None: made on each call (or there is no
+    step after it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +130,7 @@ def _parts_of(form: CompiledForm) -> FormParts:
             titled=titled,
             head=f" step {index + 1}/{count} {quoted}",
             ahead=count - index - 1,
+            rest=count - index,
             later=_fixed_later(titles, index + 1),
         )
     by_index = tuple(steps[s] for s in form.step_order)
@@ -153,7 +157,9 @@ def _fixed_titled(step: CompiledStep, fixed: str | None) -> str | None:
 def status_line(
     form: CompiledForm, instance: FormInstance, ev: Evaluation, qualify: bool = False
 ) -> str | None:
-    """The tier-0 line(s) for one instance, or None when it is closed."""
+    """The tier-0 line(s) for one instance, or None when it is closed: the open step's line
+    (its pending labels, or what to check again on a revisit), a line per answer this version
+    refuses, the ``later:`` line, then the rare lines (``_rare_lines``); one text."""
     values = instance.__dict__  # a pydantic attribute costs several dict reads
     state = values["state"].__dict__
     if state["status"] != "open":
@@ -167,16 +173,70 @@ def status_line(
     else:
         tag = parts.tag
     open_step = ev.open_step
-    if open_step is not None:
-        text = _open_step_text(form, parts, parts.steps[open_step], ev, tag)
-    elif ev.ready:
-        text = f"{tag} complete (still open for corrections); submit it once the user confirms"
-    else:
-        text = f"{tag} all answered, not complete"
+    if open_step is None:
+        text = _no_step_text(tag, ev.ready)
+    else:  # the open step's lines, here rather than in a function of their own: a call less
+        shown = parts.steps[open_step]
+        applicable, unfinished = ev.steps  # the step summary's two position tuples
+        # its place k/N: made once, for when every step applies
+        head = shown.head if len(applicable) == parts.count else _place(shown, applicable)
+        readings = ev.fields
+        # the later: line is made once (``StepParts.later``) for when the open step is the
+        # first step still to do and every step after it is too, as nearly always (sorted
+        # distinct positions: the first and the count tell it); derived otherwise
+        later = shown.later
+        if later is None or len(unfinished) != shown.rest or unfinished[0] != shown.index:
+            later = _later_line(parts, shown, readings, unfinished) if shown.ahead else ""
+        if ev.revisit == shown.id:
+            text = _revisit_text(shown, readings, f"{tag} back at{head}") + later
+        else:
+            pending: list[str] = []
+            refused = False
+            for f, label in shown.rows:  # one pass: the pending labels, and any refused answer
+                status = readings[f].status
+                if status == "pending":
+                    if label is not None:
+                        pending.append(label)
+                elif status == "invalid":
+                    refused = True
+            if refused:  # rare: a line per answer this version refuses, before the later: line
+                text = _refused_text(form, readings, shown, tag + head, pending) + later
+            elif pending:  # _listed, without its call when every label is named
+                listed = _listed(pending) if len(pending) > LABELS_SHOWN else ", ".join(pending)
+                text = f"{tag}{head} · pending: {listed}{later}"
+            else:
+                text = f"{tag}{head}{later}"
     # each of these is rare on a write: asked for only when there is something to say
     if state["recalled"] or state["page_edits"] or ev.waiting or ev.active_rejections:
         return "\n".join([text, *_rare_lines(form, instance, ev)])
     return text
+
+
+def _no_step_text(tag: str, ready: bool) -> str:
+    """The line of a form with no step open: every answer is in."""
+    if ready:
+        return f"{tag} complete (still open for corrections); submit it once the user confirms"
+    return f"{tag} all answered, not complete"
+
+
+def _place(shown: StepParts, applicable: tuple[int, ...]) -> str:
+    """The open step's place ``k/N`` among the steps that apply, and its title."""
+    k = bisect_left(applicable, shown.index)
+    assert k < len(applicable) and applicable[k] == shown.index, "the open step applies"
+    return f" step {k + 1}/{len(applicable)} {shown.quoted}"
+
+
+def _refused_text(
+    form: CompiledForm,
+    readings: Mapping[str, FieldEval],
+    shown: StepParts,
+    head: str,
+    pending: list[str],
+) -> str:
+    """The open step's first line (``head``, its pending labels) and a line per answer of
+    it this version refuses."""
+    text = f"{head} · pending: {_listed(pending)}" if pending else head
+    return "\n".join([text, *_invalid_lines(form, readings, shown.rows)])
 
 
 def _rare_lines(form: CompiledForm, instance: FormInstance, ev: Evaluation) -> list[str]:
@@ -219,51 +279,6 @@ def _waiting_line(form: CompiledForm, instance: FormInstance, ev: Evaluation) ->
     if not waits:
         return None
     return "waiting: " + " · ".join(waits) + "; the form cannot complete until then"
-
-
-def _open_step_text(
-    form: CompiledForm, parts: FormParts, shown: StepParts, ev: Evaluation, tag: str
-) -> str:
-    """The open step's line (its pending labels, or what to check again on a revisit), a line
-    per answer this version refuses, then the ``later:`` line; one text, its lines joined."""
-    index = shown.index
-    # the step's place k/N and the steps after it, read off the evaluation's step summary
-    # here (``StepSummary.position`` and ``later``'s bisections) to save two calls a write
-    applicable, unfinished = ev.steps  # StepSummary's two position tuples
-    if len(applicable) == parts.count:  # every step applies: k is its own place (made once)
-        head = shown.head
-    else:
-        k = bisect_left(applicable, index)
-        assert k < len(applicable) and applicable[k] == index, "the open step applies"
-        head = f" step {k + 1}/{len(applicable)} {shown.quoted}"
-    readings = ev.fields
-    if ev.revisit == shown.id:
-        text = _revisit_text(shown, readings, f"{tag} back at{head}")
-    else:
-        pending: list[str] = []
-        refused = False
-        for f, label in shown.rows:  # one pass: the pending labels, and any refused answer
-            status = readings[f].status
-            if status == "pending":
-                if label is not None:
-                    pending.append(label)
-            elif status == "invalid":
-                refused = True
-        if pending:  # _listed, without its call when every label is named
-            listed = _listed(pending) if len(pending) > LABELS_SHOWN else ", ".join(pending)
-            text = f"{tag}{head} · pending: {listed}"
-        else:
-            text = tag + head
-        if refused:
-            text = "\n".join([text, *_invalid_lines(form, readings, shown.rows)])
-    # the steps still to do after it: the open step is nearly always the first of them
-    at = 1 if unfinished and unfinished[0] == index else bisect_right(unfinished, index)
-    left = len(unfinished) - at
-    if not left:
-        return text
-    if left == shown.ahead and shown.later is not None:  # all of them (the line made once)
-        return f"{text}\n{shown.later}"
-    return _with_later(text, parts.by_index, readings, unfinished, at)
 
 
 def _revisit_text(shown: StepParts, readings: Mapping[str, FieldEval], head: str) -> str:
@@ -325,34 +340,36 @@ lists every step. Bounded, so the line (in every result and every system prompt)
 same on a form of 100 steps as on one of 5."""
 
 
-def _with_later(
-    text: str,
-    by_index: tuple[StepParts, ...],
+def _later_line(
+    parts: FormParts,
+    open_step: StepParts,
     readings: Mapping[str, FieldEval],
     unfinished: tuple[int, ...],
-    at: int,
 ) -> str:
-    """``text``, then the line ``later: A (preview) · B (preview) · C (preview) · +N more
-    steps`` over the steps that apply and are not complete from ``unfinished[at]`` on (those
-    after the open one; at least one). Only the first ``LATER_STEPS`` are previewed (a preview
-    is the costly part); the rest are counted, from the evaluation's step summary: the line
-    costs the same however many steps follow."""
+    """A line break and the line ``later: A (preview) · B (preview) · C (preview) · +N more
+    steps`` over the steps that apply and are not complete after ``open_step`` (``unfinished``:
+    their positions); "" when there is none. Only the first ``LATER_STEPS`` are previewed (a
+    preview is the costly part); the rest are counted, from the evaluation's step summary: the
+    line costs the same however many steps follow."""
+    at = bisect_right(unfinished, open_step.index)
+    if at == len(unfinished):
+        return ""
     shown = []
     for i in unfinished[at : at + LATER_STEPS]:
-        step = by_index[i]
+        step = parts.by_index[i]
         if step.titled is not None:  # the same words whatever the answers (made once)
             shown.append(step.titled)
         else:
             labels = (label for f, label in step.cased if readings[f].applies)
             shown.append(_titled(step.title, cased_preview(labels)))
-    return f"{text}\n{_later_text(shown, len(unfinished) - at - LATER_STEPS)}"
+    return _later_text(shown, len(unfinished) - at - LATER_STEPS)
 
 
 def _later_text(shown: list[str], more: int) -> str:
-    """The ``later:`` line of the steps ``shown`` and ``more`` after them."""
+    """A line break and the ``later:`` line of the steps ``shown`` and ``more`` after them."""
     if more > 0:
         shown.append(f"+{more} more step{'' if more == 1 else 's'}")
-    return "later: " + " · ".join(shown)
+    return "\nlater: " + " · ".join(shown)
 
 
 @lru_cache(maxsize=4_096)
