@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, NamedTuple, get_args
 
 from forms.compiled import CompiledForm
-from forms.instance import FieldChange, Revision, RevisionKind, Source
-from forms.marked import built
+from forms.instance import FieldChange, Source
+from forms.marked import SealedList
 from forms.schema import Accepted, json_depth
 
 MAX_VALUE_BYTES = 16_384
@@ -68,29 +67,76 @@ def unknown_id(form: CompiledForm, sent: str, value: Any = _NO_VALUE) -> Unknown
     return Unknown(shown, tuple(offered[:3]))
 
 
+class _NoEntries(dict[str, Any]):
+    """The empty map a plan's part holds until something is noted in it: one for every plan
+    (``FillPlan``), so every change is refused (``FillPlan.put`` makes the part a map of its
+    own first). Compares, serialises and prints as ``{}``."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a plan's empty part is shared: note into it with FillPlan.put")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse
+
+
+NO_ENTRIES: dict[str, Any] = _NoEntries()
+NO_ITEMS: list[Any] = SealedList()
+"""The empty parts every plan starts with (``empty_plan``): a write notes into two or three
+of its eleven, so the others are not made (``FillPlan.add`` and ``put`` make a part a list or
+map of its own when the first entry is noted; the hot path in ``forms.operations`` spells
+that out for the parts most writes note into)."""
+
+
+def _no_entries() -> dict[str, Any]:
+    return NO_ENTRIES
+
+
+def _no_items() -> list[Any]:
+    return NO_ITEMS
+
+
 @dataclass(slots=True)
 class FillPlan:
-    """What a fill will do, field by field, before it is committed."""
+    """What a fill will do, field by field, before it is committed. A part nothing was noted
+    into is the shared ``NO_ITEMS`` or ``NO_ENTRIES``, which refuse changes: note with ``add``
+    and ``put`` (or, on the hot path, replace the part on the first entry)."""
 
-    changes: dict[str, FieldChange] = field(default_factory=dict)
-    captured: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    rejected: list[ValueRejection] = field(default_factory=list)
-    unknown: list[Unknown] = field(default_factory=list)
-    resolved: dict[str, str] = field(default_factory=dict)
-    replaced: dict[str, Any] = field(default_factory=dict)
+    changes: dict[str, FieldChange] = field(default_factory=_no_entries)
+    captured: list[str] = field(default_factory=_no_items)
+    unchanged: list[str] = field(default_factory=_no_items)
+    rejected: list[ValueRejection] = field(default_factory=_no_items)
+    unknown: list[Unknown] = field(default_factory=_no_items)
+    resolved: dict[str, str] = field(default_factory=_no_entries)
+    replaced: dict[str, Any] = field(default_factory=_no_entries)
     """Fields whose earlier answer this write replaces, with that earlier answer."""
-    coerced: dict[str, dict[str, Any]] = field(default_factory=dict)
+    coerced: dict[str, dict[str, Any]] = field(default_factory=_no_entries)
     """Fields whose value came in another unambiguous encoding: ``{"sent": "yes", "stored":
     true}``, what the call carried and what was validated and kept (see ``FieldType.accept``)."""
-    declined: list[str] = field(default_factory=list)
+    declined: list[str] = field(default_factory=_no_items)
     """Fields this call declined ("prefers not to say", or "no preference"), among captured."""
-    confirmed: list[str] = field(default_factory=list)
+    confirmed: list[str] = field(default_factory=_no_items)
     """Fields whose answer from memory this call confirmed (the same value sent again): the
     answer is the writer's now, among captured."""
-    dismissed: list[str] = field(default_factory=list)
+    dismissed: list[str] = field(default_factory=_no_items)
     """Fields whose offer from memory this call dropped (``clear_memory``): nothing was
     written to them; the offer is no longer shown."""
+
+    def add(self, part: str, item: Any) -> None:
+        """Append ``item`` to the list ``part`` (``rejected``, ``unknown``, ...)."""
+        held = getattr(self, part)
+        if held is NO_ITEMS:
+            setattr(self, part, [item])
+        else:
+            held.append(item)
+
+    def put(self, part: str, key: str, value: Any) -> None:
+        """Set ``key`` to ``value`` in the map ``part`` (``resolved``, ``coerced``, ...)."""
+        held = getattr(self, part)
+        if held is NO_ENTRIES:
+            setattr(self, part, {key: value})
+        else:
+            held[key] = value
 
 
 def empty_plan() -> FillPlan:
@@ -98,53 +144,22 @@ def empty_plan() -> FillPlan:
     field): every write plans one. ``tests/unit/test_write_shortcuts.py`` holds it to
     ``FillPlan()``."""
     plan = _new_plan(FillPlan)
-    plan.changes = {}
-    plan.captured = []
-    plan.unchanged = []
-    plan.rejected = []
-    plan.unknown = []
-    plan.resolved = {}
-    plan.replaced = {}
-    plan.coerced = {}
-    plan.declined = []
-    plan.confirmed = []
-    plan.dismissed = []
+    plan.changes = plan.resolved = plan.replaced = plan.coerced = NO_ENTRIES
+    plan.captured = plan.unchanged = plan.rejected = plan.unknown = NO_ITEMS
+    plan.declined = plan.confirmed = plan.dismissed = NO_ITEMS
     return plan
 
 
 _new_plan = object.__new__
 
 
-def new_revision(
-    kind: RevisionKind, value: Any, author: Author, now: datetime, prev: int
-) -> Revision:
-    """A new entry; not validated again when every part already has its type (a scalar of
-    validated JSON, a known source, a time), so anything else is refused as it always was."""
-    source, actor, tool_call_id = author  # one unpacking, where each field is a read
-    parts = {
-        "kind": kind,
-        "value": value,
-        "by": source,
-        "actor": actor,
-        "tool_call_id": tool_call_id,
-        "at": now,
-        "prev": prev,
-        "note": None,
-    }
-    if (
-        type(value) in _SCALARS
-        and source in _SOURCES
-        and type(actor) in _TEXT
-        and type(tool_call_id) in _TEXT
-        and type(now) is datetime
-    ):
-        return built(Revision, parts)
-    return Revision(**parts)
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-_TEXT = frozenset({str, type(None)})
-_SOURCES = frozenset(get_args(Source))
+SCALARS = frozenset({str, int, float, bool, type(None)})
+TEXT = frozenset({str, type(None)})
+SOURCES = frozenset(get_args(Source))
+"""A revision whose value's type is in ``SCALARS`` (validated JSON), whose author's actor
+and tool call are in ``TEXT`` and source in ``SOURCES``, and whose time is a ``datetime``
+is built without validation (``forms.operations._stage``); anything else is validated, and
+refused, as it always was."""
 
 
 _COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)

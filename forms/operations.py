@@ -22,8 +22,13 @@ from forms.fill_plans import (
     MAX_PATCH_FIELDS,
     MAX_VALUE_BYTES,
     MAX_VALUE_DEPTH,
+    NO_ENTRIES,
+    NO_ITEMS,
     RETRACT_HINT,
+    SCALARS,
     SHORT_TEXT,
+    SOURCES,
+    TEXT,
     Author,
     FillPlan,
     Unknown,
@@ -31,12 +36,11 @@ from forms.fill_plans import (
     check_value_size,
     empty_plan,
     is_blank,
-    new_revision,
     unknown_id,
 )
 from forms.instance import FieldChange, FieldHistory, FormInstance, Revision, RevisionKind
 from forms.marked import built
-from forms.schema import Rejected
+from forms.schema import Accepted, Rejected
 
 __all__ = [
     "MAX_PATCH_FIELDS",
@@ -75,35 +79,38 @@ def plan_fill(
         )
     plan = empty_plan()
     seen: dict[str, str] = {}
-    fields, logs = form.fields, instance.history
-    lenient = author.source != "executor"
+    fields, logs, source = form.fields, instance.history, author.source
     for sent, raw in patch.items():
         field_id = sent if sent in fields else _resolved(form, plan, sent, raw)
         if field_id is None:
             continue
         if field_id in seen:
-            plan.rejected.append(_again(sent, field_id, seen[field_id]))
+            plan.add("rejected", _again(sent, field_id, seen[field_id]))
             continue
         seen[field_id] = sent
         compiled = fields[field_id]
-        if compiled.decided_by_approver and author.source not in DECIDERS:
-            plan.rejected.append(_decided(compiled, field_id))
+        if compiled.decided_by_approver and source not in DECIDERS:
+            plan.add("rejected", _decided(compiled, field_id))
             continue
         # a short text that is not blank (most answers): neither check could refuse it
         if type(raw) is not str or len(raw) > SHORT_TEXT or not raw.strip():
             unfit = _unfit(field_id, raw)
             if unfit is not None:
-                plan.rejected.append(unfit)
+                plan.add("rejected", unfit)
                 continue
-        # strict for an executor: its patch is code, and a value in the wrong encoding there
-        # is a bug to report; the agent's, a webhook's or an approver's are read leniently
-        outcome = compiled.type.accept(raw) if lenient else compiled.type.validate(raw)
-        if isinstance(outcome, Rejected):
-            plan.rejected.append(ValueRejection(field_id, outcome.message, outcome.hint))
-            continue
+        ftype = compiled.type
+        outcome = ftype.check(raw)  # valid as sent (most answers): ``accept``'s first step
+        if type(outcome) is not Accepted:
+            # strict for an executor: its patch is code, and a value in the wrong encoding
+            # there is a bug to report; the agent's, a webhook's or an approver's are read
+            # leniently (``accept``)
+            outcome = ftype.settle(outcome, lenient=source != "executor")
+            if isinstance(outcome, Rejected):
+                plan.add("rejected", ValueRejection(field_id, outcome.message, outcome.hint))
+                continue
         stored, typed, coerced = outcome  # unpacked: each field a named tuple's read costs more
         if coerced:
-            plan.coerced[field_id] = {"sent": raw, "stored": stored}
+            plan.put("coerced", field_id, {"sent": raw, "stored": stored})
         revision = _stage(plan, logs, field_id, "value", stored, author, now)
         if revision is not None:  # validated once: the engine reads it from the memo
             remember_reading(compiled, revision, typed)
@@ -115,9 +122,9 @@ def _resolved(form: CompiledForm, plan: FillPlan, sent: str, raw: object) -> str
     None when it names none (noted in ``unknown``)."""
     field_id = form.resolve_field(sent)
     if field_id is None:
-        plan.unknown.append(unknown_id(form, sent, raw))
+        plan.add("unknown", unknown_id(form, sent, raw))
     elif field_id != sent:
-        plan.resolved[sent] = field_id
+        plan.put("resolved", sent, field_id)
     return field_id
 
 
@@ -157,31 +164,56 @@ def _stage(
     author: Author,
     now: datetime,
 ) -> Revision | None:
-    """Append a revision of ``kind`` to a field's log (in ``logs``, an instance's history),
-    unless the same is in force already (then the field is ``unchanged``); an answer it
-    replaces is noted in ``replaced``. The same value sent again over an answer memory filled
-    is a confirmation: it is appended, so the answer in force is the writer's and no longer
-    marked as from memory. The revision appended, or None."""
+    """Append a revision of ``kind`` to a field's log in ``logs`` unless the same is in force
+    (then it is ``unchanged``), noting an answer it replaces; the same value again over an
+    answer memory filled is a confirmation, appended. The revision appended, or None."""
+    source, actor, tool_call_id = author  # one unpacking, where each field is a read
     log = logs.get(field_id)
     if log is None:  # never written: what an empty log answers
         current, cursor, count = None, -1, 0
-    else:
-        current, cursor, count = log.in_force(), log.cursor, log.count
+    else:  # its slots read, not its properties (each a Python call, on every write)
+        current, cursor, count = log.in_force(), log._cursor, log._count
     # the entry's fields read from its ``__dict__``: a model's attribute costs several times
     # a dict's read (its class's ``__getattr__``), and every answer written reads them
     entry = current.__dict__ if current is not None else None
     if entry is not None and entry["kind"] == kind and entry["value"] == json_value:
-        if entry["by"] != "memory" or author.source == "memory":
-            plan.unchanged.append(field_id)
+        if entry["by"] != "memory" or source == "memory":
+            plan.add("unchanged", field_id)
             return None
-        plan.confirmed.append(field_id)
+        plan.add("confirmed", field_id)
     elif entry is not None and entry["kind"] == "value":
-        plan.replaced[field_id] = entry["value"]
-    revision = new_revision(kind, json_value, author, now, cursor)
-    plan.changes[field_id] = built(FieldChange, {"append": (revision,), "cursor": count})
-    plan.captured.append(field_id)
+        replaced = plan.replaced  # (``FillPlan.put`` spelled out: every corrected answer)
+        if replaced is NO_ENTRIES:
+            plan.replaced = {field_id: entry["value"]}
+        else:
+            replaced[field_id] = entry["value"]
+    parts = {
+        "kind": kind,
+        "value": json_value,
+        "by": source,
+        "actor": actor,
+        "tool_call_id": tool_call_id,
+        "at": now,
+        "prev": cursor,
+        "note": None,
+    }
+    plain = type(json_value) in SCALARS and type(actor) in TEXT and type(tool_call_id) in TEXT
+    if plain and source in SOURCES and type(now) is datetime:  # every part of its type
+        revision = built(Revision, parts)
+    else:  # anything else is validated, and refused, as it always was
+        revision = Revision(**parts)
+    change = built(FieldChange, {"append": (revision,), "cursor": count})
+    changes, captured = plan.changes, plan.captured  # (as ``replaced``: every write's)
+    if changes is NO_ENTRIES:
+        plan.changes = {field_id: change}
+    else:
+        changes[field_id] = change
+    if captured is NO_ITEMS:
+        plan.captured = [field_id]
+    else:
+        captured.append(field_id)
     if kind == "decline":
-        plan.declined.append(field_id)
+        plan.add("declined", field_id)
     return revision
 
 
@@ -259,8 +291,8 @@ def plan_revise(
             f"nothing to {action} on {form.fields[field_id].label}",
             "read the field's history to see its revisions",
         )
-    plan.changes[field_id] = FieldChange(cursor=target)
-    plan.captured.append(field_id)
+    plan.put("changes", field_id, FieldChange(cursor=target))
+    plan.add("captured", field_id)
     return plan
 
 
@@ -280,7 +312,7 @@ def plan_clear_memory(
         if recollection.use == "fill":
             _stage(plan, instance.history, field_id, "retraction", None, author, now)
         else:
-            plan.dismissed.append(field_id)
+            plan.add("dismissed", field_id)
     if not plan.captured and not plan.dismissed:
         raise CannotRevise(
             "nothing from memory is waiting for confirmation",
@@ -331,10 +363,10 @@ def plan_declines(
     for sent in declines:
         field_id = form.resolve_field(sent)
         if field_id is None:
-            plan.unknown.append(unknown_id(form, sent))
+            plan.add("unknown", unknown_id(form, sent))
             continue
         if field_id != sent:
-            plan.resolved[sent] = field_id
+            plan.put("resolved", sent, field_id)
         compiled = form.fields[field_id]
         refusal: tuple[str, str | None] | None = None
         if field_id in valued or field_id in plan.declined:
@@ -347,8 +379,8 @@ def plan_declines(
                 "ask for it; the form cannot complete without it",
             )
         if refusal is not None:
-            plan.rejected.append(
-                ValueRejection(field_id, f"{compiled.label} {refusal[0]}", refusal[1])
+            plan.add(
+                "rejected", ValueRejection(field_id, f"{compiled.label} {refusal[0]}", refusal[1])
             )
             continue
         _stage(plan, instance.history, field_id, "decline", None, author, now)

@@ -84,6 +84,11 @@ class Rejected:
     hint: str | None
 
 
+Checked = Accepted | Rejected | tuple[Any, list[ErrorDetails]]
+"""What ``FieldType.check`` finds: a value accepted as sent, one refused before validation,
+or the value as JSON with pydantic's errors, for ``FieldType.settle``."""
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class FieldType:
     """Compiled, immutable facts about one field's annotation. Build once per field."""
@@ -106,7 +111,7 @@ class FieldType:
         The value is serialised with ``json.dumps`` first, so tuples arrive as lists and
         non-string dict keys as strings, exactly as if the value had come over the wire.
         """
-        outcome = self._check(value)
+        outcome = self.check(value)
         if isinstance(outcome, _CHECKED):
             return outcome
         return _reject(outcome[1], self._shape, self.example)
@@ -117,11 +122,16 @@ class FieldType:
         A value read that way comes back with ``coerced=True``; if what it encodes is itself
         invalid (``"0"`` for an integer > 0), the rejection is about that value.
         """
-        outcome = self._check(value)
+        return self.settle(self.check(value), lenient=True)
+
+    def settle(self, outcome: Checked, lenient: bool) -> Accepted | Rejected:
+        """What ``check``'s ``outcome`` comes to: ``accept``'s answer when ``lenient``, else
+        ``validate``'s. (``forms.operations.plan_fill`` checks first and settles only what
+        ``check`` did not accept: most answers are valid as sent.)"""
         if isinstance(outcome, _CHECKED):
             return outcome
         sent, errors = outcome
-        fixed = coerce(sent, errors, self._shape)
+        fixed = coerce(sent, errors, self._shape) if lenient else None
         if fixed is None:
             return _reject(errors, self._shape, self.example)
         again = self.validate(fixed[0])
@@ -129,8 +139,9 @@ class FieldType:
             return Accepted(again.json_value, again.typed, coerced=True)
         return again
 
-    def _check(self, value: object) -> Accepted | Rejected | tuple[Any, list[ErrorDetails]]:
-        """Accepted, Rejected before validating, or the value as JSON with pydantic's errors."""
+    def check(self, value: object) -> Checked:
+        """Accepted, Rejected before validating, or the value as JSON with pydantic's errors
+        (``settle`` says what those come to)."""
         try:  # a text (most answers) as the encoder's own ``encode`` would write it
             raw = _encode_text(value) if type(value) is str else _encode(value)
         except (TypeError, ValueError, RecursionError):
@@ -148,7 +159,7 @@ class FieldType:
 
 
 _CHECKED = (Accepted, Rejected)
-"""What ``_check`` returns decided, as a tuple: ``Accepted | Rejected`` would build a union
+"""What ``check`` returns decided, as a tuple: ``Accepted | Rejected`` would build a union
 object on every call."""
 _tuple_new = tuple.__new__
 _encode = json.JSONEncoder(allow_nan=False).encode

@@ -74,7 +74,8 @@ def moved(
         else:
             # the usual write appends its entry and leaves it in force at the log's end, where
             # nothing can be above it to redo: ``redo_at`` is asked only after any other move
-            target = None if log.cursor == log.count - 1 else redo_at(log, field)
+            # (the log's slots read, not its properties: each a Python call, on every write)
+            target = None if log._cursor == log._count - 1 else redo_at(log, field)
             current = log.in_force()
         if redo.get(field_id) != target:  # else the core before's stands
             redo = dict(redo) if redo is shared else redo
@@ -86,8 +87,12 @@ def moved(
             at = current.at  # read once: a model's attribute costs several dict reads
             if fresh is None or (at, field.index) > fresh[:2]:
                 fresh = (at, field.index, field_id)  # as ``newest_answer`` picks
-    if newest is None or (fresh is not None and _later(fresh, newest)):
+    if newest is None:
         return fresh, redo
+    if fresh is not None:  # ``_later(fresh, newest)`` spelled out: every write asks
+        at, newest_at = fresh[0], newest[0]
+        if at > newest_at if at != newest_at else fresh[1] > newest[1]:
+            return fresh, redo
     if newest[2] in written and (fresh is None or _later(newest, fresh)):
         # the newest answer moved back in time: any field may hold the newest one now
         return newest_answer(form, history, form.fields), redo

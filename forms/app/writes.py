@@ -157,7 +157,7 @@ def form_revise(
         field_id = resolve_field(form, args.field)
         plan = plan_revise(form, instance, field_id, args.action, args.value, author, now)
         if field_id != args.field:
-            plan.resolved[args.field] = field_id
+            plan.put("resolved", args.field, field_id)
         revised = _planned(form, instance, plan, now)
         return revised, lambda: revise_result(form, revised, plan, args.action, field_id)
 
@@ -319,5 +319,12 @@ def _planned(
 ) -> Transition:
     """The transition an agent's planned write makes (a write into a reopened step releases
     the revisit, a value resent unchanged included)."""
-    touched = touched_steps(form, plan.changes, plan.unchanged)
+    held = (instance.state if state is None else state).override
+    # the steps written into matter only to a revisit they release (``transition``): most
+    # writes have none, and are not asked for them
+    touched = (
+        touched_steps(form, plan.changes, plan.unchanged)
+        if held is not None and held.kind == "revisit"
+        else ()
+    )
     return transition(form, instance, plan.changes, now, state=state, touched_steps=touched)

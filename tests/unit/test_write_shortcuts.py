@@ -36,11 +36,24 @@ ODD = 'é"\\\n\t\x01\u2028日本'
 """Text that JSON escapes, or writes in more than one byte per character."""
 
 
-def test_an_empty_plan_is_a_default_plan_with_lists_and_dicts_of_its_own() -> None:
+def test_an_empty_plan_is_a_default_plan_whose_parts_are_made_when_first_noted() -> None:
     plan, other = empty_plan(), empty_plan()
     assert plan == FillPlan()
     for part in dataclasses.fields(FillPlan):
-        assert getattr(plan, part.name) is not getattr(other, part.name)
+        empty = getattr(plan, part.name)
+        assert empty == ({} if isinstance(empty, dict) else [])
+        assert empty is getattr(other, part.name)  # shared, so it refuses every change
+        with pytest.raises(TypeError):
+            empty["x"] = 1
+        if isinstance(empty, dict):
+            plan.put(part.name, "x", 1)
+            plan.put(part.name, "y", 2)
+            assert getattr(plan, part.name) == {"x": 1, "y": 2}
+        else:
+            plan.add(part.name, "x")
+            plan.add(part.name, "y")
+            assert getattr(plan, part.name) == ["x", "y"]
+        assert getattr(other, part.name) == empty == ({} if isinstance(empty, dict) else [])
 
 
 def test_identity_and_moved_fields_with_the_logs_are_every_field_of_an_instance() -> None:
