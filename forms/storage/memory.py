@@ -8,9 +8,12 @@ The port (``FormStore``) applies a commit once, on the stored instance ``_planne
 (a recorded call refused there first); ``_write`` keeps the instance it makes (the one the
 engine built with it, when the engine planned it on what is stored, sealed) after checking,
 under the lock, that the stored version is still the one expected, and the port returns that
-same instance to the caller. A commit that
+same instance to the caller. Beside each instance the store keeps what a
+write needs of it (``_Kept``: its conversation, what its size bound counts of its ids and logs,
+what its places are read from), so a commit's write reads none of it off the stored instance:
+its size bound adds to the stored instance's what the commit's new logs add, and a commit that
 leaves the status, the definition version and the outbox as they were (most answers) keeps
-the instance's places in the indexes as they stood (``same_places``). A call's record is read
+the instance's places in the indexes as they stood (``_places``). A call's record is read
 (and, when deferred, made: its result rendered) only for a write this store is about to make,
 after the version and the call id are checked and before anything of it is stored: every
 write refuses a taken id with ``_refuse_taken`` and keeps its record with ``_keep_call``.
@@ -19,8 +22,9 @@ write refuses a taken id with ``_refuse_taken`` and keeps its record with ``_kee
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from operator import itemgetter
+from typing import Any
 
 from forms.errors import AlreadyExists, CallRecorded, ConflictError, NotFound
 from forms.instance import (
@@ -35,9 +39,21 @@ from forms.storage.due import DueIndex, due_place
 from forms.storage.failed_hooks import FailedHookIndex, failed_place
 from forms.storage.open_forms import OpenFormIndex, open_place
 from forms.storage.port import FormStore, OutboxScan
-from forms.storage.sizes import check_instance
+from forms.storage.sizes import (
+    FIXED,
+    check_instance,
+    keys_bytes,
+    keys_bytes_after,
+    state_bound,
+    within,
+)
 
 _ConversationKey = tuple[str, str]
+_Places = tuple[object, ...]
+_Kept = tuple[FormInstance, _ConversationKey, int, Mapping[str, object], _Places]
+"""What the store keeps beside an instance it holds: the instance, its conversation, what its
+size bound counts of its ids and logs (``sizes.keys_bytes``), its logs, and what its places in
+the indexes are read from (``_places``): a commit's write reads them, not the instance."""
 
 
 class InMemoryFormStore(
@@ -53,6 +69,8 @@ class InMemoryFormStore(
         self.page_size = page_size
         self._lock = threading.Lock()
         self._instances: dict[str, FormInstance] = {}
+        self._kept: dict[str, _Kept] = {}
+        """Beside each instance held, what a write needs of it (``_Kept``)."""
         self._by_conversation: dict[_ConversationKey, list[str]] = {}
         self._places: dict[str, Place] = {}
         self._index: dict[str, dict[str, str]] = {}
@@ -72,17 +90,26 @@ class InMemoryFormStore(
         read."""
 
     def _add(self, instance: FormInstance, call: NewCall | None) -> None:
-        check_instance(instance)  # SizeLimit: nothing stored
-        key = _CONVERSATION(instance.__dict__)
+        fields = instance.__dict__
+        keys = keys_bytes(fields)
+        within(FIXED + keys + state_bound(fields["state"].__dict__), instance)  # SizeLimit
+        key = _CONVERSATION(fields)
         with self._lock:
             if instance.id in self._instances:
                 raise AlreadyExists(f"instance {instance.id} already exists")
             calls = self._calls.get(key)
             _refuse_taken(calls, call)
             self._keep_call(key, calls, call)
-            self._instances[instance.id] = instance
+            self._hold(instance, key, keys)
             self._by_conversation.setdefault(key, []).append(instance.id)
             self._place(instance)
+
+    def _hold(self, instance: FormInstance, key: _ConversationKey, keys: int) -> None:
+        """Hold ``instance`` and what the store keeps beside it; the caller holds the lock."""
+        fields = instance.__dict__
+        places = _places(fields, fields["state"].__dict__)
+        self._instances[fields["id"]] = instance
+        self._kept[fields["id"]] = (instance, key, keys, fields["history"], places)
 
     def _add_call(self, principal: str, conversation_id: str, call: NewCall) -> bool:
         key = (principal, conversation_id)
@@ -121,27 +148,36 @@ class InMemoryFormStore(
         # call id again under the lock (a recorded call is refused here first, whatever
         # version it expects)
         changes = commit.__dict__  # read once: a model's attribute costs several dict reads
-        stored = self._instances.get(changes["instance_id"])
+        kept = self._kept.get(changes["instance_id"])
+        if kept is None:
+            return None
         call = changes["call"]
-        if stored is not None and call is not None:
-            _refuse_taken(self._calls.get(_CONVERSATION(stored.__dict__)), call)
-        return stored
+        if call is not None:
+            _refuse_taken(self._calls.get(kept[1]), call)
+        return kept[0]
 
     def _write(
         self, commit: Commit, stored: FormInstance, after: FormInstance, target: FormInstance | None
     ) -> None:
-        check_instance(after)  # SizeLimit: nothing stored
+        changes, fields = commit.__dict__, after.__dict__  # a model's attributes cost more
+        state, instance_id = fields["state"].__dict__, changes["instance_id"]
+        known = self._kept.get(instance_id)  # no lock: one read (``stored``'s, checked below)
+        keys = (  # the size bound: ``stored``'s keys, and what the commit adds to them
+            keys_bytes_after(known[2], known[3], changes["fields"])
+            if known is not None and known[0] is stored
+            else keys_bytes(fields)
+        )
+        within(FIXED + keys + state_bound(state), after)  # SizeLimit: nothing stored
         if target is not None:
             check_instance(target)
-        changes, values = commit.__dict__, stored.__dict__  # a model's attributes cost more
-        key, instance_id = _CONVERSATION(values), values["id"]
         call, expected = changes["call"], changes["expected_version"]
         lock = self._lock
         lock.acquire()  # not ``with``: its ``__exit__`` call costs as much again, on every write
         try:  # both halves of a handover under the one lock
-            current = self._instances.get(instance_id)
-            if current is None:
+            kept = self._kept.get(instance_id)
+            if kept is None:
                 raise NotFound(f"instance {instance_id} not found")
+            current, key = kept[0], kept[1]
             # moved on since it was planned (``stored`` itself is at ``expected``: the port
             # applied the commit to it, ``applied_unshared`` refusing any other version)
             if current is not stored and current.__dict__["version"] != expected:
@@ -151,11 +187,13 @@ class InMemoryFormStore(
             if target is not None:
                 if target.id in self._instances:
                     raise AlreadyExists(f"instance {target.id} already exists")
-                self._hand_over(key, current, after, target, calls, call)
+                self._hand_over(key, kept, after, target, calls, call)
                 return
             self._keep_call(key, calls, call)  # first: a record not made stores nothing
+            places = _places(fields, state)
             self._instances[instance_id] = after  # itself: the port sealed it (read-only)
-            if not same_places(current, after):
+            self._kept[instance_id] = (after, key, keys, fields["history"], places)
+            if places != kept[4]:  # most answers leave every place as it stood
                 self._place(after)
         finally:
             lock.release()
@@ -163,7 +201,7 @@ class InMemoryFormStore(
     def _hand_over(
         self,
         key: _ConversationKey,
-        stored: FormInstance,
+        stored: _Kept,
         kept: FormInstance,
         target: FormInstance,
         calls: dict[str, str] | None,
@@ -171,22 +209,23 @@ class InMemoryFormStore(
     ) -> None:
         """Store ``target``, ``kept`` (the source after its closing commit) and the call's
         record, or, when that fails half-way, undo what landed, so neither stands; the caller
-        holds the lock."""
+        holds the lock and what it keeps beside the source as stored (``stored``)."""
         try:
             self._keep_call(key, calls, call)
-            self._instances[target.id] = target
+            self._hold(target, key, keys_bytes(target.__dict__))
             self._by_conversation.setdefault(key, []).append(target.id)
             self._place(target)
-            self._instances[kept.id] = kept
+            self._hold(kept, key, keys_bytes(kept.__dict__))
             self._place(kept)
         except BaseException:
             self._unplace(target.id)
             self._instances.pop(target.id, None)
+            self._kept.pop(target.id, None)
             ids = self._by_conversation.get(key, [])
             if target.id in ids:
                 ids.remove(target.id)
-            self._instances[stored.id] = stored
-            self._place(stored)
+            self._instances[kept.id], self._kept[kept.id] = stored[0], stored
+            self._place(stored[0])
             if call is not None:
                 self._calls.get(key, {}).pop(call.call_id, None)
             raise
@@ -328,11 +367,12 @@ def same_places(before: FormInstance, after: FormInstance) -> bool:
     every index: each place is read from the instance's identity (a commit keeps it), its
     status, its definition version and its outbox alone (``approval_place``, ``failed_place``,
     ``open_place``, ``due_place``), so a commit that changes none of those (most answers)
-    moves nothing, and is not placed again."""
-    old, new = before.__dict__, after.__dict__  # a model's attributes cost more: on every write
-    was, now = old["state"].__dict__, new["state"].__dict__
-    return (
-        old["form_version"] == new["form_version"]
-        and was["status"] == now["status"]
-        and (was["outbox"] is now["outbox"] or was["outbox"] == now["outbox"])
-    )
+    moves nothing, and is not placed again (``_write`` compares the ``_places`` it keeps)."""
+    old, new = before.__dict__, after.__dict__
+    return _places(old, old["state"].__dict__) == _places(new, new["state"].__dict__)
+
+
+def _places(fields: dict[str, Any], state: dict[str, Any]) -> _Places:
+    """What an instance's places are read from, from its and its state's ``__dict__``: equal
+    (the outbox first by identity, as a tuple's items compare) for the same places."""
+    return (fields["form_version"], state["status"], state["outbox"])

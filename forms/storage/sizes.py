@@ -23,9 +23,10 @@ What is measured, per aggregate:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from operator import itemgetter
+from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
@@ -235,7 +236,8 @@ def _entries_bound(entries: Mapping[str, BaseModel]) -> int:
     return size
 
 
-_FIXED = _IDENTITY + _REST
+FIXED = _IDENTITY + _REST
+"""What ``_instance_bound`` counts of every instance besides its keys and its state's parts."""
 
 
 def _instance_bound(instance: FormInstance) -> int:
@@ -243,13 +245,48 @@ def _instance_bound(instance: FormInstance) -> int:
     hook states' part as ``Marked`` keeps it, each frozen entry's size measured once (and a
     sealed outbox's or recollections' total, while a commit shares it)."""
     fields = instance.__dict__  # read once: a model's attribute costs several dict reads
-    state = fields["state"]
-    values = state.__dict__
+    return FIXED + keys_bytes(fields) + state_bound(fields["state"].__dict__)
+
+
+def within(bound: int, instance: FormInstance) -> None:
+    """``check_instance(instance)`` where ``bound`` is ``_instance_bound(instance)`` (or more),
+    made of its parts: ``FIXED``, ``keys_bytes`` (or ``keys_bytes_after``) and
+    ``state_bound``. ``SizeLimit`` only when the exact size passes the limit too."""
+    if bound > ITEM_LIMIT:
+        check("instance", instance_bytes(instance), instance.form_id)
+
+
+def keys_bytes(fields: dict[str, Any]) -> int:
+    """What ``_instance_bound`` counts of an instance's ids and its logs' places, from the
+    instance's ``__dict__``: the UTF-8 bytes of the ids and of each log's field id, and
+    ``_PLACE`` per log."""
+    history = fields["history"]
+    text = "".join(_IDS(fields)) + "".join(history)
+    return (len(text) if text.isascii() else len(text.encode())) + _PLACE * len(history)
+
+
+_IDS = itemgetter("id", "form_id", "principal", "conversation_id")
+
+
+def keys_bytes_after(before: int, logs: Mapping[str, object], changed: Iterable[str]) -> int:
+    """``keys_bytes`` of what a commit writing the fields ``changed`` makes of an instance
+    whose logs are ``logs`` and whose ``keys_bytes`` is ``before``, at the cost of the commit:
+    a commit keeps the ids and every log, so only a log it starts adds its field id and place
+    (the bytes of joined texts are the sum of theirs)."""
+    for field_id in changed:
+        if field_id not in logs:  # a field written for the first time
+            size = len(field_id) if field_id.isascii() else len(field_id.encode())
+            before += size + _PLACE
+    return before
+
+
+def state_bound(values: dict[str, Any]) -> int:
+    """What ``_instance_bound`` counts of a state (from its ``__dict__``) beyond ``FIXED``."""
     hooks = values["hooks"]
     kept = hooks.size if type(hooks) is Sealed else None  # a stored state's: sized once
     if kept is None:
         kept = _hooks_bytes(hooks)
-    size = _FIXED + (kept - 1 if kept else 0)  # no comma after the last (no ``max`` call)
+    size = kept - 1 if kept else 0  # no comma after the last (no ``max`` call)
     if (
         values["outbox"]
         or values["rejections"]
@@ -259,29 +296,26 @@ def _instance_bound(instance: FormInstance) -> int:
         or values["recall_owed"] is not None
         or values["page_edits"]
     ):  # most states of an open form hold none of these
-        size += _rest_bound(state)
-    history = fields["history"]
-    text = "".join(_IDS(fields)) + "".join(history)
-    return size + (len(text) if text.isascii() else len(text.encode())) + _PLACE * len(history)
+        size += _rest_bound(values)
+    return size
 
 
-_IDS = itemgetter("id", "form_id", "principal", "conversation_id")
-
-
-def _rest_bound(state: InstanceState) -> int:
+def _rest_bound(values: dict[str, Any]) -> int:
     """At least the bytes of a state's outbox, rejections, recollections, override, closing
-    reason, owed recall and page edits, beyond what ``_REST`` counts of them."""
-    size = sum(map(_model_bytes, state.rejections)) + len(state.rejections)
-    if state.outbox:
-        size += _entries_bound(state.outbox)
-    if state.recalled:
-        size += _entries_bound(state.recalled)
-    if state.override is not None:
-        size += _model_bytes(state.override)
-    if state.closed_reason is not None:
-        size += _key_bytes(state.closed_reason)
-    if state.recall_owed is not None:
-        size += _model_bytes(state.recall_owed)
-    if state.page_edits:
-        size += sum(_key_bytes(field_id) for field_id in state.page_edits)
+    reason, owed recall and page edits (from its ``__dict__``), beyond what ``_REST`` counts
+    of them."""
+    rejections, override = values["rejections"], values["override"]
+    size = sum(map(_model_bytes, rejections)) + len(rejections)
+    if values["outbox"]:
+        size += _entries_bound(values["outbox"])
+    if values["recalled"]:
+        size += _entries_bound(values["recalled"])
+    if override is not None:
+        size += _model_bytes(override)
+    if values["closed_reason"] is not None:
+        size += _key_bytes(values["closed_reason"])
+    if values["recall_owed"] is not None:
+        size += _model_bytes(values["recall_owed"])
+    if values["page_edits"]:
+        size += sum(_key_bytes(field_id) for field_id in values["page_edits"])
     return size
