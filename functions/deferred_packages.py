@@ -1,4 +1,4 @@
-"""Powertools' re-exporting packages, loaded a name at a time (a cold start's import).
+"""Powertools' and Temporal's re-exporting packages, loaded a name at a time (a cold start).
 
 Python runs a package's ``__init__`` before any module in it, so importing the one resolver a
 function uses (``aws_lambda_powertools.event_handler.api_gateway``) still runs
@@ -9,19 +9,25 @@ every event source Lambda knows (S3, SQS, Kinesis, CodePipeline, ...). A tool ca
 resolver and one event class; together the rest were about a tenth of ``import
 formwork.aws.api``. The batch utility's ``__init__`` imports its processors, the async one
 with ``asyncio``: the relay takes only its exceptions (``formwork.aws.relay.partial_response``).
+Temporal's ``temporalio.service`` imports the messages of every service it has a client for;
+the backlog function asks the workflow service alone, and the cloud, operator and test
+services' packages (their messages, some forty modules) were 0.07x ``import boto3`` of its
+cold start.
 
-These ``__init__`` files only re-export names from their submodules. ``install`` puts a finder
-first on ``sys.meta_path`` that, for the packages in ``DEFERRED`` and nothing else, returns
-the package's own spec with a loader that runs no code at import: the package module gets a
-PEP 562 ``__getattr__`` that imports a re-exported name from the submodule its ``__init__``
-takes it from (read from that file's ``from .x import y`` statements), a submodule by its
-name, and, for any other name (``__all__`` among them), runs the real ``__init__`` once and
-answers from it. So ``from aws_lambda_powertools.event_handler import APIGatewayHttpResolver``
-imports ``api_gateway`` and what it needs, and nothing else; any name the package has is
-still there. A package whose ``__init__`` does anything but re-export (a statement other than
-its docstring, ``from`` imports of its own submodules and ``__all__``) is imported as usual,
-so a Powertools release that changes one costs the cold start again rather than changing
-behaviour. A package imported before ``install`` ran is left as it is.
+These ``__init__`` files only re-export names from their submodules (Temporal's also, in a
+``try`` block, its gRPC stubs when ``grpc`` is installed: those names are left to the real
+``__init__``). ``install`` puts a finder first on ``sys.meta_path`` that, for the packages in
+``DEFERRED`` and nothing else, returns the package's own spec with a loader that runs no code
+at import: the package module gets a PEP 562 ``__getattr__`` that imports a re-exported name
+from the submodule its ``__init__`` takes it from (read from that file's ``from .x import y``
+statements), a submodule by its name, and, for any other name (``__all__`` among them), runs
+the real ``__init__`` once and answers from it. So ``from aws_lambda_powertools.event_handler
+import APIGatewayHttpResolver`` imports ``api_gateway`` and what it needs, and nothing else;
+any name the package has is still there. A package whose ``__init__`` does anything but
+re-export (a statement other than its docstring, ``from`` imports of its own submodules and
+``__all__``) is imported as usual, so a Powertools (or Temporal) release that changes one costs
+the cold start again rather than changing behaviour. A package imported before ``install`` ran
+is left as it is.
 
 ``formwork.aws`` (``functions/__init__.py``) installs it, so it applies before any handler
 module imports Powertools.
@@ -46,6 +52,11 @@ DEFERRED = frozenset(
         "aws_lambda_powertools.event_handler",
         "aws_lambda_powertools.utilities.batch",
         "aws_lambda_powertools.utilities.data_classes",
+        # temporalio.service imports every service's messages; the backlog uses the workflow
+        # service's alone (its task queue's DescribeTaskQueue), never these three
+        "temporalio.api.cloud.cloudservice.v1",
+        "temporalio.api.operatorservice.v1",
+        "temporalio.api.testservice.v1",
     }
 )
 """The packages whose ``__init__`` runs on first need (each only re-exports)."""
@@ -67,8 +78,8 @@ def reexports(source: str, package: str) -> dict[str, str] | None:
                 if alias.name == "*":
                     return None
                 names[alias.asname or alias.name] = module
-        elif _is_docstring(node) or _is_all(node):
-            continue
+        elif _is_docstring(node) or _is_all(node) or _is_optional(node):
+            continue  # an optional part's names are left to the real ``__init__``
         else:
             return None
     return names
@@ -80,6 +91,25 @@ def _is_docstring(node: ast.stmt) -> bool:
 
 def _is_all(node: ast.stmt) -> bool:
     return isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["__all__"]
+
+
+def _is_optional(node: ast.stmt) -> bool:
+    """``try:`` imports (and ``__all__.extend(...)``) ``except ImportError: pass``: names a
+    package has when an optional dependency is installed (temporalio's gRPC stubs)."""
+    if not isinstance(node, ast.Try) or node.orelse or node.finalbody or len(node.handlers) != 1:
+        return False
+    handler = node.handlers[0]
+    if handler.type is None or ast.unparse(handler.type) != "ImportError" or handler.name:
+        return False
+    return all(map(_import_or_extend, node.body)) and all(
+        isinstance(stmt, ast.Pass) for stmt in handler.body
+    )
+
+
+def _import_or_extend(node: ast.stmt) -> bool:
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return True
+    return isinstance(node, ast.Expr) and ast.unparse(node.value).startswith("__all__.extend(")
 
 
 def package_getattr(
