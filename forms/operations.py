@@ -18,6 +18,7 @@ from forms.compiled import CompiledField, CompiledForm
 from forms.errors import BadRequest, CannotRevise, UnknownField
 from forms.evaluation import remember_reading
 from forms.fill_plans import (
+    CHANGE_FIELDS,
     DECIDERS,
     MAX_PATCH_FIELDS,
     MAX_VALUE_BYTES,
@@ -25,6 +26,7 @@ from forms.fill_plans import (
     NO_ENTRIES,
     NO_ITEMS,
     RETRACT_HINT,
+    REVISION_FIELDS,
     SCALARS,
     SHORT_TEXT,
     SOURCES,
@@ -36,10 +38,14 @@ from forms.fill_plans import (
     check_value_size,
     empty_plan,
     is_blank,
+    new_model,
+    set_extra,
+    set_fields_set,
+    set_model_dict,
+    set_private,
     unknown_id,
 )
 from forms.instance import FieldChange, FieldHistory, FormInstance, Revision, RevisionKind
-from forms.marked import built
 from forms.schema import Accepted, Rejected
 
 __all__ = [
@@ -165,28 +171,23 @@ def _stage(
     now: datetime,
 ) -> Revision | None:
     """Append a revision of ``kind`` to a field's log in ``logs`` unless the same is in force
-    (then it is ``unchanged``), noting an answer it replaces; the same value again over an
-    answer memory filled is a confirmation, appended. The revision appended, or None."""
+    (``unchanged``; over an answer from memory, ``confirmed``). The revision, or None."""
     source, actor, tool_call_id = author  # one unpacking, where each field is a read
     log = logs.get(field_id)
     if log is None:  # never written: what an empty log answers
         current, cursor, count = None, -1, 0
     else:  # its slots read, not its properties (each a Python call, on every write)
         current, cursor, count = log.in_force(), log._cursor, log._count
-    # the entry's fields read from its ``__dict__``: a model's attribute costs several times
-    # a dict's read (its class's ``__getattr__``), and every answer written reads them
-    entry = current.__dict__ if current is not None else None
+    entry = current.__dict__ if current is not None else None  # (read: fields cost more)
     if entry is not None and entry["kind"] == kind and entry["value"] == json_value:
         if entry["by"] != "memory" or source == "memory":
             plan.add("unchanged", field_id)
             return None
-        plan.add("confirmed", field_id)
+        plan.add("confirmed", field_id)  # appended: the answer is the writer's now
     elif entry is not None and entry["kind"] == "value":
-        replaced = plan.replaced  # (``FillPlan.put`` spelled out: every corrected answer)
-        if replaced is NO_ENTRIES:
-            plan.replaced = {field_id: entry["value"]}
-        else:
-            replaced[field_id] = entry["value"]
+        if plan.replaced is NO_ENTRIES:  # ``FillPlan.put`` spelled out: every correction's
+            plan.replaced = {}
+        plan.replaced[field_id] = entry["value"]
     parts = {
         "kind": kind,
         "value": json_value,
@@ -199,19 +200,24 @@ def _stage(
     }
     plain = type(json_value) in SCALARS and type(actor) in TEXT and type(tool_call_id) in TEXT
     if plain and source in SOURCES and type(now) is datetime:  # every part of its type
-        revision = built(Revision, parts)
+        revision = new_model(Revision)  # ``built``, spelled out (``fill_plans.new_model``)
+        set_model_dict(revision, parts)
+        set_fields_set(revision, REVISION_FIELDS)
+        set_extra(revision, None)
+        set_private(revision, None)
     else:  # anything else is validated, and refused, as it always was
         revision = Revision(**parts)
-    change = built(FieldChange, {"append": (revision,), "cursor": count})
-    changes, captured = plan.changes, plan.captured  # (as ``replaced``: every write's)
-    if changes is NO_ENTRIES:
-        plan.changes = {field_id: change}
-    else:
-        changes[field_id] = change
-    if captured is NO_ITEMS:
-        plan.captured = [field_id]
-    else:
-        captured.append(field_id)
+    change = new_model(FieldChange)  # and likewise
+    set_model_dict(change, {"append": (revision,), "cursor": count})
+    set_fields_set(change, CHANGE_FIELDS)
+    set_extra(change, None)
+    set_private(change, None)
+    if plan.changes is NO_ENTRIES:  # as ``replaced``: every write's
+        plan.changes = {}
+    plan.changes[field_id] = change
+    if plan.captured is NO_ITEMS:
+        plan.captured = []
+    plan.captured.append(field_id)
     if kind == "decline":
         plan.add("declined", field_id)
     return revision
