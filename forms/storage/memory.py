@@ -40,11 +40,9 @@ from forms.storage.failed_hooks import FailedHookIndex, failed_place
 from forms.storage.open_forms import OpenFormIndex, open_place
 from forms.storage.port import FormStore, OutboxScan
 from forms.storage.sizes import (
-    FIXED,
     check_instance,
     keys_bytes,
     keys_bytes_after,
-    state_bound,
     within,
 )
 
@@ -92,7 +90,7 @@ class InMemoryFormStore(
     def _add(self, instance: FormInstance, call: NewCall | None) -> None:
         fields = instance.__dict__
         keys = keys_bytes(fields)
-        within(FIXED + keys + state_bound(fields["state"].__dict__), instance)  # SizeLimit
+        within(keys, fields["state"].__dict__, instance)  # SizeLimit: nothing stored
         key = _CONVERSATION(fields)
         with self._lock:
             if instance.id in self._instances:
@@ -160,14 +158,15 @@ class InMemoryFormStore(
         self, commit: Commit, stored: FormInstance, after: FormInstance, target: FormInstance | None
     ) -> None:
         changes, fields = commit.__dict__, after.__dict__  # a model's attributes cost more
-        state, instance_id = fields["state"].__dict__, changes["instance_id"]
+        state, history = fields["state"].__dict__, fields["history"]
+        instance_id = changes["instance_id"]
         known = self._kept.get(instance_id)  # no lock: one read (``stored``'s, checked below)
         keys = (  # the size bound: ``stored``'s keys, and what the commit adds to them
-            keys_bytes_after(known[2], known[3], changes["fields"])
+            keys_bytes_after(known[2], known[3], history, changes["fields"])
             if known is not None and known[0] is stored
             else keys_bytes(fields)
         )
-        within(FIXED + keys + state_bound(state), after)  # SizeLimit: nothing stored
+        within(keys, state, after)  # SizeLimit: nothing stored
         if target is not None:
             check_instance(target)
         call, expected = changes["call"], changes["expected_version"]
@@ -192,7 +191,7 @@ class InMemoryFormStore(
             self._keep_call(key, calls, call)  # first: a record not made stores nothing
             places = _places(fields, state)
             self._instances[instance_id] = after  # itself: the port sealed it (read-only)
-            self._kept[instance_id] = (after, key, keys, fields["history"], places)
+            self._kept[instance_id] = (after, key, keys, history, places)
             if places != kept[4]:  # most answers leave every place as it stood
                 self._place(after)
         finally:

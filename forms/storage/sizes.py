@@ -248,11 +248,11 @@ def _instance_bound(instance: FormInstance) -> int:
     return FIXED + keys_bytes(fields) + state_bound(fields["state"].__dict__)
 
 
-def within(bound: int, instance: FormInstance) -> None:
-    """``check_instance(instance)`` where ``bound`` is ``_instance_bound(instance)`` (or more),
-    made of its parts: ``FIXED``, ``keys_bytes`` (or ``keys_bytes_after``) and
-    ``state_bound``. ``SizeLimit`` only when the exact size passes the limit too."""
-    if bound > ITEM_LIMIT:
+def within(keys: int, state: dict[str, Any], instance: FormInstance) -> None:
+    """``check_instance(instance)`` from the parts of its bound: ``keys``, what it counts of
+    the ids and logs (``keys_bytes``, or ``keys_bytes_after``), and the state's ``__dict__``
+    (``state_bound``). ``SizeLimit`` only when the exact size passes the limit too."""
+    if FIXED + keys + state_bound(state) > ITEM_LIMIT:
         check("instance", instance_bytes(instance), instance.form_id)
 
 
@@ -268,11 +268,16 @@ def keys_bytes(fields: dict[str, Any]) -> int:
 _IDS = itemgetter("id", "form_id", "principal", "conversation_id")
 
 
-def keys_bytes_after(before: int, logs: Mapping[str, object], changed: Iterable[str]) -> int:
-    """``keys_bytes`` of what a commit writing the fields ``changed`` makes of an instance
-    whose logs are ``logs`` and whose ``keys_bytes`` is ``before``, at the cost of the commit:
-    a commit keeps the ids and every log, so only a log it starts adds its field id and place
-    (the bytes of joined texts are the sum of theirs)."""
+def keys_bytes_after(
+    before: int, logs: Mapping[str, object], after: Mapping[str, object], changed: Iterable[str]
+) -> int:
+    """``keys_bytes`` of what a commit writing the fields ``changed`` makes (its logs
+    ``after``) of an instance whose logs are ``logs`` and whose ``keys_bytes`` is ``before``,
+    at the cost of the commit: a commit keeps the ids and every log, so only a log it starts
+    adds its field id and place (the bytes of joined texts are the sum of theirs), and a
+    commit whose logs are as many as before started none."""
+    if len(after) == len(logs):  # a corrected answer, an undo or redo, a change of state
+        return before
     for field_id in changed:
         if field_id not in logs:  # a field written for the first time
             size = len(field_id) if field_id.isascii() else len(field_id.encode())

@@ -98,7 +98,9 @@ def test_a_commits_bound_from_the_stored_instances_keys_is_the_full_bound(
     commit = _commit(data, stored, 9)
     # WHEN the commit's bound is made from what was counted of the stored instance
     after = apply_commit(stored, commit)
-    keys = keys_bytes_after(keys_bytes(stored.__dict__), stored.history, commit.fields)
+    keys = keys_bytes_after(
+        keys_bytes(stored.__dict__), stored.history, after.history, commit.fields
+    )
     # THEN it is the bound of the instance it makes, measured afresh
     assert keys == keys_bytes(after.__dict__)
     assert FIXED + keys + state_bound(after.state.__dict__) == _instance_bound(after)
