@@ -21,6 +21,7 @@ from forms.evaluation import Evaluation, call_predicate
 from forms.incremental import Core
 from forms.instance import FormInstance, HookState, Rejection, stopped
 from forms.marked import Marked, built
+from forms.predicates import Watching, ask, unchanged, watching
 from forms.state import FormState, Values
 
 # A hook state's __dict__, read once where several of its fields are: a model's attributes cost
@@ -72,10 +73,11 @@ def core_edges(
     ``previous`` may carry the core its field and step conditions were derived from
     (``Marked.derived``, left by the commit that stored it): one with this core's token (they
     agree on those conditions), or with the token of the core this one was derived from, whose
-    differences it lists. A hook outside those differences holds as it did (no edge);
-    checkpoints are always asked again (their predicates read anything, ``fired`` included).
-    Otherwise every hook is looked at. The states are ``previous`` itself while none differs
-    (never changed in place: copied on the first difference, the copy marked with this core).
+    differences it lists. A hook outside those differences holds as it did (no edge); a
+    checkpoint's predicate is asked again unless what it read when last asked (kept with the
+    states: ``forms.predicates``) reads the same. Otherwise every hook is looked at. The
+    states are ``previous`` itself while none differs (never changed in place: copied on the
+    first difference, the copy marked with this core).
     """
     basis = getattr(previous, "derived", None)
     if not isinstance(basis, Core) or basis.form is not form:
@@ -98,19 +100,7 @@ def core_edges(
         state = _edge(instance, hook, previous, core.step_complete[step_id], live, rising, fired)
         hooks = _put(hooks, previous, hook.id, state)
     if form.checkpoint_runs:
-        values = Values(live, form.field_index)
-        seen: FormState | None = None  # made for the first predicate that takes the state
-        for hook, checkpoint, reader in form.checkpoint_runs:
-            if seen is None and checkpoint.when_arity != 1:
-                fired = {**_fired(form, previous), **fired}  # with the rises before this one
-                applies, complete = core.step_applies, core.step_complete
-                seen = FormState(form.step_index, applies, complete, fired, False, open_step)
-            holds = call_predicate(checkpoint.when, checkpoint.when_arity, values, seen, reader)
-            before = previous.get(hook.id)
-            if before is not None and _stands(before, holds, hook):
-                continue  # its state before stands: no edge (most commits)
-            state = _edge(instance, hook, previous, holds, live, rising, fired)
-            hooks = _put(hooks, previous, hook.id, state)
+        hooks = _checkpoints(form, instance, previous, hooks, core, open_step, rising, fired)
     if len(rising) > 1:
         rising.sort(key=lambda h: form.hook_position[h.id])
     hooks = hooks if hooks is previous else _marked(hooks, core)
@@ -119,6 +109,50 @@ def core_edges(
     if len(changed_fields) == 1:  # a write of one field (most that flip one): no sort
         return hooks, rising, tuple(changed_fields)
     return hooks, rising, tuple(sorted(changed_fields, key=form.field_index.__getitem__))
+
+
+def _checkpoints(
+    form: CompiledForm,
+    instance: FormInstance,
+    previous: Mapping[str, HookState],
+    hooks: Mapping[str, HookState],
+    core: Core,
+    open_step: str | None,
+    rising: list[Hook],
+    fired: dict[str, int],
+) -> Mapping[str, HookState]:
+    """``hooks`` with the checkpoints' states set (``core_edges``): a predicate answers as it
+    did when nothing it read when last asked reads otherwise (``forms.predicates``), else it
+    is asked, and what it read is kept with the states (on ``previous`` itself while they are
+    ``previous``: it is checked before every use, whatever states carry it)."""
+    runs, live = form.checkpoint_runs, core.live
+    asked = previous.asked  # type: ignore[attr-defined]  # each one's last (or None)
+    kept: list[Any] | None = None  # what is kept of them now, once one changes
+    values: Values | None = None  # made for the first predicate asked
+    seen: Watching | None = None  # made for the first predicate that takes the state
+    for at, (hook, checkpoint, reader) in enumerate(runs):
+        last = asked[at] if asked is not None else None
+        if last and unchanged(last, live, core, fired, previous, open_step):
+            holds = last[0]  # it would read what it read: it answers as it did
+        else:
+            if values is None:
+                values = Values(live, form.field_index)
+            if seen is None and checkpoint.when_arity != 1:
+                fired.update({**_fired(form, previous), **fired})  # the rises before this one
+                applies, complete = core.step_applies, core.step_complete
+                seen = watching(form, applies, complete, fired, open_step)
+            holds, now = ask(checkpoint, values, seen, reader, live, form)
+            if now is not last:
+                kept = kept or (list(asked) if asked is not None else [None] * len(runs))
+                kept[at] = now
+        before = previous.get(hook.id)
+        if before is not None and _stands(before, holds, hook):
+            continue  # its state before stands: no edge (most commits)
+        state = _edge(instance, hook, previous, holds, live, rising, fired)
+        hooks = _put(hooks, previous, hook.id, state)
+    if kept is not None:
+        hooks.asked = tuple(kept)  # type: ignore[attr-defined]
+    return hooks
 
 
 def _walked(

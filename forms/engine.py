@@ -23,8 +23,9 @@ One commit, in order:
    field logs and kept with them (``forms.incremental``): a commit re-derives only what can
    depend on the fields it changed (the predicates that read them, learnt by watching each
    predicate run, and what depends on those in turn), and only the hooks whose condition can
-   have changed are looked at again (checkpoints always are). ``evaluate_from_scratch``
-   walks everything every time; it is the definition the incremental one is tested against.
+   have changed are looked at again (a checkpoint's predicate too, when its code reads
+   nothing the engine does not see: ``forms.predicates``). ``evaluate_from_scratch`` walks
+   everything every time; it is the definition the incremental one is tested against.
 4. **Edges.** For each hook, in the fixed order field on-fill, step on-complete, checkpoint,
    form on-complete (definition order within each), its condition is compared with the one
    stored by the previous commit. A *rising edge* is the first commit on which the condition

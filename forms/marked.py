@@ -73,7 +73,7 @@ def fresh(source: Mapping[str, _V]) -> Marked[_V]:
     without its ``__init__`` (a Python call with ``*args``), for the maps of every commit."""
     made: Marked[_V] = _dict_new(Marked)
     _dict_update(made, source)
-    made.derived = made._sized = None
+    made.derived = made._sized = made.asked = None
     return made
 
 
@@ -96,14 +96,20 @@ class Marked(dict[str, _V]):
     over its entries, kept up to date as ``m[key] = value`` replaces them (each replaced entry
     is noted, and measured, with what replaced it, when the size is next read: a change costs
     what it changes, never the whole dict) and carried by ``copy_of``; any other change drops
-    it (``None``)."""
+    it (``None``).
 
-    __slots__ = ("_sized", "derived")
+    Hook states may also carry what each checkpoint's predicate read and answered when it was
+    last asked (``asked``, ``forms.predicates``): not derived from the content, and checked
+    against what the predicate would read now before it is used, so it stays with every copy
+    and change of the content (only ``dict(m)`` and the like drop it)."""
+
+    __slots__ = ("_sized", "asked", "derived")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         _dict_init(self, *args, **kwargs)  # dict's own, not through super(): on every commit
         self.derived: Any = None
         self._sized: _Sized | None = None
+        self.asked: Any = None
 
     @property
     def size(self) -> int | None:
@@ -131,9 +137,9 @@ class Marked(dict[str, _V]):
         copy: Marked[_V] = _dict_new(cls)
         _dict_update(copy, source)
         if carry and isinstance(source, Marked):
-            copy.derived, copy._sized = source.derived, source._sized
+            copy.derived, copy._sized, copy.asked = source.derived, source._sized, source.asked
         else:
-            copy.derived = copy._sized = None
+            copy.derived = copy._sized = copy.asked = None
         return copy
 
     def __reduce__(self) -> tuple[Any, ...]:
