@@ -81,16 +81,30 @@ WHEN_REFUSED: Final = {
 """Bedrock's words for the keys of a result beyond ``ok`` and ``summary``: its schema has no
 ``anyOf`` to say a refusal carries them, so each key says when it comes."""
 
+RESULT_WORDS: Final = {
+    "ok": "Whether the call landed",
+    "summary": "What the call did, in one sentence",
+}
+"""``ToolResult``'s words for ``ok`` and ``summary``, written out: the handler registers its
+operations without making the tool result's classes, which it never uses
+(``tests/unit/test_cold_bedrock.py`` holds them to the model's)."""
+
 
 @cache
-def action_result(result: type[BaseModel]) -> type[BaseModel]:
-    """What Bedrock is told of a tool's result model (the tools' list names it): ``ok`` and
-    ``summary`` in the model's own words, the refusal's keys and the status line in Bedrock's
-    (``WHEN_REFUSED``), each a plain optional string; the rest is "other keys"."""
-    own = result.model_fields
-    fields: dict[str, Any] = {"ok": (bool, Field(description=own["ok"].description))}
+def action_result(result: type[BaseModel] | None = None) -> type[BaseModel]:
+    """What Bedrock is told of a tool's result model: ``ok`` and ``summary`` in the model's
+    own words, the refusal's keys and the status line in Bedrock's (``WHEN_REFUSED``), each a
+    plain optional string; the rest is "other keys". Without ``result``, the form tools'
+    (``ToolResult``), its words read from ``RESULT_WORDS``: the handler registers its
+    operations with it and never makes the result's classes."""
+    own = (
+        RESULT_WORDS
+        if result is None
+        else {k: result.model_fields[k].description for k in RESULT_WORDS}
+    )
+    fields: dict[str, Any] = {"ok": (bool, Field(description=own["ok"]))}
     for key in ("summary", *WHEN_REFUSED):
-        words = WHEN_REFUSED.get(key) or own[key].description
+        words = WHEN_REFUSED.get(key) or own[key]
         fields[key] = (str | None, Field(default=None, description=words))
     return create_model(
         "ActionResult", __doc__="A tool's result. Other keys depend on the tool.", **fields
@@ -230,7 +244,7 @@ def _register(resolver: BedrockAgentResolver, spec: ToolSpec, run: Run) -> None:
             200: {
                 "description": "The tool's result, also when the tool refused (ok false, with "
                 "error, message and hint)",
-                "content": {"application/json": {"model": action_result(spec.result)}},
+                "content": {"application/json": {"model": action_result()}},
             },
         },
     )(operation)

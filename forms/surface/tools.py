@@ -17,12 +17,14 @@ finds any other list of tool names).
 # No ``from __future__ import annotations``: pydantic and ``NamedTuple`` would compile each
 # string annotation back into the type (``typing.ForwardRef``) as the handlers import this module.
 import re
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from forms.errors import BadRequest
-from forms.surface.tool_result import ToolResult
+
+if TYPE_CHECKING:
+    from forms.surface.tool_result import ToolResult
 
 FormArg = Annotated[
     str,
@@ -123,7 +125,7 @@ class ToolSpec(NamedTuple):  # a tenth of a frozen dataclass's cost to create, a
     a call changes anything (a write is recorded under its tool-call id and replayed; a read
     is not), a title for people (MCP's annotation), whether it takes away what cannot be
     brought back (``destructive``) and whether sending it again changes nothing more
-    (``idempotent``), and the model of what it answers."""
+    (``idempotent``); ``result`` is the model of what it answers."""
 
     name: str
     description: str
@@ -132,7 +134,15 @@ class ToolSpec(NamedTuple):  # a tenth of a frozen dataclass's cost to create, a
     title: str
     destructive: bool = False
     idempotent: bool = False
-    result: type[ToolResult] = ToolResult
+
+    @property
+    def result(self) -> "type[ToolResult]":
+        """The model of what it answers (``ToolResult`` for every form tool), which the HTTP
+        API's document names: imported when first read, so the Bedrock handler, which never
+        reads it, does not make its six classes as it starts."""
+        from forms.surface.tool_result import ToolResult  # noqa: PLC0415 (on first use)
+
+        return ToolResult
 
     def input_schema(self) -> dict[str, Any]:
         """The argument model's JSON schema, without titles or null branches (fewer tokens)."""
