@@ -238,6 +238,18 @@ def test_only_code_that_reads_what_the_engine_sees_is_kept(when: Any, kept: bool
     assert (watched(when) is not None) == kept
 
 
+def test_a_rule_compiled_from_a_document_is_kept() -> None:
+    """GIVEN a predicate compiled from a form document's rule (a closure over its parts)
+    WHEN looked at THEN its answers may be kept: a rule reads only the values."""
+    from forms.documents.model import Condition
+    from forms.documents.rules import RuleField, compile_rule
+    from forms.schema import field_type
+
+    fields = {"mode": RuleField("text", field_type(str), 0)}
+    rule, _ = compile_rule(Condition(field="mode", op="answered"), fields, 1, "checkpoint")
+    assert watched(rule) is not None
+
+
 def test_a_closure_over_a_list_or_writing_its_closure_is_asked_every_time() -> None:
     """GIVEN predicates closing over a list, and one that rebinds its closure variable
     WHEN looked at THEN neither is kept; one closing over a constant is."""
