@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pydantic.types
 from pydantic import ValidationError
-from pydantic.types import _get_type_name
 from pydantic_core import CoreSchema, SchemaValidator
 
 from forms.errors import BadRequest
@@ -29,6 +29,11 @@ from forms.surface.results import describe_validation
 from forms.surface.tools import ToolSpec
 
 Validate = Callable[[object], Any]
+
+_PICK: object = getattr(pydantic.types, "_get_type_name", None)
+"""pydantic's own pick of a ``JsonValue``'s check (a private name: a pydantic without it, or
+with another pick, leaves every model to its own validator alone, as ``_exact`` finds no
+definition to copy)."""
 
 _JSON_TYPES: dict[str, type] = {
     kind.__name__: kind for kind in (str, int, float, bool, type(None), list, dict)
@@ -85,7 +90,8 @@ def _picked_by_type(definition: Any) -> Any:
     if (
         definition.get("type") != "json-or-python"
         or python.get("type") != "tagged-union"
-        or python.get("discriminator") is not _get_type_name
+        or _PICK is None
+        or python.get("discriminator") is not _PICK
         or not python["choices"].keys() <= _JSON_TYPES.keys()
     ):
         return definition

@@ -14,7 +14,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
+
+from forms.instance import HookState, InstanceState
+from forms.storage import sizes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -133,3 +137,21 @@ def test_the_models_build_the_same_in_any_order() -> None:
     assert set(in_file_order) == set(MODELS)
     assert outer_first == in_file_order
     assert commit_first == in_file_order
+
+
+def test_the_stream_relay_imports_them_unbuilt() -> None:
+    script = (
+        "import json, formwork.aws.relay, forms.instance as m;"
+        f"print(json.dumps([n for n in {MODELS!r} if getattr(m, n).__pydantic_complete__]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert json.loads(done.stdout.splitlines()[-1]) == []
+
+
+def test_the_sizes_written_out_are_the_models_serialised() -> None:
+    hook = sizes._serialised_hook_bytes("", HookState(holds=True, count=0)) - len("true0null")
+    empty = InstanceState(updated_at=datetime(2000, 1, 1, tzinfo=UTC))
+    assert hook == sizes._HOOK_FIXED
+    assert empty.model_dump_json() == sizes._EMPTY_STATE
