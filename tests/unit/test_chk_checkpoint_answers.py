@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Any
 from unittest.mock import patch
 
 import pytest
@@ -37,8 +37,8 @@ from tests.unit.test_incremental import (
     moves,
     outcome,
     plan_move,
-    predicate,
     readings,
+    step_classes,
 )
 from tests.unit.test_incremental import form_plans as field_plans
 
@@ -120,27 +120,12 @@ def checkpoint_forms(draw: st.DrawFn) -> tuple[CompiledForm, list[str]]:
 
 
 def build(steps: list[StepPlan], checkpoints: list[Checkpoint], closes: bool) -> CompiledForm:
-    classes: list[type[Step]] = []
-    for step in steps:
-        annotations: dict[str, Any] = {}
-        namespace: dict[str, Any] = {"__annotations__": annotations}
-        for f in step.fields:
-            choice = Literal["a", "b", "c"]
-            annotations[f.id] = choice | None if f.kind == "optional" else choice
-            namespace[f.id] = field(
-                f"Label {f.id}",
-                when=predicate(f.when) if f.when is not None else None,
-                no_preference=f.kind == "no_preference",
-            )
-        settings_: dict[str, Any] = {"id": step.id, "title": f"Step {step.id}"}
-        if step.when is not None:
-            settings_["when"] = predicate(step.when)
-        classes.append(type(f"Step_{step.id}", (Step,), namespace, **settings_))
+    """The form the plans draw, with no field or step executors (the checkpoints' own)."""
     definition = FormDef(
         id="random",
         version=1,
         title="Random",
-        steps=classes,
+        steps=step_classes(steps, hooks=False),
         checkpoints=checkpoints,
         closes_on_complete=closes,
     )

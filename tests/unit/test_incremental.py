@@ -178,6 +178,23 @@ def form_plans(
 
 def build_form(plans: Plans, version: int = 1) -> CompiledForm:
     steps, checkpoints, closes = plans
+    definition = FormDef(
+        id="random",
+        version=version,
+        title="Random",
+        steps=step_classes(steps),
+        checkpoints=[
+            Checkpoint(id=c, when=predicate(spec), run=executor if run else None)
+            for c, spec, run in checkpoints
+        ],
+        closes_on_complete=closes,
+    )
+    return compile_form(definition)
+
+
+def step_classes(steps: list[StepPlan], hooks: bool = True) -> list[type[Step]]:
+    """The steps' classes as ``steps`` plans them (with their on-fill and on-complete
+    executors unless ``hooks`` is false)."""
     classes: list[type[Step]] = []
     for step in steps:
         annotations: dict[str, Any] = {}
@@ -188,27 +205,16 @@ def build_form(plans: Plans, version: int = 1) -> CompiledForm:
             namespace[f.id] = field(
                 f"Label {f.id}",
                 when=predicate(f.when) if f.when is not None else None,
-                on_fill=executor if f.on_fill else None,
+                on_fill=executor if hooks and f.on_fill else None,
                 no_preference=f.kind == "no_preference",
             )
         settings_: dict[str, Any] = {"id": step.id, "title": f"Step {step.id}"}
         if step.when is not None:
             settings_["when"] = predicate(step.when)
-        if step.on_complete:
+        if hooks and step.on_complete:
             settings_["on_complete"] = executor
         classes.append(type(f"Step_{step.id}", (Step,), namespace, **settings_))
-    definition = FormDef(
-        id="random",
-        version=version,
-        title="Random",
-        steps=classes,
-        checkpoints=[
-            Checkpoint(id=c, when=predicate(spec), run=executor if run else None)
-            for c, spec, run in checkpoints
-        ],
-        closes_on_complete=closes,
-    )
-    return compile_form(definition)
+    return classes
 
 
 # ---------------------------------------------------------------- random moves
