@@ -10,11 +10,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, get_args
 
-from pydantic import BaseModel
-
 from forms.compiled import CompiledForm
 from forms.instance import FieldChange, Revision, Source
-from forms.marked import SealedList
+from forms.marked import SealedList, all_fields
 from forms.schema import Accepted, json_depth
 
 MAX_VALUE_BYTES = 16_384
@@ -196,17 +194,7 @@ def is_blank(value: object) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
 
-new_model = object.__new__
-# ``forms.marked.built`` spelled out in ``forms.operations._stage`` for the two models every
-# write makes (the revision and its change), where its call, its look-up of the class's fields
-# set and its size check cost ~1.1k instructions a model: the same four slots set through their
-# descriptors, and one fields set per class shared by every model built with all its fields
-# (safe for a frozen model, as ``built``'s is: pydantic adds to it only on assignment, which a
-# frozen model refuses, and ``model_copy`` copies it first). ``tests/unit/test_plan_models.py``
-# holds both to ``built``.
-set_model_dict = BaseModel.__dict__["__dict__"].__set__
-set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-REVISION_FIELDS = set(Revision.model_fields)
-CHANGE_FIELDS = set(FieldChange.model_fields)
+REVISION_FIELDS = all_fields(Revision)
+CHANGE_FIELDS = all_fields(FieldChange)
+"""The fields sets shared by the revisions and changes ``forms.operations._stage`` builds with
+``forms.marked.built``'s four slot sets spelled out (``built``'s own sets)."""

@@ -24,27 +24,29 @@ def constructed(kind: type[_Model], **values: Any) -> _Model:
     return built(kind, values)
 
 
-_new = object.__new__
+new_model = object.__new__
 # A model's four slots, set through their descriptors: ``object.__setattr__`` by name looks
-# each one up first (``BaseModel.__setattr__`` refuses them on a frozen model)
-_set_dict = BaseModel.__dict__["__dict__"].__set__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+# each one up first (``BaseModel.__setattr__`` refuses them on a frozen model). ``built`` sets
+# them; ``forms.operations._stage`` spells ``built`` out with them for the two models every
+# write makes (its call and look-ups are ~1.1k instructions a model there).
+set_model_dict = BaseModel.__dict__["__dict__"].__set__
+set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def built(kind: type[_Model], values: dict[str, Any]) -> _Model:
     """``kind.model_construct(**values)`` for ``values`` naming every field (no defaults to
     fill, no validation), at a fraction of its cost: what a copy of a whole model needs. The
     model takes ``values`` as its own."""
-    model = _new(kind)
-    _set_dict(model, values)
+    model = new_model(kind)
+    set_model_dict(model, values)
     names = _ALL_FIELDS.get(kind)
     if names is None or len(names) != len(values):  # the one check: _fields_set does not redo it
         names = _fields_set(kind, values)
-    _set_fields_set(model, names)
-    _set_extra(model, None)
-    _set_private(model, None)
+    set_fields_set(model, names)
+    set_extra(model, None)
+    set_private(model, None)
     return model
 
 
@@ -53,6 +55,17 @@ _ALL_FIELDS: dict[type[BaseModel], set[str] | None] = {}
 all of them set shares as its ``__pydantic_fields_set__`` (None: the class is not frozen).
 Sharing is safe because pydantic adds to that set only when an attribute is set, which a
 frozen model refuses, and ``model_copy`` copies it before it adds the names it updates."""
+
+
+def all_fields(kind: type[BaseModel]) -> set[str]:
+    """The one fields set that every model of the frozen class ``kind`` built with all its
+    fields shares (``built``'s), for a ``built`` spelled out; a class not frozen has none."""
+    if kind not in _ALL_FIELDS:
+        _fields_set(kind, {})
+    names = _ALL_FIELDS[kind]
+    if names is None:
+        raise TypeError(f"{kind.__name__} is not frozen: its models share no fields set")
+    return names
 
 
 def _fields_set(kind: type[BaseModel], values: dict[str, Any]) -> set[str]:

@@ -38,14 +38,10 @@ from forms.fill_plans import (
     check_value_size,
     empty_plan,
     is_blank,
-    new_model,
-    set_extra,
-    set_fields_set,
-    set_model_dict,
-    set_private,
     unknown_id,
 )
 from forms.instance import FieldChange, FieldHistory, FormInstance, Revision, RevisionKind
+from forms.marked import new_model, set_extra, set_fields_set, set_model_dict, set_private
 from forms.schema import Accepted, Rejected
 
 __all__ = [
@@ -200,7 +196,7 @@ def _stage(
     }
     plain = type(json_value) in SCALARS and type(actor) in TEXT and type(tool_call_id) in TEXT
     if plain and source in SOURCES and type(now) is datetime:  # every part of its type
-        revision = new_model(Revision)  # ``built``, spelled out (``fill_plans.new_model``)
+        revision = new_model(Revision)  # ``built``, spelled out (``forms.marked``)
         set_model_dict(revision, parts)
         set_fields_set(revision, REVISION_FIELDS)
         set_extra(revision, None)

@@ -19,7 +19,7 @@ from forms import compile_form
 from forms.examples.travel_claim import travel_claim
 from forms.fill_plans import CHANGE_FIELDS, REVISION_FIELDS, Author, empty_plan
 from forms.instance import FieldChange, Revision
-from forms.marked import built
+from forms.marked import all_fields, built
 from forms.operations import _stage, plan_declines, plan_fill, plan_revise
 from tests.unit.test_engine_sharing import fill, started
 
@@ -92,3 +92,22 @@ def test_an_author_or_value_not_of_its_type_is_validated_as_before() -> None:
     # an author whose source is unknown is refused by validation, as it was
     with pytest.raises(ValidationError):
         plan_fill(form, started(form), {"full_name": "Ada"}, Author("nobody"), AT)  # type: ignore[arg-type]
+
+
+def test_the_plans_sets_are_the_ones_built_shares() -> None:
+    # GIVEN a revision built by ``built`` with every field, as a copy makes one
+    form = compile_form(travel_claim)
+    plan = plan_fill(form, started(form), {"full_name": "Ada"}, AGENT, AT)
+    ((change, revision),) = _planned_models(plan)
+    copy = built(Revision, dict(revision.__dict__))
+    # THEN it shares the set the plan's revisions carry: one set per class, not two
+    assert copy.model_fields_set is REVISION_FIELDS is all_fields(Revision)
+    assert built(FieldChange, dict(change.__dict__)).model_fields_set is CHANGE_FIELDS
+
+
+def test_a_class_not_frozen_has_no_shared_set() -> None:
+    class Loose(BaseModel):
+        a: int = 0
+
+    with pytest.raises(TypeError, match="Loose is not frozen"):
+        all_fields(Loose)
