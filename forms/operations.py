@@ -172,8 +172,8 @@ def _stage(
     log = logs.get(field_id)
     if log is None:  # never written: what an empty log answers
         current, cursor, count = None, -1, 0
-    else:  # its slots read, not its properties (each a Python call, on every write)
-        current, cursor, count = log.in_force(), log._cursor, log._count
+    else:
+        current, cursor, count = log.position()
     entry = current.__dict__ if current is not None else None  # (read: fields cost more)
     if entry is not None and entry["kind"] == kind and entry["value"] == json_value:
         if entry["by"] != "memory" or source == "memory":

@@ -74,9 +74,8 @@ def moved(
         else:
             # the usual write appends its entry and leaves it in force at the log's end, where
             # nothing can be above it to redo: ``redo_at`` is asked only after any other move
-            # (the log's slots read, not its properties: each a Python call, on every write)
-            target = None if log._cursor == log._count - 1 else redo_at(log, field)
-            current = log.in_force()
+            current, cursor, count = log.position()
+            target = None if cursor == count - 1 else redo_at(log, field)
         if redo.get(field_id) != target:  # else the core before's stands
             redo = dict(redo) if redo is shared else redo
             if target is None:
