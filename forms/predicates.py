@@ -353,7 +353,7 @@ def _global(
         _value(value, found, seen, depth)
         found.append((namespace, name, value))
         return
-    table = fn.__builtins__  # type: ignore[attr-defined]
+    table = fn.__builtins__
     value = table.get(name, _ABSENT)
     if value is _ABSENT or getattr(builtins, name, _ABSENT) is not value:
         raise _Refused
