@@ -66,7 +66,7 @@ class Catalog:
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self._compiled: OrderedDict[tuple[str, str, int], CompiledForm] = OrderedDict()
-        self._catalogs: dict[str, tuple[float, dict[str, int]]] = {}
+        self._catalogs: dict[str, _Tenant] = {}
 
     # ------------------------------------------------------------------ the registry's API
 
@@ -81,7 +81,11 @@ class Catalog:
         if principal is None:
             return self.registry.latest(name)  # its UnknownForm, close names and all
         tenant = tenant_key(principal)
-        catalog = self._catalog(tenant)
+        kept = self._kept(tenant)
+        if kept is not None and name in kept.latest:  # asked before, by its id: every call
+            return kept.latest[name]
+        entry = self._catalog(tenant)
+        catalog = entry.catalog
         form_id = _resolve(name, catalog)
         if form_id is None:
             known = [f.id for f in self.registry.forms()] + list(catalog)
@@ -90,14 +94,15 @@ class Catalog:
                 f"forms you can start: {', '.join(known) or 'none'}",
                 rank(name, {f: (f,) for f in known}),
             )
-        return self._version(tenant, form_id, catalog[form_id])
+        form = entry.latest[form_id] = self._version(tenant, form_id, catalog[form_id])
+        return form
 
     def forms(self, principal: str | None = None) -> list[CompiledForm]:
         """The latest version of every form ``principal`` can start: code forms first."""
         found = self.registry.forms()
         if principal is not None:
             tenant = tenant_key(principal)
-            found += [self._version(tenant, f, v) for f, v in self._catalog(tenant).items()]
+            found += [self._version(tenant, f, v) for f, v in self._catalog(tenant).catalog.items()]
         return found
 
     def for_instance(self, instance: FormInstance) -> tuple[CompiledForm, list[Migration]]:
@@ -109,10 +114,13 @@ class Catalog:
         values = instance.__dict__
         form_id, version = values["form_id"], values["form_version"]
         tenant = tenant_key(values["principal"])
+        kept = self._kept(tenant)
+        if kept is not None and kept.catalog.get(form_id) == version and form_id in kept.latest:
+            return kept.latest[form_id], []  # on the latest version: pinned is latest
         pinned = self._version(tenant, form_id, version)
         if values["state"].status != "open":
             return pinned, []
-        latest = self._catalog(tenant).get(form_id, version)
+        latest = self._catalog(tenant).catalog.get(form_id, version)
         if latest <= version:
             return pinned, []
         return self._version(tenant, form_id, latest), [Migration(from_version=version)]
@@ -167,16 +175,28 @@ class Catalog:
         except UnknownForm:
             return None
 
-    def _catalog(self, tenant: str) -> dict[str, int]:
+    def _kept(self, tenant: str) -> _Tenant | None:
+        """The tenant's catalog as last read, while it is younger than ``ttl``; else None.
+        Read without the lock: a dict's ``get`` is one step under the GIL, and an entry is
+        replaced whole, never changed but for the forms it keeps."""
+        entry = self._catalogs.get(tenant)
+        return entry if entry is not None and self._timer() < entry.expires else None
+
+    def _catalog(self, tenant: str) -> _Tenant:
+        """The tenant's catalog, read again from the store once ``ttl`` has passed (the
+        entries of ``cache_size`` tenants kept, the longest unread dropped first)."""
         now = self._timer()
         with self._lock:
             cached = self._catalogs.get(tenant)
-        if cached is not None and now < cached[0]:
-            return cached[1]
-        catalog = self.documents.catalog(tenant)
+        if cached is not None and now < cached.expires:
+            return cached
+        entry = _Tenant(now + self.ttl, self.documents.catalog(tenant))
         with self._lock:
-            self._catalogs[tenant] = (now + self.ttl, catalog)
-        return catalog
+            self._catalogs.pop(tenant, None)
+            self._catalogs[tenant] = entry
+            while len(self._catalogs) > self._cache_size:
+                del self._catalogs[next(iter(self._catalogs))]
+        return entry
 
     def _version(self, tenant: str, form_id: str, version: int) -> CompiledForm:
         key = (tenant, form_id, version)
@@ -210,6 +230,22 @@ class Catalog:
             executors=self.executors,
             vocabulary=self.vocabulary if declares_memory(document) else None,
         )
+
+
+class _Tenant:
+    """A tenant's catalog as read at one time (each form's latest version, until
+    ``expires``) and, by form id, the compiled latest versions asked for since: what a call on
+    a published form looks up twice (``latest`` to find the instance, ``for_instance`` to run
+    it), answered from here while the catalog is young, without the store's, the compiled
+    cache's or the lock's cost. Only a form's own id is a key, so the forms kept are at most
+    the catalog's; a publish drops the entry (``Catalog.publish``), and with it the forms."""
+
+    __slots__ = ("catalog", "expires", "latest")
+
+    def __init__(self, expires: float, catalog: dict[str, int]) -> None:
+        self.expires = expires
+        self.catalog = catalog
+        self.latest: dict[str, CompiledForm] = {}
 
 
 def tenant_key(principal: str) -> str:
