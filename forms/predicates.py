@@ -50,11 +50,11 @@ Place = tuple[Any, Any, Any]
 
 Asked = tuple[Any, ...]
 """What a checkpoint's predicate read and answered when last asked: its answer; each field
-it read with the value it read; each global its code loads (``Place``); the rest (None, or
-``Rest``: closure variables, steps, ``fired``, the open step)."""
+it read with the value it read; what its code loads by name (``_Code``: the globals and
+closure variables, each with its value); the rest (None, or ``Rest``: steps, ``fired``, the
+open step)."""
 
 Rest = tuple[
-    tuple[tuple[Any, Any], ...],  # each closure cell the code loads, and its value
     tuple[tuple[str, bool, bool], ...],  # each step asked about: applies, complete
     tuple[tuple[str, str, bool], ...],  # each ``fired`` called: checkpoint, hook, answer
     tuple[str | None, bool] | None,  # the open step and ``done``, if either was read
@@ -119,16 +119,12 @@ def unchanged(
     for name, value in asked[1]:
         if live.get(name) is not value:
             return False
-    for space, key, value in asked[2]:
-        if space.get(key, _ABSENT) is not value:
-            return False
+    if not asked[2].holds():  # its globals and closure variables
+        return False
     rest = asked[3]
-    if rest is None:  # the usual case: values and globals only
+    if rest is None:  # the usual case: values and names only
         return True
-    cells, steps, fires, state = rest
-    for cell, value in cells:
-        if _cell(cell, _ABSENT) is not value:
-            return False
+    steps, fires, state = rest
     applies, complete = core.step_applies, core.step_complete
     for step_id, did_apply, was_complete in steps:
         if applies[step_id] != did_apply or complete[step_id] != was_complete:
@@ -175,18 +171,18 @@ def ask(
     if READS_ALL in reads:
         return holds, None
     rest: Rest | None = None
-    if code.cells or step_reads or noted:
-        rest = _rest(code, step_reads, noted, state, form)
-    return holds, (holds, tuple((name, live.get(name)) for name in reads), code.places, rest)
+    if step_reads or noted:  # only a predicate given the state reads either
+        rest = _rest(step_reads, noted, state, form)
+    return holds, (holds, tuple((name, live.get(name)) for name in reads), code, rest)
 
 
 def _rest(
-    code: _Code, step_reads: set[str], noted: list[str], state: Watching | None, form: CompiledForm
+    step_reads: set[str], noted: list[str], state: Watching | None, form: CompiledForm
 ) -> Rest:
     seen: tuple[str | None, bool] | None = None
     fires: list[tuple[str, str, bool]] = []
     if state is None:
-        return code.cells, (), (), None
+        return (), (), None
     hook_of = {hook.target: hook.id for hook, _, _ in form.checkpoint_runs}
     for name in dict.fromkeys(noted):
         if name == _NOTED_STATE:
@@ -196,7 +192,7 @@ def _rest(
             fires.append((name, hook_of[name], state._fired[name] > 0))
     applies, complete = state._applies, state._complete
     steps = tuple((s, applies[s], complete[s]) for s in step_reads)
-    return code.cells, steps, tuple(fires), seen
+    return steps, tuple(fires), seen
 
 
 # ---------------------------------------------------------------- what the code can read
@@ -258,10 +254,14 @@ class _Code:
         self.cells = tuple((cell, value) for cell, _, value in found if type(cell) is not dict)
 
     def holds(self) -> bool:
-        """Whether every name still holds the value it held when the code was looked at."""
-        return all(space.get(key, _ABSENT) is value for space, key, value in self.places) and all(
-            _cell(cell, _ABSENT) is value for cell, value in self.cells
-        )
+        """Whether every name still holds the value it held when the code was looked at (by
+        identity): before a kept answer is reused (``unchanged``), and before the code is
+        trusted again (``watched``). A loop, and ``all`` only over closure variables a code has:
+        a generator costs more than the check, which runs on every commit."""
+        for space, key, value in self.places:
+            if space.get(key, _ABSENT) is not value:
+                return False
+        return not self.cells or all(_cell(cell, _ABSENT) is value for cell, value in self.cells)
 
 
 def watched(predicate: Callable[..., Any]) -> _Code | None:
