@@ -86,12 +86,8 @@ def moved(
             at = current.at  # read once: a model's attribute costs several dict reads
             if fresh is None or (at, field.index) > fresh[:2]:
                 fresh = (at, field.index, field_id)  # as ``newest_answer`` picks
-    if newest is None:
+    if newest is None or (fresh is not None and _later(fresh, newest)):
         return fresh, redo
-    if fresh is not None:  # ``_later(fresh, newest)`` spelled out: every write asks
-        at, newest_at = fresh[0], newest[0]
-        if at > newest_at if at != newest_at else fresh[1] > newest[1]:
-            return fresh, redo
     if newest[2] in written and (fresh is None or _later(newest, fresh)):
         # the newest answer moved back in time: any field may hold the newest one now
         return newest_answer(form, history, form.fields), redo

@@ -267,8 +267,7 @@ def keys_bytes(fields: dict[str, Any]) -> int:
     instance's ``__dict__``: the UTF-8 bytes of the ids and of each log's field id, and
     ``_PLACE`` per log."""
     history = fields["history"]
-    text = "".join(_IDS(fields)) + "".join(history)
-    return (len(text) if text.isascii() else len(text.encode())) + _PLACE * len(history)
+    return text_bytes("".join(_IDS(fields)) + "".join(history)) + _PLACE * len(history)
 
 
 _IDS = itemgetter("id", "form_id", "principal", "conversation_id")
@@ -286,8 +285,7 @@ def keys_bytes_after(
         return before
     for field_id in changed:
         if field_id not in logs:  # a field written for the first time
-            size = len(field_id) if field_id.isascii() else len(field_id.encode())
-            before += size + _PLACE
+            before += text_bytes(field_id) + _PLACE
     return before
 
 
