@@ -49,9 +49,9 @@ from forms.storage.sizes import (
 _ConversationKey = tuple[str, str]
 _Places = tuple[object, ...]
 _Kept = tuple[FormInstance, _ConversationKey, int, Mapping[str, object], _Places]
-"""What the store keeps beside an instance it holds: the instance, its conversation, what its
-size bound counts of its ids and logs (``sizes.keys_bytes``), its logs, and what its places in
-the indexes are read from (``_places``): a commit's write reads them, not the instance."""
+"""What the store keeps of an instance it holds: the instance, its conversation, what its size
+bound counts of its ids and logs (``sizes.keys_bytes``), its logs, and what its places in the
+indexes are read from (``_places``): a commit's write reads them, not the instance."""
 
 
 class InMemoryFormStore(
@@ -66,9 +66,9 @@ class InMemoryFormStore(
     def __init__(self, *, page_size: int = 100) -> None:
         self.page_size = page_size
         self._lock = threading.Lock()
-        self._instances: dict[str, FormInstance] = {}
         self._kept: dict[str, _Kept] = {}
-        """Beside each instance held, what a write needs of it (``_Kept``)."""
+        """Each instance held, by id, with what a write needs of it (``_Kept``): the one
+        record of what is stored, so no second dict has to be kept in step with it."""
         self._by_conversation: dict[_ConversationKey, list[str]] = {}
         self._places: dict[str, Place] = {}
         self._index: dict[str, dict[str, str]] = {}
@@ -93,7 +93,7 @@ class InMemoryFormStore(
         within(keys, fields["state"].__dict__, instance)  # SizeLimit: nothing stored
         key = _CONVERSATION(fields)
         with self._lock:
-            if instance.id in self._instances:
+            if instance.id in self._kept:
                 raise AlreadyExists(f"instance {instance.id} already exists")
             calls = self._calls.get(key)
             _refuse_taken(calls, call)
@@ -106,7 +106,6 @@ class InMemoryFormStore(
         """Hold ``instance`` and what the store keeps beside it; the caller holds the lock."""
         fields = instance.__dict__
         places = _places(fields, fields["state"].__dict__)
-        self._instances[fields["id"]] = instance
         self._kept[fields["id"]] = (instance, key, keys, fields["history"], places)
 
     def _add_call(self, principal: str, conversation_id: str, call: NewCall) -> bool:
@@ -125,7 +124,8 @@ class InMemoryFormStore(
 
     def _read_instance(self, instance_id: str) -> FormInstance | None:
         with self._lock:  # a stored instance is replaced, never changed, and read-only
-            return self._instances.get(instance_id)
+            kept = self._kept.get(instance_id)
+        return kept[0] if kept is not None else None
 
     def _read_conversation(self, principal: str, conversation_id: str) -> list[FormInstance]:
         lock = self._lock  # likewise (the port sorts them); not ``with``, as in ``_write``
@@ -134,10 +134,10 @@ class InMemoryFormStore(
             ids = self._by_conversation.get((principal, conversation_id))
             if ids is None:
                 return []
-            instances = self._instances
+            kept = self._kept
             if len(ids) == 1:  # most conversations: no comprehension (a function call) to run
-                return [instances[ids[0]]]
-            return [instances[i] for i in ids]
+                return [kept[ids[0]][0]]
+            return [kept[i][0] for i in ids]
         finally:
             lock.release()
 
@@ -184,13 +184,13 @@ class InMemoryFormStore(
             calls = self._calls.get(key)
             _refuse_taken(calls, call)
             if target is not None:
-                if target.id in self._instances:
+                if target.id in self._kept:
                     raise AlreadyExists(f"instance {target.id} already exists")
                 self._hand_over(key, kept, after, target, calls, call)
                 return
             self._keep_call(key, calls, call)  # first: a record not made stores nothing
             places = _places(fields, state)
-            self._instances[instance_id] = after  # itself: the port sealed it (read-only)
+            # ``after`` itself: the port sealed it (read-only)
             self._kept[instance_id] = (after, key, keys, history, places)
             if places != kept[4]:  # most answers leave every place as it stood
                 self._place(after)
@@ -218,12 +218,11 @@ class InMemoryFormStore(
             self._place(kept)
         except BaseException:
             self._unplace(target.id)
-            self._instances.pop(target.id, None)
             self._kept.pop(target.id, None)
             ids = self._by_conversation.get(key, [])
             if target.id in ids:
                 ids.remove(target.id)
-            self._instances[kept.id], self._kept[kept.id] = stored[0], stored
+            self._kept[kept.id] = stored
             self._place(stored[0])
             if call is not None:
                 self._calls.get(key, {}).pop(call.call_id, None)
@@ -245,12 +244,12 @@ class InMemoryFormStore(
         self, keep_going: Callable[[], bool] | None = None
     ) -> Iterator[tuple[str, InstanceState]]:
         with self._lock:
-            ids = list(self._instances)
+            ids = list(self._kept)
         for start in range(0, len(ids), self.page_size):
             if start and keep_going is not None and not keep_going():
                 return
             with self._lock:  # each page as stored when it is read, like a paged scan
-                page = [self._instances[i] for i in ids[start : start + self.page_size]]
+                page = [self._kept[i][0] for i in ids[start : start + self.page_size]]
                 found = [
                     (i.id, i.state)
                     for i in page
@@ -266,7 +265,7 @@ class InMemoryFormStore(
             keys = sorted(places, reverse=newest_first)
             if after is not None:
                 keys = [k for k in keys if (k < after if newest_first else k > after)]
-            return [(k, self._instances[places[k]].snapshot()) for k in keys[:limit]]
+            return [(k, self._kept[places[k]][0].snapshot()) for k in keys[:limit]]
 
     def _failed_read(
         self, partition: str, after: str | None, limit: int
@@ -276,7 +275,7 @@ class InMemoryFormStore(
             keys = sorted(places, reverse=True)
             if after is not None:
                 keys = [k for k in keys if k < after]
-            return [(k, self._instances[places[k]].snapshot()) for k in keys[:limit]]
+            return [(k, self._kept[places[k]][0].snapshot()) for k in keys[:limit]]
 
     def _open_read(
         self, partition: str, below: str, after: str | None, limit: int
@@ -284,7 +283,7 @@ class InMemoryFormStore(
         with self._lock:
             places = self._open.get(partition, {})
             keys = sorted(k for k in places if k < below and (after is None or k > after))
-            return [(k, self._instances[places[k]].snapshot()) for k in keys[:limit]]
+            return [(k, self._kept[places[k]][0].snapshot()) for k in keys[:limit]]
 
     def _due_read(self, partition: str, upto: str) -> Iterator[list[FormInstance | None]]:
         with self._lock:
@@ -293,7 +292,7 @@ class InMemoryFormStore(
             with self._lock:  # each page as stored when it is read, like a paged Query
                 places = self._due.get(partition, {})
                 page = [places.get(k) for k in keys[start : start + self.page_size]]
-                found = [self._instances[i].snapshot() if i is not None else None for i in page]
+                found = [self._kept[i][0].snapshot() if i is not None else None for i in page]
             yield found  # outside the lock: the caller reads and writes the store meanwhile
 
     def _place(self, instance: FormInstance) -> None:

@@ -116,7 +116,7 @@ class _Unmade(NewCall):
 def _kept_afresh(store: InMemoryFormStore) -> dict[str, Any]:
     """What the store keeps beside each instance, computed afresh from the instance."""
     found = {}
-    for instance_id, instance in store._instances.items():
+    for instance_id, (instance, *_) in store._kept.items():
         fields = instance.__dict__
         key = (fields["principal"], fields["conversation_id"])
         places = _places(fields, fields["state"].__dict__)
