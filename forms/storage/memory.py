@@ -360,17 +360,11 @@ def _refuse_taken(calls: dict[str, str] | None, call: NewCall | None) -> None:
             raise CallRecorded(call.call_id, CallRecord.model_validate_json(first))
 
 
-def same_places(before: FormInstance, after: FormInstance) -> bool:
-    """Whether a commit that made ``after`` of ``before`` leaves the instance where it stood in
-    every index: each place is read from the instance's identity (a commit keeps it), its
-    status, its definition version and its outbox alone (``approval_place``, ``failed_place``,
-    ``open_place``, ``due_place``), so a commit that changes none of those (most answers)
-    moves nothing, and is not placed again (``_write`` compares the ``_places`` it keeps)."""
-    old, new = before.__dict__, after.__dict__
-    return _places(old, old["state"].__dict__) == _places(new, new["state"].__dict__)
-
-
 def _places(fields: dict[str, Any], state: dict[str, Any]) -> _Places:
     """What an instance's places are read from, from its and its state's ``__dict__``: equal
-    (the outbox first by identity, as a tuple's items compare) for the same places."""
+    (the outbox first by identity, as a tuple's items compare) for the same places. Each place
+    is read from the instance's identity (a commit keeps it), its status, its definition
+    version and its outbox alone (``approval_place``, ``failed_place``, ``open_place``,
+    ``due_place``), so a commit that changes none of those (most answers) moves nothing, and
+    ``_write`` places it again only when these differ (tests/unit/test_store_places.py)."""
     return (fields["form_version"], state["status"], state["outbox"])

@@ -1,9 +1,12 @@
 """The in-memory store places a committed instance again only when its place can move.
 
-``same_places`` says a commit left the status, the definition version and the outbox as they
-were; the store then keeps the instance's places in every index as they stood. That is only
-right while every place is read from those alone (and the identity a commit keeps): checked
-here over every pair of a set of states that differ in each of them and in what no place reads.
+A commit's write compares what the instance's places are read from (its status, definition
+version and outbox) with what it kept of the instance before, and keeps the instance's places
+in every index as they stood when those are the same. That is only right while every place is
+read from those alone (and the identity a commit keeps): checked here through the listings,
+over every pair of a set of states that differ in each of them and in what no place reads. A
+commit from one state to another lists the instance exactly as a store that was handed the
+second state at once does, in every index (the page's cursors are the places' sort keys).
 """
 
 from __future__ import annotations
@@ -11,13 +14,9 @@ from __future__ import annotations
 import itertools
 from datetime import timedelta
 
-from forms.instance import FormInstance, InstanceState, OutboxEntry
-from forms.storage.approvals import approval_place
+from forms.instance import Commit, FormInstance, InstanceState, OutboxEntry
 from forms.storage.contract import T0, append_values, at, make_instance
-from forms.storage.due import due_place
-from forms.storage.failed_hooks import failed_place
-from forms.storage.memory import InMemoryFormStore, same_places
-from forms.storage.open_forms import open_place
+from forms.storage.memory import InMemoryFormStore
 
 
 def _entry(key: str, **values: object) -> OutboxEntry:
@@ -50,26 +49,43 @@ def _states() -> list[FormInstance]:
     return found
 
 
-def _places(instance: FormInstance) -> tuple[object, ...]:
-    return (
-        approval_place(instance),
-        failed_place(instance),
-        open_place(instance),
-        due_place(instance),
+def _listed(store: InMemoryFormStore) -> tuple[object, ...]:
+    """Where every index lists the store's instances: each page's ids, cursors and next."""
+    pages = (
+        store.owed("acme"),
+        store.settled("acme"),
+        store.failed("acme"),
+        store.older("acme", "intake", 3),
     )
+    due = tuple(i.id for i in store.due(at(10_000)))
+    return (*((tuple(i.id for i in p.instances), p.cursors, p.next) for p in pages), due)
 
 
-def test_a_commit_that_keeps_its_places_inputs_keeps_every_place() -> None:
-    # GIVEN instances differing in status, version, outbox and what no place reads
+def test_a_commit_lists_the_instance_where_its_new_state_stands() -> None:
+    # GIVEN instances differing in status, version, outbox and what no place reads, and
+    # where each is listed when a store holds it from the start
     states = _states()
+    listed = []
+    for state in states:
+        fresh = InMemoryFormStore()
+        fresh.create(state)
+        listed.append(_listed(fresh))
+    assert len(set(listed)) > 10  # the states stand in many different places
     # WHEN any one is committed over any other
-    for before, after in itertools.product(states, repeat=2):
-        # THEN same_places never holds where a place moved (equal places may still come of
-        # different outboxes: then the store places the instance again, to the same place)
-        if same_places(before, after):
-            assert _places(before) == _places(after)
-    # AND a change of what is not read (the update time alone) keeps them the same
-    assert same_places(states[0], states[1])
+    pairs = itertools.product(zip(states, listed, strict=True), repeat=2)
+    for (before, _), (after, expected) in pairs:
+        store = InMemoryFormStore()
+        store.create(before)
+        store.commit(
+            Commit(
+                instance_id=before.id,
+                expected_version=0,
+                state=after.state,
+                form_version=after.form_version,
+            )
+        )
+        # THEN every index lists it as it lists the state committed, held from the start
+        assert _listed(store) == expected
 
 
 def test_a_commit_that_moves_the_instance_moves_it_in_the_index() -> None:
