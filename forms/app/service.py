@@ -34,7 +34,7 @@ from forms.app import approvals, handovers, hooks, reads, writes
 from forms.app.approvals import Approver
 from forms.app.arguments import arguments
 from forms.app.calls import UNRECORDED, WRITE_TOOLS, CallId, fingerprint
-from forms.app.checked import CheckedCall, check_call
+from forms.app.checked import CheckedCall, checked_spec
 from forms.app.conversation import Caller
 from forms.app.hooks import Dispatcher, HookRun
 from forms.app.loop import MAX_CONFLICT_RETRIES, MAX_OVERTAKEN, CommitLoop, CommitPolicy
@@ -50,7 +50,7 @@ from forms.storage.approvals import ApprovalIndex
 from forms.storage.port import FormStore
 from forms.surface.plain import inline
 from forms.surface.results import Result, error_result
-from forms.surface.tools import check_id
+from forms.surface.tools import ToolSpec, check_id
 from forms.surface.view import status_line
 
 _log = logging.getLogger("formwork")
@@ -139,9 +139,12 @@ class FormService:
 
     def call(self, caller: Caller, tool: str, tool_call_id: str, payload: object) -> Result:
         """Run one tool call, its conversation id, tool and tool-call id checked here
-        (``forms.app.checked.check_call``); every failure comes back as data."""
+        (``forms.app.checked.check_call``'s checks, without the ``CheckedCall`` it would make
+        only to be unpacked: ``checked_spec``); every failure comes back as data."""
         try:  # every failure as data (``_failure``), with no closure on the path of every call
-            return self._run(check_call(caller, tool, tool_call_id), payload)
+            return self._run(
+                caller, checked_spec(caller, tool, tool_call_id), tool_call_id, payload
+            )
         except Exception as exc:
             return _failure(tool, exc)
 
@@ -149,7 +152,8 @@ class FormService:
         """Run one tool call a shell checked (``check_call``, or its request types and
         ``typed_call``): nothing of it is checked again; every failure comes back as data."""
         try:
-            return self._run(checked, payload)
+            caller, spec, tool_call_id = checked
+            return self._run(caller, spec, tool_call_id, payload)
         except Exception as exc:
             return _failure(checked.tool, exc)
 
@@ -168,8 +172,7 @@ class FormService:
         except Exception as exc:
             return _failure(f"page {post.action}", exc)
 
-    def _run(self, checked: CheckedCall, payload: object) -> Result:
-        caller, spec, tool_call_id = checked  # unpacked: a field read by name is a call
+    def _run(self, caller: Caller, spec: ToolSpec, tool_call_id: str, payload: object) -> Result:
         tool = spec.name  # ``checked.tool``, without the property's call
         try:
             payload = payload if payload is not None else {}
