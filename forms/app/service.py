@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from forms.app import approvals, handovers, hooks, reads, writes
 from forms.app.approvals import Approver
-from forms.app.arguments import arguments
+from forms.app.arguments import arguments, fill_fields
 from forms.app.calls import UNRECORDED, WRITE_TOOLS, CallId, fingerprint
 from forms.app.checked import CheckedCall, checked_spec
 from forms.app.conversation import Caller
@@ -184,7 +184,9 @@ class FormService:
             fingerprinted = (tool, tool_call_id, fingerprint(tool, payload), True)
             call = _tuple_new(CallId, fingerprinted)  # in C, as ``check_call`` makes its own
             try:
-                result = _WRITERS[tool](self._writer, caller, call, arguments(spec, payload))
+                # a fill's write reads its arguments' fields: they are validated without the model
+                given = fill_fields(payload) if tool == "form_fill" else arguments(spec, payload)
+                result = _WRITERS[tool](self._writer, caller, call, given)
             except UNRECORDED:
                 raise
             except ToolError as exc:
@@ -364,7 +366,7 @@ _READERS: dict[str, Callable[[CommitLoop, Caller, Any], Result]] = {
 }
 _WRITERS: dict[str, Callable[[Writer, Caller, CallId, Any], Result]] = {
     "form_start": handovers.form_start,
-    "form_fill": writes.form_fill,
+    "form_fill": writes.fill,
     "form_revise": writes.form_revise,
     "form_abandon": writes.form_abandon,
 }

@@ -76,6 +76,7 @@ __all__ = [
     "as_now",
     "begun",
     "dispatched",
+    "fill",
     "form_abandon",
     "form_fill",
     "form_revise",
@@ -115,8 +116,19 @@ what they saw is still what stands: ``forms.app.page_writes``)."""
 def form_fill(
     writer: Writer, caller: Caller, call: CallId, args: FormFillArgs, guard: Guard | None = None
 ) -> Result:
+    return fill(writer, caller, call, args.__dict__, guard)
+
+
+def fill(
+    writer: Writer,
+    caller: Caller,
+    call: CallId,
+    given: Mapping[str, Any],
+    guard: Guard | None = None,
+) -> Result:
+    """``form_fill`` on its arguments' fields (``FormFillArgs``' ``__dict__``, or what
+    ``forms.app.arguments.fill_fields`` validates, without the model)."""
     author = _author(caller, call)  # the call's, whatever attempt plans
-    given = args.__dict__
     values, decline, submit = given["values"] or {}, given["decline"], given["submit"]
 
     def build(form: CompiledForm, instance: FormInstance, now: datetime) -> Built:
