@@ -116,3 +116,12 @@ def test_what_the_copy_does_not_take_is_refused_by_the_model(payload: dict[str, 
     with pytest.raises(BadRequest) as refused:
         fill_fields(payload)
     assert ("refused", refused.value.message, refused.value.hint) == _answered(_models, payload)
+
+
+def test_the_model_has_no_rule_the_copy_does_not_spell_out() -> None:
+    # fill_fields checks the model's one rule after its fields (``_something_to_do``) by hand;
+    # a validator added to FormFillArgs would be skipped by the copy: it must be spelled out
+    # in fill_fields too, and named here
+    decorators = FormFillArgs.__pydantic_decorators__
+    assert list(decorators.model_validators) == ["_something_to_do"]
+    assert not decorators.root_validators  # field validators live in the copied schema
