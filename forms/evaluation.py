@@ -229,21 +229,27 @@ def reading(
     answer: whether it is live, its typed value (None unless live), its status, and whether it
     keeps its step from completing. The same as ``counts``, ``typed_value``, ``field_status``
     and ``blocking`` taken one by one (what the from-scratch walk does)."""
-    kind = revision.kind if revision is not None else None
-    if kind == "value":
+    # a value this type read before (most: the write that made it noted its reading) is taken
+    # from the memo at once, without a look at the revision's kind (a model's attribute) and
+    # ``_read``'s call: only values are memoised
+    hit = _TYPED.get(id(revision))
+    if hit is None or hit[0] is not revision or hit[3] is not field.type:
+        kind = revision.kind if revision is not None else None
+        if kind != "value":
+            if not applies:
+                return False, None, "held" if kind == "decline" else "not_applicable", False
+            if kind == "decline":
+                status: FieldStatus = "no_preference" if field.no_preference else "declined"
+                return False, None, status, not field.optional and not field.no_preference
+            return False, None, "optional" if field.optional else "pending", not field.optional
         assert revision is not None
-        _, typed, refused, _ = _read(field, revision)
-        if not applies:
-            return False, None, "held", False
-        if refused is not None:
-            return False, None, "invalid", True
-        return True, typed, "answered", False
+        hit = _read(field, revision)
+    _, typed, refused, _ = hit
     if not applies:
-        return False, None, "held" if kind == "decline" else "not_applicable", False
-    if kind == "decline":
-        status: FieldStatus = "no_preference" if field.no_preference else "declined"
-        return False, None, status, not field.optional and not field.no_preference
-    return False, None, "optional" if field.optional else "pending", not field.optional
+        return False, None, "held", False
+    if refused is not None:
+        return False, None, "invalid", True
+    return True, typed, "answered", False
 
 
 def blocked_as(field: CompiledField, status: str) -> bool:

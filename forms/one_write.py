@@ -23,16 +23,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from forms.compiled import CompiledField
+from forms.compiled import CompiledField, CompiledForm
 from forms.evaluation import FieldEval, blocked_as, reading
-from forms.incremental import Core, _tokens
+from forms.incremental import Core, Visit, _tokens
 from forms.instance import FieldChange, FieldHistory
-from forms.undo_targets import moved
+from forms.undo_targets import moved_one
 
 __all__ = ["rewritten"]
 
 _tuple_new = tuple.__new__  # builds a named tuple from its fields in order, in C
 _NONE: frozenset[str] = frozenset()
+_NO_LOG = (None, -1, 0)  # ``FieldHistory.position`` of a log with no entry
 
 
 def rewritten(
@@ -42,73 +43,81 @@ def rewritten(
     if len(changes) != 1:
         return None
     (field_id,) = changes
-    form = core.form
-    field = form.fields.get(field_id)
+    field = core.form.fields.get(field_id)
     if field is None or field.when is not None:
         return None  # not a field of this version, or a predicate to run and watch
-    ok, log = core.step_applies[field.step], history.get(field_id)
-    revision = log.in_force() if log is not None else None
-    before = core.fields.get(field_id)
+    # unpacked once: a named tuple's field read costs ~3x an item unpacked (not specialised)
+    (
+        form,
+        token,
+        _,
+        fields,
+        live,
+        applies,
+        complete,
+        missing,
+        steps,
+        reads,
+        readers,
+        step_readers,
+        reads_all,
+        _,
+        _,
+        newest,
+        redo,
+    ) = core
+    ok, log = applies[field.step], history.get(field_id)
+    position = log.position() if log is not None else _NO_LOG
+    revision = position[0]
+    before = fields.get(field_id)
     if before is None or before.revision is revision:
         return None  # the pass's: nothing to replace
     now_live, typed, status, blocks = reading(field, ok, revision)
-    was_live = field_id in core.live
+    was_live = field_id in live
     if (now_live or was_live) and (  # a predicate read it, or one after it read every value
-        core.field_readers.get(field_id) or (core.reads_all and _read_by_all(core, field))
+        readers.get(field_id) or (reads_all and _read_by_all(form, reads_all, field))
     ):
         return None  # what predicates see of it changes, and one reads it: the pass's
-    missing: dict[str, int] | None = core.missing
     if blocks != blocked_as(field, before.status):  # its step misses one answer more or less
-        missing = _missing(core, field.step, blocks)
-    if missing is None:
-        return None  # the step's completion flips: the pass's
-    fields = dict(core.fields)
+        counted = _missing(missing, applies, complete, field.step, blocks)
+        if counted is None:
+            return None  # the step's completion flips: the pass's
+        missing = counted
+    fields = dict(fields)
     fields[field_id] = _tuple_new(FieldEval, (field_id, ok, status, revision))
-    live = dict(core.live)
+    live = dict(live)
     if now_live:
         live[field_id] = typed
     elif was_live:
         del live[field_id]
-    newest, redo = moved(form, history, core.newest, core.redo, [field_id])
+    newest, redo = moved_one(form, history, newest, redo, field, position)
     flipped = _NONE if now_live == was_live else frozenset((field_id,))
-    token = core.token if flipped is _NONE else next(_tokens)  # the hooks agree: kept
-    return _tuple_new(  # the core before's other readings stand, as the pass leaves them
-        Core,
-        (
-            form,
-            token,
-            core.token,
-            fields,
-            live,
-            core.step_applies,
-            core.step_complete,
-            missing,
-            core.steps,
-            core.reads,
-            core.field_readers,
-            core.step_readers,
-            core.reads_all,
-            flipped,
-            _NONE,
-            newest,
-            redo,
-        ),
-    )
+    parent, token = token, token if flipped is _NONE else next(_tokens)  # hooks agree: kept
+    # the core before's other readings stand, as the pass leaves them (by position, in C)
+    made = (form, token, parent, fields, live, applies, complete, missing, steps, reads)
+    return _tuple_new(Core, (*made, readers, step_readers, reads_all, flipped, _NONE, newest, redo))
 
 
-def _missing(core: Core, step_id: str, blocks: bool) -> dict[str, int] | None:
-    """The core's counts of missing answers with one more (``blocks``) or one fewer for
-    ``step_id``, or None when that flips the step's completion."""
-    missing = dict(core.missing)
+def _missing(
+    missing: dict[str, int],
+    applies: dict[str, bool],
+    complete: dict[str, bool],
+    step_id: str,
+    blocks: bool,
+) -> dict[str, int] | None:
+    """A core's counts of missing answers (``missing``, its steps' applicability and
+    completeness beside them) with one more (``blocks``) or one fewer for ``step_id``, or
+    None when that flips the step's completion."""
+    missing = dict(missing)
     missing[step_id] = missing.get(step_id, 0) + (1 if blocks else -1)
-    if (core.step_applies[step_id] and missing[step_id] == 0) != core.step_complete.get(step_id):
+    if (applies[step_id] and missing[step_id] == 0) != complete.get(step_id):
         return None
     return missing
 
 
-def _read_by_all(core: Core, field: CompiledField) -> bool:
-    """Whether a predicate that read every value (``repr(v)``) comes after ``field``; the
-    caller looked at ``core.reads_all`` (and at the field's own readers) first, with no call
-    in the common case."""
-    item = (core.form.step_index[field.step], 1, field.index)
-    return any(r > item for r in core.reads_all)
+def _read_by_all(form: CompiledForm, reads_all: frozenset[Visit], field: CompiledField) -> bool:
+    """Whether a predicate that read every value (``repr(v)``, a core's ``reads_all``) comes
+    after ``field``; the caller looked at ``reads_all`` (and at the field's own readers)
+    first, with no call in the common case."""
+    item = (form.step_index[field.step], 1, field.index)
+    return any(r > item for r in reads_all)

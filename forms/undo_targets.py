@@ -8,13 +8,13 @@ force (``FieldHistory.redo_target``). ``forms.incremental`` keeps both in its ``
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime
 
 from forms.compiled import CompiledField, CompiledForm
-from forms.instance import FieldHistory
+from forms.instance import FieldHistory, Revision
 
-__all__ = ["moved", "newest_answer", "redo_at", "redo_targets"]
+__all__ = ["moved", "moved_one", "newest_answer", "redo_at", "redo_targets"]
 
 
 def newest_answer(
@@ -77,21 +77,69 @@ def moved(
             current, cursor, count = log.position()
             target = None if cursor == count - 1 else redo_at(log, field)
         if redo.get(field_id) != target:  # else the core before's stands
-            redo = dict(redo) if redo is shared else redo
-            if target is None:
-                del redo[field_id]
-            else:
-                redo[field_id] = target
+            redo = _redo_set(redo, shared, field_id, target)
         if current is not None:
             at = current.at  # read once: a model's attribute costs several dict reads
             if fresh is None or (at, field.index) > fresh[:2]:
                 fresh = (at, field.index, field_id)  # as ``newest_answer`` picks
+    return _newest(form, history, newest, fresh, written), redo
+
+
+def moved_one(
+    form: CompiledForm,
+    history: Mapping[str, FieldHistory],
+    newest: tuple[datetime, int, str] | None,
+    redo: dict[str, tuple[datetime, int]],
+    field: CompiledField,
+    position: tuple[Revision | None, int, int],
+) -> tuple[tuple[datetime, int, str] | None, dict[str, tuple[datetime, int]]]:
+    """``moved`` after a write of ``field`` alone, whose log's ``position()`` the caller read
+    already (``forms.one_write``, on most writes): the same answer, without the loop and a
+    second read of the log."""
+    current, cursor, count = position
+    field_id = field.id
+    # as in ``moved``: no redo above an entry in force at the log's end (the usual write)
+    target = None if cursor == count - 1 else redo_at(history.get(field_id), field)
+    if redo.get(field_id) != target:  # else the core before's stands
+        redo = _redo_set(redo, redo, field_id, target)
+    fresh = None if current is None else (current.at, field.index, field_id)
+    return _newest(form, history, newest, fresh, (field_id,)), redo
+
+
+def _redo_set(
+    redo: dict[str, tuple[datetime, int]],
+    shared: dict[str, tuple[datetime, int]],
+    field_id: str,
+    target: tuple[datetime, int] | None,
+) -> dict[str, tuple[datetime, int]]:
+    """``redo`` with ``field_id``'s redo set to ``target`` (None: it has none), copied first
+    while it is ``shared`` (the core before's: never changed in place)."""
+    redo = dict(redo) if redo is shared else redo
+    if target is None:
+        del redo[field_id]
+    else:
+        redo[field_id] = target
+    return redo
+
+
+_At = tuple[datetime, int, str] | None  # a field's answer in force: when, its position, its id
+
+
+def _newest(
+    form: CompiledForm,
+    history: Mapping[str, FieldHistory],
+    newest: _At,
+    fresh: _At,
+    written: Collection[str],
+) -> _At:
+    """The newest answer after writes to ``written``, ``newest`` before them and ``fresh``
+    the newest of the written fields' answers in force now."""
     if newest is None or (fresh is not None and _later(fresh, newest)):
-        return fresh, redo
+        return fresh
     if newest[2] in written and (fresh is None or _later(newest, fresh)):
         # the newest answer moved back in time: any field may hold the newest one now
-        return newest_answer(form, history, form.fields), redo
-    return newest, redo
+        return newest_answer(form, history, form.fields)
+    return newest
 
 
 def _later(one: tuple[datetime, int, str], other: tuple[datetime, int, str]) -> bool:
