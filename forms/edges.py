@@ -82,10 +82,11 @@ def core_edges(
     basis = getattr(previous, "derived", None)
     if not isinstance(basis, Core) or basis.form is not form:
         return _walked(form, instance, previous, core, open_step)
-    if basis.token not in (core.token, core.parent):
+    token, basis_token = core.token, basis.token
+    if basis_token not in (token, core.parent):
         return _walked(form, instance, previous, core, open_step)
     live = core.live
-    same = basis.token == core.token  # then nothing flipped since: the hooks agree
+    same = basis_token == token  # then nothing flipped since: the hooks agree
     changed_fields: Collection[str] = () if same else core.flipped
     changed_steps: Collection[str] = () if same else core.completion_flipped
     hooks = previous  # copied on the first change (``_put``)
@@ -146,8 +147,10 @@ def _checkpoints(
                 kept = kept or (list(asked) if asked is not None else [None] * len(runs))
                 kept[at] = now
         before = previous.get(hook.id)
-        if before is not None and _stands(before, holds, hook):
-            continue  # its state before stands: no edge (most commits)
+        if before is not None:  # the state before stands (most commits): what ``_edge`` gives
+            known = before.__dict__  # then, without its look at the answers a hook binds
+            if known["holds"] == holds and known["basis"] is None and not (holds and hook.binds):
+                continue  # no edge (a bound answer is looked at only when the hook holds)
         state = _edge(instance, hook, previous, holds, live, rising, fired)
         hooks = _put(hooks, previous, hook.id, state)
     if kept is not None:
@@ -210,14 +213,6 @@ def _edge(
         if hook.kind == "checkpoint":
             fired[hook.target] = count
     return _hook_state(before, holds, count, basis)
-
-
-def _stands(before: HookState, holds: bool, hook: Hook) -> bool:
-    """Whether a hook whose condition ``holds`` (or not) keeps its state ``before`` as it is:
-    what ``_edge`` gives then, without its look at the bound answers (none is taken but for
-    a hook that binds answers and holds)."""
-    known = before.__dict__
-    return known["holds"] == holds and known["basis"] is None and not (holds and hook.binds)
 
 
 def _put(
@@ -336,8 +331,10 @@ def form_edges(
         and (closed_was := closing.__dict__)["holds"] == closed
         and was["basis"] is None
         and closed_was["basis"] is None
-        and hooks.get(FORM_COMPLETE) is complete
-        and hooks.get(FORM_CLOSED) is closing
+        and (  # the states before themselves (most commits): no look needed
+            hooks is previous
+            or (hooks.get(FORM_COMPLETE) is complete and hooks.get(FORM_CLOSED) is closing)
+        )
     ):
         return hooks, tuple(rising)
     derived = getattr(hooks, "derived", None)
