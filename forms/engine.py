@@ -301,7 +301,7 @@ def _provisional(
         before = core_for(form, logs)
     after = rewritten(before, history, changes)  # one answer replaced: without the pass
     history.derived = after = advance(before, history, changes) if after is None else after
-    fields.derived = (before, after, provisional)  # the instance the commit makes: see below
+    fields.derived = (before, after, provisional, base)  # the instance it makes, from: see below
     return provisional, fields, after, made
 
 

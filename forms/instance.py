@@ -339,16 +339,17 @@ def applied_unshared(instance: FormInstance, commit: Commit) -> FormInstance:
         raise ConflictError(instance.id, commit.expected_version, instance.snapshot())
     version, form_version = values["version"] + 1, changes["form_version"] or values["form_version"]
     # The engine marks the changes it planned with what it derived from the logs it planned
-    # on, from the logs after them, and the instance it made: logs carrying the first match.
+    # on and after them, the instance it made and its source fields: logs carrying the first match.
     fields, logs = changes["fields"], values["history"]
     derived: _Derived | None = fields.derived if isinstance(fields, Marked) else None
-    before, after, made = derived or (None, None, None)
+    before, after, made, based = derived or (None, None, None, None)
     planned_here = before is not None and isinstance(logs, Marked) and before is logs.derived
     if planned_here and made is not None:
         # the instance applying would build, but for its logs (which match), is ``made``'s:
-        # its fields compared as two dicts' would be (first by identity), none built
+        # its fields compared as two dicts' would be (first by identity), none built; none
+        # when ``instance`` is the one it planned on (a store handing out its own, in memory)
         kept, moved = made.__dict__, (version, form_version, changes["state"])
-        if _IDENTITY(kept) == _IDENTITY(values) and _MOVED(kept) == moved:
+        if (based is values or _IDENTITY(kept) == _IDENTITY(values)) and _MOVED(kept) == moved:
             return made
     history = with_changes(logs, fields)
     if planned_here:
@@ -357,7 +358,7 @@ def applied_unshared(instance: FormInstance, commit: Commit) -> FormInstance:
     return built(FormInstance, {**values, **parts, "state": changes["state"]})
 
 
-_Derived = tuple[Any, Any, "FormInstance | None"]  # a mark, read from the slot (no getattr)
+_Derived = tuple[Any, Any, "FormInstance | None", Any]  # a mark, read from its slot (no getattr)
 # a FormInstance's fields but its logs: those a commit never changes, and those it moves
 _IDENTITY = itemgetter("id", "form_id", "principal", "conversation_id", "created_at")
 _MOVED = itemgetter("version", "form_version", "state")
