@@ -312,3 +312,13 @@ class RacingStore(InMemoryFormStore):
     def commit(self, commit: Commit) -> FormInstance:
         self.commits.append(commit)
         return super().commit(commit)
+
+
+def exact_types(value: Any) -> Any:
+    """``value`` with each part paired with its type, so two answers compared through it agree
+    in types as well as in values (``1 == 1.0 == True`` would not tell them apart)."""
+    if isinstance(value, dict):
+        return (type(value), [(exact_types(k), exact_types(v)) for k, v in value.items()])
+    if isinstance(value, list | tuple):
+        return (type(value), [exact_types(item) for item in value])
+    return (type(value), repr(value))

@@ -16,6 +16,7 @@ from forms.app.arguments import fill_fields
 from forms.errors import BadRequest
 from forms.surface.results import describe_validation
 from forms.surface.tools import FormFillArgs
+from tests.support import exact_types
 
 
 class Text(str):
@@ -53,18 +54,9 @@ _payload = (
 )
 
 
-def _typed(value: Any) -> Any:
-    """``value`` with each part paired with its type, so equal answers agree in types."""
-    if isinstance(value, dict):
-        return (type(value), [(_typed(k), _typed(v)) for k, v in value.items()])
-    if isinstance(value, list | tuple):
-        return (type(value), [_typed(item) for item in value])
-    return (type(value), repr(value))
-
-
 def _answered(validate: Any, payload: Any) -> Any:
     try:
-        return _typed(validate(payload))
+        return exact_types(validate(payload))
     except BadRequest as exc:
         return ("refused", exc.message, exc.hint)
 

@@ -18,6 +18,7 @@ from forms.app.arguments import arguments
 from forms.errors import BadRequest
 from forms.surface.results import describe_validation
 from forms.surface.tools import TOOLS, ToolSpec
+from tests.support import exact_types
 
 
 class Colour(enum.Enum):
@@ -118,15 +119,6 @@ def _payloads(spec: ToolSpec) -> st.SearchStrategy[Any]:
     return sent | sent | st.fixed_dictionaries({}, optional=fields) | odd | _values
 
 
-def _exact_types(value: Any) -> Any:
-    """``value`` with each part paired with its type, so equal answers must agree in types."""
-    if isinstance(value, dict):
-        return (type(value), [(_exact_types(k), _exact_types(v)) for k, v in value.items()])
-    if isinstance(value, list | tuple):
-        return (type(value), [_exact_types(item) for item in value])
-    return (type(value), repr(value))
-
-
 def _answer(validate: Any, payload: Any) -> Any:
     try:
         model = validate(payload)
@@ -134,7 +126,7 @@ def _answer(validate: Any, payload: Any) -> Any:
         return ("refused", exc.message, exc.hint)
     return (
         type(model),
-        _exact_types(model.__dict__),
+        exact_types(model.__dict__),
         model.__pydantic_fields_set__,
         model.__pydantic_extra__,
         model.__pydantic_private__,
