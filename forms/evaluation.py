@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from forms.compiled import CompiledField, CompiledForm, Hook
 from forms.errors import FormworkError, InvalidFormDefinition
 from forms.instance import FormInstance, HookState, Rejection, Revision, StepOverride
-from forms.schema import Accepted
+from forms.schema import Accepted, FieldType
 from forms.state import FormState, Values
 from forms.statuses import FieldStatus
 
@@ -170,6 +170,11 @@ def _read(field: CompiledField, revision: Revision) -> _Reading:
     hit = _TYPED.get(id(revision))
     if hit is not None and hit[0] is revision and hit[3] is kind:
         return hit
+    return _validated(kind, revision)
+
+
+def _validated(kind: FieldType, revision: Revision) -> _Reading:
+    """``_read`` on a miss in the memo: the type reads the answer, and the memo notes it."""
     result = kind.validate(revision.value)
     if isinstance(result, Accepted):
         reading: _Reading = (revision, result.typed, None, kind)
@@ -230,10 +235,11 @@ def reading(
     keeps its step from completing. The same as ``counts``, ``typed_value``, ``field_status``
     and ``blocking`` taken one by one (what the from-scratch walk does)."""
     # a value this type read before (most: the write that made it noted its reading) is taken
-    # from the memo at once, without a look at the revision's kind (a model's attribute) and
-    # ``_read``'s call: only values are memoised
+    # from the memo at once, without a look at the revision's kind (a model's attribute): only
+    # values are memoised; on a miss the type reads the value (``_read`` less its memo look-up)
+    field_type = field.type
     hit = _TYPED.get(id(revision))
-    if hit is None or hit[0] is not revision or hit[3] is not field.type:
+    if hit is None or hit[0] is not revision or hit[3] is not field_type:
         kind = revision.kind if revision is not None else None
         if kind != "value":
             if not applies:
@@ -243,7 +249,7 @@ def reading(
                 return False, None, status, not field.optional and not field.no_preference
             return False, None, "optional" if field.optional else "pending", not field.optional
         assert revision is not None
-        hit = _read(field, revision)
+        hit = _validated(field_type, revision)
     _, typed, refused, _ = hit
     if not applies:
         return False, None, "held", False

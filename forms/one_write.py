@@ -90,7 +90,7 @@ def rewritten(
         live[field_id] = typed
     elif was_live:
         del live[field_id]
-    newest, redo = moved_one(form, history, newest, redo, field, position)
+    newest, redo = moved_one(form, history, newest, redo, field, log, position)
     flipped = _NONE if now_live == was_live else frozenset((field_id,))
     parent, token = token, token if flipped is _NONE else next(_tokens)  # hooks agree: kept
     # the core before's other readings stand, as the pass leaves them (by position, in C)

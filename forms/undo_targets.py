@@ -16,13 +16,15 @@ from forms.instance import FieldHistory, Revision
 
 __all__ = ["moved", "moved_one", "newest_answer", "redo_at", "redo_targets"]
 
+_At = tuple[datetime, int, str] | None  # a field's answer in force: when, its position, its id
+
 
 def newest_answer(
     form: CompiledForm, history: Mapping[str, FieldHistory], field_ids: Iterable[str]
-) -> tuple[datetime, int, str] | None:
+) -> _At:
     """Among ``field_ids``, the field whose answer in force is the newest (by time, then
     position): what undo applies to."""
-    newest: tuple[datetime, int, str] | None = None
+    newest: _At = None
     for field_id in field_ids:
         log = history.get(field_id)
         current = log.in_force() if log is not None else None
@@ -57,10 +59,10 @@ def redo_targets(
 def moved(
     form: CompiledForm,
     history: Mapping[str, FieldHistory],
-    newest: tuple[datetime, int, str] | None,
+    newest: _At,
     redo: dict[str, tuple[datetime, int]],
     written: list[str],
-) -> tuple[tuple[datetime, int, str] | None, dict[str, tuple[datetime, int]]]:
+) -> tuple[_At, dict[str, tuple[datetime, int]]]:
     """``newest`` and ``redo`` (what a core says of the logs before) after writes to the logs
     of ``written``: only those logs moved, so only they are asked again. ``redo`` itself
     while no written field's redo changed (it is shared with the core before: never changed
@@ -88,18 +90,19 @@ def moved(
 def moved_one(
     form: CompiledForm,
     history: Mapping[str, FieldHistory],
-    newest: tuple[datetime, int, str] | None,
+    newest: _At,
     redo: dict[str, tuple[datetime, int]],
     field: CompiledField,
+    log: FieldHistory | None,
     position: tuple[Revision | None, int, int],
-) -> tuple[tuple[datetime, int, str] | None, dict[str, tuple[datetime, int]]]:
-    """``moved`` after a write of ``field`` alone, whose log's ``position()`` the caller read
-    already (``forms.one_write``, on most writes): the same answer, without the loop and a
-    second read of the log."""
+) -> tuple[_At, dict[str, tuple[datetime, int]]]:
+    """``moved`` after a write of ``field`` alone, whose log (None: it has none) and its
+    ``position()`` the caller read already (``forms.one_write``, on most writes): the same
+    answer, without the loop and a second look-up of the log."""
     current, cursor, count = position
     field_id = field.id
     # as in ``moved``: no redo above an entry in force at the log's end (the usual write)
-    target = None if cursor == count - 1 else redo_at(history.get(field_id), field)
+    target = None if cursor == count - 1 else redo_at(log, field)
     if redo.get(field_id) != target:  # else the core before's stands
         redo = _redo_set(redo, redo, field_id, target)
     fresh = None if current is None else (current.at, field.index, field_id)
@@ -120,9 +123,6 @@ def _redo_set(
     else:
         redo[field_id] = target
     return redo
-
-
-_At = tuple[datetime, int, str] | None  # a field's answer in force: when, its position, its id
 
 
 def _newest(

@@ -33,7 +33,7 @@ from pydantic_core import CoreSchema, SchemaValidator
 
 from forms.errors import BadRequest
 from forms.surface.results import describe_validation
-from forms.surface.tools import TOOLS_BY_NAME, FormFillArgs, ToolSpec
+from forms.surface.tools import ToolSpec
 
 Validate = Callable[[object], Any]
 
@@ -66,14 +66,15 @@ def arguments(spec: ToolSpec, payload: object) -> Any:
         raise BadRequest(describe_validation(exc), "check the tool's input schema") from None
 
 
-def fill_fields(payload: object) -> dict[str, Any]:
-    """A ``form_fill``'s arguments as their model's ``__dict__`` holds them (every field,
-    defaults filled, in order), validated without the model (see above); ``BadRequest``
-    naming what is wrong, as ``arguments``, when they are not valid."""
+def fill_fields(spec: ToolSpec, payload: object) -> dict[str, Any]:
+    """A ``form_fill``'s arguments (``spec``: the tool's) as their model's ``__dict__`` holds
+    them (every field, defaults filled, in order), validated without the model (see above);
+    ``BadRequest`` naming what is wrong, as ``arguments``, when they are not valid."""
+    model = spec.args
     try:
-        validate = _FIELDS[FormFillArgs]
+        validate = _FIELDS[model]
     except KeyError:  # the first fill: its validator built now, not on a cold start's import
-        validate = _FIELDS[FormFillArgs] = _fields_validator(FormFillArgs)
+        validate = _FIELDS[model] = _fields_validator(model)
     if validate is not None:
         try:
             given: dict[str, Any] = validate(payload)
@@ -82,7 +83,7 @@ def fill_fields(payload: object) -> dict[str, Any]:
         else:  # the model's ``_something_to_do``, on its fields
             if given["values"] or given["decline"] or given["submit"]:
                 return given
-    return arguments(_FILL, payload).__dict__  # type: ignore[no-any-return]
+    return arguments(spec, payload).__dict__  # type: ignore[no-any-return]
 
 
 def _fields_validator(model: Any) -> Validate | None:
@@ -165,8 +166,6 @@ _VALIDATORS: dict[type, tuple[Validate | None, Validate]] = {}
 
 _FIELDS: dict[type, Validate | None] = {}
 """``fill_fields``' validator, made on the first fill (None: the model has no copy)."""
-
-_FILL = TOOLS_BY_NAME["form_fill"]
 
 
 __all__ = ["arguments", "fill_fields"]

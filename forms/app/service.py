@@ -183,10 +183,9 @@ class FormService:
                 return _READERS[tool](self.loop, caller, arguments(spec, payload))
             fingerprinted = (tool, tool_call_id, fingerprint(tool, payload), True)
             call = _tuple_new(CallId, fingerprinted)  # in C, as ``check_call`` makes its own
+            parse, write = _WRITERS[tool]
             try:
-                # a fill's write reads its arguments' fields: they are validated without the model
-                given = fill_fields(payload) if tool == "form_fill" else arguments(spec, payload)
-                result = _WRITERS[tool](self._writer, caller, call, given)
+                result = write(self._writer, caller, call, parse(spec, payload))
             except UNRECORDED:
                 raise
             except ToolError as exc:
@@ -364,13 +363,18 @@ _READERS: dict[str, Callable[[CommitLoop, Caller, Any], Result]] = {
     "form_list": reads.form_list,
     "form_read": reads.form_read,
 }
-_WRITERS: dict[str, Callable[[Writer, Caller, CallId, Any], Result]] = {
-    "form_start": handovers.form_start,
-    "form_fill": writes.fill,
-    "form_revise": writes.form_revise,
-    "form_abandon": writes.form_abandon,
+_WRITERS: dict[
+    str,
+    tuple[Callable[[ToolSpec, object], Any], Callable[[Writer, Caller, CallId, Any], Result]],
+] = {
+    "form_start": (arguments, handovers.form_start),
+    # a fill's write reads its arguments' fields: they are validated without the model
+    "form_fill": (fill_fields, writes.fill),
+    "form_revise": (arguments, writes.form_revise),
+    "form_abandon": (arguments, writes.form_abandon),
 }
-"""Each tool's function, by name (``WRITE_TOOLS`` are the writers)."""
+"""Each tool's function, by name (``WRITE_TOOLS`` are the writers), each writer with what
+makes its arguments from the call's input."""
 
 __all__ = [
     "MAX_CONFLICT_RETRIES",

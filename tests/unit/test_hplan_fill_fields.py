@@ -15,7 +15,7 @@ from forms.app import arguments as module
 from forms.app.arguments import fill_fields
 from forms.errors import BadRequest
 from forms.surface.results import describe_validation
-from forms.surface.tools import FormFillArgs
+from forms.surface.tools import TOOLS_BY_NAME, FormFillArgs
 from tests.support import exact_types
 
 
@@ -54,6 +54,13 @@ _payload = (
 )
 
 
+_FILL = TOOLS_BY_NAME["form_fill"]
+
+
+def _fields(payload: Any) -> Any:
+    return fill_fields(_FILL, payload)
+
+
 def _answered(validate: Any, payload: Any) -> Any:
     try:
         return exact_types(validate(payload))
@@ -73,7 +80,7 @@ def _models(payload: Any) -> Any:
 @settings(max_examples=600, deadline=None)
 @given(payload=_payload)
 def test_the_fields_are_what_the_models_own_validator_answers(payload: Any) -> None:
-    assert _answered(fill_fields, payload) == _answered(_models, payload)
+    assert _answered(_fields, payload) == _answered(_models, payload)
 
 
 @pytest.mark.parametrize(
@@ -92,7 +99,7 @@ def test_plain_json_with_something_to_do_is_validated_without_the_model(
         raise AssertionError("the model was validated")
 
     monkeypatch.setattr(module, "arguments", no_model)
-    assert fill_fields(payload) == FormFillArgs.model_validate(payload).__dict__
+    assert fill_fields(_FILL, payload) == FormFillArgs.model_validate(payload).__dict__
 
 
 @pytest.mark.parametrize(
@@ -106,7 +113,7 @@ def test_plain_json_with_something_to_do_is_validated_without_the_model(
 )
 def test_what_the_copy_does_not_take_is_refused_by_the_model(payload: dict[str, Any]) -> None:
     with pytest.raises(BadRequest) as refused:
-        fill_fields(payload)
+        fill_fields(_FILL, payload)
     assert ("refused", refused.value.message, refused.value.hint) == _answered(_models, payload)
 
 
