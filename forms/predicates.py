@@ -38,6 +38,7 @@ from collections.abc import Callable, Mapping
 from datetime import date, datetime, time, timedelta, timezone
 from decimal import Decimal
 from fractions import Fraction
+from operator import attrgetter
 from typing import Any
 
 from forms.compiled import CompiledCheckpoint, CompiledForm
@@ -344,6 +345,11 @@ def _code(
             _code(inner, fn, inner_cells, found, seen, depth)
 
 
+_builtins_of = attrgetter("__builtins__")
+"""A function's builtins (``FunctionType.__builtins__``: typeshed has it, mypy 2.4 does not
+see it as an attribute)."""
+
+
 def _global(
     fn: types.FunctionType, name: str, found: list[Place], seen: set[Any], depth: int
 ) -> None:
@@ -353,7 +359,7 @@ def _global(
         _value(value, found, seen, depth)
         found.append((namespace, name, value))
         return
-    table = fn.__builtins__
+    table: dict[str, Any] = _builtins_of(fn)
     value = table.get(name, _ABSENT)
     if value is _ABSENT or getattr(builtins, name, _ABSENT) is not value:
         raise _Refused
