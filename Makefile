@@ -41,20 +41,23 @@ help:
 	@echo "make worker-artifact  the Temporal worker's artifact for the ECS service (Lambda's build,"
 	@echo "                zipped reproducibly: dist/formwork-worker-arm64-<sha256>.zip; docs/deploy.md)"
 	@echo "make lock       re-pin the Lambda artifact's packages (infra/lambda-requirements.txt;"
-	@echo "                python -m formwork.infra.lock)"
+	@echo "                python -m formwork.infra.lock), then the dev extra's (infra/dev-requirements.txt)"
 	@echo "make record-histories  re-record the workflow histories the replay tests hold new code"
 	@echo "                to (tests/temporal/histories; only for a deliberate break: docs/dispatch.md)"
-	@echo "make venv       .venv with the dev extra, under the lock (targets that need it make it first);"
+	@echo "make venv       .venv with the dev extra, under the locks (targets that need it make it first);"
 	@echo "                make clean removes it and the tools' caches"
 
 # The Lambda artifact's exact versions (make lock); the development environment is installed
 # under them, so the tests run what ships.
 LOCK := infra/lambda-requirements.txt
+# The development environment's exact versions (make lock writes them after the Lambda lock's):
+# a clean clone installs what CI last passed with, never a tool's newer release by chance.
+DEV_LOCK := infra/dev-requirements.txt
 
-$(STAMP): pyproject.toml $(LOCK)
+$(STAMP): pyproject.toml $(LOCK) $(DEV_LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]" --constraint $(LOCK)
+	$(BIN)/python -m pip install --quiet -e ".[dev]" --constraint $(LOCK) --constraint $(DEV_LOCK)
 	@touch $(STAMP)
 
 venv: $(STAMP)
@@ -229,9 +232,21 @@ worker-artifact: $(STAMP)
 	$(BIN)/python -m formwork.infra.worker_artifact $(WORKER_STAGE) --out $(WORKER_DIST)
 
 # Re-resolve the Lambda artifact's packages (newest versions the ranges in pyproject.toml allow)
-# and pin them; make venv then installs the development environment under the new pins.
+# and pin them, then the development environment's: the dev extra installed afresh under the
+# new Lambda pins (newest versions of the rest) into a scratch virtualenv, and frozen; make venv
+# then installs under the new pins. Run make check after it: the new versions are what it tests.
+DEV_LOCK_VENV := .local/dev-lock-venv
+
 lock: $(STAMP)
 	$(BIN)/python -m formwork.infra.lock
+	rm -rf $(DEV_LOCK_VENV)
+	$(PYTHON) -m venv $(DEV_LOCK_VENV)
+	$(DEV_LOCK_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(DEV_LOCK_VENV)/bin/python -m pip install --quiet -e ".[dev]" --constraint $(LOCK)
+	{ sed -n '/^#/p' $(DEV_LOCK); $(DEV_LOCK_VENV)/bin/python -m pip freeze --exclude-editable; } \
+		> $(DEV_LOCK).new
+	mv $(DEV_LOCK).new $(DEV_LOCK)
+	rm -rf $(DEV_LOCK_VENV)
 
 # The event histories of every workflow type (tests/temporal/histories), recorded on the
 # time-skipping test server with the production worker. tests/temporal/test_replay.py replays
