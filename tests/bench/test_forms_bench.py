@@ -93,8 +93,9 @@ FINDINGS: dict[tuple[str, str], str] = {
         "hint leads to form_revise retract, one extra round trip"
     ),
     ("blank_clear", "no_blank_write_lands"): (
-        'FINDING: {"total": 0} sent to clear a total (ge=0) is accepted as an answer: "Saved 1 '
-        '(total)." with nothing to say it replaced 150'
+        'FINDING: {"total": 0} sent to clear a total (ge=0) is a valid answer and lands; the '
+        'result says so ("Saved 1 (total); replaced 1 earlier answer.", the 150 under '
+        '"replaced"), which a scripted persona does not read'
     ),
     ("blank_clear", "collects_every_answer"): (
         "FINDING: the 0 written to clear total lands, so total is answered (0) instead of "
