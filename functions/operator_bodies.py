@@ -36,14 +36,18 @@ _S403_PLATFORM = (
 _S503 = "The deployment names no failure queue or sweeper, or AWS refused the call (unavailable)"
 
 
-def _relay_errors() -> dict[int, OpenAPIResponse]:
-    """What the relay's two routes refuse with: one list, made afresh for each."""
+def _relay_errors(*body: int) -> dict[int, OpenAPIResponse]:
+    """What the relay's two routes refuse with, and ``body``: the statuses of the checks of a
+    POST's body (the redrive's: it takes none, but one sent anyway is checked)."""
     return error_responses(
         400,
         401,
         403,
+        *body,
         503,
-        s400="A limit out of bounds (bad_request)",
+        s400="A limit out of bounds"
+        + (", or a body sent that is not JSON" if body else "")
+        + " (bad_request)",
         s403=_S403_PLATFORM,
         s503=_S503,
     )
@@ -75,9 +79,9 @@ OPERATIONS: dict[str, dict[str, Any]] = {
         "description": "Puts the failed hook occurrence back to pending (attempts reset, the same "
         "key, so the executor sees the idempotency key it saw before) and dispatches it as any "
         "hook is (in process, or a Temporal run). The key is the one GET /operator/hooks/failed "
-        "lists, {instance_id}:<hook>:<occurrence>; its ':' may be sent percent-encoded. No body. "
-        "A hook of another tenant's instance is the same 404 as one that does not exist. Needs the "
-        "operator role.",
+        "lists, {instance_id}:<hook>:<occurrence>; its ':' may be sent percent-encoded. No body "
+        "(one sent anyway is checked as any POST's is: 415, 413, 400). A hook of another "
+        "tenant's instance is the same 404 as one that does not exist. Needs the operator role.",
         "responses": {
             200: json_body(RetryBody, "Reopened and dispatched"),
             **error_responses(
@@ -85,7 +89,9 @@ OPERATIONS: dict[str, dict[str, Any]] = {
                 401,
                 403,
                 404,
-                s400="A malformed key (bad_request)",
+                413,
+                415,
+                s400="A malformed key, or a body sent that is not JSON (bad_request)",
                 s403=_S403,
                 s404="No failed hook with that key on an instance of the caller's tenant: it never "
                 "existed, is not failed (already retried, running or done), or is another "
@@ -112,11 +118,11 @@ OPERATIONS: dict[str, dict[str, Any]] = {
         "description": "Starts one sweep (the sweeper function, asynchronously), which dispatches "
         "every hook left undispatched and applies every approval timeout that is due, which is "
         "all the failed stream batches asked for; then deletes up to limit messages read. Nothing "
-        "is deleted when the sweep could not be started. No body. Operators of the platform "
-        "tenant only.",
+        "is deleted when the sweep could not be started. No body (one sent anyway is checked as "
+        "any POST's is: 415, 413, 400). Operators of the platform tenant only.",
         "responses": {
             200: json_body(RedriveBody, "What was redriven and about how many messages remain"),
-            **_relay_errors(),
+            **_relay_errors(413, 415),
         },
         "tags": ["operator"],
     },

@@ -734,6 +734,11 @@ def _bare(path: str, claims: dict[str, Any] | None) -> dict[str, Any]:
     )
 
 
+def _sent(path: str, body: str, content_type: str = "application/json") -> dict[str, Any]:
+    """An operator's POST that takes no body, sent one anyway: checked as any POST's body."""
+    return _post(path, body, claims=OPERATOR, headers={"content-type": content_type})
+
+
 def _post(path: str, body: str, **kwargs: Any) -> dict[str, Any]:
     return build_event("POST", path, body=body, **kwargs)
 
@@ -791,6 +796,8 @@ EXAMPLES: list[tuple[str, int, Callable[[], dict[str, Any]], dict[str, Any] | No
             ("POST /operator/hooks/{key}/retry", 401, lambda: _bare(RETRY, None)),
             ("POST /operator/hooks/{key}/retry", 403, lambda: _bare(RETRY, FINANCE)),
             ("POST /operator/hooks/{key}/retry", 404, lambda: _bare(RETRY, OPERATOR)),
+            ("POST /operator/hooks/{key}/retry", 413, lambda: _sent(RETRY, OVERSIZED)),
+            ("POST /operator/hooks/{key}/retry", 415, lambda: _sent(RETRY, "{}", "text/plain")),
             ("GET /operator/relay/failures", 200, lambda: _get(FAILURES, OPERATOR)),
             ("GET /operator/relay/failures", 400, lambda: _get(FAILURES, OPERATOR, "0")),
             ("GET /operator/relay/failures", 401, lambda: _get(FAILURES, None)),
@@ -798,6 +805,12 @@ EXAMPLES: list[tuple[str, int, Callable[[], dict[str, Any]], dict[str, Any] | No
             ("POST /operator/relay/failures/redrive", 200, lambda: _bare(REDRIVE, OPERATOR)),
             ("POST /operator/relay/failures/redrive", 400, lambda: _bare(REDRIVE_BAD, OPERATOR)),
             ("POST /operator/relay/failures/redrive", 401, lambda: _bare(REDRIVE, None)),
+            ("POST /operator/relay/failures/redrive", 413, lambda: _sent(REDRIVE, OVERSIZED)),
+            (
+                "POST /operator/relay/failures/redrive",
+                415,
+                lambda: _sent(REDRIVE, "{}", "text/xml"),
+            ),
             ("POST /operator/relay/failures/redrive", 403, lambda: _bare(REDRIVE, FINANCE)),
             (MIGRATE_KEY, 200, lambda: _post(MIGRATE, "{}", claims=OPERATOR)),
             (MIGRATE_KEY, 400, lambda: _post(MIGRATE, '{"after": "x"}', claims=OPERATOR)),
