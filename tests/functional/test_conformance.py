@@ -34,6 +34,7 @@ from forms.app.operations import InMemoryFailureQueue
 from forms.app.service import new_instance_id
 from forms.surface.tools import TOOLS
 from formwork.aws.api import openapi_json
+from formwork.aws.http import BODY_METHODS
 from formwork.config import Settings
 from formwork.webhooks import (
     DELIVERY_HEADER,
@@ -632,6 +633,22 @@ def test_the_document_lists_a_schema_for_every_answer() -> None:
     assert "HTTPValidationError" not in json.dumps(DOCUMENT)
     assert 422 not in BY_KEY["GET /tools"].responses
     assert "403" not in DOCUMENT["paths"]["/approvals/{approval_id}"]["post"]["responses"]
+
+
+def test_every_operation_lists_what_the_checks_before_routing_answer() -> None:
+    # GIVEN the checks every request passes before it is routed (formwork.aws.http): a
+    # malformed event (400), no principal (401, but on the signed webhook), and for a method
+    # whose body is checked, a body sent at all: its type (415), its size (413), its JSON (400)
+    # WHEN each operation's documented statuses are read / THEN each lists all that apply,
+    # a route that takes no body included (one sent anyway is checked)
+    missing = {}
+    for op in OPERATIONS:
+        checked = {400, 401} if op.key != "POST /webhooks/{source}" else {400}
+        if op.method in BODY_METHODS:
+            checked |= {413, 415}
+        if checked - op.responses.keys():
+            missing[op.key] = sorted(checked - op.responses.keys())
+    assert missing == {}
 
 
 def test_a_401_may_be_api_gateways_own_body() -> None:
