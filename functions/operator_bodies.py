@@ -36,21 +36,11 @@ _S403_PLATFORM = (
 _S503 = "The deployment names no failure queue or sweeper, or AWS refused the call (unavailable)"
 
 
-def _relay_errors(*body: int) -> dict[int, OpenAPIResponse]:
-    """What the relay's two routes refuse with, and ``body``: the statuses of the checks of a
-    POST's body (the redrive's: it takes none, but one sent anyway is checked)."""
-    return error_responses(
-        400,
-        401,
-        403,
-        *body,
-        503,
-        s400="A limit out of bounds"
-        + (", or a body sent that is not JSON" if body else "")
-        + " (bad_request)",
-        s403=_S403_PLATFORM,
-        s503=_S503,
-    )
+def _relay_errors(s400: str, *body: int) -> dict[int, OpenAPIResponse]:
+    """What the relay's two routes refuse with: ``s400`` says what their 400 covers, and
+    ``body`` lists the statuses of the checks of a POST's body (the redrive's: it takes none,
+    but one sent anyway is checked)."""
+    return error_responses(400, 401, 403, *body, 503, s400=s400, s403=_S403_PLATFORM, s503=_S503)
 
 
 OPERATIONS: dict[str, dict[str, Any]] = {
@@ -109,7 +99,7 @@ OPERATIONS: dict[str, dict[str, Any]] = {
         "only.",
         "responses": {
             200: json_body(RelayFailuresBody, "Up to limit messages and about how many there are"),
-            **_relay_errors(),
+            **_relay_errors("A limit out of bounds (bad_request)"),
         },
         "tags": ["operator"],
     },
@@ -122,7 +112,9 @@ OPERATIONS: dict[str, dict[str, Any]] = {
         "any POST's is: 415, 413, 400). Operators of the platform tenant only.",
         "responses": {
             200: json_body(RedriveBody, "What was redriven and about how many messages remain"),
-            **_relay_errors(413, 415),
+            **_relay_errors(
+                "A limit out of bounds, or a body sent that is not JSON (bad_request)", 413, 415
+            ),
         },
         "tags": ["operator"],
     },
