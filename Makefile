@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help venv dynamodb-local dev page-link worker demo test explore screenshots lint format typecheck check bench validate sam-build worker-artifact lock record-histories clean
+.PHONY: help venv dynamodb-local dev page-link worker demo test explore screenshots lint format typecheck check bench bench-peer validate sam-build worker-artifact lock record-histories clean
 
 help:
 	@echo "make dev        the local stack: API on 127.0.0.1:3000, DynamoDB on :8000 (AWS's DynamoDB"
@@ -35,6 +35,9 @@ help:
 	@echo "                within the run, under bench/results/runs/<time>/ (PUBLISH=1: the tracked"
 	@echo "                engine.md, perf.md; the backend bench starts its own local stacks, on"
 	@echo "                moto, the bench's emulator and DynamoDB Local: a few minutes)"
+	@echo "make bench-peer PEER=DIR  Formwork's tool call beside the peer engine's, in one run (DIR:"
+	@echo "                a checkout of its sources, which this repository does not hold; needs npm"
+	@echo "                and Node; PUBLISH=1 writes bench/results/peer.md; bench/peer/README.md)"
 	@echo "make validate   sam validate --lint on template.yaml"
 	@echo "make sam-build  sam build (Lambda artifacts under .aws-sam/); your own forms:"
 	@echo "                make sam-build FORMS_SOURCE=my_forms FORMS=my_forms:FORMS (docs/deploy.md)"
@@ -159,6 +162,11 @@ bench: $(STAMP) $(DDB_LOCAL_STAMP)
 	$(BIN)/python -m bench.forms_bench
 	$(BIN)/python -m bench.engine_perf $(BENCH_PUBLISH)
 	$(BIN)/python -m bench.backend_perf $(BENCH_PUBLISH)
+
+# Not part of make bench: the peer's sources are not in the repository (bench/peer/README.md).
+PEER ?=
+bench-peer: $(STAMP)
+	$(BIN)/python -m bench.peer_perf $(if $(PEER),--peer $(PEER),) $(BENCH_PUBLISH)
 
 # The SAM CLI lives in its own virtualenv: it pins versions (pydantic among them) that must not
 # leak into the project's.

@@ -18,7 +18,7 @@ measured in the same run, interleaved with it (blocks of the baseline and the ca
 the standard library's JSON round trip of one small instance's JSON (nothing of Formwork's
 own in it, so a change to Formwork cannot move the yardstick). The ratio's range is the
 lowest and highest block. Verdicts are given only for goals that compare two figures of the
-same run; the peer engine's figures are quoted for reference, never judged against.
+same run (the peer engine's, side by side, are ``bench.peer_perf``'s).
 Nothing here is asserted.
 
 Run: ``make bench`` (or ``.venv/bin/python -m bench.engine_perf [--publish]``): the report goes
@@ -176,7 +176,7 @@ def engine_round(service: FormService, instance: FormInstance, patch: dict[str, 
 
 def tool_round(
     service: FormService, form_id: str, values: list[dict[str, Any]], caller: Caller = CALLER
-) -> Any:
+) -> Callable[[], object]:
     counter = iter(range(10**9))
 
     def work() -> object:
@@ -356,12 +356,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"\nwrote {out}")
 
 
-PEER = {14: (37, 40), 50: (142, 152), 200: (398, None), 1000: (2271, None)}
-"""The peer engine (TypeScript on Node 20), measured side by side with Formwork on one day
-(issue 11): fields -> (fill + step view µs, whole tool call µs). Quoted, never judged against:
-a verdict needs both engines in the same run."""
-
-
 def report(rows: list[Row], base_us: float, rounds: int) -> list[str]:
     travel = rows[0]
     none = next(r for r in rows if r.fields == 50 and r.revisions < 100)
@@ -454,52 +448,13 @@ def report(rows: list[Row], base_us: float, rounds: int) -> list[str]:
         "the cost is fixed: planning and validating the write, the commit and its copies, the",
         "call record for replays, the result and its status line.",
         "",
-        "## The peer engine, for reference (not this run: no verdict)",
+        "## The peer engine",
         "",
-        "Measured side by side with Formwork on one day (issue 11). Absolute times do not carry",
-        "between runs, so this report cannot judge the goal of at most the peer's cost at every",
-        "size; that takes both engines in one run.",
-        "",
-        "| fields | peer: fill + step view µs | peer: tool call µs | Formwork here: engine µs "
-        "| Formwork here: tool call µs |",
-        "|--:|--:|--:|--:|--:|",
-        *(
-            f"| {n} | {peer[0]} | {peer[1] if peer[1] is not None else '-'} "
-            f"| {_nearest(rows, n).engine.us:.0f} | {_nearest(rows, n).tool.us:.0f} |"
-            for n, peer in PEER.items()
-        ),
-        "",
-        *_peer_reading(rows),
+        "Side by side with Formwork in one run, the engines taking turns: `bench/results/peer.md`",
+        "(`python -m bench.peer_perf`; it needs the peer's sources, which this repository does",
+        "not hold: `bench/peer/README.md`).",
     ]
     return lines
-
-
-def _peer_reading(rows: list[Row]) -> list[str]:
-    """What the table above says of the peer, worded from this run's figures (never from an
-    earlier run's): at which sizes Formwork's figure here (the tool call where the peer has
-    one, else fill + view) is above the peer's."""
-    above: list[str] = []
-    below: list[str] = []
-    for n, (peer_engine, peer_tool) in PEER.items():
-        row = _nearest(rows, n)
-        ours, theirs = (
-            (row.tool.us, peer_tool) if peer_tool is not None else (row.engine.us, peer_engine)
-        )
-        (above if ours > theirs else below).append(f"{n:,}")
-    if not above:
-        verdict = "at every size the peer was measured at, Formwork's figures here are below its"
-    elif not below:
-        verdict = "at every size the peer was measured at, Formwork's figures here are above its"
-    else:
-        verdict = (
-            f"Formwork's figures here are above the peer's at {', '.join(above)} fields and "
-            f"below them at {', '.join(below)}"
-        )
-    return [
-        f"Read with care (different days, absolute times): {verdict}. Formwork is flat in form",
-        "size and history length, the peer is linear in both. Whether Formwork is at most the",
-        "peer's cost at every size takes both engines in one run (issue 26).",
-    ]
 
 
 def _quotient(top: Measured, bottom: Measured) -> tuple[float, float, float]:
@@ -528,12 +483,6 @@ def _fit(points: list[tuple[int, float]]) -> tuple[float, float]:
     var = sum((x - mean_x) ** 2 for x, _ in points)
     slope = sum((x - mean_x) * (y - mean_y) for x, y in points) / var
     return mean_y - slope * mean_x, slope
-
-
-def _nearest(rows: list[Row], fields: int) -> Row:
-    """The row of the form closest in size (the travel claim stands for 14 fields)."""
-    fresh = [r for r in rows if r.revisions < 100 and r.chained and r.authored]
-    return min(fresh, key=lambda r: abs(r.fields - fields))
 
 
 ROUNDS = 1000

@@ -52,6 +52,10 @@ class Report:
     name: str
     command: str
     covers: tuple[str, ...]
+    needs: str = ""
+    """What its command needs that CI cannot install (empty: nothing). Such a report is a
+    snapshot: its header names the commit it describes and says so, and a later change to the
+    code it covers is reported (``python -m bench.reports``), not failed."""
 
 
 REPORTS: tuple[Report, ...] = (
@@ -137,6 +141,21 @@ REPORTS: tuple[Report, ...] = (
         ),
     ),
     Report(
+        "peer.md",
+        "python -m bench.peer_perf --publish",
+        (
+            "forms/",
+            *_NOT_RUN,
+            "bench/peer_perf.py",
+            "bench/peer/",
+            # the Formwork side: the engine bench's fixtures and timing
+            "bench/engine_perf.py",
+            "bench/synthetic.py",
+            "bench/document_forms.py",
+        ),
+        needs="the peer engine's sources (bench/peer/README.md)",
+    ),
+    Report(
         "report.md",
         "python -m bench.forms_bench",
         ("forms/", *_NOT_RUN, "formwork/agents/", "bench/forms_bench/"),
@@ -187,6 +206,12 @@ def header(entry: Report) -> str:
             f"Measured at commit {commit} with uncommitted changes to the code it covers, "
             f"so it describes no commit. {tail}"
         )
+    if entry.needs:
+        tail += (
+            f" A snapshot of that commit: it needs {entry.needs}, which CI does not have, so "
+            "it is not renewed with every change to that code (`python -m bench.reports` "
+            "counts the changes since)."
+        )
     return f"Measured at commit {commit}. {tail}"
 
 
@@ -214,25 +239,40 @@ def read_stamp(text: str) -> Stamp:
     return Stamp(found.group("commit"), found.group("dirty") is not None)
 
 
+def stamp_problems(entry: Report, root: Path = ROOT) -> list[str]:
+    """Why report ``entry``'s header names no commit of this history it can describe (empty:
+    it names one): the report or its stamp missing, a stamp on uncommitted changes, or a
+    commit this repository does not have. Needs git."""
+    return _stamped(entry, root)[1]
+
+
 def staleness(entry: Report, root: Path = ROOT) -> list[str]:
     """Why report ``entry`` (in ``bench/results/`` under ``root``) no longer describes the
-    code (empty: it does): no stamp, one on uncommitted changes, or the commits touching the
-    code it covers after its own, newest first. Needs git (the caller checks that ``git``
-    answers first)."""
-    path = root / RESULTS.relative_to(ROOT) / entry.name
-    if not path.is_file():
-        return [f"{path} is missing"]
-    stamp = read_stamp(path.read_text(encoding="utf-8"))
-    if stamp.commit is None:
-        return ["its header names no commit"]
-    if stamp.dirty:
-        return [f"it was written with uncommitted changes on {stamp.commit[:12]}"]
-    if git("cat-file", "-e", f"{stamp.commit}^{{commit}}", root=root) is None:
-        return [f"it names {stamp.commit[:12]}, which is not in this repository's history"]
-    later = git("log", "--format=%h %s", f"{stamp.commit}..HEAD", "--", *entry.covers, root=root)
+    code (empty: it does): ``stamp_problems``, or else the commits touching the code it
+    covers after its own, newest first. Needs git (the caller checks that ``git`` answers
+    first)."""
+    commit, problems = _stamped(entry, root)
+    if problems:
+        return problems
+    later = git("log", "--format=%h %s", f"{commit}..HEAD", "--", *entry.covers, root=root)
     if later is None:
         return ["git log failed"]
     return [line[:100] for line in later.splitlines()]
+
+
+def _stamped(entry: Report, root: Path) -> tuple[str, list[str]]:
+    """The commit report ``entry`` names, and why it cannot be used (empty: it can)."""
+    path = root / RESULTS.relative_to(ROOT) / entry.name
+    if not path.is_file():
+        return "", [f"{path} is missing"]
+    stamp = read_stamp(path.read_text(encoding="utf-8"))
+    if stamp.commit is None:
+        return "", ["its header names no commit"]
+    if stamp.dirty:
+        return "", [f"it was written with uncommitted changes on {stamp.commit[:12]}"]
+    if git("cat-file", "-e", f"{stamp.commit}^{{commit}}", root=root) is None:
+        return "", [f"it names {stamp.commit[:12]}, which is not in this repository's history"]
+    return stamp.commit, []
 
 
 def bench_files(module: str, root: Path = ROOT) -> set[str]:
@@ -280,16 +320,22 @@ def uncovered(entry: Report, root: Path = ROOT) -> list[str]:
     return sorted(bench_files(module, root) - covered - SHARED)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Print each report's verdict; exit 1 when one is out of date."""
+def main(argv: Sequence[str] | None = None, root: Path = ROOT) -> int:
+    """Print each report's verdict (of the repository at ``root``); exit 1 when one is out of
+    date. A snapshot (``Report.needs``) is out of date only when it names no usable commit."""
     del argv
-    if git("rev-parse", "HEAD") is None:
+    if git("rev-parse", "HEAD", root=root) is None:
         print("no git checkout: cannot tell which reports are out of date")
         return 2
     stale = 0
     for entry in REPORTS:
-        reasons = staleness(entry)
-        if reasons:
+        reasons = staleness(entry, root)
+        if reasons and entry.needs and not stamp_problems(entry, root):
+            print(
+                f"{entry.name}: a snapshot ({len(reasons)} later commits touch its code); "
+                f"renewing it needs {entry.needs}"
+            )
+        elif reasons:
             stale += 1
             print(f"{entry.name}: out of date ({len(reasons)}); run `{entry.command}`")
             for reason in reasons[:5]:

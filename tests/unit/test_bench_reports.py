@@ -23,6 +23,7 @@ from bench.reports import (
     bench_files,
     read_stamp,
     staleness,
+    stamp_problems,
     stamped,
     uncovered,
 )
@@ -108,12 +109,48 @@ def test_a_published_report_is_no_older_than_the_code_it_measures(entry: Report)
     shallow = reports.git("rev-parse", "--is-shallow-repository") == "true"
     if stamp.commit and shallow and reports.git("cat-file", "-e", stamp.commit) is None:
         pytest.skip(f"a shallow clone without {stamp.commit[:12]}: cannot read what changed")
+    if entry.needs:
+        # a snapshot: it must name a clean commit of this history, however old
+        assert stamp_problems(entry) == [], f"bench/results/{entry.name}: {stamp_problems(entry)}"
+        return
     reasons = staleness(entry)
     assert not reasons, (
         f"bench/results/{entry.name} no longer describes the code it covers "
         f"({', '.join(entry.covers)}): {'; '.join(reasons[:10])}. "
         f"Commit the code, then run `{entry.command}` from a clean checkout and commit it."
     )
+
+
+def test_a_snapshot_report_says_so_and_is_reported_not_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """GIVEN a report whose command needs what CI cannot install WHEN it is stamped THEN its
+    header says it is a snapshot of that commit; WHEN the code it covers changes later THEN
+    ``python -m bench.reports`` counts the changes without failing, while a report without
+    a usable stamp still fails."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    entry = Report("snap.md", "python -m bench.snap --publish", ("code.py",), needs="a peer")
+    real_git = reports.git
+    monkeypatch.setattr(reports, "git", lambda *args, root=tmp_path: real_git(*args, root=root))
+    monkeypatch.setattr(reports, "REPORTS", (entry,))
+    monkeypatch.setattr(reports, "_BY_NAME", {"snap.md": entry})
+    _commit(tmp_path, "code.py", "one\n")
+    results = tmp_path / "bench" / "results"
+    _commit(tmp_path, "bench/results/snap.md", stamped("snap.md", "# Snap\n\nfigures\n"))
+    assert "A snapshot of that commit: it needs a peer" in (results / "snap.md").read_text()
+    assert reports.main([], root=tmp_path) == 0
+    _commit(tmp_path, "code.py", "two\n")
+    assert [r.split(" ", 1)[1] for r in staleness(entry, root=tmp_path)] == ["code.py"]
+    capsys.readouterr()
+    assert reports.main([], root=tmp_path) == 0
+    assert capsys.readouterr().out == (
+        "snap.md: a snapshot (1 later commits touch its code); renewing it needs a peer\n"
+    )
+    _commit(tmp_path, "bench/results/snap.md", "# Snap\n\nno stamp\n")
+    assert stamp_problems(entry, root=tmp_path) == ["its header names no commit"]
+    assert reports.main([], root=tmp_path) == 1
 
 
 def test_the_bench_files_of_a_command_are_found_through_every_import(tmp_path: Path) -> None:
