@@ -18,8 +18,9 @@ Cases: the whole one-field fill, as an agent makes it, on
   answered and the write in step 3 (Formwork's ``bench.synthetic`` form, whose fields are of
   several types and carry branches and a held answer; the peer's are plain text fields).
 Formwork's tool call is ``FormService.call("form_fill")`` on the in-memory store and
-``json.dumps`` of its result; the peer's is its fill tool's ``do`` and ``JSON.stringify`` of
-its result. The peer starts every block on a fresh instance (its cost grows with the instance's
+``json.dumps`` of its result; the peer's is its fill tool's input parsed with the tool's
+schema (as its agent loop does before running a tool), its ``do`` and ``JSON.stringify`` of
+the result. The peer starts every block on a fresh instance (its cost grows with the instance's
 history, Formwork's does not: a fresh start is the kinder choice for the peer).
 
 Run: ``python -m bench.peer_perf --peer DIR [--publish]`` (``make bench-peer PEER=DIR``):
@@ -225,7 +226,8 @@ def report(sides: list[Side], peer: str, blocks: int, rounds: int) -> list[str]:
         "",
         "The call timed is the whole one-field fill an agent makes, its result's JSON text "
         'included: Formwork\'s `FormService.call("form_fill")` on the in-memory store and '
-        "`json.dumps`; the peer's fill tool (`do`, then `JSON.stringify`) on its in-memory "
+        "`json.dumps`; the peer's fill tool (the input parsed with its schema, as its agent "
+        "loop does, then `do`, then `JSON.stringify`) on its in-memory "
         "adapter, each block on a fresh "
         "instance. The fifty-field forms differ in kind: Formwork's carries typed fields, "
         "branches and a held answer, the peer's plain text fields (`bench/peer/driver.ts`).",

@@ -10,8 +10,9 @@
  *   out: {"fields", "median_us", "calls"}   the median of `rounds` timed calls
  *   in:  "quit" (or end of input)
  *
- * The call timed: the fill tool's `do` with {values: {<field>: "Lisbon" | "Porto"}}, then
- * JSON.stringify of its result (the whole call an agent makes), on a fresh instance each
+ * The call timed: the fill tool's input {values: {<field>: "Lisbon" | "Porto"}} parsed with
+ * its schema (as the peer's agent loop does before running a tool), its `do`, then
+ * JSON.stringify of the result (the whole call an agent makes), on a fresh instance each
  * block (the peer's cost grows with history, Formwork's does not: a fresh start is the
  * kinder choice for the peer). Forms:
  *   14  the peer's own travel claim (examples/forms-bench), step 1 answered, step 2 open
@@ -92,11 +93,18 @@ async function prepared(fields: string): Promise<() => Promise<unknown>> {
   const tool = buildFormFillTool(runner);
   let n = 0;
   const value = () => ((n += 1) % 2 === 0 ? "Lisbon" : "Porto");
-  const check: any = await tool.do({ values: { [shape.field]: "Faro" } } as any);
+  // The agent's call: the framework parses the model's input against the tool's schema
+  // (glove-core's executor, safeParse) before `do`; Formwork's call validates its input too.
+  const call = async (sent: string): Promise<any> => {
+    const parsed = tool.inputSchema.safeParse({ values: { [shape.field]: sent } });
+    if (!parsed.success) throw new Error(`the peer's schema refused the input: ${parsed.error}`);
+    return tool.do(parsed.data as any);
+  };
+  const check = await call("Faro");
   if (check.status !== "success" || !check.data?.captured?.includes(shape.field)) {
     throw new Error(`the peer refused the write: ${JSON.stringify(check)}`);
   }
-  return async () => JSON.stringify(await tool.do({ values: { [shape.field]: value() } } as any));
+  return async () => JSON.stringify(await call(value()));
 }
 
 async function median(call: () => Promise<unknown>, rounds: number): Promise<number> {
