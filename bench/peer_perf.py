@@ -17,11 +17,12 @@ Cases: the whole one-field fill, as an agent makes it, on
 - fifty fields in five steps of ten, each applying once the one before is complete, steps 1-2
   answered and the write in step 3 (Formwork's ``bench.synthetic`` form, whose fields are of
   several types and carry branches and a held answer; the peer's are plain text fields).
-Formwork's tool call is ``FormService.call("form_fill")`` on the in-memory store and
-``json.dumps`` of its result; the peer's is its fill tool's input parsed with the tool's
-schema (as its agent loop does before running a tool), its ``do`` and ``JSON.stringify`` of
-the result. The peer starts every block on a fresh instance (its cost grows with the instance's
-history, Formwork's does not: a fresh start is the kinder choice for the peer).
+Formwork's tool call is ``FormService.call("form_fill")`` on the in-memory store and its
+result's text as the model reads it (``result_text``, what its MCP server and agent loop
+send); the peer's is its fill tool's input parsed with the tool's schema (as its agent loop
+does before running a tool), its ``do`` and ``JSON.stringify`` of the result. The peer starts
+every block on a fresh instance (its cost grows with the instance's history, Formwork's does
+not: a fresh start is the kinder choice for the peer).
 
 Run: ``python -m bench.peer_perf --peer DIR [--publish]`` (``make bench-peer PEER=DIR``):
 the report goes to the run's own folder, or to ``bench/results/peer.md`` with ``--publish``.
@@ -48,6 +49,7 @@ from typing import IO, Any
 from bench.engine_perf import median_us, prepare_synthetic, prepare_travel, tool_round
 from bench.reports import ROOT, git, stamped
 from bench.runs import output_dir
+from forms.surface.plain import result_text
 
 HERE = Path(__file__).resolve().parent / "peer"
 BUNDLE = ROOT / ".local" / "peer" / "driver.mjs"
@@ -160,7 +162,7 @@ def formwork_call(fields: int) -> Callable[[], object]:
             [{"email_3": "g@example.com"}, {"email_3": "h@example.com"}],
         )
     call = tool_round(service, form, values)
-    return lambda: json.dumps(call())
+    return lambda: result_text(call())
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,10 +228,10 @@ def report(sides: list[Side], peer: str, blocks: int, rounds: int) -> list[str]:
         "",
         "The call timed is the whole one-field fill an agent makes, its result's JSON text "
         'included: Formwork\'s `FormService.call("form_fill")` on the in-memory store and '
-        "`json.dumps`; the peer's fill tool (the input parsed with its schema, as its agent "
-        "loop does, then `do`, then `JSON.stringify`) on its in-memory "
-        "adapter, each block on a fresh "
-        "instance. The fifty-field forms differ in kind: Formwork's carries typed fields, "
+        "`result_text` (the text its MCP server and agent loop send); the peer's fill tool "
+        "(the input parsed with its schema, as its agent loop does, then `do`, then "
+        "`JSON.stringify`) on its in-memory adapter, each block on a fresh instance. The "
+        "fifty-field forms differ in kind: Formwork's carries typed fields, "
         "branches and a held answer, the peer's plain text fields (`bench/peer/driver.ts`).",
         "",
         "| case | fields | Formwork µs | peer µs | Formwork / peer | goal | verdict |",

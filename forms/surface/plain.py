@@ -26,6 +26,10 @@ their own strings (JSON escapes a line break inside a string); the danger is tex
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic_core import to_json
 
 _BREAKS = re.compile(r"[\t\n\v\f\r\x1c-\x1e\x85\u2028\u2029]+")
 _CONTROLS = re.compile(
@@ -59,3 +63,21 @@ def clipped(text: str, limit: int) -> str:
     """``inline(text)``, cut to ``limit`` characters (the last one ``…``) when it is longer."""
     text = inline(text)
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def result_text(result: Mapping[str, Any]) -> str:
+    """A tool's result as the JSON text a model reads (an MCP tool result, an agent loop's
+    tool message): compact, characters beyond ASCII as they are, on one line. JSON escapes
+    the control characters below U+0020 inside a string, but allows next line (U+0085) and
+    the line and paragraph separators (U+2028, U+2029) raw; a host that shows the text to a
+    model as lines may break on them, so they travel escaped. pydantic-core's serialiser, at
+    about a quarter of ``json.dumps``'s cost on a fill's result (the standard library makes
+    an encoder object on every call); a decimal or a date becomes its text where
+    ``json.dumps`` would fail."""
+    text = to_json(result).decode()
+    if "\x85" in text or "\u2028" in text or "\u2029" in text:  # a twentieth of a search
+        return _RAW_BREAKS.sub(_escaped, text)
+    return text
+
+
+_RAW_BREAKS = re.compile("[\x85\u2028\u2029]")

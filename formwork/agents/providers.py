@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from forms.surface.formats import Format, StrictFormat, Tool, tool_definitions
+from forms.surface.plain import result_text
 from formwork.agents.transcript import (
     UNPARSED,
     AssistantTurn,
@@ -281,7 +282,7 @@ def chat_messages(transcript: Sequence[Entry]) -> list[dict[str, Any]]:
                 {
                     "role": "tool",
                     "tool_call_id": done.call_id,
-                    "content": json.dumps(done.result, separators=(",", ":"), ensure_ascii=False),
+                    "content": result_text(done.result),
                 }
                 for done in entry.results
             ]

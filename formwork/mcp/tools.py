@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import re
 import uuid
 from collections.abc import Mapping
@@ -67,6 +66,7 @@ from typing import Any
 
 import mcp_types as types
 
+from forms.surface.plain import result_text
 from forms.surface.tools import ID_PATTERN, TOOLS
 from formwork.mcp.ask import ASK_TOOL
 
@@ -150,12 +150,8 @@ def mcp_tool(definition: Mapping[str, Any]) -> types.Tool:
 
 def tool_result(result: Mapping[str, Any]) -> types.CallToolResult:
     """A Formwork result as MCP's: JSON text, the object itself, ``isError`` when not ok."""
-    text = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
-    # JSON allows the line and paragraph separators raw inside a string; a host that shows the
-    # text to a model as lines may break on them, so they travel escaped, as JSON permits.
-    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)],
+        content=[types.TextContent(type="text", text=result_text(dict(result)))],
         structured_content=dict(result),
         is_error=result.get("ok") is False,
     )

@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import date
+from decimal import Decimal
 from typing import Any, Literal
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from forms import FormDef, Step, field
 from forms.definition import Approval, Checkpoint
 from forms.documents.model import refused_character
 from forms.effects import Fail
 from forms.surface.outline import outline_lines
-from forms.surface.plain import _UNSAFE, inline
+from forms.surface.plain import _UNSAFE, inline, result_text
 from formwork.agents.context import summarise
 from formwork.agents.transcript import UserText
 from formwork.mcp.ask import Question, question
@@ -313,3 +317,34 @@ def test_a_builder_chats_summary_line_keeps_what_the_person_said_on_it() -> None
     # THEN it is one printable line with nothing forged
     assert len(lines) == 1
     assert_lines(lines[0], 1)
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(value=_JSON)
+def test_a_results_text_reads_back_as_the_result_on_one_line(value: object) -> None:
+    # GIVEN any result of JSON's own values (text with any character, numbers of any size)
+    result = {"ok": True, "value": value}
+    # WHEN it is written as the text a model reads
+    text = result_text(result)
+    # THEN it reads back as the same result, compact, on one line, with no separator raw
+    assert json.loads(text) == result
+    assert "\u2028" not in text and "\u2029" not in text
+    assert len(text.splitlines()) == 1
+    assert text.startswith('{"ok":true,"value":')
+
+
+def test_a_results_text_keeps_what_json_dumps_would_refuse_as_its_text() -> None:
+    # GIVEN a result holding a decimal, a date and characters beyond ASCII
+    result = {"ok": True, "amount": Decimal("12.50"), "on": date(2026, 3, 1), "who": "Zoë ·"}
+    # THEN the text carries each as its text, the characters as they are
+    assert result_text(result) == ('{"ok":true,"amount":"12.50","on":"2026-03-01","who":"Zoë ·"}')
