@@ -39,7 +39,7 @@ if TYPE_CHECKING:
         tool_definitions,
     )
     from forms.surface.outline import outline_lines
-    from forms.surface.plain import inline
+    from forms.surface.plain import inline, result_text
     from forms.surface.recalled import (
         CLAIM_PREFIX,
         from_account,
@@ -121,6 +121,7 @@ _EXPORTS = {
     "tool_definitions": "forms.surface.formats",
     "outline_lines": "forms.surface.outline",
     "inline": "forms.surface.plain",
+    "result_text": "forms.surface.plain",
     "CLAIM_PREFIX": "forms.surface.recalled",
     "from_account": "forms.surface.recalled",
     "late_clause": "forms.surface.recalled",
@@ -233,6 +234,7 @@ __all__ = [
     "outline_lines",
     "outline_view",
     "recalled_summary",
+    "result_text",
     "revise_result",
     "revision_body",
     "settings_body",
