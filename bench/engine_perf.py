@@ -176,10 +176,10 @@ def engine_round(service: FormService, instance: FormInstance, patch: dict[str, 
 
 def tool_round(
     service: FormService, form_id: str, values: list[dict[str, Any]], caller: Caller = CALLER
-) -> Callable[[], object]:
+) -> Callable[[], dict[str, Any]]:
     counter = iter(range(10**9))
 
-    def work() -> object:
+    def work() -> dict[str, Any]:
         n = next(counter)
         return service.call(
             caller, "form_fill", f"t{n}", {"form": form_id, "values": values[n % len(values)]}
