@@ -20,9 +20,10 @@ Cases: the whole one-field fill, as an agent makes it, on
 Formwork's tool call is ``FormService.call("form_fill")`` on the in-memory store and its
 result's text as the model reads it (``result_text``, what its MCP server and agent loop
 send); the peer's is its fill tool's input parsed with the tool's schema (as its agent loop
-does before running a tool), its ``do`` and ``JSON.stringify`` of the result. The peer starts
-every block on a fresh instance (its cost grows with the instance's history, Formwork's does
-not: a fresh start is the kinder choice for the peer).
+does before running a tool), its ``do`` and ``JSON.stringify`` of the result. The peer moves to
+a fresh instance every 100 calls, outside the timing: its cost grows with an instance's
+history (Formwork's does not), so every block, whatever its length, sees the same histories,
+from none to a conversation's worth; Formwork's one instance takes every call of the run.
 
 Run: ``python -m bench.peer_perf --peer DIR [--publish]`` (``make bench-peer PEER=DIR``):
 the report goes to the run's own folder, or to ``bench/results/peer.md`` with ``--publish``.
@@ -230,7 +231,8 @@ def report(sides: list[Side], peer: str, blocks: int, rounds: int) -> list[str]:
         'included: Formwork\'s `FormService.call("form_fill")` on the in-memory store and '
         "`result_text` (the text its MCP server and agent loop send); the peer's fill tool "
         "(the input parsed with its schema, as its agent loop does, then `do`, then "
-        "`JSON.stringify`) on its in-memory adapter, each block on a fresh instance. The "
+        "`JSON.stringify`) on its in-memory adapter, a fresh instance every 100 calls (its "
+        "cost grows with history; Formwork's does not, and one instance takes all its calls). The "
         "fifty-field forms differ in kind: Formwork's carries typed fields, "
         "branches and a held answer, the peer's plain text fields (`bench/peer/driver.ts`).",
         "",

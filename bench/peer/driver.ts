@@ -12,9 +12,9 @@
  *
  * The call timed: the fill tool's input {values: {<field>: "Lisbon" | "Porto"}} parsed with
  * its schema (as the peer's agent loop does before running a tool), its `do`, then
- * JSON.stringify of the result (the whole call an agent makes), on a fresh instance each
- * block (the peer's cost grows with history, Formwork's does not: a fresh start is the
- * kinder choice for the peer). Forms:
+ * JSON.stringify of the result (the whole call an agent makes), on a fresh instance every
+ * 100 calls (the peer's cost grows with an instance's history, Formwork's does not: a block
+ * of any length sees the same histories, a conversation's worth at most). Forms:
  *   14  the peer's own travel claim (examples/forms-bench), step 1 answered, step 2 open
  *   50  five steps of ten text fields, each step applying once the one before is complete;
  *       steps 1-2 answered, the writes go to step 3 (Formwork's synthetic form has that state)
@@ -67,6 +67,7 @@ function fifty(): Shape {
 }
 
 const SHAPES: Record<string, () => Shape> = { "14": travel, "50": fifty };
+const PER_INSTANCE = 100;
 let subjects = 0;
 
 /** A started instance with the shape's earlier steps answered, and the call to time. */
@@ -107,9 +108,14 @@ async function prepared(fields: string): Promise<() => Promise<unknown>> {
   return async () => JSON.stringify(await call(value()));
 }
 
-async function median(call: () => Promise<unknown>, rounds: number): Promise<number> {
+/** The median of `rounds` timed calls, on a fresh instance every `PER_INSTANCE` calls (made
+ * outside the timing): the peer's cost grows with an instance's history, so each block sees
+ * the same histories, from none to a conversation's worth, whatever its length. */
+async function median(fields: string, rounds: number): Promise<number> {
   const times: number[] = [];
+  let call = await prepared(fields);
   for (let i = 0; i < rounds; i += 1) {
+    if (i > 0 && i % PER_INSTANCE === 0) call = await prepared(fields);
     const start = process.hrtime.bigint();
     await call();
     times.push(Number(process.hrtime.bigint() - start) / 1000);
@@ -145,9 +151,7 @@ async function main(): Promise<void> {
   for await (const line of lines()) {
     if (line === "quit") break;
     const [fields, rounds] = line.split(" ");
-    const call = await prepared(fields);
-    await median(call, 50); // this instance's first calls, outside the timing
-    const us = await median(call, Number(rounds));
+    const us = await median(fields, Number(rounds));
     console.log(JSON.stringify({ fields: Number(fields), median_us: us, calls: Number(rounds) }));
   }
 }
