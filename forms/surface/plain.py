@@ -25,11 +25,12 @@ their own strings (JSON escapes a line break inside a string); the danger is tex
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic_core import to_json
+from pydantic_core import PydanticSerializationError, to_json
 
 _BREAKS = re.compile(r"[\t\n\v\f\r\x1c-\x1e\x85\u2028\u2029]+")
 _CONTROLS = re.compile(
@@ -73,8 +74,13 @@ def result_text(result: Mapping[str, Any]) -> str:
     model as lines may break on them, so they travel escaped. pydantic-core's serialiser, at
     about a quarter of ``json.dumps``'s cost on a fill's result (the standard library makes
     an encoder object on every call); a decimal or a date becomes its text where
-    ``json.dumps`` would fail."""
-    text = to_json(result).decode()
+    ``json.dumps`` would fail. It never raises for a result of JSON's values and those."""
+    try:
+        text = to_json(result).decode()
+    except PydanticSerializationError:  # a lone surrogate, which no UTF-8 text can carry
+        # as ASCII: every character past it escaped, the surrogate too, so any transport
+        # carries the text and it reads back as the same result (a decimal, a date: text)
+        return json.dumps(result, separators=(",", ":"), default=str)
     if "\x85" in text or "\u2028" in text or "\u2029" in text:  # a twentieth of a search
         return _RAW_BREAKS.sub(_escaped, text)
     return text

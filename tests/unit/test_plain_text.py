@@ -324,7 +324,7 @@ _JSON = st.recursive(
     | st.booleans()
     | st.integers()
     | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
+    | st.text(st.characters(exclude_categories=())),  # lone surrogates too
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
     max_leaves=20,
 )
@@ -332,7 +332,8 @@ _JSON = st.recursive(
 
 @given(value=_JSON)
 def test_a_results_text_reads_back_as_the_result_on_one_line(value: object) -> None:
-    # GIVEN any result of JSON's own values (text with any character, numbers of any size)
+    # GIVEN any result of JSON's own values (text with any character, a lone surrogate
+    # among them, which JSON's \u escapes can carry; numbers of any size)
     result = {"ok": True, "value": value}
     # WHEN it is written as the text a model reads
     text = result_text(result)
@@ -348,3 +349,13 @@ def test_a_results_text_keeps_what_json_dumps_would_refuse_as_its_text() -> None
     result = {"ok": True, "amount": Decimal("12.50"), "on": date(2026, 3, 1), "who": "Zoë ·"}
     # THEN the text carries each as its text, the characters as they are
     assert result_text(result) == ('{"ok":true,"amount":"12.50","on":"2026-03-01","who":"Zoë ·"}')
+
+
+def test_a_results_text_carries_a_lone_surrogate_escaped() -> None:
+    # GIVEN a result echoing a value with a lone surrogate (JSON's \ud800 escape reads as one)
+    result = {"ok": False, "value": json.loads('"x\\ud800y"'), "on": date(2026, 3, 1)}
+    # WHEN it is written as the text a model reads
+    text = result_text(result)
+    # THEN it is ASCII text any transport carries, and reads back as the result
+    assert text.isascii() and text.encode("utf-8")
+    assert json.loads(text) == {**result, "on": "2026-03-01"}
