@@ -150,9 +150,10 @@ def mcp_tool(definition: Mapping[str, Any]) -> types.Tool:
 
 def tool_result(result: Mapping[str, Any]) -> types.CallToolResult:
     """A Formwork result as MCP's: JSON text, the object itself, ``isError`` when not ok."""
+    data = dict(result)
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=result_text(dict(result)))],
-        structured_content=dict(result),
+        content=[types.TextContent(type="text", text=result_text(data))],
+        structured_content=data,
         is_error=result.get("ok") is False,
     )
 
