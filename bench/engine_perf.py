@@ -423,24 +423,26 @@ def report(rows: list[Row], base_us: float, rounds: int) -> list[str]:
         "| goal | measured (range) | verdict |",
         "|---|---|---|",
         f"| a one-field fill on the 1,000-field form within 2× of the same fill on the "
-        f"{travel.fields}-field claim | {_range(one_field)} | {_verdict(one_field, 2.0)} |",
-        f"| the same on 1,000 fields in 100 open steps | {_range(open_fill)} "
-        f"| {_verdict(open_fill, 2.0)} |",
+        f"{travel.fields}-field claim | {ratio_range(one_field)} "
+        f"| {goal_verdict(one_field, 2.0)} |",
+        f"| the same on 1,000 fields in 100 open steps | {ratio_range(open_fill)} "
+        f"| {goal_verdict(open_fill, 2.0)} |",
         f"| the same on 1,000 fields in {in_10.steps} steps of {1000 // in_10.steps} "
-        f"| {_range(in_10_fill)} | {_verdict(in_10_fill, 2.0)} |",
+        f"| {ratio_range(in_10_fill)} | {goal_verdict(in_10_fill, 2.0)} |",
         f"| flat in steps: a one-field fill on 1,000 fields in {many.steps} open steps within 10% "
-        f"of the same in {few.steps} (engine) | {_range(steps_engine)} "
-        f"| {_verdict(steps_engine, 1.10)} |",
-        f"| the same, the whole tool call | {_range(steps_tool)} | {_verdict(steps_tool, 1.10)} |",
+        f"of the same in {few.steps} (engine) | {ratio_range(steps_engine)} "
+        f"| {goal_verdict(steps_engine, 1.10)} |",
+        f"| the same, the whole tool call | {ratio_range(steps_tool)} "
+        f"| {goal_verdict(steps_tool, 1.10)} |",
         f"| the status line on 100 open steps within 10% of its length on 20 "
         f"| {status_growth:.2f}× ({open_100.status:,} / {open_20.status:,} chars) "
         f"| {'met' if status_growth <= 1.10 else 'missed'} |",
         f"| a tenant's published form within 10% of the same definition as a code form "
-        f"(tool call) | {_range(published)} | {_verdict(published, 1.10)} |",
+        f"(tool call) | {ratio_range(published)} | {goal_verdict(published, 1.10)} |",
         f"| 10,000 prior revisions cost within 10% of none (engine, 50 fields) "
-        f"| {_range(history_engine)} | {_verdict(history_engine, 1.10)} |",
-        f"| the same, the whole tool call | {_range(history_tool)} "
-        f"| {_verdict(history_tool, 1.10)} |",
+        f"| {ratio_range(history_engine)} | {goal_verdict(history_engine, 1.10)} |",
+        f"| the same, the whole tool call | {ratio_range(history_tool)} "
+        f"| {goal_verdict(history_tool, 1.10)} |",
         "",
         f"Cost against form size (tool call, least squares over {len(sizes)} sizes): about "
         f"{fixed:.0f} µs fixed plus {per_field:.2f} µs per field in this run. A write evaluates",
@@ -462,11 +464,15 @@ def _quotient(top: Measured, bottom: Measured) -> tuple[float, float, float]:
     return top.ratio / bottom.ratio, top.low / bottom.high, top.high / bottom.low
 
 
-def _range(q: tuple[float, float, float]) -> str:
+def ratio_range(q: tuple[float, float, float]) -> str:
+    """A ratio as the reports print it: the value, then the range in brackets."""
     return f"{q[0]:.2f}× ({q[1]:.2f}-{q[2]:.2f})"
 
 
-def _verdict(q: tuple[float, float, float], goal: float) -> str:
+def goal_verdict(q: tuple[float, float, float], goal: float) -> str:
+    """A ratio ``(value, low, high)`` against an upper bound ``goal``: met only when its
+    whole range is at or under it, missed when all of it is over, else within the noise
+    (on the side its value falls)."""
     value, low, high = q
     if high <= goal:
         return "met"

@@ -47,7 +47,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from bench.engine_perf import median_us, prepare_synthetic, prepare_travel, tool_round
+from bench.engine_perf import (
+    goal_verdict,
+    median_us,
+    prepare_synthetic,
+    prepare_travel,
+    ratio_range,
+    tool_round,
+)
 from bench.reports import ROOT, git, stamped
 from bench.runs import output_dir
 from forms.surface.plain import result_text
@@ -175,9 +182,8 @@ class Side:
     case: Case
     ours: float
     theirs: float
-    ratio: float
-    low: float
-    high: float
+    ratio: tuple[float, float, float]
+    """Formwork / peer: the blocks' median, lowest and highest."""
 
 
 def side_by_side(peer: Peer, case: Case, blocks: int, rounds: int) -> Side:
@@ -189,14 +195,8 @@ def side_by_side(peer: Peer, case: Case, blocks: int, rounds: int) -> Side:
         ours.append(median_us(call, rounds, warm=0.05))
         theirs.append(peer.median(case.fields, rounds))
     ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
-    return Side(
-        case,
-        statistics.median(ours),
-        statistics.median(theirs),
-        statistics.median(ratios),
-        min(ratios),
-        max(ratios),
-    )
+    spread = (statistics.median(ratios), min(ratios), max(ratios))
+    return Side(case, statistics.median(ours), statistics.median(theirs), spread)
 
 
 def describe(root: Path, driver: Path) -> str:
@@ -210,13 +210,8 @@ def describe(root: Path, driver: Path) -> str:
 
 
 def verdict(side: Side) -> str:
-    if not side.case.judged:
-        return "for reference"
-    if side.high <= GOAL:
-        return "met"
-    if side.ratio <= GOAL:
-        return "met at the median; the range reaches over 1.00x"
-    return "missed" if side.low > GOAL else "missed at the median, within the range"
+    """The goal's verdict on a judged case (the engine bench's wording), else none."""
+    return goal_verdict(side.ratio, GOAL) if side.case.judged else "for reference"
 
 
 def report(sides: list[Side], peer: str, blocks: int, rounds: int) -> list[str]:
@@ -245,7 +240,7 @@ def report(sides: list[Side], peer: str, blocks: int, rounds: int) -> list[str]:
         "|---|--:|--:|--:|--:|---|---|",
         *(
             f"| {s.case.label} | {s.case.ours}, {s.case.fields} | {s.ours:.0f} | {s.theirs:.0f} "
-            f"| {s.ratio:.2f}× ({s.low:.2f}-{s.high:.2f}) "
+            f"| {ratio_range(s.ratio)} "
             f"| {'≤ 1.00×' if s.case.judged else '-'} | {verdict(s)} |"
             for s in sides
         ),
