@@ -252,8 +252,11 @@ def staleness(entry: Report, root: Path = ROOT) -> list[str]:
     covers after its own, newest first. Needs git (the caller checks that ``git`` answers
     first)."""
     commit, problems = _stamped(entry, root)
-    if problems:
-        return problems
+    return problems or _later(entry, commit, root)
+
+
+def _later(entry: Report, commit: str, root: Path) -> list[str]:
+    """The commits after ``commit`` touching the code ``entry`` covers, newest first."""
     later = git("log", "--format=%h %s", f"{commit}..HEAD", "--", *entry.covers, root=root)
     if later is None:
         return ["git log failed"]
@@ -329,8 +332,9 @@ def main(argv: Sequence[str] | None = None, root: Path = ROOT) -> int:
         return 2
     stale = 0
     for entry in REPORTS:
-        reasons = staleness(entry, root)
-        if reasons and entry.needs and not stamp_problems(entry, root):
+        commit, problems = _stamped(entry, root)  # read once: a snapshot asks both
+        reasons = problems or _later(entry, commit, root)
+        if reasons and entry.needs and not problems:
             print(
                 f"{entry.name}: a snapshot ({len(reasons)} later commits touch its code); "
                 f"renewing it needs {entry.needs}"
