@@ -101,7 +101,10 @@ def bundle(root: Path) -> Path:
     modules = HERE / "node_modules"
     if not (modules / ".bin" / "esbuild").exists():
         npm = shutil.which("npm") or "npm"
-        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=HERE, check=True)
+        # esbuild's binary comes in its platform package: no install script needs to run
+        subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts"], cwd=HERE, check=True
+        )
     BUNDLE.parent.mkdir(parents=True, exist_ok=True)
     aliases = {
         "glove-peer": root,
@@ -134,8 +137,11 @@ class Peer:
         self._process = subprocess.Popen(
             ["node", str(driver)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
-        if self._answer().get("ready") is not True:
+        ready = self._answer()
+        if ready.get("ready") is not True:
             raise SystemExit("the peer's driver did not start")
+        # the calls each peer instance takes before the driver makes a fresh one
+        self.per_instance = int(ready["per_instance"])
 
     def median(self, fields: int, rounds: int) -> float:
         self._stdin.write(f"{fields} {rounds}\n")
@@ -214,7 +220,7 @@ def verdict(side: Side) -> str:
     return goal_verdict(side.ratio, GOAL) if side.case.judged else "for reference"
 
 
-def report(sides: list[Side], peer: str, blocks: int, rounds: int) -> list[str]:
+def report(sides: list[Side], peer: str, blocks: int, rounds: int, per_instance: int) -> list[str]:
     node = subprocess.run(["node", "--version"], capture_output=True, text=True, check=False)
     return [
         "# Formwork beside the peer engine",
@@ -230,9 +236,9 @@ def report(sides: list[Side], peer: str, blocks: int, rounds: int) -> list[str]:
         'included: Formwork\'s `FormService.call("form_fill")` on the in-memory store and '
         "`result_text` (the text its MCP server and agent loop send); the peer's fill tool "
         "(the input parsed with its schema, as its agent loop does, then `do`, then "
-        "`JSON.stringify`) on its in-memory adapter, a fresh instance every 100 calls (its "
-        "cost grows with history; Formwork's does not, and one instance takes all its calls). The "
-        "fifty-field forms differ in kind: Formwork's carries typed fields, "
+        f"`JSON.stringify`) on its in-memory adapter, a fresh instance every {per_instance} "
+        "calls (its cost grows with history; Formwork's does not, and one instance takes all "
+        "its calls). The fifty-field forms differ in kind: Formwork's carries typed fields, "
         "branches and a held answer, the peer's plain text fields (`bench/peer/driver.ts`).",
         "",
         "| case | fields (Formwork, peer) | Formwork µs | peer µs | Formwork / peer | goal "
@@ -269,7 +275,7 @@ def main(argv: Sequence[str] | None = None, out: IO[str] = sys.stdout) -> int:
         sides = [side_by_side(peer, case, args.blocks, args.rounds) for case in CASES]
     finally:
         peer.close()
-    lines = report(sides, describe(root, driver), args.blocks, args.rounds)
+    lines = report(sides, describe(root, driver), args.blocks, args.rounds, peer.per_instance)
     print("\n".join(lines), file=out)
     path = output_dir(args.publish) / "peer.md"
     path.write_text(stamped("peer.md", "\n".join(lines) + "\n"), encoding="utf-8")

@@ -5,7 +5,8 @@
  * esbuild, aliasing `glove-peer` to the checkout's root, and runs it under Node.
  *
  * Protocol (one line each way, so the Python side decides the interleaving):
- *   out: {"ready": true}   once every case has been set up, checked and warmed
+ *   out: {"ready": true, "per_instance": N}   once every case has been set up, checked and
+ *        warmed; N: the calls each instance takes before a fresh one (the report says it)
  *   in:  "<fields> <rounds>"   e.g. "14 400"
  *   out: {"fields", "median_us", "calls"}   the median of `rounds` timed calls
  *   in:  "quit" (or end of input)
@@ -147,7 +148,7 @@ async function* lines(): AsyncGenerator<string> {
 async function main(): Promise<void> {
   process.stdin.setEncoding("utf8");
   for (const fields of Object.keys(SHAPES)) await warm(fields);
-  console.log(JSON.stringify({ ready: true }));
+  console.log(JSON.stringify({ ready: true, per_instance: PER_INSTANCE }));
   for await (const line of lines()) {
     if (line === "quit") break;
     const [fields, rounds] = line.split(" ");
