@@ -62,12 +62,20 @@ from forms.surface.view import step_view
 CALLER = Caller("bench", "bench-conversation")
 
 
+_TICK = timedelta(milliseconds=1)
+
+
 class Clock:
+    """The services' clock here: a millisecond later on every reading, so runs repeat. The
+    tick is made once: a ``timedelta`` built on every reading made the clock cost 1.2 µs
+    alone (about 2.5 µs in a tool call, which reads it once), charged to Formwork's call;
+    production's clock (``datetime.now(UTC)``) costs about 0.5 µs alone, this one 0.2."""
+
     def __init__(self) -> None:
         self.now = datetime(2026, 1, 1, tzinfo=UTC)
 
     def __call__(self) -> datetime:
-        self.now += timedelta(milliseconds=1)
+        self.now += _TICK
         return self.now
 
 
