@@ -4,14 +4,18 @@ time, and a retry gets the first result whole (with the status as it stands now)
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from forms import Caller, FormService
+from forms.app import calls
 from forms.app.calls import fingerprint
 from forms.errors import BadRequest
 from forms.examples import EXAMPLES
@@ -215,6 +219,7 @@ def test_a_fingerprint_is_the_digest_of_the_calls_canonical_json() -> None:
     payloads: list[Any] = [
         {"form": "travel-claim", "values": {"destination": "Lisbon", "nights": 3}},
         {"b": [1, 2.5, None, True, {"z": "é", "a": "日本"}], "a": -0.0, "c": 10**30},
+        {"서울": "부산 😀", "\\ud800": "a backslash, then ud800: text, not a surrogate"},
         {"when": T0, "tuple": (1, "x"), "nested": {"deep": [[["x"]]]}},
         [],
         "text",
@@ -225,6 +230,61 @@ def test_a_fingerprint_is_the_digest_of_the_calls_canonical_json() -> None:
         # THEN it is sha256 of json.dumps(sort_keys=True, default=str): stored records compare it
         text = json.dumps({"tool": "form_fill", "input": payload}, sort_keys=True, default=str)
         assert digest == hashlib.sha256(text.encode()).hexdigest()
+
+
+@given(st.binary(max_size=300))
+def test_the_digest_maker_gives_hashlibs_sha256(data: bytes) -> None:
+    # GIVEN the SHA-256 the fingerprint uses (CPython's own where it has one)
+    # WHEN it digests any bytes THEN the digest is hashlib's: stored fingerprints still compare
+    assert calls._sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+
+
+def test_without_cpythons_own_sha256_the_digest_maker_is_hashlibs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN an interpreter built without its own SHA-256 module
+    def missing(name: str) -> object:
+        raise ImportError(name)
+
+    monkeypatch.setattr(importlib, "import_module", missing)
+    # WHEN the digest maker is chosen THEN it is hashlib's
+    assert calls._sha256_maker() is hashlib.sha256
+
+
+@pytest.mark.parametrize(
+    ("tool", "payload"),
+    [
+        ("form_fill", {"form": "travel-claim", "values": {"nosuch\ud800": "x"}}),
+        ("form_fill", {"form": "travel-claim", "values": {"destination": "Lis\udc00bon"}}),
+        ("form_start", {"form": "travel-claim", "values": {"purpose": ["a", "\udbff"]}}),
+        (
+            "form_revise",
+            {
+                "form": "travel-claim",
+                "field": "destination",
+                "action": "set",
+                "value": "\ud83d alone",
+            },
+        ),
+    ],
+)
+def test_a_lone_surrogate_in_a_writes_input_is_a_bad_request_that_stores_nothing(
+    tool: str, payload: dict[str, Any]
+) -> None:
+    # GIVEN a claim with one answer (a JSON parser gives a lone surrogate for a lone escape)
+    svc, _ = service()
+    svc.call(ALICE, "form_start", "s", {"form": "travel-claim"})
+    svc.call(ALICE, "form_fill", "f", {"form": "travel-claim", "values": {"destination": "Oslo"}})
+    before = svc.call(ALICE, "form_read", "r1", {"form": "travel-claim"})
+    # WHEN a write sends one, in a key or a text
+    result = svc.call(ALICE, tool, "bad", payload)
+    # THEN it is refused as the input's fault, not the server's, and nothing changed
+    assert (result["ok"], result["error"]) == (False, "bad_request")
+    assert "lone surrogate" in result["message"]
+    assert svc.call(ALICE, "form_read", "r2", {"form": "travel-claim"}) == before
+    # and the id is free for the call as it was meant
+    fixed = {"form": "travel-claim", "values": {"destination": "Lisbon"}}
+    assert svc.call(ALICE, "form_fill", "bad", fixed)["ok"] is True
 
 
 def test_an_input_that_is_not_json_is_refused_when_fingerprinted() -> None:
