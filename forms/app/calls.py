@@ -195,40 +195,20 @@ def _record(call: CallId, result: Result, instance_id: str | None, now: datetime
 
 
 def record_json(call: CallId, result: Result, instance_id: str | None, now: datetime) -> str:
-    """The text of ``_record(...).model_dump_json()``, in one pass when ``result`` holds JSON's
-    own types only (``_native``, as nearly every result does): pydantic's serialiser of the
-    record's fields in their order, the one the model's dump runs for such data and for
-    ``at`` (infinities as ``null`` too), with no copy of the result and no model. A result
-    holding anything else (a decimal or a date, which the model's copy turns into text first)
-    goes through the model."""
-    if _native(result):
-        record = {
-            "tool": call.tool,
-            "fingerprint": call.fingerprint,
-            "result": result,
-            "at": now,
-            "instance_id": instance_id,
-        }
-        return to_json(record, inf_nan_mode="null").decode()
-    return _record(call, result, instance_id, now).model_dump_json()
-
-
-_SCALARS = frozenset((str, int, float, bool, type(None)))
-
-
-def _native(value: object) -> bool:
-    """Whether ``value`` is made of dicts with text keys, lists, tuples, text, numbers,
-    booleans and None only: what a JSON round trip gives back equal (``as_json``'s copy), so
-    serialised as it is it gives the record's text. Scalars are checked in the loops, not by
-    a call each: this runs on every write."""
-    if type(value) is dict:
-        for key, item in value.items():
-            if type(key) is not str or (type(item) not in _SCALARS and not _native(item)):
-                return False
-        return True
-    if type(value) is list or type(value) is tuple:
-        return all(type(item) in _SCALARS or _native(item) for item in value)
-    return type(value) in _SCALARS
+    """The text of ``_record(...).model_dump_json()``, in one pass, with no copy of the result
+    and no model: pydantic-core's serialiser of the record's fields in their order, as the
+    model's dump runs it for ``at`` and for plain JSON (infinities as ``null`` too). The
+    record's copy of a result holding anything else (a decimal, a date, a key that is not
+    text) is what this serialiser writes of it, read back (``as_json``), so its text is this
+    text too, whatever the result holds: nothing is asked of the result first."""
+    record = {
+        "tool": call.tool,
+        "fingerprint": call.fingerprint,
+        "result": result,
+        "at": now,
+        "instance_id": instance_id,
+    }
+    return to_json(record, inf_nan_mode="null", fallback=str).decode()
 
 
 class Rendering(Once[Result]):

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic import JsonValue, ValidationError
+from pydantic_core import to_json
 
 from forms.compiled import CompiledForm
 from forms.engine import Transition
@@ -272,11 +273,15 @@ def hook_report(instance: FormInstance, entries: Sequence[OutboxEntry]) -> list[
 
 
 def as_json(result: Result) -> dict[str, JsonValue]:
-    """``result`` as plain JSON data (what a JSON round trip gives), sharing nothing with it."""
+    """``result`` as plain JSON data, sharing nothing with it: what pydantic-core's serialiser
+    writes of it, read back (a decimal or a date as its text, an infinity as null, a key as
+    text, anything unknown as its ``str``), the text a call's record is stored as
+    (``forms.app.calls.record_json``) and a model reads (``forms.surface.plain.result_text``).
+    Most results are text, integers, booleans, None, lists and dicts only: copied as they are."""
     copied = _plain(result)
     if isinstance(copied, dict):
         return copied
-    loaded: dict[str, JsonValue] = json.loads(json.dumps(result, default=str))
+    loaded: dict[str, JsonValue] = json.loads(to_json(result, inf_nan_mode="null", fallback=str))
     return loaded
 
 

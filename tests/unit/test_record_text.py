@@ -17,6 +17,7 @@ from pydantic_core import PydanticSerializationError
 
 from forms.app.calls import CallId, Rendering, _record, deferred_call, new_call, record_json
 from forms.call_records import NewCall
+from forms.surface.plain import result_text
 
 GOLDEN = Path(__file__).with_name("render_golden.json")
 CALL = CallId("form_fill", "call-1", "ab" * 32)
@@ -48,6 +49,9 @@ ODD: tuple[Any, ...] = (
 )
 
 
+INFINITIES = (float("inf"), float("-inf"))
+
+
 def _results() -> list[dict[str, Any]]:
     transcript = json.loads(GOLDEN.read_text(encoding="utf-8"))
     return [entry["result"] for entry in transcript]
@@ -66,6 +70,16 @@ def test_values_only_the_round_trip_decides_read_the_same(value: Any) -> None:
     result = {"ok": True, "summary": "x", "value": value, "nested": {"list": [value]}}
     expected = _record(CALL, result, "fi_1", TIMES[0]).model_dump_json()
     assert record_json(CALL, result, "fi_1", TIMES[0]) == expected
+
+
+@pytest.mark.parametrize("value", [v for v in ODD if v == v and v not in INFINITIES], ids=repr)
+def test_a_replay_gives_back_what_the_model_read_the_first_time(value: Any) -> None:
+    # GIVEN a result holding a value of any kind (a decimal, a date, a key that is not text)
+    result = {"ok": True, "summary": "x", "value": value, "nested": {"list": [value]}}
+    # WHEN it is recorded THEN the record's copy reads as the text the model was sent
+    recorded = _record(CALL, result, "fi_1", TIMES[0]).result
+    assert recorded == json.loads(result_text(result))
+    assert recorded == json.loads(record_json(CALL, result, "fi_1", TIMES[0]))["result"]
 
 
 def test_text_the_model_cannot_serialise_is_refused_either_way() -> None:
