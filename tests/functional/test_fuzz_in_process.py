@@ -15,14 +15,13 @@ from hypothesis import strategies as st
 from forms import Caller
 from forms.examples import EXAMPLES
 from forms.surface.tools import TOOLS_BY_NAME
+from tests.strategies import any_text
 from tests.support import service_for
 
 ALICE = Caller("alice", "conv-1")
 FIELDS = ["destination", "departure_date", "return_date", "purpose", "mode", "total", "nosuch"]
 
-surrogates = st.characters(min_codepoint=0xD7F0, max_codepoint=0xE010, codec=None, categories=None)
-# joined by hand: ``st.text`` leaves surrogates out whatever its alphabet gives
-text = st.lists(st.characters() | surrogates, max_size=12).map("".join)
+text = any_text(12)
 leaf = (
     st.none()
     | st.booleans()
