@@ -101,17 +101,20 @@ def fingerprint(tool: str, payload: object) -> str:
     """A digest of a call as the model sent it (before validation, so a refused input binds
     its id too): sha256 of its canonical JSON, the text of ``{"tool": tool, "input":
     payload}`` with sorted keys, written here around the input's text (``input`` sorts
-    first) rather than encoded from a dict made for it: the same text, on every write."""
+    first) rather than encoded from a dict made for it: the same text, on every write.
+    ``BadRequest`` for an input that is not JSON, or that holds a lone surrogate, which no
+    record of the call could carry (``_holds_lone_surrogate``)."""
     try:
         text = "".join(_canonical(payload, 0))
     except (ValueError, TypeError, RecursionError):  # an integer past the digit limit, say
         raise BadRequest(
             "the input cannot be read as JSON", "send plain JSON values (numbers of sane size)"
         ) from None
-    if "\\ud" in text and _not_text(payload):  # escapes U+D000-U+DFFF: Hangul, pairs, lone
+    # the text is ASCII: a \ud escape is U+D000-U+DFFF (Hangul, half of a pair, or lone)
+    if "\\ud" in text and _holds_lone_surrogate(payload):
         raise BadRequest(
             "the input holds a lone surrogate (a \\ud800-\\udfff escape without its pair), "
-            "which is no character",
+            "which is not text",
             "send the text as valid Unicode",
         )
     tail = _TAILS.get(tool)
@@ -120,7 +123,7 @@ def fingerprint(tool: str, payload: object) -> str:
     return _sha256(f'{{"input": {text}{tail}'.encode()).hexdigest()
 
 
-def _not_text(payload: object) -> bool:
+def _holds_lone_surrogate(payload: object) -> bool:
     """Whether ``payload`` holds a lone surrogate (U+D800-U+DFFF) in a key or a text: no
     character, so no UTF-8 text (the call's record, a store's item) can carry it; a JSON
     parser gives one for a ``\\ud800`` escape without its pair. pydantic-core's serialiser
