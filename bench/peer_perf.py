@@ -25,6 +25,10 @@ a fresh instance every 100 calls, outside the timing: its cost grows with an ins
 history (Formwork's does not), so every block, whatever its length, sees the same histories,
 from none to a conversation's worth; Formwork's one instance takes every call of the run.
 
+Formwork runs the build the interpreter imports, and the report names it (``build_note``):
+``make bench-peer`` sets ``FORMWORK_COMPILED`` for the engine's compiled core
+(``infra/compiled.py``); ``python -m bench.peer_perf`` alone runs the sources.
+
 Run: ``python -m bench.peer_perf --peer DIR [--publish]`` (``make bench-peer PEER=DIR``):
 the report goes to the run's own folder, or to ``bench/results/peer.md`` with ``--publish``.
 Without the peer's sources it says what is missing and exits 2, writing nothing.
@@ -58,6 +62,7 @@ from bench.engine_perf import (
 from bench.reports import ROOT, git, stamped
 from bench.runs import output_dir
 from forms.surface.plain import result_text
+from formwork.infra.compiled import build_note
 
 HERE = Path(__file__).resolve().parent / "peer"
 BUNDLE = ROOT / ".local" / "peer" / "driver.mjs"
@@ -227,10 +232,12 @@ def report(sides: list[Side], peer: str, blocks: int, rounds: int, per_instance:
         "",
         f"Written by `python -m bench.peer_perf` on {platform.machine()}, {os.cpu_count()} "
         f"cores, Python {platform.python_version()} and Node {node.stdout.strip()}, "
-        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC. The peer: glove-memory's forms engine at "
-        f"{peer}. {blocks} blocks of {rounds} calls per engine and case, the engines taking "
-        "turns block by block; the ratio is Formwork's median over the peer's, the median of "
-        "the blocks (lowest-highest). Compare ratios, not microseconds. Nothing asserted.",
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Formwork: {build_note()} "
+        "(`infra/compiled.py`; `make bench-peer` runs the compiled build). The peer: "
+        f"glove-memory's forms engine at {peer}. {blocks} blocks of {rounds} calls per engine "
+        "and case, the engines taking turns block by block; the ratio is Formwork's median "
+        "over the peer's, the median of the blocks (lowest-highest). Compare ratios, not "
+        "microseconds. Nothing asserted.",
         "",
         "The call timed is the whole one-field fill an agent makes, its result's JSON text "
         'included: Formwork\'s `FormService.call("form_fill")` on the in-memory store and '

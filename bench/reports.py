@@ -152,6 +152,7 @@ REPORTS: tuple[Report, ...] = (
             "bench/engine_perf.py",
             "bench/synthetic.py",
             "bench/document_forms.py",
+            "infra/compiled.py",  # the build it runs
         ),
         needs="the peer engine's sources (bench/peer/README.md)",
     ),

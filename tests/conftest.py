@@ -6,11 +6,18 @@ code alone and a landing is never refused for an example a previous run did not 
 examples are searched for on purpose, with ``make explore`` (profile ``explore``: random
 seeds, a counterexample printed with the blob that reproduces it); a counterexample found
 there becomes a test of its own.
+
+``FORMWORK_COMPILED`` (``make test-compiled``) runs the suite on the engine's compiled build
+(``infra/compiled.py``), put first on the path here, before any test imports ``forms``.
 """
 
 from __future__ import annotations
 
 from hypothesis import settings
+
+from formwork.infra.compiled import use_from_environment
+
+use_from_environment()
 
 settings.register_profile("repeatable", derandomize=True, print_blob=True)
 settings.register_profile("explore", derandomize=False, print_blob=True, database=None)

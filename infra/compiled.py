@@ -1,0 +1,153 @@
+"""``python -m formwork.infra.compiled`` (``make compiled``): the engine's core compiled with mypyc.
+
+The engine is plain, strictly typed Python, and stays the definition of its behaviour. mypyc
+(part of mypy, which type-checks the project already) compiles such modules to C extensions
+that run the same code without the interpreter's dispatch: the modules in ``MODULES``, the
+pure core a tool call spends most of its Python time in, make a one-field fill about a tenth
+cheaper (docs/performance.md, "The compiled core"). Nothing here is written by hand; mypyc
+is the well-kept tool for it (Black and mypy itself ship compiled by it), where Cython would
+mean a second language and annotations of its own.
+
+The build never touches the source tree: a compiled module beside its ``.py`` is imported
+instead of it, so an edit would silently not run. ``build`` copies ``forms/`` into
+``.local/compiled/`` (``OUT``) and compiles ``MODULES`` there, in place; putting that folder
+first on ``PYTHONPATH`` runs the compiled core, with every other module of the copy as source.
+``make compiled`` rebuilds it whenever a file of ``forms/`` changes; ``make test`` runs the unit
+tests on it again (``make test-compiled``), so both builds answer to the same tests, and the
+benches (``make bench``, ``make bench-peer``) measure it, their reports saying which build ran
+(``build_note``).
+
+Only these modules: mypyc compiles each class they define as it is (their named tuples stay
+Python classes; a class it makes native refuses ``__slots__``, which the rest of ``forms/``
+uses widely), and no test patches a function inside them (a compiled module calls its own
+functions directly), so the whole unit suite passes on either build; ``make test`` runs it on
+both, and ``tests/unit/test_compiled_core.py`` checks that each pass ran the build it names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / ".local" / "compiled"
+ENV = "FORMWORK_COMPILED"
+"""The variable naming a build to run (``use_from_environment``): the tests and the benches."""
+_SOURCES = "SOURCES"
+MODULES = (
+    "forms.engine",
+    "forms.edges",
+    "forms.evaluation",
+    "forms.incremental",
+    "forms.one_write",
+    "forms.operations",
+    "forms.undo_targets",
+)
+"""The compiled modules, by name (their sources under ``forms/``)."""
+
+
+def source_of(module: str) -> Path:
+    """The path, relative to the repository's root, of ``module``'s source."""
+    return Path(*module.split(".")).with_suffix(".py")
+
+
+def build(out: Path = OUT) -> None:
+    """A fresh copy of ``forms/`` in ``out`` with ``MODULES`` compiled in place (about 30 s)."""
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    shutil.copytree(
+        ROOT / "forms",
+        out / "forms",
+        ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyc"),
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "mypyc",
+        "--config-file",
+        str(ROOT / "pyproject.toml"),
+        *(str(source_of(m)) for m in MODULES),
+    ]
+    done = subprocess.run(command, cwd=out, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        sys.stderr.write(done.stdout + done.stderr)
+        raise SystemExit(f"mypyc failed (exit {done.returncode})")
+    shutil.rmtree(out / "build", ignore_errors=True)
+    (out / _SOURCES).write_text(sources_digest(ROOT) + "\n")
+
+
+def sources_digest(root: Path) -> str:
+    """A digest of ``root``'s ``forms/`` sources, names and contents: what a build is of."""
+    digest = hashlib.sha256()
+    for path in sorted((root / "forms").rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def use_from_environment() -> None:
+    """Run the build ``FORMWORK_COMPILED`` names, when it is set: its folder first on
+    ``sys.path``, before anything imports ``forms``. ``SystemExit`` when ``forms`` is
+    imported already, or the build is not of the sources as they are now (an edit since:
+    ``make compiled``), so a run never measures or tests a stale build unawares."""
+    folder = os.environ.get(ENV)
+    if not folder:
+        return
+    out = Path(folder).resolve()
+    if str(out) in sys.path:
+        return  # put there already (the tests' conftest, then a bench module they import)
+    if "forms" in sys.modules:
+        raise SystemExit(f"{ENV} is set, but forms was imported before the build was put first")
+    stamp = out / _SOURCES
+    built = stamp.read_text().strip() if stamp.exists() else None
+    if built != sources_digest(ROOT):
+        raise SystemExit(
+            f"{ENV}={folder} is not a build of forms/ as it is now: run `make compiled`"
+        )
+    sys.path.insert(0, str(out))
+    # bound now: a later entry put before it (pytest puts the root first to import a test
+    # module) finds ``forms`` imported already, and its modules under the build's folder
+    importlib.import_module("forms")
+
+
+def compiled_modules() -> tuple[str, ...]:
+    """Which of ``MODULES`` this interpreter imports compiled (an extension, not a source)."""
+    return tuple(m for m in MODULES if not _is_source(importlib.import_module(m).__file__))
+
+
+def _is_source(path: str | None) -> bool:
+    return path is None or path.endswith(".py")
+
+
+def build_note() -> str:
+    """The engine's build, as a report names it: compiled (which modules, by mypyc of which
+    mypy) or plain Python."""
+    compiled = compiled_modules()
+    if not compiled:
+        return "the engine as plain Python (no module compiled)"
+    from mypy.version import __version__ as mypy_version  # only for a compiled build
+
+    whole = "its core" if len(compiled) == len(MODULES) else f"{len(compiled)} of its core"
+    names = ", ".join(m.removeprefix("forms.") for m in compiled)
+    return f"the engine with {whole} compiled by mypyc {mypy_version} ({names})"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m formwork.infra.compiled")
+    parser.add_argument("--out", type=Path, default=OUT, help=f"where to build (default {OUT})")
+    args = parser.parse_args(argv)
+    build(args.out)
+    print(f"compiled {len(MODULES)} modules into {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
