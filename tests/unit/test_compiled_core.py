@@ -1,6 +1,7 @@
 """The engine's compiled build (infra/compiled.py): which build a run is on, and what a
-build is of. ``make test`` runs the unit tests on both builds; these tests say which one ran, so
-the compiled pass cannot quietly test the sources (or the plain pass a stray extension)."""
+build is of. ``make test`` runs the unit and functional tests on both builds; these tests say
+which one ran, so the compiled pass cannot quietly test the sources (or the plain pass a stray
+extension)."""
 
 from __future__ import annotations
 
