@@ -26,6 +26,7 @@ their own strings (JSON escapes a line break inside a string); the danger is tex
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -74,16 +75,30 @@ def result_text(result: Mapping[str, Any]) -> str:
     model as lines may break on them, so they travel escaped. pydantic-core's serialiser, at
     about a quarter of ``json.dumps``'s cost on a fill's result (the standard library makes
     an encoder object on every call); a decimal or a date becomes its text where
-    ``json.dumps`` would fail. It never raises for a result of JSON's values and those."""
+    ``json.dumps`` would fail, and an infinity or NaN null (JSON has no such number; the
+    call's record writes null too, so a replay reads the same). It never raises for a result
+    of JSON's values and those."""
     try:
-        text = to_json(result).decode()
+        text = to_json(result, inf_nan_mode="null").decode()
     except PydanticSerializationError:  # a lone surrogate, which no UTF-8 text can carry
         # as ASCII: every character past it escaped, the surrogate too, so any transport
         # carries the text and it reads back as the same result (a decimal, a date: text)
-        return json.dumps(result, separators=(",", ":"), default=str)
+        return json.dumps(_finite(result), separators=(",", ":"), default=str)
     if "\x85" in text or "\u2028" in text or "\u2029" in text:  # 3 scans: 1/20 of a search
         return _RAW_BREAKS.sub(_escaped, text)
     return text
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with each infinity or NaN in it as None (what the serialiser writes of one),
+    for the standard library's encoder, which would write its constants."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 _RAW_BREAKS = re.compile("[\x85\u2028\u2029]")

@@ -277,9 +277,8 @@ def as_json(result: Result) -> dict[str, JsonValue]:
     writes of it, read back (a decimal or a date as its text, an infinity as null, a key as
     text, anything unknown as its ``str``): the text a call's record is stored as
     (``forms.app.calls.record_json``), and the one a model reads
-    (``forms.surface.plain.result_text``) but for an infinity or NaN, which that text writes as
-    JSON's constants. Most results are text, integers, booleans, None, lists and dicts only:
-    copied as they are."""
+    (``forms.surface.plain.result_text``). Most results are text, integers, booleans, None,
+    lists and dicts only: copied as they are."""
     copied = _plain(result)
     if isinstance(copied, dict):
         return copied

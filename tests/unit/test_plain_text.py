@@ -360,3 +360,24 @@ def test_a_results_text_carries_a_lone_surrogate_escaped() -> None:
     # THEN it is ASCII text any transport carries, and reads back as the result
     assert text.isascii() and text.encode("utf-8")
     assert json.loads(text) == {**result, "on": "2026-03-01"}
+
+
+def _strict(constant: str) -> object:
+    raise AssertionError(f"{constant} is no JSON")
+
+
+@pytest.mark.parametrize("surrogate", ["", "\ud800"], ids=["text", "lone surrogate"])
+def test_a_results_text_writes_an_infinity_or_nan_as_null(surrogate: str) -> None:
+    # GIVEN a result holding infinities and NaN, deep down too (on either path of the text:
+    # the serialiser's, and the standard library's a lone surrogate takes)
+    odd = [float("inf"), float("-inf"), float("nan")]
+    result = {"ok": True, "value": odd, "nested": {"n": (float("nan"),)}, "s": surrogate}
+    # WHEN it is written as the text a model reads
+    text = result_text(result)
+    # THEN it is strict JSON, each of them null, as the call's record writes it
+    assert json.loads(text, parse_constant=_strict) == {
+        "ok": True,
+        "value": [None, None, None],
+        "nested": {"n": [None]},
+        "s": surrogate,
+    }

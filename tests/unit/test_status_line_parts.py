@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from types import SimpleNamespace
-from typing import Any
 
 import pytest
 
 from forms import FormDef, compile_form
 from forms.compiled import CompiledForm
-from forms.evaluation import FieldEval
+from forms.evaluation import Evaluation, FieldEval, StepSummary
 from forms.examples.grant_application import grant_application
 from forms.examples.travel_claim import travel_claim
 from forms.statuses import FieldStatus
@@ -46,7 +44,7 @@ def slow(parts: FormParts) -> FormParts:
     return dataclasses.replace(parts, steps=steps, by_index=by_index, count=-1)
 
 
-def random_evaluation(form: CompiledForm, rng: random.Random) -> Any:
+def random_evaluation(form: CompiledForm, rng: random.Random) -> Evaluation:
     """What the status line reads of an evaluation, drawn at random: which steps apply and
     which of those are still to do, the open step among them, and each field's status."""
     n = len(form.step_order)
@@ -62,14 +60,19 @@ def random_evaluation(form: CompiledForm, rng: random.Random) -> Any:
         unfinished = tuple(sorted((*unfinished, first)))
     open_step = form.step_order[first]
     fields = {f: FieldEval(f, rng.random() < 0.8, rng.choice(STATUSES), None) for f in form.fields}
-    return SimpleNamespace(
-        open_step=open_step,
+    return Evaluation(  # the real type: the compiled build's line checks what it is handed
         fields=fields,
-        steps=(applicable, unfinished),
+        live={},
+        step_applies={},
+        step_complete={},
+        open_step=open_step,
         revisit=open_step if rng.random() < 0.1 else None,
-        ready=False,
-        waiting=(),
+        steps=StepSummary(applicable, unfinished),
         active_rejections=(),
+        waiting=(),
+        ready=False,
+        hooks={},
+        rising=(),
     )
 
 
@@ -97,6 +100,7 @@ def test_the_line_made_with_the_shortcuts_is_the_line_derived_on_the_call(
             vars(form)["_status_line_parts"] = fast
         assert made == derived
         applicable, unfinished = ev.steps
+        assert ev.open_step is not None  # drawn so
         part = fast.steps[ev.open_step]
         heads += len(applicable) == fast.count
         laters += part.later is not None and set(range(part.index + 1, fast.count)) <= {*unfinished}
