@@ -127,7 +127,7 @@ TEST_WORKERS ?= 2
 # the sources, rebuilt when a file of forms/ changes (about 40 s); the unit and functional tests
 # again on it.
 COMPILED := .local/compiled/SOURCES
-$(COMPILED): $(STAMP) infra/compiled.py $(shell find forms -name '*.py')
+$(COMPILED): $(STAMP) infra/compiled.py $(shell find forms -type f ! -path '*/__pycache__/*')
 	$(BIN)/python -m formwork.infra.compiled
 
 compiled: $(COMPILED)

@@ -26,3 +26,14 @@ def test_the_digest_is_of_the_sources_names_and_contents(tmp_path: Path) -> None
     second = sources_digest(tmp_path)
     (tmp_path / "forms" / "a.py").rename(tmp_path / "forms" / "b.py")
     assert len({first, second, sources_digest(tmp_path)}) == 3
+
+
+def test_the_digest_leaves_out_what_a_build_does_not_copy(tmp_path: Path) -> None:
+    (tmp_path / "forms" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "forms" / "py.typed").write_text("")
+    before = sources_digest(tmp_path)
+    (tmp_path / "forms" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"x")
+    (tmp_path / "forms" / "a.cpython-311-x86_64-linux-gnu.so").write_bytes(b"x")
+    assert sources_digest(tmp_path) == before
+    (tmp_path / "forms" / "py.typed").write_text("partial\n")  # a data file is the build's
+    assert sources_digest(tmp_path) != before
