@@ -50,7 +50,7 @@ help:
 	@echo "make record-histories  re-record the workflow histories the replay tests hold new code"
 	@echo "                to (tests/temporal/histories; only for a deliberate break: docs/dispatch.md)"
 	@echo "make venv       .venv with the dev extra, under the locks (targets that need it make it first);"
-	@echo "                make clean removes it and the tools' caches"
+	@echo "                make clean removes it, the tools' caches and the compiled build"
 
 # The Lambda artifact's exact versions (make lock); the development environment is installed
 # under them, so the tests run what ships.
@@ -280,4 +280,4 @@ record-histories: $(STAMP)
 	$(BIN)/python -m tests.temporal.record
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis .local/compiled
