@@ -140,7 +140,6 @@ test: $(STAMP) $(DDB_LOCAL_STAMP) $(BROWSER_STAMP) $(COMPILED)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 	$(MAKE) --no-print-directory test-compiled
 
-
 # The property tests with fresh random examples (make test repeats the same ones every run).
 explore: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not integration and not install" --hypothesis-profile=explore \

@@ -79,6 +79,7 @@ def build(out: Path = OUT) -> None:
         out / "forms",
         ignore=lambda folder, names: [n for n in names if _left_out(Path(n))],
     )
+    copied = sources_digest(out)  # what is compiled, even if forms/ changes meanwhile
     command = [
         sys.executable,
         "-m",
@@ -92,12 +93,12 @@ def build(out: Path = OUT) -> None:
         sys.stderr.write(done.stdout + done.stderr)
         raise SystemExit(f"mypyc failed (exit {done.returncode})")
     shutil.rmtree(out / "build", ignore_errors=True)
-    (out / _SOURCES).write_text(sources_digest(ROOT) + "\n")
+    (out / _SOURCES).write_text(copied + "\n")
 
 
 def sources_digest(root: Path) -> str:
     """A digest of the files of ``root``'s ``forms/`` a build copies, names and contents: what
-    a build is of."""
+    a build is of (``root``: the repository, or a build's own copy)."""
     digest = hashlib.sha256()
     for path in sorted((root / "forms").rglob("*")):
         relative = path.relative_to(root)
